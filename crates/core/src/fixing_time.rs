@@ -1,0 +1,131 @@
+//! The fixing calendar's cut-off: which fixing date an observation time belongs to.
+
+use crate::error::CoreError;
+use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+
+/// A daily cut-off in a time zone. An observation at or before the cut-off on local
+/// day D belongs to fixing D; one after it belongs to D + 1. The default cut-off
+/// 24:00 UTC makes the fixing date the UTC calendar date.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cutoff {
+    /// `HH:MM` local time; `24:00` means end of day.
+    pub time: String,
+    /// IANA time zone, e.g. `UTC`, `America/New_York`.
+    pub timezone: String,
+}
+
+impl Default for Cutoff {
+    fn default() -> Self {
+        Self {
+            time: "24:00".into(),
+            timezone: "UTC".into(),
+        }
+    }
+}
+
+/// A [`Cutoff`] checked and ready to assign fixing dates.
+#[derive(Debug, Clone, Copy)]
+pub struct FixingClock {
+    /// `None` = end of day.
+    time: Option<NaiveTime>,
+    tz: Tz,
+}
+
+impl FixingClock {
+    pub fn new(cutoff: &Cutoff) -> Result<Self, CoreError> {
+        let tz: Tz = cutoff
+            .timezone
+            .parse()
+            .map_err(|_| CoreError::InvalidTime {
+                value: cutoff.timezone.clone(),
+                reason: "not an IANA time zone name".into(),
+            })?;
+        let time = if cutoff.time == "24:00" {
+            None
+        } else {
+            Some(
+                NaiveTime::parse_from_str(&cutoff.time, "%H:%M").map_err(|e| {
+                    CoreError::InvalidTime {
+                        value: cutoff.time.clone(),
+                        reason: format!("expected HH:MM: {e}"),
+                    }
+                })?,
+            )
+        };
+        Ok(Self { time, tz })
+    }
+
+    pub fn utc_midnight() -> Self {
+        Self {
+            time: None,
+            tz: Tz::UTC,
+        }
+    }
+
+    /// The fixing date an observation made at `t` contributes to.
+    pub fn fixing_date(&self, t: DateTime<Utc>) -> NaiveDate {
+        let local = self.tz.from_utc_datetime(&t.naive_utc());
+        let day = local.date_naive();
+        match self.time {
+            Some(cut) if local.time() > cut => day.checked_add_days(Days::new(1)).unwrap_or(day),
+            _ => day,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn utc_default_is_calendar_date() {
+        let c = FixingClock::new(&Cutoff::default()).unwrap();
+        assert_eq!(
+            c.fixing_date(at("2025-03-01T23:59:59Z")).to_string(),
+            "2025-03-01"
+        );
+        assert_eq!(
+            c.fixing_date(at("2025-03-02T00:00:00Z")).to_string(),
+            "2025-03-02"
+        );
+    }
+
+    #[test]
+    fn new_york_four_pm_cutoff() {
+        let c = FixingClock::new(&Cutoff {
+            time: "16:00".into(),
+            timezone: "America/New_York".into(),
+        })
+        .unwrap();
+        // 20:59 UTC = 15:59 EST: same day; 21:01 UTC = 16:01 EST: next day.
+        assert_eq!(
+            c.fixing_date(at("2025-01-10T20:59:00Z")).to_string(),
+            "2025-01-10"
+        );
+        assert_eq!(
+            c.fixing_date(at("2025-01-10T21:01:00Z")).to_string(),
+            "2025-01-11"
+        );
+        // In July New York is on EDT (UTC-4): 20:30 UTC = 16:30 local.
+        assert_eq!(
+            c.fixing_date(at("2025-07-10T20:30:00Z")).to_string(),
+            "2025-07-11"
+        );
+        assert!(FixingClock::new(&Cutoff {
+            time: "25:00".into(),
+            timezone: "UTC".into()
+        })
+        .is_err());
+        assert!(FixingClock::new(&Cutoff {
+            time: "16:00".into(),
+            timezone: "Mars/Olympus".into()
+        })
+        .is_err());
+    }
+}

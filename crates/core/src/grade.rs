@@ -1,0 +1,214 @@
+//! Grades (`GPU/SCOPE/TERM[@region]`), the unit of comparison, and grade patterns.
+
+use crate::error::CoreError;
+use crate::gpu::GpuModel;
+use crate::scope::ServiceScope;
+use crate::term::ContractTerm;
+use serde::{Deserialize, Serialize};
+use std::{fmt, str::FromStr};
+
+/// What makes two GPU-hours the same good: the GPU, what the operator includes, the
+/// contract term, and optionally a region.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Grade {
+    pub gpu: GpuModel,
+    pub scope: ServiceScope,
+    pub term: ContractTerm,
+    pub region: Option<String>,
+}
+
+impl Grade {
+    pub fn new(gpu: GpuModel, scope: ServiceScope, term: ContractTerm) -> Self {
+        Self {
+            gpu,
+            scope,
+            term,
+            region: None,
+        }
+    }
+
+    pub fn with_region(mut self, region: Option<String>) -> Self {
+        self.region = region;
+        self
+    }
+
+    /// The key text, e.g. `h100-sxm-80gb/bare-metal/on-demand@us`.
+    pub fn key(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Grade {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.gpu, self.scope, self.term)?;
+        if let Some(r) = &self.region {
+            write!(f, "@{r}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Grade {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = |reason: &str| CoreError::InvalidGrade {
+            value: s.to_string(),
+            reason: reason.to_string(),
+        };
+        let (body, region) = match s.split_once('@') {
+            Some((b, r)) if !r.is_empty() => (b, Some(r.to_ascii_lowercase())),
+            Some(_) => return Err(bad("empty region after '@'")),
+            None => (s, None),
+        };
+        let parts: Vec<&str> = body.split('/').collect();
+        if parts.len() != 3 {
+            return Err(bad("expected GPU/SCOPE/TERM"));
+        }
+        let gpu = GpuModel::new(parts[0]).map_err(|e| bad(&e.to_string()))?;
+        let scope = parts[1]
+            .parse()
+            .map_err(|e: CoreError| bad(&e.to_string()))?;
+        let term = parts[2]
+            .parse()
+            .map_err(|e: CoreError| bad(&e.to_string()))?;
+        Ok(Grade {
+            gpu,
+            scope,
+            term,
+            region,
+        })
+    }
+}
+
+impl TryFrom<String> for Grade {
+    type Error = CoreError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<Grade> for String {
+    fn from(g: Grade) -> String {
+        g.to_string()
+    }
+}
+
+/// A glob over grade keys: `*` matches any run of characters within one segment
+/// (`h100-*/*/on-demand`). A pattern without `@` matches only grades without a
+/// region; `...@*` matches any region.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct GradePattern {
+    text: String,
+    segments: Vec<String>,
+    region: Option<String>,
+}
+
+impl GradePattern {
+    pub fn new(text: &str) -> Result<Self, CoreError> {
+        let (body, region) = match text.split_once('@') {
+            Some((b, r)) => (b, Some(r.to_ascii_lowercase())),
+            None => (text, None),
+        };
+        let segments: Vec<String> = body.split('/').map(str::to_string).collect();
+        if segments.len() != 3 || segments.iter().any(|s| s.is_empty()) {
+            return Err(CoreError::InvalidGrade {
+                value: text.to_string(),
+                reason: "a pattern is GPU/SCOPE/TERM with '*' wildcards".into(),
+            });
+        }
+        Ok(Self {
+            text: text.to_string(),
+            segments,
+            region,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub fn matches(&self, grade: &Grade) -> bool {
+        let values = [
+            grade.gpu.as_str(),
+            grade.scope.as_str(),
+            grade.term.as_str(),
+        ];
+        let body = self
+            .segments
+            .iter()
+            .zip(values)
+            .all(|(p, v)| glob_match(p.as_bytes(), v.as_bytes()));
+        let region = match (&self.region, &grade.region) {
+            (None, None) => true,
+            (Some(p), Some(r)) => glob_match(p.as_bytes(), r.as_bytes()),
+            _ => false,
+        };
+        body && region
+    }
+}
+
+impl TryFrom<String> for GradePattern {
+    type Error = CoreError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        GradePattern::new(&s)
+    }
+}
+
+impl From<GradePattern> for String {
+    fn from(p: GradePattern) -> String {
+        p.text
+    }
+}
+
+/// Glob with `*` only, iterative with backtracking to the last star.
+fn glob_match(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == s[si] {
+            pi += 1;
+            si += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[test]
+    fn grade_round_trip() {
+        let g: Grade = "h100-sxm-80gb/bare-metal/on-demand@US".parse().unwrap();
+        assert_eq!(g.key(), "h100-sxm-80gb/bare-metal/on-demand@us");
+        assert_eq!(g.term, ContractTerm::OnDemand);
+        assert!("h100-sxm-80gb/bare-metal".parse::<Grade>().is_err());
+        assert!("h100-sxm-80gb/cloud/on-demand".parse::<Grade>().is_err());
+        assert!("H100/vm/spot".parse::<Grade>().is_err());
+    }
+
+    #[rstest]
+    #[case("h100-sxm-80gb/*/on-demand", "h100-sxm-80gb/vm/on-demand", true)]
+    #[case("h100-*/*/*", "h100-pcie-80gb/container/spot", true)]
+    #[case("h100-*/*/*", "h200-sxm-141gb/container/spot", false)]
+    #[case("*/bare-metal/1y", "a100-sxm-80gb/bare-metal/1y", true)]
+    #[case("*/*/*", "a100-sxm-80gb/bare-metal/1y@eu", false)]
+    #[case("*/*/*@*", "a100-sxm-80gb/bare-metal/1y@eu", true)]
+    #[case("*/*/*@us", "a100-sxm-80gb/bare-metal/1y@eu", false)]
+    fn pattern_matching(#[case] pat: &str, #[case] grade: &str, #[case] expect: bool) {
+        let p = GradePattern::new(pat).unwrap();
+        assert_eq!(p.matches(&grade.parse().unwrap()), expect);
+    }
+}

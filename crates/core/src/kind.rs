@@ -1,0 +1,62 @@
+//! Observation kinds and their rank in the IOSCO data-input hierarchy.
+
+use crate::error::CoreError;
+use serde::{Deserialize, Serialize};
+use std::{fmt, str::FromStr};
+
+/// What kind of price an observation is. Declared in hierarchy order: a completed
+/// trade outranks an executable (firm) offer, which outranks an advertised listing
+/// (IOSCO Principles for Financial Benchmarks, 7 and 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObservationKind {
+    Trade,
+    Firm,
+    Listing,
+}
+
+impl ObservationKind {
+    pub const ALL: [ObservationKind; 3] = [
+        ObservationKind::Trade,
+        ObservationKind::Firm,
+        ObservationKind::Listing,
+    ];
+
+    /// Hierarchy level as published in fixings: 1 trades, 2 firm offers, 3 listings.
+    pub fn level(self) -> u8 {
+        match self {
+            ObservationKind::Trade => 1,
+            ObservationKind::Firm => 2,
+            ObservationKind::Listing => 3,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObservationKind::Trade => "trade",
+            ObservationKind::Firm => "firm",
+            ObservationKind::Listing => "listing",
+        }
+    }
+}
+
+impl FromStr for ObservationKind {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        ObservationKind::ALL
+            .into_iter()
+            .find(|v| v.as_str() == t)
+            .ok_or_else(|| CoreError::Unknown {
+                what: "kind",
+                value: s.to_string(),
+                expected: "trade, firm, listing".into(),
+            })
+    }
+}
+
+impl fmt::Display for ObservationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

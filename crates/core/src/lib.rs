@@ -1,0 +1,36 @@
+//! rentix-core: the domain model shared by every rentix crate.
+//!
+//! GPU models and their alias table, service scopes, contract terms, grades and grade
+//! patterns, observation kinds with their IOSCO hierarchy rank, price and quantity
+//! newtypes that refuse NaN, infinities and negatives, price units, the fixing
+//! cut-off, the dated FX table, and a date-keyed series type.
+
+mod calendar;
+mod error;
+mod fixing_time;
+mod fx;
+mod gpu;
+mod grade;
+mod kind;
+mod observation;
+mod price;
+mod scope;
+mod series;
+mod term;
+mod tier;
+mod unit;
+
+pub use calendar::{DayRule, HolidayCalendar};
+pub use error::CoreError;
+pub use fixing_time::{Cutoff, FixingClock};
+pub use fx::{FxMiss, FxTable};
+pub use gpu::{alias_key, GpuCatalog, GpuModel, GpuSpec};
+pub use grade::{Grade, GradePattern};
+pub use kind::ObservationKind;
+pub use observation::Observation;
+pub use price::{GpuHours, UsdPerGpuHour};
+pub use scope::ServiceScope;
+pub use series::DateSeries;
+pub use term::ContractTerm;
+pub use tier::OperatorTier;
+pub use unit::{hours_in_month, PriceUnit};

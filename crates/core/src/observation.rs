@@ -1,0 +1,53 @@
+//! One normalized price seen in the market.
+
+use crate::grade::Grade;
+use crate::kind::ObservationKind;
+use crate::price::{GpuHours, UsdPerGpuHour};
+use crate::tier::OperatorTier;
+use crate::unit::PriceUnit;
+use chrono::{DateTime, NaiveDate, Utc};
+
+/// A validated, normalized observation. Built only by the ingest validator, so every
+/// field already satisfies its invariant: the price is finite and positive, a trade
+/// carries its volume, the grade names a catalogued GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    /// The source's own id, or a hash of the normalized row (see ingest).
+    pub obs_id: String,
+    pub kind: ObservationKind,
+    pub observed_at: DateTime<Utc>,
+    /// Fixing date under the ingest cut-off (UTC calendar date by default).
+    pub fixing_date: NaiveDate,
+    /// Who published the price: the contributor for concentration limits.
+    pub source: String,
+    /// GPU x scope x term, with the region when the row gave one.
+    pub grade: Grade,
+    /// The provider's own GPU name, kept beside the canonical id.
+    pub gpu_raw: String,
+    /// The normalized price in USD per GPU-hour.
+    pub usd_per_gpu_hour: UsdPerGpuHour,
+    /// Volume in GPU-hours: required for trades, optional otherwise.
+    pub quantity_gpu_hours: Option<GpuHours>,
+    /// The price as quoted, in `price_unit` and `currency`.
+    pub price_raw: f64,
+    pub price_unit: PriceUnit,
+    pub currency: String,
+    pub gpus_per_unit: Option<u32>,
+    pub interconnect: Option<String>,
+    pub cluster_gpus: Option<u32>,
+    pub operator_tier: Option<OperatorTier>,
+    /// Upfront payment as quoted (per unit, in `currency`), amortized into the price.
+    pub upfront: Option<f64>,
+    pub term_start: Option<NaiveDate>,
+    /// Input file name and 1-based data row number (header excluded).
+    pub input_file: String,
+    pub input_row: u64,
+}
+
+impl Observation {
+    /// Weight of this observation in volume-weighted statistics: its GPU-hours, or 1
+    /// when it carries no volume (an offer of unknown size counts once).
+    pub fn weight(&self) -> f64 {
+        self.quantity_gpu_hours.map_or(1.0, |q| q.get())
+    }
+}

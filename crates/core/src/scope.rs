@@ -1,0 +1,55 @@
+//! Service scope: what the operator includes with the GPU-hour.
+
+use crate::error::CoreError;
+use serde::{Deserialize, Serialize};
+use std::{fmt, str::FromStr};
+
+/// What an operator sells with the GPU: the machine alone, a virtual machine, a
+/// container slot on a marketplace, or a managed cluster with scheduling and support.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServiceScope {
+    BareMetal,
+    Vm,
+    Container,
+    ManagedCluster,
+}
+
+impl ServiceScope {
+    pub const ALL: [ServiceScope; 4] = [
+        ServiceScope::BareMetal,
+        ServiceScope::Vm,
+        ServiceScope::Container,
+        ServiceScope::ManagedCluster,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceScope::BareMetal => "bare-metal",
+            ServiceScope::Vm => "vm",
+            ServiceScope::Container => "container",
+            ServiceScope::ManagedCluster => "managed-cluster",
+        }
+    }
+}
+
+impl FromStr for ServiceScope {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase().replace(['_', ' '], "-");
+        ServiceScope::ALL
+            .into_iter()
+            .find(|v| v.as_str() == t)
+            .ok_or_else(|| CoreError::Unknown {
+                what: "scope",
+                value: s.to_string(),
+                expected: "bare-metal, vm, container, managed-cluster".into(),
+            })
+    }
+}
+
+impl fmt::Display for ServiceScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,119 @@
+//! Contract term: spot, on-demand, or a reserved commitment of fixed length.
+
+use crate::error::CoreError;
+use serde::{Deserialize, Serialize};
+use std::{fmt, str::FromStr};
+
+/// How long the renter is committed. Reserved terms are ordered by length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ContractTerm {
+    /// Interruptible capacity, no commitment.
+    Spot,
+    /// Pay as you go, no commitment, not interruptible.
+    OnDemand,
+    Week1,
+    Month1,
+    Month3,
+    Month6,
+    Year1,
+    Year2,
+    Year3,
+}
+
+impl ContractTerm {
+    pub const ALL: [ContractTerm; 9] = [
+        ContractTerm::Spot,
+        ContractTerm::OnDemand,
+        ContractTerm::Week1,
+        ContractTerm::Month1,
+        ContractTerm::Month3,
+        ContractTerm::Month6,
+        ContractTerm::Year1,
+        ContractTerm::Year2,
+        ContractTerm::Year3,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContractTerm::Spot => "spot",
+            ContractTerm::OnDemand => "on-demand",
+            ContractTerm::Week1 => "1w",
+            ContractTerm::Month1 => "1m",
+            ContractTerm::Month3 => "3m",
+            ContractTerm::Month6 => "6m",
+            ContractTerm::Year1 => "1y",
+            ContractTerm::Year2 => "2y",
+            ContractTerm::Year3 => "3y",
+        }
+    }
+
+    /// Length of a reserved term in hours (a month is 730 hours, a year 8760), used
+    /// to amortize upfront payments. `None` for spot and on-demand.
+    pub fn hours(self) -> Option<f64> {
+        match self {
+            ContractTerm::Spot | ContractTerm::OnDemand => None,
+            ContractTerm::Week1 => Some(168.0),
+            ContractTerm::Month1 => Some(730.0),
+            ContractTerm::Month3 => Some(2190.0),
+            ContractTerm::Month6 => Some(4380.0),
+            ContractTerm::Year1 => Some(8760.0),
+            ContractTerm::Year2 => Some(17520.0),
+            ContractTerm::Year3 => Some(26280.0),
+        }
+    }
+
+    /// Length of a reserved term in months (1w counts as 0.25), the tenor axis of a
+    /// forward curve. `None` for spot and on-demand.
+    pub fn tenor_months(self) -> Option<f64> {
+        self.hours().map(|h| h / 730.0)
+    }
+
+    pub fn is_reserved(self) -> bool {
+        self.hours().is_some()
+    }
+}
+
+impl FromStr for ContractTerm {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase().replace(['_', ' '], "-");
+        let t = match t.as_str() {
+            "ondemand" | "on-demand" => "on-demand",
+            "spot" | "interruptible" | "preemptible" => "spot",
+            other => other,
+        };
+        ContractTerm::ALL
+            .into_iter()
+            .find(|v| v.as_str() == t)
+            .ok_or_else(|| CoreError::Unknown {
+                what: "term",
+                value: s.to_string(),
+                expected: "spot, on-demand, 1w, 1m, 3m, 6m, 1y, 2y, 3y".into(),
+            })
+    }
+}
+
+impl fmt::Display for ContractTerm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_hours() {
+        for t in ContractTerm::ALL {
+            assert_eq!(t.as_str().parse::<ContractTerm>().unwrap(), t);
+        }
+        assert_eq!(
+            "On_Demand".parse::<ContractTerm>().unwrap(),
+            ContractTerm::OnDemand
+        );
+        assert_eq!(ContractTerm::Year1.hours(), Some(8760.0));
+        assert_eq!(ContractTerm::Month3.tenor_months(), Some(3.0));
+        assert!("5y".parse::<ContractTerm>().is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! Operator tier: how well an operator runs its GPUs (ClusterMax-style rating).
+
+use crate::error::CoreError;
+use serde::{Deserialize, Serialize};
+use std::{fmt, str::FromStr};
+
+/// Operator rating, best first. "A GPU falls to the level of the operator": the same
+/// chip rents at different prices depending on who runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OperatorTier {
+    Platinum,
+    Gold,
+    Silver,
+    Bronze,
+    Underperform,
+}
+
+impl OperatorTier {
+    pub const ALL: [OperatorTier; 5] = [
+        OperatorTier::Platinum,
+        OperatorTier::Gold,
+        OperatorTier::Silver,
+        OperatorTier::Bronze,
+        OperatorTier::Underperform,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperatorTier::Platinum => "platinum",
+            OperatorTier::Gold => "gold",
+            OperatorTier::Silver => "silver",
+            OperatorTier::Bronze => "bronze",
+            OperatorTier::Underperform => "underperform",
+        }
+    }
+
+    /// Ordinal score used as a hedonic regressor: platinum 4 ... underperform 0.
+    pub fn score(self) -> f64 {
+        match self {
+            OperatorTier::Platinum => 4.0,
+            OperatorTier::Gold => 3.0,
+            OperatorTier::Silver => 2.0,
+            OperatorTier::Bronze => 1.0,
+            OperatorTier::Underperform => 0.0,
+        }
+    }
+}
+
+impl FromStr for OperatorTier {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        OperatorTier::ALL
+            .into_iter()
+            .find(|v| v.as_str() == t)
+            .ok_or_else(|| CoreError::Unknown {
+                what: "operator_tier",
+                value: s.to_string(),
+                expected: "platinum, gold, silver, bronze, underperform".into(),
+            })
+    }
+}
+
+impl fmt::Display for OperatorTier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,159 @@
+//! Price units and their conversion to USD per GPU-hour (before currency).
+
+use crate::error::CoreError;
+use chrono::{Datelike, NaiveDate};
+use serde::{Deserialize, Serialize};
+use std::{fmt, str::FromStr};
+
+/// The unit a raw price is quoted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceUnit {
+    /// Per GPU per hour: already normalized.
+    GpuHour,
+    /// Per node (server) per hour: divide by GPUs per node.
+    NodeHour,
+    /// Per cloud instance per hour: divide by GPUs per instance.
+    InstanceHour,
+    /// Per GPU per calendar month: divide by the hours in that month.
+    GpuMonth,
+    /// Per node per calendar month: divide by GPUs per node and hours in the month.
+    NodeMonth,
+}
+
+impl PriceUnit {
+    pub const ALL: [PriceUnit; 5] = [
+        PriceUnit::GpuHour,
+        PriceUnit::NodeHour,
+        PriceUnit::InstanceHour,
+        PriceUnit::GpuMonth,
+        PriceUnit::NodeMonth,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PriceUnit::GpuHour => "gpu_hour",
+            PriceUnit::NodeHour => "node_hour",
+            PriceUnit::InstanceHour => "instance_hour",
+            PriceUnit::GpuMonth => "gpu_month",
+            PriceUnit::NodeMonth => "node_month",
+        }
+    }
+
+    /// Whether the price is for a whole node or instance, so that it needs
+    /// `gpus_per_unit` to become a per-GPU price.
+    pub fn needs_gpus_per_unit(self) -> bool {
+        matches!(
+            self,
+            PriceUnit::NodeHour | PriceUnit::InstanceHour | PriceUnit::NodeMonth
+        )
+    }
+
+    /// Converts `price` in this unit to a price per GPU-hour in the same currency.
+    /// `month` is any date in the month a monthly price applies to.
+    pub fn to_per_gpu_hour(
+        self,
+        price: f64,
+        gpus_per_unit: Option<u32>,
+        month: NaiveDate,
+    ) -> Result<f64, CoreError> {
+        let gpus = if self.needs_gpus_per_unit() {
+            match gpus_per_unit {
+                Some(n) if n > 0 => f64::from(n),
+                _ => {
+                    return Err(CoreError::NonPositive {
+                        what: "gpus_per_unit",
+                        value: gpus_per_unit.map_or(0.0, f64::from),
+                    })
+                }
+            }
+        } else {
+            1.0
+        };
+        let hours = match self {
+            PriceUnit::GpuMonth | PriceUnit::NodeMonth => hours_in_month(month),
+            _ => 1.0,
+        };
+        Ok(price / gpus / hours)
+    }
+}
+
+/// Hours in the calendar month containing `d` (672, 696, 720 or 744).
+pub fn hours_in_month(d: NaiveDate) -> f64 {
+    let first = d.with_day(1).unwrap_or(d);
+    let next = if first.month() == 12 {
+        NaiveDate::from_ymd_opt(first.year() + 1, 1, 1)
+    } else {
+        NaiveDate::from_ymd_opt(first.year(), first.month() + 1, 1)
+    };
+    let days = next.map_or(30, |n| (n - first).num_days());
+    days as f64 * 24.0
+}
+
+impl FromStr for PriceUnit {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+        PriceUnit::ALL
+            .into_iter()
+            .find(|v| v.as_str() == t)
+            .ok_or_else(|| CoreError::Unknown {
+                what: "price_unit",
+                value: s.to_string(),
+                expected: "gpu_hour, node_hour, instance_hour, gpu_month, node_month".into(),
+            })
+    }
+}
+
+impl fmt::Display for PriceUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn d(y: i32, m: u32, day: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, day).unwrap()
+    }
+
+    #[test]
+    fn conversions() {
+        let jan = d(2025, 1, 15);
+        assert_eq!(
+            PriceUnit::NodeHour
+                .to_per_gpu_hour(20.0, Some(8), jan)
+                .unwrap(),
+            2.5
+        );
+        assert_eq!(
+            PriceUnit::GpuMonth
+                .to_per_gpu_hour(1488.0, None, jan)
+                .unwrap(),
+            2.0
+        );
+        assert_eq!(hours_in_month(d(2024, 2, 29)), 696.0);
+        assert_eq!(hours_in_month(d(2025, 2, 1)), 672.0);
+        assert_eq!(hours_in_month(d(2025, 12, 31)), 744.0);
+        assert!(PriceUnit::InstanceHour
+            .to_per_gpu_hour(1.0, None, jan)
+            .is_err());
+        assert!(PriceUnit::NodeMonth
+            .to_per_gpu_hour(1.0, Some(0), jan)
+            .is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn node_price_round_trips(p in 0.01f64..1.0e4, n in 1u32..257) {
+            let jan = d(2025, 1, 1);
+            let per_gpu = PriceUnit::NodeHour.to_per_gpu_hour(p, Some(n), jan).unwrap();
+            prop_assert!((per_gpu * f64::from(n) - p).abs() <= 1e-9 * p);
+            let monthly = PriceUnit::NodeMonth.to_per_gpu_hour(p * 744.0, Some(n), jan).unwrap();
+            prop_assert!((monthly - per_gpu).abs() <= 1e-9 * p);
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Composite indices across grades: chained Jevons or Dutot over grade fixings with
+//! explicit weights, and a quality-adjusted GPU-hour index by adjacent-period
+//! time-dummy hedonic regression on the observations themselves.
+
+use crate::elementary::link;
+use crate::engine::EngineObs;
+use crate::fixing::{round_to, Fixing};
+use crate::hedonic::{time_dummy, HedonicObs};
+use crate::methodology::{CompositeMethod, CompositeSpec, Methodology};
+use chrono::NaiveDate;
+use rentix_core::{GpuCatalog, Grade, GradePattern, ObservationKind, ServiceScope};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+fn hash_strings<'a>(parts: impl Iterator<Item = &'a str>) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Chained Jevons or Dutot over the component grades' fixings.
+pub fn chained(
+    spec: &CompositeSpec,
+    fixings: &[Fixing],
+    dates: &[NaiveDate],
+    m: &Methodology,
+) -> Vec<Fixing> {
+    let Some(formula) = spec.method.elementary() else {
+        return Vec::new();
+    };
+    let comps: Vec<(&String, f64)> = spec.weights.iter().map(|(g, w)| (g, *w)).collect();
+    let weights: Vec<f64> = comps.iter().map(|c| c.1).collect();
+    let mut by_key: BTreeMap<(NaiveDate, &str), &Fixing> = BTreeMap::new();
+    for f in fixings {
+        by_key.insert((f.date, f.grade.as_str()), f);
+    }
+    let mut out = Vec::new();
+    let mut level: Option<f64> = None;
+    let mut prev: Option<Vec<Option<f64>>> = None;
+    for &d in dates {
+        let rows: Vec<Option<&Fixing>> = comps
+            .iter()
+            .map(|(g, _)| by_key.get(&(d, g.as_str())).copied())
+            .collect();
+        let prices: Vec<Option<f64>> = rows.iter().map(|r| r.and_then(|f| f.value)).collect();
+        let present: Vec<&Fixing> = rows
+            .iter()
+            .flatten()
+            .filter(|f| f.value.is_some())
+            .copied()
+            .collect();
+        if present.is_empty() && level.is_none() {
+            continue;
+        }
+        let mut flags = Vec::new();
+        level = match (level, &prev) {
+            (None, _) => Some(spec.base),
+            (Some(l), Some(p)) => match link(formula, p, &prices, &weights) {
+                Some(x) => Some(l * x),
+                None => {
+                    flags.push("no_link".to_string());
+                    Some(l)
+                }
+            },
+            (Some(l), None) => Some(l),
+        };
+        let missing = prices.iter().filter(|p| p.is_none()).count();
+        if missing > 0 {
+            flags.push(format!("missing_components={missing}"));
+        }
+        let sufficient = missing == 0 && present.iter().all(|f| f.sufficient);
+        if !sufficient {
+            flags.insert(0, "low_confidence".into());
+        }
+        out.push(Fixing {
+            date: d,
+            grade: spec.name.clone(),
+            value: level.map(|l| round_to(l, m.rounding.decimals)),
+            method: spec.method.as_str().into(),
+            level: present.iter().filter_map(|f| f.level).max(),
+            n_obs: present.iter().map(|f| f.n_obs).sum(),
+            n_trades: present.iter().map(|f| f.n_trades).sum(),
+            n_firm: present.iter().map(|f| f.n_firm).sum(),
+            n_listings: present.iter().map(|f| f.n_listings).sum(),
+            n_contributors: present.iter().map(|f| f.n_contributors).min().unwrap_or(0),
+            volume_gpu_hours: round_to(present.iter().map(|f| f.volume_gpu_hours).sum(), 4),
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            max_contributor_share: present
+                .iter()
+                .filter_map(|f| f.max_contributor_share)
+                .reduce(f64::max),
+            sufficient,
+            flags: flags.join(";"),
+            methodology_version: m.version.clone(),
+            input_sha256: hash_strings(present.iter().map(|f| f.input_sha256.as_str())),
+            publication: 1,
+        });
+        prev = Some(prices);
+    }
+    out
+}
+
+/// Characteristics of an observation of `grade` for the hedonic regression:
+/// ln(memory GB), years since 2020 of the GPU's launch, scope dummies (bare metal is
+/// the base), spot dummy, ln(1 + tenor months) for reserved terms, operator-tier
+/// score, and kind dummies (trades are the base).
+fn characteristics(grade: &Grade, cat: &GpuCatalog, o: &EngineObs) -> Option<Vec<f64>> {
+    let spec = cat.get(&grade.gpu)?;
+    let d = |b: bool| if b { 1.0 } else { 0.0 };
+    Some(vec![
+        spec.memory_gb.ln(),
+        f64::from(spec.launch_year - 2020),
+        d(grade.scope == ServiceScope::Vm),
+        d(grade.scope == ServiceScope::Container),
+        d(grade.scope == ServiceScope::ManagedCluster),
+        d(grade.term == rentix_core::ContractTerm::Spot),
+        grade.term.tenor_months().map_or(0.0, |t| (1.0 + t).ln()),
+        o.tier.unwrap_or(2.0),
+        d(o.kind == ObservationKind::Firm),
+        d(o.kind == ObservationKind::Listing),
+    ])
+}
+
+/// Drops regressors that do not vary in the sample (they would make the design
+/// singular); the intercept absorbs them.
+fn drop_constant(obs: &mut [HedonicObs]) {
+    let Some(k) = obs.first().map(|o| o.characteristics.len()) else {
+        return;
+    };
+    let varying: Vec<usize> = (0..k)
+        .filter(|&j| {
+            let first = obs[0].characteristics[j];
+            obs.iter()
+                .any(|o| (o.characteristics[j] - first).abs() > 1e-12)
+        })
+        .collect();
+    for o in obs.iter_mut() {
+        o.characteristics = varying.iter().map(|&j| o.characteristics[j]).collect();
+    }
+}
+
+/// Adjacent-period time-dummy hedonic index, chained: each link regresses the
+/// observations of two consecutive fixing dates with one time dummy.
+pub fn hedonic(
+    spec: &CompositeSpec,
+    groups: &BTreeMap<String, Vec<EngineObs>>,
+    dates: &[NaiveDate],
+    m: &Methodology,
+) -> Vec<Fixing> {
+    let cat = GpuCatalog::bundled();
+    let patterns: Vec<GradePattern> = spec
+        .patterns
+        .iter()
+        .filter_map(|p| GradePattern::new(p).ok())
+        .collect();
+    let mut by_day: BTreeMap<NaiveDate, Vec<(Vec<f64>, f64, &str, ObservationKind)>> =
+        BTreeMap::new();
+    for (key, obs) in groups {
+        let Ok(grade) = key.parse::<Grade>() else {
+            continue;
+        };
+        if !patterns.iter().any(|p| p.matches(&grade)) {
+            continue;
+        }
+        for o in obs.iter().filter(|o| m.inputs.hierarchy.contains(&o.kind)) {
+            if let Some(x) = characteristics(&grade, &cat, o) {
+                by_day
+                    .entry(o.day)
+                    .or_default()
+                    .push((x, o.price, o.key.as_str(), o.kind));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut level: Option<f64> = None;
+    let mut prev: Option<NaiveDate> = None;
+    for &d in dates {
+        let Some(today) = by_day.get(&d) else {
+            continue;
+        };
+        let mut flags = Vec::new();
+        level = match (level, prev) {
+            (None, _) => Some(spec.base),
+            (Some(l), Some(p)) => {
+                let mut sample: Vec<HedonicObs> = by_day[&p]
+                    .iter()
+                    .map(|(x, price, _, _)| HedonicObs {
+                        period: 0,
+                        characteristics: x.clone(),
+                        price: *price,
+                    })
+                    .chain(today.iter().map(|(x, price, _, _)| HedonicObs {
+                        period: 1,
+                        characteristics: x.clone(),
+                        price: *price,
+                    }))
+                    .collect();
+                drop_constant(&mut sample);
+                match time_dummy(&sample, 2) {
+                    Some(fit) => Some(l * fit.index[1] / 100.0),
+                    None => {
+                        flags.push("singular_regression".to_string());
+                        Some(l)
+                    }
+                }
+            }
+            (Some(l), None) => Some(l),
+        };
+        let sufficient = flags.is_empty() && today.len() >= 20;
+        if !sufficient {
+            flags.insert(0, "low_confidence".into());
+        }
+        out.push(Fixing {
+            date: d,
+            grade: spec.name.clone(),
+            value: level.map(|l| round_to(l, m.rounding.decimals)),
+            method: spec.method.as_str().into(),
+            // The worst input tier that entered the regression.
+            level: today.iter().map(|t| t.3.level()).max(),
+            n_obs: today.len(),
+            n_trades: today
+                .iter()
+                .filter(|t| t.3 == ObservationKind::Trade)
+                .count(),
+            n_firm: today
+                .iter()
+                .filter(|t| t.3 == ObservationKind::Firm)
+                .count(),
+            n_listings: today
+                .iter()
+                .filter(|t| t.3 == ObservationKind::Listing)
+                .count(),
+            n_contributors: 0,
+            volume_gpu_hours: 0.0,
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            max_contributor_share: None,
+            sufficient,
+            flags: flags.join(";"),
+            methodology_version: m.version.clone(),
+            input_sha256: {
+                let mut keys: Vec<&str> = today.iter().map(|t| t.2).collect();
+                keys.sort_unstable();
+                hash_strings(keys.into_iter())
+            },
+            publication: 1,
+        });
+        prev = Some(d);
+    }
+    out
+}
+
+/// Every composite of the methodology.
+pub fn composites(
+    groups: &BTreeMap<String, Vec<EngineObs>>,
+    fixings: &[Fixing],
+    dates: &[NaiveDate],
+    m: &Methodology,
+) -> Vec<Fixing> {
+    m.composite
+        .iter()
+        .flat_map(|c| match c.method {
+            CompositeMethod::Hedonic => hedonic(c, groups, dates, m),
+            _ => chained(c, fixings, dates, m),
+        })
+        .collect()
+}

@@ -1,0 +1,108 @@
+//! Contributor weight cap: no single contributor may carry more than a set share of
+//! a fixing's total weight.
+//!
+//! With contributor totals `t_j` and cap `c`, find the set `C` of capped
+//! contributors such that each gets `x = c U / (1 - c |C|)`, where `U` is the total
+//! of the uncapped ones, and no uncapped contributor exceeds `x`. Observations of a
+//! capped contributor are scaled by `x / t_j`. When fewer than `1 / c` contributors
+//! exist the cap cannot hold; every contributor then gets an equal share.
+
+use std::collections::BTreeMap;
+
+/// Scales `weights` (observation weights, with `sources[i]` the contributor of
+/// observation `i`) so no contributor exceeds `cap` of the total. Returns the new
+/// weights and the largest contributor share after capping.
+pub fn cap_weights(sources: &[&str], weights: &[f64], cap: f64) -> (Vec<f64>, f64) {
+    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
+    for (s, w) in sources.iter().zip(weights) {
+        *totals.entry(s).or_default() += w;
+    }
+    let total: f64 = totals.values().sum();
+    if totals.is_empty() || total <= 0.0 {
+        return (weights.to_vec(), 0.0);
+    }
+    let n = totals.len() as f64;
+    let mut target: BTreeMap<&str, f64> = totals.clone();
+    if cap < 1.0 {
+        if n * cap < 1.0 - 1e-12 {
+            for v in target.values_mut() {
+                *v = total / n;
+            }
+        } else {
+            let mut capped: Vec<&str> = Vec::new();
+            loop {
+                let uncapped: f64 = totals
+                    .iter()
+                    .filter(|(k, _)| !capped.contains(k))
+                    .map(|(_, v)| v)
+                    .sum();
+                let denom = 1.0 - cap * capped.len() as f64;
+                let x = if denom > 0.0 {
+                    cap * uncapped / denom
+                } else {
+                    f64::INFINITY
+                };
+                let over: Vec<&str> = totals
+                    .iter()
+                    .filter(|(k, v)| !capped.contains(k) && **v > x * (1.0 + 1e-12))
+                    .map(|(k, _)| *k)
+                    .collect();
+                if over.is_empty() {
+                    for k in &capped {
+                        target.insert(k, x);
+                    }
+                    break;
+                }
+                // Cap the largest first; the others may fall under the new x.
+                let biggest = over
+                    .iter()
+                    .copied()
+                    .max_by(|a, b| totals[a].total_cmp(&totals[b]).then(b.cmp(a)))
+                    .unwrap_or(over[0]);
+                capped.push(biggest);
+            }
+        }
+    }
+    let new: Vec<f64> = sources
+        .iter()
+        .zip(weights)
+        .map(|(s, w)| {
+            let t = totals[s];
+            if t > 0.0 {
+                w * target[s] / t
+            } else {
+                *w
+            }
+        })
+        .collect();
+    let new_total: f64 = target.values().sum();
+    let max_share = target.values().fold(0.0f64, |m, v| m.max(v / new_total));
+    (new, max_share)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_by_hand() {
+        // a: 70, b: 20, c: 10; cap 50% -> a gets x = 0.5 * 30 / 0.5 = 30.
+        let (w, share) = cap_weights(&["a", "b", "c"], &[70.0, 20.0, 10.0], 0.5);
+        assert!((w[0] - 30.0).abs() < 1e-12 && w[1] == 20.0 && w[2] == 10.0);
+        assert!((share - 0.5).abs() < 1e-12);
+        // cap 40%: a capped first -> x = .4*30/.6 = 20; b (20) is not over 20.
+        let (w, share) = cap_weights(&["a", "b", "c"], &[70.0, 20.0, 10.0], 0.4);
+        assert!(
+            (w[0] - 20.0).abs() < 1e-9 && (share - 0.4).abs() < 1e-12,
+            "{w:?} {share}"
+        );
+        // Two contributors cannot respect a 25% cap: equal shares.
+        let (w, share) = cap_weights(&["a", "a", "b"], &[3.0, 3.0, 2.0], 0.25);
+        assert!((w[0] + w[1] - 4.0).abs() < 1e-12 && (w[2] - 4.0).abs() < 1e-12);
+        assert!((share - 0.5).abs() < 1e-12);
+        // No cap.
+        let (w, share) = cap_weights(&["a", "b"], &[3.0, 1.0], 1.0);
+        assert_eq!(w, vec![3.0, 1.0]);
+        assert!((share - 0.75).abs() < 1e-12);
+    }
+}

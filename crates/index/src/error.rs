@@ -1,0 +1,20 @@
+//! Errors of the index engine.
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum IndexError {
+    #[error("{path}: invalid methodology: {detail}")]
+    Methodology { path: PathBuf, detail: String },
+    #[error("{path}: {detail}")]
+    Input { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Store(#[from] rentix_ingest::IngestError),
+    #[error("{path}: row {row}: {detail}")]
+    Fixings {
+        path: PathBuf,
+        row: usize,
+        detail: String,
+    },
+}

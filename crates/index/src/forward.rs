@@ -1,0 +1,56 @@
+//! Forward curve per GPU and scope on each date, from the fixings of the on-demand
+//! (tenor 0) and reserved-term grades (1w ... 3y): the price of committing today
+//! for each tenor.
+
+use crate::fixing::Fixing;
+use chrono::NaiveDate;
+use rentix_core::{ContractTerm, Grade};
+use serde::{Deserialize, Serialize};
+
+/// One point of a forward curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForwardPoint {
+    pub date: NaiveDate,
+    pub gpu: String,
+    pub scope: String,
+    pub term: String,
+    /// Tenor in months: 0 for on-demand, 12 for 1y.
+    pub tenor_months: f64,
+    pub value: f64,
+    pub level: u8,
+    pub sufficient: bool,
+}
+
+/// Builds the curves from grade fixings (region-less grades with a value).
+pub fn forward_curves(fixings: &[Fixing]) -> Vec<ForwardPoint> {
+    let mut out: Vec<ForwardPoint> = fixings
+        .iter()
+        .filter_map(|f| {
+            let g: Grade = f.grade.parse().ok()?;
+            if g.region.is_some() {
+                return None;
+            }
+            let tenor = match g.term {
+                ContractTerm::OnDemand => 0.0,
+                ContractTerm::Spot => return None,
+                t => t.tenor_months()?,
+            };
+            Some(ForwardPoint {
+                date: f.date,
+                gpu: g.gpu.to_string(),
+                scope: g.scope.to_string(),
+                term: g.term.to_string(),
+                tenor_months: (tenor * 1000.0).round() / 1000.0,
+                value: f.value?,
+                level: f.level?,
+                sufficient: f.sufficient,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.date, &a.gpu, &a.scope)
+            .cmp(&(b.date, &b.gpu, &b.scope))
+            .then(a.tenor_months.total_cmp(&b.tenor_months))
+    });
+    out
+}

@@ -1,0 +1,350 @@
+//! The methodology file: everything that decides a fixing, versioned and echoed
+//! into every output row. `data/methodologies/` ships the default and alternatives.
+
+use crate::aggregation::Aggregation;
+use crate::elementary::Elementary;
+use crate::error::IndexError;
+use crate::outliers::{FilterParams, OutlierFilter};
+use crate::weighted_quantile::TieRule;
+use rentix_core::{Cutoff, DayRule, GradePattern, ObservationKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const DEFAULT: &str = include_str!("../../../data/methodologies/default.toml");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarSpec {
+    /// Cut-off `HH:MM` (24:00 = end of day).
+    pub cutoff: String,
+    pub timezone: String,
+    /// `all` or `business`.
+    pub days: String,
+    /// Holiday calendar for business days (`us-exchange`, `none`).
+    #[serde(default = "none")]
+    pub holidays: String,
+}
+
+fn none() -> String {
+    "none".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GradeSpec {
+    /// Grades to fix (glob patterns over `GPU/SCOPE/TERM`).
+    pub patterns: Vec<String>,
+    /// Also fix region-qualified grades (`...@us`).
+    #[serde(default)]
+    pub regional: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputSpec {
+    /// Kinds in hierarchy order; a kind left out is never used.
+    pub hierarchy: Vec<ObservationKind>,
+    /// Minimum observations (after filtering, over the window) to fix on a kind.
+    pub min_obs: BTreeMap<ObservationKind, usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AggregationSpec {
+    pub method: Aggregation,
+    #[serde(default)]
+    pub tie_rule: TieRule,
+    /// Tail share for trimmed and winsorized means.
+    #[serde(default = "default_trim")]
+    pub trim: f64,
+}
+
+fn default_trim() -> f64 {
+    0.1
+}
+
+/// Where the outlier filter applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FilterScope {
+    PerDay,
+    Pooled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutlierSpec {
+    pub filter: OutlierFilter,
+    #[serde(default = "default_trim")]
+    pub trim: f64,
+    #[serde(default = "default_k")]
+    pub k: f64,
+    #[serde(default = "default_low")]
+    pub low: f64,
+    #[serde(default = "default_high")]
+    pub high: f64,
+    pub apply: FilterScope,
+}
+
+fn default_k() -> f64 {
+    3.0
+}
+fn default_low() -> f64 {
+    0.05
+}
+fn default_high() -> f64 {
+    0.95
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolingSpec {
+    /// Trailing window length in calendar days (1 = the fixing day alone).
+    pub window_days: u32,
+    /// A day counts as valid when it has at least this many observations.
+    pub min_obs_per_day: usize,
+    /// Valid days needed for a sufficient fixing.
+    pub min_valid_days: u32,
+    /// Days between the window's last day and the fixing date (0 = ends on it).
+    #[serde(default)]
+    pub lag_days: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackSpec {
+    /// Adjust listing-based fixings by the listing-to-trade spread.
+    pub listing_spread: bool,
+    /// Look-back for the spread (days that had both a trade and a listing fixing).
+    pub spread_lookback_days: u32,
+    /// Days with both needed to measure a spread.
+    pub spread_min_days: u32,
+    /// Days a last value may be carried forward.
+    pub carry_forward_days: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContributorSpec {
+    /// Largest share of the total weight any one contributor may carry (1 = no cap).
+    pub max_share: f64,
+    /// Distinct contributors needed for a sufficient fixing.
+    pub min_contributors: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundingSpec {
+    pub decimals: u32,
+}
+
+/// How a composite combines grades.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompositeMethod {
+    JevonsChained,
+    DutotChained,
+    /// Adjacent-period time-dummy hedonic index over the observations of the
+    /// matching grades.
+    Hedonic,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompositeSpec {
+    pub name: String,
+    pub method: CompositeMethod,
+    /// Grade key -> weight (chained Jevons / Dutot).
+    #[serde(default)]
+    pub weights: BTreeMap<String, f64>,
+    /// Grade patterns whose observations feed a hedonic index.
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    /// Index level on the first date.
+    #[serde(default = "hundred")]
+    pub base: f64,
+}
+
+fn hundred() -> f64 {
+    100.0
+}
+
+/// A complete methodology.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Methodology {
+    pub version: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub calendar: CalendarSpec,
+    pub grades: GradeSpec,
+    pub inputs: InputSpec,
+    pub aggregation: AggregationSpec,
+    pub outliers: OutlierSpec,
+    pub pooling: PoolingSpec,
+    pub fallback: FallbackSpec,
+    pub contributors: ContributorSpec,
+    pub rounding: RoundingSpec,
+    #[serde(default)]
+    pub composite: Vec<CompositeSpec>,
+    /// Write a forward curve per GPU and scope from the reserved-term grades.
+    #[serde(default = "yes")]
+    pub forward_curve: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Methodology {
+    pub fn default_methodology() -> Self {
+        Self::from_toml(DEFAULT, Path::new("data/methodologies/default.toml"))
+            .expect("default methodology is valid")
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, IndexError> {
+        let text = std::fs::read_to_string(path).map_err(|e| IndexError::Input {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        Self::from_toml(&text, path)
+    }
+
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, IndexError> {
+        let m: Methodology = toml::from_str(text).map_err(|e| IndexError::Methodology {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        m.validate().map_err(|detail| IndexError::Methodology {
+            path: path.to_path_buf(),
+            detail,
+        })?;
+        Ok(m)
+    }
+
+    /// Checks the ranges a methodology must respect.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.version.trim().is_empty() {
+            return Err("version must not be empty".into());
+        }
+        self.cutoff_clock()?;
+        self.day_rule()?;
+        self.patterns()?;
+        if self.inputs.hierarchy.is_empty() {
+            return Err("inputs.hierarchy needs at least one kind".into());
+        }
+        for k in &self.inputs.hierarchy {
+            if !self.inputs.min_obs.contains_key(k) {
+                return Err(format!("inputs.min_obs has no entry for {k}"));
+            }
+        }
+        let unit = |x: f64| (0.0..=1.0).contains(&x);
+        if !(0.0..0.5).contains(&self.aggregation.trim) || !(0.0..0.5).contains(&self.outliers.trim)
+        {
+            return Err("trim must be in [0, 0.5)".into());
+        }
+        if !(self.outliers.k > 0.0) {
+            return Err("outliers.k must be positive".into());
+        }
+        if !(unit(self.outliers.low)
+            && unit(self.outliers.high)
+            && self.outliers.low < self.outliers.high)
+        {
+            return Err("outliers.low < outliers.high, both in [0, 1]".into());
+        }
+        if self.pooling.window_days == 0 {
+            return Err("pooling.window_days must be >= 1".into());
+        }
+        if self.pooling.min_valid_days > self.pooling.window_days {
+            return Err("pooling.min_valid_days cannot exceed window_days".into());
+        }
+        if !(self.contributors.max_share > 0.0 && self.contributors.max_share <= 1.0) {
+            return Err("contributors.max_share must be in (0, 1]".into());
+        }
+        if self.rounding.decimals > 10 {
+            return Err("rounding.decimals must be <= 10".into());
+        }
+        for c in &self.composite {
+            match c.method {
+                CompositeMethod::Hedonic => {
+                    if c.patterns.is_empty() {
+                        return Err(format!(
+                            "composite {}: a hedonic composite needs patterns",
+                            c.name
+                        ));
+                    }
+                    for p in &c.patterns {
+                        GradePattern::new(p).map_err(|e| e.to_string())?;
+                    }
+                }
+                _ => {
+                    if c.weights.is_empty() || c.weights.values().any(|w| !(*w > 0.0)) {
+                        return Err(format!("composite {}: needs positive weights", c.name));
+                    }
+                    for g in c.weights.keys() {
+                        g.parse::<rentix_core::Grade>()
+                            .map_err(|e| format!("composite {}: {e}", c.name))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn cutoff(&self) -> Cutoff {
+        Cutoff {
+            time: self.calendar.cutoff.clone(),
+            timezone: self.calendar.timezone.clone(),
+        }
+    }
+
+    pub fn cutoff_clock(&self) -> Result<rentix_core::FixingClock, String> {
+        rentix_core::FixingClock::new(&self.cutoff()).map_err(|e| e.to_string())
+    }
+
+    pub fn day_rule(&self) -> Result<DayRule, String> {
+        DayRule::new(&self.calendar.days, &self.calendar.holidays).map_err(|e| e.to_string())
+    }
+
+    pub fn patterns(&self) -> Result<Vec<GradePattern>, String> {
+        self.grades
+            .patterns
+            .iter()
+            .map(|p| GradePattern::new(p).map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    pub fn filter_params(&self) -> FilterParams {
+        FilterParams {
+            trim: self.outliers.trim,
+            k: self.outliers.k,
+            low: self.outliers.low,
+            high: self.outliers.high,
+        }
+    }
+
+    /// The method column of the output, e.g. `vw-median`.
+    pub fn method_label(&self) -> &'static str {
+        self.aggregation.method.as_str()
+    }
+}
+
+impl CompositeMethod {
+    pub fn elementary(self) -> Option<Elementary> {
+        match self {
+            CompositeMethod::JevonsChained => Some(Elementary::Jevons),
+            CompositeMethod::DutotChained => Some(Elementary::Dutot),
+            CompositeMethod::Hedonic => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompositeMethod::JevonsChained => "jevons-chained",
+            CompositeMethod::DutotChained => "dutot-chained",
+            CompositeMethod::Hedonic => "hedonic-time-dummy",
+        }
+    }
+}

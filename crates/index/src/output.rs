@@ -1,0 +1,235 @@
+//! Fixings and forward curves to and from files (CSV or Parquet by extension).
+
+use crate::error::IndexError;
+use crate::fixing::Fixing;
+use crate::forward::ForwardPoint;
+use chrono::NaiveDate;
+use rentix_ingest::{Col, Table, TableFormat};
+use std::path::Path;
+
+/// Fixings columns, in file order. The first eighteen are the product contract.
+pub const FIXING_COLUMNS: [&str; 21] = [
+    "date",
+    "grade",
+    "value",
+    "method",
+    "level",
+    "n_obs",
+    "n_trades",
+    "n_firm",
+    "n_listings",
+    "n_contributors",
+    "volume_gpu_hours",
+    "p25",
+    "p75",
+    "max_contributor_share",
+    "sufficient",
+    "flags",
+    "methodology_version",
+    "input_sha256",
+    "p1",
+    "p99",
+    "publication",
+];
+
+fn s(v: impl Iterator<Item = String>) -> Col {
+    Col::Str(v.map(Some).collect())
+}
+fn i(v: impl Iterator<Item = i64>) -> Col {
+    Col::I64(v.map(Some).collect())
+}
+
+pub fn fixings_table(rows: &[Fixing]) -> Table {
+    let mut t = Table::new();
+    t.push("date", s(rows.iter().map(|r| r.date.to_string())));
+    t.push("grade", s(rows.iter().map(|r| r.grade.clone())));
+    t.push("value", Col::F64(rows.iter().map(|r| r.value).collect()));
+    t.push("method", s(rows.iter().map(|r| r.method.clone())));
+    t.push(
+        "level",
+        Col::I64(rows.iter().map(|r| r.level.map(i64::from)).collect()),
+    );
+    t.push("n_obs", i(rows.iter().map(|r| r.n_obs as i64)));
+    t.push("n_trades", i(rows.iter().map(|r| r.n_trades as i64)));
+    t.push("n_firm", i(rows.iter().map(|r| r.n_firm as i64)));
+    t.push("n_listings", i(rows.iter().map(|r| r.n_listings as i64)));
+    t.push(
+        "n_contributors",
+        i(rows.iter().map(|r| r.n_contributors as i64)),
+    );
+    t.push(
+        "volume_gpu_hours",
+        Col::F64(rows.iter().map(|r| Some(r.volume_gpu_hours)).collect()),
+    );
+    t.push("p25", Col::F64(rows.iter().map(|r| r.p25).collect()));
+    t.push("p75", Col::F64(rows.iter().map(|r| r.p75).collect()));
+    t.push(
+        "max_contributor_share",
+        Col::F64(rows.iter().map(|r| r.max_contributor_share).collect()),
+    );
+    t.push(
+        "sufficient",
+        Col::Bool(rows.iter().map(|r| Some(r.sufficient)).collect()),
+    );
+    t.push("flags", s(rows.iter().map(|r| r.flags.clone())));
+    t.push(
+        "methodology_version",
+        s(rows.iter().map(|r| r.methodology_version.clone())),
+    );
+    t.push(
+        "input_sha256",
+        s(rows.iter().map(|r| r.input_sha256.clone())),
+    );
+    t.push("p1", Col::F64(rows.iter().map(|r| r.p1).collect()));
+    t.push("p99", Col::F64(rows.iter().map(|r| r.p99).collect()));
+    t.push(
+        "publication",
+        i(rows.iter().map(|r| i64::from(r.publication))),
+    );
+    t
+}
+
+pub fn forward_table(rows: &[ForwardPoint]) -> Table {
+    let mut t = Table::new();
+    t.push("date", s(rows.iter().map(|r| r.date.to_string())));
+    t.push("gpu", s(rows.iter().map(|r| r.gpu.clone())));
+    t.push("scope", s(rows.iter().map(|r| r.scope.clone())));
+    t.push("term", s(rows.iter().map(|r| r.term.clone())));
+    t.push(
+        "tenor_months",
+        Col::F64(rows.iter().map(|r| Some(r.tenor_months)).collect()),
+    );
+    t.push(
+        "value",
+        Col::F64(rows.iter().map(|r| Some(r.value)).collect()),
+    );
+    t.push("level", i(rows.iter().map(|r| i64::from(r.level))));
+    t.push(
+        "sufficient",
+        Col::Bool(rows.iter().map(|r| Some(r.sufficient)).collect()),
+    );
+    t
+}
+
+/// Reads a fixings file written by `rentix index` (CSV or Parquet).
+pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
+    let bad = |row: usize, detail: String| IndexError::Fixings {
+        path: path.to_path_buf(),
+        row,
+        detail,
+    };
+    let format = TableFormat::of(path).map_err(|e| IndexError::Input {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let records: Vec<Vec<(String, String)>> = match format {
+        TableFormat::Csv => {
+            let mut rdr = csv::Reader::from_path(path).map_err(|e| IndexError::Input {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            })?;
+            let header: Vec<String> = rdr
+                .headers()
+                .map_err(|e| bad(0, e.to_string()))?
+                .iter()
+                .map(str::to_string)
+                .collect();
+            let mut out = Vec::new();
+            for (n, rec) in rdr.records().enumerate() {
+                let rec = rec.map_err(|e| bad(n + 1, e.to_string()))?;
+                out.push(
+                    header
+                        .iter()
+                        .cloned()
+                        .zip(rec.iter().map(str::to_string))
+                        .collect(),
+                );
+            }
+            out
+        }
+        TableFormat::Parquet => {
+            let t = Table::read_parquet(path)?;
+            (0..t.height())
+                .map(|r| {
+                    t.names
+                        .iter()
+                        .zip(&t.cols)
+                        .map(|(n, c)| {
+                            let v = match c {
+                                Col::Str(v) => v[r].clone().unwrap_or_default(),
+                                Col::F64(v) => v[r].map_or(String::new(), |x| x.to_string()),
+                                Col::I64(v) => v[r].map_or(String::new(), |x| x.to_string()),
+                                Col::Bool(v) => v[r].map_or(String::new(), |x| x.to_string()),
+                            };
+                            (n.clone(), v)
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+    };
+    let mut out = Vec::with_capacity(records.len());
+    for (n, rec) in records.iter().enumerate() {
+        let row = n + 1;
+        let get = |name: &str| -> Result<&str, IndexError> {
+            rec.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+                .ok_or_else(|| bad(row, format!("missing column {name}")))
+        };
+        let opt_f = |name: &str| -> Result<Option<f64>, IndexError> {
+            let v = get(name)?;
+            if v.is_empty() {
+                return Ok(None);
+            }
+            let x: f64 = v
+                .parse()
+                .map_err(|_| bad(row, format!("{name}: {v:?} is not a number")))?;
+            if !x.is_finite() {
+                return Err(bad(row, format!("{name}: {v:?} is not finite")));
+            }
+            Ok(Some(x))
+        };
+        let uint = |name: &str| -> Result<usize, IndexError> {
+            let v = get(name)?;
+            v.parse()
+                .map_err(|_| bad(row, format!("{name}: {v:?} is not a count")))
+        };
+        let date = NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
+            .map_err(|e| bad(row, format!("date: {e}")))?;
+        let level = match get("level")? {
+            "" => None,
+            v => Some(
+                v.parse::<u8>()
+                    .map_err(|_| bad(row, format!("level: {v:?}")))?,
+            ),
+        };
+        out.push(Fixing {
+            date,
+            grade: get("grade")?.to_string(),
+            value: opt_f("value")?,
+            method: get("method")?.to_string(),
+            level,
+            n_obs: uint("n_obs")?,
+            n_trades: uint("n_trades")?,
+            n_firm: uint("n_firm")?,
+            n_listings: uint("n_listings")?,
+            n_contributors: uint("n_contributors")?,
+            volume_gpu_hours: opt_f("volume_gpu_hours")?.unwrap_or(0.0),
+            p1: opt_f("p1").ok().flatten(),
+            p25: opt_f("p25")?,
+            p75: opt_f("p75")?,
+            p99: opt_f("p99").ok().flatten(),
+            max_contributor_share: opt_f("max_contributor_share")?,
+            sufficient: get("sufficient")? == "true",
+            flags: get("flags")?.to_string(),
+            methodology_version: get("methodology_version")?.to_string(),
+            input_sha256: get("input_sha256")?.to_string(),
+            publication: get("publication")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1),
+        });
+    }
+    Ok(out)
+}

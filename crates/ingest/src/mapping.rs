@@ -1,0 +1,379 @@
+//! Mapping files: how a foreign layout (a marketplace dump, a rate card) becomes
+//! canonical observations.
+//!
+//! A mapping has one or more `[[emit]]` blocks; each turns one input record into one
+//! candidate observation. Every canonical field of a block is a *template*: literal
+//! text with `{Column}` placeholders, optionally filtered as `{Column|digits}`
+//! (first run of digits), `{Column|lower}`, `{Column|upper}`. A block with
+//! `when = "Column"` emits only when that column is non-empty (a rate card with an
+//! optional spot price). `[value_map.FIELD]` tables rewrite a field's value after the
+//! template (e.g. `"Secure Cloud" = "vm"`), and `[aliases]` adds GPU aliases.
+//! The canonical layout is the identity mapping built from the header.
+
+use crate::error::{IngestError, Result};
+use crate::raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Filter {
+    None,
+    Digits,
+    Lower,
+    Upper,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(String),
+    Column { name: String, filter: Filter },
+}
+
+/// A parsed field template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+impl Template {
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                pieces.push(Piece::Text(rest[..open].to_string()));
+            }
+            let close = rest[open..]
+                .find('}')
+                .ok_or_else(|| format!("unclosed '{{' in template {text:?}"))?;
+            let inner = &rest[open + 1..open + close];
+            let (name, filter) = match inner.split_once('|') {
+                Some((n, "digits")) => (n, Filter::Digits),
+                Some((n, "lower")) => (n, Filter::Lower),
+                Some((n, "upper")) => (n, Filter::Upper),
+                Some((_, f)) => return Err(format!("unknown filter {f:?} in template {text:?}")),
+                None => (inner, Filter::None),
+            };
+            if name.is_empty() {
+                return Err(format!("empty column name in template {text:?}"));
+            }
+            pieces.push(Piece::Column {
+                name: name.to_string(),
+                filter,
+            });
+            rest = &rest[open + close + 1..];
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Text(rest.to_string()));
+        }
+        Ok(Self { pieces })
+    }
+
+    fn columns(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Column { name, .. } => Some(name.as_str()),
+            Piece::Text(_) => None,
+        })
+    }
+
+    /// Renders against a record. If every referenced column is empty the result is
+    /// `None` (a missing value), whatever literal text surrounds them.
+    fn render(&self, record: &[String], index: &BTreeMap<String, usize>) -> Option<String> {
+        let mut out = String::new();
+        let mut any_column = false;
+        let mut any_value = false;
+        for p in &self.pieces {
+            match p {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Column { name, filter } => {
+                    any_column = true;
+                    let v = index
+                        .get(name)
+                        .and_then(|&i| record.get(i))
+                        .map(|s| s.trim())
+                        .unwrap_or("");
+                    let v = match filter {
+                        Filter::None => v.to_string(),
+                        Filter::Lower => v.to_lowercase(),
+                        Filter::Upper => v.to_uppercase(),
+                        Filter::Digits => v
+                            .chars()
+                            .skip_while(|c| !c.is_ascii_digit())
+                            .take_while(|c| c.is_ascii_digit())
+                            .collect(),
+                    };
+                    any_value |= !v.is_empty();
+                    out.push_str(&v);
+                }
+            }
+        }
+        if any_column && !any_value {
+            None
+        } else {
+            Some(out)
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MappingFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    emit: Vec<BTreeMap<String, String>>,
+    #[serde(default)]
+    value_map: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default)]
+    aliases: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone)]
+struct Emit {
+    when: Option<String>,
+    fields: Vec<(String, Template)>,
+}
+
+/// A validated mapping from some layout to canonical observations.
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    pub name: String,
+    pub description: String,
+    emits: Vec<Emit>,
+    value_map: BTreeMap<String, BTreeMap<String, String>>,
+    /// Extra GPU aliases: raw name -> canonical id.
+    pub aliases: BTreeMap<String, String>,
+}
+
+impl Mapping {
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| IngestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_toml(&text, path)
+    }
+
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self> {
+        let err = |detail: String| IngestError::Mapping {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let file: MappingFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        if file.emit.is_empty() {
+            return Err(err("at least one [[emit]] block is needed".into()));
+        }
+        let mut emits = Vec::new();
+        for (i, block) in file.emit.into_iter().enumerate() {
+            let mut when = None;
+            let mut fields = Vec::new();
+            for (field, tpl) in block {
+                if field == "when" {
+                    when = Some(tpl);
+                    continue;
+                }
+                if !is_canonical_field(&field) {
+                    return Err(err(format!(
+                        "emit block {}: {field:?} is not a canonical field",
+                        i + 1
+                    )));
+                }
+                let t =
+                    Template::parse(&tpl).map_err(|e| err(format!("emit block {}: {e}", i + 1)))?;
+                fields.push((field, t));
+            }
+            for req in REQUIRED_FIELDS {
+                if !fields.iter().any(|(f, _)| f == req) {
+                    return Err(err(format!(
+                        "emit block {}: required field {req:?} is not mapped",
+                        i + 1
+                    )));
+                }
+            }
+            emits.push(Emit { when, fields });
+        }
+        for field in file.value_map.keys() {
+            if !is_canonical_field(field) {
+                return Err(err(format!("value_map.{field}: not a canonical field")));
+            }
+        }
+        Ok(Self {
+            name: file.name,
+            description: file.description,
+            emits,
+            value_map: file.value_map,
+            aliases: file.aliases,
+        })
+    }
+
+    /// The identity mapping for the canonical layout, built from a file's header.
+    /// Errors if a required column is absent.
+    pub fn canonical(header: &[String], path: &Path) -> Result<Self> {
+        let mut fields = Vec::new();
+        for req in REQUIRED_FIELDS {
+            if !header.iter().any(|h| h == req) {
+                return Err(IngestError::MissingColumn {
+                    path: path.to_path_buf(),
+                    column: req.to_string(),
+                    field: req.to_string(),
+                });
+            }
+        }
+        for h in header {
+            if is_canonical_field(h) {
+                let t = Template {
+                    pieces: vec![Piece::Column {
+                        name: h.clone(),
+                        filter: Filter::None,
+                    }],
+                };
+                fields.push((h.clone(), t));
+            }
+        }
+        Ok(Self {
+            name: "canonical".into(),
+            description: "rentix canonical observations CSV".into(),
+            emits: vec![Emit { when: None, fields }],
+            value_map: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+        })
+    }
+
+    /// Checks that every column the mapping reads exists in `header`.
+    pub fn check_header(&self, header: &[String], path: &Path) -> Result<()> {
+        for emit in &self.emits {
+            let cols = emit
+                .fields
+                .iter()
+                .flat_map(|(f, t)| t.columns().map(move |c| (f.as_str(), c)))
+                .chain(emit.when.iter().map(|w| ("when", w.as_str())));
+            for (field, col) in cols {
+                if !header.iter().any(|h| h == col) {
+                    return Err(IngestError::MissingColumn {
+                        path: PathBuf::from(path),
+                        column: col.to_string(),
+                        field: field.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies every emit block to one record.
+    pub fn apply(&self, record: &[String], index: &BTreeMap<String, usize>) -> Vec<RawObservation> {
+        let mut out = Vec::with_capacity(self.emits.len());
+        for emit in &self.emits {
+            if let Some(col) = &emit.when {
+                let present = index
+                    .get(col)
+                    .and_then(|&i| record.get(i))
+                    .is_some_and(|v| !v.trim().is_empty());
+                if !present {
+                    continue;
+                }
+            }
+            let mut raw = RawObservation::default();
+            for (field, tpl) in &emit.fields {
+                let mut v = tpl.render(record, index);
+                if let (Some(map), Some(val)) = (self.value_map.get(field), v.as_ref()) {
+                    if let Some(m) = map.get(val.trim()) {
+                        v = Some(m.clone());
+                    }
+                }
+                raw.set(field, v);
+            }
+            out.push(raw);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idx(h: &[&str]) -> (Vec<String>, BTreeMap<String, usize>) {
+        let header: Vec<String> = h.iter().map(|s| s.to_string()).collect();
+        let index = header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.clone(), i))
+            .collect();
+        (header, index)
+    }
+
+    #[test]
+    fn templates_filters_when_and_value_maps() {
+        let m = Mapping::from_toml(
+            r#"
+name = "t"
+[[emit]]
+kind = "listing"
+observed_at = "{ts}"
+source = "x:{who|lower}"
+gpu = "{g} {sock}"
+scope = "{plan}"
+term = "on-demand"
+price = "{od}"
+price_unit = "instance_hour"
+gpus_per_unit = "{cfg|digits}"
+currency = "USD"
+[[emit]]
+when = "spot"
+kind = "listing"
+observed_at = "{ts}"
+source = "x:{who|lower}"
+gpu = "{g} {sock}"
+scope = "{plan}"
+term = "spot"
+price = "{spot}"
+price_unit = "instance_hour"
+gpus_per_unit = "{cfg|digits}"
+currency = "USD"
+[value_map.scope]
+"Secure Cloud" = "vm"
+"#,
+            Path::new("m.toml"),
+        )
+        .unwrap();
+        let (header, index) = idx(&["ts", "who", "g", "sock", "plan", "od", "spot", "cfg"]);
+        m.check_header(&header, Path::new("f.csv")).unwrap();
+        let rec: Vec<String> = [
+            "2025-01-01",
+            "ACME",
+            "H100_80GB",
+            "",
+            "Secure Cloud",
+            "16",
+            "",
+            "8x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let out = m.apply(&rec, &index);
+        assert_eq!(
+            out.len(),
+            1,
+            "no spot column value, so only the on-demand block emits"
+        );
+        assert_eq!(out[0].source.as_deref(), Some("x:acme"));
+        assert_eq!(out[0].gpu.as_deref(), Some("H100_80GB"));
+        assert_eq!(out[0].scope.as_deref(), Some("vm"));
+        assert_eq!(out[0].gpus_per_unit.as_deref(), Some("8"));
+        let (bad_header, _) = idx(&["ts", "who"]);
+        let e = m.check_header(&bad_header, Path::new("f.csv")).unwrap_err();
+        assert!(e.to_string().contains("\"g\""), "{e}");
+    }
+
+    #[test]
+    fn bad_mappings_are_refused() {
+        let p = Path::new("m.toml");
+        assert!(Mapping::from_toml("name='x'\nemit=[]", p).is_err());
+        assert!(Mapping::from_toml("name='x'\n[[emit]]\nkind='trade'", p).is_err());
+        assert!(Template::parse("{open").is_err());
+        assert!(Template::parse("{a|nope}").is_err());
+    }
+}

@@ -1,0 +1,460 @@
+//! The validator: a [`RawObservation`] becomes an [`Observation`] in USD per GPU-hour,
+//! or a [`Rejection`] that names the field and the reason.
+
+use crate::raw::RawObservation;
+use crate::reason::{Reason, Rejection};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use rentix_core::{
+    ContractTerm, FixingClock, FxMiss, FxTable, GpuCatalog, GpuHours, Grade, Observation,
+    ObservationKind, OperatorTier, PriceUnit, ServiceScope, UsdPerGpuHour,
+};
+use sha2::{Digest, Sha256};
+
+/// Everything validation needs: the GPU catalog (with mapping aliases), the FX table
+/// and the fixing clock that assigns fixing dates.
+#[derive(Debug, Clone)]
+pub struct Normalizer {
+    pub catalog: GpuCatalog,
+    pub fx: FxTable,
+    pub clock: FixingClock,
+}
+
+type Checked<T> = std::result::Result<T, Rejection>;
+
+fn required<'a>(v: &'a Option<String>, field: &str) -> Checked<&'a str> {
+    v.as_deref()
+        .ok_or_else(|| Rejection::new(Reason::MissingField, field, "empty"))
+}
+
+/// Parses RFC 3339 with an offset, `YYYY-MM-DD HH:MM:SS` with an offset, or a bare
+/// date (taken as 00:00 UTC). A timestamp without an offset is refused: guessing a
+/// time zone would move fixing dates silently.
+pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = DateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%:z") {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Some(NaiveDateTime::from(d).and_utc());
+    }
+    None
+}
+
+fn parse_f64(s: &str) -> Option<f64> {
+    s.trim().parse::<f64>().ok()
+}
+
+fn parse_count(v: &Option<String>, field: &str) -> Checked<Option<u32>> {
+    match v.as_deref() {
+        None => Ok(None),
+        Some(s) => {
+            let x = parse_f64(s)
+                .filter(|x| x.is_finite() && *x >= 1.0 && x.fract() == 0.0 && *x <= 1.0e6);
+            match x {
+                Some(x) => Ok(Some(x as u32)),
+                None => Err(Rejection::new(
+                    Reason::InvalidNumber,
+                    field,
+                    format!("{s:?} is not a whole number >= 1"),
+                )),
+            }
+        }
+    }
+}
+
+impl Normalizer {
+    /// Validates and normalizes one candidate. `file` and `row` are provenance.
+    pub fn normalize(&self, raw: &RawObservation, file: &str, row: u64) -> Checked<Observation> {
+        let kind_s = required(&raw.kind, "kind")?;
+        let kind: ObservationKind = kind_s
+            .parse()
+            .map_err(|_| Rejection::new(Reason::UnknownKind, "kind", format!("{kind_s:?}")))?;
+
+        let at_s = required(&raw.observed_at, "observed_at")?;
+        let observed_at = parse_timestamp(at_s).ok_or_else(|| {
+            Rejection::new(
+                Reason::UnparseableDate,
+                "observed_at",
+                format!("{at_s:?} is not RFC 3339 with an offset, nor a date"),
+            )
+        })?;
+        let fixing_date = self.clock.fixing_date(observed_at);
+
+        let source = required(&raw.source, "source")?.to_string();
+
+        let gpu_raw = required(&raw.gpu, "gpu")?;
+        let spec = self.catalog.resolve(gpu_raw).map_err(|_| {
+            Rejection::new(
+                Reason::UnknownGpu,
+                "gpu",
+                format!("{gpu_raw:?} is not in the alias table"),
+            )
+        })?;
+
+        let scope_s = required(&raw.scope, "scope")?;
+        let scope: ServiceScope = scope_s
+            .parse()
+            .map_err(|_| Rejection::new(Reason::UnknownScope, "scope", format!("{scope_s:?}")))?;
+        let term_s = required(&raw.term, "term")?;
+        let term: ContractTerm = term_s
+            .parse()
+            .map_err(|_| Rejection::new(Reason::UnknownTerm, "term", format!("{term_s:?}")))?;
+
+        let price_s = required(&raw.price, "price")?;
+        let price_raw = parse_f64(price_s).ok_or_else(|| {
+            Rejection::new(
+                Reason::UnparseablePrice,
+                "price",
+                format!("{price_s:?} is not a number"),
+            )
+        })?;
+        if !price_raw.is_finite() {
+            return Err(Rejection::new(
+                Reason::NonFinitePrice,
+                "price",
+                format!("{price_s:?}"),
+            ));
+        }
+        if price_raw <= 0.0 {
+            return Err(Rejection::new(
+                Reason::NonPositivePrice,
+                "price",
+                format!("{price_raw}"),
+            ));
+        }
+
+        let unit_s = required(&raw.price_unit, "price_unit")?;
+        let price_unit: PriceUnit = unit_s.parse().map_err(|_| {
+            Rejection::new(Reason::UnknownUnit, "price_unit", format!("{unit_s:?}"))
+        })?;
+        let gpus_per_unit = parse_count(&raw.gpus_per_unit, "gpus_per_unit")?;
+        if price_unit.needs_gpus_per_unit() && gpus_per_unit.is_none() {
+            return Err(Rejection::new(
+                Reason::MissingGpusPerUnit,
+                "gpus_per_unit",
+                format!("a {price_unit} price needs the number of GPUs per unit"),
+            ));
+        }
+
+        let currency = required(&raw.currency, "currency")?.to_ascii_uppercase();
+        let fx = self
+            .fx
+            .usd_per_unit(&currency, fixing_date)
+            .map_err(|miss| match miss {
+                FxMiss::UnknownCurrency => {
+                    Rejection::new(Reason::UnknownCurrency, "currency", format!("{currency:?}"))
+                }
+                FxMiss::NoRateBefore => Rejection::new(
+                    Reason::NoFxRate,
+                    "currency",
+                    format!("no {currency} rate on or before {fixing_date}"),
+                ),
+            })?;
+
+        let quantity_gpu_hours = match raw.quantity_gpu_hours.as_deref() {
+            None => None,
+            Some(s) => {
+                let q = parse_f64(s)
+                    .and_then(|x| GpuHours::new(x).ok())
+                    .ok_or_else(|| {
+                        Rejection::new(
+                            Reason::InvalidQuantity,
+                            "quantity_gpu_hours",
+                            format!("{s:?}"),
+                        )
+                    })?;
+                Some(q)
+            }
+        };
+        if kind == ObservationKind::Trade {
+            match quantity_gpu_hours {
+                None => {
+                    return Err(Rejection::new(
+                        Reason::MissingQuantity,
+                        "quantity_gpu_hours",
+                        "a trade must carry its volume in GPU-hours",
+                    ))
+                }
+                Some(q) if q.get() == 0.0 => {
+                    return Err(Rejection::new(
+                        Reason::InvalidQuantity,
+                        "quantity_gpu_hours",
+                        "a trade of zero GPU-hours",
+                    ))
+                }
+                _ => {}
+            }
+        }
+
+        let cluster_gpus = parse_count(&raw.cluster_gpus, "cluster_gpus")?;
+        let operator_tier = match raw.operator_tier.as_deref() {
+            None => None,
+            Some(s) => Some(s.parse::<OperatorTier>().map_err(|_| {
+                Rejection::new(
+                    Reason::UnknownOperatorTier,
+                    "operator_tier",
+                    format!("{s:?}"),
+                )
+            })?),
+        };
+        let term_start = match raw.term_start.as_deref() {
+            None => None,
+            Some(s) => Some(parse_timestamp(s).map(|t| t.date_naive()).ok_or_else(|| {
+                Rejection::new(Reason::UnparseableDate, "term_start", format!("{s:?}"))
+            })?),
+        };
+        let upfront = match raw.upfront.as_deref() {
+            None => None,
+            Some(s) => Some(
+                parse_f64(s)
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| {
+                        Rejection::new(
+                            Reason::InvalidNumber,
+                            "upfront",
+                            format!("{s:?} is not an amount >= 0"),
+                        )
+                    })?,
+            ),
+        };
+
+        // Price per GPU-hour in the quoted currency, then the amortized upfront.
+        let month = term_start.unwrap_or(fixing_date);
+        let per_gpu = price_unit
+            .to_per_gpu_hour(price_raw, gpus_per_unit, month)
+            .map_err(|e| {
+                Rejection::new(Reason::MissingGpusPerUnit, "gpus_per_unit", e.to_string())
+            })?;
+        let amortized = match upfront {
+            Some(u) if u > 0.0 => {
+                let hours = term.hours().ok_or_else(|| {
+                    Rejection::new(
+                        Reason::UpfrontWithoutTerm,
+                        "upfront",
+                        format!("{term} has no fixed length to amortize over"),
+                    )
+                })?;
+                let gpus = if price_unit.needs_gpus_per_unit() {
+                    f64::from(gpus_per_unit.unwrap_or(1))
+                } else {
+                    1.0
+                };
+                u / hours / gpus
+            }
+            _ => 0.0,
+        };
+        let usd = (per_gpu + amortized) * fx;
+        let usd_per_gpu_hour = UsdPerGpuHour::positive(usd)
+            .map_err(|e| Rejection::new(Reason::NonFinitePrice, "price", e.to_string()))?;
+
+        let region = raw.region.as_ref().map(|r| r.to_ascii_lowercase());
+        let grade = Grade::new(spec.id.clone(), scope, term).with_region(region);
+
+        let mut obs = Observation {
+            obs_id: String::new(),
+            kind,
+            observed_at,
+            fixing_date,
+            source,
+            grade,
+            gpu_raw: gpu_raw.to_string(),
+            usd_per_gpu_hour,
+            quantity_gpu_hours,
+            price_raw,
+            price_unit,
+            currency,
+            gpus_per_unit,
+            interconnect: raw.interconnect.clone(),
+            cluster_gpus,
+            operator_tier,
+            upfront,
+            term_start,
+            input_file: file.to_string(),
+            input_row: row,
+        };
+        obs.obs_id = match &raw.obs_id {
+            Some(id) => id.clone(),
+            None => generated_id(&obs),
+        };
+        Ok(obs)
+    }
+}
+
+/// The key two observations share exactly when one is a duplicate of the other:
+/// the same source id from the same source, or (without a source id) the same
+/// normalized content. A listing's content leaves out its time of day, so the same
+/// listing re-seen within a fixing day at the same price is a duplicate.
+pub fn dedupe_key(obs: &Observation, had_source_id: bool) -> String {
+    if had_source_id {
+        hex128(&["id", &obs.source, &obs.obs_id])
+    } else {
+        obs.obs_id.clone()
+    }
+}
+
+fn generated_id(o: &Observation) -> String {
+    let time = match o.kind {
+        ObservationKind::Listing => String::new(),
+        _ => o
+            .observed_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+    };
+    let opt_u = |v: Option<u32>| v.map_or(String::new(), |x| x.to_string());
+    let opt_f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:?}"));
+    hex128(&[
+        o.kind.as_str(),
+        &o.fixing_date.to_string(),
+        &time,
+        &o.source,
+        &o.grade.key(),
+        &format!("{:?}", o.usd_per_gpu_hour.get()),
+        &opt_f(o.quantity_gpu_hours.map(|q| q.get())),
+        &opt_u(o.gpus_per_unit),
+        &opt_u(o.cluster_gpus),
+        o.interconnect.as_deref().unwrap_or(""),
+        o.operator_tier.map_or("", |t| t.as_str()),
+        &opt_f(o.upfront),
+        &o.term_start.map_or(String::new(), |d| d.to_string()),
+    ])
+}
+
+/// First 128 bits of SHA-256 over the parts joined by the unit separator, as hex.
+fn hex128(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h.update([0x1f]);
+        }
+        h.update(p.as_bytes());
+    }
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn normalizer() -> Normalizer {
+        Normalizer {
+            catalog: GpuCatalog::bundled(),
+            fx: FxTable::bundled(),
+            clock: FixingClock::utc_midnight(),
+        }
+    }
+
+    fn base() -> RawObservation {
+        let mut r = RawObservation::default();
+        for (f, v) in [
+            ("kind", "listing"),
+            ("observed_at", "2025-03-10T12:00:00Z"),
+            ("source", "acme"),
+            ("gpu", "H100 SXM"),
+            ("scope", "vm"),
+            ("term", "on-demand"),
+            ("price", "2.50"),
+            ("price_unit", "gpu_hour"),
+            ("currency", "USD"),
+        ] {
+            r.set(f, Some(v.to_string()));
+        }
+        r
+    }
+
+    #[rstest]
+    #[case("kind", Some("bid"), Reason::UnknownKind)]
+    #[case("observed_at", Some("10/03/2025"), Reason::UnparseableDate)]
+    #[case("observed_at", Some("2025-03-10T12:00:00"), Reason::UnparseableDate)]
+    #[case("gpu", Some("H9000"), Reason::UnknownGpu)]
+    #[case("scope", Some("cloud"), Reason::UnknownScope)]
+    #[case("term", Some("5y"), Reason::UnknownTerm)]
+    #[case("price", Some("abc"), Reason::UnparseablePrice)]
+    #[case("price", Some("NaN"), Reason::NonFinitePrice)]
+    #[case("price", Some("inf"), Reason::NonFinitePrice)]
+    #[case("price", Some("-1"), Reason::NonPositivePrice)]
+    #[case("price", Some("0"), Reason::NonPositivePrice)]
+    #[case("price", None, Reason::MissingField)]
+    #[case("price_unit", Some("gpu_minute"), Reason::UnknownUnit)]
+    #[case("price_unit", Some("node_hour"), Reason::MissingGpusPerUnit)]
+    #[case("currency", Some("XYZ"), Reason::UnknownCurrency)]
+    #[case("kind", Some("trade"), Reason::MissingQuantity)]
+    #[case("upfront", Some("1000"), Reason::UpfrontWithoutTerm)]
+    #[case("operator_tier", Some("diamond"), Reason::UnknownOperatorTier)]
+    #[case("gpus_per_unit", Some("2.5"), Reason::InvalidNumber)]
+    #[case("quantity_gpu_hours", Some("-3"), Reason::InvalidQuantity)]
+    fn bad_fields_give_reason_codes(
+        #[case] field: &str,
+        #[case] value: Option<&str>,
+        #[case] reason: Reason,
+    ) {
+        let mut r = base();
+        r.set(field, value.map(str::to_string));
+        let rej = normalizer().normalize(&r, "f.csv", 7).unwrap_err();
+        assert_eq!(rej.reason, reason, "{rej:?}");
+    }
+
+    #[test]
+    fn eur_rates_before_the_table_begin_are_refused() {
+        let mut r = base();
+        r.set("currency", Some("EUR".into()));
+        r.set("observed_at", Some("2019-01-01".into()));
+        assert_eq!(
+            normalizer().normalize(&r, "f", 1).unwrap_err().reason,
+            Reason::NoFxRate
+        );
+    }
+
+    #[test]
+    fn normalizes_units_currency_and_upfront() {
+        let n = normalizer();
+        let mut r = base();
+        r.set("price", Some("20".into()));
+        r.set("price_unit", Some("node_hour".into()));
+        r.set("gpus_per_unit", Some("8".into()));
+        let o = n.normalize(&r, "f", 1).unwrap();
+        assert_eq!(o.usd_per_gpu_hour.get(), 2.5);
+        assert_eq!(o.grade.key(), "h100-sxm-80gb/vm/on-demand");
+        assert_eq!(o.gpu_raw, "H100 SXM");
+
+        // 1,488 per GPU-month in March (744 h) = 2.00 per GPU-hour.
+        let mut r = base();
+        r.set("price", Some("1488".into()));
+        r.set("price_unit", Some("gpu_month".into()));
+        assert!((n.normalize(&r, "f", 1).unwrap().usd_per_gpu_hour.get() - 2.0).abs() < 1e-12);
+
+        // EUR 2.00 in March 2025 at 1.08 USD/EUR.
+        let mut r = base();
+        r.set("price", Some("2".into()));
+        r.set("currency", Some("eur".into()));
+        assert!((n.normalize(&r, "f", 1).unwrap().usd_per_gpu_hour.get() - 2.16).abs() < 1e-12);
+
+        // 1-year reservation: 1.50/h plus 8,760 upfront per GPU = 2.50/h.
+        let mut r = base();
+        r.set("term", Some("1y".into()));
+        r.set("price", Some("1.5".into()));
+        r.set("upfront", Some("8760".into()));
+        assert!((n.normalize(&r, "f", 1).unwrap().usd_per_gpu_hour.get() - 2.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn listing_ids_ignore_time_of_day_but_trade_ids_do_not() {
+        let n = normalizer();
+        let a = n.normalize(&base(), "f", 1).unwrap();
+        let mut r = base();
+        r.set("observed_at", Some("2025-03-10T18:30:00Z".into()));
+        let b = n.normalize(&r, "f", 2).unwrap();
+        assert_eq!(a.obs_id, b.obs_id);
+        let mut t = base();
+        t.set("kind", Some("trade".into()));
+        t.set("quantity_gpu_hours", Some("100".into()));
+        let t1 = n.normalize(&t, "f", 1).unwrap();
+        t.set("observed_at", Some("2025-03-10T18:30:00Z".into()));
+        let t2 = n.normalize(&t, "f", 1).unwrap();
+        assert_ne!(t1.obs_id, t2.obs_id);
+    }
+}

@@ -1,0 +1,426 @@
+//! `rentix ingest`: read files, validate and normalize every row, remove duplicates,
+//! and commit the result to the store in one atomic step.
+
+use crate::error::{IngestError, Result};
+use crate::mapping::Mapping;
+use crate::normalize::{dedupe_key, Normalizer};
+use crate::quarantine::{QuarantineRow, QuarantineWriter};
+use crate::schema::{content_key, from_table, to_table, StoredObservation};
+use crate::store::{partition_path, Store};
+use crate::summary::{FileSummary, IngestSummary};
+use crate::table::{write_atomic, Table};
+use chrono::NaiveDate;
+use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// How to run an ingest.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Foreign layout mapping; `None` reads the canonical layout.
+    pub mapping: Option<PathBuf>,
+    /// FX table; `None` uses the bundled one.
+    pub fx: Option<PathBuf>,
+    /// Cut-off that assigns fixing dates to partitions.
+    pub cutoff: Cutoff,
+    /// Accepted rows held in memory before spilling to the staging area.
+    pub batch_rows: usize,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        Self {
+            mapping: None,
+            fx: None,
+            cutoff: Cutoff::default(),
+            batch_rows: 250_000,
+        }
+    }
+}
+
+/// Progress callback: rows read so far.
+pub type Progress<'a> = &'a mut dyn FnMut(u64);
+
+/// Accepted rows of the run, in memory by fixing date, spilled to staging files when
+/// they grow past the batch size. Memory stays bounded by the batch size while
+/// reading, and by the largest single fixing date while committing.
+struct Stager {
+    dir: PathBuf,
+    batch_rows: usize,
+    held: usize,
+    buckets: BTreeMap<NaiveDate, Vec<StoredObservation>>,
+    spills: BTreeMap<NaiveDate, Vec<PathBuf>>,
+    seq: usize,
+}
+
+impl Stager {
+    fn add(&mut self, row: StoredObservation) -> Result<()> {
+        self.buckets
+            .entry(row.obs.fixing_date)
+            .or_default()
+            .push(row);
+        self.held += 1;
+        if self.held >= self.batch_rows {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        for (date, rows) in std::mem::take(&mut self.buckets) {
+            self.seq += 1;
+            let path = self.dir.join(format!("{date}-{:06}.parquet", self.seq));
+            to_table(&rows).write(&path)?;
+            self.spills.entry(date).or_default().push(path);
+        }
+        self.held = 0;
+        Ok(())
+    }
+
+    fn dates(&self) -> BTreeSet<NaiveDate> {
+        self.buckets
+            .keys()
+            .chain(self.spills.keys())
+            .copied()
+            .collect()
+    }
+
+    fn take(&mut self, date: NaiveDate) -> Result<Vec<StoredObservation>> {
+        let mut rows = self.buckets.remove(&date).unwrap_or_default();
+        for path in self.spills.remove(&date).unwrap_or_default() {
+            rows.extend(from_table(&Table::read_parquet(&path)?, &path)?);
+        }
+        Ok(rows)
+    }
+}
+
+fn sha256_file(path: &Path) -> Result<String> {
+    let mut f = File::open(path).map_err(|source| IngestError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf).map_err(|source| IngestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Ingests `files` into the store at `store_dir` and returns the run's summary.
+pub fn ingest(
+    store_dir: &Path,
+    files: &[PathBuf],
+    opts: &IngestOptions,
+    progress: Progress<'_>,
+) -> Result<IngestSummary> {
+    let store = Store::create(store_dir)?;
+    let lock = store.lock()?;
+    store.sweep(&lock)?;
+    let run_id = store.next_run_id()?;
+    let already = store.ingested_hashes()?;
+
+    let mapping = match &opts.mapping {
+        Some(p) => Some(Mapping::from_file(p)?),
+        None => None,
+    };
+    let mut catalog = GpuCatalog::bundled();
+    if let Some(m) = &mapping {
+        let mpath = opts.mapping.clone().unwrap_or_default();
+        for (raw, id) in &m.aliases {
+            let id = GpuModel::new(id).map_err(|e| IngestError::Mapping {
+                path: mpath.clone(),
+                detail: format!("alias {raw:?}: {e}"),
+            })?;
+            catalog
+                .add_alias(raw, &id)
+                .map_err(|e| IngestError::Mapping {
+                    path: mpath.clone(),
+                    detail: e.to_string(),
+                })?;
+        }
+    }
+    let fx = match &opts.fx {
+        Some(p) => FxTable::from_file(p).map_err(|e| IngestError::Store {
+            path: p.clone(),
+            detail: e.to_string(),
+        })?,
+        None => FxTable::bundled(),
+    };
+    let clock = FixingClock::new(&opts.cutoff).map_err(|e| IngestError::Store {
+        path: store_dir.to_path_buf(),
+        detail: format!("cut-off: {e}"),
+    })?;
+    let normalizer = Normalizer { catalog, fx, clock };
+
+    let staging = store_dir.join("staging").join(&run_id);
+    std::fs::create_dir_all(&staging).map_err(|source| IngestError::Write {
+        path: staging.clone(),
+        source,
+    })?;
+    let mut stager = Stager {
+        dir: staging,
+        batch_rows: opts.batch_rows.max(1),
+        held: 0,
+        buckets: BTreeMap::new(),
+        spills: BTreeMap::new(),
+        seq: 0,
+    };
+    let quarantine_rel = format!("quarantine/{run_id}.csv");
+    let mut quarantine = QuarantineWriter::default();
+    let mut summary = IngestSummary {
+        run_id: run_id.clone(),
+        mapping: mapping
+            .as_ref()
+            .map_or("canonical".into(), |m| m.name.clone()),
+        cutoff: opts.cutoff.clone(),
+        quarantine_file: quarantine_rel.clone(),
+        ..Default::default()
+    };
+    let mut read_total = 0u64;
+
+    for path in files {
+        let sha = sha256_file(path)?;
+        let display = path.to_string_lossy().to_string();
+        summary.input_sha256.insert(display.clone(), sha.clone());
+        let mut fs = FileSummary {
+            path: display.clone(),
+            input_sha256: sha.clone(),
+            ..Default::default()
+        };
+        if already.contains(&sha) || summary.files.iter().any(|f| f.input_sha256 == sha) {
+            fs.already_ingested = true;
+            summary.files.push(fs);
+            continue;
+        }
+        read_file(
+            path,
+            mapping.as_ref(),
+            &normalizer,
+            &mut stager,
+            &mut quarantine,
+            &mut fs,
+            &mut |n| progress(read_total + n),
+        )?;
+        read_total += fs.source_rows;
+        summary.files.push(fs);
+    }
+
+    // Commit phase: per fixing date, merge, deduplicate deterministically, write.
+    let committed = store.partitions()?;
+    let mut dup_by_file: BTreeMap<String, u64> = BTreeMap::new();
+    let mut accepted_by_file: BTreeMap<String, u64> = BTreeMap::new();
+    for date in stager.dates() {
+        let mut rows = stager.take(date)?;
+        let existing = store.keys_on(&committed, date)?;
+        // Among rows sharing a key, keep the one with the smallest content so the
+        // survivor does not depend on input order.
+        rows.sort_by_cached_key(|r| (r.dedupe_key.clone(), content_key(&r.obs)));
+        let mut kept: Vec<StoredObservation> = Vec::with_capacity(rows.len());
+        for r in rows {
+            let file = r.obs.input_file.clone();
+            if existing.contains(&r.dedupe_key) {
+                summary.duplicates_of_store += 1;
+                *dup_by_file.entry(file).or_default() += 1;
+            } else if kept.last().is_some_and(|k| k.dedupe_key == r.dedupe_key) {
+                summary.duplicates_within_run += 1;
+                *dup_by_file.entry(file).or_default() += 1;
+            } else {
+                *accepted_by_file.entry(file).or_default() += 1;
+                kept.push(r);
+            }
+        }
+        if kept.is_empty() {
+            continue;
+        }
+        kept.sort_by_cached_key(|r| {
+            (
+                r.obs.grade.key(),
+                r.obs.kind,
+                r.obs.observed_at,
+                r.obs.source.clone(),
+                r.dedupe_key.clone(),
+            )
+        });
+        let rel = partition_path(date, &run_id);
+        to_table(&kept).write(&store_dir.join(&rel))?;
+        summary.accepted += kept.len() as u64;
+        summary.partitions.push(rel);
+        let d = date.to_string();
+        if summary.first_fixing_date.is_none() {
+            summary.first_fixing_date = Some(d.clone());
+        }
+        summary.last_fixing_date = Some(d);
+    }
+
+    for f in summary.files.iter_mut() {
+        f.accepted = accepted_by_file.get(&f.path).copied().unwrap_or(0);
+        f.duplicates = dup_by_file.get(&f.path).copied().unwrap_or(0);
+        summary.rows_read += f.rows_read;
+    }
+    summary.duplicates = summary.duplicates_within_run + summary.duplicates_of_store;
+    for (reason, n) in quarantine.counts() {
+        summary.quarantined_by_reason.insert(reason.to_string(), n);
+    }
+    summary.quarantined = quarantine.len() as u64;
+    summary.check().map_err(IngestError::Accounting)?;
+
+    quarantine.write(&store_dir.join(&quarantine_rel))?;
+    let record = store_dir.join("runs").join(format!("{run_id}.json"));
+    let json = serde_json::to_string_pretty(&summary).map_err(|e| IngestError::Store {
+        path: record.clone(),
+        detail: e.to_string(),
+    })?;
+    // The commit point.
+    write_atomic(&record, |w| {
+        w.write_all(json.as_bytes())
+            .and_then(|_| w.write_all(b"\n"))
+            .map_err(|source| IngestError::Write {
+                path: record.clone(),
+                source,
+            })
+    })?;
+    let _ = std::fs::remove_dir_all(store_dir.join("staging"));
+    drop(lock);
+    Ok(summary)
+}
+
+fn read_file(
+    path: &Path,
+    mapping: Option<&Mapping>,
+    normalizer: &Normalizer,
+    stager: &mut Stager,
+    quarantine: &mut QuarantineWriter,
+    fs: &mut FileSummary,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    let file_name = path.to_string_lossy().to_string();
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .has_headers(true)
+        .from_path(path)
+        .map_err(|e| IngestError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    let header_bytes = rdr.byte_headers().map_err(|e| IngestError::BadHeader {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let header: Vec<String> = header_bytes
+        .iter()
+        .map(|h| {
+            std::str::from_utf8(h)
+                .map(|s| s.trim().trim_start_matches('\u{feff}').to_string())
+                .map_err(|_| IngestError::BadHeader {
+                    path: path.to_path_buf(),
+                    detail: "the header is not valid UTF-8".into(),
+                })
+        })
+        .collect::<Result<_>>()?;
+    let canonical;
+    let mapping = match mapping {
+        Some(m) => {
+            m.check_header(&header, path)?;
+            m
+        }
+        None => {
+            canonical = Mapping::canonical(&header, path)?;
+            &canonical
+        }
+    };
+    let index: BTreeMap<String, usize> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.clone(), i))
+        .collect();
+
+    let mut record = csv::ByteRecord::new();
+    let mut row: u64 = 0;
+    loop {
+        match rdr.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                return Err(IngestError::Csv {
+                    path: path.to_path_buf(),
+                    row: row + 1,
+                    detail: e.to_string(),
+                })
+            }
+        }
+        row += 1;
+        fs.source_rows += 1;
+        if row % 65_536 == 0 {
+            progress(row);
+        }
+        let lossy: Vec<String> = record
+            .iter()
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect();
+        let reject = |reason, field: &str, detail: String| QuarantineRow {
+            file: file_name.clone(),
+            row,
+            reason,
+            field: field.to_string(),
+            detail,
+            raw: header_pairs(&header, &lossy),
+        };
+        if record.len() != header.len() {
+            fs.rows_read += 1;
+            quarantine.push(reject(
+                crate::Reason::WrongColumnCount,
+                "",
+                format!("{} fields, header has {}", record.len(), header.len()),
+            ));
+            continue;
+        }
+        if let Some(bad) = record.iter().position(|f| std::str::from_utf8(f).is_err()) {
+            fs.rows_read += 1;
+            quarantine.push(reject(
+                crate::Reason::InvalidUtf8,
+                &header[bad],
+                "field is not valid UTF-8".into(),
+            ));
+            continue;
+        }
+        for raw in mapping.apply(&lossy, &index) {
+            fs.rows_read += 1;
+            match normalizer.normalize(&raw, &file_name, row) {
+                Ok(obs) => {
+                    let key = dedupe_key(&obs, raw.obs_id.is_some());
+                    stager.add(StoredObservation {
+                        obs,
+                        dedupe_key: key,
+                    })?;
+                }
+                Err(rej) => quarantine.push(reject(rej.reason, &rej.field, rej.detail)),
+            }
+        }
+    }
+    fs.quarantined = quarantine.count_for(&file_name);
+    Ok(())
+}
+
+fn header_pairs(header: &[String], fields: &[String]) -> Vec<(String, String)> {
+    let n = header.len().max(fields.len());
+    (0..n)
+        .map(|i| {
+            let name = header
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("_extra_{}", i + 1 - header.len()));
+            (name, fields.get(i).cloned().unwrap_or_default())
+        })
+        .collect()
+}

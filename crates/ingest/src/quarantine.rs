@@ -1,0 +1,103 @@
+//! The quarantine: every refused row with its original fields, file, row number,
+//! reason code, the field at fault and a one-line explanation.
+
+use crate::error::Result;
+use crate::reason::Reason;
+use crate::table::{Col, Table};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One refused row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuarantineRow {
+    pub file: String,
+    /// 1-based data row (the header is row 0).
+    pub row: u64,
+    pub reason: Reason,
+    pub field: String,
+    pub detail: String,
+    /// Every original field as (column, text), in file order.
+    pub raw: Vec<(String, String)>,
+}
+
+/// Collects refused rows of a run and writes them sorted by file and row.
+#[derive(Debug, Default)]
+pub struct QuarantineWriter {
+    rows: Vec<QuarantineRow>,
+}
+
+impl QuarantineWriter {
+    pub fn push(&mut self, row: QuarantineRow) {
+        self.rows.push(row);
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn count_for(&self, file: &str) -> u64 {
+        self.rows.iter().filter(|r| r.file == file).count() as u64
+    }
+
+    pub fn counts(&self) -> BTreeMap<Reason, u64> {
+        let mut m = BTreeMap::new();
+        for r in &self.rows {
+            *m.entry(r.reason).or_default() += 1;
+        }
+        m
+    }
+
+    pub fn rows(&self) -> &[QuarantineRow] {
+        &self.rows
+    }
+
+    /// Writes `file,row,reason,field,detail,raw` where `raw` is a JSON object of the
+    /// original fields. Written even when empty, so that every run has one.
+    pub fn write(&mut self, path: &Path) -> Result<()> {
+        self.rows
+            .sort_by(|a, b| (&a.file, a.row, a.reason).cmp(&(&b.file, b.row, b.reason)));
+        let raw_json = |r: &QuarantineRow| {
+            let obj: serde_json::Map<String, serde_json::Value> = r
+                .raw
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect();
+            serde_json::Value::Object(obj).to_string()
+        };
+        let mut t = Table::new();
+        t.push(
+            "file",
+            Col::Str(self.rows.iter().map(|r| Some(r.file.clone())).collect()),
+        );
+        t.push(
+            "row",
+            Col::I64(self.rows.iter().map(|r| Some(r.row as i64)).collect()),
+        );
+        t.push(
+            "reason",
+            Col::Str(
+                self.rows
+                    .iter()
+                    .map(|r| Some(r.reason.to_string()))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "field",
+            Col::Str(self.rows.iter().map(|r| Some(r.field.clone())).collect()),
+        );
+        t.push(
+            "detail",
+            Col::Str(self.rows.iter().map(|r| Some(r.detail.clone())).collect()),
+        );
+        t.push(
+            "raw",
+            Col::Str(self.rows.iter().map(|r| Some(raw_json(r))).collect()),
+        );
+        t.write(path)
+    }
+}

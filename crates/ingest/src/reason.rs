@@ -1,0 +1,89 @@
+//! Reason codes for quarantined rows: a stable vocabulary for "why was this refused".
+
+use serde::Serialize;
+use std::fmt;
+
+/// Why a row was refused. The code is written to the quarantine and counted in the
+/// ingest summary; it never changes meaning between versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// The record has more or fewer fields than the header.
+    WrongColumnCount,
+    /// A field is not valid UTF-8.
+    InvalidUtf8,
+    /// A required field is empty.
+    MissingField,
+    UnknownKind,
+    UnparseableDate,
+    UnknownGpu,
+    UnknownScope,
+    UnknownTerm,
+    UnparseablePrice,
+    NonFinitePrice,
+    NonPositivePrice,
+    UnknownUnit,
+    /// A node, instance or node-month price without a positive `gpus_per_unit`.
+    MissingGpusPerUnit,
+    InvalidNumber,
+    UnknownCurrency,
+    /// The currency is known but the FX table has no rate on or before the date.
+    NoFxRate,
+    /// A trade without `quantity_gpu_hours`.
+    MissingQuantity,
+    InvalidQuantity,
+    /// An upfront payment on a term with no length to amortize it over.
+    UpfrontWithoutTerm,
+    UnknownOperatorTier,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::WrongColumnCount => "wrong_column_count",
+            Reason::InvalidUtf8 => "invalid_utf8",
+            Reason::MissingField => "missing_field",
+            Reason::UnknownKind => "unknown_kind",
+            Reason::UnparseableDate => "unparseable_date",
+            Reason::UnknownGpu => "unknown_gpu",
+            Reason::UnknownScope => "unknown_scope",
+            Reason::UnknownTerm => "unknown_term",
+            Reason::UnparseablePrice => "unparseable_price",
+            Reason::NonFinitePrice => "non_finite_price",
+            Reason::NonPositivePrice => "non_positive_price",
+            Reason::UnknownUnit => "unknown_unit",
+            Reason::MissingGpusPerUnit => "missing_gpus_per_unit",
+            Reason::InvalidNumber => "invalid_number",
+            Reason::UnknownCurrency => "unknown_currency",
+            Reason::NoFxRate => "no_fx_rate",
+            Reason::MissingQuantity => "missing_quantity",
+            Reason::InvalidQuantity => "invalid_quantity",
+            Reason::UpfrontWithoutTerm => "upfront_without_term",
+            Reason::UnknownOperatorTier => "unknown_operator_tier",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refused row's diagnosis: the reason code, the field at fault and what was wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    pub reason: Reason,
+    pub field: String,
+    pub detail: String,
+}
+
+impl Rejection {
+    pub fn new(reason: Reason, field: &str, detail: impl Into<String>) -> Self {
+        Self {
+            reason,
+            field: field.to_string(),
+            detail: detail.into(),
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The observation store: Parquet partitioned by fixing date, a quarantine, and one
+//! run record per ingest.
+//!
+//! Layout under the store directory:
+//! - `observations/date=YYYY-MM-DD/run-NNNNNN.parquet`: accepted observations;
+//! - `quarantine/run-NNNNNN.csv`: refused rows with every original field;
+//! - `runs/run-NNNNNN.json`: the ingest summary, which lists the partition files the
+//!   run wrote. Writing it (atomically) is the run's commit: readers only read the
+//!   partition files that a run record names, so a run killed before its record is
+//!   written leaves the store exactly as it was (its stray files are swept by the
+//!   next ingest);
+//! - `staging/`: spill files of the run in progress;
+//! - `.lock`: held while an ingest runs, so that two runs never interleave.
+
+use crate::error::{IngestError, Result};
+use crate::schema::{from_table, StoredObservation};
+use crate::summary::IngestSummary;
+use crate::table::Table;
+use chrono::NaiveDate;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// A store directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// Exclusive right to write a store, released on drop.
+#[derive(Debug)]
+pub struct StoreLock {
+    path: PathBuf,
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) a store directory.
+    pub fn create(root: &Path) -> Result<Self> {
+        fs::create_dir_all(root.join("runs")).map_err(|source| IngestError::Write {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing store; refuses a directory that holds no run record.
+    pub fn open(root: &Path) -> Result<Self> {
+        if !root.join("runs").is_dir() {
+            return Err(IngestError::Store {
+                path: root.to_path_buf(),
+                detail: "not a rentix store (no runs/ directory); run `rentix ingest` first".into(),
+            });
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Takes the store's write lock. A lock left by a killed run must be removed by
+    /// hand; the error says so.
+    pub fn lock(&self) -> Result<StoreLock> {
+        let path = self.root.join(".lock");
+        match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(_) => Ok(StoreLock { path }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(IngestError::Store {
+                path: self.root.clone(),
+                detail: format!(
+                    "another ingest holds {}; if no ingest is running, a killed run left it: delete it and retry",
+                    path.display()
+                ),
+            }),
+            Err(source) => Err(IngestError::Write { path, source }),
+        }
+    }
+
+    /// Committed run records, oldest first.
+    pub fn runs(&self) -> Result<Vec<IngestSummary>> {
+        let dir = self.root.join("runs");
+        let mut names: Vec<PathBuf> = fs::read_dir(&dir)
+            .map_err(|source| IngestError::Read {
+                path: dir.clone(),
+                source,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        names.sort();
+        names
+            .iter()
+            .map(|p| {
+                let text = fs::read_to_string(p).map_err(|source| IngestError::Read {
+                    path: p.clone(),
+                    source,
+                })?;
+                serde_json::from_str(&text).map_err(|e| IngestError::Store {
+                    path: p.clone(),
+                    detail: format!("unreadable run record: {e}"),
+                })
+            })
+            .collect()
+    }
+
+    /// The id the next run gets: one past the highest committed or started run.
+    pub fn next_run_id(&self) -> Result<String> {
+        let n = self.runs()?.len() + 1;
+        Ok(format!("run-{n:06}"))
+    }
+
+    /// Committed partition files by fixing date (relative paths, sorted).
+    pub fn partitions(&self) -> Result<BTreeMap<NaiveDate, Vec<String>>> {
+        let mut out: BTreeMap<NaiveDate, Vec<String>> = BTreeMap::new();
+        for run in self.runs()? {
+            for part in run.partitions {
+                let date = partition_date(&part).ok_or_else(|| IngestError::Store {
+                    path: self.root.join(&part),
+                    detail: "partition path has no date=YYYY-MM-DD component".into(),
+                })?;
+                out.entry(date).or_default().push(part);
+            }
+        }
+        for v in out.values_mut() {
+            v.sort();
+        }
+        Ok(out)
+    }
+
+    /// Reads the committed observations with `from <= fixing_date <= to`.
+    pub fn read(
+        &self,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+    ) -> Result<Vec<StoredObservation>> {
+        let parts = self.partitions()?;
+        let mut out = Vec::new();
+        for (date, files) in parts {
+            if from.is_some_and(|f| date < f) || to.is_some_and(|t| date > t) {
+                continue;
+            }
+            for f in files {
+                out.extend(self.read_part(&f)?);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn read_part(&self, rel: &str) -> Result<Vec<StoredObservation>> {
+        let path = self.root.join(rel);
+        let t = Table::read_parquet(&path)?;
+        from_table(&t, &path)
+    }
+
+    /// Dedupe keys already committed for one fixing date.
+    pub fn keys_on(
+        &self,
+        parts: &BTreeMap<NaiveDate, Vec<String>>,
+        date: NaiveDate,
+    ) -> Result<BTreeSet<String>> {
+        let mut keys = BTreeSet::new();
+        if let Some(files) = parts.get(&date) {
+            for f in files {
+                keys.extend(self.read_part(f)?.into_iter().map(|r| r.dedupe_key));
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Input hashes of every committed run.
+    pub fn ingested_hashes(&self) -> Result<BTreeSet<String>> {
+        Ok(self
+            .runs()?
+            .into_iter()
+            .flat_map(|r| {
+                r.files
+                    .into_iter()
+                    .filter(|f| !f.already_ingested)
+                    .map(|f| f.input_sha256)
+            })
+            .collect())
+    }
+
+    /// Removes what a killed run left: staging files and partition or quarantine
+    /// files that no run record names. Called with the lock held.
+    pub fn sweep(&self, _lock: &StoreLock) -> Result<Vec<PathBuf>> {
+        let committed: BTreeSet<String> = self
+            .runs()?
+            .into_iter()
+            .flat_map(|r| {
+                let mut v = r.partitions;
+                v.push(r.quarantine_file);
+                v
+            })
+            .collect();
+        let mut removed = Vec::new();
+        let staging = self.root.join("staging");
+        if staging.exists() {
+            fs::remove_dir_all(&staging).map_err(|source| IngestError::Write {
+                path: staging.clone(),
+                source,
+            })?;
+            removed.push(staging);
+        }
+        for sub in ["observations", "quarantine"] {
+            let dir = self.root.join(sub);
+            if !dir.exists() {
+                continue;
+            }
+            for path in walk(&dir)? {
+                let rel = path
+                    .strip_prefix(&self.root)
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                if !committed.contains(&rel) {
+                    fs::remove_file(&path).map_err(|source| IngestError::Write {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    removed.push(path);
+                }
+            }
+        }
+        Ok(removed)
+    }
+}
+
+fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = fs::read_dir(&d).map_err(|source| IngestError::Read {
+            path: d.clone(),
+            source,
+        })?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `observations/date=2025-01-02/run-000001.parquet` -> 2025-01-02.
+pub fn partition_date(rel: &str) -> Option<NaiveDate> {
+    rel.split('/')
+        .find_map(|seg| seg.strip_prefix("date="))
+        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+}
+
+/// Relative path of a run's partition file for one date.
+pub fn partition_path(date: NaiveDate, run_id: &str) -> String {
+    format!("observations/date={date}/{run_id}.parquet")
+}

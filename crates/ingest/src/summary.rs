@@ -1,0 +1,78 @@
+//! The ingest summary: one JSON record per run, which is also the run's commit record.
+
+use rentix_core::Cutoff;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What happened to one input file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileSummary {
+    pub path: String,
+    pub input_sha256: String,
+    /// Records in the file (data rows, header excluded).
+    pub source_rows: u64,
+    /// Candidate observations: one per record per mapping emit block that applied.
+    pub rows_read: u64,
+    pub accepted: u64,
+    pub quarantined: u64,
+    pub duplicates: u64,
+    /// The same bytes were committed by an earlier run: nothing was read or added.
+    pub already_ingested: bool,
+}
+
+/// The summary of one ingest run. `rows_read = accepted + quarantined + duplicates`
+/// holds for the run and for every file; the run is refused otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestSummary {
+    pub run_id: String,
+    pub mapping: String,
+    pub cutoff: Cutoff,
+    pub rows_read: u64,
+    pub accepted: u64,
+    pub quarantined: u64,
+    /// Counts per reason code.
+    pub quarantined_by_reason: BTreeMap<String, u64>,
+    pub duplicates: u64,
+    /// Duplicates of a row in this run / of a row already in the store.
+    pub duplicates_within_run: u64,
+    pub duplicates_of_store: u64,
+    /// Input file path -> SHA-256 of its bytes.
+    pub input_sha256: BTreeMap<String, String>,
+    pub files: Vec<FileSummary>,
+    /// Partition files written by this run, relative to the store.
+    pub partitions: Vec<String>,
+    pub quarantine_file: String,
+    pub first_fixing_date: Option<String>,
+    pub last_fixing_date: Option<String>,
+}
+
+impl IngestSummary {
+    /// Checks `rows_read = accepted + quarantined + duplicates` for the run and each
+    /// file; returns the first violation.
+    pub fn check(&self) -> Result<(), String> {
+        let ok = |r: u64, a: u64, q: u64, d: u64| r == a + q + d;
+        if !ok(
+            self.rows_read,
+            self.accepted,
+            self.quarantined,
+            self.duplicates,
+        ) {
+            return Err(format!(
+                "run: rows_read {} != accepted {} + quarantined {} + duplicates {}",
+                self.rows_read, self.accepted, self.quarantined, self.duplicates
+            ));
+        }
+        for f in &self.files {
+            if !ok(f.rows_read, f.accepted, f.quarantined, f.duplicates) {
+                return Err(format!(
+                    "{}: rows_read {} != accepted {} + quarantined {} + duplicates {}",
+                    f.path, f.rows_read, f.accepted, f.quarantined, f.duplicates
+                ));
+            }
+        }
+        if self.quarantined_by_reason.values().sum::<u64>() != self.quarantined {
+            return Err("quarantine counts by reason do not add up".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,232 @@
+//! A small columnar table written as CSV or Parquet by file extension, the one place
+//! rentix touches polars. Every output file of rentix goes through here, so that the
+//! formatting of numbers (shortest round-trip text in CSV) and the atomic
+//! write-then-rename are the same everywhere.
+
+use crate::error::{IngestError, Result};
+use polars::prelude::*;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// One column's values; `None` is an empty cell / null.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Col {
+    Str(Vec<Option<String>>),
+    F64(Vec<Option<f64>>),
+    I64(Vec<Option<i64>>),
+    Bool(Vec<Option<bool>>),
+}
+
+impl Col {
+    pub fn len(&self) -> usize {
+        match self {
+            Col::Str(v) => v.len(),
+            Col::F64(v) => v.len(),
+            Col::I64(v) => v.len(),
+            Col::Bool(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn cell(&self, i: usize) -> String {
+        match self {
+            Col::Str(v) => v[i].clone().unwrap_or_default(),
+            Col::F64(v) => v[i].map_or(String::new(), |x| format!("{x}")),
+            Col::I64(v) => v[i].map_or(String::new(), |x| x.to_string()),
+            Col::Bool(v) => v[i].map_or(String::new(), |x| x.to_string()),
+        }
+    }
+}
+
+/// Named columns of equal length.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub names: Vec<String>,
+    pub cols: Vec<Col>,
+}
+
+/// The on-disk format, chosen by the file name's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    Csv,
+    Parquet,
+}
+
+impl TableFormat {
+    pub fn of(path: &Path) -> Result<Self> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("csv") => Ok(TableFormat::Csv),
+            Some("parquet") => Ok(TableFormat::Parquet),
+            _ => Err(IngestError::Store {
+                path: path.to_path_buf(),
+                detail: "output file name must end in .csv or .parquet".into(),
+            }),
+        }
+    }
+}
+
+impl Table {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, name: &str, col: Col) {
+        self.names.push(name.to_string());
+        self.cols.push(col);
+    }
+
+    pub fn height(&self) -> usize {
+        self.cols.first().map_or(0, Col::len)
+    }
+
+    pub fn col(&self, name: &str) -> Option<&Col> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| &self.cols[i])
+    }
+
+    /// Writes atomically (temporary file in the same directory, then rename) in the
+    /// format the extension names.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let format = TableFormat::of(path)?;
+        write_atomic(path, |w| match format {
+            TableFormat::Csv => self.write_csv(w),
+            TableFormat::Parquet => self.write_parquet(w, path),
+        })
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> Result<()> {
+        let io = |e: std::io::Error| IngestError::Write {
+            path: PathBuf::from("<csv>"),
+            source: e,
+        };
+        let mut out = csv::Writer::from_writer(w);
+        out.write_record(&self.names).map_err(|e| io(e.into()))?;
+        for i in 0..self.height() {
+            out.write_record(self.cols.iter().map(|c| c.cell(i)))
+                .map_err(|e| io(e.into()))?;
+        }
+        out.flush().map_err(io)
+    }
+
+    fn to_frame(&self) -> PolarsResult<DataFrame> {
+        let columns: Vec<Column> = self
+            .names
+            .iter()
+            .zip(&self.cols)
+            .map(|(n, c)| {
+                let name: PlSmallStr = n.as_str().into();
+                match c {
+                    Col::Str(v) => Column::new(name, v),
+                    Col::F64(v) => Column::new(name, v),
+                    Col::I64(v) => Column::new(name, v),
+                    Col::Bool(v) => Column::new(name, v),
+                }
+            })
+            .collect();
+        DataFrame::new(self.height(), columns)
+    }
+
+    fn write_parquet(&self, w: &mut dyn Write, path: &Path) -> Result<()> {
+        let perr = |e: PolarsError| IngestError::Parquet {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        };
+        let mut df = self.to_frame().map_err(perr)?;
+        ParquetWriter::new(w)
+            .with_compression(ParquetCompression::Snappy)
+            .finish(&mut df)
+            .map_err(perr)?;
+        Ok(())
+    }
+
+    /// Reads a Parquet file written by [`Table::write`], or any Parquet file whose
+    /// columns are strings, floats, integers or booleans.
+    pub fn read_parquet(path: &Path) -> Result<Self> {
+        let perr = |e: PolarsError| IngestError::Parquet {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        };
+        let f = File::open(path).map_err(|source| IngestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let df = ParquetReader::new(f).finish().map_err(perr)?;
+        let mut t = Table::new();
+        for c in df.columns() {
+            let col = match c.dtype() {
+                DataType::String => Col::Str(
+                    c.str()
+                        .map_err(perr)?
+                        .iter()
+                        .map(|v| v.map(str::to_string))
+                        .collect(),
+                ),
+                DataType::Float64 => Col::F64(c.f64().map_err(perr)?.iter().collect()),
+                DataType::Int64 => Col::I64(c.i64().map_err(perr)?.iter().collect()),
+                DataType::Boolean => Col::Bool(c.bool().map_err(perr)?.iter().collect()),
+                other => {
+                    return Err(IngestError::Parquet {
+                        path: path.to_path_buf(),
+                        detail: format!("column {} has unsupported type {other}", c.name()),
+                    })
+                }
+            };
+            t.push(c.name().as_str(), col);
+        }
+        Ok(t)
+    }
+}
+
+/// Writes a file atomically: into `<name>.tmp` beside it, fsync, then rename. A
+/// killed process leaves either the old file or the new one, never half of one.
+pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let werr = |source| IngestError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(werr)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    {
+        let f = File::create(&tmp).map_err(werr)?;
+        let mut w = BufWriter::new(f);
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(|e| werr(e.into_error()))?;
+        f.sync_all().map_err(werr)?;
+    }
+    std::fs::rename(&tmp, path).map_err(werr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parquet_and_csv_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Table::new();
+        t.push("s", Col::Str(vec![Some("a".into()), None]));
+        t.push("f", Col::F64(vec![Some(0.1), None]));
+        t.push("i", Col::I64(vec![None, Some(7)]));
+        t.push("b", Col::Bool(vec![Some(true), Some(false)]));
+        let p = dir.path().join("x.parquet");
+        t.write(&p).unwrap();
+        assert_eq!(Table::read_parquet(&p).unwrap(), t);
+        let c = dir.path().join("x.csv");
+        t.write(&c).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&c).unwrap(),
+            "s,f,i,b\na,0.1,,true\n,,7,false\n"
+        );
+        assert!(t.write(&dir.path().join("x.txt")).is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! Simulation parameters, read from TOML (`data/sim/default.toml` is the default).
+
+use crate::error::SimError;
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+const DEFAULT: &str = include_str!("../../../data/sim/default.toml");
+
+/// Market dynamics shared by every GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarketParams {
+    pub daily_vol: f64,
+    pub garch_alpha: f64,
+    pub garch_beta: f64,
+    pub mean_reversion: f64,
+    pub jump_prob: f64,
+    pub jump_cut_share: f64,
+    pub jump_mean_abs: f64,
+    pub term_slope: f64,
+    pub term_slope_vol: f64,
+    pub spot_ratio: f64,
+    pub spot_vol: f64,
+    pub successor_cut: f64,
+}
+
+/// Imperfections of a real feed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseParams {
+    pub duplicate_share: f64,
+    pub bad_row_share: f64,
+    pub late_share: f64,
+}
+
+/// One GPU's life cycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuLifeCycle {
+    pub id: String,
+    pub launch: NaiveDate,
+    pub launch_price: f64,
+    pub floor: f64,
+    pub decay_per_year: f64,
+    pub liquidity: f64,
+    #[serde(default)]
+    pub successor: Option<String>,
+}
+
+/// One leg of a user's rent: follows a grade's fair price, repriced periodically.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RentLeg {
+    pub grade: String,
+    pub share: f64,
+    pub reprice_days: u32,
+    pub markup: f64,
+    pub add: f64,
+}
+
+/// A producer (pays rent) or neocloud (earns rent) with its events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserParams {
+    pub name: String,
+    pub side: String,
+    pub gpus: u32,
+    pub outages_per_year: f64,
+    pub failed_deployments_per_year: f64,
+    pub customer_defaults_per_year: f64,
+    pub leg: Vec<RentLeg>,
+}
+
+/// Everything that determines the simulated market. Same parameters, same bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimParams {
+    pub seed: u64,
+    pub start: NaiveDate,
+    pub days: u32,
+    pub rows: u64,
+    pub market: MarketParams,
+    pub scope_premium: BTreeMap<String, f64>,
+    pub tier_premium: BTreeMap<String, f64>,
+    pub region_premium: BTreeMap<String, f64>,
+    pub noise: NoiseParams,
+    pub gpu: Vec<GpuLifeCycle>,
+    #[serde(default)]
+    pub user: Vec<UserParams>,
+}
+
+impl SimParams {
+    /// The documented default (`data/sim/default.toml`).
+    pub fn default_params() -> Self {
+        Self::from_toml(DEFAULT).expect("data/sim/default.toml is valid")
+    }
+
+    pub fn from_toml(text: &str) -> Result<Self, SimError> {
+        let p: SimParams = toml::from_str(text).map_err(|e| SimError::Params(e.to_string()))?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Refuses parameters that would make a meaningless market.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |m: String| Err(SimError::Params(m));
+        if self.days == 0 || self.days > 20_000 {
+            return bad(format!("days must be 1..=20000, got {}", self.days));
+        }
+        if self.gpu.is_empty() {
+            return bad("at least one [[gpu]] is needed".into());
+        }
+        let m = &self.market;
+        if m.garch_alpha < 0.0 || m.garch_beta < 0.0 || m.garch_alpha + m.garch_beta >= 1.0 {
+            return bad("garch_alpha + garch_beta must be in [0, 1)".into());
+        }
+        for (name, v) in [
+            ("daily_vol", m.daily_vol),
+            ("mean_reversion", m.mean_reversion),
+            ("jump_prob", m.jump_prob),
+            ("spot_ratio", m.spot_ratio),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(format!("market.{name} must be finite and >= 0"));
+            }
+        }
+        for g in &self.gpu {
+            if !(g.launch_price > g.floor && g.floor > 0.0) {
+                return bad(format!("gpu {}: need launch_price > floor > 0", g.id));
+            }
+            rentix_core::GpuModel::new(&g.id).map_err(|e| SimError::Params(e.to_string()))?;
+        }
+        for s in ["container", "vm", "bare-metal", "managed-cluster"] {
+            if !self.scope_premium.contains_key(s) {
+                return bad(format!("scope_premium.{s} is missing"));
+            }
+        }
+        for t in ["platinum", "gold", "silver", "bronze", "underperform"] {
+            if !self.tier_premium.contains_key(t) {
+                return bad(format!("tier_premium.{t} is missing"));
+            }
+        }
+        for r in ["us", "eu", "apac"] {
+            if !self.region_premium.contains_key(r) {
+                return bad(format!("region_premium.{r} is missing"));
+            }
+        }
+        for u in &self.user {
+            if u.side != "pay" && u.side != "earn" {
+                return bad(format!("user {}: side must be pay or earn", u.name));
+            }
+            if u.leg.is_empty() || u.gpus == 0 {
+                return bad(format!(
+                    "user {}: needs gpus > 0 and at least one leg",
+                    u.name
+                ));
+            }
+            let share: f64 = u.leg.iter().map(|l| l.share).sum();
+            if (share - 1.0).abs() > 1e-9 {
+                return bad(format!(
+                    "user {}: leg shares add up to {share}, not 1",
+                    u.name
+                ));
+            }
+            for l in &u.leg {
+                let g: rentix_core::Grade = l
+                    .grade
+                    .parse()
+                    .map_err(|e| SimError::Params(format!("user {}: {e}", u.name)))?;
+                if !self.gpu.iter().any(|x| x.id == g.gpu.as_str()) {
+                    return bad(format!("user {}: {} is not a simulated GPU", u.name, g.gpu));
+                }
+                if !crate::market::TERMS.contains(&g.term) {
+                    return bad(format!("user {}: term {} is not simulated", u.name, g.term));
+                }
+                if l.reprice_days == 0 {
+                    return bad(format!("user {}: reprice_days must be >= 1", u.name));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn end(&self) -> NaiveDate {
+        self.start + chrono::Days::new(u64::from(self.days))
+    }
+}

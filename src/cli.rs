@@ -1,0 +1,112 @@
+//! The command line as plain clap structs; `commands` turns them into validated
+//! configurations before any work starts.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rentix",
+    version,
+    about = "GPU rental price indices, and how well a futures contract on them would hedge your rent",
+    long_about = "rentix turns GPU rental prices (trades, firm offers, listings) into daily \
+                  fixings that say which tier fixed them and how much data stood behind them, \
+                  and backtests cash-settled futures hedges of a user's own rent."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Normalize offers and trades into a store and print the ingest summary.
+    #[command(
+        after_help = "Example:\n  rentix ingest --store store data/sample/observations.csv\n  \
+                            rentix ingest --store store --mapping data/mappings/primeintellect_by_provider.toml by_provider.csv"
+    )]
+    Ingest(IngestArgs),
+    /// Write a synthetic GPU rental market with known truth.
+    #[command(
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 365\n  \
+                            rentix simulate --out big --rows 10000000   # for benchmarks"
+    )]
+    Simulate(SimulateArgs),
+    /// Compute fixings for each grade (and composites) from a store.
+    #[command(
+        after_help = "Example:\n  rentix index --store store --out fixings.csv\n  \
+                            rentix index --store store --out h100.parquet --grade 'h100-*/*/*' \\\n      \
+                            --methodology data/methodologies/settlement_business_days.toml --from 2025-01-01"
+    )]
+    Index(IndexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Store directory written by `rentix ingest`.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Output file, .csv or .parquet. A forward curve is written beside it
+    /// (`<stem>_forward.<ext>`); an existing file is restated, not overwritten.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Methodology file (default: data/methodologies/default.toml, bundled).
+    #[arg(long)]
+    pub methodology: Option<PathBuf>,
+    /// Only grades matching these patterns (`h100-*/*/on-demand`); repeatable.
+    #[arg(long = "grade")]
+    pub grades: Vec<String>,
+    /// First fixing date (YYYY-MM-DD).
+    #[arg(long)]
+    pub from: Option<chrono::NaiveDate>,
+    /// Last fixing date (YYYY-MM-DD).
+    #[arg(long)]
+    pub to: Option<chrono::NaiveDate>,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Output directory.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Parameter file (default: the bundled data/sim/default.toml).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Random seed (overrides the parameter file).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// First day, YYYY-MM-DD (overrides the parameter file).
+    #[arg(long)]
+    pub start: Option<chrono::NaiveDate>,
+    /// Number of days (overrides the parameter file).
+    #[arg(long)]
+    pub days: Option<u32>,
+    /// Target number of observation rows (scales market activity).
+    #[arg(long)]
+    pub rows: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Store directory (created if missing).
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Mapping file for a foreign layout (see data/mappings/); canonical layout if absent.
+    #[arg(long)]
+    pub mapping: Option<PathBuf>,
+    /// FX table `date,currency,usd_per_unit` (default: the bundled data/fx/usd_rates.csv).
+    #[arg(long)]
+    pub fx: Option<PathBuf>,
+    /// Fixing cut-off, local time HH:MM (24:00 = end of day).
+    #[arg(long, default_value = "24:00")]
+    pub cutoff: String,
+    /// Time zone of the cut-off (IANA name).
+    #[arg(long, default_value = "UTC")]
+    pub timezone: String,
+    /// Accepted rows held in memory before spilling to disk.
+    #[arg(long, default_value_t = 250_000)]
+    pub batch_rows: usize,
+    /// Input files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}

@@ -1,0 +1,46 @@
+//! `rentix ingest` on the real samples, through their shipped mappings.
+
+use crate::util::{data, p, rentix, rentix_ok};
+use serde_json::Value;
+
+#[test]
+fn ingest_prints_a_summary_that_adds_up_and_reingest_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let mapping = data("data/mappings/primeintellect_by_provider.toml");
+    let args = [
+        "ingest",
+        "--store",
+        p(&store),
+        "--mapping",
+        p(&mapping),
+        p(&sample),
+    ];
+    let s: Value = serde_json::from_str(&rentix_ok(&args)).unwrap();
+    let n = |k: &str| s[k].as_u64().unwrap();
+    assert_eq!(n("rows_read"), 324);
+    assert_eq!(
+        n("rows_read"),
+        n("accepted") + n("quarantined") + n("duplicates")
+    );
+    assert!(
+        n("duplicates") > 0,
+        "the 21:02 and 21:06 re-runs repeat the 21:01 snapshot"
+    );
+    let again: Value = serde_json::from_str(&rentix_ok(&args)).unwrap();
+    assert_eq!(again["accepted"].as_u64(), Some(0));
+    assert_eq!(again["files"][0]["already_ingested"].as_bool(), Some(true));
+}
+
+#[test]
+fn missing_column_is_one_clear_error_naming_file_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "kind,observed_at,source\ntrade,2025-01-01,x\n").unwrap();
+    let out = rentix(&["ingest", "--store", p(&dir.path().join("s")), p(&bad)]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.csv") && err.contains("\"gpu\""), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -1,0 +1,35 @@
+//! Helpers: run the built binary, find the repository's files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn data(rel: &str) -> PathBuf {
+    repo().join(rel)
+}
+
+/// Runs `rentix ARGS` and returns its output.
+pub fn rentix(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rentix"))
+        .args(args)
+        .output()
+        .expect("run rentix")
+}
+
+/// Runs `rentix ARGS`, panicking with stderr when it fails.
+pub fn rentix_ok(args: &[&str]) -> String {
+    let out = rentix(args);
+    assert!(
+        out.status.success(),
+        "rentix {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+pub fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
