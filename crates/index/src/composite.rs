@@ -145,6 +145,9 @@ fn drop_constant(obs: &mut [HedonicObs]) {
     }
 }
 
+/// Characteristics, price, dedupe key and kind of one observation.
+type HedonicRow<'a> = (Vec<f64>, f64, &'a str, ObservationKind);
+
 /// Adjacent-period time-dummy hedonic index, chained: each link regresses the
 /// observations of two consecutive fixing dates with one time dummy.
 pub fn hedonic(
@@ -159,8 +162,7 @@ pub fn hedonic(
         .iter()
         .filter_map(|p| GradePattern::new(p).ok())
         .collect();
-    let mut by_day: BTreeMap<NaiveDate, Vec<(Vec<f64>, f64, &str, ObservationKind)>> =
-        BTreeMap::new();
+    let mut by_day: BTreeMap<NaiveDate, Vec<HedonicRow<'_>>> = BTreeMap::new();
     for (key, obs) in groups {
         let Ok(grade) = key.parse::<Grade>() else {
             continue;

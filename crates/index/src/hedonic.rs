@@ -36,7 +36,8 @@ pub fn time_dummy(obs: &[HedonicObs], periods: usize) -> Option<HedonicFit> {
     let mut x = Vec::with_capacity(obs.len());
     let mut y = Vec::with_capacity(obs.len());
     for o in obs {
-        if o.characteristics.len() != k || !(o.price > 0.0) || o.period >= periods {
+        if o.characteristics.len() != k || o.price.is_nan() || o.price <= 0.0 || o.period >= periods
+        {
             return None;
         }
         let mut row = Vec::with_capacity(1 + k + periods - 1);

@@ -245,7 +245,7 @@ impl Methodology {
         {
             return Err("trim must be in [0, 0.5)".into());
         }
-        if !(self.outliers.k > 0.0) {
+        if self.outliers.k.is_nan() || self.outliers.k <= 0.0 {
             return Err("outliers.k must be positive".into());
         }
         if !(unit(self.outliers.low)
@@ -260,7 +260,8 @@ impl Methodology {
         if self.pooling.min_valid_days > self.pooling.window_days {
             return Err("pooling.min_valid_days cannot exceed window_days".into());
         }
-        if !(self.contributors.max_share > 0.0 && self.contributors.max_share <= 1.0) {
+        if !(0.0..=1.0).contains(&self.contributors.max_share) || self.contributors.max_share == 0.0
+        {
             return Err("contributors.max_share must be in (0, 1]".into());
         }
         if self.rounding.decimals > 10 {
@@ -280,7 +281,7 @@ impl Methodology {
                     }
                 }
                 _ => {
-                    if c.weights.is_empty() || c.weights.values().any(|w| !(*w > 0.0)) {
+                    if c.weights.is_empty() || c.weights.values().any(|w| w.is_nan() || *w <= 0.0) {
                         return Err(format!("composite {}: needs positive weights", c.name));
                     }
                     for g in c.weights.keys() {

@@ -3,9 +3,10 @@
 //!
 //! Log price of a GPU's reference grade (bare metal, on-demand, silver operator):
 //! `ln p_t = ln trend_t + z_t`, where `trend_t = floor + (launch - floor) e^{-k age_t}`
-//! times a successor step-down, and `z_t` is mean-reverting (`z_{t+1} = (1 - kappa) z_t
-//! + sigma_t e_t + J_t`) with GARCH(1,1) variance `sigma^2_{t+1} = omega + alpha
-//! (sigma_t e_t)^2 + beta sigma^2_t` and rare jumps `J_t` (mostly price cuts).
+//! times a successor step-down, and `z_t` is mean-reverting,
+//! `z_{t+1} = (1 - kappa) z_t + sigma_t e_t + J_t`, with GARCH(1,1) variance
+//! `sigma^2_{t+1} = omega + alpha (sigma_t e_t)^2 + beta sigma^2_t` and rare jumps
+//! `J_t` (mostly price cuts).
 
 use crate::params::SimParams;
 use crate::rng::{stream, tag};

@@ -194,9 +194,9 @@ impl Context<'_> {
             let tier_m = Self::premium(&self.params.tier_premium, p.tier.as_str());
             let (sightings, firm_rate, trade_rate) = match p.kind {
                 ProviderKind::Hyperscaler => (0.5, 0.0, 0.0),
-                ProviderKind::Neocloud => (0.7, 0.2, 0.35),
-                ProviderKind::Marketplace => (2.0, 0.0, 0.6),
-                ProviderKind::Broker => (0.0, 0.3, 0.5),
+                ProviderKind::Neocloud => (1.0, 0.5, 1.2),
+                ProviderKind::Marketplace => (2.0, 0.0, 1.5),
+                ProviderKind::Broker => (0.0, 0.6, 0.8),
             };
             for (oi, o) in p.offers.iter().enumerate() {
                 let Some(fair) = self.market.fair(o.gpu, o.scope, o.term, day) else {
