@@ -20,6 +20,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the whole pipeline on a simulated market: simulate, ingest, index,
+    /// backtest, track, report.
+    #[command(after_help = "Example:\n  rentix demo                 # writes reports/demo/report.html\n  \
+                            rentix demo --out /tmp/demo")]
+    Demo(DemoArgs),
     /// Normalize offers and trades into a store and print the ingest summary.
     #[command(
         after_help = "Example:\n  rentix ingest --store store data/sample/observations.csv\n  \
@@ -39,6 +44,88 @@ pub enum Command {
                             --methodology data/methodologies/settlement_business_days.toml --from 2025-01-01"
     )]
     Index(IndexArgs),
+    /// Backtest a futures hedge of a rent series on an index.
+    #[command(after_help = "Example:\n  rentix backtest --index fixings.csv --rent rent_producer_h100.csv \\\n      \
+                            --events events_producer_h100.csv --out bt\n  \
+                            rentix backtest --index fixings.csv --rent rent.csv --underlying 'h200-sxm-141gb/bare-metal/on-demand' \\\n      \
+                            --strategy one-to-one --strategy walk-forward --out bt")]
+    Backtest(BacktestArgs),
+    /// Rank every grade in a fixings file by how well it tracks (and would hedge) a rent.
+    #[command(after_help = "Example:\n  rentix track --index fixings.csv --rent rent_neocloud_h200.csv --out track.csv")]
+    Track(TrackArgs),
+    /// Render the human report (one self-contained HTML file) for a backtest or index output.
+    #[command(after_help = "Example:\n  rentix report --in reports/demo --out reports/demo/report.html")]
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A backtest output directory, a directory holding fixings.csv, or both (the demo's).
+    #[arg(long = "in")]
+    pub input: PathBuf,
+    /// Output HTML file.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct BacktestArgs {
+    /// Fixings file written by `rentix index` (.csv or .parquet).
+    #[arg(long)]
+    pub index: PathBuf,
+    /// Rent CSV: period_start, period_end, usd_per_gpu_hour, gpu_hours, side.
+    #[arg(long)]
+    pub rent: PathBuf,
+    /// Events CSV: start, end, kind, gpu_hours_lost, usd_loss, note.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// Contract TOML (default: data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml).
+    #[arg(long)]
+    pub contract: Option<PathBuf>,
+    /// Override the contract's underlying grade.
+    #[arg(long)]
+    pub underlying: Option<String>,
+    /// Override the contract's entry-price assumption: index, forward or premium.
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// Strategies to run (default: all): unhedged, one-to-one, static-min-variance,
+    /// walk-forward, ewma, layered.
+    #[arg(long = "strategy")]
+    pub strategies: Vec<String>,
+    /// Bootstrap resamples for confidence intervals.
+    #[arg(long, default_value_t = 1000)]
+    pub resamples: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 20240101)]
+    pub seed: u64,
+    /// Output directory.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct TrackArgs {
+    /// Fixings file written by `rentix index`.
+    #[arg(long)]
+    pub index: PathBuf,
+    /// Rent CSV.
+    #[arg(long)]
+    pub rent: PathBuf,
+    /// Events CSV.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// Contract TOML giving size, settlement rule and fees (its underlying is replaced
+    /// by each candidate in turn).
+    #[arg(long)]
+    pub contract: Option<PathBuf>,
+    /// Bootstrap resamples per candidate.
+    #[arg(long, default_value_t = 1000)]
+    pub resamples: usize,
+    #[arg(long, default_value_t = 20240101)]
+    pub seed: u64,
+    /// Output file (.csv or .parquet); the ranking is printed when absent.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -84,6 +171,16 @@ pub struct SimulateArgs {
     /// Target number of observation rows (scales market activity).
     #[arg(long)]
     pub rows: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Output directory (its generated files are replaced).
+    #[arg(long, default_value = "reports/demo")]
+    pub out: PathBuf,
+    /// Seed of the simulated market.
+    #[arg(long, default_value_t = 20240101)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Args)]

@@ -1,15 +1,23 @@
 //! One module per command; each validates its arguments, then does the work.
 
+mod backtest;
+mod demo;
 mod index;
 mod ingest;
+mod report;
 mod simulate;
+mod track;
 
 use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Demo(a) => demo::run(a),
         Command::Ingest(a) => ingest::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Index(a) => index::run(a),
+        Command::Backtest(a) => backtest::run(a),
+        Command::Track(a) => track::run(a),
+        Command::Report(a) => report::run(a),
     }
 }

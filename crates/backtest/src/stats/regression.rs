@@ -4,12 +4,14 @@
 //! `b = Cov(x, y) / Var(x)`, `a = my - b mx`, `R^2 = 1 - SSE / SST`, the slope's
 //! standard error `se(b) = sqrt(SSE / (n - 2) / Sxx)` and `t = b / se(b)`. A hedge is
 //! "highly effective" by the common reading of the rule when `R^2 >= 0.8` and the
-//! slope magnitude lies in `[0.8, 1.25]`.
+//! slope magnitude lies in `[0.8, 1.25]`. The slope's two-sided p-value against zero
+//! uses Student's t with `n - 2` degrees of freedom (statrs).
 //!
 //! References: IAS 39 AG105 (80-125%); KPMG, "Hedge effectiveness testing" (2016).
 
 use super::moments::{covariance, mean, variance};
 use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// OLS fit and the hedge-accounting reading of it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -18,6 +20,8 @@ pub struct Regression {
     pub intercept: f64,
     pub r2: f64,
     pub slope_t: f64,
+    /// Two-sided p-value of `slope_t` (Student's t, n - 2 degrees of freedom).
+    pub slope_p_value: f64,
     pub n: usize,
     /// `R^2 >= 0.8` and `0.8 <= |slope| <= 1.25`.
     pub passes_80_125: bool,
@@ -43,11 +47,16 @@ pub fn regress(y: &[f64], x: &[f64]) -> Option<Regression> {
     let se = (sse / (n - 2) as f64 / sxx).sqrt();
     let slope_t = if se > 0.0 { slope / se } else { f64::INFINITY.copysign(slope) };
     let b = slope.abs();
+    let slope_p_value = StudentsT::new(0.0, 1.0, (n - 2) as f64)
+        .map(|t| 2.0 * (1.0 - t.cdf(slope_t.abs())))
+        .unwrap_or(f64::NAN)
+        .clamp(0.0, 1.0);
     Some(Regression {
         slope,
         intercept,
         r2,
         slope_t: if slope_t.is_finite() { slope_t } else { f64::MAX.copysign(slope) },
+        slope_p_value,
         n,
         passes_80_125: r2 >= 0.8 && (0.8..=1.25).contains(&b),
     })
@@ -69,6 +78,8 @@ mod tests {
         let t = rho * 13f64.sqrt() / (1.0 - rho * rho).sqrt();
         assert!((r.slope_t - t).abs() < 1e-3, "{} vs {t}", r.slope_t);
         assert!(!r.passes_80_125, "slope 0.78 is below 0.8");
+        // t = 9.00 with 13 degrees of freedom: p well below 0.001.
+        assert!(r.slope_p_value < 1e-5, "{}", r.slope_p_value);
     }
 
     #[test]

@@ -1,0 +1,245 @@
+//! The contract specification and its settlement prices.
+
+use crate::error::BacktestError;
+use chrono::{Datelike, Months, NaiveDate};
+use rentix_core::{DateSeries, DayRule, Grade};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+const DEFAULT: &str = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+
+/// How the final settlement price of a contract month is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Settlement {
+    /// Mean of the contract month's fixings.
+    MonthlyAverage,
+    /// The month's last fixing.
+    Final,
+    /// Mean of the month's last `last_n` fixings.
+    LastNAverage,
+}
+
+/// How a position's entry price is set, for want of futures price history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryAssumption {
+    /// The last fixing before entry: futures priced at the index (no drift).
+    Index,
+    /// The fixing of `forward_grade` at entry (a reservation prices the future).
+    Forward,
+    /// The last fixing plus `premium` USD per GPU-hour.
+    Premium,
+}
+
+impl EntryAssumption {
+    pub const ALL: [EntryAssumption; 3] = [EntryAssumption::Index, EntryAssumption::Forward, EntryAssumption::Premium];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryAssumption::Index => "index",
+            EntryAssumption::Forward => "forward",
+            EntryAssumption::Premium => "premium",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntrySpec {
+    pub assumption: EntryAssumption,
+    #[serde(default)]
+    pub premium: f64,
+    #[serde(default)]
+    pub forward_grade: Option<String>,
+    /// Days of fixings averaged into the entry price (and into the rent it is
+    /// compared with), to keep one day's noise out of a month's hedge. 1 = the last
+    /// fixing alone.
+    #[serde(default = "one")]
+    pub lookback_days: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A cash-settled monthly futures contract on a grade's fixings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContractSpec {
+    pub name: String,
+    pub underlying: String,
+    pub contract_gpu_hours: f64,
+    pub tick: f64,
+    pub settlement: Settlement,
+    pub settlement_days: String,
+    #[serde(default = "default_calendar")]
+    pub calendar: String,
+    #[serde(default = "default_last_n")]
+    pub last_n: usize,
+    pub listed_months: u32,
+    pub fee_per_contract: f64,
+    pub initial_margin: f64,
+    pub entry: EntrySpec,
+}
+
+fn default_calendar() -> String {
+    "us-exchange".into()
+}
+fn default_last_n() -> usize {
+    5
+}
+
+impl ContractSpec {
+    pub fn default_contract() -> Self {
+        Self::from_toml(DEFAULT, Path::new("data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"))
+            .expect("bundled contract is valid")
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, BacktestError> {
+        let text = std::fs::read_to_string(path).map_err(|e| BacktestError::File {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        Self::from_toml(&text, path)
+    }
+
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, BacktestError> {
+        let c: ContractSpec = toml::from_str(text).map_err(|e| BacktestError::Contract {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        c.validate().map_err(|detail| BacktestError::Contract {
+            path: path.to_path_buf(),
+            detail,
+        })?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        self.underlying.parse::<Grade>().map_err(|e| format!("underlying: {e}"))?;
+        if !(self.contract_gpu_hours.is_finite() && self.contract_gpu_hours > 0.0) {
+            return Err("contract_gpu_hours must be positive".into());
+        }
+        if !(self.tick.is_finite() && self.tick > 0.0) {
+            return Err("tick must be positive".into());
+        }
+        if !(self.fee_per_contract.is_finite() && self.fee_per_contract >= 0.0) {
+            return Err("fee_per_contract must be >= 0".into());
+        }
+        if !(self.initial_margin.is_finite() && (0.0..=1.0).contains(&self.initial_margin)) {
+            return Err("initial_margin is a share of notional in [0, 1]".into());
+        }
+        if self.listed_months == 0 {
+            return Err("listed_months must be >= 1".into());
+        }
+        if self.settlement == Settlement::LastNAverage && self.last_n == 0 {
+            return Err("last_n must be >= 1".into());
+        }
+        self.day_rule()?;
+        if self.entry.lookback_days == 0 || self.entry.lookback_days > 31 {
+            return Err("entry.lookback_days must be 1..=31".into());
+        }
+        if self.entry.assumption == EntryAssumption::Forward {
+            match &self.entry.forward_grade {
+                Some(g) => {
+                    g.parse::<Grade>().map_err(|e| format!("entry.forward_grade: {e}"))?;
+                }
+                None => return Err("entry.assumption = \"forward\" needs entry.forward_grade".into()),
+            }
+        }
+        Ok(())
+    }
+
+    pub fn day_rule(&self) -> Result<DayRule, String> {
+        DayRule::new(&self.settlement_days, &self.calendar).map_err(|e| e.to_string())
+    }
+
+    /// Rounds a price to the tick.
+    pub fn to_tick(&self, price: f64) -> f64 {
+        let r = (price / self.tick).round() * self.tick;
+        // Remove binary noise from the multiplication.
+        (r * 1e9).round() / 1e9
+    }
+
+    /// Mean of the series over the `lookback_days` days ending on `day`; the last
+    /// value on or before `day` when none of those days has one (or `None`).
+    pub fn entry_level(&self, series: &DateSeries, day: NaiveDate) -> Option<f64> {
+        let from = day - chrono::Days::new(u64::from(self.entry.lookback_days.max(1) - 1));
+        let v: Vec<f64> = series.range(from..day + chrono::Days::new(1)).map(|(_, v)| v).collect();
+        if v.is_empty() {
+            series.last_on_or_before(day).map(|(_, x)| x)
+        } else {
+            Some(v.iter().sum::<f64>() / v.len() as f64)
+        }
+    }
+
+    /// Final settlement price of the month starting `month` from `index`; `None` if
+    /// the month has no fixing on a counted day.
+    pub fn settle(&self, index: &DateSeries, month: NaiveDate) -> Option<f64> {
+        let rule = self.day_rule().ok()?;
+        let next = month_start(month) + Months::new(1);
+        let values: Vec<f64> = index
+            .range(month_start(month)..next)
+            .filter(|(d, _)| rule.counts(*d))
+            .map(|(_, v)| v)
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        let used: &[f64] = match self.settlement {
+            Settlement::MonthlyAverage => &values,
+            Settlement::Final => &values[values.len() - 1..],
+            Settlement::LastNAverage => &values[values.len().saturating_sub(self.last_n)..],
+        };
+        Some(self.to_tick(used.iter().sum::<f64>() / used.len() as f64))
+    }
+}
+
+/// First day of the month containing `d`.
+pub fn month_start(d: NaiveDate) -> NaiveDate {
+    d.with_day(1).unwrap_or(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn settlement_rules_by_hand() {
+        let mut c = ContractSpec::default_contract();
+        // July 2025: 1.0 on the 1st..3rd, 4.0 on the 4th (a US holiday), 2.0 on the 7th.
+        let idx = DateSeries::from_points([
+            (d("2025-07-01"), 1.0),
+            (d("2025-07-02"), 1.0),
+            (d("2025-07-03"), 1.0),
+            (d("2025-07-04"), 4.0),
+            (d("2025-07-07"), 2.0),
+            (d("2025-08-01"), 9.0),
+        ])
+        .unwrap();
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(1.8));
+        c.settlement_days = "business".into();
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(1.25));
+        c.settlement = Settlement::Final;
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(2.0));
+        c.settlement = Settlement::LastNAverage;
+        c.last_n = 2;
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(1.5));
+        assert_eq!(c.settle(&idx, d("2025-09-01")), None);
+        assert_eq!(c.to_tick(1.23456), 1.235);
+    }
+
+    #[test]
+    fn bad_contracts_are_refused() {
+        let p = Path::new("c.toml");
+        let good = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+        assert!(ContractSpec::from_toml(&good.replace("tick = 0.001", "tick = 0"), p).is_err());
+        assert!(ContractSpec::from_toml(&good.replace("\"monthly-average\"", "\"weekly\""), p).is_err());
+        assert!(ContractSpec::from_toml(&good.replace("h100-sxm-80gb/bare-metal/on-demand\"\ncontract", "h100/x\"\ncontract"), p).is_err());
+    }
+}

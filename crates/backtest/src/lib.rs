@@ -1,0 +1,33 @@
+//! rentix-backtest: would a cash-settled futures contract on a GPU rental index have
+//! hedged this rent, and what can it never cover?
+//!
+//! Reads a user's rent series and operational events, builds monthly contract
+//! periods against an index's fixings, runs hedging strategies (unhedged,
+//! one-to-one, in-sample minimum variance, walk-forward, EWMA, layered), decomposes
+//! P&L into rent change, futures, basis and volume mismatch with operational loss
+//! reported apart, and measures the hedge with the statistics a risk committee asks
+//! for. `track` ranks every grade of a fixings file for one rent series.
+
+mod backtest;
+mod contract;
+mod error;
+mod output;
+mod periods;
+mod pnl;
+mod rent;
+pub mod stats;
+mod strategy;
+mod track;
+
+pub use backtest::{
+    run, BacktestConfig, BacktestResult, DailyPoint, EntrySensitivity, IndexInputs, Intervals, Margin,
+    OperationalLoss, PeriodRow, StrategySummary,
+};
+pub use contract::{month_start, ContractSpec, EntryAssumption, EntrySpec, Settlement};
+pub use error::BacktestError;
+pub use output::{daily_table, periods_table, write_backtest};
+pub use periods::{build_periods, Period};
+pub use pnl::{decompose, PeriodPnl, PnlInputs};
+pub use rent::{daily_events, read_events, Event, RentPeriod, RentSeries, Side, EVENT_KINDS};
+pub use strategy::{ewma_ratio, ratios, Strategy, EWMA_LAMBDA, MIN_HISTORY, WALK_FORWARD_WINDOW};
+pub use track::{series_by_grade, track, track_table, TrackRow};

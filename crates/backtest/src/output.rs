@@ -1,0 +1,70 @@
+//! Writing a backtest: `summary.json` (pretty, stable key order), `periods.csv`,
+//! `daily.csv`.
+
+use crate::backtest::BacktestResult;
+use crate::error::BacktestError;
+use rentix_ingest::{write_atomic, Col, Table};
+use std::path::Path;
+
+/// `periods.csv`: one row per strategy and month.
+pub fn periods_table(r: &BacktestResult) -> Table {
+    let rows = &r.rows;
+    let f = |g: &dyn Fn(&crate::backtest::PeriodRow) -> f64| Col::F64(rows.iter().map(|x| Some(g(x))).collect());
+    let mut t = Table::new();
+    t.push("strategy", Col::Str(rows.iter().map(|x| Some(x.strategy.to_string())).collect()));
+    t.push("period_start", Col::Str(rows.iter().map(|x| Some(x.period_start.to_string())).collect()));
+    t.push("period_end", Col::Str(rows.iter().map(|x| Some(x.period_end.to_string())).collect()));
+    t.push("exposure_gpu_hours", f(&|x| x.exposure_gpu_hours));
+    t.push("delivered_gpu_hours", f(&|x| x.delivered_gpu_hours));
+    t.push("rent_usd_per_gpu_hour", f(&|x| x.rent_usd_per_gpu_hour));
+    t.push("rent_change", f(&|x| x.rent_change));
+    t.push("entry_price", f(&|x| x.entry_price));
+    t.push("settlement", f(&|x| x.settlement));
+    t.push("futures_change", f(&|x| x.futures_change));
+    t.push("hedge_ratio", f(&|x| x.hedge_ratio));
+    t.push("contracts_unrounded", f(&|x| x.contracts_unrounded));
+    t.push("contracts", Col::I64(rows.iter().map(|x| Some(x.contracts)).collect()));
+    t.push("rent_change_pnl", f(&|x| x.pnl.rent_change));
+    t.push("futures_pnl", f(&|x| x.pnl.futures));
+    t.push("basis_pnl", f(&|x| x.pnl.basis));
+    t.push("volume_mismatch_pnl", f(&|x| x.pnl.volume_mismatch));
+    t.push("unhedged_remainder_pnl", f(&|x| x.pnl.unhedged_remainder));
+    t.push("over_hedge_pnl", f(&|x| x.pnl.over_hedge));
+    t.push("fees", f(&|x| x.pnl.fees));
+    t.push("operational_loss", f(&|x| x.operational_loss));
+    t.push("hedged_total", f(&|x| x.pnl.hedged_total));
+    t.push("unhedged_total", f(&|x| x.pnl.unhedged_total));
+    t
+}
+
+/// `daily.csv`: rent, index and basis per day.
+pub fn daily_table(r: &BacktestResult) -> Table {
+    let d = &r.daily;
+    let mut t = Table::new();
+    t.push("date", Col::Str(d.iter().map(|x| Some(x.date.to_string())).collect()));
+    t.push("rent_usd_per_gpu_hour", Col::F64(d.iter().map(|x| Some(x.rent)).collect()));
+    t.push("index_usd_per_gpu_hour", Col::F64(d.iter().map(|x| Some(x.index)).collect()));
+    t.push("basis", Col::F64(d.iter().map(|x| Some(x.basis)).collect()));
+    t
+}
+
+/// Writes `summary.json`, `periods.csv` and `daily.csv` into `dir`.
+pub fn write_backtest(dir: &Path, r: &BacktestResult) -> Result<(), BacktestError> {
+    std::fs::create_dir_all(dir).map_err(|e| BacktestError::File {
+        path: dir.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    periods_table(r).write(&dir.join("periods.csv"))?;
+    daily_table(r).write(&dir.join("daily.csv"))?;
+    let json = serde_json::to_string_pretty(r).map_err(|e| BacktestError::Data(e.to_string()))?;
+    let path = dir.join("summary.json");
+    write_atomic(&path, |w| {
+        w.write_all(json.as_bytes())
+            .and_then(|_| w.write_all(b"\n"))
+            .map_err(|source| rentix_ingest::IngestError::Write {
+                path: path.clone(),
+                source,
+            })
+    })?;
+    Ok(())
+}

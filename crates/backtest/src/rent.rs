@@ -1,0 +1,265 @@
+//! The user's rent series and operational events, read and checked row by row.
+
+use crate::error::BacktestError;
+use chrono::{Days, NaiveDate};
+use rentix_core::{GpuHours, UsdPerGpuHour};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Whether the user pays rent (a producer) or earns it (a neocloud).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Pay,
+    Earn,
+}
+
+impl Side {
+    /// +1 for an earner (a higher rent is a gain), -1 for a payer.
+    pub fn sign(self) -> f64 {
+        match self {
+            Side::Pay => -1.0,
+            Side::Earn => 1.0,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Pay => "pay",
+            Side::Earn => "earn",
+        }
+    }
+}
+
+/// One period of rent: `[start, end)` at a price for some GPU-hours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RentPeriod {
+    pub start: NaiveDate,
+    pub end: NaiveDate,
+    pub price: UsdPerGpuHour,
+    pub gpu_hours: GpuHours,
+}
+
+/// A rent series: one side, periods that do not overlap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RentSeries {
+    pub side: Side,
+    pub periods: Vec<RentPeriod>,
+}
+
+/// An operational event: its loss is reported beside the hedge, never netted into
+/// basis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub start: NaiveDate,
+    pub end: NaiveDate,
+    pub kind: String,
+    pub gpu_hours_lost: f64,
+    pub usd_loss: f64,
+    pub note: String,
+}
+
+pub const EVENT_KINDS: [&str; 4] = ["outage", "failed_deployment", "customer_default", "other"];
+
+fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String>>, BacktestError> {
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| BacktestError::File {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| BacktestError::File {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    for r in required {
+        if !header.iter().any(|h| h == r) {
+            return Err(BacktestError::File {
+                path: path.to_path_buf(),
+                detail: format!("the header has no column {r:?}"),
+            });
+        }
+    }
+    let mut out = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let rec = rec.map_err(|e| BacktestError::Row {
+            path: path.to_path_buf(),
+            row: i + 1,
+            field: String::new(),
+            detail: e.to_string(),
+        })?;
+        out.push(header.iter().cloned().zip(rec.iter().map(|v| v.trim().to_string())).collect());
+    }
+    Ok(out)
+}
+
+fn date(path: &Path, row: usize, rec: &BTreeMap<String, String>, field: &str) -> Result<NaiveDate, BacktestError> {
+    let v = rec.get(field).map(String::as_str).unwrap_or("");
+    let head = v.get(..10).unwrap_or(v);
+    NaiveDate::parse_from_str(head, "%Y-%m-%d").map_err(|_| BacktestError::Row {
+        path: path.to_path_buf(),
+        row,
+        field: field.into(),
+        detail: format!("{v:?} is not a date (YYYY-MM-DD)"),
+    })
+}
+
+fn number(path: &Path, row: usize, rec: &BTreeMap<String, String>, field: &str) -> Result<f64, BacktestError> {
+    let v = rec.get(field).map(String::as_str).unwrap_or("");
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(BacktestError::Row {
+            path: path.to_path_buf(),
+            row,
+            field: field.into(),
+            detail: format!("{v:?} is not a finite number >= 0"),
+        }),
+    }
+}
+
+impl RentSeries {
+    /// Reads `period_start, period_end, usd_per_gpu_hour, gpu_hours, side`.
+    pub fn from_csv(path: &Path) -> Result<Self, BacktestError> {
+        let recs = records(path, &["period_start", "period_end", "usd_per_gpu_hour", "gpu_hours", "side"])?;
+        let mut side: Option<Side> = None;
+        let mut periods = Vec::new();
+        for (i, rec) in recs.iter().enumerate() {
+            let row = i + 1;
+            let start = date(path, row, rec, "period_start")?;
+            let end = date(path, row, rec, "period_end")?;
+            if end <= start {
+                return Err(BacktestError::Row {
+                    path: path.to_path_buf(),
+                    row,
+                    field: "period_end".into(),
+                    detail: format!("{end} is not after period_start {start}"),
+                });
+            }
+            let s = match rec.get("side").map(String::as_str) {
+                Some("pay") => Side::Pay,
+                Some("earn") => Side::Earn,
+                other => {
+                    return Err(BacktestError::Row {
+                        path: path.to_path_buf(),
+                        row,
+                        field: "side".into(),
+                        detail: format!("{other:?} is neither pay nor earn"),
+                    })
+                }
+            };
+            if side.is_some_and(|x| x != s) {
+                return Err(BacktestError::Row {
+                    path: path.to_path_buf(),
+                    row,
+                    field: "side".into(),
+                    detail: "a rent file holds one side; split pay and earn into two files".into(),
+                });
+            }
+            side = Some(s);
+            let price = UsdPerGpuHour::new(number(path, row, rec, "usd_per_gpu_hour")?).map_err(|e| BacktestError::Row {
+                path: path.to_path_buf(),
+                row,
+                field: "usd_per_gpu_hour".into(),
+                detail: e.to_string(),
+            })?;
+            let hours = GpuHours::new(number(path, row, rec, "gpu_hours")?).map_err(|e| BacktestError::Row {
+                path: path.to_path_buf(),
+                row,
+                field: "gpu_hours".into(),
+                detail: e.to_string(),
+            })?;
+            periods.push(RentPeriod { start, end, price, gpu_hours: hours });
+        }
+        periods.sort_by_key(|p| p.start);
+        for (i, w) in periods.windows(2).enumerate() {
+            if w[1].start < w[0].end {
+                return Err(BacktestError::Data(format!(
+                    "{}: rent periods overlap: {}..{} and {}..{} (sorted rows {} and {})",
+                    path.display(),
+                    w[0].start,
+                    w[0].end,
+                    w[1].start,
+                    w[1].end,
+                    i + 1,
+                    i + 2
+                )));
+            }
+        }
+        let side = side.ok_or_else(|| BacktestError::File {
+            path: path.to_path_buf(),
+            detail: "no rent rows".into(),
+        })?;
+        Ok(Self { side, periods })
+    }
+
+    /// Spreads each period evenly over its days: (date, price, GPU-hours that day).
+    pub fn daily(&self) -> BTreeMap<NaiveDate, (f64, f64)> {
+        let mut out = BTreeMap::new();
+        for p in &self.periods {
+            let days = (p.end - p.start).num_days().max(1);
+            let per_day = p.gpu_hours.get() / days as f64;
+            let mut d = p.start;
+            while d < p.end {
+                out.insert(d, (p.price.get(), per_day));
+                d = d + Days::new(1);
+            }
+        }
+        out
+    }
+}
+
+/// Reads `start, end, kind, gpu_hours_lost, usd_loss, note`.
+pub fn read_events(path: &Path) -> Result<Vec<Event>, BacktestError> {
+    let recs = records(path, &["start", "end", "kind", "gpu_hours_lost", "usd_loss"])?;
+    let mut out = Vec::new();
+    for (i, rec) in recs.iter().enumerate() {
+        let row = i + 1;
+        let start = date(path, row, rec, "start")?;
+        let end = date(path, row, rec, "end")?;
+        if end < start {
+            return Err(BacktestError::Row {
+                path: path.to_path_buf(),
+                row,
+                field: "end".into(),
+                detail: format!("{end} is before start {start}"),
+            });
+        }
+        let kind = rec.get("kind").cloned().unwrap_or_default();
+        if !EVENT_KINDS.contains(&kind.as_str()) {
+            return Err(BacktestError::Row {
+                path: path.to_path_buf(),
+                row,
+                field: "kind".into(),
+                detail: format!("{kind:?} is not one of {}", EVENT_KINDS.join(", ")),
+            });
+        }
+        out.push(Event {
+            start,
+            end,
+            kind,
+            gpu_hours_lost: number(path, row, rec, "gpu_hours_lost")?,
+            usd_loss: number(path, row, rec, "usd_loss")?,
+            note: rec.get("note").cloned().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// Spreads events over their days: date -> (GPU-hours lost, USD loss, by kind).
+pub fn daily_events(events: &[Event]) -> BTreeMap<NaiveDate, (f64, f64, BTreeMap<String, f64>)> {
+    let mut out: BTreeMap<NaiveDate, (f64, f64, BTreeMap<String, f64>)> = BTreeMap::new();
+    for e in events {
+        let days = (e.end - e.start).num_days().max(1);
+        let mut d = e.start;
+        for _ in 0..days {
+            let slot = out.entry(d).or_default();
+            slot.0 += e.gpu_hours_lost / days as f64;
+            slot.1 += e.usd_loss / days as f64;
+            *slot.2.entry(e.kind.clone()).or_default() += e.usd_loss / days as f64;
+            d = d + Days::new(1);
+        }
+    }
+    out
+}

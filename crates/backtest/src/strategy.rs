@@ -1,0 +1,162 @@
+//! Hedging strategies: the hedge ratio each applies to a month's exposure, using only
+//! what was known before the month began (except the in-sample benchmark).
+
+use crate::stats::hedge_ratio::min_variance_hedge_ratio;
+use crate::stats::moments::mean;
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// A hedging strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// No hedge: the benchmark every other strategy is measured against.
+    Unhedged,
+    /// One contract GPU-hour per exposed GPU-hour.
+    OneToOne,
+    /// The minimum-variance ratio fitted on the whole sample: a benchmark that uses
+    /// the future, not a tradable strategy.
+    StaticMinVariance,
+    /// Minimum-variance ratio re-fitted each month on the past `window` months only.
+    WalkForward,
+    /// Exponentially weighted (lambda 0.94) covariance over variance of past months.
+    Ewma,
+    /// Hedge one third of a month's exposure at each of the three month-ends before
+    /// it: the entry price is the average of three entry prices.
+    Layered,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Unhedged,
+        Strategy::OneToOne,
+        Strategy::StaticMinVariance,
+        Strategy::WalkForward,
+        Strategy::Ewma,
+        Strategy::Layered,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Unhedged => "unhedged",
+            Strategy::OneToOne => "one-to-one",
+            Strategy::StaticMinVariance => "static-min-variance",
+            Strategy::WalkForward => "walk-forward",
+            Strategy::Ewma => "ewma",
+            Strategy::Layered => "layered",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Strategy::ALL
+            .into_iter()
+            .find(|x| x.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown strategy {s:?}; expected one of {}",
+                    Strategy::ALL.map(|x| x.as_str()).join(", ")
+                )
+            })
+    }
+}
+
+/// Months of history a fitted strategy needs before it trusts its own ratio;
+/// before that it hedges one-to-one.
+pub const MIN_HISTORY: usize = 6;
+/// Rolling window of the walk-forward fit, in months.
+pub const WALK_FORWARD_WINDOW: usize = 24;
+/// EWMA decay.
+pub const EWMA_LAMBDA: f64 = 0.94;
+
+/// EWMA slope of `y` on `x`, weights `lambda^(n-1-i)`.
+pub fn ewma_ratio(y: &[f64], x: &[f64], lambda: f64) -> Option<f64> {
+    let n = x.len();
+    if n < 2 {
+        return None;
+    }
+    let w: Vec<f64> = (0..n).map(|i| lambda.powi((n - 1 - i) as i32)).collect();
+    let ws: f64 = w.iter().sum();
+    let mx = x.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() / ws;
+    let my = y.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() / ws;
+    let cov: f64 = (0..n).map(|i| w[i] * (x[i] - mx) * (y[i] - my)).sum();
+    let var: f64 = (0..n).map(|i| w[i] * (x[i] - mx).powi(2)).sum();
+    (var > 0.0).then(|| cov / var)
+}
+
+/// Hedge ratio per period. `dr` and `df` are the per-period changes of rent and of
+/// the futures; period `t`'s ratio may use only indices `< t` (except the in-sample
+/// benchmark).
+pub fn ratios(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
+    let n = dr.len();
+    match strategy {
+        Strategy::Unhedged => vec![0.0; n],
+        Strategy::OneToOne | Strategy::Layered => vec![1.0; n],
+        Strategy::StaticMinVariance => vec![min_variance_hedge_ratio(dr, df).unwrap_or(1.0); n],
+        Strategy::WalkForward => (0..n)
+            .map(|t| {
+                if t < MIN_HISTORY {
+                    return 1.0;
+                }
+                let lo = t.saturating_sub(WALK_FORWARD_WINDOW);
+                min_variance_hedge_ratio(&dr[lo..t], &df[lo..t]).unwrap_or(1.0)
+            })
+            .collect(),
+        Strategy::Ewma => (0..n)
+            .map(|t| {
+                if t < MIN_HISTORY {
+                    return 1.0;
+                }
+                ewma_ratio(&dr[..t], &df[..t], EWMA_LAMBDA).unwrap_or(1.0)
+            })
+            .collect(),
+    }
+}
+
+/// Mean of the ratios actually applied.
+pub fn mean_ratio(r: &[f64]) -> f64 {
+    mean(r).unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walk_forward_never_sees_the_period_it_hedges() {
+        // df is noise; dr equals df until period 10, then becomes -df. A one-day
+        // (one-period) look-ahead would give period 10 a ratio far below the
+        // previous ones; the walk-forward ratio at 10 must equal the one fitted on
+        // 0..10 alone.
+        let df: Vec<f64> = (0..20).map(|i| ((i * 7 % 5) as f64) - 2.0).collect();
+        let dr: Vec<f64> = df.iter().enumerate().map(|(i, x)| if i < 10 { *x } else { -*x }).collect();
+        let r = ratios(Strategy::WalkForward, &dr, &df);
+        let past_only = min_variance_hedge_ratio(&dr[..10], &df[..10]).unwrap();
+        assert!((r[10] - past_only).abs() < 1e-12);
+        assert!((r[10] - 1.0).abs() < 1e-12, "the past says 1.0, the future says -1.0");
+        // Changing a future value leaves earlier ratios untouched.
+        let mut dr2 = dr.clone();
+        dr2[15] = 100.0;
+        let r2 = ratios(Strategy::WalkForward, &dr2, &df);
+        assert_eq!(r[..=15], r2[..=15]);
+        let e2 = ratios(Strategy::Ewma, &dr2, &df);
+        assert_eq!(ratios(Strategy::Ewma, &dr, &df)[..=15], e2[..=15]);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in Strategy::ALL {
+            assert_eq!(s.as_str().parse::<Strategy>().unwrap(), s);
+        }
+        assert!("yolo".parse::<Strategy>().is_err());
+    }
+}

@@ -1,0 +1,472 @@
+//! `rentix report`: one self-contained HTML file (inline CSS, charts inlined as
+//! base64 PNG, no script, no network) for an index run, a backtest, or a directory
+//! holding both (the demo's layout). Every string that came from input data is
+//! HTML-escaped.
+
+use crate::index_charts::index_charts;
+use base64::Engine;
+use chrono::NaiveDate;
+use rentix_index::{read_fixings, Fixing, ForwardPoint};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn img(path: &Path, alt: &str) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => format!(
+            "<figure><img alt=\"{}\" src=\"data:image/png;base64,{}\"></figure>\n",
+            esc(alt),
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        ),
+        Err(_) => String::new(),
+    }
+}
+
+fn num(v: &Value, digits: usize) -> String {
+    match v.as_f64() {
+        Some(x) => format!("{x:.digits$}"),
+        None => "n/a".into(),
+    }
+}
+
+fn pct(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) => format!("{:.0}%", x * 100.0),
+        None => "n/a".into(),
+    }
+}
+
+const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
+h1{font-size:1.7em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}\
+th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}\
+pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.6em 1em}\
+.ok{color:#1a7f37;font-weight:600}.bad{color:#b42318;font-weight:600}";
+
+/// What a report directory holds.
+#[derive(Debug, Default)]
+pub struct ReportInputs {
+    pub fixings: Option<PathBuf>,
+    pub methodology: Option<PathBuf>,
+    pub truth: Option<PathBuf>,
+    pub ingest_summary: Option<PathBuf>,
+    pub backtests: Vec<PathBuf>,
+}
+
+/// Finds the parts of a report in `dir`.
+pub fn discover(dir: &Path) -> ReportInputs {
+    let some = |p: PathBuf| p.exists().then_some(p);
+    let mut backtests: Vec<PathBuf> = Vec::new();
+    if dir.join("summary.json").exists() {
+        backtests.push(dir.to_path_buf());
+    }
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        let mut subs: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && p.join("summary.json").exists())
+            .collect();
+        subs.sort();
+        backtests.extend(subs);
+    }
+    ReportInputs {
+        fixings: some(dir.join("fixings.csv")).or_else(|| some(dir.join("fixings.parquet"))),
+        methodology: some(dir.join("methodology.toml")),
+        truth: some(dir.join("truth.csv"))
+            .or_else(|| some(dir.join("sim").join("truth.csv")))
+            .or_else(|| some(dir.join("work").join("sim").join("truth.csv"))),
+        ingest_summary: some(dir.join("ingest_summary.json")),
+        backtests,
+    }
+}
+
+fn read_truth(path: &Path, grades: &[String]) -> BTreeMap<String, Vec<(NaiveDate, f64)>> {
+    let mut out: BTreeMap<String, Vec<(NaiveDate, f64)>> = BTreeMap::new();
+    let Ok(mut rdr) = csv::Reader::from_path(path) else { return out };
+    for rec in rdr.records().flatten() {
+        let (Some(d), Some(g), Some(v)) = (rec.get(0), rec.get(1), rec.get(2)) else { continue };
+        if !grades.iter().any(|x| x == g) {
+            continue;
+        }
+        if let (Ok(d), Ok(v)) = (NaiveDate::parse_from_str(d, "%Y-%m-%d"), v.parse::<f64>()) {
+            out.entry(g.to_string()).or_default().push((d, v));
+        }
+    }
+    out
+}
+
+fn read_forward(fixings: &Path) -> Vec<ForwardPoint> {
+    let stem = fixings.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let p = fixings.with_file_name(format!("{stem}_forward.csv"));
+    let Ok(mut rdr) = csv::Reader::from_path(&p) else { return Vec::new() };
+    rdr.records()
+        .flatten()
+        .filter_map(|r| {
+            Some(ForwardPoint {
+                date: NaiveDate::parse_from_str(r.get(0)?, "%Y-%m-%d").ok()?,
+                gpu: r.get(1)?.to_string(),
+                scope: r.get(2)?.to_string(),
+                term: r.get(3)?.to_string(),
+                tenor_months: r.get(4)?.parse().ok()?,
+                value: r.get(5)?.parse().ok()?,
+                level: r.get(6)?.parse().ok()?,
+                sufficient: r.get(7)? == "true",
+            })
+        })
+        .collect()
+}
+
+/// Per-grade data-sufficiency figures.
+struct GradeStats {
+    grade: String,
+    days: usize,
+    by_level: [usize; 5],
+    sufficient: usize,
+    median_contributors: f64,
+    median_obs: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
+    let mut by: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
+    for f in fixings {
+        by.entry(f.grade.as_str()).or_default().push(f);
+    }
+    by.into_iter()
+        .map(|(g, v)| {
+            let mut by_level = [0usize; 5];
+            for f in &v {
+                by_level[f.level.map_or(0, |l| usize::from(l.min(4)))] += 1;
+            }
+            GradeStats {
+                grade: g.to_string(),
+                days: v.len(),
+                by_level,
+                sufficient: v.iter().filter(|f| f.sufficient).count(),
+                median_contributors: median(v.iter().map(|f| f.n_contributors as f64).collect()),
+                median_obs: median(v.iter().map(|f| f.n_obs as f64).collect()),
+            }
+        })
+        .collect()
+}
+
+/// Picks up to three grades worth charting: the most trade-fixed ones.
+pub fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
+    let mut s = grade_stats(fixings);
+    s.retain(|g| g.grade.contains('/'));
+    s.sort_by(|a, b| b.by_level[1].cmp(&a.by_level[1]).then(a.grade.cmp(&b.grade)));
+    s.into_iter().take(3).map(|g| g.grade).collect()
+}
+
+fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> Result<(), String> {
+    let Some(path) = &inputs.fixings else { return Ok(()) };
+    let fixings = read_fixings(path).map_err(|e| e.to_string())?;
+    let versions: std::collections::BTreeSet<&str> = fixings.iter().map(|f| f.methodology_version.as_str()).collect();
+    let _ = writeln!(html, "<h2>The index</h2>");
+    let _ = writeln!(
+        html,
+        "<p>{} fixings of {} grades and composites from {} to {}, methodology {}.</p>",
+        fixings.len(),
+        fixings.iter().map(|f| f.grade.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
+        fixings.first().map(|f| f.date.to_string()).unwrap_or_default(),
+        fixings.last().map(|f| f.date.to_string()).unwrap_or_default(),
+        esc(&versions.into_iter().collect::<Vec<_>>().join(", "))
+    );
+    let _ = writeln!(
+        html,
+        "<p class=\"note\">Every fixing says which tier fixed it: <b>level 1</b> trades, <b>level 2</b> firm offers, \
+         <b>level 3</b> listings (adjusted by the listing-to-trade spread when one could be measured), <b>level 4</b> \
+         the last value carried forward. A fixing is <i>sufficient</i> when the methodology's data rules held \
+         (enough observations, valid days and contributors).</p>"
+    );
+    let featured = featured_grades(&fixings);
+    let truth = inputs.truth.as_ref().map(|t| read_truth(t, &featured)).unwrap_or_default();
+    let forward = read_forward(path);
+    let written = index_charts(chart_dir, &fixings, &featured, &truth, &forward)?;
+    for stem in &written {
+        html.push_str(&img(&chart_dir.join(format!("{stem}.png")), stem));
+    }
+    if !truth.is_empty() {
+        let _ = writeln!(html, "<h3>Error against the simulator's truth</h3><table><tr><th class=l>grade</th><th>days</th><th>mean abs. error</th><th>mean error</th></tr>");
+        for g in &featured {
+            let Some(t) = truth.get(g) else { continue };
+            let tmap: BTreeMap<NaiveDate, f64> = t.iter().copied().collect();
+            let errs: Vec<f64> = fixings
+                .iter()
+                .filter(|f| &f.grade == g)
+                .filter_map(|f| Some(f.value? - tmap.get(&f.date)?))
+                .collect();
+            if errs.is_empty() {
+                continue;
+            }
+            let n = errs.len() as f64;
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>{}</td><td>{}</td><td>{:.4}</td><td>{:+.4}</td></tr>",
+                esc(g),
+                errs.len(),
+                errs.iter().map(|e| e.abs()).sum::<f64>() / n,
+                errs.iter().sum::<f64>() / n
+            );
+        }
+        let _ = writeln!(html, "</table>");
+    }
+    let _ = writeln!(html, "<h3>Data sufficiency by grade</h3><table><tr><th class=l>grade</th><th>days</th><th>L1 trades</th><th>L2 firm</th><th>L3 listings</th><th>L4 carried</th><th>no value</th><th>sufficient</th><th>median contributors</th><th>median obs.</th></tr>");
+    for g in grade_stats(&fixings) {
+        let p = |n: usize| format!("{:.0}%", 100.0 * n as f64 / g.days.max(1) as f64);
+        let _ = writeln!(
+            html,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&g.grade),
+            g.days,
+            p(g.by_level[1]),
+            p(g.by_level[2]),
+            p(g.by_level[3]),
+            p(g.by_level[4]),
+            p(g.by_level[0]),
+            p(g.sufficient),
+            g.median_contributors,
+            g.median_obs
+        );
+    }
+    let _ = writeln!(html, "</table>");
+    if let Some(m) = &inputs.methodology {
+        if let Ok(text) = std::fs::read_to_string(m) {
+            let _ = writeln!(html, "<h3>Methodology</h3><pre>{}</pre>", esc(&text));
+        }
+    }
+    Ok(())
+}
+
+fn reading(s: &Value, side: &str) -> String {
+    let strategy = s["strategy"].as_str().unwrap_or("");
+    let eff = s["effectiveness"].as_f64();
+    let ci = &s["confidence_intervals"]["effectiveness"];
+    let rho = s["correlation_changes"].as_f64();
+    let rho_l = s["correlation_levels"].as_f64();
+    let basis = s["basis"]["mean"].as_f64();
+    let basis_sd = s["basis"]["std"].as_f64();
+    let op = s["operational_loss"]["total_usd"].as_f64().unwrap_or(0.0);
+    let vm = s["operational_loss"]["volume_mismatch_usd"].as_f64().unwrap_or(0.0);
+    let mut t = String::new();
+    if let Some(e) = eff {
+        let _ = write!(
+            t,
+            "With the <b>{}</b> strategy the hedge removed <b>{:.0}%</b> of the month-to-month variance of your rent P&L",
+            esc(strategy),
+            e * 100.0
+        );
+        if let (Some(lo), Some(hi)) = (ci["low"].as_f64(), ci["high"].as_f64()) {
+            let _ = write!(t, " (95% bootstrap interval {:.0}% to {:.0}%)", lo * 100.0, hi * 100.0);
+        }
+        t.push_str(". ");
+    }
+    if let (Some(r), Some(rl)) = (rho, rho_l) {
+        let _ = write!(
+            t,
+            "Monthly changes of your rent and of the index correlate at {r:.2}; their levels at {rl:.2}. Judge the hedge on the first number: levels of two trending prices correlate even when their changes do not. "
+        );
+    }
+    if let (Some(b), Some(sd)) = (basis, basis_sd) {
+        let verb = if side == "pay" { "pay" } else { "earn" };
+        let _ = write!(
+            t,
+            "You {verb} on average {b:+.3} USD per GPU-hour against the index (basis), moving by {sd:.3} from month to month: a steady premium does not weaken a hedge, a moving one does. "
+        );
+    }
+    if s["regression"]["passes_80_125"].as_bool() == Some(true) {
+        t.push_str("The hedge passes the 80-125% regression test used in hedge accounting. ");
+    } else if s["regression"].is_object() {
+        t.push_str("The hedge does not pass the 80-125% regression test used in hedge accounting. ");
+    }
+    let _ = write!(
+        t,
+        "Operational events cost {op:.0} USD: the hedge does not cover them. They also left hedged GPU-hours without rent to offset, worth {vm:+.0} USD of futures P&L (volume mismatch)."
+    );
+    t
+}
+
+fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(dir.join("summary.json")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let side = v["side"].as_str().unwrap_or("");
+    let _ = writeln!(
+        html,
+        "<h2>Hedge backtest: {}</h2><p>Rent side: <b>{}</b>. Contract: {} on <code>{}</code>, {} monthly periods from {} to {}. Futures entry price assumption: <b>{}</b>.</p>",
+        esc(&name),
+        if side == "pay" { "pays rent (producer)" } else { "earns rent (neocloud)" },
+        esc(v["contract"].as_str().unwrap_or("")),
+        esc(v["underlying"].as_str().unwrap_or("")),
+        v["periods"],
+        esc(v["first_period"].as_str().unwrap_or("")),
+        esc(v["last_period"].as_str().unwrap_or("")),
+        esc(v["entry_assumption"].as_str().unwrap_or(""))
+    );
+    let strategies = v["strategies"].as_array().cloned().unwrap_or_default();
+    let featured = strategies
+        .iter()
+        .find(|s| s["strategy"] == "walk-forward")
+        .or_else(|| strategies.iter().find(|s| s["strategy"] != "unhedged"));
+    if let Some(s) = featured {
+        let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, side));
+    }
+    let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>hedge ratio</th><th>contracts</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>80-125%</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");
+    for s in &strategies {
+        let ci = &s["confidence_intervals"]["effectiveness"];
+        let ci_txt = match (ci["low"].as_f64(), ci["high"].as_f64()) {
+            (Some(a), Some(b)) => format!(" [{:.2}, {:.2}]", a, b),
+            _ => String::new(),
+        };
+        let reg = &s["regression"];
+        let pass = match reg["passes_80_125"].as_bool() {
+            Some(true) => "<span class=ok>pass</span>",
+            Some(false) => "<span class=bad>fail</span>",
+            None => "",
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(s["strategy"].as_str().unwrap_or("")),
+            num(&s["hedge_ratio"], 3),
+            s["contracts"],
+            num(&s["effectiveness"], 3),
+            ci_txt,
+            num(&s["correlation_changes"], 3),
+            num(&s["correlation_levels"], 3),
+            num(&reg["slope"], 2),
+            num(&reg["r2"], 2),
+            num(&reg["slope_t"], 1),
+            pass,
+            pct(&s["dollar_offset"]),
+            num(&s["tracking_error"], 3),
+            num(&s["var_95"], 0),
+            num(&s["cvar_95"], 0),
+            num(&s["margin"]["peak_cash_need"], 0)
+        );
+    }
+    let _ = writeln!(html, "</table>");
+    if let Some(es) = v["entry_sensitivity"].as_array() {
+        let _ = writeln!(html, "<p>How the one-to-one result depends on the futures entry-price assumption (no futures price history exists):</p><table><tr><th class=l>entry price</th><th>effectiveness</th><th>mean futures P&L per month</th><th>months without a forward</th></tr>");
+        for e in es {
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(e["assumption"].as_str().unwrap_or("")),
+                num(&e["effectiveness"], 3),
+                num(&e["mean_futures_pnl"], 0),
+                e["periods_on_fallback"]
+            );
+        }
+        let _ = writeln!(html, "</table>");
+    }
+    for (stem, alt) in [
+        ("rent_vs_index", "rent against index"),
+        ("basis", "basis over time"),
+        ("pnl_histogram", "hedged and unhedged P&L"),
+        ("rolling_effectiveness", "rolling effectiveness"),
+        ("waterfall", "P&L waterfall"),
+    ] {
+        html.push_str(&img(&dir.join(format!("{stem}.png")), alt));
+    }
+    if let Some(s) = featured {
+        let op = &s["operational_loss"];
+        let _ = writeln!(html, "<h3>What the hedge can never cover</h3><table><tr><th class=l>operational loss</th><th>USD</th></tr>");
+        if let Some(m) = op["by_kind"].as_object() {
+            for (k, val) in m {
+                let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), num(val, 0));
+            }
+        }
+        let _ = writeln!(
+            html,
+            "<tr><td class=l><b>total</b></td><td><b>{}</b></td></tr><tr><td class=l>GPU-hours lost</td><td>{}</td></tr></table>",
+            num(&op["total_usd"], 0),
+            num(&op["lost_gpu_hours"], 0)
+        );
+    }
+    Ok(())
+}
+
+/// Renders the report of `in_dir` to `out` (charts for the index part are drawn
+/// into `in_dir/charts`).
+pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
+    let inputs = discover(in_dir);
+    if inputs.fixings.is_none() && inputs.backtests.is_empty() {
+        return Err(format!(
+            "{} holds neither fixings.csv nor a backtest's summary.json",
+            in_dir.display()
+        ));
+    }
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>rentix report</title><style>{CSS}</style></head><body>\n<h1>rentix: GPU rental index and hedge report</h1>\n"
+    );
+    let _ = writeln!(
+        html,
+        "<p>A rental price hedge offsets changes in rent. It does not fix a failed deployment or make a customer pay: \
+         operational losses are reported beside the hedge, never netted into basis.</p>"
+    );
+    if let Some(p) = &inputs.ingest_summary {
+        if let Ok(v) = std::fs::read_to_string(p).and_then(|t| serde_json::from_str::<Value>(&t).map_err(std::io::Error::other)) {
+            let _ = writeln!(
+                html,
+                "<h2>Inputs</h2><p>Rows read {}, accepted {}, quarantined {}, duplicates {}.</p>",
+                v["rows_read"], v["accepted"], v["quarantined"], v["duplicates"]
+            );
+            if let Some(m) = v["quarantined_by_reason"].as_object() {
+                let _ = writeln!(html, "<table><tr><th class=l>quarantine reason</th><th>rows</th></tr>");
+                for (k, n) in m {
+                    let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), n);
+                }
+                let _ = writeln!(html, "</table>");
+            }
+        }
+    }
+    index_section(&mut html, &inputs, &in_dir.join("charts"))?;
+    for b in &inputs.backtests {
+        backtest_section(&mut html, b)?;
+    }
+    html.push_str("<hr><p><small>Generated by rentix. Self-contained: no script, no external resource.</small></p></body></html>\n");
+    rentix_ingest::write_atomic(out, |w| {
+        w.write_all(html.as_bytes()).map_err(|source| rentix_ingest::IngestError::Write {
+            path: out.to_path_buf(),
+            source,
+        })
+    })
+    .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(esc("<script>alert('x')</script> & \""), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;");
+    }
+}

@@ -1,0 +1,14 @@
+//! rentix-report: what a user sees. Charts drawn with plotters to PNG and SVG using
+//! a bundled font (no system fonts), and a self-contained HTML report.
+
+mod backtest_charts;
+mod charts;
+mod font;
+mod html;
+mod index_charts;
+
+pub use backtest_charts::{backtest_charts, featured};
+pub use charts::{save_both, BandPoint, Line, SIZE};
+pub use font::{ensure_font, FAMILY};
+pub use html::{discover, esc, featured_grades, render_report, ReportInputs};
+pub use index_charts::{band_points, index_charts};
