@@ -22,8 +22,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the whole pipeline on a simulated market: simulate, ingest, index,
     /// backtest, track, report.
-    #[command(after_help = "Example:\n  rentix demo                 # writes reports/demo/report.html\n  \
-                            rentix demo --out /tmp/demo")]
+    #[command(
+        after_help = "Example:\n  rentix demo                 # writes reports/demo/report.html\n  \
+                            rentix demo --out /tmp/demo"
+    )]
     Demo(DemoArgs),
     /// Normalize offers and trades into a store and print the ingest summary.
     #[command(
@@ -45,16 +47,22 @@ pub enum Command {
     )]
     Index(IndexArgs),
     /// Backtest a futures hedge of a rent series on an index.
-    #[command(after_help = "Example:\n  rentix backtest --index fixings.csv --rent rent_producer_h100.csv \\\n      \
+    #[command(
+        after_help = "Example:\n  rentix backtest --index fixings.csv --rent rent_producer_h100.csv \\\n      \
                             --events events_producer_h100.csv --out bt\n  \
                             rentix backtest --index fixings.csv --rent rent.csv --underlying 'h200-sxm-141gb/bare-metal/on-demand' \\\n      \
-                            --strategy one-to-one --strategy walk-forward --out bt")]
+                            --strategy one-to-one --strategy walk-forward --out bt"
+    )]
     Backtest(BacktestArgs),
     /// Rank every grade in a fixings file by how well it tracks (and would hedge) a rent.
-    #[command(after_help = "Example:\n  rentix track --index fixings.csv --rent rent_neocloud_h200.csv --out track.csv")]
+    #[command(
+        after_help = "Example:\n  rentix track --index fixings.csv --rent rent_neocloud_h200.csv --out track.csv"
+    )]
     Track(TrackArgs),
     /// Render the human report (one self-contained HTML file) for a backtest or index output.
-    #[command(after_help = "Example:\n  rentix report --in reports/demo --out reports/demo/report.html")]
+    #[command(
+        after_help = "Example:\n  rentix report --in reports/demo --out reports/demo/report.html"
+    )]
     Report(ReportArgs),
 }
 

@@ -3,8 +3,8 @@
 use crate::cli::BacktestArgs;
 use anyhow::{bail, Context};
 use rentix_backtest::{
-    read_events, run as run_backtest, series_by_grade, write_backtest, BacktestConfig, BacktestResult, ContractSpec,
-    EntryAssumption, IndexInputs, RentSeries, Strategy,
+    read_events, run as run_backtest, series_by_grade, write_backtest, BacktestConfig,
+    BacktestResult, ContractSpec, EntryAssumption, IndexInputs, RentSeries, Strategy,
 };
 use rentix_core::Grade;
 use rentix_index::read_fixings;
@@ -30,7 +30,8 @@ impl BacktestPlan {
     pub fn from_args(a: &BacktestArgs) -> anyhow::Result<Self> {
         let mut contract = contract_from(&a.contract)?;
         if let Some(u) = &a.underlying {
-            u.parse::<Grade>().with_context(|| format!("--underlying {u:?}"))?;
+            u.parse::<Grade>()
+                .with_context(|| format!("--underlying {u:?}"))?;
             contract.underlying = u.clone();
         }
         if let Some(e) = &a.entry {
@@ -41,7 +42,10 @@ impl BacktestPlan {
                 other => bail!("--entry {other:?}: expected index, forward or premium"),
             };
         }
-        contract.validate().map_err(anyhow::Error::msg).context("contract")?;
+        contract
+            .validate()
+            .map_err(anyhow::Error::msg)
+            .context("contract")?;
         let strategies = if a.strategies.is_empty() {
             Strategy::ALL.to_vec()
         } else {
@@ -81,16 +85,35 @@ pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
     let underlying = series
         .get(&c.underlying)
         .map(|s| s.0.clone())
-        .with_context(|| format!("{} has no fixing with a value for {}", plan.index.display(), c.underlying))?;
-    let forward = c.entry.forward_grade.as_ref().and_then(|g| series.get(g)).map(|s| s.0.clone());
+        .with_context(|| {
+            format!(
+                "{} has no fixing with a value for {}",
+                plan.index.display(),
+                c.underlying
+            )
+        })?;
+    let forward = c
+        .entry
+        .forward_grade
+        .as_ref()
+        .and_then(|g| series.get(g))
+        .map(|s| s.0.clone());
     let rent = RentSeries::from_csv(&plan.rent)?;
     let events = match &plan.events {
         Some(p) => read_events(p)?,
         None => Vec::new(),
     };
-    let r = run_backtest(&rent, &events, &IndexInputs { underlying, forward }, &plan.config)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("backtest of {} on {}", plan.rent.display(), c.underlying))?;
+    let r = run_backtest(
+        &rent,
+        &events,
+        &IndexInputs {
+            underlying,
+            forward,
+        },
+        &plan.config,
+    )
+    .map_err(anyhow::Error::msg)
+    .with_context(|| format!("backtest of {} on {}", plan.rent.display(), c.underlying))?;
     write_backtest(&plan.out, &r)?;
     Ok(r)
 }
@@ -134,7 +157,9 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
 pub fn run(a: BacktestArgs) -> anyhow::Result<()> {
     let plan = BacktestPlan::from_args(&a)?;
     let r = execute(&plan)?;
-    rentix_report::backtest_charts(&plan.out, &r).map_err(anyhow::Error::msg).context("drawing charts")?;
+    rentix_report::backtest_charts(&plan.out, &r)
+        .map_err(anyhow::Error::msg)
+        .context("drawing charts")?;
     println!("{}", headline(&r, &plan.out));
     Ok(())
 }

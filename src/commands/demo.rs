@@ -13,7 +13,9 @@ use crate::commands::backtest::{execute as backtest, BacktestPlan};
 use crate::commands::index::{execute as index, IndexConfig};
 use crate::progress;
 use anyhow::Context;
-use rentix_backtest::{read_events, track, track_table, BacktestConfig, ContractSpec, RentSeries, Strategy};
+use rentix_backtest::{
+    read_events, track, track_table, BacktestConfig, ContractSpec, RentSeries, Strategy,
+};
 use rentix_index::{read_fixings, IndexRequest, Methodology};
 use rentix_ingest::{ingest, IngestOptions};
 use rentix_sim::{simulate, SimParams};
@@ -21,13 +23,22 @@ use std::path::Path;
 
 /// The users the demo backtests, with the grade each hedges on.
 pub const DEMO_USERS: [(&str, &str); 3] = [
-    ("producer_h100_spot_rate", "h100-sxm-80gb/bare-metal/on-demand"),
+    (
+        "producer_h100_spot_rate",
+        "h100-sxm-80gb/bare-metal/on-demand",
+    ),
     ("producer_premium", "h100-sxm-80gb/bare-metal/on-demand"),
     ("neocloud_h200", "h200-sxm-141gb/bare-metal/on-demand"),
 ];
 
 fn clean(out: &Path) -> anyhow::Result<()> {
-    for f in ["fixings.parquet", "fixings_forward.parquet", "report.html", "ingest_summary.json", "methodology.toml"] {
+    for f in [
+        "fixings.parquet",
+        "fixings_forward.parquet",
+        "report.html",
+        "ingest_summary.json",
+        "methodology.toml",
+    ] {
         let p = out.join(f);
         if p.exists() {
             std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
@@ -64,7 +75,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         &mut |_| {},
     )
     .context("ingest")?;
-    std::fs::write(out.join("ingest_summary.json"), serde_json::to_string_pretty(&summary)? + "\n")?;
+    std::fs::write(
+        out.join("ingest_summary.json"),
+        serde_json::to_string_pretty(&summary)? + "\n",
+    )?;
     bar.inc(1);
 
     bar.set_message("fixing every grade");
@@ -109,7 +123,11 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         };
         let r = backtest(&plan).with_context(|| format!("backtest of {user}"))?;
         rentix_report::backtest_charts(&plan.out, &r).map_err(anyhow::Error::msg)?;
-        if let Some(wf) = r.strategies.iter().find(|s| s.strategy == Strategy::WalkForward) {
+        if let Some(wf) = r
+            .strategies
+            .iter()
+            .find(|s| s.strategy == Strategy::WalkForward)
+        {
             lines.push(format!(
                 "{user:<24} hedged on {grade}: walk-forward effectiveness {}, ratio {:.2}, operational loss ${:.0} (not hedgeable)",
                 wf.effectiveness.map_or("n/a".into(), |e| format!("{e:.2}")),
@@ -124,7 +142,14 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let fixings = read_fixings(&out.join("fixings.parquet"))?;
     let rent = RentSeries::from_csv(&sim_dir.join("rent_neocloud_h200.csv"))?;
     let events = read_events(&sim_dir.join("events_neocloud_h200.csv"))?;
-    let ranked = track(&rent, &events, &fixings, &ContractSpec::default_contract(), 200, a.seed);
+    let ranked = track(
+        &rent,
+        &events,
+        &fixings,
+        &ContractSpec::default_contract(),
+        200,
+        a.seed,
+    );
     track_table(&ranked).write(&out.join("track_neocloud_h200.csv"))?;
     bar.inc(1);
 
@@ -139,7 +164,11 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         "market: {} observations simulated, {} accepted, {} quarantined, {} duplicates",
         manifest.observations, summary.accepted, summary.quarantined, summary.duplicates
     );
-    println!("index: {} fixings ({} sufficient)", fixings.len(), fixings.iter().filter(|f| f.sufficient).count());
+    println!(
+        "index: {} fixings ({} sufficient)",
+        fixings.len(),
+        fixings.iter().filter(|f| f.sufficient).count()
+    );
     for l in &lines {
         println!("{l}");
     }

@@ -21,7 +21,11 @@ pub fn run(a: TrackArgs) -> anyhow::Result<()> {
     match &a.out {
         Some(out) => {
             track_table(&rows).write(out)?;
-            println!("ranked {} grades and composites; wrote {}", rows.len(), out.display());
+            println!(
+                "ranked {} grades and composites; wrote {}",
+                rows.len(),
+                out.display()
+            );
         }
         None => {
             println!("rank  oos_eff  [95% CI]         ratio  rho(chg)  grade");

@@ -1,4 +1,9 @@
 //! End-to-end tests of the `rentix` binary, one test binary for link time.
 
+mod csvutil;
+mod fixture;
 mod ingest_cli;
+mod ingest_real;
+mod simulate_cli;
+mod store_props;
 mod util;

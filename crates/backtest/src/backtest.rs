@@ -177,12 +177,17 @@ fn entry_price(
     let (p, fallback) = match assumption {
         EntryAssumption::Index => (base, false),
         EntryAssumption::Premium => (base + contract.entry.premium, false),
-        EntryAssumption::Forward => match idx.forward.as_ref().and_then(|f| f.last_on_or_before(day)) {
-            Some((d, _)) if (day - d).num_days() <= 7 => {
-                (contract.entry_level(idx.forward.as_ref().expect("checked"), day).unwrap_or(base), false)
+        EntryAssumption::Forward => {
+            match idx.forward.as_ref().and_then(|f| f.last_on_or_before(day)) {
+                Some((d, _)) if (day - d).num_days() <= 7 => (
+                    contract
+                        .entry_level(idx.forward.as_ref().expect("checked"), day)
+                        .unwrap_or(base),
+                    false,
+                ),
+                _ => (base, true),
             }
-            _ => (base, true),
-        },
+        }
     };
     Some((contract.to_tick(p), fallback))
 }
@@ -196,7 +201,11 @@ fn strategy_entry(
     strategy: Strategy,
     p: &Period,
 ) -> (f64, bool) {
-    let layers = if strategy == Strategy::Layered { 3.min(contract.listed_months) } else { 1 };
+    let layers = if strategy == Strategy::Layered {
+        3.min(contract.listed_months)
+    } else {
+        1
+    };
     let mut prices = Vec::new();
     let mut fallback = false;
     for k in 1..=layers {
@@ -214,7 +223,14 @@ fn strategy_entry(
 
 /// Daily variation margin of a position of `q` GPU-hours in month `p`, marked to the
 /// expected settlement (fixings so far, the latest one for the rest of the month).
-fn margin_for(contract: &ContractSpec, index: &DateSeries, p: &Period, entry: f64, q: f64, sign: f64) -> (f64, f64) {
+fn margin_for(
+    contract: &ContractSpec,
+    index: &DateSeries,
+    p: &Period,
+    entry: f64,
+    q: f64,
+    sign: f64,
+) -> (f64, f64) {
     let mut prev = entry;
     let mut cum = 0.0;
     let mut worst_cum = 0.0f64;
@@ -240,7 +256,12 @@ fn margin_for(contract: &ContractSpec, index: &DateSeries, p: &Period, entry: f6
 }
 
 /// Runs every strategy of `cfg` for `rent` against `idx`.
-pub fn run(rent: &RentSeries, events: &[Event], idx: &IndexInputs, cfg: &BacktestConfig) -> Result<BacktestResult, String> {
+pub fn run(
+    rent: &RentSeries,
+    events: &[Event],
+    idx: &IndexInputs,
+    cfg: &BacktestConfig,
+) -> Result<BacktestResult, String> {
     let contract = &cfg.contract;
     let all = build_periods(rent, events, &idx.underlying, contract);
     if all.len() < 3 {
@@ -267,7 +288,11 @@ pub fn run(rent: &RentSeries, events: &[Event], idx: &IndexInputs, cfg: &Backtes
             .iter()
             .map(|p| strategy_entry(contract, idx, assumption, strategy, p))
             .collect();
-        let df: Vec<f64> = pnl_periods.iter().zip(&entries).map(|(p, e)| p.settlement - e.0).collect();
+        let df: Vec<f64> = pnl_periods
+            .iter()
+            .zip(&entries)
+            .map(|(p, e)| p.settlement - e.0)
+            .collect();
         if df_index.is_empty() {
             df_index = df.clone();
         }
@@ -298,10 +323,12 @@ pub fn run(rent: &RentSeries, events: &[Event], idx: &IndexInputs, cfg: &Backtes
             });
             if n > 0 {
                 let im = contract.initial_margin * entries[t].0 * q;
-                let (paid, worst_day) = margin_for(contract, &idx.underlying, p, entries[t].0, q, sign);
+                let (paid, worst_day) =
+                    margin_for(contract, &idx.underlying, p, entries[t].0, q, sign);
                 margin.initial_margin_max = margin.initial_margin_max.max(im);
                 margin.peak_cash_need = margin.peak_cash_need.max(im + paid);
-                margin.worst_day_variation_margin = margin.worst_day_variation_margin.min(worst_day);
+                margin.worst_day_variation_margin =
+                    margin.worst_day_variation_margin.min(worst_day);
             }
             rows.push(PeriodRow {
                 strategy,
@@ -327,25 +354,47 @@ pub fn run(rent: &RentSeries, events: &[Event], idx: &IndexInputs, cfg: &Backtes
         let futures: Vec<f64> = pnls.iter().map(|p| p.futures).collect();
         let item: Vec<f64> = pnls.iter().map(|p| p.rent_change).collect();
         let minus_fut: Vec<f64> = futures.iter().map(|f| -f).collect();
-        let mean_exposure = mean(&pnl_periods.iter().map(|p| p.exposure).collect::<Vec<_>>()).unwrap_or(0.0);
+        let mean_exposure =
+            mean(&pnl_periods.iter().map(|p| p.exposure).collect::<Vec<_>>()).unwrap_or(0.0);
         let hr = mean_ratio(&h);
         let n_periods = hedged.len();
         let seed = cfg.seed ^ (strategy as u64);
-        let ci_eff = confidence_interval(n_periods, &unhedged, cfg.bootstrap_resamples, 0.95, seed, |ix| {
-            let a: Vec<f64> = ix.iter().map(|&i| hedged[i]).collect();
-            let b: Vec<f64> = ix.iter().map(|&i| unhedged[i]).collect();
-            effectiveness(&a, &b)
-        });
-        let ci_hr = confidence_interval(n_periods, &dr, cfg.bootstrap_resamples, 0.95, seed.wrapping_add(1), |ix| {
-            let a: Vec<f64> = ix.iter().map(|&i| dr[i]).collect();
-            let b: Vec<f64> = ix.iter().map(|&i| df[i]).collect();
-            min_variance_hedge_ratio(&a, &b)
-        });
-        let ci_rho = confidence_interval(n_periods, &dr, cfg.bootstrap_resamples, 0.95, seed.wrapping_add(2), |ix| {
-            let a: Vec<f64> = ix.iter().map(|&i| dr[i]).collect();
-            let b: Vec<f64> = ix.iter().map(|&i| df[i]).collect();
-            correlation(&a, &b)
-        });
+        let ci_eff = confidence_interval(
+            n_periods,
+            &unhedged,
+            cfg.bootstrap_resamples,
+            0.95,
+            seed,
+            |ix| {
+                let a: Vec<f64> = ix.iter().map(|&i| hedged[i]).collect();
+                let b: Vec<f64> = ix.iter().map(|&i| unhedged[i]).collect();
+                effectiveness(&a, &b)
+            },
+        );
+        let ci_hr = confidence_interval(
+            n_periods,
+            &dr,
+            cfg.bootstrap_resamples,
+            0.95,
+            seed.wrapping_add(1),
+            |ix| {
+                let a: Vec<f64> = ix.iter().map(|&i| dr[i]).collect();
+                let b: Vec<f64> = ix.iter().map(|&i| df[i]).collect();
+                min_variance_hedge_ratio(&a, &b)
+            },
+        );
+        let ci_rho = confidence_interval(
+            n_periods,
+            &dr,
+            cfg.bootstrap_resamples,
+            0.95,
+            seed.wrapping_add(2),
+            |ix| {
+                let a: Vec<f64> = ix.iter().map(|&i| dr[i]).collect();
+                let b: Vec<f64> = ix.iter().map(|&i| df[i]).collect();
+                correlation(&a, &b)
+            },
+        );
         let var95 = historical_var_cvar(&hedged, 0.95);
         let var99 = historical_var_cvar(&hedged, 0.99);
         let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
@@ -359,11 +408,23 @@ pub fn run(rent: &RentSeries, events: &[Event], idx: &IndexInputs, cfg: &Backtes
             hedge_ratio: hr,
             contracts: contracts(hr, mean_exposure, contract.contract_gpu_hours),
             contracts_unrounded: hr * mean_exposure / contract.contract_gpu_hours,
-            effectiveness: if strategy == Strategy::Unhedged { Some(0.0) } else { effectiveness(&hedged, &unhedged) },
+            effectiveness: if strategy == Strategy::Unhedged {
+                Some(0.0)
+            } else {
+                effectiveness(&hedged, &unhedged)
+            },
             correlation_changes: correlation(&dr, &df),
             correlation_levels: correlation(&levels_rent, &levels_index),
-            regression: if strategy == Strategy::Unhedged { None } else { regress(&item, &minus_fut) },
-            dollar_offset: if strategy == Strategy::Unhedged { None } else { dollar_offset(&futures, &item) },
+            regression: if strategy == Strategy::Unhedged {
+                None
+            } else {
+                regress(&item, &minus_fut)
+            },
+            dollar_offset: if strategy == Strategy::Unhedged {
+                None
+            } else {
+                dollar_offset(&futures, &item)
+            },
             tracking_error: tracking_error_annual(&dr, &df, Periodicity::Monthly),
             basis: basis_stats(&basis),
             var_95: var95.map(|v| v.0),
@@ -372,7 +433,11 @@ pub fn run(rent: &RentSeries, events: &[Event], idx: &IndexInputs, cfg: &Backtes
             cvar_99: var99.map(|v| v.1),
             unhedged_var_95: historical_var_cvar(&unhedged, 0.95).map(|v| v.0),
             confidence_intervals: Intervals {
-                effectiveness: if strategy == Strategy::Unhedged { None } else { ci_eff },
+                effectiveness: if strategy == Strategy::Unhedged {
+                    None
+                } else {
+                    ci_eff
+                },
                 hedge_ratio: ci_hr,
                 correlation_changes: ci_rho,
             },
@@ -413,7 +478,8 @@ pub fn run(rent: &RentSeries, events: &[Event], idx: &IndexInputs, cfg: &Backtes
                 .iter()
                 .enumerate()
                 .map(|(t, p)| {
-                    let q = contracts(1.0, p.exposure, contract.contract_gpu_hours).max(0) as f64 * contract.contract_gpu_hours;
+                    let q = contracts(1.0, p.exposure, contract.contract_gpu_hours).max(0) as f64
+                        * contract.contract_gpu_hours;
                     decompose(PnlInputs {
                         sign,
                         rent_change: dr[t],

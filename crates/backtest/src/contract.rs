@@ -6,7 +6,8 @@ use rentix_core::{DateSeries, DayRule, Grade};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-const DEFAULT: &str = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+const DEFAULT: &str =
+    include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
 
 /// How the final settlement price of a contract month is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +34,11 @@ pub enum EntryAssumption {
 }
 
 impl EntryAssumption {
-    pub const ALL: [EntryAssumption; 3] = [EntryAssumption::Index, EntryAssumption::Forward, EntryAssumption::Premium];
+    pub const ALL: [EntryAssumption; 3] = [
+        EntryAssumption::Index,
+        EntryAssumption::Forward,
+        EntryAssumption::Premium,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -92,8 +97,11 @@ fn default_last_n() -> usize {
 
 impl ContractSpec {
     pub fn default_contract() -> Self {
-        Self::from_toml(DEFAULT, Path::new("data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"))
-            .expect("bundled contract is valid")
+        Self::from_toml(
+            DEFAULT,
+            Path::new("data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
+        )
+        .expect("bundled contract is valid")
     }
 
     pub fn from_file(path: &Path) -> Result<Self, BacktestError> {
@@ -117,7 +125,9 @@ impl ContractSpec {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        self.underlying.parse::<Grade>().map_err(|e| format!("underlying: {e}"))?;
+        self.underlying
+            .parse::<Grade>()
+            .map_err(|e| format!("underlying: {e}"))?;
         if !(self.contract_gpu_hours.is_finite() && self.contract_gpu_hours > 0.0) {
             return Err("contract_gpu_hours must be positive".into());
         }
@@ -143,9 +153,12 @@ impl ContractSpec {
         if self.entry.assumption == EntryAssumption::Forward {
             match &self.entry.forward_grade {
                 Some(g) => {
-                    g.parse::<Grade>().map_err(|e| format!("entry.forward_grade: {e}"))?;
+                    g.parse::<Grade>()
+                        .map_err(|e| format!("entry.forward_grade: {e}"))?;
                 }
-                None => return Err("entry.assumption = \"forward\" needs entry.forward_grade".into()),
+                None => {
+                    return Err("entry.assumption = \"forward\" needs entry.forward_grade".into())
+                }
             }
         }
         Ok(())
@@ -166,7 +179,10 @@ impl ContractSpec {
     /// value on or before `day` when none of those days has one (or `None`).
     pub fn entry_level(&self, series: &DateSeries, day: NaiveDate) -> Option<f64> {
         let from = day - chrono::Days::new(u64::from(self.entry.lookback_days.max(1) - 1));
-        let v: Vec<f64> = series.range(from..day + chrono::Days::new(1)).map(|(_, v)| v).collect();
+        let v: Vec<f64> = series
+            .range(from..day + chrono::Days::new(1))
+            .map(|(_, v)| v)
+            .collect();
         if v.is_empty() {
             series.last_on_or_before(day).map(|(_, x)| x)
         } else {
@@ -239,7 +255,16 @@ mod tests {
         let p = Path::new("c.toml");
         let good = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
         assert!(ContractSpec::from_toml(&good.replace("tick = 0.001", "tick = 0"), p).is_err());
-        assert!(ContractSpec::from_toml(&good.replace("\"monthly-average\"", "\"weekly\""), p).is_err());
-        assert!(ContractSpec::from_toml(&good.replace("h100-sxm-80gb/bare-metal/on-demand\"\ncontract", "h100/x\"\ncontract"), p).is_err());
+        assert!(
+            ContractSpec::from_toml(&good.replace("\"monthly-average\"", "\"weekly\""), p).is_err()
+        );
+        assert!(ContractSpec::from_toml(
+            &good.replace(
+                "h100-sxm-80gb/bare-metal/on-demand\"\ncontract",
+                "h100/x\"\ncontract"
+            ),
+            p
+        )
+        .is_err());
     }
 }

@@ -20,8 +20,8 @@ mod strategy;
 mod track;
 
 pub use backtest::{
-    run, BacktestConfig, BacktestResult, DailyPoint, EntrySensitivity, IndexInputs, Intervals, Margin,
-    OperationalLoss, PeriodRow, StrategySummary,
+    run, BacktestConfig, BacktestResult, DailyPoint, EntrySensitivity, IndexInputs, Intervals,
+    Margin, OperationalLoss, PeriodRow, StrategySummary,
 };
 pub use contract::{month_start, ContractSpec, EntryAssumption, EntrySpec, Settlement};
 pub use error::BacktestError;

@@ -9,11 +9,30 @@ use std::path::Path;
 /// `periods.csv`: one row per strategy and month.
 pub fn periods_table(r: &BacktestResult) -> Table {
     let rows = &r.rows;
-    let f = |g: &dyn Fn(&crate::backtest::PeriodRow) -> f64| Col::F64(rows.iter().map(|x| Some(g(x))).collect());
+    let f = |g: &dyn Fn(&crate::backtest::PeriodRow) -> f64| {
+        Col::F64(rows.iter().map(|x| Some(g(x))).collect())
+    };
     let mut t = Table::new();
-    t.push("strategy", Col::Str(rows.iter().map(|x| Some(x.strategy.to_string())).collect()));
-    t.push("period_start", Col::Str(rows.iter().map(|x| Some(x.period_start.to_string())).collect()));
-    t.push("period_end", Col::Str(rows.iter().map(|x| Some(x.period_end.to_string())).collect()));
+    t.push(
+        "strategy",
+        Col::Str(rows.iter().map(|x| Some(x.strategy.to_string())).collect()),
+    );
+    t.push(
+        "period_start",
+        Col::Str(
+            rows.iter()
+                .map(|x| Some(x.period_start.to_string()))
+                .collect(),
+        ),
+    );
+    t.push(
+        "period_end",
+        Col::Str(
+            rows.iter()
+                .map(|x| Some(x.period_end.to_string()))
+                .collect(),
+        ),
+    );
     t.push("exposure_gpu_hours", f(&|x| x.exposure_gpu_hours));
     t.push("delivered_gpu_hours", f(&|x| x.delivered_gpu_hours));
     t.push("rent_usd_per_gpu_hour", f(&|x| x.rent_usd_per_gpu_hour));
@@ -23,7 +42,10 @@ pub fn periods_table(r: &BacktestResult) -> Table {
     t.push("futures_change", f(&|x| x.futures_change));
     t.push("hedge_ratio", f(&|x| x.hedge_ratio));
     t.push("contracts_unrounded", f(&|x| x.contracts_unrounded));
-    t.push("contracts", Col::I64(rows.iter().map(|x| Some(x.contracts)).collect()));
+    t.push(
+        "contracts",
+        Col::I64(rows.iter().map(|x| Some(x.contracts)).collect()),
+    );
     t.push("rent_change_pnl", f(&|x| x.pnl.rent_change));
     t.push("futures_pnl", f(&|x| x.pnl.futures));
     t.push("basis_pnl", f(&|x| x.pnl.basis));
@@ -41,9 +63,18 @@ pub fn periods_table(r: &BacktestResult) -> Table {
 pub fn daily_table(r: &BacktestResult) -> Table {
     let d = &r.daily;
     let mut t = Table::new();
-    t.push("date", Col::Str(d.iter().map(|x| Some(x.date.to_string())).collect()));
-    t.push("rent_usd_per_gpu_hour", Col::F64(d.iter().map(|x| Some(x.rent)).collect()));
-    t.push("index_usd_per_gpu_hour", Col::F64(d.iter().map(|x| Some(x.index)).collect()));
+    t.push(
+        "date",
+        Col::Str(d.iter().map(|x| Some(x.date.to_string())).collect()),
+    );
+    t.push(
+        "rent_usd_per_gpu_hour",
+        Col::F64(d.iter().map(|x| Some(x.rent)).collect()),
+    );
+    t.push(
+        "index_usd_per_gpu_hour",
+        Col::F64(d.iter().map(|x| Some(x.index)).collect()),
+    );
     t.push("basis", Col::F64(d.iter().map(|x| Some(x.basis)).collect()));
     t
 }

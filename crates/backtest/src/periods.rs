@@ -37,10 +37,18 @@ pub struct Period {
 /// Builds the months in which the user has rent on every day (and on the lookback
 /// days before), and the contract settles. Months with partial rent are left out
 /// (their exposure is not a month's).
-pub fn build_periods(rent: &RentSeries, events: &[Event], index: &DateSeries, contract: &ContractSpec) -> Vec<Period> {
+pub fn build_periods(
+    rent: &RentSeries,
+    events: &[Event],
+    index: &DateSeries,
+    contract: &ContractSpec,
+) -> Vec<Period> {
     let daily = rent.daily();
     let ev = daily_events(events);
-    let (Some(first), Some(last)) = (daily.keys().next().copied(), daily.keys().next_back().copied()) else {
+    let (Some(first), Some(last)) = (
+        daily.keys().next().copied(),
+        daily.keys().next_back().copied(),
+    ) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -53,10 +61,16 @@ pub fn build_periods(rent: &RentSeries, events: &[Event], index: &DateSeries, co
         let entry_day = m - Days::new(1);
         let entry = contract.entry_level(index, entry_day);
         let lb = u64::from(contract.entry.lookback_days.max(1));
-        let before: Vec<f64> = daily.range(entry_day - Days::new(lb - 1)..m).map(|(_, v)| v.0).collect();
-        let rent_at_entry = (!before.is_empty()).then(|| before.iter().sum::<f64>() / before.len() as f64);
+        let before: Vec<f64> = daily
+            .range(entry_day - Days::new(lb - 1)..m)
+            .map(|(_, v)| v.0)
+            .collect();
+        let rent_at_entry =
+            (!before.is_empty()).then(|| before.iter().sum::<f64>() / before.len() as f64);
         if in_month.len() as u32 == days {
-            if let (Some(settlement), Some(entry), Some(rent_at_entry)) = (settlement, entry, rent_at_entry) {
+            if let (Some(settlement), Some(entry), Some(rent_at_entry)) =
+                (settlement, entry, rent_at_entry)
+            {
                 let exposure: f64 = in_month.iter().map(|(_, h)| h).sum();
                 let rent_avg = if exposure > 0.0 {
                     in_month.iter().map(|(p, h)| p * h).sum::<f64>() / exposure

@@ -47,7 +47,12 @@ pub struct PeriodPnl {
 
 pub fn decompose(i: PnlInputs) -> PeriodPnl {
     let s = i.sign;
-    let (dr, df, e, q) = (i.rent_change, i.futures_change, i.exposure, i.hedged_gpu_hours);
+    let (dr, df, e, q) = (
+        i.rent_change,
+        i.futures_change,
+        i.exposure,
+        i.hedged_gpu_hours,
+    );
     let d = (e - i.lost).max(0.0);
     let rent_change = s * dr * d;
     let futures = -s * df * q;
@@ -108,7 +113,10 @@ mod tests {
             fees: 0.0,
         });
         assert_eq!(p.basis, 0.0, "rent and index moved together: no basis");
-        assert!((p.volume_mismatch - 200.0).abs() < 1e-12, "short futures gain on 400 undelivered hours");
+        assert!(
+            (p.volume_mismatch - 200.0).abs() < 1e-12,
+            "short futures gain on 400 undelivered hours"
+        );
         assert!((p.rent_change + 300.0).abs() < 1e-12);
         assert!((p.futures - 500.0).abs() < 1e-12);
     }

@@ -90,12 +90,23 @@ fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String
             field: String::new(),
             detail: e.to_string(),
         })?;
-        out.push(header.iter().cloned().zip(rec.iter().map(|v| v.trim().to_string())).collect());
+        out.push(
+            header
+                .iter()
+                .cloned()
+                .zip(rec.iter().map(|v| v.trim().to_string()))
+                .collect(),
+        );
     }
     Ok(out)
 }
 
-fn date(path: &Path, row: usize, rec: &BTreeMap<String, String>, field: &str) -> Result<NaiveDate, BacktestError> {
+fn date(
+    path: &Path,
+    row: usize,
+    rec: &BTreeMap<String, String>,
+    field: &str,
+) -> Result<NaiveDate, BacktestError> {
     let v = rec.get(field).map(String::as_str).unwrap_or("");
     let head = v.get(..10).unwrap_or(v);
     NaiveDate::parse_from_str(head, "%Y-%m-%d").map_err(|_| BacktestError::Row {
@@ -106,7 +117,12 @@ fn date(path: &Path, row: usize, rec: &BTreeMap<String, String>, field: &str) ->
     })
 }
 
-fn number(path: &Path, row: usize, rec: &BTreeMap<String, String>, field: &str) -> Result<f64, BacktestError> {
+fn number(
+    path: &Path,
+    row: usize,
+    rec: &BTreeMap<String, String>,
+    field: &str,
+) -> Result<f64, BacktestError> {
     let v = rec.get(field).map(String::as_str).unwrap_or("");
     match v.parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
@@ -122,7 +138,16 @@ fn number(path: &Path, row: usize, rec: &BTreeMap<String, String>, field: &str) 
 impl RentSeries {
     /// Reads `period_start, period_end, usd_per_gpu_hour, gpu_hours, side`.
     pub fn from_csv(path: &Path) -> Result<Self, BacktestError> {
-        let recs = records(path, &["period_start", "period_end", "usd_per_gpu_hour", "gpu_hours", "side"])?;
+        let recs = records(
+            path,
+            &[
+                "period_start",
+                "period_end",
+                "usd_per_gpu_hour",
+                "gpu_hours",
+                "side",
+            ],
+        )?;
         let mut side: Option<Side> = None;
         let mut periods = Vec::new();
         for (i, rec) in recs.iter().enumerate() {
@@ -158,19 +183,29 @@ impl RentSeries {
                 });
             }
             side = Some(s);
-            let price = UsdPerGpuHour::new(number(path, row, rec, "usd_per_gpu_hour")?).map_err(|e| BacktestError::Row {
-                path: path.to_path_buf(),
-                row,
-                field: "usd_per_gpu_hour".into(),
-                detail: e.to_string(),
+            let price =
+                UsdPerGpuHour::new(number(path, row, rec, "usd_per_gpu_hour")?).map_err(|e| {
+                    BacktestError::Row {
+                        path: path.to_path_buf(),
+                        row,
+                        field: "usd_per_gpu_hour".into(),
+                        detail: e.to_string(),
+                    }
+                })?;
+            let hours = GpuHours::new(number(path, row, rec, "gpu_hours")?).map_err(|e| {
+                BacktestError::Row {
+                    path: path.to_path_buf(),
+                    row,
+                    field: "gpu_hours".into(),
+                    detail: e.to_string(),
+                }
             })?;
-            let hours = GpuHours::new(number(path, row, rec, "gpu_hours")?).map_err(|e| BacktestError::Row {
-                path: path.to_path_buf(),
-                row,
-                field: "gpu_hours".into(),
-                detail: e.to_string(),
-            })?;
-            periods.push(RentPeriod { start, end, price, gpu_hours: hours });
+            periods.push(RentPeriod {
+                start,
+                end,
+                price,
+                gpu_hours: hours,
+            });
         }
         periods.sort_by_key(|p| p.start);
         for (i, w) in periods.windows(2).enumerate() {
@@ -212,7 +247,10 @@ impl RentSeries {
 
 /// Reads `start, end, kind, gpu_hours_lost, usd_loss, note`.
 pub fn read_events(path: &Path) -> Result<Vec<Event>, BacktestError> {
-    let recs = records(path, &["start", "end", "kind", "gpu_hours_lost", "usd_loss"])?;
+    let recs = records(
+        path,
+        &["start", "end", "kind", "gpu_hours_lost", "usd_loss"],
+    )?;
     let mut out = Vec::new();
     for (i, rec) in recs.iter().enumerate() {
         let row = i + 1;

@@ -138,11 +138,18 @@ mod tests {
         // previous ones; the walk-forward ratio at 10 must equal the one fitted on
         // 0..10 alone.
         let df: Vec<f64> = (0..20).map(|i| ((i * 7 % 5) as f64) - 2.0).collect();
-        let dr: Vec<f64> = df.iter().enumerate().map(|(i, x)| if i < 10 { *x } else { -*x }).collect();
+        let dr: Vec<f64> = df
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if i < 10 { *x } else { -*x })
+            .collect();
         let r = ratios(Strategy::WalkForward, &dr, &df);
         let past_only = min_variance_hedge_ratio(&dr[..10], &df[..10]).unwrap();
         assert!((r[10] - past_only).abs() < 1e-12);
-        assert!((r[10] - 1.0).abs() < 1e-12, "the past says 1.0, the future says -1.0");
+        assert!(
+            (r[10] - 1.0).abs() < 1e-12,
+            "the past says 1.0, the future says -1.0"
+        );
         // Changing a future value leaves earlier ratios untouched.
         let mut dr2 = dr.clone();
         dr2[15] = 100.0;

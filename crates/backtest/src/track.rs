@@ -95,8 +95,14 @@ pub fn track(
                         rank: 0,
                         grade: (*grade).clone(),
                         oos_effectiveness: st.effectiveness,
-                        oos_effectiveness_ci_low: st.confidence_intervals.effectiveness.map(|i| i.low),
-                        oos_effectiveness_ci_high: st.confidence_intervals.effectiveness.map(|i| i.high),
+                        oos_effectiveness_ci_low: st
+                            .confidence_intervals
+                            .effectiveness
+                            .map(|i| i.low),
+                        oos_effectiveness_ci_high: st
+                            .confidence_intervals
+                            .effectiveness
+                            .map(|i| i.high),
                         hedge_ratio: r.min_variance_hedge_ratio,
                         correlation_changes: st.correlation_changes,
                         correlation_levels: st.correlation_levels,
@@ -139,18 +145,36 @@ pub fn track(
 pub fn track_table(rows: &[TrackRow]) -> Table {
     let f = |g: &dyn Fn(&TrackRow) -> Option<f64>| Col::F64(rows.iter().map(g).collect());
     let mut t = Table::new();
-    t.push("rank", Col::I64(rows.iter().map(|r| Some(r.rank as i64)).collect()));
-    t.push("grade", Col::Str(rows.iter().map(|r| Some(r.grade.clone())).collect()));
+    t.push(
+        "rank",
+        Col::I64(rows.iter().map(|r| Some(r.rank as i64)).collect()),
+    );
+    t.push(
+        "grade",
+        Col::Str(rows.iter().map(|r| Some(r.grade.clone())).collect()),
+    );
     t.push("oos_effectiveness", f(&|r| r.oos_effectiveness));
-    t.push("oos_effectiveness_ci_low", f(&|r| r.oos_effectiveness_ci_low));
-    t.push("oos_effectiveness_ci_high", f(&|r| r.oos_effectiveness_ci_high));
+    t.push(
+        "oos_effectiveness_ci_low",
+        f(&|r| r.oos_effectiveness_ci_low),
+    );
+    t.push(
+        "oos_effectiveness_ci_high",
+        f(&|r| r.oos_effectiveness_ci_high),
+    );
     t.push("hedge_ratio", f(&|r| r.hedge_ratio));
     t.push("correlation_changes", f(&|r| r.correlation_changes));
     t.push("correlation_levels", f(&|r| r.correlation_levels));
     t.push("tracking_error", f(&|r| r.tracking_error));
     t.push("basis_mean", f(&|r| r.basis_mean));
-    t.push("periods", Col::I64(rows.iter().map(|r| Some(r.periods as i64)).collect()));
+    t.push(
+        "periods",
+        Col::I64(rows.iter().map(|r| Some(r.periods as i64)).collect()),
+    );
     t.push("sufficient_share", f(&|r| Some(r.sufficient_share)));
-    t.push("note", Col::Str(rows.iter().map(|r| Some(r.note.clone())).collect()));
+    t.push(
+        "note",
+        Col::Str(rows.iter().map(|r| Some(r.note.clone())).collect()),
+    );
     t
 }

@@ -7,8 +7,17 @@ use std::path::Path;
 /// The strategy a chart of one strategy shows: walk-forward if it ran (the one a
 /// user could actually have traded), else the first hedged one.
 pub fn featured(r: &BacktestResult) -> Option<Strategy> {
-    let hedged: Vec<Strategy> = r.strategies.iter().map(|s| s.strategy).filter(|s| *s != Strategy::Unhedged).collect();
-    hedged.iter().copied().find(|s| *s == Strategy::WalkForward).or(hedged.first().copied())
+    let hedged: Vec<Strategy> = r
+        .strategies
+        .iter()
+        .map(|s| s.strategy)
+        .filter(|s| *s != Strategy::Unhedged)
+        .collect();
+    hedged
+        .iter()
+        .copied()
+        .find(|s| *s == Strategy::WalkForward)
+        .or(hedged.first().copied())
 }
 
 /// Writes rent_vs_index, basis, pnl_histogram, rolling_effectiveness and waterfall
@@ -24,27 +33,46 @@ pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), String> {
     };
     let title = "Rent against the index (USD per GPU-hour)";
     let series = [rent, index];
-    save_both(&dir.join("rent_vs_index"), |a| lines(a, title, "USD per GPU-hour", &series), |a| lines(a, title, "USD per GPU-hour", &series))?;
+    save_both(
+        &dir.join("rent_vs_index"),
+        |a| lines(a, title, "USD per GPU-hour", &series),
+        |a| lines(a, title, "USD per GPU-hour", &series),
+    )?;
     let basis = [Line {
         name: "basis = rent - index".into(),
         points: r.daily.iter().map(|d| (d.date, d.basis)).collect(),
     }];
     let t = "Basis over time: a steady premium is harmless, a moving one is risk";
-    save_both(&dir.join("basis"), |a| lines(a, t, "USD per GPU-hour", &basis), |a| lines(a, t, "USD per GPU-hour", &basis))?;
+    save_both(
+        &dir.join("basis"),
+        |a| lines(a, t, "USD per GPU-hour", &basis),
+        |a| lines(a, t, "USD per GPU-hour", &basis),
+    )?;
 
-    let Some(feat) = featured(r) else { return Ok(()) };
+    let Some(feat) = featured(r) else {
+        return Ok(());
+    };
     let rows: Vec<_> = r.rows.iter().filter(|x| x.strategy == feat).collect();
     let hedged: Vec<f64> = rows.iter().map(|x| x.pnl.hedged_total).collect();
     let unhedged: Vec<f64> = rows.iter().map(|x| x.pnl.unhedged_total).collect();
     let t = format!("Monthly P&L, hedged ({feat}) vs unhedged");
-    save_both(&dir.join("pnl_histogram"), |a| pnl_histogram(a, &t, &hedged, &unhedged), |a| pnl_histogram(a, &t, &hedged, &unhedged))?;
+    save_both(
+        &dir.join("pnl_histogram"),
+        |a| pnl_histogram(a, &t, &hedged, &unhedged),
+        |a| pnl_histogram(a, &t, &hedged, &unhedged),
+    )?;
 
     let roll: Vec<Line> = r
         .strategies
         .iter()
         .filter(|s| !s.rolling_effectiveness.is_empty())
         .map(|s| {
-            let ends: Vec<_> = r.rows.iter().filter(|x| x.strategy == s.strategy).map(|x| x.period_start).collect();
+            let ends: Vec<_> = r
+                .rows
+                .iter()
+                .filter(|x| x.strategy == s.strategy)
+                .map(|x| x.period_start)
+                .collect();
             let w = ends.len() + 1 - s.rolling_effectiveness.len();
             Line {
                 name: s.strategy.to_string(),
@@ -58,9 +86,14 @@ pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), String> {
         })
         .collect();
     let t = "Rolling 12-month hedge effectiveness";
-    save_both(&dir.join("rolling_effectiveness"), |a| rolling(a, t, &roll), |a| rolling(a, t, &roll))?;
+    save_both(
+        &dir.join("rolling_effectiveness"),
+        |a| rolling(a, t, &roll),
+        |a| rolling(a, t, &roll),
+    )?;
 
-    let sum = |f: &dyn Fn(&rentix_backtest::PeriodRow) -> f64| rows.iter().map(|x| f(x)).sum::<f64>();
+    let sum =
+        |f: &dyn Fn(&rentix_backtest::PeriodRow) -> f64| rows.iter().map(|x| f(x)).sum::<f64>();
     let parts = vec![
         ("rent change".to_string(), sum(&|x| x.pnl.rent_change)),
         ("futures".to_string(), sum(&|x| x.pnl.futures)),
@@ -69,7 +102,13 @@ pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), String> {
     let op = sum(&|x| x.operational_loss);
     let basis_total = sum(&|x| x.pnl.basis);
     let vm_total = sum(&|x| x.pnl.volume_mismatch);
-    let t = format!("Where the money went ({feat}): basis {basis_total:.0}, volume mismatch {vm_total:.0} USD");
-    save_both(&dir.join("waterfall"), |a| waterfall(a, &t, &parts, op), |a| waterfall(a, &t, &parts, op))?;
+    let t = format!(
+        "Where the money went ({feat}): basis {basis_total:.0}, volume mismatch {vm_total:.0} USD"
+    );
+    save_both(
+        &dir.join("waterfall"),
+        |a| waterfall(a, &t, &parts, op),
+        |a| waterfall(a, &t, &parts, op),
+    )?;
     Ok(())
 }

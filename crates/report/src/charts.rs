@@ -58,11 +58,17 @@ fn day_num(d: NaiveDate, origin: NaiveDate) -> f64 {
 }
 
 fn date_label(origin: NaiveDate) -> impl Fn(&f64) -> String {
-    move |x: &f64| (origin + chrono::Days::new(x.max(0.0) as u64)).format("%Y-%m").to_string()
+    move |x: &f64| {
+        (origin + chrono::Days::new(x.max(0.0) as u64))
+            .format("%Y-%m")
+            .to_string()
+    }
 }
 
 fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
@@ -100,8 +106,15 @@ pub fn save_both(
 /// Index fixings with the p25-p75 band and a marker per fixing coloured by the
 /// hierarchy level that fixed it (green trades, blue firm, orange listings, red
 /// carried); an optional truth line.
-pub fn index_band<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, pts: &[BandPoint], truth: &[(NaiveDate, f64)]) -> R {
-    let Some(origin) = pts.first().map(|p| p.date) else { return Ok(()) };
+pub fn index_band<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    pts: &[BandPoint],
+    truth: &[(NaiveDate, f64)],
+) -> R {
+    let Some(origin) = pts.first().map(|p| p.date) else {
+        return Ok(());
+    };
     let end = pts.last().map_or(1.0, |p| day_num(p.date, origin)).max(1.0);
     let (lo, hi) = range(
         pts.iter()
@@ -134,27 +147,46 @@ pub fn index_band<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str,
             .chain(band.iter().rev().map(|b| (b.0, b.1)))
             .collect();
         chart
-            .draw_series(std::iter::once(Polygon::new(poly, RGBColor(31, 119, 180).mix(0.18).filled())))
+            .draw_series(std::iter::once(Polygon::new(
+                poly,
+                RGBColor(31, 119, 180).mix(0.18).filled(),
+            )))
             .map_err(e)?
             .label("p25-p75")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], RGBColor(31, 119, 180).mix(0.3).filled()));
+            .legend(|(x, y)| {
+                Rectangle::new(
+                    [(x, y - 5), (x + 15, y + 5)],
+                    RGBColor(31, 119, 180).mix(0.3).filled(),
+                )
+            });
     }
     chart
-        .draw_series(LineSeries::new(pts.iter().map(|p| (day_num(p.date, origin), p.value)), BLACK.stroke_width(1)))
+        .draw_series(LineSeries::new(
+            pts.iter().map(|p| (day_num(p.date, origin), p.value)),
+            BLACK.stroke_width(1),
+        ))
         .map_err(e)?
         .label("fixing")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLACK));
     if !truth.is_empty() {
         chart
             .draw_series(LineSeries::new(
-                truth.iter().filter(|t| t.0 >= origin).map(|t| (day_num(t.0, origin), t.1)),
+                truth
+                    .iter()
+                    .filter(|t| t.0 >= origin)
+                    .map(|t| (day_num(t.0, origin), t.1)),
                 RGBColor(214, 39, 40).mix(0.7).stroke_width(1),
             ))
             .map_err(e)?
             .label("truth (simulator)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RGBColor(214, 39, 40)));
     }
-    for (lvl, name) in [(1u8, "level 1 trades"), (2, "level 2 firm"), (3, "level 3 listings"), (4, "level 4 carried")] {
+    for (lvl, name) in [
+        (1u8, "level 1 trades"),
+        (2, "level 2 firm"),
+        (3, "level 3 listings"),
+        (4, "level 4 carried"),
+    ] {
         let c = level_color(lvl);
         chart
             .draw_series(
@@ -178,8 +210,19 @@ pub fn index_band<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str,
 }
 
 /// Several date series on one chart.
-pub fn lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, y_desc: &str, series: &[Line]) -> R {
-    let Some(origin) = series.iter().filter_map(|s| s.points.first().map(|p| p.0)).min() else { return Ok(()) };
+pub fn lines<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    y_desc: &str,
+    series: &[Line],
+) -> R {
+    let Some(origin) = series
+        .iter()
+        .filter_map(|s| s.points.first().map(|p| p.0))
+        .min()
+    else {
+        return Ok(());
+    };
     let end = series
         .iter()
         .filter_map(|s| s.points.last().map(|p| day_num(p.0, origin)))
@@ -202,7 +245,10 @@ pub fn lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, y_de
     for (i, s) in series.iter().enumerate() {
         let c = PALETTE[i % PALETTE.len()];
         chart
-            .draw_series(LineSeries::new(s.points.iter().map(|p| (day_num(p.0, origin), p.1)), c.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                s.points.iter().map(|p| (day_num(p.0, origin), p.1)),
+                c.stroke_width(2),
+            ))
             .map_err(e)?
             .label(s.name.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 15, y)], c.stroke_width(2)));
@@ -219,9 +265,16 @@ pub fn lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, y_de
 }
 
 /// Forward curves: value against tenor in months, one line per date.
-pub fn forward_curves<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, curves: &[(String, Vec<(f64, f64)>)]) -> R {
+pub fn forward_curves<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    curves: &[(String, Vec<(f64, f64)>)],
+) -> R {
     let (lo, hi) = range(curves.iter().flat_map(|c| c.1.iter().map(|p| p.1)));
-    let max_t = curves.iter().flat_map(|c| c.1.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let max_t = curves
+        .iter()
+        .flat_map(|c| c.1.iter().map(|p| p.0))
+        .fold(1.0, f64::max);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FAMILY, 20))
         .margin(12)
@@ -258,7 +311,12 @@ pub fn forward_curves<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &
 }
 
 /// Histogram of hedged and unhedged P&L per period (USD), overlaid.
-pub fn pnl_histogram<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, hedged: &[f64], unhedged: &[f64]) -> R {
+pub fn pnl_histogram<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    hedged: &[f64],
+    unhedged: &[f64],
+) -> R {
     let (lo, hi) = range(hedged.iter().chain(unhedged).copied());
     let bins = 20usize;
     let width = (hi - lo) / bins as f64;
@@ -287,7 +345,10 @@ pub fn pnl_histogram<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &s
         .label_style((FAMILY, 13))
         .draw()
         .map_err(e)?;
-    for (counts, color, name) in [(&cu, RGBColor(214, 39, 40), "unhedged"), (&ch, RGBColor(31, 119, 180), "hedged")] {
+    for (counts, color, name) in [
+        (&cu, RGBColor(214, 39, 40), "unhedged"),
+        (&ch, RGBColor(31, 119, 180), "hedged"),
+    ] {
         chart
             .draw_series(counts.iter().enumerate().map(|(i, c)| {
                 let x0 = lo + i as f64 * width;
@@ -295,7 +356,9 @@ pub fn pnl_histogram<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &s
             }))
             .map_err(e)?
             .label(name)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.mix(0.45).filled()));
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.mix(0.45).filled())
+            });
     }
     chart
         .configure_series_labels()
@@ -310,7 +373,12 @@ pub fn pnl_histogram<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &s
 /// Waterfall of cumulative P&L components (USD): each bar starts where the previous
 /// ended; the last bar is the hedged total. Operational loss is drawn apart, after a
 /// gap, because it is not part of the hedge.
-pub fn waterfall<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, parts: &[(String, f64)], op_loss: f64) -> R {
+pub fn waterfall<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    parts: &[(String, f64)],
+    op_loss: f64,
+) -> R {
     let mut bars = Vec::new();
     let mut level = 0.0;
     for (name, v) in parts {
@@ -318,7 +386,11 @@ pub fn waterfall<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, 
         level += v;
     }
     bars.push(("hedged total".to_string(), 0.0, level));
-    let (lo, hi) = range(bars.iter().flat_map(|b| [b.1, b.2]).chain([0.0, -op_loss.abs()]));
+    let (lo, hi) = range(
+        bars.iter()
+            .flat_map(|b| [b.1, b.2])
+            .chain([0.0, -op_loss.abs()]),
+    );
     let n = bars.len() + 2;
     let names: Vec<String> = bars
         .iter()
@@ -373,6 +445,10 @@ pub fn waterfall<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, 
 }
 
 /// Rolling effectiveness per window end.
-pub fn rolling<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, series: &[Line]) -> R {
+pub fn rolling<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    series: &[Line],
+) -> R {
     lines(root, title, "1 - Var(hedged)/Var(unhedged)", series)
 }

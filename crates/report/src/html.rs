@@ -99,9 +99,13 @@ pub fn discover(dir: &Path) -> ReportInputs {
 
 fn read_truth(path: &Path, grades: &[String]) -> BTreeMap<String, Vec<(NaiveDate, f64)>> {
     let mut out: BTreeMap<String, Vec<(NaiveDate, f64)>> = BTreeMap::new();
-    let Ok(mut rdr) = csv::Reader::from_path(path) else { return out };
+    let Ok(mut rdr) = csv::Reader::from_path(path) else {
+        return out;
+    };
     for rec in rdr.records().flatten() {
-        let (Some(d), Some(g), Some(v)) = (rec.get(0), rec.get(1), rec.get(2)) else { continue };
+        let (Some(d), Some(g), Some(v)) = (rec.get(0), rec.get(1), rec.get(2)) else {
+            continue;
+        };
         if !grades.iter().any(|x| x == g) {
             continue;
         }
@@ -113,9 +117,14 @@ fn read_truth(path: &Path, grades: &[String]) -> BTreeMap<String, Vec<(NaiveDate
 }
 
 fn read_forward(fixings: &Path) -> Vec<ForwardPoint> {
-    let stem = fixings.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let stem = fixings
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
     let p = fixings.with_file_name(format!("{stem}_forward.csv"));
-    let Ok(mut rdr) = csv::Reader::from_path(&p) else { return Vec::new() };
+    let Ok(mut rdr) = csv::Reader::from_path(&p) else {
+        return Vec::new();
+    };
     rdr.records()
         .flatten()
         .filter_map(|r| {
@@ -178,22 +187,41 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
 pub fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
     let mut s = grade_stats(fixings);
     s.retain(|g| g.grade.contains('/'));
-    s.sort_by(|a, b| b.by_level[1].cmp(&a.by_level[1]).then(a.grade.cmp(&b.grade)));
+    s.sort_by(|a, b| {
+        b.by_level[1]
+            .cmp(&a.by_level[1])
+            .then(a.grade.cmp(&b.grade))
+    });
     s.into_iter().take(3).map(|g| g.grade).collect()
 }
 
 fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> Result<(), String> {
-    let Some(path) = &inputs.fixings else { return Ok(()) };
+    let Some(path) = &inputs.fixings else {
+        return Ok(());
+    };
     let fixings = read_fixings(path).map_err(|e| e.to_string())?;
-    let versions: std::collections::BTreeSet<&str> = fixings.iter().map(|f| f.methodology_version.as_str()).collect();
+    let versions: std::collections::BTreeSet<&str> = fixings
+        .iter()
+        .map(|f| f.methodology_version.as_str())
+        .collect();
     let _ = writeln!(html, "<h2>The index</h2>");
     let _ = writeln!(
         html,
         "<p>{} fixings of {} grades and composites from {} to {}, methodology {}.</p>",
         fixings.len(),
-        fixings.iter().map(|f| f.grade.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
-        fixings.first().map(|f| f.date.to_string()).unwrap_or_default(),
-        fixings.last().map(|f| f.date.to_string()).unwrap_or_default(),
+        fixings
+            .iter()
+            .map(|f| f.grade.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        fixings
+            .first()
+            .map(|f| f.date.to_string())
+            .unwrap_or_default(),
+        fixings
+            .last()
+            .map(|f| f.date.to_string())
+            .unwrap_or_default(),
         esc(&versions.into_iter().collect::<Vec<_>>().join(", "))
     );
     let _ = writeln!(
@@ -204,7 +232,11 @@ fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> 
          (enough observations, valid days and contributors).</p>"
     );
     let featured = featured_grades(&fixings);
-    let truth = inputs.truth.as_ref().map(|t| read_truth(t, &featured)).unwrap_or_default();
+    let truth = inputs
+        .truth
+        .as_ref()
+        .map(|t| read_truth(t, &featured))
+        .unwrap_or_default();
     let forward = read_forward(path);
     let written = index_charts(chart_dir, &fixings, &featured, &truth, &forward)?;
     for stem in &written {
@@ -271,7 +303,9 @@ fn reading(s: &Value, side: &str) -> String {
     let basis = s["basis"]["mean"].as_f64();
     let basis_sd = s["basis"]["std"].as_f64();
     let op = s["operational_loss"]["total_usd"].as_f64().unwrap_or(0.0);
-    let vm = s["operational_loss"]["volume_mismatch_usd"].as_f64().unwrap_or(0.0);
+    let vm = s["operational_loss"]["volume_mismatch_usd"]
+        .as_f64()
+        .unwrap_or(0.0);
     let mut t = String::new();
     if let Some(e) = eff {
         let _ = write!(
@@ -281,7 +315,12 @@ fn reading(s: &Value, side: &str) -> String {
             e * 100.0
         );
         if let (Some(lo), Some(hi)) = (ci["low"].as_f64(), ci["high"].as_f64()) {
-            let _ = write!(t, " (95% bootstrap interval {:.0}% to {:.0}%)", lo * 100.0, hi * 100.0);
+            let _ = write!(
+                t,
+                " (95% bootstrap interval {:.0}% to {:.0}%)",
+                lo * 100.0,
+                hi * 100.0
+            );
         }
         t.push_str(". ");
     }
@@ -301,7 +340,9 @@ fn reading(s: &Value, side: &str) -> String {
     if s["regression"]["passes_80_125"].as_bool() == Some(true) {
         t.push_str("The hedge passes the 80-125% regression test used in hedge accounting. ");
     } else if s["regression"].is_object() {
-        t.push_str("The hedge does not pass the 80-125% regression test used in hedge accounting. ");
+        t.push_str(
+            "The hedge does not pass the 80-125% regression test used in hedge accounting. ",
+        );
     }
     let _ = write!(
         t,
@@ -311,9 +352,13 @@ fn reading(s: &Value, side: &str) -> String {
 }
 
 fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(dir.join("summary.json")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let text = std::fs::read_to_string(dir.join("summary.json"))
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let side = v["side"].as_str().unwrap_or("");
     let _ = writeln!(
         html,
@@ -398,7 +443,12 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         let _ = writeln!(html, "<h3>What the hedge can never cover</h3><table><tr><th class=l>operational loss</th><th>USD</th></tr>");
         if let Some(m) = op["by_kind"].as_object() {
             for (k, val) in m {
-                let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), num(val, 0));
+                let _ = writeln!(
+                    html,
+                    "<tr><td class=l>{}</td><td>{}</td></tr>",
+                    esc(k),
+                    num(val, 0)
+                );
             }
         }
         let _ = writeln!(
@@ -432,14 +482,19 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
          operational losses are reported beside the hedge, never netted into basis.</p>"
     );
     if let Some(p) = &inputs.ingest_summary {
-        if let Ok(v) = std::fs::read_to_string(p).and_then(|t| serde_json::from_str::<Value>(&t).map_err(std::io::Error::other)) {
+        if let Ok(v) = std::fs::read_to_string(p)
+            .and_then(|t| serde_json::from_str::<Value>(&t).map_err(std::io::Error::other))
+        {
             let _ = writeln!(
                 html,
                 "<h2>Inputs</h2><p>Rows read {}, accepted {}, quarantined {}, duplicates {}.</p>",
                 v["rows_read"], v["accepted"], v["quarantined"], v["duplicates"]
             );
             if let Some(m) = v["quarantined_by_reason"].as_object() {
-                let _ = writeln!(html, "<table><tr><th class=l>quarantine reason</th><th>rows</th></tr>");
+                let _ = writeln!(
+                    html,
+                    "<table><tr><th class=l>quarantine reason</th><th>rows</th></tr>"
+                );
                 for (k, n) in m {
                     let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), n);
                 }
@@ -453,10 +508,11 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
     }
     html.push_str("<hr><p><small>Generated by rentix. Self-contained: no script, no external resource.</small></p></body></html>\n");
     rentix_ingest::write_atomic(out, |w| {
-        w.write_all(html.as_bytes()).map_err(|source| rentix_ingest::IngestError::Write {
-            path: out.to_path_buf(),
-            source,
-        })
+        w.write_all(html.as_bytes())
+            .map_err(|source| rentix_ingest::IngestError::Write {
+                path: out.to_path_buf(),
+                source,
+            })
     })
     .map_err(|e| e.to_string())
 }
@@ -467,6 +523,9 @@ mod tests {
 
     #[test]
     fn escaping() {
-        assert_eq!(esc("<script>alert('x')</script> & \""), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;");
+        assert_eq!(
+            esc("<script>alert('x')</script> & \""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;"
+        );
     }
 }

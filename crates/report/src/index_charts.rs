@@ -42,24 +42,39 @@ pub fn index_charts(
         let t = truth.get(g).cloned().unwrap_or_default();
         let title = format!("{g}: fixing, p25-p75, level");
         let stem = format!("index_{}", i + 1);
-        save_both(&dir.join(&stem), |a| index_band(a, &title, &pts, &t), |a| index_band(a, &title, &pts, &t))?;
+        save_both(
+            &dir.join(&stem),
+            |a| index_band(a, &title, &pts, &t),
+            |a| index_band(a, &title, &pts, &t),
+        )?;
         written.push(stem);
     }
     let series: Vec<Line> = grades
         .iter()
         .map(|g| Line {
             name: g.clone(),
-            points: fixings.iter().filter(|f| &f.grade == g).filter_map(|f| Some((f.date, f.value?))).collect(),
+            points: fixings
+                .iter()
+                .filter(|f| &f.grade == g)
+                .filter_map(|f| Some((f.date, f.value?)))
+                .collect(),
         })
         .filter(|l| !l.points.is_empty())
         .collect();
     if !series.is_empty() {
         let t = "Grades compared (USD per GPU-hour)";
-        save_both(&dir.join("grades"), |a| lines(a, t, "USD per GPU-hour", &series), |a| lines(a, t, "USD per GPU-hour", &series))?;
+        save_both(
+            &dir.join("grades"),
+            |a| lines(a, t, "USD per GPU-hour", &series),
+            |a| lines(a, t, "USD per GPU-hour", &series),
+        )?;
         written.push("grades".into());
     }
     // Forward curve of the first grade's GPU and scope on up to four dates.
-    if let Some(g) = grades.first().and_then(|g| g.parse::<rentix_core::Grade>().ok()) {
+    if let Some(g) = grades
+        .first()
+        .and_then(|g| g.parse::<rentix_core::Grade>().ok())
+    {
         let pts: Vec<&ForwardPoint> = forward
             .iter()
             .filter(|p| p.gpu == g.gpu.as_str() && p.scope == g.scope.as_str())
@@ -83,13 +98,20 @@ pub fn index_charts(
             .map(|d| {
                 (
                     d.to_string(),
-                    pts.iter().filter(|p| p.date == *d).map(|p| (p.tenor_months, p.value)).collect(),
+                    pts.iter()
+                        .filter(|p| p.date == *d)
+                        .map(|p| (p.tenor_months, p.value))
+                        .collect(),
                 )
             })
             .collect();
         if !curves.is_empty() {
             let t = format!("Forward curve: {} {}", g.gpu, g.scope);
-            save_both(&dir.join("forward_curve"), |a| forward_curves(a, &t, &curves), |a| forward_curves(a, &t, &curves))?;
+            save_both(
+                &dir.join("forward_curve"),
+                |a| forward_curves(a, &t, &curves),
+                |a| forward_curves(a, &t, &curves),
+            )?;
             written.push("forward_curve".into());
         }
     }

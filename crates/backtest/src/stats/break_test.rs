@@ -82,6 +82,9 @@ mod tests {
         let s = sup_f(&stable, &x).unwrap();
         let b = sup_f(&broken, &x).unwrap();
         assert!(!s.break_detected, "{s:?}");
-        assert!(b.break_detected && (28..=32).contains(&b.break_index), "{b:?}");
+        assert!(
+            b.break_detected && (28..=32).contains(&b.break_index),
+            "{b:?}"
+        );
     }
 }

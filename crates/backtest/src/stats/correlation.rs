@@ -26,7 +26,10 @@ mod tests {
     fn hull_correlation_and_sigmas() {
         let v = hull();
         let r = correlation(&v.delta_spot, &v.delta_futures).unwrap();
-        assert!((r - v.expected.correlation).abs() < v.expected.tolerance, "{r}");
+        assert!(
+            (r - v.expected.correlation).abs() < v.expected.tolerance,
+            "{r}"
+        );
         let sf = super::super::moments::std_dev(&v.delta_futures).unwrap();
         let ss = super::super::moments::std_dev(&v.delta_spot).unwrap();
         assert!((sf - v.expected.sigma_futures).abs() < v.expected.tolerance);
@@ -37,8 +40,12 @@ mod tests {
     fn trending_levels_correlate_when_changes_do_not() {
         // Two series that both rise by 1 a step, with alternating wiggles of
         // opposite sign: levels correlate almost perfectly, changes negatively.
-        let a: Vec<f64> = (0..20).map(|i| f64::from(i) + if i % 2 == 0 { 0.4 } else { -0.4 }).collect();
-        let b: Vec<f64> = (0..20).map(|i| f64::from(i) + if i % 2 == 0 { -0.4 } else { 0.4 }).collect();
+        let a: Vec<f64> = (0..20)
+            .map(|i| f64::from(i) + if i % 2 == 0 { 0.4 } else { -0.4 })
+            .collect();
+        let b: Vec<f64> = (0..20)
+            .map(|i| f64::from(i) + if i % 2 == 0 { -0.4 } else { 0.4 })
+            .collect();
         let da: Vec<f64> = a.windows(2).map(|w| w[1] - w[0]).collect();
         let db: Vec<f64> = b.windows(2).map(|w| w[1] - w[0]).collect();
         assert!(correlation(&a, &b).unwrap() > 0.98);

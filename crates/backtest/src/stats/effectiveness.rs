@@ -31,8 +31,14 @@ mod tests {
     fn hull_effectiveness() {
         let v = hull();
         let e = effectiveness_at(&v.delta_spot, &v.delta_futures, v.expected.hedge_ratio).unwrap();
-        assert!((e - v.expected.effectiveness_at_hedge_ratio).abs() < v.expected.tolerance, "{e}");
+        assert!(
+            (e - v.expected.effectiveness_at_hedge_ratio).abs() < v.expected.tolerance,
+            "{e}"
+        );
         let naive = effectiveness_at(&v.delta_spot, &v.delta_futures, 1.0).unwrap();
-        assert!((naive - v.expected.effectiveness_naive_one_to_one).abs() < v.expected.tolerance, "{naive}");
+        assert!(
+            (naive - v.expected.effectiveness_naive_one_to_one).abs() < v.expected.tolerance,
+            "{naive}"
+        );
     }
 }

@@ -39,10 +39,16 @@ mod tests {
     fn hull_example_3_3() {
         let v = hull();
         let h = min_variance_hedge_ratio(&v.delta_spot, &v.delta_futures).unwrap();
-        assert!((h - v.expected.hedge_ratio).abs() < v.expected.tolerance, "{h}");
+        assert!(
+            (h - v.expected.hedge_ratio).abs() < v.expected.tolerance,
+            "{h}"
+        );
         let n = contracts_unrounded(h, v.expected.exposure_units, v.expected.contract_units);
         assert!((n - v.expected.contracts_unrounded).abs() < 1e-3, "{n}");
-        assert_eq!(contracts(h, v.expected.exposure_units, v.expected.contract_units), v.expected.contracts);
+        assert_eq!(
+            contracts(h, v.expected.exposure_units, v.expected.contract_units),
+            v.expected.contracts
+        );
         assert!(min_variance_hedge_ratio(&[1.0, 2.0], &[3.0, 3.0]).is_none());
     }
 }

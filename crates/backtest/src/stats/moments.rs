@@ -17,7 +17,13 @@ pub fn covariance(x: &[f64], y: &[f64]) -> Option<f64> {
         return None;
     }
     let (mx, my) = (mean(x)?, mean(y)?);
-    Some(x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>() / (n - 1) as f64)
+    Some(
+        x.iter()
+            .zip(y)
+            .map(|(a, b)| (a - mx) * (b - my))
+            .sum::<f64>()
+            / (n - 1) as f64,
+    )
 }
 
 /// Sample variance (n - 1 denominator).

@@ -41,11 +41,19 @@ pub fn regress(y: &[f64], x: &[f64]) -> Option<Regression> {
     let intercept = mean(y)? - slope * mean(x)?;
     let my = mean(y)?;
     let sst: f64 = y.iter().map(|v| (v - my).powi(2)).sum();
-    let sse: f64 = x.iter().zip(y).map(|(a, b)| (b - intercept - slope * a).powi(2)).sum();
+    let sse: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(a, b)| (b - intercept - slope * a).powi(2))
+        .sum();
     let sxx = vx * (n - 1) as f64;
     let r2 = if sst > 0.0 { 1.0 - sse / sst } else { 0.0 };
     let se = (sse / (n - 2) as f64 / sxx).sqrt();
-    let slope_t = if se > 0.0 { slope / se } else { f64::INFINITY.copysign(slope) };
+    let slope_t = if se > 0.0 {
+        slope / se
+    } else {
+        f64::INFINITY.copysign(slope)
+    };
     let b = slope.abs();
     let slope_p_value = StudentsT::new(0.0, 1.0, (n - 2) as f64)
         .map(|t| 2.0 * (1.0 - t.cdf(slope_t.abs())))
@@ -55,7 +63,11 @@ pub fn regress(y: &[f64], x: &[f64]) -> Option<Regression> {
         slope,
         intercept,
         r2,
-        slope_t: if slope_t.is_finite() { slope_t } else { f64::MAX.copysign(slope) },
+        slope_t: if slope_t.is_finite() {
+            slope_t
+        } else {
+            f64::MAX.copysign(slope)
+        },
         slope_p_value,
         n,
         passes_80_125: r2 >= 0.8 && (0.8..=1.25).contains(&b),

@@ -24,5 +24,8 @@ pub struct Hull {
 
 /// Hull, Options, Futures, and Other Derivatives, Table 3.2 (jet fuel / heating oil).
 pub fn hull() -> Hull {
-    toml::from_str(include_str!("../../../../tests/data/vectors/min_variance_hedge.toml")).expect("vector file")
+    toml::from_str(include_str!(
+        "../../../../tests/data/vectors/min_variance_hedge.toml"
+    ))
+    .expect("vector file")
 }

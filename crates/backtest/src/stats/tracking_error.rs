@@ -25,8 +25,16 @@ impl Periodicity {
 }
 
 /// Annualized tracking error of `rent_changes` against `index_changes`.
-pub fn tracking_error_annual(rent_changes: &[f64], index_changes: &[f64], p: Periodicity) -> Option<f64> {
-    let d: Vec<f64> = rent_changes.iter().zip(index_changes).map(|(r, i)| r - i).collect();
+pub fn tracking_error_annual(
+    rent_changes: &[f64],
+    index_changes: &[f64],
+    p: Periodicity,
+) -> Option<f64> {
+    let d: Vec<f64> = rent_changes
+        .iter()
+        .zip(index_changes)
+        .map(|(r, i)| r - i)
+        .collect();
     std_dev(&d).map(|s| s * p.per_year().sqrt())
 }
 
@@ -37,9 +45,11 @@ mod tests {
     #[test]
     fn hand_computed() {
         // differences 1, -1, 1, -1: sample sd = sqrt(4/3); monthly x sqrt(12) = 4.
-        let te = tracking_error_annual(&[1.0, -1.0, 1.0, -1.0], &[0.0; 4], Periodicity::Monthly).unwrap();
+        let te = tracking_error_annual(&[1.0, -1.0, 1.0, -1.0], &[0.0; 4], Periodicity::Monthly)
+            .unwrap();
         assert!((te - 4.0).abs() < 1e-12, "{te}");
-        let daily = tracking_error_annual(&[1.0, -1.0, 1.0, -1.0], &[0.0; 4], Periodicity::Daily).unwrap();
+        let daily =
+            tracking_error_annual(&[1.0, -1.0, 1.0, -1.0], &[0.0; 4], Periodicity::Daily).unwrap();
         assert!((daily - (4.0 / 3.0 * 365.0f64).sqrt()).abs() < 1e-12);
     }
 }

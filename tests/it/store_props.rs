@@ -1,0 +1,152 @@
+//! Store invariants: row order does not change what is stored; the accounting
+//! identity holds; a killed run leaves nothing behind that readers would see.
+
+use proptest::prelude::*;
+use rentix_ingest::{content_key, ingest, IngestOptions, Store};
+use std::path::Path;
+
+const HEADER: &str = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,obs_id,quantity_gpu_hours,gpus_per_unit,region";
+
+fn rows() -> Vec<String> {
+    let mut v = vec![
+        "trade,2025-03-01T10:00:00Z,acme,H100 SXM,bare-metal,on-demand,2.5,gpu_hour,USD,t1,800,,us".to_string(),
+        "trade,2025-03-01T11:00:00Z,acme,H100 SXM,bare-metal,on-demand,2.6,gpu_hour,USD,t1,800,,us".to_string(),
+        "trade,2025-03-01T12:00:00Z,beta,H100 SXM,bare-metal,on-demand,2.4,gpu_hour,USD,t2,400,,eu".to_string(),
+        "listing,2025-03-01T08:00:00Z,gamma,NVIDIA H100 80GB HBM3,vm,on-demand,24,instance_hour,USD,,,8,us".to_string(),
+        "listing,2025-03-01T20:00:00Z,gamma,NVIDIA H100 80GB HBM3,vm,on-demand,24,instance_hour,USD,,,8,us".to_string(),
+        "listing,2025-03-02T08:00:00Z,gamma,NVIDIA H100 80GB HBM3,vm,on-demand,24,instance_hour,USD,,,8,us".to_string(),
+        "firm,2025-03-02T09:00:00Z,delta,h200-sxm-141gb,bare-metal,1m,2000,gpu_month,EUR,f1,,,eu".to_string(),
+        "trade,2025-03-02T09:00:00Z,delta,h200-sxm-141gb,bare-metal,1m,3.1,gpu_hour,USD,,,,eu".to_string(),
+        "listing,2025-03-02T09:00:00Z,delta,H9000,bare-metal,1m,3.1,gpu_hour,USD,,,,eu".to_string(),
+        "listing,2025-03-02T09:00:00Z,delta,h200-sxm-141gb,bare-metal,1m,NaN,gpu_hour,USD,,,,eu".to_string(),
+        "listing,2025-03-02T09:00:00Z,delta,h200-sxm-141gb,bare-metal,1m,-2,gpu_hour,USD,,,,eu".to_string(),
+        "listing,03/02/2025,delta,h200-sxm-141gb,bare-metal,1m,2,gpu_hour,USD,,,,eu".to_string(),
+        "listing,2025-03-02,delta,h200-sxm-141gb,bare-metal,1m,2".to_string(),
+    ];
+    for i in 0..20 {
+        v.push(format!(
+            "trade,2025-03-0{}T{:02}:00:00Z,p{},a100-sxm-80gb,vm,spot,{:.2},gpu_hour,USD,x{i},{},,us",
+            1 + i % 3,
+            i % 24,
+            i % 4,
+            1.0 + f64::from(i) * 0.01,
+            100 + i
+        ));
+    }
+    v
+}
+
+fn write(path: &Path, rows: &[String]) {
+    std::fs::write(path, format!("{HEADER}\n{}\n", rows.join("\n"))).unwrap();
+}
+
+/// The store's content: every observation's content key, sorted.
+fn content(store: &Path) -> Vec<String> {
+    let mut v: Vec<String> = Store::open(store)
+        .unwrap()
+        .read(None, None)
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}|{}", r.dedupe_key, content_key(&r.obs)))
+        .collect();
+    v.sort();
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn any_row_order_gives_the_same_store(seed in any::<u64>()) {
+        use rand::seq::SliceRandom;
+        use rand::SeedableRng;
+        let dir = tempfile::tempdir().unwrap();
+        let base = rows();
+        let mut shuffled = base.clone();
+        shuffled.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+        write(&dir.path().join("a.csv"), &base);
+        write(&dir.path().join("b.csv"), &shuffled);
+        let opts = IngestOptions { batch_rows: 3, ..Default::default() };
+        let sa = ingest(&dir.path().join("sa"), &[dir.path().join("a.csv")], &opts, &mut |_| {}).unwrap();
+        let sb = ingest(&dir.path().join("sb"), &[dir.path().join("b.csv")], &opts, &mut |_| {}).unwrap();
+        prop_assert_eq!(sa.rows_read, sa.accepted + sa.quarantined + sa.duplicates);
+        prop_assert_eq!((sa.accepted, sa.quarantined, sa.duplicates), (sb.accepted, sb.quarantined, sb.duplicates));
+        prop_assert_eq!(&sa.quarantined_by_reason, &sb.quarantined_by_reason);
+        prop_assert_eq!(content(&dir.path().join("sa")), content(&dir.path().join("sb")));
+    }
+}
+
+#[test]
+fn counts_of_the_fixed_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("a.csv"), &rows());
+    let s = ingest(
+        &dir.path().join("s"),
+        &[dir.path().join("a.csv")],
+        &IngestOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(s.rows_read, 33);
+    // t1 twice (same source id), gamma's listing re-seen the same day at the same price.
+    assert_eq!(s.duplicates, 2);
+    let q = |r: &str| s.quarantined_by_reason.get(r).copied().unwrap_or(0);
+    assert_eq!(
+        (
+            q("missing_quantity"),
+            q("unknown_gpu"),
+            q("non_finite_price"),
+            q("non_positive_price"),
+            q("unparseable_date"),
+            q("wrong_column_count")
+        ),
+        (1, 1, 1, 1, 1, 1)
+    );
+    assert_eq!(s.accepted, 33 - 2 - 6);
+}
+
+#[test]
+fn a_killed_run_leaves_the_store_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    write(&dir.path().join("a.csv"), &rows()[..3]);
+    ingest(
+        &store,
+        &[dir.path().join("a.csv")],
+        &IngestOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let before = content(&store);
+    // What a run killed before its commit leaves: a partition file no run record
+    // names, a staging directory, and its lock.
+    let stray = store.join("observations/date=2025-03-01/run-000002.parquet");
+    std::fs::copy(
+        store.join("observations/date=2025-03-01/run-000001.parquet"),
+        &stray,
+    )
+    .unwrap();
+    std::fs::create_dir_all(store.join("staging/run-000002")).unwrap();
+    assert_eq!(content(&store), before, "readers ignore uncommitted files");
+    std::fs::write(store.join(".lock"), "").unwrap();
+    let err = ingest(
+        &store,
+        &[dir.path().join("a.csv")],
+        &IngestOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains(".lock"), "{err}");
+    std::fs::remove_file(store.join(".lock")).unwrap();
+    // The next run sweeps the leftovers and commits normally.
+    write(&dir.path().join("b.csv"), &rows()[3..6]);
+    let s = ingest(
+        &store,
+        &[dir.path().join("b.csv")],
+        &IngestOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(s.run_id, "run-000002");
+    assert!(!store.join("staging").exists());
+    assert_eq!(content(&store).len(), before.len() + 2);
+}
