@@ -2,6 +2,7 @@
 
 mod csvutil;
 mod fixture;
+mod index_cli;
 mod ingest_cli;
 mod ingest_real;
 mod simulate_cli;

@@ -1,0 +1,275 @@
+//! `rentix index`: accuracy against the simulator's truth, the hierarchy fallback,
+//! a hand-checked listings methodology on real data, determinism, restatements.
+
+use crate::csvutil::{rows, series};
+use crate::fixture::market;
+use crate::util::{data, p, rentix, rentix_ok};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+fn mean_abs_rel_error(fix: &BTreeMap<String, f64>, truth: &BTreeMap<String, f64>) -> (f64, usize) {
+    let errs: Vec<f64> = fix
+        .iter()
+        .filter_map(|(d, v)| truth.get(d).map(|t| (v / t - 1.0).abs()))
+        .collect();
+    (
+        errs.iter().sum::<f64>() / errs.len().max(1) as f64,
+        errs.len(),
+    )
+}
+
+#[test]
+fn trade_fixing_tracks_truth_closer_than_a_listing_fixing() {
+    let m = market();
+    let grade = "h100-sxm-80gb/bare-metal/on-demand";
+    let truth = series(&m.sim("truth.csv"), grade, "fair_usd_per_gpu_hour");
+    let default = series(&m.fixings(), grade, "value");
+    let dir = tempfile::tempdir().unwrap();
+    let naive_out = dir.path().join("naive.csv");
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&m.store()),
+        "--out",
+        p(&naive_out),
+        "--methodology",
+        p(&data("data/methodologies/listings_only_naive.toml")),
+        "--grade",
+        grade,
+    ]);
+    let naive = series(&naive_out, grade, "value");
+    let (e_trade, n_trade) = mean_abs_rel_error(&default, &truth);
+    let (e_list, n_list) = mean_abs_rel_error(&naive, &truth);
+    eprintln!("mean abs relative error vs truth: trade-first {e_trade:.4} ({n_trade} days), listings-only {e_list:.4} ({n_list} days)");
+    assert!(n_trade > 600 && n_list > 600);
+    assert!(e_trade < 0.03, "{e_trade}");
+    assert!(
+        e_list > 2.0 * e_trade,
+        "listings {e_list:.4} vs trades {e_trade:.4}"
+    );
+}
+
+#[test]
+fn thin_grades_fall_back_through_the_hierarchy_and_say_so() {
+    let m = market();
+    let all: Vec<_> = rows(&m.fixings())
+        .into_iter()
+        .filter(|r| r["method"] == "vw-median")
+        .collect();
+    let mut seen = BTreeMap::new();
+    for r in &all {
+        *seen.entry(r["level"].clone()).or_insert(0) += 1;
+        match r["level"].as_str() {
+            "2" => assert!(r["flags"].contains("fallback_firm"), "{r:?}"),
+            "3" => assert!(r["flags"].contains("fallback_listing"), "{r:?}"),
+            "4" => {
+                assert!(
+                    r["flags"].contains("carried_forward") && r["sufficient"] == "false",
+                    "{r:?}"
+                );
+                assert_eq!(r["n_obs"], "0");
+            }
+            "1" => assert!(!r["flags"].contains("fallback")),
+            _ => {}
+        }
+        if r["sufficient"] == "false" {
+            assert!(r["flags"].starts_with("low_confidence"), "{r:?}");
+        }
+    }
+    for level in ["1", "2", "3", "4"] {
+        assert!(
+            seen.get(level).copied().unwrap_or(0) > 100,
+            "level {level}: {seen:?}"
+        );
+    }
+    // A listing fallback adjusted by the measured listing-to-trade spread.
+    assert!(all
+        .iter()
+        .any(|r| r["flags"].contains("listing_spread_adjusted")));
+}
+
+#[test]
+fn seven_day_pooled_listings_on_real_data_checked_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        "--mapping",
+        p(&data("data/mappings/primeintellect_by_provider.toml")),
+        p(&sample),
+    ]);
+    let out = dir.path().join("f.csv");
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--methodology",
+        p(&data("data/methodologies/listings_7d_sigma.toml")),
+        "--grade",
+        "h100-sxm-80gb/container/on-demand",
+    ]);
+    let got = rows(&out);
+    let fix = got
+        .iter()
+        .find(|r| r["date"] == "2025-10-28")
+        .expect("a fixing on 2025-10-28");
+
+    // By hand: the H100 SXM5 provider averages of 2025-10-22..28, one per provider
+    // and day and price (re-seen listings are duplicates).
+    let mut seen = std::collections::BTreeSet::new();
+    let mut v: Vec<f64> = Vec::new();
+    for r in rows(&sample) {
+        let day = &r["timestamp"][..10];
+        if r["gpu_type"] != "H100_80GB"
+            || r["socket_type"] != "SXM5"
+            || !("2025-10-22"..="2025-10-28").contains(&day)
+        {
+            continue;
+        }
+        if seen.insert((day.to_string(), r["provider"].clone(), r["avg"].clone())) {
+            v.push(r["avg"].parse().unwrap());
+        }
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let cut = (0.2 * n as f64).floor() as usize;
+    let centre = v[cut..n - cut].iter().sum::<f64>() / (n - 2 * cut) as f64;
+    let mean = v.iter().sum::<f64>() / n as f64;
+    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let kept: Vec<f64> = v
+        .iter()
+        .copied()
+        .filter(|x| (x - centre).abs() <= 2.0 * sd)
+        .collect();
+    let k = kept.len();
+    let median = if k % 2 == 1 {
+        kept[k / 2]
+    } else {
+        (kept[k / 2 - 1] + kept[k / 2]) / 2.0
+    };
+    let want = (median * 1e4).round() / 1e4;
+    assert_eq!(
+        fix["value"].parse::<f64>().unwrap(),
+        want,
+        "hand: {v:?} -> kept {kept:?}"
+    );
+    assert_eq!(fix["n_obs"], k.to_string());
+    assert_eq!(fix["n_listings"], n.to_string());
+    assert_eq!(fix["level"], "3");
+    assert_eq!(fix["method"], "median");
+}
+
+#[test]
+fn shuffled_inputs_and_thread_counts_give_identical_bytes() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    // Shuffle the simulated file's rows (keeping the header), ingest, index.
+    let text = std::fs::read_to_string(m.sim("observations.csv")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let header = lines.remove(0);
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for i in (1..lines.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        lines.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    let shuffled = dir.path().join("shuffled.csv");
+    std::fs::write(&shuffled, format!("{header}\n{}\n", lines.join("\n"))).unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&shuffled)]);
+    let run = |threads: &str, out: &str| {
+        let out = dir.path().join(out);
+        let o = Command::new(env!("CARGO_BIN_EXE_rentix"))
+            .args(["index", "--store", p(&store), "--out", p(&out)])
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(out).unwrap()
+    };
+    let one = run("1", "one.csv");
+    let four = run("4", "four.csv");
+    assert!(one == four, "1 and 4 threads differ");
+    assert!(
+        one == std::fs::read(m.fixings()).unwrap(),
+        "shuffled input changed the fixings"
+    );
+}
+
+#[test]
+fn late_data_restates_instead_of_overwriting() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let a = dir.path().join("a.csv");
+    let head =
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours";
+    let body: Vec<String> = (0..3)
+        .map(|i| format!("trade,2025-05-01T1{i}:00:00Z,s{i},h100-sxm-80gb,vm,on-demand,2.{i},gpu_hour,USD,100"))
+        .collect();
+    std::fs::write(&a, format!("{head}\n{}\n", body.join("\n"))).unwrap();
+    rentix_ok(&["ingest", "--store", p(&store), p(&a)]);
+    let out = dir.path().join("fix.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    let grade_rows = |path: &std::path::Path| -> Vec<BTreeMap<String, String>> {
+        rows(path)
+            .into_iter()
+            .filter(|r| r["grade"] == "h100-sxm-80gb/vm/on-demand")
+            .collect()
+    };
+    let first = grade_rows(&out);
+    assert_eq!(first[0]["value"], "2.1");
+    // A late trade for the same day arrives.
+    let b = dir.path().join("b.csv");
+    std::fs::write(&b, format!("{head}\ntrade,2025-05-01T18:00:00Z,s9,h100-sxm-80gb,vm,on-demand,1.5,gpu_hour,USD,1000\n")).unwrap();
+    rentix_ok(&["ingest", "--store", p(&store), p(&b)]);
+    let msg = rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    assert!(msg.contains("restated"), "{msg}");
+    let second = grade_rows(&out);
+    assert_eq!(second[0]["publication"], "2");
+    // Four equal-weight contributors after the 25% cap: the lower median moves to 2.0.
+    assert_eq!(second[0]["value"], "2");
+    let log: Vec<_> = rows(&dir.path().join("fix_restatements.csv"))
+        .into_iter()
+        .filter(|r| r["grade"] == "h100-sxm-80gb/vm/on-demand")
+        .collect();
+    assert_eq!(
+        (log[0]["old_value"].as_str(), log[0]["reason"].as_str()),
+        ("2.1", "late_data")
+    );
+    assert_eq!(
+        grade_rows(&dir.path().join("fix.v1.csv")),
+        first,
+        "the first publication is kept"
+    );
+}
+
+#[test]
+fn bad_methodology_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.toml");
+    let text = std::fs::read_to_string(data("data/methodologies/default.toml"))
+        .unwrap()
+        .replace("window_days = 1", "window_days = 0");
+    std::fs::write(&m, text).unwrap();
+    let o = rentix(&[
+        "index",
+        "--store",
+        p(dir.path()),
+        "--out",
+        p(&dir.path().join("x.csv")),
+        "--methodology",
+        p(&m),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("m.toml") && err.contains("window_days"),
+        "{err}"
+    );
+}
