@@ -1,5 +1,6 @@
 //! End-to-end tests of the `rentix` binary, one test binary for link time.
 
+mod backtest_cli;
 mod csvutil;
 mod fixture;
 mod index_cli;

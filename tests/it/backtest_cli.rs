@@ -1,0 +1,270 @@
+//! `rentix backtest` and `rentix track` on the simulated market, and on hand-built
+//! cases whose answer is known.
+
+use crate::csvutil::{rows, series};
+use crate::fixture::market;
+use crate::util::{data, p, rentix, rentix_ok};
+use serde_json::Value;
+use std::path::Path;
+
+fn backtest(
+    rent: &Path,
+    events: Option<&Path>,
+    underlying: &str,
+    out: &Path,
+    extra: &[&str],
+) -> Value {
+    let fixings = market().fixings();
+    let mut args = vec![
+        "backtest",
+        "--index",
+        p(&fixings),
+        "--rent",
+        p(rent),
+        "--underlying",
+        underlying,
+        "--out",
+        p(out),
+        "--resamples",
+        "200",
+    ];
+    if let Some(e) = events {
+        args.extend(["--events", p(e)]);
+    }
+    args.extend(extra);
+    rentix_ok(&args);
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+fn strategy<'a>(s: &'a Value, name: &str) -> &'a Value {
+    s["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["strategy"] == name)
+        .unwrap()
+}
+
+#[test]
+fn matched_grade_hedges_well_an_unrelated_gpu_does_not() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rent = m.sim("rent_producer_h100_spot_rate.csv");
+    let ev = m.sim("events_producer_h100_spot_rate.csv");
+    let good = backtest(
+        &rent,
+        Some(&ev),
+        "h100-sxm-80gb/bare-metal/on-demand",
+        &dir.path().join("good"),
+        &[],
+    );
+    let bad = backtest(
+        &rent,
+        Some(&ev),
+        "mi300x-192gb/bare-metal/on-demand",
+        &dir.path().join("bad"),
+        &[],
+    );
+    let e_good = strategy(&good, "walk-forward")["effectiveness"]
+        .as_f64()
+        .unwrap();
+    let e_bad = strategy(&bad, "walk-forward")["effectiveness"]
+        .as_f64()
+        .unwrap();
+    eprintln!("walk-forward effectiveness: H100 index {e_good:.3}, MI300X index {e_bad:.3}");
+    assert!(e_good > 0.9, "{e_good}");
+    assert!(e_bad < 0.5, "{e_bad}");
+    // Every field of the product contract is present.
+    let s = strategy(&good, "one-to-one");
+    for k in [
+        "hedge_ratio",
+        "contracts",
+        "effectiveness",
+        "correlation_changes",
+        "correlation_levels",
+        "regression",
+        "dollar_offset",
+        "tracking_error",
+        "basis",
+        "var_95",
+        "cvar_95",
+        "confidence_intervals",
+        "operational_loss",
+    ] {
+        assert!(!s[k].is_null(), "{k} missing");
+    }
+    for k in ["slope", "intercept", "r2", "slope_t"] {
+        assert!(s["regression"][k].is_number(), "regression.{k}");
+    }
+    for k in ["mean", "std", "min", "max"] {
+        assert!(s["basis"][k].is_number(), "basis.{k}");
+    }
+    let ci = &s["confidence_intervals"]["effectiveness"];
+    assert!(ci["low"].as_f64().unwrap() <= s["effectiveness"].as_f64().unwrap() + 1e-9);
+    assert_eq!(s["hedge_ratio"].as_f64(), Some(1.0));
+    // Charts, PNG and SVG.
+    for c in [
+        "rent_vs_index",
+        "basis",
+        "pnl_histogram",
+        "rolling_effectiveness",
+        "waterfall",
+    ] {
+        for ext in ["png", "svg"] {
+            let f = dir.path().join("good").join(format!("{c}.{ext}"));
+            assert!(
+                std::fs::metadata(&f)
+                    .map(|m| m.len() > 1000)
+                    .unwrap_or(false),
+                "{}",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_steady_premium_still_hedges_well() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let s = backtest(
+        &m.sim("rent_producer_premium.csv"),
+        None,
+        "h100-sxm-80gb/bare-metal/on-demand",
+        &dir.path().join("bt"),
+        &[],
+    );
+    let wf = strategy(&s, "walk-forward");
+    let basis = wf["basis"]["mean"].as_f64().unwrap();
+    let eff = wf["effectiveness"].as_f64().unwrap();
+    eprintln!("premium payer: basis mean {basis:.3}, effectiveness {eff:.3}");
+    assert!(basis > 0.3, "levels differ by the 0.45 premium: {basis}");
+    assert!(eff > 0.9, "changes still track: {eff}");
+    assert!(wf["correlation_changes"].as_f64().unwrap() > 0.9);
+}
+
+#[test]
+fn an_outage_is_operational_loss_and_volume_mismatch_never_basis() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let grade = "h100-sxm-80gb/bare-metal/on-demand";
+    // A neocloud whose rent is exactly the index, every day of 2025.
+    let idx = series(&m.fixings(), grade, "value");
+    let mut rent = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
+    for (d, v) in idx.range("2024-12-01".to_string().."2026-01-01".to_string()) {
+        let day = chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap();
+        rent.push_str(&format!("{d},{},{v},2400,earn\n", day.succ_opt().unwrap()));
+    }
+    let rent_path = dir.path().join("rent.csv");
+    std::fs::write(&rent_path, rent).unwrap();
+    let events = dir.path().join("events.csv");
+    std::fs::write(&events, "start,end,kind,gpu_hours_lost,usd_loss,note\n2025-03-10,2025-03-13,outage,3600,9000,<b>power</b>\n").unwrap();
+    // A contract with a negligible tick, so that rounding adds no basis.
+    let contract = dir.path().join("c.toml");
+    let text = std::fs::read_to_string(data(
+        "data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml",
+    ))
+    .unwrap()
+    .replace("tick = 0.001", "tick = 0.000000001");
+    std::fs::write(&contract, text).unwrap();
+    let out = dir.path().join("bt");
+    let s = backtest(
+        &rent_path,
+        Some(&events),
+        grade,
+        &out,
+        &["--contract", p(&contract), "--strategy", "one-to-one"],
+    );
+    let st = strategy(&s, "one-to-one");
+    assert_eq!(st["operational_loss"]["total_usd"].as_f64(), Some(9000.0));
+    assert_eq!(
+        st["operational_loss"]["lost_gpu_hours"].as_f64(),
+        Some(3600.0)
+    );
+    assert!(
+        st["operational_loss"]["volume_mismatch_usd"]
+            .as_f64()
+            .unwrap()
+            .abs()
+            > 0.0
+    );
+    let periods = rows(&out.join("periods.csv"));
+    for r in &periods {
+        let basis: f64 = r["basis_pnl"].parse().unwrap();
+        assert!(
+            basis.abs() < 1e-3,
+            "rent equals index: no basis, got {basis} in {}",
+            r["period_start"]
+        );
+        let vm: f64 = r["volume_mismatch_pnl"].parse().unwrap();
+        if r["period_start"] == "2025-03-01" {
+            assert!(vm.abs() > 0.0 && r["operational_loss"] == "9000");
+        } else {
+            assert_eq!(vm, 0.0, "{}", r["period_start"]);
+        }
+        let total: f64 = r["hedged_total"].parse().unwrap();
+        let parts: f64 = ["rent_change_pnl", "futures_pnl"]
+            .iter()
+            .map(|k| r[*k].parse::<f64>().unwrap())
+            .sum::<f64>()
+            - r["fees"].parse::<f64>().unwrap();
+        assert!(
+            (total - parts).abs() < 1e-6,
+            "operational loss is not inside the hedged total"
+        );
+    }
+}
+
+#[test]
+fn track_ranks_the_matching_gpu_first() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("track.csv");
+    rentix_ok(&[
+        "track",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&m.sim("rent_producer_h100_spot_rate.csv")),
+        "--resamples",
+        "50",
+        "--out",
+        p(&out),
+    ]);
+    let ranked = rows(&out);
+    assert!(ranked.len() > 50);
+    assert!(
+        ranked[0]["grade"].starts_with("h100-sxm-80gb/"),
+        "{:?}",
+        ranked[0]
+    );
+    assert!(ranked[0]["oos_effectiveness"].parse::<f64>().unwrap() > 0.9);
+    let mi = ranked
+        .iter()
+        .find(|r| r["grade"] == "mi300x-192gb/bare-metal/on-demand")
+        .unwrap();
+    assert!(mi["rank"].parse::<usize>().unwrap() > 10);
+}
+
+#[test]
+fn bad_rent_rows_are_clear_errors() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rent = dir.path().join("rent.csv");
+    std::fs::write(&rent, "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n2025-01-01,2025-01-02,2.0,24,pay\n2025-01-02,2025-01-03,NaN,24,pay\n").unwrap();
+    let o = rentix(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&rent),
+        "--out",
+        p(&dir.path().join("x")),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rent.csv") && err.contains("row 2") && err.contains("usd_per_gpu_hour"),
+        "{err}"
+    );
+}
