@@ -75,9 +75,28 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         &mut |_| {},
     )
     .context("ingest")?;
+    // Paths relative to the output directory, so that the committed demo output does
+    // not depend on where it was generated.
+    let mut shown = summary.clone();
+    let rel = |p: &str| {
+        Path::new(p)
+            .strip_prefix(out)
+            .map(|r| r.to_string_lossy().to_string())
+            .unwrap_or_else(|_| p.to_string())
+    };
+    shown.input_sha256 = shown
+        .input_sha256
+        .iter()
+        .map(|(k, v)| (rel(k), v.clone()))
+        .collect();
+    for f in &mut shown.files {
+        f.path = rel(&f.path);
+    }
     std::fs::write(
         out.join("ingest_summary.json"),
-        serde_json::to_string_pretty(&summary)? + "\n",
+        serde_json::to_string_pretty(&shown)?
+            + "
+",
     )?;
     bar.inc(1);
 

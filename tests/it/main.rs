@@ -2,10 +2,12 @@
 
 mod backtest_cli;
 mod csvutil;
+mod demo_cli;
 mod fixture;
 mod index_cli;
 mod ingest_cli;
 mod ingest_real;
+mod report_cli;
 mod simulate_cli;
 mod store_props;
 mod util;

@@ -490,6 +490,22 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
                 "<h2>Inputs</h2><p>Rows read {}, accepted {}, quarantined {}, duplicates {}.</p>",
                 v["rows_read"], v["accepted"], v["quarantined"], v["duplicates"]
             );
+            if let Some(files) = v["files"].as_array() {
+                let _ = writeln!(html, "<table><tr><th class=l>input file</th><th class=l>SHA-256</th><th>rows read</th><th>accepted</th><th>quarantined</th><th>duplicates</th></tr>");
+                for f in files {
+                    let _ = writeln!(
+                        html,
+                        "<tr><td class=l>{}</td><td class=l><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        esc(f["path"].as_str().unwrap_or("")),
+                        esc(f["input_sha256"].as_str().unwrap_or("")),
+                        f["rows_read"],
+                        f["accepted"],
+                        f["quarantined"],
+                        f["duplicates"]
+                    );
+                }
+                let _ = writeln!(html, "</table>");
+            }
             if let Some(m) = v["quarantined_by_reason"].as_object() {
                 let _ = writeln!(
                     html,

@@ -1,0 +1,132 @@
+//! `rentix report`: one self-contained file, input strings escaped, rendered by
+//! headless Chromium into a screenshot.
+
+use crate::fixture::market;
+use crate::util::{data, p, rentix, rentix_ok};
+use std::process::Command;
+
+/// Chromium, if this machine has it (CI installs it).
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {c}")])
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        })
+}
+
+#[test]
+fn report_escapes_input_strings_and_renders_in_chromium() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rep = dir.path().join("rep");
+    std::fs::create_dir_all(&rep).unwrap();
+    // A provider file with a hostile name goes through ingest into the summary.
+    let hostile = dir.path().join("<script>alert(1)<script>.csv");
+    std::fs::write(
+        &hostile,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\nlisting,2025-01-01,<script>x</script>,H100 SXM,vm,on-demand,2.5,gpu_hour,USD\n",
+    )
+    .unwrap();
+    let summary = rentix_ok(&["ingest", "--store", p(&dir.path().join("s")), p(&hostile)]);
+    std::fs::write(rep.join("ingest_summary.json"), summary).unwrap();
+    std::fs::copy(m.fixings(), rep.join("fixings.csv")).unwrap();
+    let methodology = std::fs::read_to_string(data("data/methodologies/default.toml"))
+        .unwrap()
+        .replace(
+            "description = \"",
+            "description = \"<script>alert('m')</script> ",
+        );
+    std::fs::write(rep.join("methodology.toml"), methodology).unwrap();
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&m.sim("rent_producer_premium.csv")),
+        "--resamples",
+        "100",
+        "--out",
+        p(&rep.join("bt")),
+    ]);
+    let out = dir.path().join("report.html");
+    rentix_ok(&["report", "--in", p(&rep), "--out", p(&out)]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !html.to_lowercase().contains("<script"),
+        "unescaped script tag in the report"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;script&gt;.csv"));
+    assert!(html.contains("&lt;script&gt;alert(&#39;m&#39;)&lt;/script&gt;"));
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no external resource"
+    );
+    assert!(
+        html.matches("data:image/png;base64,").count() >= 8,
+        "charts are inlined"
+    );
+    for section in [
+        "The index",
+        "Data sufficiency by grade",
+        "Hedge backtest",
+        "What the hedge can never cover",
+    ] {
+        assert!(html.contains(section), "{section}");
+    }
+
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must install chromium (see .ci/run)"
+        );
+        eprintln!("chromium not installed: screenshot skipped");
+        return;
+    };
+    let shot = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_screenshot.png");
+    let _ = std::fs::remove_file(&shot);
+    let profile = dir.path().join("profile");
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", profile.display()),
+            "--window-size=1200,2400",
+            &format!("--screenshot={}", shot.display()),
+            &format!("file://{}", out.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[1..4], b"PNG");
+    assert!(
+        png.len() > 50_000,
+        "a rendered page, not a blank one: {} bytes",
+        png.len()
+    );
+    eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn report_of_an_empty_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = rentix(&[
+        "report",
+        "--in",
+        p(dir.path()),
+        "--out",
+        p(&dir.path().join("r.html")),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("neither fixings.csv nor"));
+}
