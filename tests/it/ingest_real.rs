@@ -27,10 +27,7 @@ fn run(
     (s, rows, q, dir)
 }
 
-fn find<'a>(
-    rows: &'a [StoredObservation],
-    f: impl Fn(&StoredObservation) -> bool,
-) -> &'a StoredObservation {
+fn find(rows: &[StoredObservation], f: impl Fn(&StoredObservation) -> bool) -> &StoredObservation {
     rows.iter().find(|r| f(r)).expect("row present")
 }
 

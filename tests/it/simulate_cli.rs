@@ -109,7 +109,7 @@ fn trades_centre_on_truth_and_listings_sit_above_it() {
         ) else {
             continue;
         };
-        if !(price > 0.0) {
+        if price.is_nan() || price <= 0.0 {
             continue;
         }
         match r["kind"].as_str() {

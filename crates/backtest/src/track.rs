@@ -39,9 +39,12 @@ pub struct TrackRow {
     pub note: String,
 }
 
+/// A grade's (date, value) points, sufficient fixings and all fixings.
+type GradePoints = (Vec<(chrono::NaiveDate, f64)>, usize, usize);
+
 /// Series of every grade in a fixings file.
 pub fn series_by_grade(fixings: &[Fixing]) -> BTreeMap<String, (DateSeries, f64)> {
-    let mut pts: BTreeMap<String, (Vec<(chrono::NaiveDate, f64)>, usize, usize)> = BTreeMap::new();
+    let mut pts: BTreeMap<String, GradePoints> = BTreeMap::new();
     for f in fixings {
         let e = pts.entry(f.grade.clone()).or_default();
         e.2 += 1;

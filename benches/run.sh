@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# rentix benchmarks: a measurement, never a test. Each figure is reported with a
+# baseline measured in the same run on the same data, because the machines are
+# noisy: read the ratios, not the seconds.
+#
+#   cargo build --release && bash benches/run.sh [WORKDIR]
+#
+# Needs GNU time (/usr/bin/time -v) for peak memory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+R="${RENTIX:-${CARGO_TARGET_DIR:-target}/release/rentix}"
+W="${1:-$(mktemp -d)}"
+mkdir -p "$W"
+echo "binary: $R   workdir: $W   cores: $(nproc)"
+
+measure() { # name, command...
+  local name=$1; shift
+  /usr/bin/time -v "$@" > "$W/$name.out" 2> "$W/$name.time"
+  local secs rss
+  secs=$(grep "Elapsed (wall clock)" "$W/$name.time" | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
+  rss=$(grep "Maximum resident set size" "$W/$name.time" | awk '{print $NF}')
+  printf '%-28s %8.2f s  peak %7.1f MiB\n' "$name" "$secs" "$(echo "$rss / 1024" | bc -l)"
+  echo "$secs" > "$W/$name.secs"
+}
+ratio() { printf '  ratio %s / %s = %.1f\n' "$1" "$2" "$(echo "$(cat "$W/$1.secs") / $(cat "$W/$2.secs")" | bc -l)"; }
+
+# Baseline: CPython's csv module counting the rows of a file (a plain parse).
+csv_count() { python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1]))))" "$1"; }
+
+echo "== 1. simulate 10M rows"
+measure simulate_10m "$R" simulate --out "$W/sim10m" --rows 10000000
+measure baseline_wc_10m wc -l "$W/sim10m/observations.csv"
+echo "  rows written: $(($(wc -l < "$W/sim10m/observations.csv") - 1))"
+ratio simulate_10m baseline_wc_10m
+
+echo "== 2. ingest 1M canonical rows"
+"$R" simulate --out "$W/sim1m" --rows 1000000 > /dev/null
+rows=$(($(wc -l < "$W/sim1m/observations.csv") - 1))
+measure ingest_1m "$R" ingest --store "$W/store1m" "$W/sim1m/observations.csv"
+measure baseline_csv_1m csv_count "$W/sim1m/observations.csv"
+printf '  %d rows: %.0f rows/s\n' "$rows" "$(echo "$rows / $(cat "$W/ingest_1m.secs")" | bc -l)"
+ratio ingest_1m baseline_csv_1m
+
+echo "== 3. index every grade of the 1M-observation store"
+measure index_1m "$R" index --store "$W/store1m" --out "$W/fix1m.csv"
+ratio index_1m baseline_csv_1m
+
+echo "== 4. track: every grade and regional grade x 1000 bootstrap resamples"
+sed 's/^regional = false/regional = true/' data/methodologies/default.toml > "$W/regional.toml"
+"$R" index --store "$W/store1m" --out "$W/fix_regional.csv" --methodology "$W/regional.toml" > /dev/null
+grades=$(cut -d, -f2 "$W/fix_regional.csv" | sort -u | wc -l)
+measure track_1000 "$R" track --index "$W/fix_regional.csv" --rent "$W/sim1m/rent_producer_h100.csv" --resamples 1000 --out "$W/track.csv"
+measure track_0 "$R" track --index "$W/fix_regional.csv" --rent "$W/sim1m/rent_producer_h100.csv" --resamples 0 --out "$W/track0.csv"
+echo "  candidates: $((grades - 1))"
+ratio track_1000 track_0
