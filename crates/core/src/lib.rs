@@ -27,7 +27,7 @@ pub use fx::{FxMiss, FxTable};
 pub use gpu::{alias_key, GpuCatalog, GpuModel, GpuSpec};
 pub use grade::{Grade, GradePattern};
 pub use kind::ObservationKind;
-pub use observation::Observation;
+pub use observation::{Observation, CANONICAL_COLUMNS, REQUIRED_COLUMNS};
 pub use price::{GpuHours, UsdPerGpuHour};
 pub use scope::ServiceScope;
 pub use series::DateSeries;

@@ -7,6 +7,41 @@ use crate::tier::OperatorTier;
 use crate::unit::PriceUnit;
 use chrono::{DateTime, NaiveDate, Utc};
 
+/// Columns of the canonical observations CSV, in the order rentix writes them.
+pub const CANONICAL_COLUMNS: [&str; 18] = [
+    "obs_id",
+    "kind",
+    "observed_at",
+    "source",
+    "gpu",
+    "scope",
+    "term",
+    "price",
+    "price_unit",
+    "currency",
+    "quantity_gpu_hours",
+    "gpus_per_unit",
+    "region",
+    "interconnect",
+    "cluster_gpus",
+    "operator_tier",
+    "upfront",
+    "term_start",
+];
+
+/// The canonical columns an observations file must have.
+pub const REQUIRED_COLUMNS: [&str; 9] = [
+    "kind",
+    "observed_at",
+    "source",
+    "gpu",
+    "scope",
+    "term",
+    "price",
+    "price_unit",
+    "currency",
+];
+
 /// A validated, normalized observation. Built only by the ingest validator, so every
 /// field already satisfies its invariant: the price is finite and positive, a trade
 /// carries its volume, the grade names a catalogued GPU.

@@ -22,7 +22,7 @@ pub use mapping::{Mapping, Template};
 pub use normalize::{dedupe_key, parse_timestamp, Normalizer};
 pub use pipeline::{ingest, IngestOptions, Progress};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
-pub use raw::{is_canonical_field, RawObservation, OPTIONAL_FIELDS, REQUIRED_FIELDS};
+pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 pub use reason::{Reason, Rejection};
 pub use schema::{content_key, from_table, timestamp_text, to_table, StoredObservation, COLUMNS};
 pub use store::{partition_date, partition_path, Store, StoreLock};

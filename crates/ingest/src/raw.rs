@@ -1,30 +1,7 @@
 //! A raw observation: the canonical fields as text, before any validation.
 
-/// Required canonical fields, in the canonical CSV's column order.
-pub const REQUIRED_FIELDS: [&str; 9] = [
-    "kind",
-    "observed_at",
-    "source",
-    "gpu",
-    "scope",
-    "term",
-    "price",
-    "price_unit",
-    "currency",
-];
-
-/// Optional canonical fields.
-pub const OPTIONAL_FIELDS: [&str; 9] = [
-    "obs_id",
-    "quantity_gpu_hours",
-    "gpus_per_unit",
-    "region",
-    "interconnect",
-    "cluster_gpus",
-    "operator_tier",
-    "upfront",
-    "term_start",
-];
+/// Required canonical fields.
+pub use rentix_core::REQUIRED_COLUMNS as REQUIRED_FIELDS;
 
 /// One candidate observation as text. An empty field is `None`. Built by a
 /// [`crate::Mapping`] from one input record; validated by [`crate::Normalizer`].
@@ -85,5 +62,5 @@ impl RawObservation {
 
 /// Whether `name` is a field of the canonical observations layout.
 pub fn is_canonical_field(name: &str) -> bool {
-    REQUIRED_FIELDS.contains(&name) || OPTIONAL_FIELDS.contains(&name)
+    rentix_core::CANONICAL_COLUMNS.contains(&name)
 }

@@ -11,27 +11,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal, Poisson};
 use rentix_core::{hours_in_month, ContractTerm, FxTable, ServiceScope};
 
-/// Columns of `observations.csv` (the canonical layout).
-pub const HEADER: [&str; 18] = [
-    "obs_id",
-    "kind",
-    "observed_at",
-    "source",
-    "gpu",
-    "scope",
-    "term",
-    "price",
-    "price_unit",
-    "currency",
-    "quantity_gpu_hours",
-    "gpus_per_unit",
-    "region",
-    "interconnect",
-    "cluster_gpus",
-    "operator_tier",
-    "upfront",
-    "term_start",
-];
+/// Columns of `observations.csv`: the canonical layout, in the order of each row's
+/// fields below.
+pub const HEADER: [&str; 18] = rentix_core::CANONICAL_COLUMNS;
 
 /// Shared, read-only inputs of the per-day generator.
 pub struct Context<'a> {

@@ -99,8 +99,11 @@ mod tests {
         let x = [1.0, 2.0, 3.0, 4.0];
         let y = [2.1, 3.9, 6.2, 7.8];
         let r = regress(&y, &x).unwrap();
-        // Sxy = 9.6, Sxx = 5 -> slope 1.92; intercept 5 - 1.92 * 2.5 = 0.2
-        assert!((r.slope - 1.92).abs() < 1e-12 && (r.intercept - 0.2).abs() < 1e-12);
+        // Sxy = 4.35 + 0.55 + 0.6 + 4.2 = 9.7, Sxx = 5 -> slope 1.94; intercept 5 - 1.94 * 2.5 = 0.15
+        assert!(
+            (r.slope - 1.94).abs() < 1e-12 && (r.intercept - 0.15).abs() < 1e-12,
+            "{r:?}"
+        );
         assert!(regress(&[1.0, 2.0], &[1.0, 2.0]).is_none());
     }
 }
