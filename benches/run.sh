@@ -19,26 +19,29 @@ measure() { # name, command...
   local secs rss
   secs=$(grep "Elapsed (wall clock)" "$W/$name.time" | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
   rss=$(grep "Maximum resident set size" "$W/$name.time" | awk '{print $NF}')
-  printf '%-28s %8.2f s  peak %7.1f MiB\n' "$name" "$secs" "$(echo "$rss / 1024" | bc -l)"
+  printf '%-28s %8.2f s  peak %7.1f MiB\n' "$name" "$secs" "$(awk -v r="$rss" 'BEGIN{print r/1024}')"
   echo "$secs" > "$W/$name.secs"
 }
-ratio() { printf '  ratio %s / %s = %.1f\n' "$1" "$2" "$(echo "$(cat "$W/$1.secs") / $(cat "$W/$2.secs")" | bc -l)"; }
+ratio() { printf '  ratio %s / %s = %.1f\n' "$1" "$2" "$(awk -v a="$(cat "$W/$1.secs")" -v b="$(cat "$W/$2.secs")" 'BEGIN{print a/b}')"; }
 
 # Baseline: CPython's csv module counting the rows of a file (a plain parse).
-csv_count() { python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1]))))" "$1"; }
+CSV_COUNT=(python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1]))))")
 
 echo "== 1. simulate 10M rows"
-measure simulate_10m "$R" simulate --out "$W/sim10m" --rows 10000000
-measure baseline_wc_10m wc -l "$W/sim10m/observations.csv"
-echo "  rows written: $(($(wc -l < "$W/sim10m/observations.csv") - 1))"
-ratio simulate_10m baseline_wc_10m
+[ -n "${SKIP_10M:-}" ] || measure simulate_10m "$R" simulate --out "$W/sim10m" --rows 10000000
+[ -n "${SKIP_10M:-}" ] || measure baseline_wc_10m wc -l "$W/sim10m/observations.csv"
+if [ -z "${SKIP_10M:-}" ]; then
+  echo "  rows written: $(($(wc -l < "$W/sim10m/observations.csv") - 1))"
+  ratio simulate_10m baseline_wc_10m
+fi
 
 echo "== 2. ingest 1M canonical rows"
+rm -rf "$W/store1m" "$W/fix1m.csv" "$W/fix_regional.csv"
 "$R" simulate --out "$W/sim1m" --rows 1000000 > /dev/null
 rows=$(($(wc -l < "$W/sim1m/observations.csv") - 1))
 measure ingest_1m "$R" ingest --store "$W/store1m" "$W/sim1m/observations.csv"
-measure baseline_csv_1m csv_count "$W/sim1m/observations.csv"
-printf '  %d rows: %.0f rows/s\n' "$rows" "$(echo "$rows / $(cat "$W/ingest_1m.secs")" | bc -l)"
+measure baseline_csv_1m "${CSV_COUNT[@]}" "$W/sim1m/observations.csv"
+printf '  %d rows: %.0f rows/s\n' "$rows" "$(awk -v n="$rows" -v s="$(cat "$W/ingest_1m.secs")" 'BEGIN{print n/s}')"
 ratio ingest_1m baseline_csv_1m
 
 echo "== 3. index every grade of the 1M-observation store"

@@ -224,33 +224,61 @@ pub fn ingest(
         let mut rows = stager.take(date)?;
         let existing = store.keys_on(&committed, date)?;
         // Among rows sharing a key, keep the one with the smallest content so the
-        // survivor does not depend on input order.
-        rows.sort_by_cached_key(|r| (r.dedupe_key.clone(), content_key(&r.obs)));
+        // survivor does not depend on input order. Content keys are built only for
+        // the rows that share a key.
+        rows.sort_by(|a, b| a.dedupe_key.cmp(&b.dedupe_key));
         let mut kept: Vec<StoredObservation> = Vec::with_capacity(rows.len());
-        for r in rows {
-            let file = r.obs.input_file.clone();
-            if existing.contains(&r.dedupe_key) {
-                summary.duplicates_of_store += 1;
-                *dup_by_file.entry(file).or_default() += 1;
-            } else if kept.last().is_some_and(|k| k.dedupe_key == r.dedupe_key) {
-                summary.duplicates_within_run += 1;
-                *dup_by_file.entry(file).or_default() += 1;
+        let mut rest = rows.into_iter().peekable();
+        while let Some(first) = rest.next() {
+            let mut group = vec![first];
+            while rest
+                .peek()
+                .is_some_and(|r| r.dedupe_key == group[0].dedupe_key)
+            {
+                group.extend(rest.next());
+            }
+            let survivor = if group.len() == 1 {
+                0
             } else {
-                *accepted_by_file.entry(file).or_default() += 1;
-                kept.push(r);
+                (0..group.len())
+                    .min_by_key(|&k| content_key(&group[k].obs))
+                    .unwrap_or(0)
+            };
+            let in_store = existing.contains(&group[0].dedupe_key);
+            for (k, r) in group.iter().enumerate() {
+                let file = r.obs.input_file.clone();
+                if in_store {
+                    summary.duplicates_of_store += 1;
+                    *dup_by_file.entry(file).or_default() += 1;
+                } else if k != survivor {
+                    summary.duplicates_within_run += 1;
+                    *dup_by_file.entry(file).or_default() += 1;
+                } else {
+                    *accepted_by_file.entry(file).or_default() += 1;
+                }
+            }
+            if !in_store {
+                kept.push(group.swap_remove(survivor));
             }
         }
         if kept.is_empty() {
             continue;
         }
-        kept.sort_by_cached_key(|r| {
+        kept.sort_by(|a, b| {
             (
-                r.obs.grade.key(),
-                r.obs.kind,
-                r.obs.observed_at,
-                r.obs.source.clone(),
-                r.dedupe_key.clone(),
+                &a.obs.grade,
+                a.obs.kind,
+                a.obs.observed_at,
+                &a.obs.source,
+                &a.dedupe_key,
             )
+                .cmp(&(
+                    &b.obs.grade,
+                    b.obs.kind,
+                    b.obs.observed_at,
+                    &b.obs.source,
+                    &b.dedupe_key,
+                ))
         });
         let rel = partition_path(date, &run_id);
         to_table(&kept).write(&store_dir.join(&rel))?;
