@@ -49,7 +49,7 @@ measure index_1m "$R" index --store "$W/store1m" --out "$W/fix1m.csv"
 ratio index_1m baseline_csv_1m
 
 echo "== 4. track: every grade and regional grade x 1000 bootstrap resamples"
-sed 's/^regional = false/regional = true/' data/methodologies/default.toml > "$W/regional.toml"
+sed -e 's/^regional = false/regional = true/' -e 's|^patterns = \["\*/\*/\*"\]|patterns = ["*/*/*", "*/*/*@*"]|' data/methodologies/default.toml > "$W/regional.toml"
 "$R" index --store "$W/store1m" --out "$W/fix_regional.csv" --methodology "$W/regional.toml" > /dev/null
 grades=$(cut -d, -f2 "$W/fix_regional.csv" | sort -u | wc -l)
 measure track_1000 "$R" track --index "$W/fix_regional.csv" --rent "$W/sim1m/rent_producer_h100.csv" --resamples 1000 --out "$W/track.csv"
