@@ -1,5 +1,14 @@
 //! `rentix`: GPU rental price indices and hedge backtests from the command line.
 
+/// `println!` that returns an error instead of panicking when stdout is closed
+/// (`rentix track ... | head`), so that `main` can exit quietly.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 mod cli;
 mod commands;
 mod progress;

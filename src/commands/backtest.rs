@@ -160,6 +160,6 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<()> {
     rentix_report::backtest_charts(&plan.out, &r)
         .map_err(anyhow::Error::msg)
         .context("drawing charts")?;
-    println!("{}", headline(&r, &plan.out));
+    outln!("{}", headline(&r, &plan.out));
     Ok(())
 }

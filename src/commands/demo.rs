@@ -178,19 +178,22 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
 
     let best = ranked.first().map(|r| r.grade.clone()).unwrap_or_default();
-    println!("report: {}", report.display());
-    println!(
+    outln!("report: {}", report.display());
+    outln!(
         "market: {} observations simulated, {} accepted, {} quarantined, {} duplicates",
-        manifest.observations, summary.accepted, summary.quarantined, summary.duplicates
+        manifest.observations,
+        summary.accepted,
+        summary.quarantined,
+        summary.duplicates
     );
-    println!(
+    outln!(
         "index: {} fixings ({} sufficient)",
         fixings.len(),
         fixings.iter().filter(|f| f.sufficient).count()
     );
     for l in &lines {
-        println!("{l}");
+        outln!("{l}");
     }
-    println!("best out-of-sample hedge for neocloud_h200: {best}");
+    outln!("best out-of-sample hedge for neocloud_h200: {best}");
     Ok(())
 }

@@ -135,6 +135,6 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
 
 pub fn run(a: IndexArgs) -> anyhow::Result<()> {
     let cfg = IndexConfig::from_args(&a)?;
-    println!("{}", execute(&cfg)?);
+    outln!("{}", execute(&cfg)?);
     Ok(())
 }

@@ -23,6 +23,6 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
         .with_context(|| format!("ingest into {} failed", a.store.display()))?;
     bar.finish_and_clear();
     let json = serde_json::to_string_pretty(&summary)?;
-    println!("{json}");
+    outln!("{json}");
     Ok(())
 }

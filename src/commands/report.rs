@@ -10,6 +10,6 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     rentix_report::render_report(&a.input, &a.out)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("report of {}", a.input.display()))?;
-    println!("wrote {}", a.out.display());
+    outln!("wrote {}", a.out.display());
     Ok(())
 }

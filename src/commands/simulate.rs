@@ -38,7 +38,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     let m = simulate(&a.out, &p, &|d| bar.set_position(d))
         .with_context(|| format!("simulation into {} failed", a.out.display()))?;
     bar.finish_and_clear();
-    println!(
+    outln!(
         "wrote {} observations ({} late), {} truth rows, {} users to {}",
         m.observations,
         m.late_observations,

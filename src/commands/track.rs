@@ -21,17 +21,17 @@ pub fn run(a: TrackArgs) -> anyhow::Result<()> {
     match &a.out {
         Some(out) => {
             track_table(&rows).write(out)?;
-            println!(
+            outln!(
                 "ranked {} grades and composites; wrote {}",
                 rows.len(),
                 out.display()
             );
         }
         None => {
-            println!("rank  oos_eff  [95% CI]         ratio  rho(chg)  grade");
+            outln!("rank  oos_eff  [95% CI]         ratio  rho(chg)  grade");
             for r in rows.iter().take(30) {
                 let f = |v: Option<f64>| v.map_or("   n/a".to_string(), |x| format!("{x:6.3}"));
-                println!(
+                outln!(
                     "{:>4}  {}  [{}, {}]  {}  {}  {}",
                     r.rank,
                     f(r.oos_effectiveness),

@@ -44,3 +44,20 @@ fn missing_column_is_one_clear_error_naming_file_and_column() {
     assert!(err.contains("bad.csv") && err.contains("\"gpu\""), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn invalid_utf8_is_quarantined_with_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("latin1.csv");
+    let mut bytes = b"kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n".to_vec();
+    bytes.extend_from_slice(b"listing,2025-01-01,caf\xe9,H100 SXM,vm,on-demand,2.5,gpu_hour,USD\n");
+    bytes.extend_from_slice(b"listing,2025-01-01,cafe,H100 SXM,vm,on-demand,2.5,gpu_hour,USD\n");
+    std::fs::write(&f, bytes).unwrap();
+    let store = dir.path().join("s");
+    let s: Value =
+        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&f)])).unwrap();
+    assert_eq!(s["quarantined_by_reason"]["invalid_utf8"].as_u64(), Some(1));
+    assert_eq!(s["accepted"].as_u64(), Some(1));
+    let q = std::fs::read_to_string(store.join("quarantine/run-000001.csv")).unwrap();
+    assert!(q.contains(",1,invalid_utf8,source,"), "{q}");
+}

@@ -255,6 +255,29 @@ fn margin_for(
     (-worst_cum, worst_day)
 }
 
+/// Whole contracts for hedge ratio `h` on period `p`, and the period's P&L.
+fn period_pnl(
+    contract: &ContractSpec,
+    sign: f64,
+    p: &Period,
+    dr: f64,
+    df: f64,
+    h: f64,
+    fee: f64,
+) -> (i64, PeriodPnl) {
+    let n = contracts(h, p.exposure, contract.contract_gpu_hours).max(0);
+    let pnl = decompose(PnlInputs {
+        sign,
+        rent_change: dr,
+        futures_change: df,
+        exposure: p.exposure,
+        lost: p.lost_gpu_hours,
+        hedged_gpu_hours: n as f64 * contract.contract_gpu_hours,
+        fees: n as f64 * fee,
+    });
+    (n, pnl)
+}
+
 /// Runs every strategy of `cfg` for `rent` against `idx`.
 pub fn run(
     rent: &RentSeries,
@@ -307,20 +330,18 @@ pub fn run(
         };
         for (t, p) in pnl_periods.iter().enumerate() {
             let unrounded = h[t] * p.exposure / contract.contract_gpu_hours;
-            let n = contracts(h[t], p.exposure, contract.contract_gpu_hours).max(0);
+            let (n, pnl) = period_pnl(
+                contract,
+                sign,
+                p,
+                dr[t],
+                df[t],
+                h[t],
+                contract.fee_per_contract,
+            );
             rounding += (n as f64 - unrounded) * contract.contract_gpu_hours;
             let q = n as f64 * contract.contract_gpu_hours;
-            let fees = n as f64 * contract.fee_per_contract;
-            fees_total += fees;
-            let pnl = decompose(PnlInputs {
-                sign,
-                rent_change: dr[t],
-                futures_change: df[t],
-                exposure: p.exposure,
-                lost: p.lost_gpu_hours,
-                hedged_gpu_hours: q,
-                fees,
-            });
+            fees_total += pnl.fees;
             if n > 0 {
                 let im = contract.initial_margin * entries[t].0 * q;
                 let (paid, worst_day) =
@@ -474,29 +495,13 @@ pub fn run(
                     p.settlement - e
                 })
                 .collect();
-            let hedged: Vec<f64> = pnl_periods
+            let pnls: Vec<PeriodPnl> = pnl_periods
                 .iter()
                 .enumerate()
-                .map(|(t, p)| {
-                    let q = contracts(1.0, p.exposure, contract.contract_gpu_hours).max(0) as f64
-                        * contract.contract_gpu_hours;
-                    decompose(PnlInputs {
-                        sign,
-                        rent_change: dr[t],
-                        futures_change: df[t],
-                        exposure: p.exposure,
-                        lost: p.lost_gpu_hours,
-                        hedged_gpu_hours: q,
-                        fees: 0.0,
-                    })
-                })
-                .map(|p| p.hedged_total)
+                .map(|(t, p)| period_pnl(contract, sign, p, dr[t], df[t], 1.0, 0.0).1)
                 .collect();
-            let unhedged: Vec<f64> = pnl_periods
-                .iter()
-                .enumerate()
-                .map(|(t, p)| sign * dr[t] * (p.exposure - p.lost_gpu_hours).max(0.0))
-                .collect();
+            let hedged: Vec<f64> = pnls.iter().map(|p| p.hedged_total).collect();
+            let unhedged: Vec<f64> = pnls.iter().map(|p| p.unhedged_total).collect();
             let fut: Vec<f64> = hedged.iter().zip(&unhedged).map(|(h, u)| h - u).collect();
             EntrySensitivity {
                 assumption: a.as_str().into(),
