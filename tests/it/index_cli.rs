@@ -182,7 +182,13 @@ fn shuffled_inputs_and_thread_counts_give_identical_bytes() {
     let shuffled = dir.path().join("shuffled.csv");
     std::fs::write(&shuffled, format!("{header}\n{}\n", lines.join("\n"))).unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&shuffled)]);
+    // Ingest on one thread; the fixture's store was ingested on all of them.
+    let o = Command::new(env!("CARGO_BIN_EXE_rentix"))
+        .args(["ingest", "--store", p(&store), p(&shuffled)])
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let run = |threads: &str, out: &str| {
         let out = dir.path().join(out);
         let o = Command::new(env!("CARGO_BIN_EXE_rentix"))

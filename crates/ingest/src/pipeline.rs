@@ -5,11 +5,13 @@ use crate::error::{IngestError, Result};
 use crate::mapping::Mapping;
 use crate::normalize::{dedupe_key, Normalizer};
 use crate::quarantine::{QuarantineRow, QuarantineWriter};
+use crate::reason::Rejection;
 use crate::schema::{content_key, from_table, to_table, StoredObservation};
 use crate::store::{partition_path, Store};
 use crate::summary::{FileSummary, IngestSummary};
 use crate::table::{write_atomic, Table};
 use chrono::NaiveDate;
+use rayon::prelude::*;
 use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,6 +42,9 @@ impl Default for IngestOptions {
         }
     }
 }
+
+/// Records validated together in parallel.
+const PARALLEL_BATCH: usize = 16_384;
 
 /// Progress callback: rows read so far.
 pub type Progress<'a> = &'a mut dyn FnMut(u64);
@@ -373,12 +378,15 @@ fn read_file(
         .map(|(i, h)| (h.clone(), i))
         .collect();
 
+    // Records are read in order, validated and normalized in parallel by batch, and
+    // staged in order again: the result does not depend on the thread count.
+    let mut batch: Vec<(u64, Vec<String>, Option<(crate::Reason, usize)>)> =
+        Vec::with_capacity(PARALLEL_BATCH);
     let mut record = csv::ByteRecord::new();
     let mut row: u64 = 0;
     loop {
-        match rdr.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
+        let more = match rdr.read_byte_record(&mut record) {
+            Ok(more) => more,
             Err(e) => {
                 return Err(IngestError::Csv {
                     path: path.to_path_buf(),
@@ -386,54 +394,91 @@ fn read_file(
                     detail: e.to_string(),
                 })
             }
-        }
-        row += 1;
-        fs.source_rows += 1;
-        if row % 65_536 == 0 {
-            progress(row);
-        }
-        let lossy: Vec<String> = record
-            .iter()
-            .map(|f| String::from_utf8_lossy(f).into_owned())
-            .collect();
-        let reject = |reason, field: &str, detail: String| QuarantineRow {
-            file: file_name.clone(),
-            row,
-            reason,
-            field: field.to_string(),
-            detail,
-            raw: header_pairs(&header, &lossy),
         };
-        if record.len() != header.len() {
-            fs.rows_read += 1;
-            quarantine.push(reject(
-                crate::Reason::WrongColumnCount,
-                "",
-                format!("{} fields, header has {}", record.len(), header.len()),
-            ));
-            continue;
-        }
-        if let Some(bad) = record.iter().position(|f| std::str::from_utf8(f).is_err()) {
-            fs.rows_read += 1;
-            quarantine.push(reject(
-                crate::Reason::InvalidUtf8,
-                &header[bad],
-                "field is not valid UTF-8".into(),
-            ));
-            continue;
-        }
-        for raw in mapping.apply(&lossy, &index) {
-            fs.rows_read += 1;
-            match normalizer.normalize(&raw, &file_name, row) {
-                Ok(obs) => {
-                    let key = dedupe_key(&obs, raw.obs_id.is_some());
-                    stager.add(StoredObservation {
-                        obs,
-                        dedupe_key: key,
-                    })?;
-                }
-                Err(rej) => quarantine.push(reject(rej.reason, &rej.field, rej.detail)),
+        if more {
+            row += 1;
+            fs.source_rows += 1;
+            if row % 65_536 == 0 {
+                progress(row);
             }
+            let lossy: Vec<String> = record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            let early = if record.len() != header.len() {
+                Some((crate::Reason::WrongColumnCount, usize::MAX))
+            } else {
+                record
+                    .iter()
+                    .position(|f| std::str::from_utf8(f).is_err())
+                    .map(|bad| (crate::Reason::InvalidUtf8, bad))
+            };
+            batch.push((row, lossy, early));
+        }
+        if batch.len() >= PARALLEL_BATCH || (!more && !batch.is_empty()) {
+            let results: Vec<Vec<std::result::Result<StoredObservation, Rejection>>> = batch
+                .par_iter()
+                .map(|(row, fields, early)| {
+                    if early.is_some() {
+                        return Vec::new();
+                    }
+                    mapping
+                        .apply(fields, &index)
+                        .into_iter()
+                        .map(|raw| {
+                            normalizer.normalize(&raw, &file_name, *row).map(|obs| {
+                                let key = dedupe_key(&obs, raw.obs_id.is_some());
+                                StoredObservation {
+                                    obs,
+                                    dedupe_key: key,
+                                }
+                            })
+                        })
+                        .collect()
+                })
+                .collect();
+            for ((row, fields, early), outcome) in batch.drain(..).zip(results) {
+                let reject = |reason, field: &str, detail: String| QuarantineRow {
+                    file: file_name.clone(),
+                    row,
+                    reason,
+                    field: field.to_string(),
+                    detail,
+                    raw: header_pairs(&header, &fields),
+                };
+                match early {
+                    Some((reason @ crate::Reason::WrongColumnCount, _)) => {
+                        fs.rows_read += 1;
+                        quarantine.push(reject(
+                            reason,
+                            "",
+                            format!("{} fields, header has {}", fields.len(), header.len()),
+                        ));
+                    }
+                    Some((reason, bad)) => {
+                        fs.rows_read += 1;
+                        quarantine.push(reject(
+                            reason,
+                            &header[bad],
+                            "field is not valid UTF-8".into(),
+                        ));
+                    }
+                    None => {
+                        for o in outcome {
+                            fs.rows_read += 1;
+                            match o {
+                                Ok(obs) => stager.add(obs)?,
+                                Err(rej) => {
+                                    quarantine.push(reject(rej.reason, &rej.field, rej.detail))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !more {
+            break;
         }
     }
     fs.quarantined = quarantine.count_for(&file_name);

@@ -32,7 +32,13 @@ impl RawObservation {
     /// for a name that is not a canonical field.
     pub fn set(&mut self, field: &str, value: Option<String>) -> bool {
         let value = value
-            .map(|v| v.trim().to_string())
+            .map(|v| {
+                if v.trim().len() == v.len() {
+                    v
+                } else {
+                    v.trim().to_string()
+                }
+            })
             .filter(|v| !v.is_empty());
         let slot = match field {
             "kind" => &mut self.kind,
