@@ -43,6 +43,10 @@ impl Default for IngestOptions {
     }
 }
 
+/// A record waiting for validation: row number, fields, and a reason found while
+/// reading (wrong column count, or invalid UTF-8 in the field at that index).
+type PendingRecord = (u64, Vec<String>, Option<(crate::Reason, usize)>);
+
 /// Records validated together in parallel.
 const PARALLEL_BATCH: usize = 16_384;
 
@@ -380,8 +384,7 @@ fn read_file(
 
     // Records are read in order, validated and normalized in parallel by batch, and
     // staged in order again: the result does not depend on the thread count.
-    let mut batch: Vec<(u64, Vec<String>, Option<(crate::Reason, usize)>)> =
-        Vec::with_capacity(PARALLEL_BATCH);
+    let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
     let mut record = csv::ByteRecord::new();
     let mut row: u64 = 0;
     loop {

@@ -5,6 +5,7 @@ use crate::font::{ensure_font, FAMILY};
 use chrono::NaiveDate;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// Chart size in pixels.
@@ -400,26 +401,30 @@ pub fn waterfall<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FAMILY, 20))
         .margin(12)
-        .x_label_area_size(40)
+        .x_label_area_size(10)
         .y_label_area_size(70)
         .build_cartesian_2d(0f64..n as f64, lo..hi)
         .map_err(e)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - x.floor() - 0.5).abs() < 0.26 {
-                names.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
+        .x_labels(0)
         .y_desc("USD, whole backtest")
         .y_label_formatter(&|y| format!("{:.0}k", y / 1000.0))
         .label_style((FAMILY, 11))
         .draw()
+        .map_err(e)?;
+    // Bar names inside the plot, under the zero line, so every bar is labelled.
+    let label_y = lo + 0.03 * (hi - lo);
+    let style = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+    chart
+        .draw_series(
+            names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| !n.is_empty())
+                .map(|(i, name)| Text::new(name.clone(), (i as f64 + 0.5, label_y), style.clone())),
+        )
         .map_err(e)?;
     chart
         .draw_series(bars.iter().enumerate().map(|(i, b)| {
