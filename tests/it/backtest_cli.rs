@@ -37,12 +37,9 @@ fn backtest(
 }
 
 fn strategy<'a>(s: &'a Value, name: &str) -> &'a Value {
-    s["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["strategy"] == name)
-        .unwrap()
+    let st = &s["strategies"][name];
+    assert_eq!(st["strategy"], name, "summary.json keys strategies by name");
+    st
 }
 
 #[test]

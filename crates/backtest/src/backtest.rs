@@ -150,12 +150,25 @@ pub struct BacktestResult {
     /// Price-change statistics independent of the strategy.
     pub min_variance_hedge_ratio: Option<f64>,
     pub price_change_regression: Option<Regression>,
+    /// Per strategy, keyed by its name in `summary.json`.
+    #[serde(serialize_with = "by_strategy_name")]
     pub strategies: Vec<StrategySummary>,
     pub entry_sensitivity: Vec<EntrySensitivity>,
     #[serde(skip)]
     pub rows: Vec<PeriodRow>,
     #[serde(skip)]
     pub daily: Vec<DailyPoint>,
+}
+
+/// Serializes the strategy summaries as an object keyed by strategy name, in run
+/// order (`summary.json` reads `strategies["walk-forward"]["effectiveness"]`).
+fn by_strategy_name<S: serde::Serializer>(v: &[StrategySummary], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(v.len()))?;
+    for st in v {
+        m.serialize_entry(st.strategy.as_str(), st)?;
+    }
+    m.end()
 }
 
 /// Daily rent against index, for charts.

@@ -372,7 +372,10 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         esc(v["last_period"].as_str().unwrap_or("")),
         esc(v["entry_assumption"].as_str().unwrap_or(""))
     );
-    let strategies = v["strategies"].as_array().cloned().unwrap_or_default();
+    let strategies: Vec<Value> = v["strategies"]
+        .as_object()
+        .map(|m| m.values().cloned().collect())
+        .unwrap_or_default();
     let featured = strategies
         .iter()
         .find(|s| s["strategy"] == "walk-forward")
