@@ -84,15 +84,25 @@ pub struct BacktestArgs {
     /// Rent CSV: period_start, period_end, usd_per_gpu_hour, gpu_hours, side.
     #[arg(long)]
     pub rent: PathBuf,
+    /// How the rent file's period_end is read: exclusive (the first day not covered,
+    /// `2025-01-01,2025-02-01` is January) or inclusive (the last day billed, as
+    /// invoices write it: `2025-01-01,2025-01-31`).
+    #[arg(long, default_value = "exclusive", value_parser = ["exclusive", "inclusive"])]
+    pub period_end: String,
     /// Events CSV: start, end, kind, gpu_hours_lost, usd_loss, note.
     #[arg(long)]
     pub events: Option<PathBuf>,
     /// Contract TOML (default: data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml).
     #[arg(long)]
     pub contract: Option<PathBuf>,
-    /// Override the contract's underlying grade.
+    /// Override the contract's underlying: a grade, or a composite of the fixings
+    /// file (index points, rebased to the rent's first month).
     #[arg(long)]
     pub underlying: Option<String>,
+    /// Settle on today's restated fixings instead of the fixings as first published
+    /// (the default: a settled month is final, whatever arrives later).
+    #[arg(long)]
+    pub as_restated: bool,
     /// Override the contract's entry-price assumption: index, forward or premium.
     #[arg(long)]
     pub entry: Option<String>,
@@ -119,9 +129,18 @@ pub struct TrackArgs {
     /// Rent CSV.
     #[arg(long)]
     pub rent: PathBuf,
+    /// How the rent file's period_end is read: exclusive or inclusive (see backtest).
+    #[arg(long, default_value = "exclusive", value_parser = ["exclusive", "inclusive"])]
+    pub period_end: String,
     /// Events CSV.
     #[arg(long)]
     pub events: Option<PathBuf>,
+    /// Fewest monthly hedge periods a candidate needs to be ranked.
+    #[arg(long, default_value_t = rentix_backtest::DEFAULT_MIN_PERIODS)]
+    pub min_periods: usize,
+    /// Smallest share of sufficient fixings (0-1) a candidate needs to be ranked.
+    #[arg(long, default_value_t = rentix_backtest::DEFAULT_MIN_SUFFICIENT_SHARE)]
+    pub min_sufficient_share: f64,
     /// Contract TOML giving size, settlement rule and fees (its underlying is replaced
     /// by each candidate in turn).
     #[arg(long)]

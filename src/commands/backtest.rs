@@ -3,20 +3,39 @@
 use crate::cli::BacktestArgs;
 use anyhow::{bail, Context};
 use rentix_backtest::{
-    read_events, run as run_backtest, series_by_grade, write_backtest, BacktestConfig,
-    BacktestResult, ContractSpec, EntryAssumption, IndexInputs, RentSeries, Strategy,
+    read_events, run as run_backtest, underlyings, validate_index_name, write_backtest,
+    BacktestConfig, BacktestResult, ContractSpec, EntryAssumption, IndexInputs, PeriodEnd,
+    RentSeries, Strategy,
 };
-use rentix_core::Grade;
-use rentix_index::read_fixings;
+use rentix_index::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
 use std::path::{Path, PathBuf};
 
 /// Validated backtest configuration.
 pub struct BacktestPlan {
     pub index: PathBuf,
     pub rent: PathBuf,
+    pub period_end: PeriodEnd,
     pub events: Option<PathBuf>,
     pub config: BacktestConfig,
+    /// Settle on today's restated fixings rather than as first published.
+    pub as_restated: bool,
     pub out: PathBuf,
+}
+
+/// The fixings as the backtest should see them, and today's view when that differs:
+/// with a restatement log beside the file, each fixing as first published (unless
+/// `as_restated`).
+pub fn fixings_views(
+    index: &Path,
+    as_restated: bool,
+) -> anyhow::Result<(Vec<Fixing>, Option<Vec<Fixing>>)> {
+    let today = read_fixings(index)?;
+    let log = restatements_path(index);
+    if as_restated || !log.exists() {
+        return Ok((today, None));
+    }
+    let log = read_restatements(&log)?;
+    Ok((first_published(&today, &log), Some(today)))
 }
 
 pub fn contract_from(path: &Option<PathBuf>) -> anyhow::Result<ContractSpec> {
@@ -30,8 +49,9 @@ impl BacktestPlan {
     pub fn from_args(a: &BacktestArgs) -> anyhow::Result<Self> {
         let mut contract = contract_from(&a.contract)?;
         if let Some(u) = &a.underlying {
-            u.parse::<Grade>()
-                .with_context(|| format!("--underlying {u:?}"))?;
+            validate_index_name(u)
+                .map_err(anyhow::Error::msg)
+                .context("--underlying")?;
             contract.underlying = u.clone();
         }
         if let Some(e) = &a.entry {
@@ -64,7 +84,9 @@ impl BacktestPlan {
         Ok(Self {
             index: a.index.clone(),
             rent: a.rent.clone(),
+            period_end: a.period_end.parse().map_err(anyhow::Error::msg)?,
             events: a.events.clone(),
+            as_restated: a.as_restated,
             config: BacktestConfig {
                 contract,
                 strategies,
@@ -79,41 +101,36 @@ impl BacktestPlan {
 
 /// Loads inputs and runs the backtest.
 pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
-    let fixings = read_fixings(&plan.index)?;
-    let series = series_by_grade(&fixings);
+    let (fixings, today) = fixings_views(&plan.index, plan.as_restated)?;
+    let mut series = underlyings(&fixings);
     let c = &plan.config.contract;
-    let underlying = series
-        .get(&c.underlying)
-        .map(|s| s.0.clone())
-        .with_context(|| {
-            format!(
-                "{} has no fixing with a value for {}",
-                plan.index.display(),
-                c.underlying
-            )
-        })?;
+    let underlying = series.remove(&c.underlying).with_context(|| {
+        format!(
+            "{} has no fixing with a value for {}",
+            plan.index.display(),
+            c.underlying
+        )
+    })?;
     let forward = c
         .entry
         .forward_grade
         .as_ref()
-        .and_then(|g| series.get(g))
-        .map(|s| s.0.clone());
-    let rent = RentSeries::from_csv(&plan.rent)?;
+        .and_then(|g| series.remove(g))
+        .map(|u| u.values);
+    let restated = today.and_then(|t| underlyings(&t).remove(&c.underlying));
+    let rent = RentSeries::from_csv(&plan.rent, plan.period_end)?;
     let events = match &plan.events {
         Some(p) => read_events(p)?,
         None => Vec::new(),
     };
-    let r = run_backtest(
-        &rent,
-        &events,
-        &IndexInputs {
-            underlying,
-            forward,
-        },
-        &plan.config,
-    )
-    .map_err(anyhow::Error::msg)
-    .with_context(|| format!("backtest of {} on {}", plan.rent.display(), c.underlying))?;
+    let inputs = IndexInputs {
+        underlying,
+        forward,
+        restated,
+    };
+    let r = run_backtest(&rent, &events, &inputs, &plan.config)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("backtest of {} on {}", plan.rent.display(), c.underlying))?;
     write_backtest(&plan.out, &r)?;
     Ok(r)
 }
@@ -147,7 +164,21 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
     if let Some(st) = r.strategies.first() {
         s.push_str(&format!(
             "  operational loss (never netted into the hedge): ${:.0}\n",
-            st.operational_loss.total_usd
+            st.operational_loss.total_usd + st.operational_loss.outside_periods_usd
+        ));
+    }
+    if !r.months_left_out.is_empty() {
+        s.push_str(&format!(
+            "  {} month(s) of the rent left out (summary.json months_left_out), e.g. {}: {}\n",
+            r.months_left_out.len(),
+            r.months_left_out[0].month.format("%Y-%m"),
+            r.months_left_out[0].reason
+        ));
+    }
+    if !r.restated_after_settlement.is_empty() {
+        s.push_str(&format!(
+            "  {} settled month(s) were restated later; settled as first published (--as-restated for today's view)\n",
+            r.restated_after_settlement.len()
         ));
     }
     s.push_str(&format!("wrote {}", out.display()));

@@ -1,13 +1,17 @@
 //! The backtest: periods, strategies, P&L, statistics and margin for one rent series
-//! against one underlying grade.
+//! against one underlying index.
+//!
+//! Each strategy's month is a set of tranches (one, or three for `layered`); a
+//! tranche's futures change `S - F` is matched with the rent change from the rent it
+//! locked in (`periods` explains the reference), so both legs cover the same horizon.
 
 use crate::contract::{month_start, ContractSpec, EntryAssumption};
-use crate::periods::{build_periods, Period};
+use crate::periods::{build_periods, LeftOut, Period, LAYERS};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
 use crate::rent::{Event, RentSeries};
 use crate::stats::basis::{basis_stats, BasisStats};
 use crate::stats::bootstrap::{confidence_interval, Interval};
-use crate::stats::break_test::{sup_f, BreakTest};
+use crate::stats::break_test::{sup_wald, BreakTest};
 use crate::stats::correlation::correlation;
 use crate::stats::dollar_offset::dollar_offset;
 use crate::stats::effectiveness::effectiveness;
@@ -18,8 +22,10 @@ use crate::stats::rolling::rolling_effectiveness;
 use crate::stats::tracking_error::{tracking_error_annual, Periodicity};
 use crate::stats::var::historical_var_cvar;
 use crate::strategy::{mean_ratio, ratios, Strategy};
-use chrono::{Days, Months, NaiveDate};
+use crate::underlying::Underlying;
+use chrono::{Months, NaiveDate};
 use rentix_core::DateSeries;
+use rentix_index::IndexUnit;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -34,12 +40,26 @@ pub struct BacktestConfig {
     pub rolling_window: usize,
 }
 
-/// The index series a backtest needs: the underlying and, for the forward entry
-/// assumption, the forward grade.
+/// The index series a backtest needs: the underlying (as the backtest should see
+/// it: first published by default), for the forward entry assumption the forward
+/// grade, and the as-restated view of the underlying when it differs, to report
+/// settled months that a later restatement would have changed.
 #[derive(Debug, Clone)]
 pub struct IndexInputs {
-    pub underlying: DateSeries,
+    pub underlying: Underlying,
     pub forward: Option<DateSeries>,
+    pub restated: Option<Underlying>,
+}
+
+impl IndexInputs {
+    /// Inputs with nothing but an underlying.
+    pub fn of(underlying: Underlying) -> Self {
+        Self {
+            underlying,
+            forward: None,
+            restated: None,
+        }
+    }
 }
 
 /// One row of `periods.csv`.
@@ -51,10 +71,17 @@ pub struct PeriodRow {
     pub exposure_gpu_hours: f64,
     pub delivered_gpu_hours: f64,
     pub rent_usd_per_gpu_hour: f64,
+    /// The rent the hedge locked in: index level at entry plus the basis last
+    /// observed (mean over tranches).
+    pub rent_reference: f64,
     pub rent_change: f64,
+    pub index_at_entry: f64,
     pub entry_price: f64,
     pub settlement: f64,
     pub futures_change: f64,
+    /// `entry_price - index_at_entry`, USD per GPU-hour.
+    pub carry: f64,
+    pub tranches: usize,
     pub hedge_ratio: f64,
     pub contracts_unrounded: f64,
     pub contracts: i64,
@@ -85,12 +112,16 @@ pub struct Margin {
 /// Operational losses, reported apart from the hedge.
 #[derive(Debug, Clone, Serialize)]
 pub struct OperationalLoss {
+    /// Losses of events inside the hedge periods.
     pub total_usd: f64,
     pub by_kind: BTreeMap<String, f64>,
     pub lost_gpu_hours: f64,
     /// Futures P&L on hedged hours that events made undeliverable (inside the hedge
     /// P&L, shown here too because events caused it).
     pub volume_mismatch_usd: f64,
+    /// Losses of events outside every hedge period (months left out, or outside the
+    /// rent): never hedged, and not lost from view either.
+    pub outside_periods_usd: f64,
 }
 
 /// Sensitivity of the result to the futures entry-price assumption.
@@ -99,6 +130,8 @@ pub struct EntrySensitivity {
     pub assumption: String,
     pub effectiveness: Option<f64>,
     pub mean_futures_pnl: Option<f64>,
+    /// Mean entry carry P&L per month (entry premium or term discount), USD.
+    pub mean_entry_carry_pnl: Option<f64>,
     pub periods_on_fallback: usize,
 }
 
@@ -120,6 +153,7 @@ pub struct StrategySummary {
     /// Annualized (x sqrt 12) standard deviation of rent change minus futures change,
     /// USD per GPU-hour.
     pub tracking_error: Option<f64>,
+    /// Rent minus settlement, USD per GPU-hour; absent for a points composite.
     pub basis: Option<BasisStats>,
     pub var_95: Option<f64>,
     pub cvar_95: Option<f64>,
@@ -131,10 +165,22 @@ pub struct StrategySummary {
     pub break_test: Option<BreakTest>,
     pub total_hedged_pnl: f64,
     pub total_unhedged_pnl: f64,
+    pub total_basis_pnl: f64,
+    pub total_entry_carry_pnl: f64,
     pub total_fees: f64,
     pub contracts_rounding_gpu_hours: f64,
     pub margin: Margin,
     pub operational_loss: OperationalLoss,
+}
+
+/// A settled month whose settlement a later restatement would have changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestatedMonth {
+    pub month: NaiveDate,
+    /// The settlement the backtest used (as first published).
+    pub settlement: f64,
+    /// The settlement on today's restated fixings (`None`: it would not settle).
+    pub restated_settlement: Option<f64>,
 }
 
 /// Everything a backtest produces.
@@ -142,12 +188,22 @@ pub struct StrategySummary {
 pub struct BacktestResult {
     pub contract: String,
     pub underlying: String,
+    pub underlying_unit: IndexUnit,
+    /// For a points composite: the USD per GPU-hour one point was rebased to (the
+    /// rent's first month over the index's mean that month).
+    pub rebase_usd_per_point: Option<f64>,
     pub side: &'static str,
     pub entry_assumption: String,
     pub periods: usize,
     pub first_period: Option<NaiveDate>,
     pub last_period: Option<NaiveDate>,
-    /// Price-change statistics independent of the strategy.
+    /// Months of the rent file that are not hedge periods, and why.
+    pub months_left_out: Vec<LeftOut>,
+    /// Settled months that later restatements changed (the backtest keeps the
+    /// settlement as first published).
+    pub restated_after_settlement: Vec<RestatedMonth>,
+    /// Price-change statistics independent of the strategy: rent changes on index
+    /// changes over one month (one tranche, entry at the index).
     pub min_variance_hedge_ratio: Option<f64>,
     pub price_change_regression: Option<Regression>,
     /// Per strategy, keyed by its name in `summary.json`.
@@ -180,62 +236,82 @@ pub struct DailyPoint {
     pub basis: f64,
 }
 
+/// The entry price at the close of `day` under `assumption`, on the tick, and
+/// whether it fell back to the index for want of a forward fixing.
 fn entry_price(
     contract: &ContractSpec,
     idx: &IndexInputs,
     assumption: EntryAssumption,
     day: NaiveDate,
 ) -> Option<(f64, bool)> {
-    let base = contract.entry_level(&idx.underlying, day)?;
+    let base = contract.entry_level(&idx.underlying.values, day)?;
     let (p, fallback) = match assumption {
         EntryAssumption::Index => (base, false),
         EntryAssumption::Premium => (base + contract.entry.premium, false),
-        EntryAssumption::Forward => {
-            match idx.forward.as_ref().and_then(|f| f.last_on_or_before(day)) {
-                Some((d, _)) if (day - d).num_days() <= 7 => (
-                    contract
-                        .entry_level(idx.forward.as_ref().expect("checked"), day)
-                        .unwrap_or(base),
-                    false,
-                ),
-                _ => (base, true),
+        EntryAssumption::Forward => match idx.forward.as_ref() {
+            Some(f)
+                if f.last_on_or_before(day)
+                    .is_some_and(|(d, _)| (day - d).num_days() <= 7) =>
+            {
+                (contract.entry_level(f, day).unwrap_or(base), false)
             }
-        }
+            _ => (base, true),
+        },
     };
     Some((contract.to_tick(p), fallback))
 }
 
-/// Entry price of period `p` for a strategy: the month-end before, or for layered
-/// the mean over the up-to-three month-ends before (bounded by listed months).
-fn strategy_entry(
+/// What a strategy's position in one month was entered at, averaged over its
+/// tranches (each tranche an equal share of the position).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Leg {
+    /// Mean entry price `F`.
+    entry: f64,
+    /// Mean index level at entry `I`.
+    index_entry: f64,
+    /// Mean rent reference `I + b`.
+    reference: f64,
+    tranches: usize,
+    fallback: bool,
+}
+
+fn leg(
     contract: &ContractSpec,
     idx: &IndexInputs,
     assumption: EntryAssumption,
     strategy: Strategy,
     p: &Period,
-) -> (f64, bool) {
+) -> Leg {
     let layers = if strategy == Strategy::Layered {
-        3.min(contract.listed_months)
+        LAYERS.min(contract.listed_months) as usize
     } else {
         1
     };
-    let mut prices = Vec::new();
+    let used = &p.tranches[..layers.min(p.tranches.len())];
     let mut fallback = false;
-    for k in 1..=layers {
-        let day = p.start - Months::new(k - 1) - Days::new(1);
-        if let Some((v, f)) = entry_price(contract, idx, assumption, day) {
-            prices.push(v);
-            fallback |= f;
-        }
-    }
-    match mean(&prices) {
-        Some(m) => (contract.to_tick(m), fallback),
-        None => (p.index_at_entry, true),
+    let entries: Vec<f64> = used
+        .iter()
+        .map(|t| {
+            let (f, fb) = entry_price(contract, idx, assumption, t.entry_day)
+                .unwrap_or((t.index_level, true));
+            fallback |= fb;
+            f
+        })
+        .collect();
+    let avg = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    Leg {
+        entry: avg(&entries),
+        index_entry: avg(&used.iter().map(|t| t.index_level).collect::<Vec<_>>()),
+        reference: avg(&used.iter().map(|t| t.rent_reference()).collect::<Vec<_>>()),
+        tranches: used.len(),
+        fallback,
     }
 }
 
 /// Daily variation margin of a position of `q` GPU-hours in month `p`, marked to the
-/// expected settlement (fixings so far, the latest one for the rest of the month).
+/// expected settlement on the settlement's own days: for a monthly average, the
+/// fixings so far with the latest one standing in for the days to come; for a final
+/// or last-n rule, the latest fixing. Returns (cash paid at worst, worst day).
 fn margin_for(
     contract: &ContractSpec,
     index: &DateSeries,
@@ -244,20 +320,32 @@ fn margin_for(
     q: f64,
     sign: f64,
 ) -> (f64, f64) {
-    let mut prev = entry;
-    let mut cum = 0.0;
-    let mut worst_cum = 0.0f64;
-    let mut worst_day = 0.0f64;
-    let days: Vec<(NaiveDate, f64)> = index.range(p.start..p.end).collect();
-    let total_days = (p.end - p.start).num_days() as f64;
-    let mut sum = 0.0;
-    for (i, (_, v)) in days.iter().enumerate() {
+    let Ok(rule) = contract.day_rule() else {
+        return (0.0, 0.0);
+    };
+    let counted: Vec<(NaiveDate, f64)> = index
+        .range(p.start..p.end)
+        .filter(|(d, _)| rule.counts(*d))
+        .collect();
+    let total_days = p
+        .start
+        .iter_days()
+        .take_while(|d| *d < p.end)
+        .filter(|d| rule.counts(*d))
+        .count()
+        .max(1) as f64;
+    let monthly = contract.settlement == crate::contract::Settlement::MonthlyAverage;
+    let (mut prev, mut cum, mut worst_cum, mut worst_day, mut sum) =
+        (entry, 0.0, 0.0f64, 0.0f64, 0.0);
+    for (i, (_, v)) in counted.iter().enumerate() {
         sum += v;
         let seen = (i + 1) as f64;
-        let mark = if i + 1 == days.len() {
+        let mark = if i + 1 == counted.len() {
             p.settlement
-        } else {
+        } else if monthly {
             contract.to_tick((sum + v * (total_days - seen).max(0.0)) / total_days.max(seen))
+        } else {
+            *v
         };
         let vm = -sign * (mark - prev) * q;
         cum += vm;
@@ -273,22 +361,304 @@ fn period_pnl(
     contract: &ContractSpec,
     sign: f64,
     p: &Period,
-    dr: f64,
-    df: f64,
+    ch: Changes,
     h: f64,
     fee: f64,
 ) -> (i64, PeriodPnl) {
     let n = contracts(h, p.exposure, contract.contract_gpu_hours).max(0);
     let pnl = decompose(PnlInputs {
         sign,
-        rent_change: dr,
-        futures_change: df,
+        rent_change: ch.rent,
+        futures_change: ch.futures,
+        carry: ch.carry,
         exposure: p.exposure,
         lost: p.lost_gpu_hours,
         hedged_gpu_hours: n as f64 * contract.contract_gpu_hours,
         fees: n as f64 * fee,
     });
     (n, pnl)
+}
+
+/// A month's changes for one strategy, USD per GPU-hour.
+#[derive(Debug, Clone, Copy)]
+struct Changes {
+    rent: f64,
+    futures: f64,
+    carry: f64,
+}
+
+fn changes(p: &Period, l: &Leg) -> Changes {
+    Changes {
+        rent: p.rent - l.reference,
+        futures: p.settlement - l.entry,
+        carry: l.entry - l.index_entry,
+    }
+}
+
+/// Everything one strategy did, month by month.
+struct StrategyRun {
+    legs: Vec<Leg>,
+    dr: Vec<f64>,
+    df: Vec<f64>,
+    h: Vec<f64>,
+    pnls: Vec<PeriodPnl>,
+    rows: Vec<PeriodRow>,
+    margin: Margin,
+    fees: f64,
+    rounding: f64,
+}
+
+fn run_strategy(
+    contract: &ContractSpec,
+    idx: &IndexInputs,
+    sign: f64,
+    periods: &[Period],
+    strategy: Strategy,
+) -> StrategyRun {
+    let legs: Vec<Leg> = periods
+        .iter()
+        .map(|p| leg(contract, idx, contract.entry.assumption, strategy, p))
+        .collect();
+    let ch: Vec<Changes> = periods
+        .iter()
+        .zip(&legs)
+        .map(|(p, l)| changes(p, l))
+        .collect();
+    let dr: Vec<f64> = ch.iter().map(|c| c.rent).collect();
+    let df: Vec<f64> = ch.iter().map(|c| c.futures).collect();
+    let h = ratios(strategy, &dr, &df);
+    let mut run = StrategyRun {
+        legs,
+        dr,
+        df,
+        h,
+        pnls: Vec::new(),
+        rows: Vec::new(),
+        margin: Margin {
+            initial_margin_max: 0.0,
+            peak_cash_need: 0.0,
+            worst_day_variation_margin: 0.0,
+        },
+        fees: 0.0,
+        rounding: 0.0,
+    };
+    for (t, p) in periods.iter().enumerate() {
+        let (h, l) = (run.h[t], run.legs[t]);
+        let unrounded = h * p.exposure / contract.contract_gpu_hours;
+        let (n, pnl) = period_pnl(contract, sign, p, ch[t], h, contract.fee_per_contract);
+        run.rounding += (n as f64 - unrounded) * contract.contract_gpu_hours;
+        run.fees += pnl.fees;
+        if n > 0 {
+            let q = n as f64 * contract.contract_gpu_hours;
+            let im = contract.initial_margin * l.entry * q;
+            let (paid, worst_day) =
+                margin_for(contract, &idx.underlying.values, p, l.entry, q, sign);
+            let m = &mut run.margin;
+            m.initial_margin_max = m.initial_margin_max.max(im);
+            m.peak_cash_need = m.peak_cash_need.max(im + paid);
+            m.worst_day_variation_margin = m.worst_day_variation_margin.min(worst_day);
+        }
+        run.rows.push(PeriodRow {
+            strategy,
+            period_start: p.start,
+            period_end: p.end,
+            exposure_gpu_hours: p.exposure,
+            delivered_gpu_hours: (p.exposure - p.lost_gpu_hours).max(0.0),
+            rent_usd_per_gpu_hour: p.rent,
+            rent_reference: l.reference,
+            rent_change: ch[t].rent,
+            index_at_entry: l.index_entry,
+            entry_price: l.entry,
+            settlement: p.settlement,
+            futures_change: ch[t].futures,
+            carry: ch[t].carry,
+            tranches: l.tranches,
+            hedge_ratio: h,
+            contracts_unrounded: unrounded,
+            contracts: n,
+            pnl,
+            operational_loss: p.operational_loss,
+        });
+        run.pnls.push(pnl);
+    }
+    run
+}
+
+/// Bootstrap intervals of effectiveness, hedge ratio and correlation of changes.
+fn intervals(cfg: &BacktestConfig, strategy: Strategy, r: &StrategyRun) -> Intervals {
+    let n = r.pnls.len();
+    let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_total).collect();
+    let unhedged: Vec<f64> = r.pnls.iter().map(|p| p.unhedged_total).collect();
+    let seed = cfg.seed ^ (strategy as u64);
+    let pick = |v: &[f64], ix: &[usize]| ix.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+    let b = cfg.bootstrap_resamples;
+    Intervals {
+        effectiveness: if strategy == Strategy::Unhedged {
+            None
+        } else {
+            confidence_interval(n, &unhedged, b, 0.95, seed, |ix| {
+                effectiveness(&pick(&hedged, ix), &pick(&unhedged, ix))
+            })
+        },
+        hedge_ratio: confidence_interval(n, &r.dr, b, 0.95, seed.wrapping_add(1), |ix| {
+            min_variance_hedge_ratio(&pick(&r.dr, ix), &pick(&r.df, ix))
+        }),
+        correlation_changes: confidence_interval(n, &r.dr, b, 0.95, seed.wrapping_add(2), |ix| {
+            correlation(&pick(&r.dr, ix), &pick(&r.df, ix))
+        }),
+    }
+}
+
+fn summarize(
+    cfg: &BacktestConfig,
+    strategy: Strategy,
+    r: &StrategyRun,
+    periods: &[Period],
+    unit: IndexUnit,
+    outside_periods_usd: f64,
+) -> StrategySummary {
+    let contract = &cfg.contract;
+    let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_total).collect();
+    let unhedged: Vec<f64> = r.pnls.iter().map(|p| p.unhedged_total).collect();
+    let futures: Vec<f64> = r.pnls.iter().map(|p| p.futures).collect();
+    let item: Vec<f64> = r.pnls.iter().map(|p| p.rent_change).collect();
+    let minus_fut: Vec<f64> = futures.iter().map(|f| -f).collect();
+    let levels_rent: Vec<f64> = periods.iter().map(|p| p.rent).collect();
+    let levels_index: Vec<f64> = periods.iter().map(|p| p.settlement).collect();
+    let basis: Vec<f64> = periods.iter().map(|p| p.rent - p.settlement).collect();
+    let mean_exposure =
+        mean(&periods.iter().map(|p| p.exposure).collect::<Vec<_>>()).unwrap_or(0.0);
+    let hr = mean_ratio(&r.h);
+    let hedging = strategy != Strategy::Unhedged;
+    let var95 = historical_var_cvar(&hedged, 0.95);
+    let var99 = historical_var_cvar(&hedged, 0.99);
+    let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
+    for p in periods {
+        for (k, v) in &p.loss_by_kind {
+            *by_kind.entry(k.clone()).or_default() += v;
+        }
+    }
+    StrategySummary {
+        strategy,
+        hedge_ratio: hr,
+        contracts: contracts(hr, mean_exposure, contract.contract_gpu_hours),
+        contracts_unrounded: hr * mean_exposure / contract.contract_gpu_hours,
+        effectiveness: if hedging {
+            effectiveness(&hedged, &unhedged)
+        } else {
+            Some(0.0)
+        },
+        correlation_changes: correlation(&r.dr, &r.df),
+        correlation_levels: correlation(&levels_rent, &levels_index),
+        regression: hedging.then(|| regress(&item, &minus_fut)).flatten(),
+        dollar_offset: hedging.then(|| dollar_offset(&futures, &item)).flatten(),
+        tracking_error: tracking_error_annual(&r.dr, &r.df, Periodicity::Monthly),
+        basis: (unit == IndexUnit::UsdPerGpuHour)
+            .then(|| basis_stats(&basis))
+            .flatten(),
+        var_95: var95.map(|v| v.0),
+        cvar_95: var95.map(|v| v.1),
+        var_99: var99.map(|v| v.0),
+        cvar_99: var99.map(|v| v.1),
+        unhedged_var_95: historical_var_cvar(&unhedged, 0.95).map(|v| v.0),
+        confidence_intervals: intervals(cfg, strategy, r),
+        rolling_effectiveness: if hedging {
+            rolling_effectiveness(&hedged, &unhedged, cfg.rolling_window)
+        } else {
+            Vec::new()
+        },
+        break_test: sup_wald(&r.dr, &r.df),
+        total_hedged_pnl: hedged.iter().sum(),
+        total_unhedged_pnl: unhedged.iter().sum(),
+        total_basis_pnl: r.pnls.iter().map(|p| p.basis).sum(),
+        total_entry_carry_pnl: r.pnls.iter().map(|p| p.entry_carry).sum(),
+        total_fees: r.fees,
+        contracts_rounding_gpu_hours: r.rounding,
+        margin: r.margin.clone(),
+        operational_loss: OperationalLoss {
+            total_usd: periods.iter().map(|p| p.operational_loss).sum(),
+            by_kind,
+            lost_gpu_hours: periods.iter().map(|p| p.lost_gpu_hours).sum(),
+            volume_mismatch_usd: r.pnls.iter().map(|p| p.volume_mismatch).sum(),
+            outside_periods_usd,
+        },
+    }
+}
+
+/// One-to-one under each entry assumption: how much the answer depends on it.
+fn entry_sensitivity(
+    contract: &ContractSpec,
+    idx: &IndexInputs,
+    sign: f64,
+    periods: &[Period],
+) -> Vec<EntrySensitivity> {
+    EntryAssumption::ALL
+        .iter()
+        .map(|&a| {
+            let legs: Vec<Leg> = periods
+                .iter()
+                .map(|p| leg(contract, idx, a, Strategy::OneToOne, p))
+                .collect();
+            let pnls: Vec<PeriodPnl> = periods
+                .iter()
+                .zip(&legs)
+                .map(|(p, l)| period_pnl(contract, sign, p, changes(p, l), 1.0, 0.0).1)
+                .collect();
+            let hedged: Vec<f64> = pnls.iter().map(|p| p.hedged_total).collect();
+            let unhedged: Vec<f64> = pnls.iter().map(|p| p.unhedged_total).collect();
+            let fut: Vec<f64> = pnls.iter().map(|p| p.futures).collect();
+            let carry: Vec<f64> = pnls.iter().map(|p| p.entry_carry).collect();
+            EntrySensitivity {
+                assumption: a.as_str().into(),
+                effectiveness: effectiveness(&hedged, &unhedged),
+                mean_futures_pnl: mean(&fut),
+                mean_entry_carry_pnl: mean(&carry),
+                periods_on_fallback: legs.iter().filter(|l| l.fallback).count(),
+            }
+        })
+        .collect()
+}
+
+/// For a points composite: the factor that puts one point in USD per GPU-hour, the
+/// rent's average over the index's mean in the first month both have.
+fn rebase_factor(rent: &RentSeries, index: &Underlying) -> Option<f64> {
+    let daily = rent.daily();
+    let first = daily.keys().next().copied()?;
+    let last = daily.keys().next_back().copied()?;
+    let mut m = month_start(first);
+    while m <= last {
+        let next = m + Months::new(1);
+        let r: Vec<f64> = daily.range(m..next).map(|(_, v)| v.0).collect();
+        let i: Vec<f64> = index.values.range(m..next).map(|(_, v)| v).collect();
+        if let (Some(r), Some(i)) = (mean(&r), mean(&i)) {
+            if i > 0.0 && r > 0.0 {
+                return Some(r / i);
+            }
+        }
+        m = next;
+    }
+    None
+}
+
+/// Settled months whose settlement on the restated view differs.
+fn restated_months(
+    contract: &ContractSpec,
+    restated: &Underlying,
+    periods: &[Period],
+    k: f64,
+) -> Vec<RestatedMonth> {
+    let restated = restated.scaled(k);
+    periods
+        .iter()
+        .filter_map(|p| {
+            let again = contract.settle(&restated, p.start).ok();
+            (again != Some(p.settlement)).then_some(RestatedMonth {
+                month: p.start,
+                settlement: p.settlement,
+                restated_settlement: again,
+            })
+        })
+        .collect()
 }
 
 /// Runs every strategy of `cfg` for `rent` against `idx`.
@@ -299,237 +669,56 @@ pub fn run(
     cfg: &BacktestConfig,
 ) -> Result<BacktestResult, String> {
     let contract = &cfg.contract;
-    let all = build_periods(rent, events, &idx.underlying, contract);
-    if all.len() < 3 {
+    let unit = idx.underlying.unit;
+    let (rebase, idx) = match unit {
+        IndexUnit::UsdPerGpuHour => (None, idx.clone()),
+        IndexUnit::Points => {
+            let k = rebase_factor(rent, &idx.underlying).ok_or_else(|| {
+                format!("{} is in index points and has no value in any month of the rent: nothing to rebase it on", contract.underlying)
+            })?;
+            let mut scaled = idx.clone();
+            scaled.underlying = idx.underlying.scaled(k);
+            (Some(k), scaled)
+        }
+    };
+    let (periods, left_out) = build_periods(rent, events, &idx.underlying, contract);
+    if periods.len() < 3 {
+        let why = left_out
+            .iter()
+            .take(3)
+            .map(|l| format!("{}: {}", l.month.format("%Y-%m"), l.reason))
+            .collect::<Vec<_>>()
+            .join("; ");
         return Err(format!(
-            "only {} full month(s) where the rent covers every day and {} settles; a backtest needs at least 3",
-            all.len(),
+            "only {} month(s) where the rent covers every day, {} settles and a basis was observed before entry; a backtest needs at least 3 (left out: {why})",
+            periods.len(),
             contract.underlying
         ));
     }
     let sign = rent.side.sign();
-    let assumption = contract.entry.assumption;
-    // A month's rent change is measured from the rent level when its hedge is put on.
-    let pnl_periods = &all[..];
-    let dr: Vec<f64> = all.iter().map(|p| p.rent - p.rent_at_entry).collect();
-    let levels_rent: Vec<f64> = pnl_periods.iter().map(|p| p.rent).collect();
-    let levels_index: Vec<f64> = pnl_periods.iter().map(|p| p.settlement).collect();
-    let basis: Vec<f64> = pnl_periods.iter().map(|p| p.rent - p.settlement).collect();
+    let events_total: f64 = events.iter().map(|e| e.usd_loss).sum();
+    let outside = (events_total - periods.iter().map(|p| p.operational_loss).sum::<f64>()).max(0.0);
 
     let mut rows = Vec::new();
     let mut summaries = Vec::new();
-    let mut df_index: Vec<f64> = Vec::new();
     for &strategy in &cfg.strategies {
-        let entries: Vec<(f64, bool)> = pnl_periods
-            .iter()
-            .map(|p| strategy_entry(contract, idx, assumption, strategy, p))
-            .collect();
-        let df: Vec<f64> = pnl_periods
-            .iter()
-            .zip(&entries)
-            .map(|(p, e)| p.settlement - e.0)
-            .collect();
-        if df_index.is_empty() {
-            df_index = df.clone();
-        }
-        let h = ratios(strategy, &dr, &df);
-        let mut pnls = Vec::new();
-        let mut fees_total = 0.0;
-        let mut rounding = 0.0;
-        let mut margin = Margin {
-            initial_margin_max: 0.0,
-            peak_cash_need: 0.0,
-            worst_day_variation_margin: 0.0,
-        };
-        for (t, p) in pnl_periods.iter().enumerate() {
-            let unrounded = h[t] * p.exposure / contract.contract_gpu_hours;
-            let (n, pnl) = period_pnl(
-                contract,
-                sign,
-                p,
-                dr[t],
-                df[t],
-                h[t],
-                contract.fee_per_contract,
-            );
-            rounding += (n as f64 - unrounded) * contract.contract_gpu_hours;
-            let q = n as f64 * contract.contract_gpu_hours;
-            fees_total += pnl.fees;
-            if n > 0 {
-                let im = contract.initial_margin * entries[t].0 * q;
-                let (paid, worst_day) =
-                    margin_for(contract, &idx.underlying, p, entries[t].0, q, sign);
-                margin.initial_margin_max = margin.initial_margin_max.max(im);
-                margin.peak_cash_need = margin.peak_cash_need.max(im + paid);
-                margin.worst_day_variation_margin =
-                    margin.worst_day_variation_margin.min(worst_day);
-            }
-            rows.push(PeriodRow {
-                strategy,
-                period_start: p.start,
-                period_end: p.end,
-                exposure_gpu_hours: p.exposure,
-                delivered_gpu_hours: (p.exposure - p.lost_gpu_hours).max(0.0),
-                rent_usd_per_gpu_hour: p.rent,
-                rent_change: dr[t],
-                entry_price: entries[t].0,
-                settlement: p.settlement,
-                futures_change: df[t],
-                hedge_ratio: h[t],
-                contracts_unrounded: unrounded,
-                contracts: n,
-                pnl,
-                operational_loss: p.operational_loss,
-            });
-            pnls.push(pnl);
-        }
-        let hedged: Vec<f64> = pnls.iter().map(|p| p.hedged_total).collect();
-        let unhedged: Vec<f64> = pnls.iter().map(|p| p.unhedged_total).collect();
-        let futures: Vec<f64> = pnls.iter().map(|p| p.futures).collect();
-        let item: Vec<f64> = pnls.iter().map(|p| p.rent_change).collect();
-        let minus_fut: Vec<f64> = futures.iter().map(|f| -f).collect();
-        let mean_exposure =
-            mean(&pnl_periods.iter().map(|p| p.exposure).collect::<Vec<_>>()).unwrap_or(0.0);
-        let hr = mean_ratio(&h);
-        let n_periods = hedged.len();
-        let seed = cfg.seed ^ (strategy as u64);
-        let ci_eff = confidence_interval(
-            n_periods,
-            &unhedged,
-            cfg.bootstrap_resamples,
-            0.95,
-            seed,
-            |ix| {
-                let a: Vec<f64> = ix.iter().map(|&i| hedged[i]).collect();
-                let b: Vec<f64> = ix.iter().map(|&i| unhedged[i]).collect();
-                effectiveness(&a, &b)
-            },
-        );
-        let ci_hr = confidence_interval(
-            n_periods,
-            &dr,
-            cfg.bootstrap_resamples,
-            0.95,
-            seed.wrapping_add(1),
-            |ix| {
-                let a: Vec<f64> = ix.iter().map(|&i| dr[i]).collect();
-                let b: Vec<f64> = ix.iter().map(|&i| df[i]).collect();
-                min_variance_hedge_ratio(&a, &b)
-            },
-        );
-        let ci_rho = confidence_interval(
-            n_periods,
-            &dr,
-            cfg.bootstrap_resamples,
-            0.95,
-            seed.wrapping_add(2),
-            |ix| {
-                let a: Vec<f64> = ix.iter().map(|&i| dr[i]).collect();
-                let b: Vec<f64> = ix.iter().map(|&i| df[i]).collect();
-                correlation(&a, &b)
-            },
-        );
-        let var95 = historical_var_cvar(&hedged, 0.95);
-        let var99 = historical_var_cvar(&hedged, 0.99);
-        let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
-        for p in pnl_periods {
-            for (k, v) in &p.loss_by_kind {
-                *by_kind.entry(k.clone()).or_default() += v;
-            }
-        }
-        summaries.push(StrategySummary {
-            strategy,
-            hedge_ratio: hr,
-            contracts: contracts(hr, mean_exposure, contract.contract_gpu_hours),
-            contracts_unrounded: hr * mean_exposure / contract.contract_gpu_hours,
-            effectiveness: if strategy == Strategy::Unhedged {
-                Some(0.0)
-            } else {
-                effectiveness(&hedged, &unhedged)
-            },
-            correlation_changes: correlation(&dr, &df),
-            correlation_levels: correlation(&levels_rent, &levels_index),
-            regression: if strategy == Strategy::Unhedged {
-                None
-            } else {
-                regress(&item, &minus_fut)
-            },
-            dollar_offset: if strategy == Strategy::Unhedged {
-                None
-            } else {
-                dollar_offset(&futures, &item)
-            },
-            tracking_error: tracking_error_annual(&dr, &df, Periodicity::Monthly),
-            basis: basis_stats(&basis),
-            var_95: var95.map(|v| v.0),
-            cvar_95: var95.map(|v| v.1),
-            var_99: var99.map(|v| v.0),
-            cvar_99: var99.map(|v| v.1),
-            unhedged_var_95: historical_var_cvar(&unhedged, 0.95).map(|v| v.0),
-            confidence_intervals: Intervals {
-                effectiveness: if strategy == Strategy::Unhedged {
-                    None
-                } else {
-                    ci_eff
-                },
-                hedge_ratio: ci_hr,
-                correlation_changes: ci_rho,
-            },
-            rolling_effectiveness: if strategy == Strategy::Unhedged {
-                Vec::new()
-            } else {
-                rolling_effectiveness(&hedged, &unhedged, cfg.rolling_window)
-            },
-            break_test: sup_f(&dr, &df),
-            total_hedged_pnl: hedged.iter().sum(),
-            total_unhedged_pnl: unhedged.iter().sum(),
-            total_fees: fees_total,
-            contracts_rounding_gpu_hours: rounding,
-            margin,
-            operational_loss: OperationalLoss {
-                total_usd: pnl_periods.iter().map(|p| p.operational_loss).sum(),
-                by_kind,
-                lost_gpu_hours: pnl_periods.iter().map(|p| p.lost_gpu_hours).sum(),
-                volume_mismatch_usd: pnls.iter().map(|p| p.volume_mismatch).sum(),
-            },
-        });
+        let r = run_strategy(contract, &idx, sign, &periods, strategy);
+        summaries.push(summarize(cfg, strategy, &r, &periods, unit, outside));
+        rows.extend(r.rows);
     }
-
-    // How much the answer depends on the entry assumption: one-to-one under each.
-    let entry_sensitivity = EntryAssumption::ALL
+    // Strategy-free price statistics: one tranche, entry at the index.
+    let (dr1, di1): (Vec<f64>, Vec<f64>) = periods
         .iter()
-        .map(|&a| {
-            let mut fallback = 0;
-            let df: Vec<f64> = pnl_periods
-                .iter()
-                .map(|p| {
-                    let (e, f) = strategy_entry(contract, idx, a, Strategy::OneToOne, p);
-                    fallback += usize::from(f);
-                    p.settlement - e
-                })
-                .collect();
-            let pnls: Vec<PeriodPnl> = pnl_periods
-                .iter()
-                .enumerate()
-                .map(|(t, p)| period_pnl(contract, sign, p, dr[t], df[t], 1.0, 0.0).1)
-                .collect();
-            let hedged: Vec<f64> = pnls.iter().map(|p| p.hedged_total).collect();
-            let unhedged: Vec<f64> = pnls.iter().map(|p| p.unhedged_total).collect();
-            let fut: Vec<f64> = hedged.iter().zip(&unhedged).map(|(h, u)| h - u).collect();
-            EntrySensitivity {
-                assumption: a.as_str().into(),
-                effectiveness: effectiveness(&hedged, &unhedged),
-                mean_futures_pnl: mean(&fut),
-                periods_on_fallback: fallback,
-            }
+        .map(|p| {
+            let t = &p.tranches[0];
+            (p.rent - t.rent_reference(), p.settlement - t.index_level)
         })
-        .collect();
-
-    let daily_rent = rent.daily();
-    let daily = daily_rent
+        .unzip();
+    let daily = rent
+        .daily()
         .iter()
         .filter_map(|(d, (r, _))| {
-            let i = idx.underlying.get(*d)?;
+            let i = idx.underlying.values.get(*d)?;
             Some(DailyPoint {
                 date: *d,
                 rent: *r,
@@ -538,19 +727,26 @@ pub fn run(
             })
         })
         .collect();
-
     Ok(BacktestResult {
         contract: contract.name.clone(),
         underlying: contract.underlying.clone(),
+        underlying_unit: unit,
+        rebase_usd_per_point: rebase,
         side: rent.side.as_str(),
-        entry_assumption: assumption.as_str().into(),
-        periods: pnl_periods.len(),
-        first_period: pnl_periods.first().map(|p| p.start),
-        last_period: pnl_periods.last().map(|p| month_start(p.start)),
-        min_variance_hedge_ratio: min_variance_hedge_ratio(&dr, &df_index),
-        price_change_regression: regress(&dr, &df_index),
+        entry_assumption: contract.entry.assumption.as_str().into(),
+        periods: periods.len(),
+        first_period: periods.first().map(|p| p.start),
+        last_period: periods.last().map(|p| month_start(p.start)),
+        months_left_out: left_out,
+        restated_after_settlement: idx
+            .restated
+            .as_ref()
+            .map(|r| restated_months(contract, r, &periods, rebase.unwrap_or(1.0)))
+            .unwrap_or_default(),
+        min_variance_hedge_ratio: min_variance_hedge_ratio(&dr1, &di1),
+        price_change_regression: regress(&dr1, &di1),
         strategies: summaries,
-        entry_sensitivity,
+        entry_sensitivity: entry_sensitivity(contract, &idx, sign, &periods),
         rows,
         daily,
     })

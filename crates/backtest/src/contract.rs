@@ -1,6 +1,7 @@
 //! The contract specification and its settlement prices.
 
 use crate::error::BacktestError;
+use crate::underlying::Underlying;
 use chrono::{Datelike, Months, NaiveDate};
 use rentix_core::{DateSeries, DayRule, Grade};
 use serde::{Deserialize, Serialize};
@@ -83,6 +84,11 @@ pub struct ContractSpec {
     #[serde(default = "default_last_n")]
     pub last_n: usize,
     pub listed_months: u32,
+    /// Fewest sufficient, non-carried fixings among those the settlement rule uses
+    /// for a month to settle (capped at the number the rule uses: 1 for `final`,
+    /// `last_n` for `last-n-average`); a month with fewer is reported as not settled.
+    #[serde(default = "default_min_settlement_fixings")]
+    pub min_settlement_fixings: usize,
     pub fee_per_contract: f64,
     pub initial_margin: f64,
     pub entry: EntrySpec,
@@ -93,6 +99,29 @@ fn default_calendar() -> String {
 }
 fn default_last_n() -> usize {
     5
+}
+/// Ten qualifying fixings: about half of a month's business days.
+pub const DEFAULT_MIN_SETTLEMENT_FIXINGS: usize = 10;
+fn default_min_settlement_fixings() -> usize {
+    DEFAULT_MIN_SETTLEMENT_FIXINGS
+}
+
+/// Longest accepted index name (grade key or composite name).
+const MAX_INDEX_NAME: usize = 200;
+
+/// Checks an underlying's name: a grade key (`GPU/SCOPE/TERM[@region]`) or a
+/// composite's name from a methodology (printable, at most 200 characters).
+pub fn validate_index_name(name: &str) -> Result<(), String> {
+    if name.contains('/') && name.split('/').count() == 3 && name.parse::<Grade>().is_ok() {
+        return Ok(());
+    }
+    if name.is_empty() || name.len() > MAX_INDEX_NAME || name.chars().any(char::is_control) {
+        return Err(format!(
+            "{:?} is neither a grade (GPU/SCOPE/TERM) nor a composite name (1-{MAX_INDEX_NAME} printable characters)",
+            name.chars().take(60).collect::<String>()
+        ));
+    }
+    Ok(())
 }
 
 impl ContractSpec {
@@ -125,9 +154,7 @@ impl ContractSpec {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        self.underlying
-            .parse::<Grade>()
-            .map_err(|e| format!("underlying: {e}"))?;
+        validate_index_name(&self.underlying).map_err(|e| format!("underlying: {e}"))?;
         if !(self.contract_gpu_hours.is_finite() && self.contract_gpu_hours > 0.0) {
             return Err("contract_gpu_hours must be positive".into());
         }
@@ -142,6 +169,12 @@ impl ContractSpec {
         }
         if self.listed_months == 0 {
             return Err("listed_months must be >= 1".into());
+        }
+        if self.min_settlement_fixings == 0 || self.min_settlement_fixings > 31 {
+            return Err("min_settlement_fixings must be 1..=31".into());
+        }
+        if !self.entry.premium.is_finite() {
+            return Err("entry.premium must be a finite number".into());
         }
         if self.settlement == Settlement::LastNAverage && self.last_n == 0 {
             return Err("last_n must be >= 1".into());
@@ -190,25 +223,42 @@ impl ContractSpec {
         }
     }
 
-    /// Final settlement price of the month starting `month` from `index`; `None` if
-    /// the month has no fixing on a counted day.
-    pub fn settle(&self, index: &DateSeries, month: NaiveDate) -> Option<f64> {
-        let rule = self.day_rule().ok()?;
-        let next = month_start(month) + Months::new(1);
-        let values: Vec<f64> = index
-            .range(month_start(month)..next)
+    /// Final settlement price of the month containing `month`, or why it does not
+    /// settle: no fixing on a counted day, or fewer qualifying (sufficient,
+    /// non-carried) fixings among those the rule uses than `min_settlement_fixings`.
+    pub fn settle(&self, index: &Underlying, month: NaiveDate) -> Result<f64, String> {
+        let rule = self.day_rule()?;
+        let start = month_start(month);
+        let next = start + Months::new(1);
+        let days: Vec<(NaiveDate, f64)> = index
+            .values
+            .range(start..next)
             .filter(|(d, _)| rule.counts(*d))
-            .map(|(_, v)| v)
             .collect();
-        if values.is_empty() {
-            return None;
+        if days.is_empty() {
+            return Err(format!(
+                "no fixing of {} on a settlement day",
+                self.underlying
+            ));
         }
-        let used: &[f64] = match self.settlement {
-            Settlement::MonthlyAverage => &values,
-            Settlement::Final => &values[values.len() - 1..],
-            Settlement::LastNAverage => &values[values.len().saturating_sub(self.last_n)..],
+        let used: &[(NaiveDate, f64)] = match self.settlement {
+            Settlement::MonthlyAverage => &days,
+            Settlement::Final => &days[days.len() - 1..],
+            Settlement::LastNAverage => &days[days.len().saturating_sub(self.last_n)..],
         };
-        Some(self.to_tick(used.iter().sum::<f64>() / used.len() as f64))
+        let qualifying = used
+            .iter()
+            .filter(|(d, _)| index.qualifying.contains(d))
+            .count();
+        let needed = self.min_settlement_fixings.min(used.len());
+        if qualifying < needed {
+            return Err(format!(
+                "not settled: {qualifying} of the {} fixings the rule uses are sufficient and not carried; min_settlement_fixings needs {needed}",
+                used.len()
+            ));
+        }
+        let mean = used.iter().map(|(_, v)| v).sum::<f64>() / used.len() as f64;
+        Ok(self.to_tick(mean))
     }
 }
 
@@ -229,25 +279,65 @@ mod tests {
     fn settlement_rules_by_hand() {
         let mut c = ContractSpec::default_contract();
         // July 2025: 1.0 on the 1st..3rd, 4.0 on the 4th (a US holiday), 2.0 on the 7th.
-        let idx = DateSeries::from_points([
-            (d("2025-07-01"), 1.0),
-            (d("2025-07-02"), 1.0),
-            (d("2025-07-03"), 1.0),
-            (d("2025-07-04"), 4.0),
-            (d("2025-07-07"), 2.0),
-            (d("2025-08-01"), 9.0),
-        ])
-        .unwrap();
-        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(1.8));
+        let idx = Underlying::from_series(
+            "h100-sxm-80gb/bare-metal/on-demand",
+            DateSeries::from_points([
+                (d("2025-07-01"), 1.0),
+                (d("2025-07-02"), 1.0),
+                (d("2025-07-03"), 1.0),
+                (d("2025-07-04"), 4.0),
+                (d("2025-07-07"), 2.0),
+                (d("2025-08-01"), 9.0),
+            ])
+            .unwrap(),
+        );
+        c.min_settlement_fixings = 1;
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.8));
         c.settlement_days = "business".into();
-        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(1.25));
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.25));
         c.settlement = Settlement::Final;
-        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(2.0));
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(2.0));
         c.settlement = Settlement::LastNAverage;
         c.last_n = 2;
-        assert_eq!(c.settle(&idx, d("2025-07-15")), Some(1.5));
-        assert_eq!(c.settle(&idx, d("2025-09-01")), None);
+        assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.5));
+        assert!(c.settle(&idx, d("2025-09-01")).is_err());
         assert_eq!(c.to_tick(1.23456), 1.235);
+    }
+
+    #[test]
+    fn a_month_needs_enough_qualifying_fixings() {
+        let mut c = ContractSpec::default_contract();
+        assert_eq!(c.min_settlement_fixings, DEFAULT_MIN_SETTLEMENT_FIXINGS);
+        // 20 fixings in June 2025, of which 9 qualify (sufficient, not carried).
+        let values = DateSeries::from_points(
+            (1..=20).map(|i| (NaiveDate::from_ymd_opt(2025, 6, i).unwrap(), 2.0)),
+        )
+        .unwrap();
+        let mut u = Underlying::from_series("x/bare-metal/on-demand", values);
+        u.qualifying = (1..=9)
+            .map(|i| NaiveDate::from_ymd_opt(2025, 6, i).unwrap())
+            .collect();
+        let err = c.settle(&u, d("2025-06-01")).unwrap_err();
+        assert!(
+            err.contains("9 of the 20") && err.contains("needs 10"),
+            "{err}"
+        );
+        u.qualifying.insert(d("2025-06-15"));
+        assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
+        // A final-fixing rule needs its one fixing to qualify: the 20th does not.
+        c.settlement = Settlement::Final;
+        assert!(c.settle(&u, d("2025-06-01")).is_err());
+        u.qualifying.insert(d("2025-06-20"));
+        assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
+    }
+
+    #[test]
+    fn composite_names_are_underlyings_nonsense_is_not() {
+        assert!(validate_index_name("h100-sxm-80gb/bare-metal/on-demand").is_ok());
+        assert!(validate_index_name("h100-sxm-80gb/on-demand-blend").is_ok());
+        assert!(validate_index_name("").is_err());
+        assert!(validate_index_name("a\u{7}b").is_err());
+        assert!(validate_index_name(&"x".repeat(201)).is_err());
     }
 
     #[test]
@@ -261,10 +351,14 @@ mod tests {
         assert!(ContractSpec::from_toml(
             &good.replace(
                 "h100-sxm-80gb/bare-metal/on-demand\"\ncontract",
-                "h100/x\"\ncontract"
+                "\"\ncontract"
             ),
             p
         )
         .is_err());
+        assert!(ContractSpec::from_toml(&format!("{good}\n"), p).is_ok());
+        assert!(
+            ContractSpec::from_toml(&good.replace("[entry]", "[entry]\npremium = nan"), p).is_err()
+        );
     }
 }

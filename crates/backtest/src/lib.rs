@@ -18,16 +18,25 @@ mod rent;
 pub mod stats;
 mod strategy;
 mod track;
+mod underlying;
 
 pub use backtest::{
     run, BacktestConfig, BacktestResult, DailyPoint, EntrySensitivity, IndexInputs, Intervals,
-    Margin, OperationalLoss, PeriodRow, StrategySummary,
+    Margin, OperationalLoss, PeriodRow, RestatedMonth, StrategySummary,
 };
-pub use contract::{month_start, ContractSpec, EntryAssumption, EntrySpec, Settlement};
+pub use contract::{
+    month_start, validate_index_name, ContractSpec, EntryAssumption, EntrySpec, Settlement,
+    DEFAULT_MIN_SETTLEMENT_FIXINGS,
+};
 pub use error::BacktestError;
 pub use output::{daily_table, periods_table, write_backtest};
-pub use periods::{build_periods, Period};
+pub use periods::{build_periods, LeftOut, Period, Tranche, LAYERS};
 pub use pnl::{decompose, PeriodPnl, PnlInputs};
-pub use rent::{daily_events, read_events, Event, RentPeriod, RentSeries, Side, EVENT_KINDS};
+pub use rent::{
+    daily_events, read_events, Event, PeriodEnd, RentPeriod, RentSeries, Side, EVENT_KINDS,
+};
 pub use strategy::{ewma_ratio, ratios, Strategy, EWMA_LAMBDA, MIN_HISTORY, WALK_FORWARD_WINDOW};
-pub use track::{series_by_grade, track, track_table, TrackRow};
+pub use track::{
+    track, track_table, TrackOptions, TrackRow, DEFAULT_MIN_PERIODS, DEFAULT_MIN_SUFFICIENT_SHARE,
+};
+pub use underlying::{underlyings, Underlying};

@@ -36,10 +36,17 @@ pub fn periods_table(r: &BacktestResult) -> Table {
     t.push("exposure_gpu_hours", f(&|x| x.exposure_gpu_hours));
     t.push("delivered_gpu_hours", f(&|x| x.delivered_gpu_hours));
     t.push("rent_usd_per_gpu_hour", f(&|x| x.rent_usd_per_gpu_hour));
+    t.push("rent_reference", f(&|x| x.rent_reference));
     t.push("rent_change", f(&|x| x.rent_change));
+    t.push("index_at_entry", f(&|x| x.index_at_entry));
     t.push("entry_price", f(&|x| x.entry_price));
     t.push("settlement", f(&|x| x.settlement));
     t.push("futures_change", f(&|x| x.futures_change));
+    t.push("carry", f(&|x| x.carry));
+    t.push(
+        "tranches",
+        Col::I64(rows.iter().map(|x| Some(x.tranches as i64)).collect()),
+    );
     t.push("hedge_ratio", f(&|x| x.hedge_ratio));
     t.push("contracts_unrounded", f(&|x| x.contracts_unrounded));
     t.push(
@@ -49,6 +56,7 @@ pub fn periods_table(r: &BacktestResult) -> Table {
     t.push("rent_change_pnl", f(&|x| x.pnl.rent_change));
     t.push("futures_pnl", f(&|x| x.pnl.futures));
     t.push("basis_pnl", f(&|x| x.pnl.basis));
+    t.push("entry_carry_pnl", f(&|x| x.pnl.entry_carry));
     t.push("volume_mismatch_pnl", f(&|x| x.pnl.volume_mismatch));
     t.push("unhedged_remainder_pnl", f(&|x| x.pnl.unhedged_remainder));
     t.push("over_hedge_pnl", f(&|x| x.pnl.over_hedge));

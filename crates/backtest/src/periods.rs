@@ -1,11 +1,56 @@
 //! Monthly hedge periods: the user's exposure and average rent, the contract's
-//! settlement, and the operational events of each contract month.
+//! settlement, the operational events of each contract month, and the reference each
+//! hedge tranche locked in when it was put on.
+//!
+//! ## The rent a month's change is measured from
+//!
+//! A hedge put on at the close of day `e` (a month-end) fixes the futures price `F`.
+//! What it locks in for the hedged item is the index level at entry plus the basis
+//! last observed: `R_ref = I_e + b`, where `I_e` is the index level at entry (the
+//! mean of the lookback days' fixings) and `b = rent_m - S_m` is the basis of the
+//! latest month `m` completed by `e` that had a full month of rent and a settlement.
+//! This is the hypothetical-derivative idea of hedge accounting (a derivative whose
+//! terms match the hedged item, priced at inception): the hedged item's change is
+//! `dR = rent_M - R_ref`, the futures change is `dF = S_M - F`, and both legs start
+//! from the same index level. Both `rent` and `S` are monthly averages, so the
+//! reference is the same whether the rent file is daily, weekly, monthly or a bill
+//! that covers a quarter. A rent that equals the settlement every month has
+//! `b = 0` and `dR = dF` exactly; a rent that equals the settlement plus a constant
+//! premium has `b = premium` and `dR = dF` too.
+//!
+//! Reference: IFRS 9 B6.5.5 (hypothetical derivative); KPMG, "Hedge effectiveness
+//! testing" (2016), section 4.
 
 use crate::contract::{month_start, ContractSpec};
 use crate::rent::{daily_events, Event, RentSeries};
+use crate::underlying::Underlying;
 use chrono::{Days, Months, NaiveDate};
-use rentix_core::DateSeries;
+use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// A basis older than this many months at entry is not used as the last observed one.
+const MAX_BASIS_AGE_MONTHS: u32 = 3;
+/// Tranches of a layered hedge: one put on at each of the three month-ends before
+/// the contract month.
+pub const LAYERS: u32 = 3;
+
+/// One hedge tranche of a month: put on at the close of `entry_day`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tranche {
+    pub entry_day: NaiveDate,
+    /// Index level at entry (mean of the lookback days' fixings), on the tick.
+    pub index_level: f64,
+    /// The basis last observed at entry, `rent_m - S_m`, and its month `m`.
+    pub basis: f64,
+    pub basis_month: NaiveDate,
+}
+
+impl Tranche {
+    /// The rent this tranche locked in: index level at entry plus the basis.
+    pub fn rent_reference(&self) -> f64 {
+        self.index_level + self.basis
+    }
+}
 
 /// One contract month as the backtest sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,12 +64,9 @@ pub struct Period {
     pub rent: f64,
     /// Final settlement of the month's contract.
     pub settlement: f64,
-    /// Index level at entry: mean of the fixings of the lookback days before the
-    /// month (what "no drift" prices the month at).
-    pub index_at_entry: f64,
-    /// The user's rent over the same lookback days: the level a change is measured
-    /// from.
-    pub rent_at_entry: f64,
+    /// Tranches put on at the 1st, 2nd and 3rd month-end before the month, those
+    /// that had an index level and a basis; the first is always present.
+    pub tranches: Vec<Tranche>,
     /// GPU-hours operational events made undeliverable (or unpaid).
     pub lost_gpu_hours: f64,
     /// USD lost to operational events, and by kind.
@@ -34,17 +76,41 @@ pub struct Period {
     pub rent_days: u32,
 }
 
-/// Builds the months in which the user has rent on every day (and on the lookback
-/// days before), and the contract settles. Months with partial rent are left out
-/// (their exposure is not a month's).
-pub fn build_periods(
-    rent: &RentSeries,
-    events: &[Event],
-    index: &DateSeries,
-    contract: &ContractSpec,
-) -> Vec<Period> {
+/// A month of the rent file that is not a hedge period, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeftOut {
+    pub month: NaiveDate,
+    pub reason: String,
+    /// Operational loss of the month's events (still counted apart).
+    pub operational_loss: f64,
+}
+
+/// What every calendar month of the rent looks like before periods are chosen.
+struct Month {
+    start: NaiveDate,
+    end: NaiveDate,
+    rent_days: u32,
+    days: u32,
+    exposure: f64,
+    rent: f64,
+    settlement: Result<f64, String>,
+}
+
+impl Month {
+    fn full(&self) -> bool {
+        self.rent_days == self.days
+    }
+    /// `rent - settlement` of a complete, settled month.
+    fn basis(&self) -> Option<f64> {
+        match (&self.settlement, self.full()) {
+            (Ok(s), true) => Some(self.rent - s),
+            _ => None,
+        }
+    }
+}
+
+fn months(rent: &RentSeries, index: &Underlying, contract: &ContractSpec) -> Vec<Month> {
     let daily = rent.daily();
-    let ev = daily_events(events);
     let (Some(first), Some(last)) = (
         daily.keys().next().copied(),
         daily.keys().next_back().copied(),
@@ -55,54 +121,109 @@ pub fn build_periods(
     let mut m = month_start(first);
     while m <= last {
         let next = m + Months::new(1);
-        let days = (next - m).num_days() as u32;
         let in_month: Vec<(f64, f64)> = daily.range(m..next).map(|(_, v)| *v).collect();
-        let settlement = contract.settle(index, m);
-        let entry_day = m - Days::new(1);
-        let entry = contract.entry_level(index, entry_day);
-        let lb = u64::from(contract.entry.lookback_days.max(1));
-        let before: Vec<f64> = daily
-            .range(entry_day - Days::new(lb - 1)..m)
-            .map(|(_, v)| v.0)
-            .collect();
-        let rent_at_entry =
-            (!before.is_empty()).then(|| before.iter().sum::<f64>() / before.len() as f64);
-        if in_month.len() as u32 == days {
-            if let (Some(settlement), Some(entry), Some(rent_at_entry)) =
-                (settlement, entry, rent_at_entry)
-            {
-                let exposure: f64 = in_month.iter().map(|(_, h)| h).sum();
-                let rent_avg = if exposure > 0.0 {
-                    in_month.iter().map(|(p, h)| p * h).sum::<f64>() / exposure
-                } else {
-                    in_month.iter().map(|(p, _)| p).sum::<f64>() / in_month.len() as f64
-                };
-                let mut lost = 0.0;
-                let mut loss = 0.0;
-                let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
-                for (_, (h, usd, kinds)) in ev.range(m..next) {
-                    lost += h;
-                    loss += usd;
-                    for (k, v) in kinds {
-                        *by_kind.entry(k.clone()).or_default() += v;
-                    }
-                }
-                out.push(Period {
-                    start: m,
-                    end: next,
-                    exposure,
-                    rent: rent_avg,
-                    settlement,
-                    index_at_entry: contract.to_tick(entry),
-                    rent_at_entry,
-                    lost_gpu_hours: lost.min(exposure),
-                    operational_loss: loss,
-                    loss_by_kind: by_kind,
-                    rent_days: days,
-                });
-            }
-        }
+        let exposure: f64 = in_month.iter().map(|(_, h)| h).sum();
+        let rent = if exposure > 0.0 {
+            in_month.iter().map(|(p, h)| p * h).sum::<f64>() / exposure
+        } else {
+            in_month.iter().map(|(p, _)| p).sum::<f64>() / in_month.len().max(1) as f64
+        };
+        out.push(Month {
+            start: m,
+            end: next,
+            rent_days: in_month.len() as u32,
+            days: (next - m).num_days() as u32,
+            exposure,
+            rent,
+            settlement: contract.settle(index, m),
+        });
         m = next;
     }
     out
+}
+
+/// The basis last observed at the close of `day`: the latest complete, settled month
+/// ending on or before the next day, at most three months old.
+fn basis_at(months: &[Month], day: NaiveDate) -> Option<(f64, NaiveDate)> {
+    let oldest = month_start(day) - Months::new(MAX_BASIS_AGE_MONTHS);
+    months
+        .iter()
+        .rev()
+        .filter(|m| m.end <= day + Days::new(1) && m.start >= oldest)
+        .find_map(|m| m.basis().map(|b| (b, m.start)))
+}
+
+/// Builds the months in which the user has rent on every day, the contract settles
+/// and a basis had been observed before entry; every other month of the rent file is
+/// returned in the second list with the reason.
+pub fn build_periods(
+    rent: &RentSeries,
+    events: &[Event],
+    index: &Underlying,
+    contract: &ContractSpec,
+) -> (Vec<Period>, Vec<LeftOut>) {
+    let all = months(rent, index, contract);
+    let ev = daily_events(events);
+    let mut periods = Vec::new();
+    let mut left_out = Vec::new();
+    for m in &all {
+        let mut lost = 0.0;
+        let mut loss = 0.0;
+        let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
+        for (_, (h, usd, kinds)) in ev.range(m.start..m.end) {
+            lost += h;
+            loss += usd;
+            for (k, v) in kinds {
+                *by_kind.entry(k.clone()).or_default() += v;
+            }
+        }
+        let tranches: Vec<Tranche> = (1..=LAYERS)
+            .map_while(|k| {
+                let entry_day = m.start - Months::new(k - 1) - Days::new(1);
+                let level = contract.entry_level(&index.values, entry_day)?;
+                let (basis, basis_month) = basis_at(&all, entry_day)?;
+                Some(Tranche {
+                    entry_day,
+                    index_level: contract.to_tick(level),
+                    basis,
+                    basis_month,
+                })
+            })
+            .collect();
+        let reason = if !m.full() {
+            Some(format!(
+                "the rent covers {} of the month's {} days",
+                m.rent_days, m.days
+            ))
+        } else if let Err(e) = &m.settlement {
+            Some(e.clone())
+        } else if tranches.is_empty() {
+            Some(format!(
+                "no reference at entry: needs an index level on or before {} and a complete, settled month of rent in the {MAX_BASIS_AGE_MONTHS} months before",
+                m.start - Days::new(1)
+            ))
+        } else {
+            None
+        };
+        match (reason, &m.settlement) {
+            (None, Ok(settlement)) => periods.push(Period {
+                start: m.start,
+                end: m.end,
+                exposure: m.exposure,
+                rent: m.rent,
+                settlement: *settlement,
+                tranches,
+                lost_gpu_hours: lost.min(m.exposure),
+                operational_loss: loss,
+                loss_by_kind: by_kind,
+                rent_days: m.rent_days,
+            }),
+            (reason, _) => left_out.push(LeftOut {
+                month: m.start,
+                reason: reason.unwrap_or_default(),
+                operational_loss: loss,
+            }),
+        }
+    }
+    (periods, left_out)
 }

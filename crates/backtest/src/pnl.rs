@@ -1,20 +1,25 @@
 //! P&L decomposition of one hedge period.
 //!
-//! With `s = +1` for an earner and `-1` for a payer, rent change `dr = r_t - r_{t-1}`
-//! (USD per GPU-hour), futures change `dF = S_t - F_t` (settlement minus entry),
-//! exposure `E`, GPU-hours lost to operational events `L`, delivered `D = E - L` and
-//! hedged GPU-hours `Q` (contracts x size; a payer is long, an earner short):
+//! With `s = +1` for an earner and `-1` for a payer, rent change `dr = rent - R_ref`
+//! (USD per GPU-hour, measured from the rent the hedge locked in, see `periods`),
+//! futures change `dF = S - F` (settlement minus entry price), carry `c = F - I`
+//! (the entry price's premium over the index level at entry: an assumed premium, or
+//! a term structure's discount), the index change `dI = S - I = dF + c`, exposure
+//! `E`, GPU-hours lost to operational events `L`, delivered `D = E - L` and hedged
+//! GPU-hours `Q` (contracts x size; a payer is long, an earner short):
 //!
 //! - rent change P&L      `s dr D`
 //! - futures P&L          `-s dF Q`
-//! - basis P&L            `s (dr - dF) min(Q, D)`: rent and index moved differently
+//! - basis P&L            `s (dr - dI) min(Q, D)`: rent and index moved differently
 //!   on hedged, delivered hours;
-//! - volume mismatch P&L  `-s dF (min(Q, E) - min(Q, D))`: hedged hours that events
+//! - entry carry P&L      `s c Q`: what entering above (or below) the index level
+//!   costs (or earns) whatever the index does; carry, not basis;
+//! - volume mismatch P&L  `-s dI (min(Q, E) - min(Q, D))`: hedged hours that events
 //!   made undeliverable or unpaid leave the futures without rent to offset;
 //! - unhedged remainder   `s dr max(D - Q, 0)`;
-//! - over-hedge           `-s dF max(Q - E, 0)`: hedged beyond the exposure by choice.
+//! - over-hedge           `-s dI max(Q - E, 0)`: hedged beyond the exposure by choice.
 //!
-//! The last four add up to rent change + futures exactly. Operational loss (the USD
+//! The last five add up to rent change + futures exactly. Operational loss (the USD
 //! the events cost) is reported beside, never inside, these numbers.
 
 use serde::Serialize;
@@ -25,6 +30,8 @@ pub struct PnlInputs {
     pub sign: f64,
     pub rent_change: f64,
     pub futures_change: f64,
+    /// `F - I`: entry price minus the index level at entry, USD per GPU-hour.
+    pub carry: f64,
     pub exposure: f64,
     pub lost: f64,
     pub hedged_gpu_hours: f64,
@@ -37,6 +44,7 @@ pub struct PeriodPnl {
     pub rent_change: f64,
     pub futures: f64,
     pub basis: f64,
+    pub entry_carry: f64,
     pub volume_mismatch: f64,
     pub unhedged_remainder: f64,
     pub over_hedge: f64,
@@ -54,16 +62,19 @@ pub fn decompose(i: PnlInputs) -> PeriodPnl {
         i.hedged_gpu_hours,
     );
     let d = (e - i.lost).max(0.0);
+    let di = df + i.carry;
     let rent_change = s * dr * d;
     let futures = -s * df * q;
-    let basis = s * (dr - df) * q.min(d);
-    let volume_mismatch = -s * df * (q.min(e) - q.min(d));
+    let basis = s * (dr - di) * q.min(d);
+    let entry_carry = s * i.carry * q;
+    let volume_mismatch = -s * di * (q.min(e) - q.min(d));
     let unhedged_remainder = s * dr * (d - q).max(0.0);
-    let over_hedge = -s * df * (q - e).max(0.0);
+    let over_hedge = -s * di * (q - e).max(0.0);
     PeriodPnl {
         rent_change,
         futures,
         basis,
+        entry_carry,
         volume_mismatch,
         unhedged_remainder,
         over_hedge,
@@ -79,22 +90,30 @@ mod tests {
     use rstest::rstest;
 
     #[rstest]
-    #[case(-1.0, 1000.0, 0.0, 800.0)]
-    #[case(-1.0, 1000.0, 300.0, 800.0)]
-    #[case(1.0, 1000.0, 600.0, 800.0)]
-    #[case(1.0, 1000.0, 0.0, 1460.0)]
-    #[case(1.0, 1000.0, 1000.0, 730.0)]
-    fn parts_add_up(#[case] sign: f64, #[case] e: f64, #[case] lost: f64, #[case] q: f64) {
+    #[case(-1.0, 1000.0, 0.0, 800.0, 0.0)]
+    #[case(-1.0, 1000.0, 300.0, 800.0, 0.05)]
+    #[case(1.0, 1000.0, 600.0, 800.0, -0.12)]
+    #[case(1.0, 1000.0, 0.0, 1460.0, 0.05)]
+    #[case(1.0, 1000.0, 1000.0, 730.0, 0.0)]
+    fn parts_add_up(
+        #[case] sign: f64,
+        #[case] e: f64,
+        #[case] lost: f64,
+        #[case] q: f64,
+        #[case] carry: f64,
+    ) {
         let p = decompose(PnlInputs {
             sign,
             rent_change: 0.3,
             futures_change: 0.25,
+            carry,
             exposure: e,
             lost,
             hedged_gpu_hours: q,
             fees: 10.0,
         });
-        let parts = p.basis + p.volume_mismatch + p.unhedged_remainder + p.over_hedge;
+        let parts =
+            p.basis + p.entry_carry + p.volume_mismatch + p.unhedged_remainder + p.over_hedge;
         assert!((parts - (p.rent_change + p.futures)).abs() < 1e-9);
         assert!((p.hedged_total - (p.rent_change + p.futures - 10.0)).abs() < 1e-9);
     }
@@ -107,6 +126,7 @@ mod tests {
             sign: 1.0,
             rent_change: -0.5,
             futures_change: -0.5,
+            carry: 0.0,
             exposure: 1000.0,
             lost: 400.0,
             hedged_gpu_hours: 1000.0,
@@ -119,5 +139,27 @@ mod tests {
         );
         assert!((p.rent_change + 300.0).abs() < 1e-12);
         assert!((p.futures - 500.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_entry_premium_is_carry_not_basis() {
+        // A payer (long) entered at the index plus 0.05 on 730 GPU-hours; rent and
+        // index both rose 0.2, so the futures gained 0.15 a GPU-hour.
+        let p = decompose(PnlInputs {
+            sign: -1.0,
+            rent_change: 0.2,
+            futures_change: 0.15,
+            carry: 0.05,
+            exposure: 730.0,
+            lost: 0.0,
+            hedged_gpu_hours: 730.0,
+            fees: 0.0,
+        });
+        assert!(p.basis.abs() < 1e-12, "{p:?}");
+        assert!((p.entry_carry + 0.05 * 730.0).abs() < 1e-9, "{p:?}");
+        assert!(
+            (p.hedged_total + 36.5).abs() < 1e-9,
+            "locked rent plus the premium"
+        );
     }
 }

@@ -30,6 +30,28 @@ impl Side {
     }
 }
 
+/// How a rent file's `period_end` is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PeriodEnd {
+    /// `period_end` is the first day not covered (`2025-01-01,2025-02-01` is January).
+    #[default]
+    Exclusive,
+    /// `period_end` is the last day covered, as invoices write it
+    /// (`2025-01-01,2025-01-31` is January).
+    Inclusive,
+}
+
+impl std::str::FromStr for PeriodEnd {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "exclusive" => Ok(PeriodEnd::Exclusive),
+            "inclusive" => Ok(PeriodEnd::Inclusive),
+            other => Err(format!("{other:?}: expected exclusive or inclusive")),
+        }
+    }
+}
+
 /// One period of rent: `[start, end)` at a price for some GPU-hours.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RentPeriod {
@@ -136,8 +158,9 @@ fn number(
 }
 
 impl RentSeries {
-    /// Reads `period_start, period_end, usd_per_gpu_hour, gpu_hours, side`.
-    pub fn from_csv(path: &Path) -> Result<Self, BacktestError> {
+    /// Reads `period_start, period_end, usd_per_gpu_hour, gpu_hours, side`, with
+    /// `period_end` read as `end` says.
+    pub fn from_csv(path: &Path, end_rule: PeriodEnd) -> Result<Self, BacktestError> {
         let recs = records(
             path,
             &[
@@ -153,13 +176,24 @@ impl RentSeries {
         for (i, rec) in recs.iter().enumerate() {
             let row = i + 1;
             let start = date(path, row, rec, "period_start")?;
-            let end = date(path, row, rec, "period_end")?;
+            let written_end = date(path, row, rec, "period_end")?;
+            let end = match end_rule {
+                PeriodEnd::Exclusive => written_end,
+                PeriodEnd::Inclusive => written_end + Days::new(1),
+            };
             if end <= start {
+                let detail = match end_rule {
+                    PeriodEnd::Exclusive if written_end == start => format!(
+                        "{written_end} equals period_start: period_end is exclusive (the first day not covered); for a file whose period_end is the last day covered, pass --period-end inclusive"
+                    ),
+                    PeriodEnd::Exclusive => format!("{written_end} is not after period_start {start}"),
+                    PeriodEnd::Inclusive => format!("{written_end} is before period_start {start}"),
+                };
                 return Err(BacktestError::Row {
                     path: path.to_path_buf(),
                     row,
                     field: "period_end".into(),
-                    detail: format!("{end} is not after period_start {start}"),
+                    detail,
                 });
             }
             let s = match rec.get("side").map(String::as_str) {
@@ -222,6 +256,9 @@ impl RentSeries {
                 )));
             }
         }
+        if end_rule == PeriodEnd::Exclusive {
+            one_day_gaps(path, &periods)?;
+        }
         let side = side.ok_or_else(|| BacktestError::File {
             path: path.to_path_buf(),
             detail: "no rent rows".into(),
@@ -243,6 +280,29 @@ impl RentSeries {
         }
         out
     }
+}
+
+/// Refuses a file whose consecutive periods are all separated by exactly one day:
+/// the signature of inclusive ends read as exclusive, which would leave every month
+/// a day short.
+fn one_day_gaps(path: &Path, periods: &[RentPeriod]) -> Result<(), BacktestError> {
+    let gaps: Vec<i64> = periods
+        .windows(2)
+        .map(|w| (w[1].start - w[0].end).num_days())
+        .collect();
+    if !gaps.is_empty() && gaps.iter().all(|g| *g == 1) {
+        let w = &periods[..2];
+        return Err(BacktestError::File {
+            path: path.to_path_buf(),
+            detail: format!(
+                "every period ends one day before the next begins (e.g. {} to {}, then {}): period_end is read as exclusive (the first day not covered); if it is the last day billed, as on an invoice, pass --period-end inclusive",
+                w[0].start,
+                w[0].end,
+                w[1].start
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Reads `start, end, kind, gpu_hours_lost, usd_loss, note`.

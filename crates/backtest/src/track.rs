@@ -2,29 +2,61 @@
 //! would have hedged one rent series out of sample.
 //!
 //! For each candidate, monthly periods are built as in the backtest (settlement =
-//! the contract's rule on that candidate's fixings, entry = last fixing before the
-//! month), and the walk-forward strategy is run: its effectiveness uses no data
-//! from the future, so it is the ranking key. The in-sample minimum-variance ratio,
-//! correlations and a bootstrap interval for the out-of-sample effectiveness are
-//! reported beside it. Candidates are evaluated in parallel; the output order is by
-//! effectiveness, then name, and does not depend on the thread count.
+//! the contract's rule on that candidate's fixings, entry at the index), and the
+//! walk-forward strategy is run: its effectiveness uses no data from the future.
+//! A candidate is ranked only with at least `min_periods` hedge periods and a share
+//! of sufficient fixings of at least `min_sufficient_share`; the others are listed
+//! after the ranked ones with the reason. Ranking is by the lower bound of the 95%
+//! bootstrap interval of the out-of-sample effectiveness, so that a short or noisy
+//! history cannot win on a lucky point estimate (by the point estimate when no
+//! resamples are asked for; the `ranked_by` column says which). Composites in index
+//! points are rebased to the rent's first month and report no USD basis.
+//! Candidates are evaluated in parallel; the order does not depend on the thread
+//! count.
 
 use crate::backtest::{run, BacktestConfig, IndexInputs};
 use crate::contract::ContractSpec;
 use crate::rent::{Event, RentSeries};
 use crate::strategy::Strategy;
+use crate::underlying::underlyings;
 use rayon::prelude::*;
-use rentix_core::DateSeries;
-use rentix_index::Fixing;
+use rentix_index::{Fixing, IndexUnit};
 use rentix_ingest::{Col, Table};
 use serde::Serialize;
-use std::collections::BTreeMap;
+
+/// Defaults: a year of monthly periods, and half of the fixings sufficient.
+pub const DEFAULT_MIN_PERIODS: usize = 12;
+pub const DEFAULT_MIN_SUFFICIENT_SHARE: f64 = 0.5;
+
+/// What a candidate needs to be ranked, and the bootstrap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackOptions {
+    pub min_periods: usize,
+    pub min_sufficient_share: f64,
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+impl Default for TrackOptions {
+    fn default() -> Self {
+        Self {
+            min_periods: DEFAULT_MIN_PERIODS,
+            min_sufficient_share: DEFAULT_MIN_SUFFICIENT_SHARE,
+            resamples: 1000,
+            seed: 20240101,
+        }
+    }
+}
 
 /// One candidate's score.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrackRow {
-    pub rank: usize,
+    /// 1 = best; `None` for a candidate that is listed but not ranked.
+    pub rank: Option<usize>,
     pub grade: String,
+    pub unit: IndexUnit,
+    /// The ranking key: `oos_effectiveness_ci_low` or `oos_effectiveness`.
+    pub ranked_by: &'static str,
     pub oos_effectiveness: Option<f64>,
     pub oos_effectiveness_ci_low: Option<f64>,
     pub oos_effectiveness_ci_high: Option<f64>,
@@ -32,130 +64,151 @@ pub struct TrackRow {
     pub correlation_changes: Option<f64>,
     pub correlation_levels: Option<f64>,
     pub tracking_error: Option<f64>,
+    /// Mean rent minus settlement, USD per GPU-hour; `None` for a points composite.
     pub basis_mean: Option<f64>,
     pub periods: usize,
     /// Share of the candidate's fixings that were sufficient.
     pub sufficient_share: f64,
+    /// Why the candidate is not ranked, or how a composite was rebased.
     pub note: String,
 }
 
-/// A grade's (date, value) points, sufficient fixings and all fixings.
-type GradePoints = (Vec<(chrono::NaiveDate, f64)>, usize, usize);
-
-/// Series of every grade in a fixings file.
-pub fn series_by_grade(fixings: &[Fixing]) -> BTreeMap<String, (DateSeries, f64)> {
-    let mut pts: BTreeMap<String, GradePoints> = BTreeMap::new();
-    for f in fixings {
-        let e = pts.entry(f.grade.clone()).or_default();
-        e.2 += 1;
-        if f.sufficient {
-            e.1 += 1;
-        }
-        if let Some(v) = f.value {
-            e.0.push((f.date, v));
+impl TrackRow {
+    fn key(&self) -> Option<f64> {
+        match self.ranked_by {
+            "oos_effectiveness_ci_low" => self.oos_effectiveness_ci_low,
+            _ => self.oos_effectiveness,
         }
     }
-    pts.into_iter()
-        .filter_map(|(g, (p, suff, n))| {
-            let s = DateSeries::from_points(p).ok()?;
-            Some((g, (s, suff as f64 / n.max(1) as f64)))
-        })
-        .collect()
 }
 
-/// Scores every candidate.
+/// Scores every candidate; an error when no candidate could be evaluated at all (the
+/// rent cannot be backtested against anything in the file).
 pub fn track(
     rent: &RentSeries,
     events: &[Event],
     fixings: &[Fixing],
     base: &ContractSpec,
-    resamples: usize,
-    seed: u64,
-) -> Vec<TrackRow> {
-    let series = series_by_grade(fixings);
-    let candidates: Vec<(&String, &(DateSeries, f64))> = series.iter().collect();
+    opt: &TrackOptions,
+) -> Result<Vec<TrackRow>, String> {
+    let ranked_by = if opt.resamples > 0 {
+        "oos_effectiveness_ci_low"
+    } else {
+        "oos_effectiveness"
+    };
+    let candidates: Vec<_> = underlyings(fixings).into_values().collect();
+    if candidates.is_empty() {
+        return Err("the fixings file has no index with a value".into());
+    }
     let mut rows: Vec<TrackRow> = candidates
         .par_iter()
-        .map(|(grade, (s, suff))| {
+        .map(|u| {
             let mut contract = base.clone();
-            contract.underlying = (*grade).clone();
+            contract.underlying = u.name.clone();
             contract.entry.assumption = crate::contract::EntryAssumption::Index;
             let cfg = BacktestConfig {
                 contract,
                 strategies: vec![Strategy::WalkForward],
-                bootstrap_resamples: resamples,
-                seed,
+                bootstrap_resamples: opt.resamples,
+                seed: opt.seed,
                 rolling_window: 12,
             };
-            let idx = IndexInputs {
-                underlying: s.clone(),
-                forward: None,
+            let mut row = TrackRow {
+                rank: None,
+                grade: u.name.clone(),
+                unit: u.unit,
+                ranked_by,
+                oos_effectiveness: None,
+                oos_effectiveness_ci_low: None,
+                oos_effectiveness_ci_high: None,
+                hedge_ratio: None,
+                correlation_changes: None,
+                correlation_levels: None,
+                tracking_error: None,
+                basis_mean: None,
+                periods: 0,
+                sufficient_share: u.sufficient_share(),
+                note: String::new(),
             };
-            match run(rent, events, &idx, &cfg) {
+            match run(rent, events, &IndexInputs::of(u.clone()), &cfg) {
                 Ok(r) => {
                     let st = &r.strategies[0];
-                    TrackRow {
-                        rank: 0,
-                        grade: (*grade).clone(),
-                        oos_effectiveness: st.effectiveness,
-                        oos_effectiveness_ci_low: st
-                            .confidence_intervals
-                            .effectiveness
-                            .map(|i| i.low),
-                        oos_effectiveness_ci_high: st
-                            .confidence_intervals
-                            .effectiveness
-                            .map(|i| i.high),
-                        hedge_ratio: r.min_variance_hedge_ratio,
-                        correlation_changes: st.correlation_changes,
-                        correlation_levels: st.correlation_levels,
-                        tracking_error: st.tracking_error,
-                        basis_mean: st.basis.map(|b| b.mean),
-                        periods: r.periods,
-                        sufficient_share: *suff,
-                        note: String::new(),
+                    let ci = st.confidence_intervals.effectiveness;
+                    row.oos_effectiveness = st.effectiveness;
+                    row.oos_effectiveness_ci_low = ci.map(|i| i.low);
+                    row.oos_effectiveness_ci_high = ci.map(|i| i.high);
+                    row.hedge_ratio = r.min_variance_hedge_ratio;
+                    row.correlation_changes = st.correlation_changes;
+                    row.correlation_levels = st.correlation_levels;
+                    row.tracking_error = st.tracking_error;
+                    row.basis_mean = st.basis.map(|b| b.mean);
+                    row.periods = r.periods;
+                    let mut notes = Vec::new();
+                    if let Some(k) = r.rebase_usd_per_point {
+                        notes.push(format!("index points rebased at {k:.6} USD per GPU-hour per point; no USD basis"));
                     }
+                    if r.periods < opt.min_periods {
+                        notes.push(format!("not ranked: {} periods < min_periods {}", r.periods, opt.min_periods));
+                    }
+                    if row.sufficient_share < opt.min_sufficient_share {
+                        notes.push(format!(
+                            "not ranked: {:.0}% of fixings sufficient < min_sufficient_share {:.0}%",
+                            100.0 * row.sufficient_share,
+                            100.0 * opt.min_sufficient_share
+                        ));
+                    }
+                    if row.key().is_none() && notes.iter().all(|n| !n.starts_with("not ranked")) {
+                        notes.push(format!("not ranked: no {ranked_by}"));
+                    }
+                    row.note = notes.join("; ");
                 }
-                Err(e) => TrackRow {
-                    rank: 0,
-                    grade: (*grade).clone(),
-                    oos_effectiveness: None,
-                    oos_effectiveness_ci_low: None,
-                    oos_effectiveness_ci_high: None,
-                    hedge_ratio: None,
-                    correlation_changes: None,
-                    correlation_levels: None,
-                    tracking_error: None,
-                    basis_mean: None,
-                    periods: 0,
-                    sufficient_share: *suff,
-                    note: e,
-                },
+                Err(e) => row.note = format!("not ranked: {e}"),
             }
+            row
         })
         .collect();
-    rows.sort_by(|a, b| {
-        let ka = a.oos_effectiveness.unwrap_or(f64::NEG_INFINITY);
-        let kb = b.oos_effectiveness.unwrap_or(f64::NEG_INFINITY);
-        kb.total_cmp(&ka).then(a.grade.cmp(&b.grade))
-    });
-    for (i, r) in rows.iter_mut().enumerate() {
-        r.rank = i + 1;
+    if rows.iter().all(|r| r.periods == 0) {
+        let why = rows.first().map(|r| r.note.clone()).unwrap_or_default();
+        return Err(format!(
+            "no candidate of the {} in the fixings file could be backtested against this rent (e.g. {}: {why})",
+            rows.len(),
+            rows.first().map(|r| r.grade.as_str()).unwrap_or("")
+        ));
     }
-    rows
+    let eligible = |r: &TrackRow| !r.note.contains("not ranked");
+    rows.sort_by(|a, b| {
+        let ka = eligible(a)
+            .then(|| a.key())
+            .flatten()
+            .unwrap_or(f64::NEG_INFINITY);
+        let kb = eligible(b)
+            .then(|| b.key())
+            .flatten()
+            .unwrap_or(f64::NEG_INFINITY);
+        eligible(b)
+            .cmp(&eligible(a))
+            .then(kb.total_cmp(&ka))
+            .then(a.grade.cmp(&b.grade))
+    });
+    let mut rank = 0;
+    for r in rows.iter_mut().filter(|r| eligible(r)) {
+        rank += 1;
+        r.rank = Some(rank);
+    }
+    Ok(rows)
 }
 
 pub fn track_table(rows: &[TrackRow]) -> Table {
     let f = |g: &dyn Fn(&TrackRow) -> Option<f64>| Col::F64(rows.iter().map(g).collect());
+    let s = |g: &dyn Fn(&TrackRow) -> String| Col::Str(rows.iter().map(|r| Some(g(r))).collect());
     let mut t = Table::new();
     t.push(
         "rank",
-        Col::I64(rows.iter().map(|r| Some(r.rank as i64)).collect()),
+        Col::I64(rows.iter().map(|r| r.rank.map(|x| x as i64)).collect()),
     );
-    t.push(
-        "grade",
-        Col::Str(rows.iter().map(|r| Some(r.grade.clone())).collect()),
-    );
+    t.push("grade", s(&|r| r.grade.clone()));
+    t.push("unit", s(&|r| r.unit.as_str().to_string()));
+    t.push("ranked_by", s(&|r| r.ranked_by.to_string()));
     t.push("oos_effectiveness", f(&|r| r.oos_effectiveness));
     t.push(
         "oos_effectiveness_ci_low",
@@ -175,9 +228,6 @@ pub fn track_table(rows: &[TrackRow]) -> Table {
         Col::I64(rows.iter().map(|r| Some(r.periods as i64)).collect()),
     );
     t.push("sufficient_share", f(&|r| Some(r.sufficient_share)));
-    t.push(
-        "note",
-        Col::Str(rows.iter().map(|r| Some(r.note.clone())).collect()),
-    );
+    t.push("note", s(&|r| r.note.clone()));
     t
 }

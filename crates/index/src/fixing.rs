@@ -1,6 +1,26 @@
 //! The fixing of one grade on one date, and the row type every output shares.
 
+use crate::methodology::CompositeMethod;
 use serde::{Deserialize, Serialize};
+
+/// What an index's values are measured in. A grade's fixings are prices; a
+/// composite's are index points (base 100 on its first date), which cannot be
+/// compared with a rent or settle a USD contract without rebasing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexUnit {
+    UsdPerGpuHour,
+    Points,
+}
+
+impl IndexUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexUnit::UsdPerGpuHour => "usd-per-gpu-hour",
+            IndexUnit::Points => "points",
+        }
+    }
+}
 
 /// Hierarchy level of a fixing: 1 trades, 2 firm offers, 3 listings, 4 carried
 /// forward.
@@ -44,6 +64,21 @@ pub struct Fixing {
     pub input_sha256: String,
     /// 1 for a first publication; incremented by each restatement run.
     pub publication: u32,
+}
+
+impl Fixing {
+    /// The unit of `value`: points for a composite (its `method` is a composite
+    /// method), USD per GPU-hour for a grade.
+    pub fn unit(&self) -> IndexUnit {
+        if CompositeMethod::ALL
+            .iter()
+            .any(|m| m.as_str() == self.method)
+        {
+            IndexUnit::Points
+        } else {
+            IndexUnit::UsdPerGpuHour
+        }
+    }
 }
 
 /// Rounds half away from zero to `decimals` places.

@@ -29,14 +29,16 @@ pub use contributors::cap_weights;
 pub use elementary::{chained, direct, link, Elementary};
 pub use engine::{fix_all, fix_grade, fixing_dates, group_by_grade, EngineObs, IndexRequest};
 pub use error::IndexError;
-pub use fixing::{round_to, Fixing, LEVEL_CARRIED};
+pub use fixing::{round_to, Fixing, IndexUnit, LEVEL_CARRIED};
 pub use forward::{forward_curves, ForwardPoint};
 pub use hedonic::{time_dummy, HedonicFit, HedonicObs};
 pub use methodology::{CompositeMethod, CompositeSpec, FilterScope, Methodology};
 pub use ols::ols;
 pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
 pub use output::{fixings_table, forward_table, read_fixings, FIXING_COLUMNS};
-pub use restatement::{publish, Publication, Restatement};
+pub use restatement::{
+    first_published, publish, read_restatements, restatements_path, Publication, Restatement,
+};
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
 
 use rentix_ingest::StoredObservation;

@@ -333,6 +333,12 @@ impl Methodology {
 }
 
 impl CompositeMethod {
+    pub const ALL: [CompositeMethod; 3] = [
+        CompositeMethod::JevonsChained,
+        CompositeMethod::DutotChained,
+        CompositeMethod::Hedonic,
+    ];
+
     pub fn elementary(self) -> Option<Elementary> {
         match self {
             CompositeMethod::JevonsChained => Some(Elementary::Jevons),

@@ -41,6 +41,100 @@ fn sibling(out: &Path, suffix: &str, ext: &str) -> PathBuf {
     out.with_file_name(format!("{stem}{suffix}.{ext}"))
 }
 
+/// The restatement log kept beside a fixings file: `<stem>_restatements.csv`.
+pub fn restatements_path(fixings: &Path) -> PathBuf {
+    sibling(fixings, "_restatements", "csv")
+}
+
+/// Reads a restatement log, typed; every row must parse.
+pub fn read_restatements(path: &Path) -> Result<Vec<Restatement>, IndexError> {
+    let bad = |row: usize, detail: String| IndexError::Fixings {
+        path: path.to_path_buf(),
+        row,
+        detail,
+    };
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| IndexError::Input {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| bad(0, e.to_string()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if header != LOG_COLUMNS {
+        return Err(bad(
+            0,
+            format!("expected the columns {}", LOG_COLUMNS.join(",")),
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let row = i + 1;
+        let rec = rec.map_err(|e| bad(row, e.to_string()))?;
+        let field = |j: usize| rec.get(j).unwrap_or("");
+        let value = |j: usize| -> Result<Option<f64>, IndexError> {
+            let v = field(j);
+            if v.is_empty() {
+                return Ok(None);
+            }
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .map(Some)
+                .ok_or_else(|| bad(row, format!("{}: {v:?} is not a number", LOG_COLUMNS[j])))
+        };
+        let publication = |j: usize| -> Result<u32, IndexError> {
+            field(j).parse::<u32>().map_err(|_| {
+                bad(
+                    row,
+                    format!("{}: {:?} is not a count", LOG_COLUMNS[j], field(j)),
+                )
+            })
+        };
+        out.push(Restatement {
+            date: NaiveDate::parse_from_str(field(0), "%Y-%m-%d")
+                .map_err(|_| bad(row, format!("date: {:?} is not a date", field(0))))?,
+            grade: field(1).to_string(),
+            old_value: value(2)?,
+            new_value: value(3)?,
+            old_publication: publication(4)?,
+            new_publication: publication(5)?,
+            reason: field(6).to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The fixings as first published: each restated row gets back the value of its
+/// earliest publication in the log (no value if it had none then). Rows the log does
+/// not name were never restated and are returned as they are. Flags and counts are
+/// today's: the log keeps values only.
+pub fn first_published(fixings: &[Fixing], log: &[Restatement]) -> Vec<Fixing> {
+    let mut first: BTreeMap<(NaiveDate, &str), &Restatement> = BTreeMap::new();
+    for r in log {
+        let slot = first.entry((r.date, r.grade.as_str())).or_insert(r);
+        if r.old_publication < slot.old_publication {
+            *slot = r;
+        }
+    }
+    fixings
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            if let Some(r) = first.get(&(f.date, f.grade.as_str())) {
+                f.value = r.old_value;
+                f.publication = r.old_publication;
+                if f.value.is_none() {
+                    f.level = None;
+                }
+            }
+            f
+        })
+        .collect()
+}
+
 /// Compares `rows` with the file at `out` (if any), raises publication numbers of
 /// changed rows, archives the old file and appends restatement records.
 pub fn publish(out: &Path, rows: &mut [Fixing]) -> Result<Publication, IndexError> {
@@ -101,7 +195,7 @@ pub fn publish(out: &Path, rows: &mut [Fixing]) -> Result<Publication, IndexErro
             detail: e.to_string(),
         })?;
         result.archived = Some(archived);
-        let log = sibling(out, "_restatements", "csv");
+        let log = restatements_path(out);
         let mut t = if log.exists() {
             read_log(&log)?
         } else {

@@ -69,7 +69,16 @@ pub struct UserParams {
     pub outages_per_year: f64,
     pub failed_deployments_per_year: f64,
     pub customer_defaults_per_year: f64,
+    /// How the rent file is written: `daily` (one row a day) or `monthly` (one row a
+    /// calendar month, as invoices come: the GPU-hour-weighted average price and the
+    /// month's GPU-hours; `period_end` exclusive).
+    #[serde(default = "daily")]
+    pub billing: String,
     pub leg: Vec<RentLeg>,
+}
+
+fn daily() -> String {
+    "daily".into()
 }
 
 /// Everything that determines the simulated market. Same parameters, same bytes.
@@ -149,6 +158,9 @@ impl SimParams {
         for u in &self.user {
             if u.side != "pay" && u.side != "earn" {
                 return bad(format!("user {}: side must be pay or earn", u.name));
+            }
+            if u.billing != "daily" && u.billing != "monthly" {
+                return bad(format!("user {}: billing must be daily or monthly", u.name));
             }
             if u.leg.is_empty() || u.gpus == 0 {
                 return bad(format!(

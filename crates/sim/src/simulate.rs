@@ -6,7 +6,7 @@ use crate::market::{Market, TERMS};
 use crate::observations::{Context, HEADER};
 use crate::params::SimParams;
 use crate::providers::roster;
-use crate::users::{day_text, events, rent};
+use crate::users::{billed, day_text, events, rent};
 use rayon::prelude::*;
 use rentix_core::{FxTable, GpuModel, Grade, ServiceScope};
 use serde::Serialize;
@@ -149,10 +149,10 @@ pub fn simulate(
             "side",
         ])
         .map_err(csv_err(&path))?;
-        for r in &rows {
+        for r in &billed(params, &rows, &u.billing) {
             w.write_record([
-                day_text(params, r.day),
-                day_text(params, r.day + 1),
+                day_text(params, r.start),
+                day_text(params, r.end),
                 format!("{:.6}", r.usd_per_gpu_hour),
                 format!("{}", r.gpu_hours),
                 u.side.clone(),

@@ -3,7 +3,7 @@
 use crate::market::Market;
 use crate::params::{SimParams, UserParams};
 use crate::rng::{stream, tag};
-use chrono::Days;
+use chrono::{Datelike, Days};
 use rand::Rng;
 use rand_distr::{Distribution, Poisson};
 use rentix_core::Grade;
@@ -59,6 +59,50 @@ pub fn rent(p: &SimParams, m: &Market, u: &UserParams) -> Vec<RentRow> {
             usd_per_gpu_hour: price,
             gpu_hours: f64::from(u.gpus) * 24.0,
         });
+    }
+    out
+}
+
+/// One row of a rent file: `[start, end)` in simulation days.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BilledRow {
+    pub start: u32,
+    pub end: u32,
+    pub usd_per_gpu_hour: f64,
+    pub gpu_hours: f64,
+}
+
+/// The rent as the user's file shows it: a row a day, or a row a calendar month
+/// (GPU-hour-weighted average price, total GPU-hours), as an invoice bills it.
+pub fn billed(p: &SimParams, rows: &[RentRow], billing: &str) -> Vec<BilledRow> {
+    let daily = rows.iter().map(|r| BilledRow {
+        start: r.day,
+        end: r.day + 1,
+        usd_per_gpu_hour: r.usd_per_gpu_hour,
+        gpu_hours: r.gpu_hours,
+    });
+    if billing != "monthly" {
+        return daily.collect();
+    }
+    let month = |day: u32| {
+        let d = p.start + Days::new(u64::from(day));
+        (d.year(), d.month())
+    };
+    let mut out: Vec<BilledRow> = Vec::new();
+    let mut cost = 0.0;
+    for r in daily {
+        match out.last_mut() {
+            Some(last) if month(last.start) == month(r.start) && last.end == r.start => {
+                last.end = r.end;
+                last.gpu_hours += r.gpu_hours;
+                cost += r.usd_per_gpu_hour * r.gpu_hours;
+                last.usd_per_gpu_hour = cost / last.gpu_hours;
+            }
+            _ => {
+                cost = r.usd_per_gpu_hour * r.gpu_hours;
+                out.push(r);
+            }
+        }
     }
     out
 }

@@ -10,7 +10,9 @@
 //! `lambda(t) = 1` for `|t| <= 1/2`, `2 (1 - |t|)` for `1/2 < |t| <= 1`, and
 //! `M = 2 m`, where `m` is the smallest lag after which `K_n = max(5, sqrt(log10 n))`
 //! consecutive autocorrelations are all below `2 sqrt(log10 n / n)`. `b` is kept in
-//! `[1, n]`.
+//! `[1, b_max]` with `b_max = ceil(min(3 sqrt(n), n / 3))`, the cap of Patton, Politis
+//! and White's reference implementation: a block as long as the sample would make
+//! every resample a rotation of the data and collapse the interval.
 //!
 //! Confidence intervals are percentile intervals of the statistic over the
 //! resamples; the generator is ChaCha8 seeded by the caller, so intervals are
@@ -71,7 +73,13 @@ pub fn mean_block_length(x: &[f64]) -> f64 {
     if d <= 0.0 || g == 0.0 {
         return 1.0;
     }
-    ((2.0 * g * g / d).powf(1.0 / 3.0) * nf.powf(1.0 / 3.0)).clamp(1.0, nf)
+    ((2.0 * g * g / d).powf(1.0 / 3.0) * nf.powf(1.0 / 3.0)).clamp(1.0, max_block_length(n))
+}
+
+/// The largest mean block length used: `ceil(min(3 sqrt(n), n / 3))`, at least 1.
+pub fn max_block_length(n: usize) -> f64 {
+    let nf = n as f64;
+    (3.0 * nf.sqrt()).min(nf / 3.0).ceil().max(1.0)
 }
 
 /// One stationary-bootstrap resample of the indices `0..n`.
@@ -156,6 +164,23 @@ mod tests {
         let ba = mean_block_length(&ar);
         assert!(bn < 3.0, "{bn}");
         assert!(ba > 3.0 * bn, "{ba} vs {bn}");
+    }
+
+    #[test]
+    fn block_length_is_capped() {
+        // n = 24: min(3 x 4.899, 8) = 8; n = 400: min(60, 133.3) = 60.
+        assert_eq!(max_block_length(24), 8.0);
+        assert_eq!(max_block_length(400), 60.0);
+        assert_eq!(max_block_length(2), 1.0);
+        // A random walk of 24 points asks for a block near n; it gets the cap.
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut walk = vec![0.0];
+        for _ in 1..24 {
+            let last = *walk.last().unwrap();
+            walk.push(last + rng.gen::<f64>() - 0.5 + 0.3);
+        }
+        let b = mean_block_length(&walk);
+        assert!(b <= 8.0 && b > 1.0, "{b}");
     }
 
     #[test]

@@ -1,22 +1,30 @@
-//! A test for a break in the rent-index relationship: the sup-F (Quandt-Andrews)
-//! test. For every candidate break point in the middle 70% of the sample, the Chow
-//! statistic `F = ((SSR_pooled - SSR_1 - SSR_2) / k) / ((SSR_1 + SSR_2) / (n - 2k))`
-//! compares one regression `y = a + b x` with two (before and after), `k = 2`. The
-//! largest F is compared with Andrews' (1993) asymptotic 5% critical value for two
-//! parameters and 15% trimming, 11.79; above it the relationship changed.
+//! A test for a break in the rent-index relationship: the sup-Wald (Quandt-Andrews)
+//! test. For every candidate break point `t` in the middle 70% of the sample, the
+//! homoskedastic Wald statistic of a change in both parameters of `y = a + b x`,
+//!
+//! `W(t) = (SSR_pooled - SSR_1 - SSR_2) / ((SSR_1 + SSR_2) / (n - 2k))`, `k = 2`,
+//!
+//! (that is `k` times the Chow F statistic) is computed, and the largest is compared
+//! with Andrews' (1993) asymptotic 5% critical value for the sup-Wald statistic with
+//! `p = 2` parameters and 15% trimming, 11.79. Statistic and critical value are both
+//! in the Wald (chi-square) form; the F form would need 11.79 / 2.
 //!
 //! References: G. Chow, Econometrica 28 (1960); D. Andrews, "Tests for Parameter
 //! Instability and Structural Change With Unknown Change Point", Econometrica 61
-//! (1993), Table 1.
+//! (1993), Table 1 (p = 2, pi0 = 0.15: 10% 10.01, 5% 11.79, 1% 15.54).
 
 use serde::Serialize;
 
-/// Andrews (1993), Table 1: p = 2, pi0 = 0.15, 5%.
-pub const SUP_F_CRITICAL_5PCT: f64 = 11.79;
+/// Andrews (1993), Table 1: sup-Wald, p = 2, pi0 = 0.15, 5%.
+pub const SUP_WALD_CRITICAL_5PCT: f64 = 11.79;
+/// Parameters allowed to break (intercept and slope).
+const K: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BreakTest {
-    pub sup_f: f64,
+    /// `"sup-wald"`: the statistic is `k` times the Chow F.
+    pub form: &'static str,
+    pub sup_wald: f64,
     /// Index of the first period after the most likely break.
     pub break_index: usize,
     pub critical_5pct: f64,
@@ -33,8 +41,8 @@ fn ssr(y: &[f64], x: &[f64]) -> Option<f64> {
     )
 }
 
-/// sup-F over break points in `[0.15 n, 0.85 n]`; `None` below 20 periods.
-pub fn sup_f(y: &[f64], x: &[f64]) -> Option<BreakTest> {
+/// sup-Wald over break points in `[0.15 n, 0.85 n]`; `None` below 20 periods.
+pub fn sup_wald(y: &[f64], x: &[f64]) -> Option<BreakTest> {
     let n = y.len();
     if n < 20 || x.len() != n {
         return None;
@@ -51,23 +59,31 @@ pub fn sup_f(y: &[f64], x: &[f64]) -> Option<BreakTest> {
         if within <= 0.0 {
             continue;
         }
-        let f = ((pooled - within) / 2.0) / (within / (n - 4) as f64);
-        if best.is_none_or(|(b, _)| f > b) {
-            best = Some((f, t));
+        let w = (pooled - within) / (within / (n - 2 * K) as f64);
+        if best.is_none_or(|(b, _)| w > b) {
+            best = Some((w, t));
         }
     }
-    let (f, t) = best?;
+    let (w, t) = best?;
     Some(BreakTest {
-        sup_f: f,
+        form: "sup-wald",
+        sup_wald: w,
         break_index: t,
-        critical_5pct: SUP_F_CRITICAL_5PCT,
-        break_detected: f > SUP_F_CRITICAL_5PCT,
+        critical_5pct: SUP_WALD_CRITICAL_5PCT,
+        break_detected: w > SUP_WALD_CRITICAL_5PCT,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use rand_distr::{Distribution, StandardNormal};
+
+    fn normals(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
+        (0..n).map(|_| StandardNormal.sample(rng)).collect()
+    }
 
     #[test]
     fn finds_a_slope_change() {
@@ -79,12 +95,55 @@ mod tests {
             .enumerate()
             .map(|(i, v)| if i < 30 { *v } else { 0.2 * v } + noise(i))
             .collect();
-        let s = sup_f(&stable, &x).unwrap();
-        let b = sup_f(&broken, &x).unwrap();
+        let s = sup_wald(&stable, &x).unwrap();
+        let b = sup_wald(&broken, &x).unwrap();
         assert!(!s.break_detected, "{s:?}");
         assert!(
             b.break_detected && (28..=32).contains(&b.break_index),
             "{b:?}"
         );
+    }
+
+    /// Under no break, the test rejects at about its nominal 5%. With 1000 samples
+    /// of n = 200 the Monte Carlo standard error of a 5% rate is 0.7 points; the band
+    /// allows for that and for the finite-sample excess over the asymptotic value.
+    /// The F form against the same critical value rejected about 0.1%.
+    #[test]
+    fn rejects_at_the_nominal_rate_without_a_break() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2024);
+        let reps = 1000;
+        let mut rejected = 0;
+        for _ in 0..reps {
+            let x = normals(&mut rng, 200);
+            let e = normals(&mut rng, 200);
+            let y: Vec<f64> = x.iter().zip(&e).map(|(a, b)| 0.5 + 0.9 * a + b).collect();
+            rejected += usize::from(sup_wald(&y, &x).unwrap().break_detected);
+        }
+        let rate = rejected as f64 / reps as f64;
+        eprintln!("sup-Wald rejection rate under the null: {rate}");
+        assert!((0.03..=0.08).contains(&rate), "{rate}");
+    }
+
+    /// A planted break at 60% of the sample, the rent decoupling from the index (slope
+    /// 0.9 -> 0, noise sd 0.5): the test finds it in nearly every sample, near the
+    /// right place.
+    #[test]
+    fn finds_a_planted_break_with_noise() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let reps = 200;
+        let mut found = 0;
+        let mut near = 0;
+        for _ in 0..reps {
+            let x = normals(&mut rng, 150);
+            let e = normals(&mut rng, 150);
+            let y: Vec<f64> = (0..150)
+                .map(|i| if i < 90 { 0.9 } else { 0.0 } * x[i] + 0.5 * e[i])
+                .collect();
+            let t = sup_wald(&y, &x).unwrap();
+            found += usize::from(t.break_detected);
+            near += usize::from(t.break_detected && (80..=100).contains(&t.break_index));
+        }
+        eprintln!("planted break found {found}/{reps}, near {near}");
+        assert!(found >= 180 && near >= 150, "{found} {near}");
     }
 }

@@ -2,9 +2,12 @@
 //! the hedging instrument's changes `x`, `y = a + b x + e`.
 //!
 //! `b = Cov(x, y) / Var(x)`, `a = my - b mx`, `R^2 = 1 - SSE / SST`, the slope's
-//! standard error `se(b) = sqrt(SSE / (n - 2) / Sxx)` and `t = b / se(b)`. A hedge is
+//! standard error `se(b) = sqrt(SSE / (n - 2) / Sxx)` and `t = b / se(b)`. Both series
+//! are oriented so that a working hedge has a positive slope (`y` the hedged item's
+//! P&L, `x` minus the hedge's P&L; or rent changes on index changes). A hedge is
 //! "highly effective" by the common reading of the rule when `R^2 >= 0.8` and the
-//! slope magnitude lies in `[0.8, 1.25]`. The slope's two-sided p-value against zero
+//! signed slope lies in `[0.8, 1.25]`: a slope of -1 with `R^2 = 1` is a hedge that
+//! doubles the risk, and fails. The slope's two-sided p-value against zero
 //! uses Student's t with `n - 2` degrees of freedom (statrs).
 //!
 //! References: IAS 39 AG105 (80-125%); KPMG, "Hedge effectiveness testing" (2016).
@@ -23,7 +26,7 @@ pub struct Regression {
     /// Two-sided p-value of `slope_t` (Student's t, n - 2 degrees of freedom).
     pub slope_p_value: f64,
     pub n: usize,
-    /// `R^2 >= 0.8` and `0.8 <= |slope| <= 1.25`.
+    /// `R^2 >= 0.8` and `0.8 <= slope <= 1.25`, in the hedge's own direction.
     pub passes_80_125: bool,
 }
 
@@ -54,7 +57,6 @@ pub fn regress(y: &[f64], x: &[f64]) -> Option<Regression> {
     } else {
         f64::INFINITY.copysign(slope)
     };
-    let b = slope.abs();
     let slope_p_value = StudentsT::new(0.0, 1.0, (n - 2) as f64)
         .map(|t| 2.0 * (1.0 - t.cdf(slope_t.abs())))
         .unwrap_or(f64::NAN)
@@ -70,7 +72,7 @@ pub fn regress(y: &[f64], x: &[f64]) -> Option<Regression> {
         },
         slope_p_value,
         n,
-        passes_80_125: r2 >= 0.8 && (0.8..=1.25).contains(&b),
+        passes_80_125: r2 >= 0.8 && (0.8..=1.25).contains(&slope),
     })
 }
 
@@ -105,5 +107,17 @@ mod tests {
             "{r:?}"
         );
         assert!(regress(&[1.0, 2.0], &[1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn a_hedge_that_runs_the_wrong_way_fails() {
+        let x = [1.0, -2.0, 3.0, 0.5, -1.5];
+        let same: Vec<f64> = x.to_vec();
+        let opposite: Vec<f64> = x.iter().map(|v| -v).collect();
+        let good = regress(&same, &x).unwrap();
+        let bad = regress(&opposite, &x).unwrap();
+        assert!(good.passes_80_125 && (good.slope - 1.0).abs() < 1e-12);
+        assert!((bad.slope + 1.0).abs() < 1e-12 && (bad.r2 - 1.0).abs() < 1e-12);
+        assert!(!bad.passes_80_125, "slope -1 passes nothing");
     }
 }

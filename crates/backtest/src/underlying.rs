@@ -1,0 +1,81 @@
+//! The underlying index as a backtest sees it: its values by date, which of its
+//! fixings may count towards a settlement (sufficient and not carried forward), and
+//! the unit its values are in.
+
+use chrono::NaiveDate;
+use rentix_core::DateSeries;
+use rentix_index::{Fixing, IndexUnit, LEVEL_CARRIED};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Underlying {
+    /// Grade key or composite name.
+    pub name: String,
+    pub unit: IndexUnit,
+    pub values: DateSeries,
+    /// Dates whose fixing is sufficient and was not carried forward.
+    pub qualifying: BTreeSet<NaiveDate>,
+    /// Rows in the fixings file, and how many were sufficient.
+    pub rows: usize,
+    pub sufficient_rows: usize,
+}
+
+impl Underlying {
+    /// A hand-built USD series in which every fixing qualifies.
+    pub fn from_series(name: &str, values: DateSeries) -> Self {
+        let qualifying = values.iter().map(|(d, _)| d).collect();
+        let rows = values.len();
+        Self {
+            name: name.to_string(),
+            unit: IndexUnit::UsdPerGpuHour,
+            values,
+            qualifying,
+            rows,
+            sufficient_rows: rows,
+        }
+    }
+
+    /// Share of the file's rows for this index that were sufficient.
+    pub fn sufficient_share(&self) -> f64 {
+        self.sufficient_rows as f64 / self.rows.max(1) as f64
+    }
+
+    /// The same index with every value multiplied by `k` (a points composite rebased
+    /// to USD per GPU-hour).
+    pub fn scaled(&self, k: f64) -> Self {
+        let values = DateSeries::from_points(self.values.iter().map(|(d, v)| (d, v * k)))
+            .unwrap_or_default();
+        Self {
+            values,
+            ..self.clone()
+        }
+    }
+}
+
+/// Every index of a fixings file, by name. Rows without a value are counted but
+/// carry no point.
+pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
+    type Points = Vec<(NaiveDate, f64)>;
+    let mut acc: BTreeMap<&str, (Underlying, Points)> = BTreeMap::new();
+    for f in fixings {
+        let (u, points) = acc.entry(f.grade.as_str()).or_insert_with(|| {
+            let mut u = Underlying::from_series(&f.grade, DateSeries::new());
+            u.unit = f.unit();
+            (u, Vec::new())
+        });
+        u.rows += 1;
+        u.sufficient_rows += usize::from(f.sufficient);
+        if let Some(v) = f.value {
+            points.push((f.date, v));
+            if f.sufficient && f.level != Some(LEVEL_CARRIED) {
+                u.qualifying.insert(f.date);
+            }
+        }
+    }
+    acc.into_iter()
+        .filter_map(|(name, (u, points))| {
+            let values = DateSeries::from_points(points).ok()?;
+            Some((name.to_string(), Underlying { values, ..u }))
+        })
+        .collect()
+}
