@@ -419,15 +419,45 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
     }
     let _ = writeln!(html, "</table>");
     if let Some(es) = v["entry_sensitivity"].as_array() {
-        let _ = writeln!(html, "<p>How the one-to-one result depends on the futures entry-price assumption (no futures price history exists):</p><table><tr><th class=l>entry price</th><th>effectiveness</th><th>mean futures P&L per month</th><th>months without a forward</th></tr>");
+        let _ = writeln!(html, "<p>How the one-to-one result depends on the futures entry-price assumption (no futures price history exists):</p><table><tr><th class=l>entry price</th><th>effectiveness</th><th>mean futures P&L per month</th><th>of which entry carry</th><th>months without a forward</th></tr>");
         for e in es {
             let _ = writeln!(
                 html,
-                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(e["assumption"].as_str().unwrap_or("")),
                 num(&e["effectiveness"], 3),
                 num(&e["mean_futures_pnl"], 0),
+                num(&e["mean_entry_carry_pnl"], 0),
                 e["periods_on_fallback"]
+            );
+        }
+        let _ = writeln!(html, "</table>");
+    }
+    if let Some(left) = v["months_left_out"].as_array().filter(|l| !l.is_empty()) {
+        let _ = writeln!(html, "<p>Months of the rent file that are not hedge periods:</p><table><tr><th class=l>month</th><th class=l>why</th><th>operational loss</th></tr>");
+        for l in left {
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td></tr>",
+                esc(l["month"].as_str().unwrap_or("")),
+                esc(l["reason"].as_str().unwrap_or("")),
+                num(&l["operational_loss"], 0)
+            );
+        }
+        let _ = writeln!(html, "</table>");
+    }
+    if let Some(rs) = v["restated_after_settlement"]
+        .as_array()
+        .filter(|l| !l.is_empty())
+    {
+        let _ = writeln!(html, "<p class=\"note\">{} settled month(s) were restated after settlement. The backtest keeps each settlement as first published; today's fixings would give:</p><table><tr><th class=l>month</th><th>settled</th><th>restated</th></tr>", rs.len());
+        for r in rs {
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(r["month"].as_str().unwrap_or("")),
+                num(&r["settlement"], 3),
+                num(&r["restated_settlement"], 3)
             );
         }
         let _ = writeln!(html, "</table>");
@@ -456,8 +486,9 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         }
         let _ = writeln!(
             html,
-            "<tr><td class=l><b>total</b></td><td><b>{}</b></td></tr><tr><td class=l>GPU-hours lost</td><td>{}</td></tr></table>",
+            "<tr><td class=l><b>total in hedge periods</b></td><td><b>{}</b></td></tr><tr><td class=l>in months that are not hedge periods</td><td>{}</td></tr><tr><td class=l>GPU-hours lost</td><td>{}</td></tr></table>",
             num(&op["total_usd"], 0),
+            num(&op["outside_periods_usd"], 0),
             num(&op["lost_gpu_hours"], 0)
         );
     }
