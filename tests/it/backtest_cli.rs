@@ -230,6 +230,30 @@ fn track_ranks_the_matching_gpu_first() {
     ]);
     let ranked = rows(&out);
     assert!(ranked.len() > 50);
+    // Only candidates with enough periods and sufficient fixings are ranked, by the
+    // interval's lower bound; the rest follow, unranked, with the reason.
+    for r in &ranked {
+        assert_eq!(r["ranked_by"], "oos_effectiveness_ci_low");
+        let periods: usize = r["periods"].parse().unwrap();
+        let share: f64 = r["sufficient_share"].parse().unwrap();
+        if periods < 12 || share < 0.5 {
+            assert_eq!(r["rank"], "", "{r:?}");
+            assert!(r["note"].contains("not ranked"), "{r:?}");
+        }
+    }
+    let lows: Vec<f64> = ranked
+        .iter()
+        .filter(|r| !r["rank"].is_empty())
+        .map(|r| r["oos_effectiveness_ci_low"].parse().unwrap())
+        .collect();
+    assert!(
+        lows.windows(2).all(|w| w[0] >= w[1]),
+        "ranked by the lower bound"
+    );
+    let first_unranked = ranked.iter().position(|r| r["rank"].is_empty()).unwrap();
+    assert!(ranked[first_unranked..]
+        .iter()
+        .all(|r| r["rank"].is_empty()));
     assert!(
         ranked[0]["grade"].starts_with("h100-sxm-80gb/"),
         "{:?}",
@@ -241,6 +265,31 @@ fn track_ranks_the_matching_gpu_first() {
         .find(|r| r["grade"] == "mi300x-192gb/bare-metal/on-demand")
         .unwrap();
     assert!(mi["rank"].parse::<usize>().unwrap() > 10);
+}
+
+#[test]
+fn run_level_statistics_do_not_depend_on_the_strategies_asked_for() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rent = m.sim("rent_producer_h100_spot_rate.csv");
+    let grade = "h100-sxm-80gb/bare-metal/on-demand";
+    let a = backtest(
+        &rent,
+        None,
+        grade,
+        &dir.path().join("a"),
+        &["--strategy", "layered"],
+    );
+    let b = backtest(
+        &rent,
+        None,
+        grade,
+        &dir.path().join("b"),
+        &["--strategy", "one-to-one"],
+    );
+    assert!(a["min_variance_hedge_ratio"].is_number());
+    assert_eq!(a["min_variance_hedge_ratio"], b["min_variance_hedge_ratio"]);
+    assert_eq!(a["price_change_regression"], b["price_change_regression"]);
 }
 
 #[test]

@@ -751,3 +751,61 @@ pub fn run(
         daily,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::periods::Tranche;
+
+    fn d(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    /// Business-day settlement: weekend fixings never move the margin marks.
+    #[test]
+    fn margin_marks_on_the_settlement_days_only() {
+        let mut c = ContractSpec::default_contract();
+        c.settlement_days = "business".into();
+        // June 2025: 2.0 on business days, 50.0 on weekends.
+        let mut pts = Vec::new();
+        let mut day = d("2025-06-01");
+        while day < d("2025-07-01") {
+            let weekend = matches!(
+                chrono::Datelike::weekday(&day),
+                chrono::Weekday::Sat | chrono::Weekday::Sun
+            );
+            pts.push((day, if weekend { 50.0 } else { 2.0 }));
+            day = day.succ_opt().unwrap();
+        }
+        let index = DateSeries::from_points(pts).unwrap();
+        let p = Period {
+            start: d("2025-06-01"),
+            end: d("2025-07-01"),
+            exposure: 730.0,
+            rent: 2.0,
+            settlement: 2.0,
+            tranches: vec![Tranche {
+                entry_day: d("2025-05-31"),
+                index_level: 2.0,
+                basis: 0.0,
+                basis_month: d("2025-05-01"),
+            }],
+            lost_gpu_hours: 0.0,
+            operational_loss: 0.0,
+            loss_by_kind: BTreeMap::new(),
+            rent_days: 30,
+        };
+        let (paid, worst) = margin_for(&c, &index, &p, 2.0, 730.0, -1.0);
+        assert_eq!(
+            (paid, worst),
+            (0.0, 0.0),
+            "a flat business-day index asks no margin"
+        );
+        c.settlement_days = "all".into();
+        let (paid, _) = margin_for(&c, &index, &p, 2.0, 730.0, 1.0);
+        assert!(
+            paid > 0.0,
+            "with all days counted the weekends move the mark"
+        );
+    }
+}
