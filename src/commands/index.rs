@@ -2,9 +2,10 @@
 
 use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
-use chrono::Days;
 use rentix_core::GradePattern;
-use rentix_index::{compute, forward_table, publish, IndexRequest, Methodology};
+use rentix_index::{
+    compute, forward_curves, forward_table, publish, Fixing, IndexRequest, Methodology, Window,
+};
 use rentix_ingest::{Store, TableFormat};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,51 +61,60 @@ pub fn forward_path(out: &Path) -> PathBuf {
 }
 
 /// Runs the index and publishes it; returns a printable summary.
+///
+/// Fixings are always computed over the store's whole history, so that the listing
+/// spread, carried values and composite chains on the requested dates are exactly
+/// those of a full run; only the requested dates are then published, merged into
+/// the existing file (the daily cycle: `--from D --to D` adds day D and touches
+/// nothing else). The forward curves are rebuilt from the merged file.
 pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
-    // Read a margin around the range: the pooling window and lag reach back, and a
-    // different cut-off can move an observation across a partition boundary.
-    let margin =
-        u64::from(m.pooling.window_days + m.pooling.lag_days + m.fallback.spread_lookback_days) + 2;
-    let from = cfg.request.from.map(|f| f - Days::new(margin));
-    let to = cfg.request.to.map(|t| t + Days::new(2));
-    let rows = store.read(from, to).context("reading the store")?;
-    let mut result = compute(&rows, &cfg.request).map_err(anyhow::Error::msg)?;
-    if result.fixings.is_empty() {
+    let rows = store.read(None, None).context("reading the store")?;
+    // The whole history of the requested grades (all dates).
+    let whole = IndexRequest {
+        from: None,
+        to: None,
+        ..cfg.request.clone()
+    };
+    let result = compute(&rows, &whole).map_err(anyhow::Error::msg)?;
+    let window = Window {
+        from: cfg.request.from,
+        to: cfg.request.to,
+        grades: cfg.request.grade_filters.clone(),
+    };
+    if !result.fixings.iter().any(|f| window.contains(f)) {
         bail!(
             "no observation in {} matches the methodology's grades and the requested range",
             cfg.store.display()
         );
     }
-    let publication = publish(&cfg.out, &mut result.fixings)
+    let publication = publish(&cfg.out, result.fixings, window.clone())
         .with_context(|| format!("writing {}", cfg.out.display()))?;
     if m.forward_curve {
-        forward_table(&result.forward).write(&forward_path(&cfg.out))?;
+        forward_table(&forward_curves(&publication.rows)).write(&forward_path(&cfg.out))?;
     }
+    let published: Vec<&Fixing> = publication
+        .rows
+        .iter()
+        .filter(|f| window.contains(f))
+        .collect();
     let mut by_level: BTreeMap<String, usize> = BTreeMap::new();
-    for f in &result.fixings {
+    for f in &published {
         let k = f.level.map_or("none".to_string(), |l| l.to_string());
         *by_level.entry(k).or_default() += 1;
     }
     let grades: std::collections::BTreeSet<&str> =
-        result.fixings.iter().map(|f| f.grade.as_str()).collect();
-    let sufficient = result.fixings.iter().filter(|f| f.sufficient).count();
+        published.iter().map(|f| f.grade.as_str()).collect();
+    let sufficient = published.iter().filter(|f| f.sufficient).count();
     let mut s = format!(
-        "{} fixings for {} grades/composites, {} to {}, methodology {}\n",
-        result.fixings.len(),
+        "{} fixings for {} grades/composites, {} to {}, methodology {} ({} published for the first time)\n",
+        published.len(),
         grades.len(),
-        result
-            .fixings
-            .first()
-            .map(|f| f.date.to_string())
-            .unwrap_or_default(),
-        result
-            .fixings
-            .last()
-            .map(|f| f.date.to_string())
-            .unwrap_or_default(),
-        m.version
+        published.first().map(|f| f.date.to_string()).unwrap_or_default(),
+        published.last().map(|f| f.date.to_string()).unwrap_or_default(),
+        m.version,
+        publication.new_rows
     );
     s.push_str(&format!(
         "by level (1 trades, 2 firm, 3 listings, 4 carried): {}\n",
@@ -116,7 +126,7 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     ));
     s.push_str(&format!(
         "sufficient: {sufficient} of {}\n",
-        result.fixings.len()
+        published.len()
     ));
     if !publication.restatements.is_empty() {
         s.push_str(&format!(

@@ -38,6 +38,7 @@ pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
 pub use output::{fixings_table, forward_table, read_fixings, FIXING_COLUMNS};
 pub use restatement::{
     first_published, publish, read_restatements, restatements_path, Publication, Restatement,
+    Window,
 };
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
 

@@ -1,13 +1,17 @@
-//! Restatements: when a fixings file is written again (late data arrived, or the
-//! methodology changed), the previous file is kept as a numbered version, each
-//! changed fixing gets its publication number raised, and a restatement record
-//! (old value, new value, reason) is appended beside the output. Nothing is
-//! overwritten silently.
+//! Publication and restatements. A run publishes the fixings of a window of dates
+//! (every date, or `--from D --to D` in the daily cycle) into the existing file:
+//! rows outside the window are kept as they are, rows inside it are replaced, and
+//! only rows whose value, inputs or methodology changed are restated. When anything
+//! is restated the previous file is kept as a numbered version, each changed fixing
+//! gets its publication number raised, and a restatement record (old value, new
+//! value, reason) is appended beside the output. A published row that the new run no
+//! longer produces is recorded as `withdrawn`. Nothing is overwritten silently.
 
 use crate::error::IndexError;
-use crate::fixing::Fixing;
+use crate::fixing::{Fixing, IndexUnit};
 use crate::output::{fixings_table, read_fixings};
 use chrono::NaiveDate;
+use rentix_core::{Grade, GradePattern};
 use rentix_ingest::{Col, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +35,36 @@ pub struct Publication {
     pub restatements: Vec<Restatement>,
     /// Where the previous file was kept, when there was one and it changed.
     pub archived: Option<PathBuf>,
+    /// The whole file as written: kept rows and the window's new rows, sorted by
+    /// date then grade.
+    pub rows: Vec<Fixing>,
+    /// Rows of the window that were published for the first time.
+    pub new_rows: usize,
+}
+
+/// What a run publishes: the dates `from..=to` (every date when open), and with
+/// grade patterns only the grades they match (composites, which a subset of grades
+/// cannot fix, are then left as they were).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Window {
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    pub grades: Vec<GradePattern>,
+}
+
+impl Window {
+    pub fn contains_date(&self, d: NaiveDate) -> bool {
+        self.from.is_none_or(|f| d >= f) && self.to.is_none_or(|t| d <= t)
+    }
+
+    pub fn contains(&self, f: &Fixing) -> bool {
+        self.contains_date(f.date)
+            && (self.grades.is_empty()
+                || (f.unit() == IndexUnit::UsdPerGpuHour
+                    && f.grade
+                        .parse::<Grade>()
+                        .is_ok_and(|g| self.grades.iter().any(|p| p.matches(&g)))))
+    }
 }
 
 fn sibling(out: &Path, suffix: &str, ext: &str) -> PathBuf {
@@ -135,21 +169,41 @@ pub fn first_published(fixings: &[Fixing], log: &[Restatement]) -> Vec<Fixing> {
         .collect()
 }
 
-/// Compares `rows` with the file at `out` (if any), raises publication numbers of
-/// changed rows, archives the old file and appends restatement records.
-pub fn publish(out: &Path, rows: &mut [Fixing]) -> Result<Publication, IndexError> {
+/// Publishes `rows` (a run's fixings; only those inside `window` are used) into the
+/// file at `out`: rows of the existing file outside the window are kept, rows inside
+/// are replaced, changed rows are restated (publication number raised, old file
+/// archived, restatement log appended).
+pub fn publish(out: &Path, rows: Vec<Fixing>, window: Window) -> Result<Publication, IndexError> {
+    let mut rows: Vec<Fixing> = rows.into_iter().filter(|r| window.contains(r)).collect();
     let mut result = Publication::default();
-    if !out.exists() {
-        fixings_table(rows).write(out)?;
-        return Ok(result);
-    }
-    let old = read_fixings(out)?;
+    let old = if out.exists() {
+        read_fixings(out)?
+    } else {
+        Vec::new()
+    };
     let old_by: BTreeMap<(NaiveDate, &str), &Fixing> = old
         .iter()
         .map(|f| ((f.date, f.grade.as_str()), f))
         .collect();
+    let new_keys: std::collections::BTreeSet<(NaiveDate, &str)> =
+        rows.iter().map(|f| (f.date, f.grade.as_str())).collect();
+    let mut withdrawn = Vec::new();
+    for o in old.iter().filter(|o| window.contains(o)) {
+        if !new_keys.contains(&(o.date, o.grade.as_str())) {
+            withdrawn.push(Restatement {
+                date: o.date,
+                grade: o.grade.clone(),
+                old_value: o.value,
+                new_value: None,
+                old_publication: o.publication,
+                new_publication: o.publication + 1,
+                reason: "withdrawn".into(),
+            });
+        }
+    }
     for r in rows.iter_mut() {
         let Some(o) = old_by.get(&(r.date, r.grade.as_str())) else {
+            result.new_rows += 1;
             continue;
         };
         r.publication = o.publication;
@@ -177,11 +231,22 @@ pub fn publish(out: &Path, rows: &mut [Fixing]) -> Result<Publication, IndexErro
             reason: reason.into(),
         });
     }
-    let ext = out
-        .extension()
-        .map(|e| e.to_string_lossy().to_string())
-        .unwrap_or_else(|| "csv".into());
+    result.restatements.extend(withdrawn);
+    result
+        .restatements
+        .sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
+    let mut merged: Vec<Fixing> = old
+        .iter()
+        .filter(|o| !window.contains(o))
+        .cloned()
+        .chain(rows)
+        .collect();
+    merged.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     if !result.restatements.is_empty() {
+        let ext = out
+            .extension()
+            .map(|e| e.to_string_lossy().to_string())
+            .unwrap_or_else(|| "csv".into());
         let mut k = 1;
         let archived = loop {
             let p = sibling(out, &format!(".v{k}"), &ext);
@@ -204,7 +269,8 @@ pub fn publish(out: &Path, rows: &mut [Fixing]) -> Result<Publication, IndexErro
         append_log(&mut t, &result.restatements);
         t.write(&log)?;
     }
-    fixings_table(rows).write(out)?;
+    fixings_table(&merged).write(out)?;
+    result.rows = merged;
     Ok(result)
 }
 
