@@ -9,6 +9,7 @@ mod hedge_invariants;
 mod index_cli;
 mod ingest_cli;
 mod ingest_real;
+mod methodology_vectors;
 mod point_in_time;
 mod report_cli;
 mod simulate_cli;

@@ -100,6 +100,9 @@ pub fn chained(
             methodology_version: m.version.clone(),
             input_sha256: hash_strings(present.iter().map(|f| f.input_sha256.as_str())),
             publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
         });
         prev = Some(prices);
     }
@@ -254,10 +257,46 @@ pub fn hedonic(
                 hash_strings(keys.into_iter())
             },
             publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
         });
         prev = Some(d);
     }
     out
+}
+
+/// A market price over several grades: their observations pooled and fixed as one
+/// grade under the methodology's rules (USD per GPU-hour; `method` = `pooled`).
+fn pooled(
+    spec: &CompositeSpec,
+    groups: &BTreeMap<String, Vec<EngineObs>>,
+    dates: &[NaiveDate],
+    m: &Methodology,
+) -> Vec<Fixing> {
+    let patterns: Vec<GradePattern> = spec
+        .patterns
+        .iter()
+        .filter_map(|p| GradePattern::new(p).ok())
+        .collect();
+    let mut obs: Vec<EngineObs> = groups
+        .iter()
+        .filter(|(g, _)| {
+            g.parse::<Grade>()
+                .is_ok_and(|g| g.region.is_none() && patterns.iter().any(|p| p.matches(&g)))
+        })
+        .flat_map(|(_, v)| v.iter().cloned())
+        .collect();
+    obs.sort_by(|a, b| {
+        (a.day, a.kind, &a.source, &a.key)
+            .cmp(&(b.day, b.kind, &b.source, &b.key))
+            .then(a.price.total_cmp(&b.price))
+    });
+    let mut rows = crate::engine::fix_grade(&spec.name, &obs, dates, m);
+    for r in &mut rows {
+        r.method = CompositeMethod::Pooled.as_str().into();
+    }
+    rows
 }
 
 /// Every composite of the methodology.
@@ -271,6 +310,7 @@ pub fn composites(
         .iter()
         .flat_map(|c| match c.method {
             CompositeMethod::Hedonic => hedonic(c, groups, dates, m),
+            CompositeMethod::Pooled => pooled(c, groups, dates, m),
             _ => chained(c, fixings, dates, m),
         })
         .collect()

@@ -1,19 +1,31 @@
 //! The index engine: observations in, one [`Fixing`] per grade and date out.
 //!
-//! For each grade and fixing date `D`, the window is the `window_days` days ending
-//! `lag_days` before `D`. Each input kind of the hierarchy is tried in order: its
-//! observations in the window are filtered for outliers (per day or pooled), a day
-//! is valid with `min_obs_per_day` of them, and the kind fixes the grade when it has
-//! `min_obs` observations over `min_valid_days` valid days. Weights are GPU-hours for
-//! trades and 1 for offers and listings, capped per contributor, then aggregated.
-//! A listing-based value is multiplied by the median trade/listing ratio of recent
-//! days that had both. With no kind able to fix, the last value is carried forward
-//! for a bounded number of days.
+//! For each grade and fixing date `D`, the window is the `window_days` days (calendar
+//! or publication days) ending `lag_days` before `D`. Each input kind of the
+//! hierarchy is evaluated: its observations in the window (days thinner than
+//! `min_obs_per_day` kept or dropped; a contributor missing from the window carried
+//! from its last day when the methodology allows) are filtered for outliers (per day
+//! or pooled), optionally reduced to one median per contributor, weighted (GPU-hours
+//! for trades, 1 for offers and listings, one vote per contributor in two-stage
+//! mode), capped per contributor, and aggregated.
+//!
+//! A level is **accepted** when it meets every sufficiency rule: `min_obs`
+//! observations, `min_valid_days` valid days, `min_volume_gpu_hours`,
+//! `min_contributors` and `max_concentration`. The first accepted level in hierarchy
+//! order fixes the grade (`sufficient = true`); a level that fails falls through to
+//! the next, and the failure is flagged (`trade_failed=few_contributors`). With no
+//! level accepted, the first level whose only failures the methodology publishes
+//! (`short_window`, `below_minimum` = `publish-flagged`) is published as low
+//! confidence; otherwise the last value is carried forward for a bounded number of
+//! days. A listing-based value is multiplied by the median trade/listing ratio of
+//! recent days that had both.
 
-use crate::aggregation::aggregate;
+use crate::aggregation::{aggregate, Aggregation};
 use crate::contributors::cap_weights;
 use crate::fixing::{round_to, Fixing, LEVEL_CARRIED};
-use crate::methodology::{FilterScope, Methodology};
+use crate::methodology::{
+    FilterScope, Methodology, PerContributor, Roll, ThinDays, WhenShort, WindowUnit,
+};
 use crate::outliers::keep;
 use crate::weighted_quantile::{sorted_pairs, weighted_quantile_sorted, TieRule};
 use chrono::{Days, NaiveDate};
@@ -56,6 +68,22 @@ pub fn group_by_grade(
     clock: &FixingClock,
 ) -> Result<BTreeMap<String, Vec<EngineObs>>, String> {
     let patterns = req.methodology.patterns()?;
+    let rule = req.methodology.day_rule()?;
+    let roll = req.methodology.calendar.roll == Roll::NextPublicationDay;
+    // A fixing date, rolled to the next publication day when the methodology says so
+    // (bounded: a calendar has a publication day within any 31 days).
+    let day_of = |t| {
+        let mut d = clock.fixing_date(t);
+        if roll {
+            for _ in 0..31 {
+                if rule.counts(d) {
+                    break;
+                }
+                d = d + Days::new(1);
+            }
+        }
+        d
+    };
     let mut out: BTreeMap<String, Vec<EngineObs>> = BTreeMap::new();
     for r in rows {
         let o = &r.obs;
@@ -72,7 +100,7 @@ pub fn group_by_grade(
             }
             let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
             out.entry(g.key()).or_default().push(EngineObs {
-                day: clock.fixing_date(o.observed_at),
+                day: day_of(o.observed_at),
                 kind: o.kind,
                 source: o.source.clone(),
                 price: o.usd_per_gpu_hour.get(),
@@ -134,13 +162,61 @@ pub fn fixing_dates(
     out
 }
 
-/// One kind's attempt at fixing: what it used and what it gave.
+/// Why a level was not accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Shortfall {
+    FewObs,
+    FewValidDays,
+    LowVolume,
+    FewContributors,
+    Concentrated,
+}
+
+impl Shortfall {
+    fn code(self) -> &'static str {
+        match self {
+            Shortfall::FewObs => "few_obs",
+            Shortfall::FewValidDays => "few_valid_days",
+            Shortfall::LowVolume => "low_volume",
+            Shortfall::FewContributors => "few_contributors",
+            Shortfall::Concentrated => "concentrated",
+        }
+    }
+}
+
+/// One kind's attempt at fixing: what it used, what it gave, and what it lacked.
 struct TierFix {
     value: f64,
     p: [f64; 4],
     used: Vec<usize>,
     max_share: f64,
     removed: usize,
+    contributors: usize,
+    /// Contributors whose last day was carried in for a missing one.
+    carried_contributors: usize,
+    /// Each contributor's median price among the observations used.
+    by_contributor: BTreeMap<String, f64>,
+    shortfalls: Vec<Shortfall>,
+    cap_not_applied: bool,
+}
+
+impl TierFix {
+    fn accepted(&self) -> bool {
+        self.shortfalls.is_empty()
+    }
+
+    /// Whether the methodology publishes this level, flagged, despite its
+    /// shortfalls.
+    fn publishable(&self, m: &Methodology) -> bool {
+        !self.shortfalls.is_empty()
+            && self.shortfalls.iter().all(|s| match s {
+                Shortfall::FewValidDays => m.pooling.short_window == WhenShort::PublishFlagged,
+                Shortfall::FewContributors => {
+                    m.contributors.below_minimum == WhenShort::PublishFlagged
+                }
+                _ => false,
+            })
+    }
 }
 
 struct GradeCtx<'a> {
@@ -148,23 +224,109 @@ struct GradeCtx<'a> {
     obs: &'a [EngineObs],
     /// (day, kind) -> indices into `obs`.
     by_day: BTreeMap<(NaiveDate, ObservationKind), Vec<usize>>,
+    rule: Option<DayRule>,
+}
+
+/// Median with the midpoint rule; `None` for no values.
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 impl GradeCtx<'_> {
-    fn window(&self, d: NaiveDate) -> (NaiveDate, NaiveDate) {
-        let p = &self.m.pooling;
-        let end = d - Days::new(u64::from(p.lag_days));
-        let start = end - Days::new(u64::from(p.window_days - 1));
-        (start, end)
+    fn publishes(&self, d: NaiveDate) -> bool {
+        self.rule.as_ref().is_none_or(|r| r.counts(d))
     }
 
-    fn in_window(&self, d: NaiveDate, kind: ObservationKind) -> Vec<(NaiveDate, &Vec<usize>)> {
+    /// `n` publication days before `d` (`d` itself when `n` is 0).
+    fn publication_days_back(&self, d: NaiveDate, n: u32) -> NaiveDate {
+        let mut day = d;
+        let mut left = n;
+        // Bounded walk: at most 31 calendar days per publication day.
+        for _ in 0..(u64::from(n) * 31) {
+            if left == 0 {
+                break;
+            }
+            day = day - Days::new(1);
+            if self.publishes(day) {
+                left -= 1;
+            }
+        }
+        day
+    }
+
+    /// First and last day of the window of fixing date `d`.
+    fn window(&self, d: NaiveDate) -> (NaiveDate, NaiveDate) {
+        let p = &self.m.pooling;
+        match p.window_unit {
+            WindowUnit::CalendarDays => {
+                let end = d - Days::new(u64::from(p.lag_days));
+                (end - Days::new(u64::from(p.window_days - 1)), end)
+            }
+            WindowUnit::PublicationDays => {
+                let end = self.publication_days_back(d, p.lag_days);
+                (self.publication_days_back(end, p.window_days - 1), end)
+            }
+        }
+    }
+
+    fn in_window(&self, d: NaiveDate, kind: ObservationKind) -> Vec<(NaiveDate, Vec<usize>)> {
         let (start, end) = self.window(d);
-        self.by_day
+        let mut days: Vec<(NaiveDate, Vec<usize>)> = self
+            .by_day
             .range((start, kind)..=(end, kind))
             .filter(|((_, k), _)| *k == kind)
-            .map(|((day, _), v)| (*day, v))
-            .collect()
+            .map(|((day, _), v)| (*day, v.clone()))
+            .collect();
+        if self.m.pooling.thin_days == ThinDays::Drop {
+            days.retain(|(_, v)| v.len() >= self.m.pooling.min_obs_per_day);
+        }
+        days
+    }
+
+    /// Contributors missing from the window, carried from their last day within
+    /// `carry_missing_days` before it: (their observations, how many contributors).
+    fn carried_in(
+        &self,
+        d: NaiveDate,
+        kind: ObservationKind,
+        present: &BTreeSet<&str>,
+    ) -> (Vec<usize>, usize) {
+        let n = self.m.contributors.carry_missing_days;
+        if n == 0 {
+            return (Vec::new(), 0);
+        }
+        let (start, _) = self.window(d);
+        let mut seen: BTreeSet<&str> = present.clone();
+        let mut out = Vec::new();
+        let mut carried = 0;
+        for back in 1..=u64::from(n) {
+            let day = start - Days::new(back);
+            let Some(idx) = self.by_day.get(&(day, kind)) else {
+                continue;
+            };
+            let fresh: BTreeSet<&str> = idx
+                .iter()
+                .map(|&i| self.obs[i].source.as_str())
+                .filter(|s| !seen.contains(s))
+                .collect();
+            for &i in idx {
+                if fresh.contains(self.obs[i].source.as_str()) {
+                    out.push(i);
+                }
+            }
+            carried += fresh.len();
+            seen.extend(fresh);
+        }
+        (out, carried)
     }
 
     fn filter(&self, idx: &[usize]) -> Vec<usize> {
@@ -181,17 +343,16 @@ impl GradeCtx<'_> {
         .collect()
     }
 
-    /// Tries to fix on `kind` for date `d`; `None` if the kind lacks data.
-    fn tier(&self, d: NaiveDate, kind: ObservationKind) -> Option<TierFix> {
-        let days = self.in_window(d, kind);
-        let total: usize = days.iter().map(|(_, v)| v.len()).sum();
-        let (used, valid_days) = match self.m.outliers.apply {
+    /// Observations kept after filtering, and the number of valid days.
+    fn filtered(&self, days: &[(NaiveDate, Vec<usize>)]) -> (Vec<usize>, u32) {
+        let min_day = self.m.pooling.min_obs_per_day;
+        match self.m.outliers.apply {
             FilterScope::PerDay => {
                 let mut used = Vec::new();
                 let mut valid = 0;
-                for (_, idx) in &days {
+                for (_, idx) in days {
                     let kept = self.filter(idx);
-                    if kept.len() >= self.m.pooling.min_obs_per_day {
+                    if kept.len() >= min_day {
                         valid += 1;
                     }
                     used.extend(kept);
@@ -203,40 +364,122 @@ impl GradeCtx<'_> {
                 let kept: BTreeSet<usize> = self.filter(&all).into_iter().collect();
                 let valid = days
                     .iter()
-                    .filter(|(_, v)| {
-                        v.iter().filter(|i| kept.contains(i)).count()
-                            >= self.m.pooling.min_obs_per_day
-                    })
+                    .filter(|(_, v)| v.iter().filter(|i| kept.contains(i)).count() >= min_day)
                     .count() as u32;
                 (kept.into_iter().collect(), valid)
             }
-        };
-        let min = self
-            .m
-            .inputs
-            .min_obs
-            .get(&kind)
-            .copied()
-            .unwrap_or(1)
-            .max(1);
-        if used.len() < min || valid_days < self.m.pooling.min_valid_days {
+        }
+    }
+
+    /// Evaluates `kind` for date `d`; `None` if the kind has no observation to use.
+    fn tier(&self, d: NaiveDate, kind: ObservationKind) -> Option<TierFix> {
+        let mut days = self.in_window(d, kind);
+        let present: BTreeSet<&str> = days
+            .iter()
+            .flat_map(|(_, v)| v.iter().map(|&i| self.obs[i].source.as_str()))
+            .collect();
+        let (carried, carried_contributors) = self.carried_in(d, kind, &present);
+        if !carried.is_empty() {
+            days.push((d, carried));
+        }
+        let total: usize = days.iter().map(|(_, v)| v.len()).sum();
+        let (used, valid_days) = self.filtered(&days);
+        if used.is_empty() {
             return None;
         }
-        let sources: Vec<&str> = used.iter().map(|&i| self.obs[i].source.as_str()).collect();
-        let raw_w: Vec<f64> = used.iter().map(|&i| self.obs[i].weight).collect();
-        let (w, max_share) = cap_weights(&sources, &raw_w, self.m.contributors.max_share);
-        let values: Vec<f64> = used.iter().map(|&i| self.obs[i].price).collect();
-        let a = &self.m.aggregation;
-        let value = aggregate(a.method, &values, &w, a.trim, a.tie_rule)?;
+        let m = self.m;
+        let mut by_source: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for &i in &used {
+            by_source
+                .entry(self.obs[i].source.as_str())
+                .or_default()
+                .push(i);
+        }
+        let by_contributor: BTreeMap<String, f64> = by_source
+            .iter()
+            .filter_map(|(s, ix)| {
+                Some((
+                    s.to_string(),
+                    median(ix.iter().map(|&i| self.obs[i].price).collect())?,
+                ))
+            })
+            .collect();
+        // Values and raw weights: one per observation, or one per contributor.
+        let (sources, values, raw_w): (Vec<&str>, Vec<f64>, Vec<f64>) =
+            match m.aggregation.per_contributor {
+                PerContributor::None => (
+                    used.iter().map(|&i| self.obs[i].source.as_str()).collect(),
+                    used.iter().map(|&i| self.obs[i].price).collect(),
+                    used.iter().map(|&i| self.obs[i].weight).collect(),
+                ),
+                PerContributor::Median => (
+                    by_contributor.keys().map(String::as_str).collect(),
+                    by_contributor.values().copied().collect(),
+                    vec![1.0; by_contributor.len()],
+                ),
+            };
+        let raw_total: f64 = raw_w.iter().sum();
+        let mut raw_by: BTreeMap<&str, f64> = BTreeMap::new();
+        for (s, w) in sources.iter().zip(&raw_w) {
+            *raw_by.entry(s).or_default() += w;
+        }
+        let concentration =
+            raw_by.values().fold(0.0f64, |a, w| a.max(*w)) / raw_total.max(f64::MIN_POSITIVE);
+        let (w, capped_share) = cap_weights(&sources, &raw_w, m.contributors.max_share);
+        let a = &m.aggregation;
+        let value = aggregate(a.method, &values, &w, m.agg_params())?;
+        // The trimmed mean is unweighted: report the share it really gives the largest
+        // contributor, and flag a cap it cannot apply.
+        let (max_share, cap_not_applied) = if a.method == Aggregation::TrimmedMean {
+            let counts = raw_by.len().max(1);
+            let mut n_by: BTreeMap<&str, usize> = BTreeMap::new();
+            for s in &sources {
+                *n_by.entry(s).or_default() += 1;
+            }
+            let share =
+                n_by.values().max().copied().unwrap_or(0) as f64 / sources.len().max(1) as f64;
+            (
+                share,
+                counts > 0 && share > m.contributors.max_share + 1e-12,
+            )
+        } else {
+            (capped_share, false)
+        };
         let pairs = sorted_pairs(&values, &w);
         let q = |x: f64| weighted_quantile_sorted(&pairs, x, TieRule::Lower).unwrap_or(value);
-        let removed = total - used.len();
+        let volume: f64 = used.iter().map(|&i| self.obs[i].quantity).sum();
+        let min_obs = m.inputs.min_obs.get(&kind).copied().unwrap_or(1).max(1);
+        let mut shortfalls = Vec::new();
+        if used.len() < min_obs {
+            shortfalls.push(Shortfall::FewObs);
+        }
+        if valid_days < m.pooling.min_valid_days {
+            shortfalls.push(Shortfall::FewValidDays);
+        }
+        if m.inputs
+            .min_volume_gpu_hours
+            .get(&kind)
+            .is_some_and(|v| volume < *v)
+        {
+            shortfalls.push(Shortfall::LowVolume);
+        }
+        if by_source.len() < m.contributors.min_contributors {
+            shortfalls.push(Shortfall::FewContributors);
+        }
+        if concentration > m.contributors.max_concentration + 1e-12 {
+            shortfalls.push(Shortfall::Concentrated);
+        }
         Some(TierFix {
             value,
             p: [q(0.01), q(0.25), q(0.75), q(0.99)],
+            removed: total - used.len(),
+            contributors: by_source.len(),
             used,
             max_share,
-            removed,
+            carried_contributors,
+            by_contributor,
+            shortfalls,
+            cap_not_applied,
         })
     }
 }
@@ -252,17 +495,27 @@ fn input_hash(obs: &[EngineObs], used: &[usize]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
+/// Matched-sample change: the geometric mean of the price relatives of the
+/// contributors present on both dates, minus 1.
+fn matched_change(
+    now: &BTreeMap<String, f64>,
+    then: Option<&BTreeMap<String, f64>>,
+) -> Option<f64> {
+    let then = then?;
+    let logs: Vec<f64> = now
+        .iter()
+        .filter_map(|(s, p)| {
+            let q = then.get(s)?;
+            (*p > 0.0 && *q > 0.0).then(|| (p / q).ln())
+        })
+        .collect();
+    if logs.is_empty() {
         return None;
     }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    Some(round_to(
+        (logs.iter().sum::<f64>() / logs.len() as f64).exp() - 1.0,
+        6,
+    ))
 }
 
 /// Fixes one grade on every date of its life (first observation to last observation
@@ -277,7 +530,12 @@ pub fn fix_grade(
     for (i, o) in obs.iter().enumerate() {
         by_day.entry((o.day, o.kind)).or_default().push(i);
     }
-    let ctx = GradeCtx { m, obs, by_day };
+    let ctx = GradeCtx {
+        m,
+        obs,
+        by_day,
+        rule: m.day_rule().ok(),
+    };
     let (Some(first), Some(last)) = (obs.first().map(|o| o.day), obs.last().map(|o| o.day)) else {
         return Vec::new();
     };
@@ -289,6 +547,7 @@ pub fn fix_grade(
         && m.inputs.hierarchy.contains(&ObservationKind::Listing);
     let mut spreads: BTreeMap<NaiveDate, f64> = BTreeMap::new();
     let mut last_fix: Option<(NaiveDate, Fixing)> = None;
+    let mut panel: BTreeMap<NaiveDate, BTreeMap<String, f64>> = BTreeMap::new();
     let mut out = Vec::new();
     let dec = m.rounding.decimals;
 
@@ -309,28 +568,31 @@ pub fn fix_grade(
             count(ObservationKind::Firm),
             count(ObservationKind::Listing),
         );
-        let mut tiers: BTreeMap<ObservationKind, TierFix> = BTreeMap::new();
-        for &k in &m.inputs.hierarchy {
-            if let Some(t) = ctx.tier(d, k) {
-                tiers.insert(k, t);
-            }
-        }
-        if spread_on {
-            if let (Some(t), Some(l)) = (
-                tiers.get(&ObservationKind::Trade),
-                tiers.get(&ObservationKind::Listing),
-            ) {
-                spreads.insert(d, t.value / l.value);
-            }
-        }
-        let chosen = m
+        let tiers: Vec<(ObservationKind, TierFix)> = m
             .inputs
             .hierarchy
             .iter()
-            .find_map(|k| tiers.get(k).map(|t| (*k, t)));
+            .filter_map(|&k| ctx.tier(d, k).map(|t| (k, t)))
+            .collect();
+        let get = |k: ObservationKind| tiers.iter().find(|(kk, _)| *kk == k).map(|(_, t)| t);
+        if spread_on {
+            if let (Some(t), Some(l)) = (get(ObservationKind::Trade), get(ObservationKind::Listing))
+            {
+                if t.accepted() && l.accepted() {
+                    spreads.insert(d, t.value / l.value);
+                }
+            }
+        }
         let mut flags: Vec<String> = Vec::new();
+        let accepted = tiers.iter().find(|(_, t)| t.accepted());
+        for (k, t) in tiers.iter().take_while(|(_, t)| !t.accepted()) {
+            let codes: Vec<&str> = t.shortfalls.iter().map(|s| s.code()).collect();
+            flags.push(format!("{k}_failed={}", codes.join("+")));
+        }
+        let chosen = accepted.or_else(|| tiers.iter().find(|(_, t)| t.publishable(m)));
         let row = match chosen {
             Some((kind, t)) => {
+                let kind = *kind;
                 let mut factor = 1.0;
                 if kind == ObservationKind::Listing && spread_on {
                     let from = d - Days::new(u64::from(m.fallback.spread_lookback_days));
@@ -345,15 +607,23 @@ pub fn fix_grade(
                 if kind != first_tier {
                     flags.push(format!("fallback_{kind}"));
                 }
-                let contributors: BTreeSet<&str> =
-                    t.used.iter().map(|&i| obs[i].source.as_str()).collect();
-                let sufficient = contributors.len() >= m.contributors.min_contributors;
-                if !sufficient {
-                    flags.push("few_contributors".into());
+                let sufficient = t.accepted();
+                for s in &t.shortfalls {
+                    flags.push(s.code().into());
                 }
                 if t.removed > 0 {
                     flags.push(format!("outliers_removed={}", t.removed));
                 }
+                if t.carried_contributors > 0 {
+                    flags.push(format!("contributors_carried={}", t.carried_contributors));
+                }
+                if t.cap_not_applied {
+                    flags.push("cap_not_applied".into());
+                }
+                let now = t.by_contributor.clone();
+                let change = |k: u64| matched_change(&now, panel.get(&(d - Days::new(k))));
+                let (c1, c7, c30) = (change(1), change(7), change(30));
+                panel.insert(d, now);
                 Fixing {
                     date: d,
                     grade: grade.to_string(),
@@ -364,7 +634,7 @@ pub fn fix_grade(
                     n_trades,
                     n_firm,
                     n_listings,
-                    n_contributors: contributors.len(),
+                    n_contributors: t.contributors,
                     volume_gpu_hours: round_to(t.used.iter().map(|&i| obs[i].quantity).sum(), 4),
                     p1: Some(round_to(t.p[0] * factor, dec)),
                     p25: Some(round_to(t.p[1] * factor, dec)),
@@ -376,6 +646,9 @@ pub fn fix_grade(
                     methodology_version: m.version.clone(),
                     input_sha256: input_hash(obs, &t.used),
                     publication: 1,
+                    change_1d: c1,
+                    change_7d: c7,
+                    change_30d: c30,
                 }
             }
             None => {
@@ -388,7 +661,14 @@ pub fn fix_grade(
                         (f.value, Some(LEVEL_CARRIED))
                     }
                     None => {
-                        flags.push("no_data".into());
+                        flags.push(
+                            if tiers.is_empty() {
+                                "no_data"
+                            } else {
+                                "suppressed"
+                            }
+                            .into(),
+                        );
                         (None, None)
                     }
                 };
@@ -416,6 +696,9 @@ pub fn fix_grade(
                         .map(|(_, f)| f.input_sha256.clone())
                         .unwrap_or_default(),
                     publication: 1,
+                    change_1d: None,
+                    change_7d: None,
+                    change_30d: None,
                 }
             }
         };

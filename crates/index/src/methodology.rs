@@ -1,10 +1,10 @@
 //! The methodology file: everything that decides a fixing, versioned and echoed
 //! into every output row. `data/methodologies/` ships the default and alternatives.
 
-use crate::aggregation::Aggregation;
+use crate::aggregation::{AggParams, Aggregation, TrimCount};
 use crate::elementary::Elementary;
 use crate::error::IndexError;
-use crate::outliers::{FilterParams, OutlierFilter};
+use crate::outliers::{FilterParams, OutlierFilter, SigmaScale};
 use crate::weighted_quantile::TieRule;
 use rentix_core::{Cutoff, DayRule, GradePattern, ObservationKind};
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,21 @@ pub struct CalendarSpec {
     /// Holiday calendar for business days (`us-exchange`, `none`).
     #[serde(default = "none")]
     pub holidays: String,
+    /// What happens to an observation whose fixing date is not a publication day:
+    /// `none` (it stays on that day, outside every window counted in publication
+    /// days) or `next-publication-day` (it counts for the next one: a trade after
+    /// Thursday's cut-off before Good Friday fixes on Monday).
+    #[serde(default)]
+    pub roll: Roll,
+}
+
+/// See [`CalendarSpec::roll`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Roll {
+    #[default]
+    None,
+    NextPublicationDay,
 }
 
 fn none() -> String {
@@ -47,6 +62,9 @@ pub struct InputSpec {
     pub hierarchy: Vec<ObservationKind>,
     /// Minimum observations (after filtering, over the window) to fix on a kind.
     pub min_obs: BTreeMap<ObservationKind, usize>,
+    /// Minimum GPU-hours (after filtering) to fix on a kind; absent = no minimum.
+    #[serde(default)]
+    pub min_volume_gpu_hours: BTreeMap<ObservationKind, f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +76,23 @@ pub struct AggregationSpec {
     /// Tail share for trimmed and winsorized means.
     #[serde(default = "default_trim")]
     pub trim: f64,
+    /// Values a trim drops per tail: `floor` or `at-least-one`.
+    #[serde(default)]
+    pub trim_count: TrimCount,
+    /// `none`: every observation is a value. `median`: each contributor's
+    /// observations are first reduced to their median, then the method combines one
+    /// value per contributor with equal weight (one vote per contributor).
+    #[serde(default)]
+    pub per_contributor: PerContributor,
+}
+
+/// See [`AggregationSpec::per_contributor`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PerContributor {
+    #[default]
+    None,
+    Median,
 }
 
 fn default_trim() -> f64 {
@@ -78,8 +113,13 @@ pub struct OutlierSpec {
     pub filter: OutlierFilter,
     #[serde(default = "default_trim")]
     pub trim: f64,
+    #[serde(default)]
+    pub trim_count: TrimCount,
     #[serde(default = "default_k")]
     pub k: f64,
+    /// Scale of the sigma filter: `sample-sd` or `mad` (robust).
+    #[serde(default)]
+    pub scale: SigmaScale,
     #[serde(default = "default_low")]
     pub low: f64,
     #[serde(default = "default_high")]
@@ -109,6 +149,46 @@ pub struct PoolingSpec {
     /// Days between the window's last day and the fixing date (0 = ends on it).
     #[serde(default)]
     pub lag_days: u32,
+    /// What `window_days` and `lag_days` count: `calendar-days` or
+    /// `publication-days` (days the calendar publishes on).
+    #[serde(default)]
+    pub window_unit: WindowUnit,
+    /// A day with fewer than `min_obs_per_day` observations (before filtering):
+    /// `keep` its observations in the pool (it only stops counting as valid) or
+    /// `drop` them.
+    #[serde(default)]
+    pub thin_days: ThinDays,
+    /// When valid days fall short of `min_valid_days`: `suppress` the level, or
+    /// `publish-flagged` its value as low confidence.
+    #[serde(default)]
+    pub short_window: WhenShort,
+}
+
+/// See [`PoolingSpec::window_unit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowUnit {
+    #[default]
+    CalendarDays,
+    PublicationDays,
+}
+
+/// See [`PoolingSpec::thin_days`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThinDays {
+    #[default]
+    Keep,
+    Drop,
+}
+
+/// What to do with a level that falls short of a sufficiency rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenShort {
+    #[default]
+    Suppress,
+    PublishFlagged,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,6 +211,27 @@ pub struct ContributorSpec {
     pub max_share: f64,
     /// Distinct contributors needed for a sufficient fixing.
     pub min_contributors: usize,
+    /// A level whose contributors are fewer: `publish-flagged` (its value published
+    /// as low confidence when no level is sufficient) or `suppress` (never
+    /// published: a fixing must not reveal one or two contributors' prices).
+    #[serde(default = "publish_flagged")]
+    pub below_minimum: WhenShort,
+    /// A level is not accepted when one contributor holds more than this share of
+    /// its weight before the cap (1 = no rule).
+    #[serde(default = "one")]
+    pub max_concentration: f64,
+    /// A contributor with no observation of a kind in the window (a feed outage)
+    /// keeps its last day's observations for up to this many days, flagged
+    /// `contributors_carried=N` (0 = never).
+    #[serde(default)]
+    pub carry_missing_days: u32,
+}
+
+fn publish_flagged() -> WhenShort {
+    WhenShort::PublishFlagged
+}
+fn one() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,6 +249,10 @@ pub enum CompositeMethod {
     /// Adjacent-period time-dummy hedonic index over the observations of the
     /// matching grades.
     Hedonic,
+    /// A "market" price over several grades (e.g. every scope of one GPU): the
+    /// observations of the matching grades pooled and fixed like one grade, in USD
+    /// per GPU-hour.
+    Pooled,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -264,16 +369,32 @@ impl Methodology {
         {
             return Err("contributors.max_share must be in (0, 1]".into());
         }
+        for (k, v) in &self.inputs.min_volume_gpu_hours {
+            if !(v.is_finite() && *v >= 0.0) {
+                return Err(format!(
+                    "inputs.min_volume_gpu_hours.{k} must be a number >= 0"
+                ));
+            }
+        }
+        if !(self.contributors.max_concentration > 0.0
+            && self.contributors.max_concentration <= 1.0)
+        {
+            return Err("contributors.max_concentration must be in (0, 1]".into());
+        }
+        if self.contributors.carry_missing_days > 31 {
+            return Err("contributors.carry_missing_days must be <= 31".into());
+        }
         if self.rounding.decimals > 10 {
             return Err("rounding.decimals must be <= 10".into());
         }
         for c in &self.composite {
             match c.method {
-                CompositeMethod::Hedonic => {
+                CompositeMethod::Hedonic | CompositeMethod::Pooled => {
                     if c.patterns.is_empty() {
                         return Err(format!(
-                            "composite {}: a hedonic composite needs patterns",
-                            c.name
+                            "composite {}: a {} composite needs patterns",
+                            c.name,
+                            c.method.as_str()
                         ));
                     }
                     for p in &c.patterns {
@@ -320,9 +441,19 @@ impl Methodology {
     pub fn filter_params(&self) -> FilterParams {
         FilterParams {
             trim: self.outliers.trim,
+            trim_count: self.outliers.trim_count,
             k: self.outliers.k,
+            scale: self.outliers.scale,
             low: self.outliers.low,
             high: self.outliers.high,
+        }
+    }
+
+    pub fn agg_params(&self) -> AggParams {
+        AggParams {
+            trim: self.aggregation.trim,
+            tie: self.aggregation.tie_rule,
+            trim_count: self.aggregation.trim_count,
         }
     }
 
@@ -333,17 +464,24 @@ impl Methodology {
 }
 
 impl CompositeMethod {
-    pub const ALL: [CompositeMethod; 3] = [
+    pub const ALL: [CompositeMethod; 4] = [
         CompositeMethod::JevonsChained,
         CompositeMethod::DutotChained,
         CompositeMethod::Hedonic,
+        CompositeMethod::Pooled,
     ];
+
+    /// Whether the composite's values are index points (chained and hedonic) rather
+    /// than a price (pooled).
+    pub fn in_points(self) -> bool {
+        self != CompositeMethod::Pooled
+    }
 
     pub fn elementary(self) -> Option<Elementary> {
         match self {
             CompositeMethod::JevonsChained => Some(Elementary::Jevons),
             CompositeMethod::DutotChained => Some(Elementary::Dutot),
-            CompositeMethod::Hedonic => None,
+            CompositeMethod::Hedonic | CompositeMethod::Pooled => None,
         }
     }
 
@@ -352,6 +490,7 @@ impl CompositeMethod {
             CompositeMethod::JevonsChained => "jevons-chained",
             CompositeMethod::DutotChained => "dutot-chained",
             CompositeMethod::Hedonic => "hedonic-time-dummy",
+            CompositeMethod::Pooled => "pooled",
         }
     }
 }

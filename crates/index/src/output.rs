@@ -8,7 +8,7 @@ use rentix_ingest::{Col, Table, TableFormat};
 use std::path::Path;
 
 /// Fixings columns, in file order. The first eighteen are the product contract.
-pub const FIXING_COLUMNS: [&str; 21] = [
+pub const FIXING_COLUMNS: [&str; 24] = [
     "date",
     "grade",
     "value",
@@ -30,6 +30,9 @@ pub const FIXING_COLUMNS: [&str; 21] = [
     "p1",
     "p99",
     "publication",
+    "change_1d",
+    "change_7d",
+    "change_30d",
 ];
 
 fn s(v: impl Iterator<Item = String>) -> Col {
@@ -85,6 +88,18 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
     t.push(
         "publication",
         i(rows.iter().map(|r| i64::from(r.publication))),
+    );
+    t.push(
+        "change_1d",
+        Col::F64(rows.iter().map(|r| r.change_1d).collect()),
+    );
+    t.push(
+        "change_7d",
+        Col::F64(rows.iter().map(|r| r.change_7d).collect()),
+    );
+    t.push(
+        "change_30d",
+        Col::F64(rows.iter().map(|r| r.change_30d).collect()),
     );
     t
 }
@@ -229,6 +244,9 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(1),
+            change_1d: opt_f("change_1d").ok().flatten(),
+            change_7d: opt_f("change_7d").ok().flatten(),
+            change_30d: opt_f("change_30d").ok().flatten(),
         });
     }
     Ok(out)

@@ -36,6 +36,27 @@ pub fn sorted_pairs(values: &[f64], weights: &[f64]) -> Vec<(f64, f64)> {
     v
 }
 
+/// The mirror of the lower rule for an upper cut-off: the largest value whose
+/// cumulative weight counted from the top reaches `(1 - q)` times the total. A
+/// `[q, 1 - q]` band cut with [`weighted_quantile_sorted`] (lower rule) below and
+/// this above is symmetric: on 1..10 with equal weights, `q = 0.1` keeps 1..10.
+pub fn upper_quantile_sorted(pairs: &[(f64, f64)], q: f64) -> Option<f64> {
+    let total: f64 = pairs.iter().map(|p| p.1).sum();
+    if pairs.is_empty() || total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    let target = (1.0 - q.clamp(0.0, 1.0)) * total;
+    let eps = 1e-12 * total;
+    let mut cum = 0.0;
+    for &(v, w) in pairs.iter().rev() {
+        cum += w;
+        if cum >= target - eps && w > 0.0 {
+            return Some(v);
+        }
+    }
+    pairs.first().map(|p| p.0)
+}
+
 /// The weighted `q`-quantile (0 < q <= 1) of values with positive weights.
 /// `None` for empty input or a non-positive total weight.
 pub fn weighted_quantile(values: &[f64], weights: &[f64], q: f64, rule: TieRule) -> Option<f64> {
