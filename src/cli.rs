@@ -64,6 +64,49 @@ pub enum Command {
         after_help = "Example:\n  rentix report --in reports/demo --out reports/demo/report.html"
     )]
     Report(ReportArgs),
+    /// Inspect a store: `rentix store check` reads back every run and partition.
+    Store(StoreArgs),
+    /// Recompute every published fixing from the store under its methodology and
+    /// report any difference (exit 1 when one differs).
+    #[command(
+        after_help = "Example:\n  rentix verify --store store --fixings fixings.csv --methodology data/methodologies/default.toml\n  \
+                            rentix verify --store store --fixings fixings.csv --methodology m.toml --out differences.csv"
+    )]
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub command: StoreCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Read back every run record and partition; name what cannot be read or does
+    /// not add up (exit 1), and list uncommitted leftovers and a held lock.
+    #[command(after_help = "Example:\n  rentix store check --store store")]
+    Check {
+        /// Store directory.
+        #[arg(long)]
+        store: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Store the fixings were computed from.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Published fixings file (.csv or .parquet).
+    #[arg(long)]
+    pub fixings: PathBuf,
+    /// The methodology the fixings name (its version must match theirs).
+    #[arg(long)]
+    pub methodology: PathBuf,
+    /// Write every difference to this CSV file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -230,6 +273,18 @@ pub struct IngestArgs {
     /// Accepted rows held in memory before spilling to disk.
     #[arg(long, default_value_t = 250_000)]
     pub batch_rows: usize,
+    /// Days after now an observation may be dated (clock skew); later ones are
+    /// quarantined as implausible_date (as are dates before 2010).
+    #[arg(long, default_value_t = rentix_ingest::DEFAULT_FUTURE_DAYS)]
+    pub max_future_days: u32,
+    /// Largest plausible price, USD per GPU-hour after normalization; above it rows
+    /// are quarantined as implausible_price.
+    #[arg(long, default_value_t = rentix_ingest::DEFAULT_MAX_USD_PER_GPU_HOUR)]
+    pub max_price: f64,
+    /// Largest plausible quantity of one observation, GPU-hours; above it rows are
+    /// quarantined as implausible_quantity.
+    #[arg(long, default_value_t = rentix_ingest::DEFAULT_MAX_QUANTITY_GPU_HOURS)]
+    pub max_quantity: f64,
     /// Input files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,

@@ -19,6 +19,17 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    // Ctrl-C or SIGTERM: release any store lock before exiting. Nothing half-written
+    // is ever visible (a run commits with one atomic rename), and the next run sweeps
+    // what this one staged.
+    let _ = ctrlc::set_handler(|| {
+        rentix_ingest::release_all_locks();
+        let _ = writeln!(
+            std::io::stderr(),
+            "rentix: interrupted; nothing was committed by this run"
+        );
+        std::process::exit(130);
+    });
     match commands::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -97,6 +97,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     for f in &mut shown.files {
         f.path = rel(&f.path);
     }
+    for c in &mut shown.conflict_examples {
+        c.file = rel(&c.file);
+    }
     std::fs::write(
         out.join("ingest_summary.json"),
         serde_json::to_string_pretty(&shown)?

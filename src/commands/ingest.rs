@@ -2,9 +2,9 @@
 
 use crate::cli::IngestArgs;
 use crate::progress;
-use anyhow::Context;
+use anyhow::{bail, Context};
 use rentix_core::{Cutoff, FixingClock};
-use rentix_ingest::{ingest, IngestOptions};
+use rentix_ingest::{ingest, Bounds, IngestOptions};
 
 pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     let cutoff = Cutoff {
@@ -12,11 +12,35 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
         timezone: a.timezone,
     };
     FixingClock::new(&cutoff).context("invalid --cutoff/--timezone")?;
+    if !(a.max_price.is_finite() && a.max_price > 0.0) {
+        bail!("--max-price {} must be a positive number", a.max_price);
+    }
+    if !(a.max_quantity.is_finite() && a.max_quantity > 0.0) {
+        bail!(
+            "--max-quantity {} must be a positive number",
+            a.max_quantity
+        );
+    }
+    if a.max_future_days > 3660 {
+        bail!(
+            "--max-future-days {} is more than ten years",
+            a.max_future_days
+        );
+    }
+    if a.batch_rows == 0 || a.batch_rows > 50_000_000 {
+        bail!("--batch-rows {} must be 1..=50000000", a.batch_rows);
+    }
     let opts = IngestOptions {
         mapping: a.mapping,
         fx: a.fx,
         cutoff,
         batch_rows: a.batch_rows,
+        bounds: Bounds::at(
+            chrono::Utc::now(),
+            a.max_future_days,
+            a.max_price,
+            a.max_quantity,
+        ),
     };
     let bar = progress::spinner("ingesting");
     let summary = ingest(&a.store, &a.files, &opts, &mut |n| bar.set_position(n))

@@ -6,7 +6,9 @@ mod index;
 mod ingest;
 mod report;
 mod simulate;
+mod store;
 mod track;
+mod verify;
 
 use crate::cli::{Cli, Command};
 
@@ -19,5 +21,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Backtest(a) => backtest::run(a),
         Command::Track(a) => track::run(a),
         Command::Report(a) => report::run(a),
+        Command::Store(a) => store::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }

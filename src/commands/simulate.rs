@@ -10,7 +10,7 @@ use rentix_sim::{simulate, SimParams};
 pub fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
     let mut p = match &a.params {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES)
                 .with_context(|| format!("cannot read parameter file {}", path.display()))?;
             SimParams::from_toml(&text).with_context(|| format!("in {}", path.display()))?
         }

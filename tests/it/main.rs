@@ -1,11 +1,14 @@
 //! End-to-end tests of the `rentix` binary, one test binary for link time.
 
 mod backtest_cli;
+mod confidentiality;
 mod csvutil;
 mod daily_cycle;
 mod demo_cli;
 mod fixture;
+mod fuzz;
 mod hedge_invariants;
+mod hostile;
 mod index_cli;
 mod ingest_cli;
 mod ingest_real;

@@ -134,9 +134,11 @@ impl ContractSpec {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, BacktestError> {
-        let text = std::fs::read_to_string(path).map_err(|e| BacktestError::File {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
+        let text = rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES).map_err(|e| {
+            BacktestError::File {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
         })?;
         Self::from_toml(&text, path)
     }
@@ -169,6 +171,18 @@ impl ContractSpec {
         }
         if self.listed_months == 0 {
             return Err("listed_months must be >= 1".into());
+        }
+        if self.name.len() > 200 || self.name.chars().any(char::is_control) {
+            return Err("name must be at most 200 printable characters".into());
+        }
+        if self.contract_gpu_hours > 1.0e9 || self.tick > 1000.0 || self.fee_per_contract > 1.0e9 {
+            return Err("contract_gpu_hours (<= 1e9), tick (<= 1000) or fee_per_contract (<= 1e9) out of range".into());
+        }
+        if self.listed_months > 120 || self.last_n > 31 {
+            return Err("listed_months must be <= 120 and last_n <= 31".into());
+        }
+        if self.entry.premium.abs() > 1000.0 {
+            return Err("entry.premium must be within +-1000 USD per GPU-hour".into());
         }
         if self.min_settlement_fixings == 0 || self.min_settlement_fixings > 31 {
             return Err("min_settlement_fixings must be 1..=31".into());

@@ -1,7 +1,7 @@
 //! The user's rent series and operational events, read and checked row by row.
 
 use crate::error::BacktestError;
-use chrono::{Days, NaiveDate};
+use chrono::{Datelike, Days, NaiveDate};
 use rentix_core::{GpuHours, UsdPerGpuHour};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -83,6 +83,12 @@ pub struct Event {
 pub const EVENT_KINDS: [&str; 4] = ["outage", "failed_deployment", "customer_default", "other"];
 
 fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String>>, BacktestError> {
+    rentix_core::check_file(path, rentix_core::MAX_TABLE_BYTES).map_err(|e| {
+        BacktestError::File {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        }
+    })?;
     let mut rdr = csv::Reader::from_path(path).map_err(|e| BacktestError::File {
         path: path.to_path_buf(),
         detail: e.to_string(),
@@ -123,6 +129,15 @@ fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String
     Ok(out)
 }
 
+/// Dates a rent or event may carry: the years a GPU rental market can have.
+const FIRST_YEAR: i32 = 2000;
+const LAST_YEAR: i32 = 2100;
+/// Longest rent period or event, days: a period is spread over its days.
+const MAX_PERIOD_DAYS: i64 = 3660;
+/// Largest plausible rent (USD per GPU-hour) and GPU-hours of one row.
+const MAX_RENT: f64 = 10_000.0;
+const MAX_GPU_HOURS: f64 = 1.0e12;
+
 fn date(
     path: &Path,
     row: usize,
@@ -131,12 +146,48 @@ fn date(
 ) -> Result<NaiveDate, BacktestError> {
     let v = rec.get(field).map(String::as_str).unwrap_or("");
     let head = v.get(..10).unwrap_or(v);
-    NaiveDate::parse_from_str(head, "%Y-%m-%d").map_err(|_| BacktestError::Row {
+    let bad = |detail: String| BacktestError::Row {
         path: path.to_path_buf(),
         row,
         field: field.into(),
-        detail: format!("{v:?} is not a date (YYYY-MM-DD)"),
-    })
+        detail,
+    };
+    let d = NaiveDate::parse_from_str(head, "%Y-%m-%d")
+        .map_err(|_| bad(format!("{v:?} is not a date (YYYY-MM-DD)")))?;
+    if !(FIRST_YEAR..=LAST_YEAR).contains(&d.year()) {
+        return Err(bad(format!("{v:?} is outside {FIRST_YEAR}..{LAST_YEAR}")));
+    }
+    Ok(d)
+}
+
+fn span(
+    path: &Path,
+    row: usize,
+    field: &str,
+    start: NaiveDate,
+    end: NaiveDate,
+) -> Result<(), BacktestError> {
+    if (end - start).num_days() > MAX_PERIOD_DAYS {
+        return Err(BacktestError::Row {
+            path: path.to_path_buf(),
+            row,
+            field: field.into(),
+            detail: format!("{start}..{end} is longer than {MAX_PERIOD_DAYS} days"),
+        });
+    }
+    Ok(())
+}
+
+fn at_most(path: &Path, row: usize, field: &str, x: f64, max: f64) -> Result<f64, BacktestError> {
+    if x > max {
+        return Err(BacktestError::Row {
+            path: path.to_path_buf(),
+            row,
+            field: field.into(),
+            detail: format!("{x} is above the plausible maximum {max}"),
+        });
+    }
+    Ok(x)
 }
 
 fn number(
@@ -196,15 +247,18 @@ impl RentSeries {
                     detail,
                 });
             }
-            let s = match rec.get("side").map(String::as_str) {
-                Some("pay") => Side::Pay,
-                Some("earn") => Side::Earn,
+            span(path, row, "period_end", start, end)?;
+            let s = match rec.get("side").map(String::as_str).unwrap_or("") {
+                "pay" => Side::Pay,
+                "earn" => Side::Earn,
                 other => {
                     return Err(BacktestError::Row {
                         path: path.to_path_buf(),
                         row,
                         field: "side".into(),
-                        detail: format!("{other:?} is neither pay nor earn"),
+                        detail: format!(
+                            "{other:?} is neither pay (a producer) nor earn (a neocloud)"
+                        ),
                     })
                 }
             };
@@ -217,22 +271,31 @@ impl RentSeries {
                 });
             }
             side = Some(s);
-            let price =
-                UsdPerGpuHour::new(number(path, row, rec, "usd_per_gpu_hour")?).map_err(|e| {
-                    BacktestError::Row {
-                        path: path.to_path_buf(),
-                        row,
-                        field: "usd_per_gpu_hour".into(),
-                        detail: e.to_string(),
-                    }
-                })?;
-            let hours = GpuHours::new(number(path, row, rec, "gpu_hours")?).map_err(|e| {
-                BacktestError::Row {
-                    path: path.to_path_buf(),
-                    row,
-                    field: "gpu_hours".into(),
-                    detail: e.to_string(),
-                }
+            let price = UsdPerGpuHour::new(at_most(
+                path,
+                row,
+                "usd_per_gpu_hour",
+                number(path, row, rec, "usd_per_gpu_hour")?,
+                MAX_RENT,
+            )?)
+            .map_err(|e| BacktestError::Row {
+                path: path.to_path_buf(),
+                row,
+                field: "usd_per_gpu_hour".into(),
+                detail: e.to_string(),
+            })?;
+            let hours = GpuHours::new(at_most(
+                path,
+                row,
+                "gpu_hours",
+                number(path, row, rec, "gpu_hours")?,
+                MAX_GPU_HOURS,
+            )?)
+            .map_err(|e| BacktestError::Row {
+                path: path.to_path_buf(),
+                row,
+                field: "gpu_hours".into(),
+                detail: e.to_string(),
             })?;
             periods.push(RentPeriod {
                 start,
@@ -324,6 +387,7 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>, BacktestError> {
                 detail: format!("{end} is before start {start}"),
             });
         }
+        span(path, row, "end", start, end)?;
         let kind = rec.get("kind").cloned().unwrap_or_default();
         if !EVENT_KINDS.contains(&kind.as_str()) {
             return Err(BacktestError::Row {
@@ -337,8 +401,20 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>, BacktestError> {
             start,
             end,
             kind,
-            gpu_hours_lost: number(path, row, rec, "gpu_hours_lost")?,
-            usd_loss: number(path, row, rec, "usd_loss")?,
+            gpu_hours_lost: at_most(
+                path,
+                row,
+                "gpu_hours_lost",
+                number(path, row, rec, "gpu_hours_lost")?,
+                MAX_GPU_HOURS,
+            )?,
+            usd_loss: at_most(
+                path,
+                row,
+                "usd_loss",
+                number(path, row, rec, "usd_loss")?,
+                1.0e15,
+            )?,
             note: rec.get("note").cloned().unwrap_or_default(),
         });
     }

@@ -29,10 +29,12 @@ impl FxTable {
     }
 
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| CoreError::Fx {
-            path: path.display().to_string(),
-            row: 0,
-            detail: e.to_string(),
+        let text = crate::limits::read_text(path, crate::limits::MAX_TABLE_BYTES).map_err(|e| {
+            CoreError::Fx {
+                path: path.display().to_string(),
+                row: 0,
+                detail: e.to_string(),
+            }
         })?;
         Self::parse(&text, path)
     }

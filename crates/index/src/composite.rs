@@ -7,6 +7,7 @@ use crate::engine::EngineObs;
 use crate::fixing::{round_to, Fixing};
 use crate::hedonic::{time_dummy, HedonicObs};
 use crate::methodology::{CompositeMethod, CompositeSpec, Methodology};
+use crate::outliers::keep;
 use chrono::NaiveDate;
 use rentix_core::{GpuCatalog, Grade, GradePattern, ObservationKind, ServiceScope};
 use sha2::{Digest, Sha256};
@@ -148,6 +149,28 @@ fn drop_constant(obs: &mut [HedonicObs]) {
     }
 }
 
+/// A grade's observations that survive the methodology's outlier filter, applied per
+/// day and kind as the grade's own fixing applies it: one fat-finger price must not
+/// move a regression over every grade.
+fn filtered<'a>(obs: &'a [EngineObs], m: &Methodology) -> Vec<&'a EngineObs> {
+    let mut groups: BTreeMap<(NaiveDate, ObservationKind), Vec<&EngineObs>> = BTreeMap::new();
+    for o in obs {
+        groups.entry((o.day, o.kind)).or_default().push(o);
+    }
+    let params = m.filter_params();
+    groups
+        .into_values()
+        .flat_map(|g| {
+            let values: Vec<f64> = g.iter().map(|o| o.price).collect();
+            let weights: Vec<f64> = g.iter().map(|o| o.weight).collect();
+            keep(m.outliers.filter, &values, &weights, &params)
+                .into_iter()
+                .map(move |k| g[k])
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Characteristics, price, dedupe key and kind of one observation.
 type HedonicRow<'a> = (Vec<f64>, f64, &'a str, ObservationKind);
 
@@ -173,7 +196,10 @@ pub fn hedonic(
         if !patterns.iter().any(|p| p.matches(&grade)) {
             continue;
         }
-        for o in obs.iter().filter(|o| m.inputs.hierarchy.contains(&o.kind)) {
+        for o in filtered(obs, m)
+            .into_iter()
+            .filter(|o| m.inputs.hierarchy.contains(&o.kind))
+        {
             if let Some(x) = characteristics(&grade, &cat, o) {
                 by_day
                     .entry(o.day)

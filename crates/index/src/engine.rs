@@ -620,6 +620,11 @@ pub fn fix_grade(
                 if t.cap_not_applied {
                     flags.push("cap_not_applied".into());
                 }
+                let show_p = t.contributors >= m.contributors.min_for_percentiles;
+                if !show_p {
+                    flags.push("percentiles_withheld".into());
+                }
+                let pct = |x: f64| show_p.then(|| round_to(x * factor, dec));
                 let now = t.by_contributor.clone();
                 let change = |k: u64| matched_change(&now, panel.get(&(d - Days::new(k))));
                 let (c1, c7, c30) = (change(1), change(7), change(30));
@@ -636,10 +641,10 @@ pub fn fix_grade(
                     n_listings,
                     n_contributors: t.contributors,
                     volume_gpu_hours: round_to(t.used.iter().map(|&i| obs[i].quantity).sum(), 4),
-                    p1: Some(round_to(t.p[0] * factor, dec)),
-                    p25: Some(round_to(t.p[1] * factor, dec)),
-                    p75: Some(round_to(t.p[2] * factor, dec)),
-                    p99: Some(round_to(t.p[3] * factor, dec)),
+                    p1: pct(t.p[0]),
+                    p25: pct(t.p[1]),
+                    p75: pct(t.p[2]),
+                    p99: pct(t.p[3]),
                     max_contributor_share: Some(round_to(t.max_share, 6)),
                     sufficient,
                     flags: String::new(),

@@ -12,6 +12,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 const DEFAULT: &str = include_str!("../../../data/methodologies/default.toml");
+/// Longest methodology version label.
+const MAX_VERSION_LEN: usize = 64;
+/// Longest pooling window: ten years.
+const MAX_DAYS: u32 = 3660;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -220,6 +224,11 @@ pub struct ContributorSpec {
     /// its weight before the cap (1 = no rule).
     #[serde(default = "one")]
     pub max_concentration: f64,
+    /// Percentiles (p1, p25, p75, p99) are published only when the level had at least
+    /// this many contributors: with few, an extreme percentile is one contributor's
+    /// quote (0 = always published).
+    #[serde(default)]
+    pub min_for_percentiles: usize,
     /// A contributor with no observation of a kind in the window (a feed outage)
     /// keeps its last day's observations for up to this many days, flagged
     /// `contributors_carried=N` (0 = never).
@@ -310,9 +319,11 @@ impl Methodology {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, IndexError> {
-        let text = std::fs::read_to_string(path).map_err(|e| IndexError::Input {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
+        let text = rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES).map_err(|e| {
+            IndexError::Input {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
         })?;
         Self::from_toml(&text, path)
     }
@@ -333,6 +344,84 @@ impl Methodology {
     pub fn validate(&self) -> Result<(), String> {
         if self.version.trim().is_empty() {
             return Err("version must not be empty".into());
+        }
+        // The version is echoed into every fixing row: keep it a short label.
+        if self.version.len() > MAX_VERSION_LEN || self.version.chars().any(char::is_control) {
+            return Err(format!(
+                "version must be at most {MAX_VERSION_LEN} printable characters (it is written into every fixing)"
+            ));
+        }
+        if self.name.len() > 1000 || self.description.len() > 10_000 {
+            return Err("name (1000) or description (10000 characters) too long".into());
+        }
+        let mut kinds = std::collections::BTreeSet::new();
+        for k in &self.inputs.hierarchy {
+            if !kinds.insert(k) {
+                return Err(format!("inputs.hierarchy lists {k} twice"));
+            }
+        }
+        for (name, v, max) in [
+            ("pooling.window_days", self.pooling.window_days, MAX_DAYS),
+            ("pooling.lag_days", self.pooling.lag_days, 366),
+            (
+                "fallback.spread_lookback_days",
+                self.fallback.spread_lookback_days,
+                366,
+            ),
+            (
+                "fallback.spread_min_days",
+                self.fallback.spread_min_days,
+                366,
+            ),
+            (
+                "fallback.carry_forward_days",
+                self.fallback.carry_forward_days,
+                366,
+            ),
+        ] {
+            if v > max {
+                return Err(format!("{name} = {v} is more than {max}"));
+            }
+        }
+        if self.contributors.min_contributors == 0 {
+            return Err("contributors.min_contributors must be at least 1".into());
+        }
+        if self.inputs.min_obs.values().any(|v| *v == 0) {
+            return Err("inputs.min_obs must be at least 1 for every kind".into());
+        }
+        if self.pooling.min_obs_per_day == 0 {
+            return Err("pooling.min_obs_per_day must be at least 1".into());
+        }
+        if !(self.outliers.k.is_finite() && self.outliers.k <= 1000.0) {
+            return Err("outliers.k must be a finite number <= 1000".into());
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for c in &self.composite {
+            if c.name.is_empty() || c.name.len() > 200 || c.name.chars().any(char::is_control) {
+                return Err(format!(
+                    "composite name {:?} must be 1-200 printable characters",
+                    c.name
+                ));
+            }
+            if !names.insert(c.name.as_str()) {
+                return Err(format!("composite {} is defined twice", c.name));
+            }
+            if c.name.parse::<rentix_core::Grade>().is_ok() {
+                return Err(format!(
+                    "composite {} is named like a grade; choose a name that is not GPU/SCOPE/TERM",
+                    c.name
+                ));
+            }
+            if !(c.base.is_finite() && c.base > 0.0) {
+                return Err(format!("composite {}: base must be positive", c.name));
+            }
+            let sum: f64 = c.weights.values().sum();
+            if !c.weights.is_empty() && (sum - 1.0).abs() > 1e-6 {
+                return Err(format!(
+                    "composite {}: weights add up to {sum}, not 1",
+                    c.name
+                ));
+            }
         }
         self.cutoff_clock()?;
         self.day_rule()?;

@@ -139,6 +139,12 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
     })?;
     let records: Vec<Vec<(String, String)>> = match format {
         TableFormat::Csv => {
+            rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES).map_err(|e| {
+                IndexError::Input {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
             let mut rdr = csv::Reader::from_path(path).map_err(|e| IndexError::Input {
                 path: path.to_path_buf(),
                 detail: e.to_string(),
@@ -212,6 +218,25 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
         };
         let date = NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
             .map_err(|e| bad(row, format!("date: {e}")))?;
+        for (name, max) in [
+            ("grade", 200),
+            ("methodology_version", 64),
+            ("method", 64),
+            ("flags", 2000),
+            ("input_sha256", 64),
+        ] {
+            let v = get(name)?;
+            if v.len() > max || v.chars().any(char::is_control) || (name == "grade" && v.is_empty())
+            {
+                return Err(bad(
+                    row,
+                    format!(
+                        "{name}: {:?} is not a valid value (at most {max} printable characters)",
+                        v.chars().take(40).collect::<String>()
+                    ),
+                ));
+            }
+        }
         let level = match get("level")? {
             "" => None,
             v => Some(

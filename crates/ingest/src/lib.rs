@@ -5,7 +5,9 @@
 //! refuses (with a reason code), removes duplicates, and commits Parquet partitions
 //! by fixing date plus a run summary in one atomic step.
 
+mod check;
 mod error;
+mod lock;
 mod mapping;
 mod normalize;
 mod pipeline;
@@ -17,14 +19,24 @@ mod store;
 mod summary;
 mod table;
 
+pub use check::{check_store, StoreReport};
 pub use error::{IngestError, Result};
+pub use lock::{release_all as release_all_locks, LockOwner, StoreLock};
 pub use mapping::{Mapping, Template};
-pub use normalize::{dedupe_key, parse_timestamp, Normalizer};
+pub use normalize::{
+    dedupe_key, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,
+    DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, EARLIEST_DATE,
+};
 pub use pipeline::{ingest, IngestOptions, Progress};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
 pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 pub use reason::{Reason, Rejection};
 pub use schema::{content_key, from_table, timestamp_text, to_table, StoredObservation, COLUMNS};
-pub use store::{partition_date, partition_path, Store, StoreLock};
-pub use summary::{FileSummary, IngestSummary};
-pub use table::{write_atomic, Col, Table, TableFormat};
+pub use store::{partition_date, partition_path, Store};
+pub use summary::{Conflict, FileSummary, IngestSummary};
+pub use table::{neutralize, write_atomic, Col, Table, TableFormat};
+
+/// A run record or other small store file, read with the config size limit.
+pub(crate) fn read_limited(path: &std::path::Path) -> std::io::Result<String> {
+    rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES)
+}

@@ -148,10 +148,13 @@ pub struct Mapping {
 
 impl Mapping {
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| IngestError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES).map_err(|source| {
+                IngestError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::from_toml(&text, path)
     }
 

@@ -10,13 +10,73 @@ use rentix_core::{
 };
 use sha2::{Digest, Sha256};
 
-/// Everything validation needs: the GPU catalog (with mapping aliases), the FX table
-/// and the fixing clock that assigns fixing dates.
+/// Everything validation needs: the GPU catalog (with mapping aliases), the FX table,
+/// the fixing clock that assigns fixing dates, and the plausibility bounds.
 #[derive(Debug, Clone)]
 pub struct Normalizer {
     pub catalog: GpuCatalog,
     pub fx: FxTable,
     pub clock: FixingClock,
+    pub bounds: Bounds,
+}
+
+/// Plausibility bounds: values outside them are quarantined with an `implausible_*`
+/// reason instead of reaching the store (a date of -2025 or 9999, a price of 1e308).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// Earliest accepted observation (and term start) date.
+    pub earliest: NaiveDate,
+    /// Latest accepted timestamp: the run's start plus the future tolerance.
+    pub latest: DateTime<Utc>,
+    /// Largest accepted price, USD per GPU-hour after normalization.
+    pub max_usd_per_gpu_hour: f64,
+    /// Largest accepted quantity of one observation, GPU-hours.
+    pub max_quantity_gpu_hours: f64,
+}
+
+/// No GPU rental market before 2010 (the first cloud GPU instances).
+pub const EARLIEST_DATE: (i32, u32, u32) = (2010, 1, 1);
+/// Defaults: 2 days of clock skew, 1,000 USD per GPU-hour, 100 million GPU-hours.
+pub const DEFAULT_FUTURE_DAYS: u32 = 2;
+pub const DEFAULT_MAX_USD_PER_GPU_HOUR: f64 = 1000.0;
+pub const DEFAULT_MAX_QUANTITY_GPU_HOURS: f64 = 1.0e8;
+
+impl Bounds {
+    /// Bounds for a run starting `now`.
+    pub fn at(now: DateTime<Utc>, future_days: u32, max_price: f64, max_quantity: f64) -> Self {
+        let (y, m, d) = EARLIEST_DATE;
+        Self {
+            earliest: NaiveDate::from_ymd_opt(y, m, d).unwrap_or_default(),
+            latest: now + chrono::Duration::days(i64::from(future_days)),
+            max_usd_per_gpu_hour: max_price,
+            max_quantity_gpu_hours: max_quantity,
+        }
+    }
+
+    /// Default bounds as of now.
+    pub fn default_now() -> Self {
+        Self::at(
+            Utc::now(),
+            DEFAULT_FUTURE_DAYS,
+            DEFAULT_MAX_USD_PER_GPU_HOUR,
+            DEFAULT_MAX_QUANTITY_GPU_HOURS,
+        )
+    }
+
+    fn date(&self, t: DateTime<Utc>, field: &str, text: &str) -> Checked<()> {
+        if t.date_naive() < self.earliest || t > self.latest {
+            return Err(Rejection::new(
+                Reason::ImplausibleDate,
+                field,
+                format!(
+                    "{text:?} is outside {} .. {} (before the market, or in the future beyond the tolerance)",
+                    self.earliest,
+                    self.latest.format("%Y-%m-%dT%H:%MZ")
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 type Checked<T> = std::result::Result<T, Rejection>;
@@ -80,6 +140,7 @@ impl Normalizer {
                 format!("{at_s:?} is not RFC 3339 with an offset, nor a date"),
             )
         })?;
+        self.bounds.date(observed_at, "observed_at", at_s)?;
         let fixing_date = self.clock.fixing_date(observed_at);
 
         let source = required(&raw.source, "source")?.to_string();
@@ -165,6 +226,16 @@ impl Normalizer {
                             format!("{s:?}"),
                         )
                     })?;
+                if q.get() > self.bounds.max_quantity_gpu_hours {
+                    return Err(Rejection::new(
+                        Reason::ImplausibleQuantity,
+                        "quantity_gpu_hours",
+                        format!(
+                            "{s:?} GPU-hours is above the plausible maximum {}",
+                            self.bounds.max_quantity_gpu_hours
+                        ),
+                    ));
+                }
                 Some(q)
             }
         };
@@ -201,9 +272,18 @@ impl Normalizer {
         };
         let term_start = match raw.term_start.as_deref() {
             None => None,
-            Some(s) => Some(parse_timestamp(s).map(|t| t.date_naive()).ok_or_else(|| {
-                Rejection::new(Reason::UnparseableDate, "term_start", format!("{s:?}"))
-            })?),
+            Some(s) => {
+                let t = parse_timestamp(s).ok_or_else(|| {
+                    Rejection::new(Reason::UnparseableDate, "term_start", format!("{s:?}"))
+                })?;
+                // A term may start ahead of the quote, but not decades away.
+                let far = Bounds {
+                    latest: self.bounds.latest + chrono::Duration::days(3660),
+                    ..self.bounds
+                };
+                far.date(t, "term_start", s)?;
+                Some(t.date_naive())
+            }
         };
         let upfront = match raw.upfront.as_deref() {
             None => None,
@@ -248,6 +328,16 @@ impl Normalizer {
         let usd = (per_gpu + amortized) * fx;
         let usd_per_gpu_hour = UsdPerGpuHour::positive(usd)
             .map_err(|e| Rejection::new(Reason::NonFinitePrice, "price", e.to_string()))?;
+        if usd > self.bounds.max_usd_per_gpu_hour {
+            return Err(Rejection::new(
+                Reason::ImplausiblePrice,
+                "price",
+                format!(
+                    "{usd} USD per GPU-hour after normalization is above the plausible maximum {}",
+                    self.bounds.max_usd_per_gpu_hour
+                ),
+            ));
+        }
 
         let region = raw.region.as_ref().map(|r| r.to_ascii_lowercase());
         let grade = Grade::new(spec.id.clone(), scope, term).with_region(region);
@@ -353,6 +443,12 @@ mod tests {
             catalog: GpuCatalog::bundled(),
             fx: FxTable::bundled(),
             clock: FixingClock::utc_midnight(),
+            bounds: Bounds::at(
+                "2026-01-01T00:00:00Z".parse().unwrap(),
+                DEFAULT_FUTURE_DAYS,
+                DEFAULT_MAX_USD_PER_GPU_HOUR,
+                DEFAULT_MAX_QUANTITY_GPU_HOURS,
+            ),
         }
     }
 
@@ -377,6 +473,13 @@ mod tests {
     #[rstest]
     #[case("kind", Some("bid"), Reason::UnknownKind)]
     #[case("observed_at", Some("10/03/2025"), Reason::UnparseableDate)]
+    #[case("observed_at", Some("-2025-01-11"), Reason::ImplausibleDate)]
+    #[case("observed_at", Some("0001-01-01"), Reason::ImplausibleDate)]
+    #[case("observed_at", Some("9999-12-31"), Reason::ImplausibleDate)]
+    #[case("observed_at", Some("2026-01-04T00:00:00Z"), Reason::ImplausibleDate)]
+    #[case("price", Some("25000"), Reason::ImplausiblePrice)]
+    #[case("price", Some("1e308"), Reason::ImplausiblePrice)]
+    #[case("quantity_gpu_hours", Some("1e308"), Reason::ImplausibleQuantity)]
     #[case("observed_at", Some("2025-03-10T12:00:00"), Reason::UnparseableDate)]
     #[case("gpu", Some("H9000"), Reason::UnknownGpu)]
     #[case("scope", Some("cloud"), Reason::UnknownScope)]

@@ -3,12 +3,12 @@
 
 use crate::error::{IngestError, Result};
 use crate::mapping::Mapping;
-use crate::normalize::{dedupe_key, Normalizer};
+use crate::normalize::{dedupe_key, Bounds, Normalizer};
 use crate::quarantine::{QuarantineRow, QuarantineWriter};
 use crate::reason::Rejection;
 use crate::schema::{content_key, from_table, to_table, StoredObservation};
 use crate::store::{partition_path, Store};
-use crate::summary::{FileSummary, IngestSummary};
+use crate::summary::{Conflict, FileSummary, IngestSummary};
 use crate::table::{write_atomic, Table};
 use chrono::NaiveDate;
 use rayon::prelude::*;
@@ -30,6 +30,8 @@ pub struct IngestOptions {
     pub cutoff: Cutoff,
     /// Accepted rows held in memory before spilling to the staging area.
     pub batch_rows: usize,
+    /// Plausibility bounds on dates, prices and quantities.
+    pub bounds: Bounds,
 }
 
 impl Default for IngestOptions {
@@ -39,8 +41,63 @@ impl Default for IngestOptions {
             fx: None,
             cutoff: Cutoff::default(),
             batch_rows: 250_000,
+            bounds: Bounds::default_now(),
         }
     }
+}
+
+/// What a duplicate must repeat to be a true duplicate rather than a conflict: the
+/// kind, grade, normalized price and quantity (a re-sent row may differ in time of
+/// day or in how it was quoted).
+fn terms(
+    o: &rentix_core::Observation,
+) -> (
+    rentix_core::ObservationKind,
+    &rentix_core::Grade,
+    u64,
+    Option<u64>,
+) {
+    (
+        o.kind,
+        &o.grade,
+        o.usd_per_gpu_hour.get().to_bits(),
+        o.quantity_gpu_hours.map(|q| q.get().to_bits()),
+    )
+}
+
+/// Conflicts listed in the summary at most.
+const MAX_CONFLICT_EXAMPLES: usize = 100;
+
+/// Refuses what cannot be read as a file of records: a path given twice (its rows
+/// would be counted twice and deduplicated against themselves), and anything that is
+/// not a regular file (`/dev/zero`, a directory, a FIFO), which could never end.
+fn check_inputs(files: &[PathBuf]) -> Result<()> {
+    let mut seen: BTreeMap<PathBuf, &Path> = BTreeMap::new();
+    for f in files {
+        let meta = std::fs::metadata(f).map_err(|source| IngestError::Read {
+            path: f.clone(),
+            source,
+        })?;
+        if !meta.is_file() {
+            return Err(IngestError::Read {
+                path: f.clone(),
+                source: std::io::Error::other(
+                    "not a regular file (a device, directory or pipe cannot be ingested)",
+                ),
+            });
+        }
+        let canon = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        if let Some(first) = seen.insert(canon, f) {
+            return Err(IngestError::Read {
+                path: f.clone(),
+                source: std::io::Error::other(format!(
+                    "given twice (also as {}); name each file once",
+                    first.display()
+                )),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A record waiting for validation: row number, fields, and a reason found while
@@ -133,10 +190,12 @@ pub fn ingest(
     opts: &IngestOptions,
     progress: Progress<'_>,
 ) -> Result<IngestSummary> {
+    check_inputs(files)?;
     let store = Store::create(store_dir)?;
     let lock = store.lock()?;
     store.sweep(&lock)?;
     let run_id = store.next_run_id()?;
+    let stale_lock = lock.replaced_stale.clone();
     let already = store.ingested_hashes()?;
 
     let mapping = match &opts.mapping {
@@ -160,7 +219,7 @@ pub fn ingest(
         }
     }
     let fx = match &opts.fx {
-        Some(p) => FxTable::from_file(p).map_err(|e| IngestError::Store {
+        Some(p) => FxTable::from_file(p).map_err(|e| IngestError::Fx {
             path: p.clone(),
             detail: e.to_string(),
         })?,
@@ -170,7 +229,12 @@ pub fn ingest(
         path: store_dir.to_path_buf(),
         detail: format!("cut-off: {e}"),
     })?;
-    let normalizer = Normalizer { catalog, fx, clock };
+    let normalizer = Normalizer {
+        catalog,
+        fx,
+        clock,
+        bounds: opts.bounds,
+    };
 
     let staging = store_dir.join("staging").join(&run_id);
     std::fs::create_dir_all(&staging).map_err(|source| IngestError::Write {
@@ -194,6 +258,7 @@ pub fn ingest(
             .map_or("canonical".into(), |m| m.name.clone()),
         cutoff: opts.cutoff.clone(),
         quarantine_file: quarantine_rel.clone(),
+        stale_lock,
         ..Default::default()
     };
     let mut read_total = 0u64;
@@ -231,7 +296,14 @@ pub fn ingest(
     let mut accepted_by_file: BTreeMap<String, u64> = BTreeMap::new();
     for date in stager.dates() {
         let mut rows = stager.take(date)?;
-        let existing = store.keys_on(&committed, date)?;
+        // The stored rows of this date: their keys make duplicates, their content
+        // tells a true duplicate from a conflict.
+        let stored: BTreeMap<String, StoredObservation> = store
+            .rows_on(&committed, date)?
+            .into_iter()
+            .map(|r| (r.dedupe_key.clone(), r))
+            .collect();
+        let existing: BTreeSet<&String> = stored.keys().collect();
         // Among rows sharing a key, keep the one with the smallest content so the
         // survivor does not depend on input order. Content keys are built only for
         // the rows that share a key.
@@ -254,6 +326,30 @@ pub fn ingest(
                     .unwrap_or(0)
             };
             let in_store = existing.contains(&group[0].dedupe_key);
+            let kept_row = if in_store {
+                stored.get(&group[0].dedupe_key)
+            } else {
+                group.get(survivor)
+            };
+            if let Some(kept_row) = kept_row {
+                let kept_terms = terms(&kept_row.obs);
+                for (k, r) in group.iter().enumerate() {
+                    if (in_store || k != survivor) && terms(&r.obs) != kept_terms {
+                        summary.conflicts += 1;
+                        if summary.conflict_examples.len() < MAX_CONFLICT_EXAMPLES {
+                            summary.conflict_examples.push(Conflict {
+                                dedupe_key: r.dedupe_key.clone(),
+                                fixing_date: date.to_string(),
+                                file: r.obs.input_file.clone(),
+                                row: r.obs.input_row,
+                                kept_usd_per_gpu_hour: kept_row.obs.usd_per_gpu_hour.get(),
+                                dropped_usd_per_gpu_hour: r.obs.usd_per_gpu_hour.get(),
+                                kept_from_store: in_store,
+                            });
+                        }
+                    }
+                }
+            }
             for (k, r) in group.iter().enumerate() {
                 let file = r.obs.input_file.clone();
                 if in_store {
@@ -318,7 +414,8 @@ pub fn ingest(
         path: record.clone(),
         detail: e.to_string(),
     })?;
-    // The commit point.
+    // The commit point, only if this run still holds the lock.
+    lock.verify()?;
     write_atomic(&record, |w| {
         w.write_all(json.as_bytes())
             .and_then(|_| w.write_all(b"\n"))
@@ -327,7 +424,9 @@ pub fn ingest(
                 source,
             })
     })?;
-    let _ = std::fs::remove_dir_all(store_dir.join("staging"));
+    let _ = std::fs::remove_dir_all(store_dir.join("staging").join(&run_id));
+    // Gone when no other run's staging is left in it.
+    let _ = std::fs::remove_dir(store_dir.join("staging"));
     drop(lock);
     Ok(summary)
 }
@@ -365,6 +464,7 @@ fn read_file(
                 })
         })
         .collect::<Result<_>>()?;
+    check_header(path, &header)?;
     let canonical;
     let mapping = match mapping {
         Some(m) => {
@@ -401,6 +501,20 @@ fn read_file(
         if more {
             row += 1;
             fs.source_rows += 1;
+            if let Some(f) = record
+                .iter()
+                .position(|f| f.contains(&b'\n') || f.contains(&b'\r'))
+            {
+                let line = record.position().map_or(0, |p| p.line());
+                return Err(IngestError::Csv {
+                    path: path.to_path_buf(),
+                    row,
+                    detail: format!(
+                        "field {:?} of the record starting on line {line} runs over several lines: a stray quote swallows every line up to the next quote; refusing the file rather than reading many lines as one row (remove the quote, or quote the field on one line)",
+                        header.get(f).map_or("?", String::as_str)
+                    ),
+                });
+            }
             if row % 65_536 == 0 {
                 progress(row);
             }
@@ -485,6 +599,37 @@ fn read_file(
         }
     }
     fs.quarantined = quarantine.count_for(&file_name);
+    Ok(())
+}
+
+/// Refuses a header that cannot be read as columns: empty, a name given twice (the
+/// last would silently win), or a single column that holds semicolons.
+fn check_header(path: &Path, header: &[String]) -> Result<()> {
+    let bad = |detail: String| IngestError::BadHeader {
+        path: path.to_path_buf(),
+        detail,
+    };
+    if header.iter().all(String::is_empty) {
+        return Err(bad(
+            "the file is empty or its first line is blank: a header row is needed".into(),
+        ));
+    }
+    if header.len() == 1 && header[0].contains(';') {
+        return Err(bad(format!(
+            "one column named {:?}: the file looks semicolon-delimited; rentix reads comma-separated CSV (save it with commas)",
+            header[0].chars().take(80).collect::<String>()
+        )));
+    }
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, h) in header.iter().enumerate() {
+        if let Some(first) = seen.insert(h.as_str(), i) {
+            return Err(bad(format!(
+                "column {h:?} appears twice (columns {} and {}); rename one",
+                first + 1,
+                i + 1
+            )));
+        }
+    }
     Ok(())
 }
 

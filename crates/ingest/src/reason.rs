@@ -35,6 +35,13 @@ pub enum Reason {
     /// An upfront payment on a term with no length to amortize it over.
     UpfrontWithoutTerm,
     UnknownOperatorTier,
+    /// A date outside the plausible window (before 2010, or later than the run's
+    /// time plus the future tolerance).
+    ImplausibleDate,
+    /// A price above the plausible maximum (USD per GPU-hour after normalization).
+    ImplausiblePrice,
+    /// A quantity above the plausible maximum of GPU-hours for one observation.
+    ImplausibleQuantity,
 }
 
 impl Reason {
@@ -58,6 +65,9 @@ impl Reason {
             Reason::NoFxRate => "no_fx_rate",
             Reason::MissingQuantity => "missing_quantity",
             Reason::InvalidQuantity => "invalid_quantity",
+            Reason::ImplausibleDate => "implausible_date",
+            Reason::ImplausiblePrice => "implausible_price",
+            Reason::ImplausibleQuantity => "implausible_quantity",
             Reason::UpfrontWithoutTerm => "upfront_without_term",
             Reason::UnknownOperatorTier => "unknown_operator_tier",
         }

@@ -27,17 +27,7 @@ pub struct Store {
     root: PathBuf,
 }
 
-/// Exclusive right to write a store, released on drop.
-#[derive(Debug)]
-pub struct StoreLock {
-    path: PathBuf,
-}
-
-impl Drop for StoreLock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
-}
+pub use crate::lock::StoreLock;
 
 impl Store {
     /// Opens (creating if needed) a store directory.
@@ -68,21 +58,9 @@ impl Store {
         &self.root
     }
 
-    /// Takes the store's write lock. A lock left by a killed run must be removed by
-    /// hand; the error says so.
+    /// Takes the store's write lock (see [`StoreLock`]).
     pub fn lock(&self) -> Result<StoreLock> {
-        let path = self.root.join(".lock");
-        match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(_) => Ok(StoreLock { path }),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(IngestError::Store {
-                path: self.root.clone(),
-                detail: format!(
-                    "another ingest holds {}; if no ingest is running, a killed run left it: delete it and retry",
-                    path.display()
-                ),
-            }),
-            Err(source) => Err(IngestError::Write { path, source }),
-        }
+        StoreLock::acquire(&self.root.join(".lock"), "ingest")
     }
 
     /// Committed run records, oldest first.
@@ -123,10 +101,16 @@ impl Store {
         let mut out: BTreeMap<NaiveDate, Vec<String>> = BTreeMap::new();
         for run in self.runs()? {
             for part in run.partitions {
-                let date = partition_date(&part).ok_or_else(|| IngestError::Store {
-                    path: self.root.join(&part),
-                    detail: "partition path has no date=YYYY-MM-DD component".into(),
-                })?;
+                let date = partition_date(&part)
+                    .filter(|d| (2000..=2100).contains(&chrono::Datelike::year(d)))
+                    .ok_or_else(|| IngestError::Store {
+                        path: self.root.join(&part),
+                        detail: format!(
+                            "partition of run {} has no plausible date=YYYY-MM-DD; `rentix store check --store {}` lists what to repair",
+                            run.run_id,
+                            self.root.display()
+                        ),
+                    })?;
                 out.entry(date).or_default().push(part);
             }
         }
@@ -167,13 +151,26 @@ impl Store {
         parts: &BTreeMap<NaiveDate, Vec<String>>,
         date: NaiveDate,
     ) -> Result<BTreeSet<String>> {
-        let mut keys = BTreeSet::new();
+        Ok(self
+            .rows_on(parts, date)?
+            .into_iter()
+            .map(|r| r.dedupe_key)
+            .collect())
+    }
+
+    /// The committed rows of one fixing date.
+    pub fn rows_on(
+        &self,
+        parts: &BTreeMap<NaiveDate, Vec<String>>,
+        date: NaiveDate,
+    ) -> Result<Vec<StoredObservation>> {
+        let mut rows = Vec::new();
         if let Some(files) = parts.get(&date) {
             for f in files {
-                keys.extend(self.read_part(f)?.into_iter().map(|r| r.dedupe_key));
+                rows.extend(self.read_part(f)?);
             }
         }
-        Ok(keys)
+        Ok(rows)
     }
 
     /// Input hashes of every committed run.

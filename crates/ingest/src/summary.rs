@@ -20,6 +20,20 @@ pub struct FileSummary {
     pub already_ingested: bool,
 }
 
+/// A duplicate whose content differs from the row kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Conflict {
+    pub dedupe_key: String,
+    pub fixing_date: String,
+    /// File and row of the duplicate that was not kept.
+    pub file: String,
+    pub row: u64,
+    pub kept_usd_per_gpu_hour: f64,
+    pub dropped_usd_per_gpu_hour: f64,
+    /// Whether the row kept is in the store from an earlier run.
+    pub kept_from_store: bool,
+}
+
 /// The summary of one ingest run. `rows_read = accepted + quarantined + duplicates`
 /// holds for the run and for every file; the run is refused otherwise.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -36,6 +50,13 @@ pub struct IngestSummary {
     /// Duplicates of a row in this run / of a row already in the store.
     pub duplicates_within_run: u64,
     pub duplicates_of_store: u64,
+    /// Duplicates (same source and `obs_id`, or same content key) whose content
+    /// differs from the row kept: counted among the duplicates, and listed.
+    #[serde(default)]
+    pub conflicts: u64,
+    /// The first conflicts (at most 100), for a person to check.
+    #[serde(default)]
+    pub conflict_examples: Vec<Conflict>,
     /// Input file path -> SHA-256 of its bytes.
     pub input_sha256: BTreeMap<String, String>,
     pub files: Vec<FileSummary>,
@@ -44,6 +65,9 @@ pub struct IngestSummary {
     pub quarantine_file: String,
     pub first_fixing_date: Option<String>,
     pub last_fixing_date: Option<String>,
+    /// Set when this run replaced a lock left by a process that is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_lock: Option<String>,
 }
 
 impl IngestSummary {

@@ -61,9 +61,8 @@ impl TableFormat {
         match path.extension().and_then(|e| e.to_str()) {
             Some("csv") => Ok(TableFormat::Csv),
             Some("parquet") => Ok(TableFormat::Parquet),
-            _ => Err(IngestError::Store {
+            _ => Err(IngestError::Format {
                 path: path.to_path_buf(),
-                detail: "output file name must end in .csv or .parquet".into(),
             }),
         }
     }
@@ -108,8 +107,11 @@ impl Table {
         let mut out = csv::Writer::from_writer(w);
         out.write_record(&self.names).map_err(|e| io(e.into()))?;
         for i in 0..self.height() {
-            out.write_record(self.cols.iter().map(|c| c.cell(i)))
-                .map_err(|e| io(e.into()))?;
+            out.write_record(self.cols.iter().map(|c| match c {
+                Col::Str(_) => neutralize(c.cell(i)),
+                _ => c.cell(i),
+            }))
+            .map_err(|e| io(e.into()))?;
         }
         out.flush().map_err(io)
     }
@@ -180,6 +182,18 @@ impl Table {
             t.push(c.name().as_str(), col);
         }
         Ok(t)
+    }
+}
+
+/// A text cell that a spreadsheet would run as a formula (it begins with `=`, `+`,
+/// `-`, `@`, a tab or a carriage return) is written with a leading `'`, the OWASP
+/// rule against CSV injection: text from inputs (grades, sources, notes, quarantined
+/// fields) reaches every CSV output. Numbers are written from numeric columns and
+/// never altered.
+pub fn neutralize(cell: String) -> String {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
+        _ => cell,
     }
 }
 

@@ -1,0 +1,141 @@
+//! `rentix store check`: reads back everything a store holds and names every run
+//! record, partition or file it cannot read or that disagrees with its run record,
+//! so a store can always be repaired or trusted.
+
+use crate::store::{partition_date, Store};
+use crate::summary::IngestSummary;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Years a partition date may carry (the ingest bounds are narrower).
+const PLAUSIBLE_YEARS: std::ops::RangeInclusive<i32> = 2000..=2100;
+
+/// What the check found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StoreReport {
+    pub runs: usize,
+    pub partitions: usize,
+    pub rows: u64,
+    /// Files under `observations/` or `quarantine/` that no run names (a killed
+    /// run's leftovers; the next ingest sweeps them).
+    pub uncommitted_files: Vec<String>,
+    /// The lock file's content, when a lock is present.
+    pub lock: Option<String>,
+    /// Everything that cannot be read or does not add up; empty for a sound store.
+    pub problems: Vec<String>,
+}
+
+impl StoreReport {
+    pub fn is_sound(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+fn rel(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root)
+        .map(|r| r.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| p.to_string_lossy().to_string())
+}
+
+/// Checks the store at `store.root()`.
+pub fn check_store(store: &Store) -> StoreReport {
+    let root = store.root();
+    let mut r = StoreReport::default();
+    let lock = root.join(".lock");
+    if lock.exists() {
+        r.lock =
+            Some(std::fs::read_to_string(&lock).unwrap_or_else(|e| format!("unreadable: {e}")));
+    }
+    let mut named: BTreeSet<String> = BTreeSet::new();
+    let mut records: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("runs"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    records.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    records.sort();
+    for path in records {
+        let text = match crate::read_limited(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                r.problems.push(format!(
+                    "{}: cannot read the run record: {e}",
+                    rel(root, &path)
+                ));
+                continue;
+            }
+        };
+        let run: IngestSummary = match serde_json::from_str(&text) {
+            Ok(x) => x,
+            Err(e) => {
+                r.problems
+                    .push(format!("{}: not a run record: {e}", rel(root, &path)));
+                continue;
+            }
+        };
+        r.runs += 1;
+        if let Err(e) = run.check() {
+            r.problems.push(format!("{}: {e}", rel(root, &path)));
+        }
+        named.insert(run.quarantine_file.clone());
+        let mut run_rows = 0u64;
+        for part in &run.partitions {
+            named.insert(part.clone());
+            r.partitions += 1;
+            let Some(date) = partition_date(part) else {
+                r.problems.push(format!(
+                    "{part} (run {}): no date=YYYY-MM-DD in the path",
+                    run.run_id
+                ));
+                continue;
+            };
+            if !PLAUSIBLE_YEARS.contains(&chrono::Datelike::year(&date)) {
+                r.problems.push(format!(
+                    "{part} (run {}): fixing date {date} is implausible; remove the run record {} and its files, then ingest again",
+                    run.run_id,
+                    rel(root, &path)
+                ));
+                continue;
+            }
+            match store.read_part(part) {
+                Ok(rows) => {
+                    run_rows += rows.len() as u64;
+                    if let Some(bad) = rows.iter().find(|o| o.obs.fixing_date != date) {
+                        r.problems.push(format!(
+                            "{part}: a row has fixing date {} in the partition of {date}",
+                            bad.obs.fixing_date
+                        ));
+                    }
+                }
+                Err(e) => r
+                    .problems
+                    .push(format!("{part} (run {}): unreadable: {e}", run.run_id)),
+            }
+        }
+        if run_rows != run.accepted {
+            r.problems.push(format!(
+                "run {}: its partitions hold {run_rows} rows, its record says {} accepted",
+                run.run_id, run.accepted
+            ));
+        }
+        r.rows += run_rows;
+    }
+    for sub in ["observations", "quarantine"] {
+        let dir = root.join(sub);
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if !named.contains(&rel(root, &p)) {
+                    r.uncommitted_files.push(rel(root, &p));
+                }
+            }
+        }
+    }
+    r.uncommitted_files.sort();
+    r
+}
