@@ -44,9 +44,31 @@ measure baseline_csv_1m "${CSV_COUNT[@]}" "$W/sim1m/observations.csv"
 printf '  %d rows: %.0f rows/s\n' "$rows" "$(awk -v n="$rows" -v s="$(cat "$W/ingest_1m.secs")" 'BEGIN{print n/s}')"
 ratio ingest_1m baseline_csv_1m
 
+POLARS_READ=(python3 -c "import polars as pl, sys; print(pl.read_csv(sys.argv[1], infer_schema_length=0).height)")
+if python3 -c "import polars" 2>/dev/null; then
+  measure baseline_polars_1m "${POLARS_READ[@]}" "$W/sim1m/observations.csv"
+  ratio ingest_1m baseline_polars_1m
+fi
+
+echo "== 2b. ingest 3M canonical rows (linearity)"
+rm -rf "$W/store3m"
+"$R" simulate --out "$W/sim3m" --rows 3000000 > /dev/null
+measure ingest_3m "$R" ingest --store "$W/store3m" "$W/sim3m/observations.csv"
+ratio ingest_3m ingest_1m
+
 echo "== 3. index every grade of the 1M-observation store"
 measure index_1m "$R" index --store "$W/store1m" --out "$W/fix1m.csv"
 ratio index_1m baseline_csv_1m
+
+ratio index_1m ingest_1m
+
+echo "== 3b. a listings feed pooled over 7 days: rentix against a plain Python pipeline"
+rm -rf "$W/store_l" "$W/fix_l.csv"
+measure python_listings_1m python3 benches/python_listings_pipeline.py "$W/sim1m/observations.csv" "$W/py_listings.csv"
+measure ingest_l "$R" ingest --store "$W/store_l" "$W/sim1m/observations.csv"
+measure index_l "$R" index --store "$W/store_l" --out "$W/fix_l.csv" --methodology data/methodologies/listings_7d_sigma.toml
+awk -v a="$(cat "$W/ingest_l.secs")" -v b="$(cat "$W/index_l.secs")" -v p="$(cat "$W/python_listings_1m.secs")" \
+  'BEGIN{printf "  python / (rentix ingest + index) = %.2f; python / rentix index = %.1f\n", p/(a+b), p/b}'
 
 echo "== 4. track: every grade and regional grade x 1000 bootstrap resamples"
 sed -e 's/^regional = false/regional = true/' -e 's|^patterns = \["\*/\*/\*"\]|patterns = ["*/*/*", "*/*/*@*"]|' data/methodologies/default.toml > "$W/regional.toml"

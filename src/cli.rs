@@ -271,7 +271,7 @@ pub struct IngestArgs {
     #[arg(long, default_value = "UTC")]
     pub timezone: String,
     /// Accepted rows held in memory before spilling to disk.
-    #[arg(long, default_value_t = 250_000)]
+    #[arg(long, default_value_t = rentix_ingest::DEFAULT_BATCH_ROWS)]
     pub batch_rows: usize,
     /// Days after now an observation may be dated (clock skew); later ones are
     /// quarantined as implausible_date (as are dates before 2010).

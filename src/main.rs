@@ -9,6 +9,11 @@ macro_rules! outln {
     }};
 }
 
+/// Ingest and index allocate many small strings; mimalloc halves what the system
+/// allocator costs there (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cli;
 mod commands;
 mod progress;

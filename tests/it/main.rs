@@ -13,6 +13,7 @@ mod index_cli;
 mod ingest_cli;
 mod ingest_real;
 mod methodology_vectors;
+mod outside_readers;
 mod point_in_time;
 mod report_cli;
 mod simulate_cli;

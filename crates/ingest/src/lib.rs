@@ -27,7 +27,7 @@ pub use normalize::{
     dedupe_key, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,
     DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, EARLIEST_DATE,
 };
-pub use pipeline::{ingest, IngestOptions, Progress};
+pub use pipeline::{ingest, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
 pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 pub use reason::{Reason, Rejection};

@@ -40,7 +40,7 @@ impl Default for IngestOptions {
             mapping: None,
             fx: None,
             cutoff: Cutoff::default(),
-            batch_rows: 250_000,
+            batch_rows: DEFAULT_BATCH_ROWS,
             bounds: Bounds::default_now(),
         }
     }
@@ -64,6 +64,11 @@ fn terms(
         o.quantity_gpu_hours.map(|q| q.get().to_bits()),
     )
 }
+
+/// Accepted rows held in memory before spilling to staging: about 0.7 GB of rows.
+/// A spill costs a Parquet write and read of every row it holds, so it pays only
+/// when memory must stay bounded (a file of many millions of rows).
+pub const DEFAULT_BATCH_ROWS: usize = 1_000_000;
 
 /// Conflicts listed in the summary at most.
 const MAX_CONFLICT_EXAMPLES: usize = 100;
@@ -139,7 +144,7 @@ impl Stager {
         for (date, rows) in std::mem::take(&mut self.buckets) {
             self.seq += 1;
             let path = self.dir.join(format!("{date}-{:06}.parquet", self.seq));
-            to_table(&rows).write(&path)?;
+            to_table(&rows).write_scratch(&path)?;
             self.spills.entry(date).or_default().push(path);
         }
         self.held = 0;
@@ -386,7 +391,17 @@ pub fn ingest(
                 ))
         });
         let rel = partition_path(date, &run_id);
-        to_table(&kept).write(&store_dir.join(&rel))?;
+        // Written under staging and moved into observations/ only at the commit, so
+        // the dataset directory never holds an uncommitted file for an outside reader
+        // (DuckDB, Spark, polars) to glob.
+        let staged = stager.dir.join("commit").join(&rel);
+        if let Some(parent) = staged.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| IngestError::Write {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        to_table(&kept).write(&staged)?;
         summary.accepted += kept.len() as u64;
         summary.partitions.push(rel);
         let d = date.to_string();
@@ -414,8 +429,20 @@ pub fn ingest(
         path: record.clone(),
         detail: e.to_string(),
     })?;
-    // The commit point, only if this run still holds the lock.
+    // The commit point, only if this run still holds the lock: partitions move into
+    // place (a rename each), then the run record names them. A crash between the two
+    // leaves files no record names, which the next run sweeps.
     lock.verify()?;
+    for rel in &summary.partitions {
+        let (from, to) = (stager.dir.join("commit").join(rel), store_dir.join(rel));
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| IngestError::Write {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::rename(&from, &to).map_err(|source| IngestError::Write { path: to, source })?;
+    }
     write_atomic(&record, |w| {
         w.write_all(json.as_bytes())
             .and_then(|_| w.write_all(b"\n"))
