@@ -61,3 +61,61 @@ fn invalid_utf8_is_quarantined_with_its_row() {
     let q = std::fs::read_to_string(store.join("quarantine/run-000001.csv")).unwrap();
     assert!(q.contains(",1,invalid_utf8,source,"), "{q}");
 }
+
+#[test]
+fn gpus_rented_at_scale_resolve_and_unknown_names_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency";
+    let known = [
+        ("B300", "b300-sxm-288gb"),
+        ("GB200 NVL72", "gb200-186gb"),
+        ("GB300", "gb300-288gb"),
+        ("H100 NVL", "h100-nvl-94gb"),
+        ("NVIDIA H20", "h20-sxm-96gb"),
+        ("AMD Instinct MI325X", "mi325x-256gb"),
+        ("MI355X", "mi355x-288gb"),
+        ("GeForce RTX 5090", "rtx5090-32gb"),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+            "rtx-pro-6000-96gb",
+        ),
+        ("A10G", "a10g-24gb"),
+        ("A10", "a10-24gb"),
+        ("L4", "l4-24gb"),
+        ("T4", "t4-16gb"),
+        ("V100", "v100-16gb"),
+    ];
+    let mut body = vec![head.to_string()];
+    for (raw, _) in known {
+        body.push(format!(
+            "listing,2025-03-03T12:00:00Z,a,{raw},vm,on-demand,2.5,gpu_hour,USD"
+        ));
+    }
+    for _ in 0..3 {
+        body.push(
+            "listing,2025-03-03T12:00:00Z,a,Z9000 Ultra,vm,on-demand,2.5,gpu_hour,USD".into(),
+        );
+    }
+    body.push("listing,2025-03-03T12:00:00Z,a,QPU-1,vm,on-demand,2.5,gpu_hour,USD".into());
+    let f = dir.path().join("obs.csv");
+    std::fs::write(&f, body.join("\n") + "\n").unwrap();
+    let store = dir.path().join("store");
+    let out = rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(s["accepted"], known.len() as u64, "{out}");
+    assert_eq!(
+        s["unknown_gpus"],
+        serde_json::json!([["Z9000 Ultra", 3], ["QPU-1", 1]])
+    );
+    let rows = rentix_ingest::Store::open(&store)
+        .unwrap()
+        .read(None, None)
+        .unwrap();
+    for (raw, id) in known {
+        assert!(
+            rows.iter()
+                .any(|r| r.obs.gpu_raw == raw && r.obs.grade.gpu.as_str() == id),
+            "{raw} -> {id}"
+        );
+    }
+}

@@ -150,8 +150,9 @@ impl Normalizer {
             Rejection::new(
                 Reason::UnknownGpu,
                 "gpu",
-                format!("{gpu_raw:?} is not in the alias table"),
+                format!("{gpu_raw:?} is not in the alias table (data/gpus.toml; a mapping file can add an alias)"),
             )
+            .with_value(gpu_raw)
         })?;
 
         let scope_s = required(&raw.scope, "scope")?;

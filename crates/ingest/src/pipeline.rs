@@ -411,6 +411,16 @@ pub fn ingest(
         summary.last_fixing_date = Some(d);
     }
 
+    let mut unknown: BTreeMap<String, u64> = BTreeMap::new();
+    for f in &summary.files {
+        for (k, v) in &f.unknown_gpus {
+            *unknown.entry(k.clone()).or_default() += v;
+        }
+    }
+    let mut unknown: Vec<(String, u64)> = unknown.into_iter().collect();
+    unknown.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    unknown.truncate(100);
+    summary.unknown_gpus = unknown;
     for f in summary.files.iter_mut() {
         f.accepted = accepted_by_file.get(&f.path).copied().unwrap_or(0);
         f.duplicates = dup_by_file.get(&f.path).copied().unwrap_or(0);
@@ -613,6 +623,11 @@ fn read_file(
                             match o {
                                 Ok(obs) => stager.add(obs)?,
                                 Err(rej) => {
+                                    if let (crate::Reason::UnknownGpu, Some(v)) =
+                                        (rej.reason, &rej.value)
+                                    {
+                                        *fs.unknown_gpus.entry(v.clone()).or_default() += 1;
+                                    }
                                     quarantine.push(reject(rej.reason, &rej.field, rej.detail))
                                 }
                             }

@@ -86,6 +86,8 @@ pub struct Rejection {
     pub reason: Reason,
     pub field: String,
     pub detail: String,
+    /// The raw value at fault, when the summary counts it (unknown GPU names).
+    pub value: Option<String>,
 }
 
 impl Rejection {
@@ -94,6 +96,12 @@ impl Rejection {
             reason,
             field: field.to_string(),
             detail: detail.into(),
+            value: None,
         }
+    }
+
+    pub fn with_value(mut self, value: &str) -> Self {
+        self.value = Some(value.to_string());
+        self
     }
 }

@@ -18,6 +18,9 @@ pub struct FileSummary {
     pub duplicates: u64,
     /// The same bytes were committed by an earlier run: nothing was read or added.
     pub already_ingested: bool,
+    /// Raw GPU names the catalog does not know, with their row counts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_gpus: BTreeMap<String, u64>,
 }
 
 /// A duplicate whose content differs from the row kept.
@@ -46,6 +49,10 @@ pub struct IngestSummary {
     pub quarantined: u64,
     /// Counts per reason code.
     pub quarantined_by_reason: BTreeMap<String, u64>,
+    /// Raw GPU names the catalog does not know, with their row counts, most rows
+    /// first (at most 100 names): add an alias in data/gpus.toml or a mapping file.
+    #[serde(default)]
+    pub unknown_gpus: Vec<(String, u64)>,
     pub duplicates: u64,
     /// Duplicates of a row in this run / of a row already in the store.
     pub duplicates_within_run: u64,
