@@ -72,6 +72,11 @@ proptest! {
         prop_assert_eq!((sa.accepted, sa.quarantined, sa.duplicates), (sb.accepted, sb.quarantined, sb.duplicates));
         prop_assert_eq!(&sa.quarantined_by_reason, &sb.quarantined_by_reason);
         prop_assert_eq!(content(&dir.path().join("sa")), content(&dir.path().join("sb")));
+        // Spilling every 3 rows (binary staging) and never spilling give the same store.
+        let whole = IngestOptions { batch_rows: 1_000_000, ..Default::default() };
+        let sc = ingest(&dir.path().join("sc"), &[dir.path().join("b.csv")], &whole, &mut |_| {}).unwrap();
+        prop_assert_eq!(sc.accepted, sb.accepted);
+        prop_assert_eq!(content(&dir.path().join("sc")), content(&dir.path().join("sb")));
     }
 }
 

@@ -15,6 +15,7 @@ mod quarantine;
 mod raw;
 mod reason;
 mod schema;
+mod spill;
 mod store;
 mod summary;
 mod table;

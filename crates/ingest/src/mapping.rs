@@ -79,7 +79,24 @@ impl Template {
 
     /// Renders against a record. If every referenced column is empty the result is
     /// `None` (a missing value), whatever literal text surrounds them.
-    fn render(&self, record: &[String], index: &BTreeMap<String, usize>) -> Option<String> {
+    fn render<S: AsRef<str>>(
+        &self,
+        record: &[S],
+        index: &BTreeMap<String, usize>,
+    ) -> Option<String> {
+        // The common case, one plain column: one allocation, no scratch string.
+        if let [Piece::Column {
+            name,
+            filter: Filter::None,
+        }] = self.pieces.as_slice()
+        {
+            let v = index
+                .get(name)
+                .and_then(|&i| record.get(i))
+                .map(|s| s.as_ref().trim())
+                .unwrap_or("");
+            return (!v.is_empty()).then(|| v.to_string());
+        }
         let mut out = String::new();
         let mut any_column = false;
         let mut any_value = false;
@@ -91,7 +108,7 @@ impl Template {
                     let v = index
                         .get(name)
                         .and_then(|&i| record.get(i))
-                        .map(|s| s.trim())
+                        .map(|s| s.as_ref().trim())
                         .unwrap_or("");
                     let v = match filter {
                         Filter::None => v.to_string(),
@@ -265,14 +282,18 @@ impl Mapping {
     }
 
     /// Applies every emit block to one record.
-    pub fn apply(&self, record: &[String], index: &BTreeMap<String, usize>) -> Vec<RawObservation> {
+    pub fn apply<S: AsRef<str>>(
+        &self,
+        record: &[S],
+        index: &BTreeMap<String, usize>,
+    ) -> Vec<RawObservation> {
         let mut out = Vec::with_capacity(self.emits.len());
         for emit in &self.emits {
             if let Some(col) = &emit.when {
                 let present = index
                     .get(col)
                     .and_then(|&i| record.get(i))
-                    .is_some_and(|v| !v.trim().is_empty());
+                    .is_some_and(|v| !v.as_ref().trim().is_empty());
                 if !present {
                     continue;
                 }

@@ -135,46 +135,16 @@ impl Table {
     }
 
     fn write_parquet(&self, w: &mut dyn Write, path: &Path) -> Result<()> {
-        self.write_parquet_with(
-            w,
-            path,
-            ParquetCompression::Snappy,
-            StatisticsOptions::default(),
-        )
-    }
-
-    fn write_parquet_with(
-        &self,
-        w: &mut dyn Write,
-        path: &Path,
-        compression: ParquetCompression,
-        statistics: StatisticsOptions,
-    ) -> Result<()> {
         let perr = |e: PolarsError| IngestError::Parquet {
             path: path.to_path_buf(),
             detail: e.to_string(),
         };
         let mut df = self.to_frame().map_err(perr)?;
         ParquetWriter::new(w)
-            .with_compression(compression)
-            .with_statistics(statistics)
+            .with_compression(ParquetCompression::Snappy)
             .finish(&mut df)
             .map_err(perr)?;
         Ok(())
-    }
-
-    /// Writes a scratch Parquet file read back once by this process (ingest
-    /// staging): no compression and no statistics, which cost more than they save
-    /// for a file that lives seconds.
-    pub fn write_scratch(&self, path: &Path) -> Result<()> {
-        write_atomic(path, |w| {
-            self.write_parquet_with(
-                w,
-                path,
-                ParquetCompression::Uncompressed,
-                StatisticsOptions::empty(),
-            )
-        })
     }
 
     /// Reads a Parquet file written by [`Table::write`], or any Parquet file whose
