@@ -6,6 +6,7 @@
 //! by fixing date plus a run summary in one atomic step.
 
 mod check;
+mod commit;
 mod error;
 mod lock;
 mod mapping;

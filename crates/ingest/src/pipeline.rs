@@ -1,14 +1,15 @@
 //! `rentix ingest`: read files, validate and normalize every row, remove duplicates,
 //! and commit the result to the store in one atomic step.
 
+use crate::commit::{commit_dates, CommitCtx, DateInput, MAX_CONFLICT_EXAMPLES};
 use crate::error::{IngestError, Result};
 use crate::mapping::Mapping;
 use crate::normalize::{dedupe_key, Bounds, Normalizer};
 use crate::quarantine::{QuarantineRow, QuarantineWriter};
 use crate::reason::Rejection;
-use crate::schema::{content_key, to_table, StoredObservation};
-use crate::store::{partition_path, Store};
-use crate::summary::{Conflict, FileSummary, IngestSummary};
+use crate::schema::StoredObservation;
+use crate::store::Store;
+use crate::summary::{FileSummary, IngestSummary};
 use crate::table::write_atomic;
 use chrono::NaiveDate;
 use rayon::prelude::*;
@@ -46,32 +47,13 @@ impl Default for IngestOptions {
     }
 }
 
-/// What a duplicate must repeat to be a true duplicate rather than a conflict: the
-/// kind, grade, normalized price and quantity (a re-sent row may differ in time of
-/// day or in how it was quoted).
-fn terms(
-    o: &rentix_core::Observation,
-) -> (
-    rentix_core::ObservationKind,
-    &rentix_core::Grade,
-    u64,
-    Option<u64>,
-) {
-    (
-        o.kind,
-        &o.grade,
-        o.usd_per_gpu_hour.get().to_bits(),
-        o.quantity_gpu_hours.map(|q| q.get().to_bits()),
-    )
-}
-
 /// Accepted rows held in memory before spilling to staging (about 0.2 GB). Spills use
 /// a compact binary encoding (`spill.rs`), cheap enough that smaller batches cost no
 /// time: 50k, 100k and 250k rows ingest a 1M-row file within noise of each other.
 pub const DEFAULT_BATCH_ROWS: usize = 250_000;
 
-/// Conflicts listed in the summary at most.
-const MAX_CONFLICT_EXAMPLES: usize = 100;
+/// Fixing dates committed in parallel at once: memory holds their rows together.
+const COMMIT_CHUNK_DATES: usize = 32;
 
 /// Refuses what cannot be read as a file of records: a path given twice (its rows
 /// would be counted twice and deduplicated against themselves), and anything that is
@@ -168,12 +150,13 @@ impl Stager {
             .collect()
     }
 
-    fn take(&mut self, date: NaiveDate) -> Result<Vec<StoredObservation>> {
-        let mut rows = self.buckets.remove(&date).unwrap_or_default();
-        for path in self.spills.remove(&date).unwrap_or_default() {
-            rows.extend(crate::spill::read(&path)?);
+    /// The date's rows held in memory and the spill files holding the rest.
+    fn detach(&mut self, date: NaiveDate) -> DateInput {
+        DateInput {
+            date,
+            rows: self.buckets.remove(&date).unwrap_or_default(),
+            spills: self.spills.remove(&date).unwrap_or_default(),
         }
-        Ok(rows)
     }
 }
 
@@ -304,120 +287,44 @@ pub fn ingest(
         summary.files.push(fs);
     }
 
-    // Commit phase: per fixing date, merge, deduplicate deterministically, write.
+    // Commit phase: dates in parallel by chunks, merged in date order.
     let committed = store.partitions()?;
     let mut dup_by_file: BTreeMap<String, u64> = BTreeMap::new();
     let mut accepted_by_file: BTreeMap<String, u64> = BTreeMap::new();
-    for date in stager.dates() {
-        let mut rows = stager.take(date)?;
-        // The stored rows of this date: their keys make duplicates, their content
-        // tells a true duplicate from a conflict.
-        let stored: BTreeMap<String, StoredObservation> = store
-            .rows_on(&committed, date)?
-            .into_iter()
-            .map(|r| (r.dedupe_key.clone(), r))
-            .collect();
-        let existing: BTreeSet<&String> = stored.keys().collect();
-        // Among rows sharing a key, keep the one with the smallest content so the
-        // survivor does not depend on input order. Content keys are built only for
-        // the rows that share a key.
-        rows.sort_by(|a, b| a.dedupe_key.cmp(&b.dedupe_key));
-        let mut kept: Vec<StoredObservation> = Vec::with_capacity(rows.len());
-        let mut rest = rows.into_iter().peekable();
-        while let Some(first) = rest.next() {
-            let mut group = vec![first];
-            while rest
-                .peek()
-                .is_some_and(|r| r.dedupe_key == group[0].dedupe_key)
-            {
-                group.extend(rest.next());
+    let staging_commit = stager.dir.join("commit");
+    let ctx = CommitCtx {
+        store: &store,
+        committed: &committed,
+        run_id: &run_id,
+        staging: &staging_commit,
+    };
+    let dates: Vec<NaiveDate> = stager.dates().into_iter().collect();
+    for chunk in dates.chunks(COMMIT_CHUNK_DATES) {
+        let inputs: Vec<DateInput> = chunk.iter().map(|&d| stager.detach(d)).collect();
+        for o in commit_dates(&ctx, inputs)? {
+            summary.duplicates_within_run += o.duplicates_within_run;
+            summary.duplicates_of_store += o.duplicates_of_store;
+            summary.conflicts += o.conflicts;
+            let room = MAX_CONFLICT_EXAMPLES.saturating_sub(summary.conflict_examples.len());
+            summary
+                .conflict_examples
+                .extend(o.conflict_examples.into_iter().take(room));
+            for (f, n) in o.accepted_by_file {
+                *accepted_by_file.entry(f).or_default() += n;
             }
-            let survivor = if group.len() == 1 {
-                0
-            } else {
-                (0..group.len())
-                    .min_by_key(|&k| content_key(&group[k].obs))
-                    .unwrap_or(0)
-            };
-            let in_store = existing.contains(&group[0].dedupe_key);
-            let kept_row = if in_store {
-                stored.get(&group[0].dedupe_key)
-            } else {
-                group.get(survivor)
-            };
-            if let Some(kept_row) = kept_row {
-                let kept_terms = terms(&kept_row.obs);
-                for (k, r) in group.iter().enumerate() {
-                    if (in_store || k != survivor) && terms(&r.obs) != kept_terms {
-                        summary.conflicts += 1;
-                        if summary.conflict_examples.len() < MAX_CONFLICT_EXAMPLES {
-                            summary.conflict_examples.push(Conflict {
-                                dedupe_key: r.dedupe_key.clone(),
-                                fixing_date: date.to_string(),
-                                file: r.obs.input_file.clone(),
-                                row: r.obs.input_row,
-                                kept_usd_per_gpu_hour: kept_row.obs.usd_per_gpu_hour.get(),
-                                dropped_usd_per_gpu_hour: r.obs.usd_per_gpu_hour.get(),
-                                kept_from_store: in_store,
-                            });
-                        }
-                    }
+            for (f, n) in o.duplicates_by_file {
+                *dup_by_file.entry(f).or_default() += n;
+            }
+            if let (Some(rel), Some(date)) = (o.partition, o.date) {
+                summary.accepted += o.accepted;
+                summary.partitions.push(rel);
+                let d = date.to_string();
+                if summary.first_fixing_date.is_none() {
+                    summary.first_fixing_date = Some(d.clone());
                 }
-            }
-            for (k, r) in group.iter().enumerate() {
-                let file = r.obs.input_file.clone();
-                if in_store {
-                    summary.duplicates_of_store += 1;
-                    *dup_by_file.entry(file).or_default() += 1;
-                } else if k != survivor {
-                    summary.duplicates_within_run += 1;
-                    *dup_by_file.entry(file).or_default() += 1;
-                } else {
-                    *accepted_by_file.entry(file).or_default() += 1;
-                }
-            }
-            if !in_store {
-                kept.push(group.swap_remove(survivor));
+                summary.last_fixing_date = Some(d);
             }
         }
-        if kept.is_empty() {
-            continue;
-        }
-        kept.sort_by(|a, b| {
-            (
-                &a.obs.grade,
-                a.obs.kind,
-                a.obs.observed_at,
-                &a.obs.source,
-                &a.dedupe_key,
-            )
-                .cmp(&(
-                    &b.obs.grade,
-                    b.obs.kind,
-                    b.obs.observed_at,
-                    &b.obs.source,
-                    &b.dedupe_key,
-                ))
-        });
-        let rel = partition_path(date, &run_id);
-        // Written under staging and moved into observations/ only at the commit, so
-        // the dataset directory never holds an uncommitted file for an outside reader
-        // (DuckDB, Spark, polars) to glob.
-        let staged = stager.dir.join("commit").join(&rel);
-        if let Some(parent) = staged.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| IngestError::Write {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        to_table(&kept).write(&staged)?;
-        summary.accepted += kept.len() as u64;
-        summary.partitions.push(rel);
-        let d = date.to_string();
-        if summary.first_fixing_date.is_none() {
-            summary.first_fixing_date = Some(d.clone());
-        }
-        summary.last_fixing_date = Some(d);
     }
 
     let mut unknown: BTreeMap<String, u64> = BTreeMap::new();

@@ -1,0 +1,198 @@
+//! The commit of one ingest run, date by date: merge the run's rows of a fixing date
+//! with what the store holds, keep one row per dedupe key (the survivor chosen by
+//! content, so input order does not matter), count duplicates and conflicts, sort,
+//! and write the date's partition under staging. Dates are independent, so they are
+//! committed in parallel by chunks; outcomes are merged in date order, so the result
+//! does not depend on the thread count.
+
+use crate::error::{IngestError, Result};
+use crate::schema::{content_key, to_table, StoredObservation};
+use crate::store::{partition_path, Store};
+use crate::summary::Conflict;
+use chrono::NaiveDate;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Conflicts listed at most, per date and in the summary.
+pub(crate) const MAX_CONFLICT_EXAMPLES: usize = 100;
+
+/// What committing one fixing date did.
+#[derive(Debug, Default)]
+pub(crate) struct DateOutcome {
+    pub date: Option<NaiveDate>,
+    /// The partition written (relative to the store), when any row was kept.
+    pub partition: Option<String>,
+    pub accepted: u64,
+    pub duplicates_within_run: u64,
+    pub duplicates_of_store: u64,
+    pub conflicts: u64,
+    pub conflict_examples: Vec<Conflict>,
+    pub accepted_by_file: BTreeMap<String, u64>,
+    pub duplicates_by_file: BTreeMap<String, u64>,
+}
+
+/// What a duplicate must repeat to be a true duplicate rather than a conflict: the
+/// kind, grade, normalized price and quantity (a re-sent row may differ in time of
+/// day or in how it was quoted).
+fn terms(
+    o: &rentix_core::Observation,
+) -> (
+    rentix_core::ObservationKind,
+    &rentix_core::Grade,
+    u64,
+    Option<u64>,
+) {
+    (
+        o.kind,
+        &o.grade,
+        o.usd_per_gpu_hour.get().to_bits(),
+        o.quantity_gpu_hours.map(|q| q.get().to_bits()),
+    )
+}
+
+/// The rows of one date to commit, with the spill files still to read.
+pub(crate) struct DateInput {
+    pub date: NaiveDate,
+    pub rows: Vec<StoredObservation>,
+    pub spills: Vec<PathBuf>,
+}
+
+/// Everything a date's commit needs from the run.
+pub(crate) struct CommitCtx<'a> {
+    pub store: &'a Store,
+    pub committed: &'a BTreeMap<NaiveDate, Vec<String>>,
+    pub run_id: &'a str,
+    /// Where partitions are written before the commit moves them into place.
+    pub staging: &'a Path,
+}
+
+/// Commits a chunk of dates in parallel; outcomes in date order.
+pub(crate) fn commit_dates(
+    ctx: &CommitCtx<'_>,
+    inputs: Vec<DateInput>,
+) -> Result<Vec<DateOutcome>> {
+    inputs
+        .into_par_iter()
+        .map(|i| commit_date(ctx, i))
+        .collect()
+}
+
+fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
+    let DateInput {
+        date,
+        mut rows,
+        spills,
+    } = input;
+    for path in spills {
+        rows.extend(crate::spill::read(&path)?);
+    }
+    let mut out = DateOutcome {
+        date: Some(date),
+        ..Default::default()
+    };
+    // The stored rows of this date: their keys make duplicates, their content tells a
+    // true duplicate from a conflict.
+    let stored: BTreeMap<String, StoredObservation> = ctx
+        .store
+        .rows_on(ctx.committed, date)?
+        .into_iter()
+        .map(|r| (r.dedupe_key.clone(), r))
+        .collect();
+    let existing: BTreeSet<&String> = stored.keys().collect();
+    rows.sort_by(|a, b| a.dedupe_key.cmp(&b.dedupe_key));
+    let mut kept: Vec<StoredObservation> = Vec::with_capacity(rows.len());
+    let mut rest = rows.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let mut group = vec![first];
+        while rest
+            .peek()
+            .is_some_and(|r| r.dedupe_key == group[0].dedupe_key)
+        {
+            group.extend(rest.next());
+        }
+        // Among rows sharing a key, the one with the smallest content survives, so
+        // the survivor does not depend on input order.
+        let survivor = if group.len() == 1 {
+            0
+        } else {
+            (0..group.len())
+                .min_by_key(|&k| content_key(&group[k].obs))
+                .unwrap_or(0)
+        };
+        let in_store = existing.contains(&group[0].dedupe_key);
+        let kept_row = if in_store {
+            stored.get(&group[0].dedupe_key)
+        } else {
+            group.get(survivor)
+        };
+        if let Some(kept_row) = kept_row {
+            let kept_terms = terms(&kept_row.obs);
+            for (k, r) in group.iter().enumerate() {
+                if (in_store || k != survivor) && terms(&r.obs) != kept_terms {
+                    out.conflicts += 1;
+                    if out.conflict_examples.len() < MAX_CONFLICT_EXAMPLES {
+                        out.conflict_examples.push(Conflict {
+                            dedupe_key: r.dedupe_key.clone(),
+                            fixing_date: date.to_string(),
+                            file: r.obs.input_file.clone(),
+                            row: r.obs.input_row,
+                            kept_usd_per_gpu_hour: kept_row.obs.usd_per_gpu_hour.get(),
+                            dropped_usd_per_gpu_hour: r.obs.usd_per_gpu_hour.get(),
+                            kept_from_store: in_store,
+                        });
+                    }
+                }
+            }
+        }
+        for (k, r) in group.iter().enumerate() {
+            let file = r.obs.input_file.clone();
+            if in_store {
+                out.duplicates_of_store += 1;
+                *out.duplicates_by_file.entry(file).or_default() += 1;
+            } else if k != survivor {
+                out.duplicates_within_run += 1;
+                *out.duplicates_by_file.entry(file).or_default() += 1;
+            } else {
+                *out.accepted_by_file.entry(file).or_default() += 1;
+            }
+        }
+        if !in_store {
+            kept.push(group.swap_remove(survivor));
+        }
+    }
+    if kept.is_empty() {
+        return Ok(out);
+    }
+    kept.sort_by(|a, b| {
+        (
+            &a.obs.grade,
+            a.obs.kind,
+            a.obs.observed_at,
+            &a.obs.source,
+            &a.dedupe_key,
+        )
+            .cmp(&(
+                &b.obs.grade,
+                b.obs.kind,
+                b.obs.observed_at,
+                &b.obs.source,
+                &b.dedupe_key,
+            ))
+    });
+    let rel = partition_path(date, ctx.run_id);
+    // Written under staging and moved into observations/ only at the commit, so the
+    // dataset directory never holds an uncommitted file for an outside reader
+    // (DuckDB, Spark, polars) to glob.
+    let staged = ctx.staging.join(&rel);
+    if let Some(parent) = staged.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| IngestError::Write {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    to_table(&kept).write(&staged)?;
+    out.accepted = kept.len() as u64;
+    out.partition = Some(rel);
+    Ok(out)
+}
