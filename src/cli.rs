@@ -285,6 +285,10 @@ pub struct IngestArgs {
     /// quarantined as implausible_quantity.
     #[arg(long, default_value_t = rentix_ingest::DEFAULT_MAX_QUANTITY_GPU_HOURS)]
     pub max_quantity: f64,
+    /// Operator ratings `operator,scope,tier,effective_from,source` (data/ratings/),
+    /// attached to rows without a tier by operator, scope and date; repeatable.
+    #[arg(long = "ratings")]
+    pub ratings: Vec<PathBuf>,
     /// Input files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,

@@ -6,6 +6,18 @@ use anyhow::{bail, Context};
 use rentix_core::{Cutoff, FixingClock};
 use rentix_ingest::{ingest, Bounds, IngestOptions};
 
+/// Reads every `--ratings` file into one table.
+fn load_ratings(paths: &[std::path::PathBuf]) -> anyhow::Result<rentix_core::RatingTable> {
+    let mut all = rentix_core::RatingTable::default();
+    for p in paths {
+        let t = rentix_core::RatingTable::from_file(p)?;
+        all.merge(t)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("--ratings {}", p.display()))?;
+    }
+    Ok(all)
+}
+
 pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     let cutoff = Cutoff {
         time: a.cutoff,
@@ -30,6 +42,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     if a.batch_rows == 0 || a.batch_rows > 50_000_000 {
         bail!("--batch-rows {} must be 1..=50000000", a.batch_rows);
     }
+    let ratings = load_ratings(&a.ratings)?;
     let opts = IngestOptions {
         mapping: a.mapping,
         fx: a.fx,
@@ -41,6 +54,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
             a.max_price,
             a.max_quantity,
         ),
+        ratings,
     };
     let bar = progress::spinner("ingesting");
     let summary = ingest(&a.store, &a.files, &opts, &mut |n| bar.set_position(n))

@@ -119,3 +119,68 @@ fn gpus_rented_at_scale_resolve_and_unknown_names_are_counted() {
         );
     }
 }
+
+#[test]
+fn ratings_attach_by_operator_scope_and_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,operator_tier";
+    // data/ratings/example.csv: Lumen Grid managed-cluster underperform from
+    // 2024-01-01, bronze from 2025-09-01; no bare-metal rating.
+    let rows = [
+        "listing,2025-08-31T12:00:00Z,Lumen Grid,H100,managed-cluster,on-demand,2.5,gpu_hour,USD,",
+        "listing,2025-09-01T12:00:00Z,Lumen Grid,H100,managed-cluster,on-demand,2.6,gpu_hour,USD,",
+        "listing,2025-09-01T12:00:00Z,Lumen Grid,H100,bare-metal,on-demand,2.1,gpu_hour,USD,",
+        "listing,2025-09-01T12:00:00Z,lumen grid ,H100,managed-cluster,on-demand,2.7,gpu_hour,USD,gold",
+    ];
+    let f = dir.path().join("obs.csv");
+    std::fs::write(&f, format!("{head}\n{}\n", rows.join("\n"))).unwrap();
+    let store = dir.path().join("store");
+    let out = rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        "--ratings",
+        p(&data("data/ratings/example.csv")),
+        p(&f),
+    ]);
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (s["rated_rows"].as_u64(), s["unrated_rows"].as_u64()),
+        (Some(3), Some(1)),
+        "{out}"
+    );
+    let stored = rentix_ingest::Store::open(&store)
+        .unwrap()
+        .read(None, None)
+        .unwrap();
+    let tier = |price: f64| {
+        stored
+            .iter()
+            .find(|r| (r.obs.price_raw - price).abs() < 1e-9)
+            .unwrap()
+            .obs
+            .operator_tier
+            .map(|t| t.as_str())
+    };
+    assert_eq!(tier(2.5), Some("underperform"), "before the change");
+    assert_eq!(tier(2.6), Some("bronze"), "from the change on");
+    assert_eq!(
+        tier(2.1),
+        None,
+        "a managed-cluster rating does not carry over to bare metal"
+    );
+    assert_eq!(tier(2.7), Some("gold"), "the row's own tier wins");
+    let bad = dir.path().join("r.csv");
+    std::fs::write(
+        &bad,
+        "operator,scope,tier,effective_from,source\nX,vm,diamond,2025-01-01,me\n",
+    )
+    .unwrap();
+    let o = rentix(&["ingest", "--store", p(&store), "--ratings", p(&bad), p(&f)]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("r.csv") && err.contains("row 1") && err.contains("diamond"),
+        "{err}"
+    );
+}

@@ -27,6 +27,12 @@ pub enum CoreError {
         row: usize,
         detail: String,
     },
+    #[error("{path}: invalid ratings, row {row}: {detail}")]
+    Ratings {
+        path: String,
+        row: usize,
+        detail: String,
+    },
     #[error("invalid time {value:?}: {reason}")]
     InvalidTime { value: String, reason: String },
 }

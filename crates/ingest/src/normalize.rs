@@ -6,7 +6,7 @@ use crate::reason::{Reason, Rejection};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use rentix_core::{
     ContractTerm, FixingClock, FxMiss, FxTable, GpuCatalog, GpuHours, Grade, Observation,
-    ObservationKind, OperatorTier, PriceUnit, ServiceScope, UsdPerGpuHour,
+    ObservationKind, OperatorTier, PriceUnit, RatingTable, ServiceScope, UsdPerGpuHour,
 };
 use sha2::{Digest, Sha256};
 
@@ -18,6 +18,8 @@ pub struct Normalizer {
     pub fx: FxTable,
     pub clock: FixingClock,
     pub bounds: Bounds,
+    /// Operator ratings attached to rows that carry no tier of their own.
+    pub ratings: RatingTable,
 }
 
 /// Plausibility bounds: values outside them are quarantined with an `implausible_*`
@@ -270,7 +272,13 @@ impl Normalizer {
                     format!("{s:?}"),
                 )
             })?),
-        };
+        }
+        // A tier in the row wins; otherwise the rating in force on the observation's
+        // date for its operator and scope.
+        .or_else(|| {
+            self.ratings
+                .tier_on(&source, scope, observed_at.date_naive())
+        });
         let term_start = match raw.term_start.as_deref() {
             None => None,
             Some(s) => {
@@ -444,6 +452,7 @@ mod tests {
             catalog: GpuCatalog::bundled(),
             fx: FxTable::bundled(),
             clock: FixingClock::utc_midnight(),
+            ratings: RatingTable::default(),
             bounds: Bounds::at(
                 "2026-01-01T00:00:00Z".parse().unwrap(),
                 DEFAULT_FUTURE_DAYS,

@@ -33,6 +33,8 @@ pub struct IngestOptions {
     pub batch_rows: usize,
     /// Plausibility bounds on dates, prices and quantities.
     pub bounds: Bounds,
+    /// Operator ratings attached to rows without a tier (`--ratings`).
+    pub ratings: rentix_core::RatingTable,
 }
 
 impl Default for IngestOptions {
@@ -43,6 +45,7 @@ impl Default for IngestOptions {
             cutoff: Cutoff::default(),
             batch_rows: DEFAULT_BATCH_ROWS,
             bounds: Bounds::default_now(),
+            ratings: rentix_core::RatingTable::default(),
         }
     }
 }
@@ -231,6 +234,7 @@ pub fn ingest(
         fx,
         clock,
         bounds: opts.bounds,
+        ratings: opts.ratings.clone(),
     };
 
     let staging = store_dir.join("staging").join(&run_id);
@@ -341,6 +345,8 @@ pub fn ingest(
         f.accepted = accepted_by_file.get(&f.path).copied().unwrap_or(0);
         f.duplicates = dup_by_file.get(&f.path).copied().unwrap_or(0);
         summary.rows_read += f.rows_read;
+        summary.rated_rows += f.rated_rows;
+        summary.unrated_rows += f.unrated_rows;
     }
     summary.duplicates = summary.duplicates_within_run + summary.duplicates_of_store;
     for (reason, n) in quarantine.counts() {
@@ -538,7 +544,14 @@ fn read_file(
                         for o in outcome {
                             fs.rows_read += 1;
                             match o {
-                                Ok(obs) => stager.add(obs)?,
+                                Ok(obs) => {
+                                    if obs.obs.operator_tier.is_some() {
+                                        fs.rated_rows += 1;
+                                    } else {
+                                        fs.unrated_rows += 1;
+                                    }
+                                    stager.add(obs)?
+                                }
                                 Err(rej) => {
                                     if let (crate::Reason::UnknownGpu, Some(v)) =
                                         (rej.reason, &rej.value)

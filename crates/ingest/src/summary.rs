@@ -21,6 +21,11 @@ pub struct FileSummary {
     /// Raw GPU names the catalog does not know, with their row counts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown_gpus: BTreeMap<String, u64>,
+    /// Valid rows with an operator tier (from the row or the ratings), and without.
+    #[serde(default)]
+    pub rated_rows: u64,
+    #[serde(default)]
+    pub unrated_rows: u64,
 }
 
 /// A duplicate whose content differs from the row kept.
@@ -53,6 +58,12 @@ pub struct IngestSummary {
     /// first (at most 100 names): add an alias in data/gpus.toml or a mapping file.
     #[serde(default)]
     pub unknown_gpus: Vec<(String, u64)>,
+    /// Valid rows (before duplicates are removed) with an operator tier, from the row
+    /// or from the ratings in force on their date, and without one.
+    #[serde(default)]
+    pub rated_rows: u64,
+    #[serde(default)]
+    pub unrated_rows: u64,
     pub duplicates: u64,
     /// Duplicates of a row in this run / of a row already in the store.
     pub duplicates_within_run: u64,
