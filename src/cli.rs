@@ -73,6 +73,34 @@ pub enum Command {
                             rentix verify --store store --fixings fixings.csv --methodology m.toml --out differences.csv"
     )]
     Verify(VerifyArgs),
+    /// The cost of useful output: rent per million useful tokens by operator, and the
+    /// industry cost curve (operators sorted by cost, bar width = capacity).
+    #[command(
+        after_help = "Example:\n  rentix cost --throughput throughput.csv --out cost\n  \
+                            rentix cost --throughput throughput.csv --fixings fixings.csv --date 2025-06-30 --out cost"
+    )]
+    Cost(CostArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    /// Throughput CSV: operator, gpu, scope, model, input_tokens, output_tokens,
+    /// target_tokens_per_s_per_user, output_tokens_per_s_per_gpu, success_rate,
+    /// capacity_gpus, optional usd_per_gpu_hour and date.
+    #[arg(long)]
+    pub throughput: PathBuf,
+    /// Price rows without usd_per_gpu_hour at the fixing of GPU/SCOPE/on-demand.
+    #[arg(long)]
+    pub fixings: Option<PathBuf>,
+    /// Or at the median observed price of GPU/SCOPE/on-demand in a store (7 days to the date).
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+    /// Date for rows without one (YYYY-MM-DD).
+    #[arg(long)]
+    pub date: Option<chrono::NaiveDate>,
+    /// Output directory: cost_curve.csv, position_changes.csv, cost_curve.png/.svg.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

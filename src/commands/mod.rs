@@ -1,6 +1,7 @@
 //! One module per command; each validates its arguments, then does the work.
 
 mod backtest;
+mod cost;
 mod demo;
 mod index;
 mod ingest;
@@ -23,5 +24,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Report(a) => report::run(a),
         Command::Store(a) => store::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Cost(a) => cost::run(a),
     }
 }

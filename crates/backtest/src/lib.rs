@@ -10,6 +10,7 @@
 
 mod backtest;
 mod contract;
+mod cost;
 mod error;
 mod output;
 mod periods;
@@ -27,6 +28,10 @@ pub use backtest::{
 pub use contract::{
     month_start, validate_index_name, ContractSpec, EntryAssumption, EntrySpec, Settlement,
     DEFAULT_MIN_SETTLEMENT_FIXINGS,
+};
+pub use cost::{
+    cost_curves, position_changes, read_throughput, usd_per_m_useful_tokens, CostPoint,
+    PositionChange, Throughput,
 };
 pub use error::BacktestError;
 pub use output::{daily_table, periods_table, write_backtest};

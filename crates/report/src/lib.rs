@@ -3,12 +3,14 @@
 
 mod backtest_charts;
 mod charts;
+mod cost_chart;
 mod font;
 mod html;
 mod index_charts;
 
 pub use backtest_charts::{backtest_charts, featured};
 pub use charts::{save_both, BandPoint, Line, SIZE};
+pub use cost_chart::{cost_curve_chart, CurveBar};
 pub use font::{ensure_font, FAMILY};
 pub use html::{discover, esc, featured_grades, render_report, ReportInputs};
 pub use index_charts::{band_points, index_charts};

@@ -1,0 +1,343 @@
+//! The cost of useful output: what a GPU-hour buys once the operator's throughput and
+//! failures are counted. "A GPU falls to the level of the operator": at the same
+//! hourly rent, one serving stack's output tokens per second per GPU can be 1.5 times
+//! another's, so its rent per token is 1/1.5 of the other's.
+//!
+//! `usd_per_m_useful_tokens = usd_per_gpu_hour / (output_tokens_per_s_per_gpu x 3600
+//! x success_rate) x 1e6`: rent per million output tokens that were delivered
+//! successfully (the practical proxy for cost per successfully completed task).
+//! Operators serving the same model on the same date form a cost curve: sorted by
+//! that cost, each occupies its capacity (GPUs); `percentile` is the share of the
+//! curve's capacity at or below the operator's cost, in percent. Position on the curve
+//! is relative: an operator that gets cheaper can still fall behind one that got
+//! cheaper faster.
+//!
+//! Reference: O. Kennon (SemiAnalysis), "Same GPU, 50% More Output: Why the Operator
+//! Matters" (talk, 2025).
+
+use crate::error::BacktestError;
+use chrono::NaiveDate;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One row of a throughput file: an operator serving a model on GPUs of a grade.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Throughput {
+    pub operator: String,
+    /// Canonical GPU id and scope (the grade priced is `gpu/scope/on-demand`).
+    pub gpu: String,
+    pub scope: String,
+    pub model: String,
+    pub input_tokens: f64,
+    pub output_tokens: f64,
+    pub target_tokens_per_s_per_user: f64,
+    pub output_tokens_per_s_per_gpu: f64,
+    pub success_rate: f64,
+    pub capacity_gpus: f64,
+    pub usd_per_gpu_hour: Option<f64>,
+    pub date: Option<NaiveDate>,
+    /// 1-based data row in its file.
+    pub row: usize,
+}
+
+/// One point of a cost curve (`cost_curve.csv`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostPoint {
+    pub operator: String,
+    pub gpu: String,
+    pub scope: String,
+    pub model: String,
+    pub date: Option<NaiveDate>,
+    pub usd_per_gpu_hour: f64,
+    pub output_tokens_per_s_per_gpu: f64,
+    pub success_rate: f64,
+    pub usd_per_m_useful_tokens: f64,
+    pub capacity_gpus: f64,
+    pub cumulative_capacity_gpus: f64,
+    pub percentile: f64,
+    /// 1 = cheapest on its curve, and how many operators the curve has.
+    pub rank: usize,
+    pub operators: usize,
+}
+
+/// Rent per million useful output tokens.
+pub fn usd_per_m_useful_tokens(
+    usd_per_gpu_hour: f64,
+    tokens_per_s_per_gpu: f64,
+    success_rate: f64,
+) -> f64 {
+    usd_per_gpu_hour / (tokens_per_s_per_gpu * 3600.0 * success_rate) * 1e6
+}
+
+const REQUIRED: [&str; 10] = [
+    "operator",
+    "gpu",
+    "scope",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "target_tokens_per_s_per_user",
+    "output_tokens_per_s_per_gpu",
+    "success_rate",
+    "capacity_gpus",
+];
+
+/// Reads a throughput file; `gpu` is resolved through the GPU catalog, every number
+/// checked.
+pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
+    let file = |detail: String| BacktestError::File {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let text = rentix_core::read_text(path, rentix_core::MAX_TABLE_BYTES)
+        .map_err(|e| file(e.to_string()))?;
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| file(e.to_string()))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    for r in REQUIRED {
+        if !header.iter().any(|h| h == r) {
+            return Err(file(format!("the header has no column {r:?}")));
+        }
+    }
+    let catalog = rentix_core::GpuCatalog::bundled();
+    let mut out = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let row = i + 1;
+        let rec = rec.map_err(|e| file(format!("row {row}: {e}")))?;
+        let get = |name: &str| {
+            header
+                .iter()
+                .position(|h| h == name)
+                .and_then(|j| rec.get(j))
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        let bad = |field: &str, detail: String| BacktestError::Row {
+            path: path.to_path_buf(),
+            row,
+            field: field.into(),
+            detail,
+        };
+        let num = |field: &str, lo: f64, hi: f64| -> Result<f64, BacktestError> {
+            let v = get(field);
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= lo && *x <= hi)
+                .ok_or_else(|| bad(field, format!("{v:?} is not a number in {lo}..={hi}")))
+        };
+        let opt_num = |field: &str, lo: f64, hi: f64| -> Result<Option<f64>, BacktestError> {
+            if get(field).is_empty() {
+                Ok(None)
+            } else {
+                num(field, lo, hi).map(Some)
+            }
+        };
+        let operator = get("operator");
+        if operator.is_empty() {
+            return Err(bad("operator", "empty".into()));
+        }
+        let raw_gpu = get("gpu");
+        let gpu = catalog
+            .resolve(&raw_gpu)
+            .map_err(|_| bad("gpu", format!("{raw_gpu:?} is not in the GPU catalog")))?
+            .id
+            .to_string();
+        let scope: rentix_core::ServiceScope = get("scope")
+            .parse()
+            .map_err(|e: rentix_core::CoreError| bad("scope", e.to_string()))?;
+        let date = match get("date").as_str() {
+            "" => None,
+            d => Some(
+                NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                    .map_err(|_| bad("date", format!("{d:?} is not a date (YYYY-MM-DD)")))?,
+            ),
+        };
+        let model = get("model");
+        if model.is_empty() {
+            return Err(bad("model", "empty".into()));
+        }
+        out.push(Throughput {
+            operator,
+            gpu,
+            scope: scope.as_str().to_string(),
+            model,
+            input_tokens: num("input_tokens", 0.0, 1e9)?,
+            output_tokens: num("output_tokens", 0.0, 1e9)?,
+            target_tokens_per_s_per_user: num("target_tokens_per_s_per_user", 0.0, 1e6)?,
+            output_tokens_per_s_per_gpu: num("output_tokens_per_s_per_gpu", 1e-9, 1e9)?,
+            success_rate: num("success_rate", 1e-9, 1.0)?,
+            capacity_gpus: num("capacity_gpus", 0.0, 1e9)?,
+            usd_per_gpu_hour: opt_num("usd_per_gpu_hour", 1e-9, 1e4)?,
+            date,
+            row,
+        });
+    }
+    if out.is_empty() {
+        return Err(file("no rows".into()));
+    }
+    Ok(out)
+}
+
+/// The cost curves of `rows` (each priced: `price(row)` gives its rent), one per
+/// model and date, points sorted by cost then operator.
+pub fn cost_curves(
+    rows: &[Throughput],
+    price: impl Fn(&Throughput) -> Result<f64, String>,
+) -> Result<Vec<CostPoint>, String> {
+    let mut groups: BTreeMap<(String, Option<NaiveDate>), Vec<CostPoint>> = BTreeMap::new();
+    for r in rows {
+        let usd = match r.usd_per_gpu_hour {
+            Some(p) => p,
+            None => price(r).map_err(|e| format!("row {} ({}): {e}", r.row, r.operator))?,
+        };
+        groups
+            .entry((r.model.clone(), r.date))
+            .or_default()
+            .push(CostPoint {
+                operator: r.operator.clone(),
+                gpu: r.gpu.clone(),
+                scope: r.scope.clone(),
+                model: r.model.clone(),
+                date: r.date,
+                usd_per_gpu_hour: usd,
+                output_tokens_per_s_per_gpu: r.output_tokens_per_s_per_gpu,
+                success_rate: r.success_rate,
+                usd_per_m_useful_tokens: usd_per_m_useful_tokens(
+                    usd,
+                    r.output_tokens_per_s_per_gpu,
+                    r.success_rate,
+                ),
+                capacity_gpus: r.capacity_gpus,
+                cumulative_capacity_gpus: 0.0,
+                percentile: 0.0,
+                rank: 0,
+                operators: 0,
+            });
+    }
+    let mut out = Vec::new();
+    for (_, mut pts) in groups {
+        pts.sort_by(|a, b| {
+            a.usd_per_m_useful_tokens
+                .total_cmp(&b.usd_per_m_useful_tokens)
+                .then(a.operator.cmp(&b.operator))
+        });
+        let total: f64 = pts.iter().map(|p| p.capacity_gpus).sum();
+        let n = pts.len();
+        let mut cum = 0.0;
+        for (i, p) in pts.iter_mut().enumerate() {
+            cum += p.capacity_gpus;
+            p.cumulative_capacity_gpus = cum;
+            p.percentile = if total > 0.0 {
+                100.0 * cum / total
+            } else {
+                100.0 * (i + 1) as f64 / n as f64
+            };
+            p.rank = i + 1;
+            p.operators = n;
+        }
+        out.extend(pts);
+    }
+    Ok(out)
+}
+
+/// How an operator's place on its model's curve moved from its first date to its
+/// last: a cost that fell can still lose ground to a competitor that fell faster.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PositionChange {
+    pub operator: String,
+    pub model: String,
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    pub cost_from: f64,
+    pub cost_to: f64,
+    pub rank_from: usize,
+    pub rank_to: usize,
+    pub operators_from: usize,
+    pub operators_to: usize,
+    /// A sentence a person reads.
+    pub reading: String,
+}
+
+pub fn position_changes(points: &[CostPoint]) -> Vec<PositionChange> {
+    let mut by: BTreeMap<(&str, &str), Vec<&CostPoint>> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.date.is_some()) {
+        by.entry((p.model.as_str(), p.operator.as_str()))
+            .or_default()
+            .push(p);
+    }
+    let mut out = Vec::new();
+    for ((model, operator), mut pts) in by {
+        pts.sort_by_key(|p| p.date);
+        let (Some(a), Some(b)) = (pts.first(), pts.last()) else {
+            continue;
+        };
+        if a.date == b.date {
+            continue;
+        }
+        let place = |p: &CostPoint| {
+            if p.rank == 1 {
+                "the cheapest producer".to_string()
+            } else if p.rank == p.operators {
+                "the most expensive producer".to_string()
+            } else {
+                format!("number {} of {} by cost", p.rank, p.operators)
+            }
+        };
+        let change = 100.0 * (b.usd_per_m_useful_tokens / a.usd_per_m_useful_tokens - 1.0);
+        let verdict = match b.rank.cmp(&a.rank) {
+            std::cmp::Ordering::Greater if change < 0.0 => {
+                ": its cost fell, but competitors' fell faster"
+            }
+            std::cmp::Ordering::Greater => ": it lost ground",
+            std::cmp::Ordering::Less => ": it gained ground",
+            std::cmp::Ordering::Equal => "",
+        };
+        out.push(PositionChange {
+            operator: operator.to_string(),
+            model: model.to_string(),
+            from: a.date.unwrap_or_default(),
+            to: b.date.unwrap_or_default(),
+            cost_from: a.usd_per_m_useful_tokens,
+            cost_to: b.usd_per_m_useful_tokens,
+            rank_from: a.rank,
+            rank_to: b.rank,
+            operators_from: a.operators,
+            operators_to: b.operators,
+            reading: format!(
+                "{operator} ({model}): {:.4} -> {:.4} USD per million useful tokens ({change:+.1}%); {} on {} and {} on {}{verdict}",
+                a.usd_per_m_useful_tokens,
+                b.usd_per_m_useful_tokens,
+                place(a),
+                a.date.unwrap_or_default(),
+                place(b),
+                b.date.unwrap_or_default(),
+            ),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_talks_b200_example() {
+        // Same rent 5.00 USD per GPU-hour, 200 vs 300 output tokens/s per GPU.
+        let a = usd_per_m_useful_tokens(5.0, 200.0, 1.0);
+        let b = usd_per_m_useful_tokens(5.0, 300.0, 1.0);
+        assert!(
+            (a - 6.944_444).abs() < 1e-4 && (b - 4.629_630).abs() < 1e-4,
+            "{a} {b}"
+        );
+        assert!((a / b - 1.5).abs() < 1e-12);
+        // Half the requests failing doubles the cost of what is useful.
+        assert!((usd_per_m_useful_tokens(5.0, 300.0, 0.5) - 2.0 * b).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,88 @@
+//! The industry cost curve: operators sorted by cost per million useful tokens, each
+//! bar as wide as its capacity in GPUs.
+
+use crate::charts::save_both;
+use crate::font::FAMILY;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+
+/// One operator on the curve: name, cost, capacity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveBar {
+    pub operator: String,
+    pub usd_per_m_useful_tokens: f64,
+    pub capacity_gpus: f64,
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    bars: &[CurveBar],
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let total: f64 = bars.iter().map(|b| b.capacity_gpus).sum::<f64>().max(1.0);
+    let top = bars
+        .iter()
+        .map(|b| b.usd_per_m_useful_tokens)
+        .fold(0.0f64, f64::max)
+        * 1.15
+        + 1e-9;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 20))
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..total, 0f64..top)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .disable_y_mesh()
+        .x_desc("cumulative capacity, GPUs")
+        .y_desc("USD per million useful output tokens")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("${y:.2}"))
+        .label_style((FAMILY, 12))
+        .draw()
+        .map_err(e)?;
+    let palette = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
+    let mut x = 0.0;
+    let mut labels = Vec::new();
+    let mut rects = Vec::new();
+    for (i, b) in bars.iter().enumerate() {
+        let c = palette[i % palette.len()];
+        rects.push(Rectangle::new(
+            [(x, 0.0), (x + b.capacity_gpus, b.usd_per_m_useful_tokens)],
+            c.mix(0.8).filled(),
+        ));
+        labels.push((
+            format!("{} ${:.2}", b.operator, b.usd_per_m_useful_tokens),
+            (x + b.capacity_gpus / 2.0, b.usd_per_m_useful_tokens),
+        ));
+        x += b.capacity_gpus;
+    }
+    chart.draw_series(rects).map_err(e)?;
+    let style = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+    chart
+        .draw_series(
+            labels
+                .into_iter()
+                .map(|(t, p)| Text::new(t, p, style.clone())),
+        )
+        .map_err(e)?;
+    Ok(())
+}
+
+/// Writes `<stem>.png` and `<stem>.svg`.
+pub fn cost_curve_chart(stem: &Path, title: &str, bars: &[CurveBar]) -> Result<(), String> {
+    save_both(stem, |r| draw(r, title, bars), |r| draw(r, title, bars))
+}

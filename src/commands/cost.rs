@@ -1,0 +1,195 @@
+//! `rentix cost`: rent per million useful tokens by operator and the cost curve.
+
+use crate::cli::CostArgs;
+use anyhow::{bail, Context};
+use chrono::{Days, NaiveDate};
+use rentix_backtest::{
+    cost_curves, position_changes, read_throughput, underlyings, CostPoint, Throughput,
+};
+use rentix_ingest::{Col, Store, Table};
+use rentix_report::{cost_curve_chart, CurveBar};
+use std::collections::BTreeMap;
+
+/// Days a price may be looked back for.
+const LOOKBACK_DAYS: u64 = 7;
+
+/// How rows without a price are priced.
+enum Pricer {
+    None,
+    Fixings(BTreeMap<String, rentix_backtest::Underlying>),
+    Store(Vec<rentix_ingest::StoredObservation>),
+}
+
+impl Pricer {
+    fn price(&self, r: &Throughput, date: Option<NaiveDate>) -> Result<f64, String> {
+        let grade = format!("{}/{}/on-demand", r.gpu, r.scope);
+        let date = r
+            .date
+            .or(date)
+            .ok_or("no date to price it on: give the row a date or pass --date")?;
+        let from = date - Days::new(LOOKBACK_DAYS - 1);
+        match self {
+            Pricer::None => {
+                Err("no usd_per_gpu_hour: pass --fixings or --store to price it".into())
+            }
+            Pricer::Fixings(u) => u
+                .get(&grade)
+                .and_then(|s| s.values.last_on_or_before(date))
+                .filter(|(d, _)| *d >= from)
+                .map(|(_, v)| v)
+                .ok_or(format!(
+                    "no fixing of {grade} in the {LOOKBACK_DAYS} days to {date}"
+                )),
+            Pricer::Store(rows) => {
+                let mut v: Vec<f64> = rows
+                    .iter()
+                    .filter(|o| o.obs.grade.clone().with_region(None).key() == grade)
+                    .filter(|o| o.obs.fixing_date >= from && o.obs.fixing_date <= date)
+                    .map(|o| o.obs.usd_per_gpu_hour.get())
+                    .collect();
+                if v.is_empty() {
+                    return Err(format!(
+                        "no observation of {grade} in the {LOOKBACK_DAYS} days to {date}"
+                    ));
+                }
+                v.sort_by(f64::total_cmp);
+                let n = v.len();
+                Ok(if n % 2 == 1 {
+                    v[n / 2]
+                } else {
+                    (v[n / 2 - 1] + v[n / 2]) / 2.0
+                })
+            }
+        }
+    }
+}
+
+fn table(points: &[CostPoint]) -> Table {
+    let s =
+        |g: &dyn Fn(&CostPoint) -> String| Col::Str(points.iter().map(|p| Some(g(p))).collect());
+    let f = |g: &dyn Fn(&CostPoint) -> f64| Col::F64(points.iter().map(|p| Some(g(p))).collect());
+    let mut t = Table::new();
+    t.push("operator", s(&|p| p.operator.clone()));
+    t.push("gpu", s(&|p| p.gpu.clone()));
+    t.push("scope", s(&|p| p.scope.clone()));
+    t.push("model", s(&|p| p.model.clone()));
+    t.push(
+        "date",
+        s(&|p| p.date.map(|d| d.to_string()).unwrap_or_default()),
+    );
+    t.push("usd_per_gpu_hour", f(&|p| p.usd_per_gpu_hour));
+    t.push(
+        "output_tokens_per_s_per_gpu",
+        f(&|p| p.output_tokens_per_s_per_gpu),
+    );
+    t.push("success_rate", f(&|p| p.success_rate));
+    t.push("usd_per_m_useful_tokens", f(&|p| p.usd_per_m_useful_tokens));
+    t.push("capacity_gpus", f(&|p| p.capacity_gpus));
+    t.push(
+        "cumulative_capacity_gpus",
+        f(&|p| p.cumulative_capacity_gpus),
+    );
+    t.push("percentile", f(&|p| p.percentile));
+    t.push(
+        "rank",
+        Col::I64(points.iter().map(|p| Some(p.rank as i64)).collect()),
+    );
+    t.push(
+        "operators",
+        Col::I64(points.iter().map(|p| Some(p.operators as i64)).collect()),
+    );
+    t
+}
+
+pub fn run(a: CostArgs) -> anyhow::Result<()> {
+    if a.fixings.is_some() && a.store.is_some() {
+        bail!("price from --fixings or from --store, not both");
+    }
+    let rows = read_throughput(&a.throughput)?;
+    let pricer = match (&a.fixings, &a.store) {
+        (Some(f), _) => Pricer::Fixings(underlyings(&rentix_index::read_fixings(f)?)),
+        (_, Some(s)) => Pricer::Store(
+            Store::open(s)?
+                .read(None, None)
+                .context("reading the store")?,
+        ),
+        _ => Pricer::None,
+    };
+    let points = cost_curves(&rows, |r| pricer.price(r, a.date))
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("pricing {}", a.throughput.display()))?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    table(&points).write(&a.out.join("cost_curve.csv"))?;
+    let changes = position_changes(&points);
+    let mut t = Table::new();
+    let s = |g: &dyn Fn(&rentix_backtest::PositionChange) -> String| {
+        Col::Str(changes.iter().map(|c| Some(g(c))).collect())
+    };
+    t.push("operator", s(&|c| c.operator.clone()));
+    t.push("model", s(&|c| c.model.clone()));
+    t.push("from", s(&|c| c.from.to_string()));
+    t.push("to", s(&|c| c.to.to_string()));
+    t.push(
+        "cost_from",
+        Col::F64(changes.iter().map(|c| Some(c.cost_from)).collect()),
+    );
+    t.push(
+        "cost_to",
+        Col::F64(changes.iter().map(|c| Some(c.cost_to)).collect()),
+    );
+    t.push(
+        "rank_from",
+        Col::I64(changes.iter().map(|c| Some(c.rank_from as i64)).collect()),
+    );
+    t.push(
+        "rank_to",
+        Col::I64(changes.iter().map(|c| Some(c.rank_to as i64)).collect()),
+    );
+    t.push("reading", s(&|c| c.reading.clone()));
+    t.write(&a.out.join("position_changes.csv"))?;
+    // The chart: the latest curve of the model with the most capacity on it.
+    let latest = points.iter().map(|p| p.date).max().flatten();
+    let mut capacity: BTreeMap<&str, f64> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.date == latest) {
+        *capacity.entry(p.model.as_str()).or_default() += p.capacity_gpus;
+    }
+    let model = capacity
+        .iter()
+        .max_by(|x, y| x.1.total_cmp(y.1).then(y.0.cmp(x.0)))
+        .map(|(m, _)| m.to_string())
+        .unwrap_or_default();
+    let bars: Vec<CurveBar> = points
+        .iter()
+        .filter(|p| p.model == model && p.date == latest)
+        .map(|p| CurveBar {
+            operator: p.operator.clone(),
+            usd_per_m_useful_tokens: p.usd_per_m_useful_tokens,
+            capacity_gpus: p.capacity_gpus,
+        })
+        .collect();
+    let title = format!(
+        "Cost curve: {model}{}",
+        latest.map(|d| format!(", {d}")).unwrap_or_default()
+    );
+    cost_curve_chart(&a.out.join("cost_curve"), &title, &bars).map_err(anyhow::Error::msg)?;
+    for p in points
+        .iter()
+        .filter(|p| p.model == model && p.date == latest)
+    {
+        outln!(
+            "{:>3}. {:<24} {:>9.4} USD per million useful tokens ({:.2} USD/GPU-h, {:.0} tokens/s/GPU, {:.0}% success), percentile {:.0}",
+            p.rank,
+            p.operator,
+            p.usd_per_m_useful_tokens,
+            p.usd_per_gpu_hour,
+            p.output_tokens_per_s_per_gpu,
+            100.0 * p.success_rate,
+            p.percentile
+        );
+    }
+    for c in &changes {
+        outln!("{}", c.reading);
+    }
+    outln!("wrote {}", a.out.display());
+    Ok(())
+}

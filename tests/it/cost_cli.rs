@@ -1,0 +1,126 @@
+//! `rentix cost` on the talk's examples ("Same GPU, 50% More Output: Why the Operator
+//! Matters", SemiAnalysis): the same B200 rent buys 1.5x the useful output from one
+//! operator, and a producer that got cheaper can still end up the more expensive.
+
+use crate::csvutil::rows;
+use crate::util::{p, rentix, rentix_ok};
+
+const HEAD: &str = "operator,gpu,scope,model,input_tokens,output_tokens,target_tokens_per_s_per_user,output_tokens_per_s_per_gpu,success_rate,capacity_gpus,usd_per_gpu_hour,date";
+
+#[test]
+fn same_b200_rent_one_and_a_half_times_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    std::fs::write(
+        &f,
+        format!("{HEAD}\nstack-a,B200,managed-cluster,llm-70b,8000,1000,100,200,1.0,512,5.00,2025-06-01\nstack-b,B200,managed-cluster,llm-70b,8000,1000,100,300,1.0,256,5.00,2025-06-01\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("cost");
+    let msg = rentix_ok(&["cost", "--throughput", p(&f), "--out", p(&out)]);
+    let curve = rows(&out.join("cost_curve.csv"));
+    let cost = |op: &str| -> f64 {
+        curve.iter().find(|r| r["operator"] == op).unwrap()["usd_per_m_useful_tokens"]
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        (cost("stack-a") - 6.9444).abs() < 1e-4,
+        "{}",
+        cost("stack-a")
+    );
+    assert!(
+        (cost("stack-b") - 4.6296).abs() < 1e-4,
+        "{}",
+        cost("stack-b")
+    );
+    assert!((cost("stack-a") / cost("stack-b") - 1.5).abs() < 1e-9);
+    // Sorted by cost: stack-b first with its 256 GPUs (a third of the capacity).
+    assert_eq!(curve[0]["operator"], "stack-b");
+    assert_eq!(curve[0]["cumulative_capacity_gpus"], "256");
+    assert!((curve[0]["percentile"].parse::<f64>().unwrap() - 100.0 / 3.0).abs() < 1e-9);
+    assert_eq!(curve[1]["cumulative_capacity_gpus"], "768");
+    assert!(msg.contains("stack-b") && msg.contains("4.6296"), "{msg}");
+    for ext in ["png", "svg"] {
+        assert!(
+            std::fs::metadata(out.join(format!("cost_curve.{ext}")))
+                .unwrap()
+                .len()
+                > 1000
+        );
+    }
+}
+
+#[test]
+fn cheaper_yet_behind_a_competitor_that_improved_faster() {
+    // Cost = 3.6 / (tps x 3600) x 1e6 = 1000 / tps USD per million useful tokens:
+    // you 10 -> 8 (tps 100 -> 125), your competitor 12 -> 6 (tps 83.33 -> 166.67).
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    let row = |op: &str, tps: f64, date: &str| {
+        format!("{op},H100,managed-cluster,llm,8000,1000,50,{tps},1.0,100,3.6,{date}")
+    };
+    let body = [
+        HEAD.to_string(),
+        row("you", 100.0, "2025-01-01"),
+        row("competitor", 1000.0 / 12.0, "2025-01-01"),
+        row("you", 125.0, "2025-07-01"),
+        row("competitor", 1000.0 / 6.0, "2025-07-01"),
+    ];
+    std::fs::write(&f, body.join("\n") + "\n").unwrap();
+    let out = dir.path().join("cost");
+    let msg = rentix_ok(&["cost", "--throughput", p(&f), "--out", p(&out)]);
+    let changes = rows(&out.join("position_changes.csv"));
+    let you = changes.iter().find(|r| r["operator"] == "you").unwrap();
+    assert!((you["cost_from"].parse::<f64>().unwrap() - 10.0).abs() < 1e-9);
+    assert!((you["cost_to"].parse::<f64>().unwrap() - 8.0).abs() < 1e-9);
+    assert_eq!(
+        (you["rank_from"].as_str(), you["rank_to"].as_str()),
+        ("1", "2")
+    );
+    assert!(
+        you["reading"].contains("the cheapest producer on 2025-01-01")
+            && you["reading"].contains("the most expensive producer on 2025-07-01")
+            && you["reading"].contains("competitors' fell faster"),
+        "{}",
+        you["reading"]
+    );
+    assert!(msg.contains("competitors' fell faster"), "{msg}");
+}
+
+#[test]
+fn rows_without_a_price_are_priced_from_fixings_or_refused() {
+    let m = crate::fixture::market();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    std::fs::write(
+        &f,
+        format!("{HEAD}\nop,H100 SXM,bare-metal,llm,8000,1000,50,250,0.9,64,,2025-06-30\n"),
+    )
+    .unwrap();
+    let o = rentix(&[
+        "cost",
+        "--throughput",
+        p(&f),
+        "--out",
+        p(&dir.path().join("x")),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("pass --fixings or --store"));
+    let out = dir.path().join("cost");
+    rentix_ok(&[
+        "cost",
+        "--throughput",
+        p(&f),
+        "--fixings",
+        p(&m.fixings()),
+        "--out",
+        p(&out),
+    ]);
+    let fix = crate::csvutil::series(&m.fixings(), "h100-sxm-80gb/bare-metal/on-demand", "value");
+    let rent = fix["2025-06-30"];
+    let r = &rows(&out.join("cost_curve.csv"))[0];
+    assert!((r["usd_per_gpu_hour"].parse::<f64>().unwrap() - rent).abs() < 1e-12);
+    let want = rent / (250.0 * 3600.0 * 0.9) * 1e6;
+    assert!((r["usd_per_m_useful_tokens"].parse::<f64>().unwrap() - want).abs() < 1e-9);
+}
