@@ -4,7 +4,8 @@ use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
 use rentix_index::{
-    compute, forward_curves, forward_table, publish, Fixing, IndexRequest, Methodology, Window,
+    compute, forward_curves, forward_table, publish, tier_spreads, tier_spreads_table, Fixing,
+    IndexRequest, Methodology, Window,
 };
 use rentix_ingest::{Store, TableFormat};
 use std::collections::BTreeMap;
@@ -49,6 +50,11 @@ impl IndexConfig {
 
 /// `<dir>/<stem>_forward.<ext>` beside a fixings file.
 pub fn forward_path(out: &Path) -> PathBuf {
+    sibling(out, "_forward")
+}
+
+/// `<dir>/<stem><suffix>.<ext>` beside a fixings file.
+fn sibling(out: &Path, suffix: &str) -> PathBuf {
     let stem = out
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
@@ -57,7 +63,7 @@ pub fn forward_path(out: &Path) -> PathBuf {
         .extension()
         .map(|e| e.to_string_lossy().to_string())
         .unwrap_or_else(|| "csv".into());
-    out.with_file_name(format!("{stem}_forward.{ext}"))
+    out.with_file_name(format!("{stem}{suffix}.{ext}"))
 }
 
 /// Runs the index and publishes it; returns a printable summary.
@@ -93,6 +99,10 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         .with_context(|| format!("writing {}", cfg.out.display()))?;
     if m.forward_curve {
         forward_table(&forward_curves(&publication.rows)).write(&forward_path(&cfg.out))?;
+    }
+    if !m.grades.tier_floors.is_empty() {
+        tier_spreads_table(&tier_spreads(&publication.rows))
+            .write(&sibling(&cfg.out, "_tier_spreads"))?;
     }
     let published: Vec<&Fixing> = publication
         .rows

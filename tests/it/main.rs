@@ -19,4 +19,5 @@ mod point_in_time;
 mod report_cli;
 mod simulate_cli;
 mod store_props;
+mod tier_grades;
 mod util;

@@ -112,7 +112,7 @@ const MAX_INDEX_NAME: usize = 200;
 /// Checks an underlying's name: a grade key (`GPU/SCOPE/TERM[@region]`) or a
 /// composite's name from a methodology (printable, at most 200 characters).
 pub fn validate_index_name(name: &str) -> Result<(), String> {
-    if name.contains('/') && name.split('/').count() == 3 && name.parse::<Grade>().is_ok() {
+    if name.contains('/') && name.parse::<Grade>().is_ok() {
         return Ok(());
     }
     if name.is_empty() || name.len() > MAX_INDEX_NAME || name.chars().any(char::is_control) {

@@ -4,6 +4,7 @@ use crate::error::CoreError;
 use crate::gpu::GpuModel;
 use crate::scope::ServiceScope;
 use crate::term::ContractTerm;
+use crate::tier::OperatorTier;
 use serde::{Deserialize, Serialize};
 use std::{fmt, str::FromStr};
 
@@ -16,6 +17,9 @@ pub struct Grade {
     pub scope: ServiceScope,
     pub term: ContractTerm,
     pub region: Option<String>,
+    /// A tier floor (`.../gold+`): only observations from operators rated at or
+    /// above it, the way a futures contract names a deliverable grade.
+    pub tier_floor: Option<OperatorTier>,
 }
 
 impl Grade {
@@ -25,7 +29,13 @@ impl Grade {
             scope,
             term,
             region: None,
+            tier_floor: None,
         }
+    }
+
+    pub fn with_tier_floor(mut self, floor: Option<OperatorTier>) -> Self {
+        self.tier_floor = floor;
+        self
     }
 
     pub fn with_region(mut self, region: Option<String>) -> Self {
@@ -42,6 +52,9 @@ impl Grade {
 impl fmt::Display for Grade {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}/{}", self.gpu, self.scope, self.term)?;
+        if let Some(t) = self.tier_floor {
+            write!(f, "/{}+", t.as_str())?;
+        }
         if let Some(r) = &self.region {
             write!(f, "@{r}")?;
         }
@@ -62,9 +75,18 @@ impl FromStr for Grade {
             None => (s, None),
         };
         let parts: Vec<&str> = body.split('/').collect();
-        if parts.len() != 3 {
-            return Err(bad("expected GPU/SCOPE/TERM"));
+        if parts.len() != 3 && parts.len() != 4 {
+            return Err(bad("expected GPU/SCOPE/TERM or GPU/SCOPE/TERM/TIER+"));
         }
+        let tier_floor = match parts.get(3) {
+            None => None,
+            Some(t) => Some(
+                t.strip_suffix('+')
+                    .ok_or_else(|| bad("a tier floor ends in '+', e.g. gold+"))?
+                    .parse::<OperatorTier>()
+                    .map_err(|e| bad(&e.to_string()))?,
+            ),
+        };
         let gpu = GpuModel::new(parts[0]).map_err(|e| bad(&e.to_string()))?;
         let scope = parts[1]
             .parse()
@@ -77,6 +99,7 @@ impl FromStr for Grade {
             scope,
             term,
             region,
+            tier_floor,
         })
     }
 }
@@ -112,10 +135,10 @@ impl GradePattern {
             None => (text, None),
         };
         let segments: Vec<String> = body.split('/').map(str::to_string).collect();
-        if segments.len() != 3 || segments.iter().any(|s| s.is_empty()) {
+        if !(3..=4).contains(&segments.len()) || segments.iter().any(|s| s.is_empty()) {
             return Err(CoreError::InvalidGrade {
                 value: text.to_string(),
-                reason: "a pattern is GPU/SCOPE/TERM with '*' wildcards".into(),
+                reason: "a pattern is GPU/SCOPE/TERM[/TIER+] with '*' wildcards".into(),
             });
         }
         Ok(Self {
@@ -140,12 +163,19 @@ impl GradePattern {
             .iter()
             .zip(values)
             .all(|(p, v)| glob_match(p.as_bytes(), v.as_bytes()));
+        // Three segments match grades without a tier floor; a fourth matches the
+        // floor (`gold+`, or `*`).
+        let tier = match (self.segments.get(3), grade.tier_floor) {
+            (None, None) => true,
+            (Some(p), Some(t)) => glob_match(p.as_bytes(), format!("{}+", t.as_str()).as_bytes()),
+            _ => false,
+        };
         let region = match (&self.region, &grade.region) {
             (None, None) => true,
             (Some(p), Some(r)) => glob_match(p.as_bytes(), r.as_bytes()),
             _ => false,
         };
-        body && region
+        body && region && tier
     }
 }
 
@@ -197,6 +227,15 @@ mod tests {
         assert!("h100-sxm-80gb/bare-metal".parse::<Grade>().is_err());
         assert!("h100-sxm-80gb/cloud/on-demand".parse::<Grade>().is_err());
         assert!("H100/vm/spot".parse::<Grade>().is_err());
+        let t: Grade = "h100-sxm-80gb/managed-cluster/on-demand/gold+@us"
+            .parse()
+            .unwrap();
+        assert_eq!(t.tier_floor, Some(OperatorTier::Gold));
+        assert_eq!(t.key(), "h100-sxm-80gb/managed-cluster/on-demand/gold+@us");
+        assert!("h100-sxm-80gb/vm/on-demand/gold".parse::<Grade>().is_err());
+        assert!("h100-sxm-80gb/vm/on-demand/diamond+"
+            .parse::<Grade>()
+            .is_err());
     }
 
     #[rstest]
@@ -207,6 +246,10 @@ mod tests {
     #[case("*/*/*", "a100-sxm-80gb/bare-metal/1y@eu", false)]
     #[case("*/*/*@*", "a100-sxm-80gb/bare-metal/1y@eu", true)]
     #[case("*/*/*@us", "a100-sxm-80gb/bare-metal/1y@eu", false)]
+    #[case("*/*/*", "h100-sxm-80gb/vm/on-demand/gold+", false)]
+    #[case("*/*/*/gold+", "h100-sxm-80gb/vm/on-demand/gold+", true)]
+    #[case("*/*/*/*", "h100-sxm-80gb/vm/on-demand/silver+", true)]
+    #[case("*/*/*/gold+", "h100-sxm-80gb/vm/on-demand", false)]
     fn pattern_matching(#[case] pat: &str, #[case] grade: &str, #[case] expect: bool) {
         let p = GradePattern::new(pat).unwrap();
         assert_eq!(p.matches(&grade.parse().unwrap()), expect);

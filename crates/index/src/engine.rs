@@ -87,14 +87,30 @@ pub fn group_by_grade(
     let mut out: BTreeMap<String, Vec<EngineObs>> = BTreeMap::new();
     for r in rows {
         let o = &r.obs;
-        let mut grades = vec![o.grade.clone().with_region(None)];
+        let base = o.grade.clone().with_region(None);
+        let mut grades = vec![base.clone()];
         if req.methodology.grades.regional && o.grade.region.is_some() {
             grades.push(o.grade.clone());
         }
+        // Tier-qualified grades take the observations of operators rated at or above
+        // the floor (tiers order best first); unrated observations never qualify.
+        if let Some(t) = o.operator_tier {
+            for &floor in &req.methodology.grades.tier_floors {
+                if t <= floor && patterns.iter().any(|p| p.matches(&base)) {
+                    grades.push(base.clone().with_tier_floor(Some(floor)));
+                }
+            }
+        }
         for g in grades {
-            let wanted = patterns.iter().any(|p| p.matches(&g))
-                && (req.grade_filters.is_empty()
-                    || req.grade_filters.iter().any(|p| p.matches(&g)));
+            // A tier grade is wanted when its base grade is (checked above), and the
+            // command-line filters name it or its base.
+            let base_of = g.clone().with_tier_floor(None);
+            let listed = |pats: &[GradePattern]| {
+                pats.iter()
+                    .any(|p| p.matches(&g) || (g.tier_floor.is_some() && p.matches(&base_of)))
+            };
+            let wanted = (g.tier_floor.is_some() || patterns.iter().any(|p| p.matches(&g)))
+                && (req.grade_filters.is_empty() || listed(&req.grade_filters));
             if !wanted {
                 continue;
             }

@@ -27,7 +27,7 @@ pub fn forward_curves(fixings: &[Fixing]) -> Vec<ForwardPoint> {
         .iter()
         .filter_map(|f| {
             let g: Grade = f.grade.parse().ok()?;
-            if g.region.is_some() {
+            if g.region.is_some() || g.tier_floor.is_some() {
                 return None;
             }
             let tenor = match g.term {

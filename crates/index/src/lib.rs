@@ -21,6 +21,7 @@ mod ols;
 mod outliers;
 mod output;
 mod restatement;
+mod tier_spread;
 mod weighted_quantile;
 
 pub use aggregation::{aggregate, trimmed_mean, Aggregation};
@@ -40,6 +41,7 @@ pub use restatement::{
     first_published, publish, read_restatements, restatements_path, Publication, Restatement,
     Window,
 };
+pub use tier_spread::{tier_spreads, tier_spreads_table, TierSpread};
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
 
 use rentix_ingest::StoredObservation;

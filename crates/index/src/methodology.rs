@@ -57,6 +57,10 @@ pub struct GradeSpec {
     /// Also fix region-qualified grades (`...@us`).
     #[serde(default)]
     pub regional: bool,
+    /// Also fix tier-qualified grades (`.../gold+`) for these floors: the same grade
+    /// from the observations of operators rated at or above the floor only.
+    #[serde(default)]
+    pub tier_floors: Vec<rentix_core::OperatorTier>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

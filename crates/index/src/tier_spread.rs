@@ -1,0 +1,72 @@
+//! The tier spread: a tier-qualified fixing (`.../gold+`) minus the all-operator
+//! fixing of the same grade on the same date, in USD per GPU-hour. It prices what
+//! the market pays for operating quality, date by date, and is published beside the
+//! fixings as `<stem>_tier_spreads.<ext>`.
+
+use crate::fixing::Fixing;
+use chrono::NaiveDate;
+use rentix_core::Grade;
+use rentix_ingest::{Col, Table};
+use std::collections::BTreeMap;
+
+/// One date's spread of one tier-qualified grade.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierSpread {
+    pub date: NaiveDate,
+    pub grade: String,
+    pub base_grade: String,
+    pub tier_value: f64,
+    pub base_value: f64,
+    pub spread: f64,
+    /// Both fixings were sufficient.
+    pub sufficient: bool,
+}
+
+/// Spreads of every tier-qualified grade whose base grade has a value that date.
+pub fn tier_spreads(fixings: &[Fixing]) -> Vec<TierSpread> {
+    let by: BTreeMap<(NaiveDate, &str), &Fixing> = fixings
+        .iter()
+        .map(|f| ((f.date, f.grade.as_str()), f))
+        .collect();
+    let mut out = Vec::new();
+    for f in fixings {
+        let Ok(g) = f.grade.parse::<Grade>() else {
+            continue;
+        };
+        if g.tier_floor.is_none() {
+            continue;
+        }
+        let base = g.clone().with_tier_floor(None).key();
+        let (Some(tv), Some(b)) = (f.value, by.get(&(f.date, base.as_str()))) else {
+            continue;
+        };
+        let Some(bv) = b.value else { continue };
+        out.push(TierSpread {
+            date: f.date,
+            grade: f.grade.clone(),
+            base_grade: base.clone(),
+            tier_value: tv,
+            base_value: bv,
+            spread: crate::fixing::round_to(tv - bv, 6),
+            sufficient: f.sufficient && b.sufficient,
+        });
+    }
+    out
+}
+
+pub fn tier_spreads_table(rows: &[TierSpread]) -> Table {
+    let s = |g: &dyn Fn(&TierSpread) -> String| Col::Str(rows.iter().map(|r| Some(g(r))).collect());
+    let f = |g: &dyn Fn(&TierSpread) -> f64| Col::F64(rows.iter().map(|r| Some(g(r))).collect());
+    let mut t = Table::new();
+    t.push("date", s(&|r| r.date.to_string()));
+    t.push("grade", s(&|r| r.grade.clone()));
+    t.push("base_grade", s(&|r| r.base_grade.clone()));
+    t.push("tier_value", f(&|r| r.tier_value));
+    t.push("base_value", f(&|r| r.base_value));
+    t.push("spread", f(&|r| r.spread));
+    t.push(
+        "sufficient",
+        Col::Bool(rows.iter().map(|r| Some(r.sufficient)).collect()),
+    );
+    t
+}

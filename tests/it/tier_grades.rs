@@ -1,0 +1,102 @@
+//! Tier-qualified grades: `.../gold+` fixes from gold-or-better operators only, with
+//! the rating in force on each date, and the tier spread is published beside.
+
+use crate::csvutil::rows;
+use crate::util::{data, p, rentix_ok};
+
+#[test]
+fn a_gold_plus_grade_fixes_from_gold_or_better_with_point_in_time_ratings() {
+    let dir = tempfile::tempdir().unwrap();
+    // data/ratings/example.csv, managed clusters: Voltage Labs platinum (from
+    // 2025-03-01), Corvid Cloud gold, Fjord Compute silver until 2025-06-01 then gold,
+    // Sakura Cluster bronze, Lumen Grid underperform.
+    let quotes = [
+        ("Voltage Labs", 2.0),
+        ("Corvid Cloud", 2.4),
+        ("Fjord Compute", 3.0),
+        ("Sakura Cluster", 1.0),
+        ("Lumen Grid", 1.2),
+    ];
+    let mut body =
+        vec!["kind,observed_at,source,gpu,scope,term,price,price_unit,currency".to_string()];
+    for day in ["2025-05-31", "2025-06-01"] {
+        for (op, px) in quotes {
+            body.push(format!(
+                "listing,{day}T12:00:00Z,{op},H100,managed-cluster,on-demand,{px},gpu_hour,USD"
+            ));
+        }
+    }
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(&obs, body.join("\n") + "\n").unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        "--ratings",
+        p(&data("data/ratings/example.csv")),
+        p(&obs),
+    ]);
+    let m = std::fs::read_to_string(data("data/methodologies/listings_provider_medians.toml"))
+        .unwrap()
+        .replace(
+            "[grades]\npatterns = [\"*/*/*\"]",
+            "[grades]\npatterns = [\"*/*/*\"]\ntier_floors = [\"gold\"]",
+        );
+    assert!(m.contains("tier_floors"));
+    let mp = dir.path().join("m.toml");
+    std::fs::write(&mp, m).unwrap();
+    let out = dir.path().join("f.csv");
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--methodology",
+        p(&mp),
+    ]);
+    let f = rows(&out);
+    let value = |date: &str, grade: &str| -> f64 {
+        f.iter()
+            .find(|r| r["date"] == date && r["grade"] == grade)
+            .unwrap_or_else(|| panic!("{date} {grade}"))["value"]
+            .parse()
+            .unwrap()
+    };
+    let base = "h100-sxm-80gb/managed-cluster/on-demand";
+    let gold = "h100-sxm-80gb/managed-cluster/on-demand/gold+";
+    // All five: median of 1.0 1.2 2.0 2.4 3.0 = 2.0 on both days.
+    assert_eq!(value("2025-05-31", base), 2.0);
+    assert_eq!(value("2025-06-01", base), 2.0);
+    // Gold or better on 05-31: Voltage 2.0, Corvid 2.4 -> 2.2; from 06-01 Fjord (now
+    // gold) joins: 2.0 2.4 3.0 -> 2.4.
+    assert_eq!(value("2025-05-31", gold), 2.2);
+    assert_eq!(value("2025-06-01", gold), 2.4);
+    let spreads = rows(&dir.path().join("f_tier_spreads.csv"));
+    let s: Vec<(String, f64)> = spreads
+        .iter()
+        .map(|r| (r["date"].clone(), r["spread"].parse().unwrap()))
+        .collect();
+    assert_eq!(
+        s,
+        vec![("2025-05-31".into(), 0.2), ("2025-06-01".into(), 0.4)]
+    );
+    // backtest and track accept a tier-qualified grade as an underlying name.
+    let o = crate::util::rentix(&[
+        "backtest",
+        "--index",
+        p(&out),
+        "--rent",
+        p(&obs),
+        "--underlying",
+        gold,
+        "--out",
+        p(&dir.path().join("bt")),
+    ]);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("--underlying"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
