@@ -174,6 +174,13 @@ pub struct BacktestArgs {
     /// (the default: a settled month is final, whatever arrives later).
     #[arg(long)]
     pub as_restated: bool,
+    /// Throughput file (see `rentix cost`): split the change of your cost per useful
+    /// token into rent, throughput and failures (cost_decomposition.csv).
+    #[arg(long, requires = "operator")]
+    pub throughput: Option<PathBuf>,
+    /// Your operator name in the throughput file.
+    #[arg(long, requires = "throughput")]
+    pub operator: Option<String>,
     /// Override the contract's entry-price assumption: index, forward or premium.
     #[arg(long)]
     pub entry: Option<String>,

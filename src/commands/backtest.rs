@@ -3,11 +3,12 @@
 use crate::cli::BacktestArgs;
 use anyhow::{bail, Context};
 use rentix_backtest::{
-    read_events, run as run_backtest, underlyings, validate_index_name, write_backtest,
-    BacktestConfig, BacktestResult, ContractSpec, EntryAssumption, IndexInputs, PeriodEnd,
-    RentSeries, Strategy,
+    decompose_cost, read_events, read_throughput, run as run_backtest, underlyings,
+    validate_index_name, write_backtest, BacktestConfig, BacktestResult, ContractSpec, CostMonth,
+    EntryAssumption, IndexInputs, PeriodEnd, RentSeries, Strategy,
 };
 use rentix_index::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
+use rentix_ingest::{Col, Table};
 use std::path::{Path, PathBuf};
 
 /// Validated backtest configuration.
@@ -185,6 +186,86 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
     s
 }
 
+/// The cost-per-useful-token decomposition of the featured strategy's months:
+/// `cost_decomposition.csv` and the percentile chart; returns a line to print.
+fn cost_decomposition(
+    r: &BacktestResult,
+    throughput: &Path,
+    operator: &str,
+    out: &Path,
+) -> anyhow::Result<String> {
+    let rows = read_throughput(throughput)?;
+    let featured = [Strategy::WalkForward, Strategy::OneToOne]
+        .into_iter()
+        .find(|s| r.rows.iter().any(|p| p.strategy == *s))
+        .or_else(|| r.rows.first().map(|p| p.strategy));
+    let periods: Vec<_> = r
+        .rows
+        .iter()
+        .filter(|p| Some(p.strategy) == featured)
+        .cloned()
+        .collect();
+    let months = decompose_cost(&periods, &rows, operator)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("{}", throughput.display()))?;
+    let f = |g: &dyn Fn(&CostMonth) -> Option<f64>| Col::F64(months.iter().map(g).collect());
+    let mut t = Table::new();
+    t.push(
+        "month",
+        Col::Str(months.iter().map(|m| Some(m.month.to_string())).collect()),
+    );
+    t.push("usd_per_gpu_hour", f(&|m| Some(m.usd_per_gpu_hour)));
+    t.push(
+        "output_tokens_per_s_per_gpu",
+        f(&|m| Some(m.output_tokens_per_s_per_gpu)),
+    );
+    t.push("success_rate", f(&|m| Some(m.success_rate)));
+    t.push(
+        "usd_per_m_useful_tokens",
+        f(&|m| Some(m.usd_per_m_useful_tokens)),
+    );
+    t.push("change", f(&|m| Some(m.change)));
+    t.push("rent_effect", f(&|m| Some(m.rent_effect)));
+    t.push("throughput_effect", f(&|m| Some(m.throughput_effect)));
+    t.push("failure_effect", f(&|m| Some(m.failure_effect)));
+    t.push("futures_pnl_usd", f(&|m| Some(m.futures_pnl_usd)));
+    t.push(
+        "futures_pnl_per_m_useful_tokens",
+        f(&|m| Some(m.futures_pnl_per_m_useful_tokens)),
+    );
+    t.push("percentile", f(&|m| m.percentile));
+    t.write(&out.join("cost_decomposition.csv"))?;
+    let pts: Vec<(chrono::NaiveDate, f64)> = months
+        .iter()
+        .filter_map(|m| m.percentile.map(|p| (m.month, p)))
+        .collect();
+    if !pts.is_empty() {
+        let line = [rentix_report::Line {
+            name: format!("{operator}: percentile on the cost curve"),
+            points: pts,
+        }];
+        let title = "Your place on the cost curve (percent of capacity at or below your cost)";
+        rentix_report::save_both(
+            &out.join("cost_percentile"),
+            |root| rentix_report::line_chart(root, title, "percentile", &line),
+            |root| rentix_report::line_chart(root, title, "percentile", &line),
+        )
+        .map_err(anyhow::Error::msg)?;
+    }
+    let (Some(first), Some(last)) = (months.first(), months.last()) else {
+        return Ok(String::new());
+    };
+    let sum = |g: &dyn Fn(&CostMonth) -> f64| months.iter().map(g).sum::<f64>();
+    Ok(format!(
+        "  cost per million useful tokens {:.4} -> {:.4} USD: rent {:+.4} (what the index can hedge), throughput {:+.4}, failures {:+.4}",
+        first.usd_per_m_useful_tokens,
+        last.usd_per_m_useful_tokens,
+        sum(&|m| m.rent_effect),
+        sum(&|m| m.throughput_effect),
+        sum(&|m| m.failure_effect)
+    ))
+}
+
 pub fn run(a: BacktestArgs) -> anyhow::Result<()> {
     let plan = BacktestPlan::from_args(&a)?;
     let r = execute(&plan)?;
@@ -192,5 +273,8 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<()> {
         .map_err(anyhow::Error::msg)
         .context("drawing charts")?;
     outln!("{}", headline(&r, &plan.out));
+    if let (Some(t), Some(op)) = (&a.throughput, &a.operator) {
+        outln!("{}", cost_decomposition(&r, t, op, &plan.out)?);
+    }
     Ok(())
 }

@@ -124,3 +124,78 @@ fn rows_without_a_price_are_priced_from_fixings_or_refused() {
     let want = rent / (250.0 * 3600.0 * 0.9) * 1e6;
     assert!((r["usd_per_m_useful_tokens"].parse::<f64>().unwrap() - want).abs() < 1e-9);
 }
+
+#[test]
+fn backtest_splits_the_cost_per_useful_token_into_rent_throughput_and_failures() {
+    let m = crate::fixture::market();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    // "me": a software release on 2025-01-01 lifts throughput 200 -> 260 and success
+    // 0.95 -> 0.97. Peers: one priced at its own rent, one at the index.
+    let body = [
+        HEAD.to_string(),
+        "me,H100 SXM,bare-metal,llm,8000,1000,50,200,0.95,256,,2024-01-01".into(),
+        "me,H100 SXM,bare-metal,llm,8000,1000,50,260,0.97,256,,2025-01-01".into(),
+        "peer-a,H100 SXM,bare-metal,llm,8000,1000,50,250,0.99,512,2.0,2024-01-01".into(),
+        "peer-b,H100 SXM,bare-metal,llm,8000,1000,50,300,0.98,128,,".into(),
+    ];
+    std::fs::write(&f, body.join("\n") + "\n").unwrap();
+    let out = dir.path().join("bt");
+    let msg = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&m.sim("rent_producer_h100_spot_rate.csv")),
+        "--underlying",
+        "h100-sxm-80gb/bare-metal/on-demand",
+        "--out",
+        p(&out),
+        "--resamples",
+        "0",
+        "--throughput",
+        p(&f),
+        "--operator",
+        "me",
+    ]);
+    assert!(msg.contains("what the index can hedge"), "{msg}");
+    let months = rows(&out.join("cost_decomposition.csv"));
+    assert!(months.len() > 12);
+    let num =
+        |r: &std::collections::BTreeMap<String, String>, k: &str| -> f64 { r[k].parse().unwrap() };
+    for (i, r) in months.iter().enumerate() {
+        let (rent, thr, fail, change) = (
+            num(r, "rent_effect"),
+            num(r, "throughput_effect"),
+            num(r, "failure_effect"),
+            num(r, "change"),
+        );
+        assert!((rent + thr + fail - change).abs() < 1e-9, "{r:?}");
+        let cost = num(r, "usd_per_gpu_hour")
+            / (num(r, "output_tokens_per_s_per_gpu") * 3600.0 * num(r, "success_rate"))
+            * 1e6;
+        assert!((cost - num(r, "usd_per_m_useful_tokens")).abs() < 1e-9);
+        let release = r["month"] == "2025-01-01";
+        if i > 0 && !release {
+            assert_eq!(
+                (thr, fail),
+                (0.0, 0.0),
+                "only the rent moved in {}",
+                r["month"]
+            );
+        }
+        if release {
+            assert!(
+                thr < 0.0 && fail < 0.0,
+                "the release lowered the cost: {r:?}"
+            );
+        }
+        assert!(!r["percentile"].is_empty());
+    }
+    assert!(
+        std::fs::metadata(out.join("cost_percentile.png"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+}

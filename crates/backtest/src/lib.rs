@@ -11,6 +11,7 @@
 mod backtest;
 mod contract;
 mod cost;
+mod cost_decomposition;
 mod error;
 mod output;
 mod periods;
@@ -33,6 +34,7 @@ pub use cost::{
     cost_curves, position_changes, read_throughput, usd_per_m_useful_tokens, CostPoint,
     PositionChange, Throughput,
 };
+pub use cost_decomposition::{decompose_cost, shapley3, CostMonth};
 pub use error::BacktestError;
 pub use output::{daily_table, periods_table, write_backtest};
 pub use periods::{build_periods, LeftOut, Period, Tranche, LAYERS};

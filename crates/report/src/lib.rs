@@ -9,7 +9,7 @@ mod html;
 mod index_charts;
 
 pub use backtest_charts::{backtest_charts, featured};
-pub use charts::{save_both, BandPoint, Line, SIZE};
+pub use charts::{lines as line_chart, save_both, BandPoint, Line, SIZE};
 pub use cost_chart::{cost_curve_chart, CurveBar};
 pub use font::{ensure_font, FAMILY};
 pub use html::{discover, esc, featured_grades, render_report, ReportInputs};
