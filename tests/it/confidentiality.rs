@@ -3,8 +3,7 @@
 //! dominant, or the one that joined between two fixings (differencing), and no
 //! published file names a contributor.
 
-use crate::csvutil::rows;
-use crate::util::{data, p, rentix_ok};
+use crate::util::{data, fix, p, rentix_ok};
 
 const GRADE: &str = "h100-sxm-80gb/vm/on-demand";
 
@@ -50,16 +49,7 @@ fn no_published_field_reveals_a_contributors_quote() {
     rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
     let m = data("data/methodologies/confidential_listings.toml");
-    rentix_ok(&[
-        "index",
-        "--store",
-        p(&store),
-        "--out",
-        p(&out),
-        "--methodology",
-        p(&m),
-    ]);
-    let fixings: Vec<_> = rows(&out)
+    let fixings: Vec<_> = fix(&store, &out, &m)
         .into_iter()
         .filter(|r| r["grade"] == GRADE)
         .collect();

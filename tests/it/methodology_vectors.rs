@@ -5,7 +5,7 @@
 //! the old behaviour gives, so a case fails if its rule stops mattering.
 
 use crate::csvutil::rows;
-use crate::util::{data, p, rentix_ok};
+use crate::util::{data, fix, p, rentix_ok};
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Value;
@@ -90,22 +90,12 @@ fn run_case(path: &Path, errors: &mut Vec<String>) {
     rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
     let base = std::fs::read_to_string(data(&text(&v, "methodology"))).unwrap();
     let methodology = replaced(&case, base, &v);
-    let fix = |m: &str, name: &str| {
+    let fix_under = |m: &str, name: &str| {
         let mp = dir.path().join(format!("{name}.toml"));
         std::fs::write(&mp, m).unwrap();
-        let out = dir.path().join(format!("{name}.csv"));
-        rentix_ok(&[
-            "index",
-            "--store",
-            p(&store),
-            "--out",
-            p(&out),
-            "--methodology",
-            p(&mp),
-        ]);
-        rows(&out)
+        fix(&store, &dir.path().join(format!("{name}.csv")), &mp)
     };
-    let fixings = fix(&methodology, "rule");
+    let fixings = fix_under(&methodology, "rule");
     for e in v.get("expect").and_then(Value::as_array).expect("expect") {
         check(&case, &fixings, e, errors);
     }
@@ -117,7 +107,7 @@ fn run_case(path: &Path, errors: &mut Vec<String>) {
         .enumerate()
     {
         let m = replaced(&case, methodology.clone(), c);
-        let fixings = fix(&m, &format!("contrast{i}"));
+        let fixings = fix_under(&m, &format!("contrast{i}"));
         check(&format!("{case} (contrast)"), &fixings, c, errors);
     }
 }

@@ -2,7 +2,7 @@
 //! the rating in force on each date, and the tier spread is published beside.
 
 use crate::csvutil::rows;
-use crate::util::{data, p, rentix_ok};
+use crate::util::{data, fix, p, rentix_ok};
 
 #[test]
 fn a_gold_plus_grade_fixes_from_gold_or_better_with_point_in_time_ratings() {
@@ -47,16 +47,7 @@ fn a_gold_plus_grade_fixes_from_gold_or_better_with_point_in_time_ratings() {
     let mp = dir.path().join("m.toml");
     std::fs::write(&mp, m).unwrap();
     let out = dir.path().join("f.csv");
-    rentix_ok(&[
-        "index",
-        "--store",
-        p(&store),
-        "--out",
-        p(&out),
-        "--methodology",
-        p(&mp),
-    ]);
-    let f = rows(&out);
+    let f = fix(&store, &out, &mp);
     let value = |date: &str, grade: &str| -> f64 {
         f.iter()
             .find(|r| r["date"] == date && r["grade"] == grade)

@@ -33,3 +33,22 @@ pub fn rentix_ok(args: &[&str]) -> String {
 pub fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
+
+/// Runs `rentix index` on `store` under `methodology` into `out` and returns the
+/// fixings rows.
+pub fn fix(
+    store: &Path,
+    out: &Path,
+    methodology: &Path,
+) -> Vec<std::collections::BTreeMap<String, String>> {
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(store),
+        "--out",
+        p(out),
+        "--methodology",
+        p(methodology),
+    ]);
+    crate::csvutil::rows(out)
+}

@@ -34,7 +34,8 @@ pub struct BandPoint {
     pub level: u8,
 }
 
-const PALETTE: [RGBColor; 8] = [
+/// One palette across charts.
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

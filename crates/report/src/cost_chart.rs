@@ -47,14 +47,7 @@ fn draw<DB: DrawingBackend>(
         .label_style((FAMILY, 12))
         .draw()
         .map_err(e)?;
-    let palette = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-    ];
+    let palette = crate::charts::PALETTE;
     let mut x = 0.0;
     let mut labels = Vec::new();
     let mut rects = Vec::new();
