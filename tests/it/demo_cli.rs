@@ -29,3 +29,40 @@ fn demo_reproduces_the_committed_report() {
         );
     }
 }
+
+/// Every chart the demo draws is in its report (embedded as base64 PNG), whatever
+/// format the fixings and forward curves were written in.
+#[test]
+fn the_demo_report_contains_every_chart_the_demo_wrote() {
+    use base64::Engine as _;
+    let demo = repo().join("reports/demo");
+    let html = std::fs::read_to_string(demo.join("report.html")).unwrap();
+    let mut pngs = Vec::new();
+    let mut stack = vec![demo.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                if !path.ends_with("work") {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|x| x == "png")
+                && !path.ends_with("report_screenshot.png")
+            {
+                pngs.push(path);
+            }
+        }
+    }
+    assert!(
+        pngs.iter().any(|p| p.ends_with("forward_curve.png")),
+        "the demo draws the forward curve"
+    );
+    for png in &pngs {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(std::fs::read(png).unwrap());
+        assert!(
+            html.contains(&b64),
+            "{} is not in the report",
+            png.display()
+        );
+    }
+}

@@ -126,29 +126,24 @@ pub fn forward_table(rows: &[ForwardPoint]) -> Table {
     t
 }
 
-/// Reads a fixings file written by `rentix index` (CSV or Parquet).
-pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
+/// Every record of a CSV or Parquet table as (column, text) pairs.
+type Records = Vec<Vec<(String, String)>>;
+
+fn records(path: &Path) -> Result<Records, IndexError> {
     let bad = |row: usize, detail: String| IndexError::Fixings {
         path: path.to_path_buf(),
         row,
         detail,
     };
-    let format = TableFormat::of(path).map_err(|e| IndexError::Input {
+    let input = |detail: String| IndexError::Input {
         path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
-    let records: Vec<Vec<(String, String)>> = match format {
+        detail,
+    };
+    match TableFormat::of(path).map_err(|e| input(e.to_string()))? {
         TableFormat::Csv => {
-            rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES).map_err(|e| {
-                IndexError::Input {
-                    path: path.to_path_buf(),
-                    detail: e.to_string(),
-                }
-            })?;
-            let mut rdr = csv::Reader::from_path(path).map_err(|e| IndexError::Input {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            })?;
+            rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
+                .map_err(|e| input(e.to_string()))?;
+            let mut rdr = csv::Reader::from_path(path).map_err(|e| input(e.to_string()))?;
             let header: Vec<String> = rdr
                 .headers()
                 .map_err(|e| bad(0, e.to_string()))?
@@ -166,11 +161,11 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
                         .collect(),
                 );
             }
-            out
+            Ok(out)
         }
         TableFormat::Parquet => {
             let t = Table::read_parquet(path)?;
-            (0..t.height())
+            Ok((0..t.height())
                 .map(|r| {
                     t.names
                         .iter()
@@ -186,9 +181,61 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
                         })
                         .collect()
                 })
-                .collect()
+                .collect())
         }
+    }
+}
+
+/// Reads a forward-curve file written by `rentix index` (CSV or Parquet).
+pub fn read_forward(path: &Path) -> Result<Vec<ForwardPoint>, IndexError> {
+    let bad = |row: usize, detail: String| IndexError::Fixings {
+        path: path.to_path_buf(),
+        row,
+        detail,
     };
+    records(path)?
+        .iter()
+        .enumerate()
+        .map(|(n, rec)| {
+            let row = n + 1;
+            let get = |name: &str| -> Result<&str, IndexError> {
+                rec.iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+                    .ok_or_else(|| bad(row, format!("missing column {name}")))
+            };
+            let num = |name: &str| -> Result<f64, IndexError> {
+                get(name)?
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| bad(row, format!("{name} is not a number")))
+            };
+            Ok(ForwardPoint {
+                date: NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
+                    .map_err(|e| bad(row, format!("date: {e}")))?,
+                gpu: get("gpu")?.to_string(),
+                scope: get("scope")?.to_string(),
+                term: get("term")?.to_string(),
+                tenor_months: num("tenor_months")?,
+                value: num("value")?,
+                level: get("level")?
+                    .parse()
+                    .map_err(|_| bad(row, "level is not a count".into()))?,
+                sufficient: get("sufficient")? == "true",
+            })
+        })
+        .collect()
+}
+
+/// Reads a fixings file written by `rentix index` (CSV or Parquet).
+pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
+    let bad = |row: usize, detail: String| IndexError::Fixings {
+        path: path.to_path_buf(),
+        row,
+        detail,
+    };
+    let records = records(path)?;
     let mut out = Vec::with_capacity(records.len());
     for (n, rec) in records.iter().enumerate() {
         let row = n + 1;

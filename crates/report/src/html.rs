@@ -116,30 +116,22 @@ fn read_truth(path: &Path, grades: &[String]) -> BTreeMap<String, Vec<(NaiveDate
     out
 }
 
-fn read_forward(fixings: &Path) -> Vec<ForwardPoint> {
+/// The forward curves beside a fixings file (`<stem>_forward.<ext>`, CSV or Parquet
+/// like the fixings); none when there is no such file.
+fn read_forward(fixings: &Path) -> Result<Vec<ForwardPoint>, String> {
     let stem = fixings
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    let p = fixings.with_file_name(format!("{stem}_forward.csv"));
-    let Ok(mut rdr) = csv::Reader::from_path(&p) else {
-        return Vec::new();
-    };
-    rdr.records()
-        .flatten()
-        .filter_map(|r| {
-            Some(ForwardPoint {
-                date: NaiveDate::parse_from_str(r.get(0)?, "%Y-%m-%d").ok()?,
-                gpu: r.get(1)?.to_string(),
-                scope: r.get(2)?.to_string(),
-                term: r.get(3)?.to_string(),
-                tenor_months: r.get(4)?.parse().ok()?,
-                value: r.get(5)?.parse().ok()?,
-                level: r.get(6)?.parse().ok()?,
-                sufficient: r.get(7)? == "true",
-            })
-        })
-        .collect()
+    let ext = fixings
+        .extension()
+        .map(|e| e.to_string_lossy().to_string())
+        .unwrap_or_else(|| "csv".into());
+    let p = fixings.with_file_name(format!("{stem}_forward.{ext}"));
+    if !p.exists() {
+        return Ok(Vec::new());
+    }
+    rentix_index::read_forward(&p).map_err(|e| e.to_string())
 }
 
 /// Per-grade data-sufficiency figures.
@@ -237,7 +229,7 @@ fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> 
         .as_ref()
         .map(|t| read_truth(t, &featured))
         .unwrap_or_default();
-    let forward = read_forward(path);
+    let forward = read_forward(path)?;
     let written = index_charts(chart_dir, &fixings, &featured, &truth, &forward)?;
     for stem in &written {
         html.push_str(&img(&chart_dir.join(format!("{stem}.png")), stem));
