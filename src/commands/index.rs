@@ -4,8 +4,8 @@ use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
 use rentix_index::{
-    compute, forward_curves, forward_table, publish, tier_spreads, tier_spreads_table, Fixing,
-    IndexRequest, Methodology, Window,
+    compute, forward_curves, forward_table, publish, tier_differentials_table, tier_spreads,
+    tier_spreads_table, Fixing, IndexRequest, Methodology, Window,
 };
 use rentix_ingest::{Store, TableFormat};
 use std::collections::BTreeMap;
@@ -99,6 +99,11 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         .with_context(|| format!("writing {}", cfg.out.display()))?;
     if m.forward_curve {
         forward_table(&forward_curves(&publication.rows)).write(&forward_path(&cfg.out))?;
+    }
+    // Always over the whole history; not from a subset of grades (--grade).
+    if !result.tier_differentials.is_empty() && cfg.request.grade_filters.is_empty() {
+        tier_differentials_table(&result.tier_differentials)
+            .write(&sibling(&cfg.out, "_tier_differentials"))?;
     }
     if !m.grades.tier_floors.is_empty() {
         tier_spreads_table(&tier_spreads(&publication.rows))

@@ -91,3 +91,52 @@ fn a_gold_plus_grade_fixes_from_gold_or_better_with_point_in_time_ratings() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn the_hedonic_composite_publishes_its_tier_differential() {
+    // Prices exactly 2 x exp(0.1 x tier score) (platinum 4 ... underperform 0), 3% higher
+    // on the second day: the regression's tier coefficient is 0.1 per step, a premium
+    // of exp(0.1) - 1 = 10.5171% per tier step.
+    let dir = tempfile::tempdir().unwrap();
+    let tiers = [
+        ("platinum", 4.0),
+        ("gold", 3.0),
+        ("silver", 2.0),
+        ("bronze", 1.0),
+        ("underperform", 0.0),
+    ];
+    let mut body = vec![
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,operator_tier"
+            .to_string(),
+    ];
+    for (day, growth) in [("2025-03-03", 1.0), ("2025-03-04", 1.03)] {
+        for (i, (t, score)) in tiers.iter().enumerate() {
+            for k in 0..2 {
+                let px = 2.0 * (0.1f64 * score).exp() * growth;
+                body.push(format!(
+                    "listing,{day}T12:00:00Z,op{i}{k},H100,vm,on-demand,{px},gpu_hour,USD,{t}"
+                ));
+            }
+        }
+    }
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(&obs, body.join("\n") + "\n").unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let out = dir.path().join("f.csv");
+    fix(&store, &out, &data("data/methodologies/default.toml"));
+    let d = rows(&dir.path().join("f_tier_differentials.csv"));
+    let r = d
+        .iter()
+        .find(|r| r["date"] == "2025-03-04")
+        .expect("a differential for the second day");
+    assert_eq!(r["composite"], "gpu-hour/quality-adjusted/on-demand");
+    assert!(
+        (r["log_price_per_tier_step"].parse::<f64>().unwrap() - 0.1).abs() < 1e-6,
+        "{r:?}"
+    );
+    assert!(
+        (r["premium_per_tier_step"].parse::<f64>().unwrap() - 0.105171).abs() < 1e-6,
+        "{r:?}"
+    );
+}

@@ -131,11 +131,26 @@ fn characteristics(grade: &Grade, cat: &GpuCatalog, o: &EngineObs) -> Option<Vec
     ])
 }
 
+/// Position of the operator-tier score among the hedonic characteristics.
+const TIER_CHARACTERISTIC: usize = 7;
+
+/// The hedonic composite's quality differential for operator tier on one date: the
+/// coefficient of the tier score (platinum 4 ... underperform 0) in the adjacent-day
+/// regression, in log price per tier step, and as a premium (`exp(b) - 1`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierDifferential {
+    pub date: NaiveDate,
+    pub composite: String,
+    pub log_price_per_tier_step: f64,
+    pub premium_per_tier_step: f64,
+    pub n_obs: usize,
+}
+
 /// Drops regressors that do not vary in the sample (they would make the design
-/// singular); the intercept absorbs them.
-fn drop_constant(obs: &mut [HedonicObs]) {
+/// singular); the intercept absorbs them. Returns the kept characteristics' positions.
+fn drop_constant(obs: &mut [HedonicObs]) -> Vec<usize> {
     let Some(k) = obs.first().map(|o| o.characteristics.len()) else {
-        return;
+        return Vec::new();
     };
     let varying: Vec<usize> = (0..k)
         .filter(|&j| {
@@ -147,6 +162,7 @@ fn drop_constant(obs: &mut [HedonicObs]) {
     for o in obs.iter_mut() {
         o.characteristics = varying.iter().map(|&j| o.characteristics[j]).collect();
     }
+    varying
 }
 
 /// A grade's observations that survive the methodology's outlier filter, applied per
@@ -181,7 +197,7 @@ pub fn hedonic(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     dates: &[NaiveDate],
     m: &Methodology,
-) -> Vec<Fixing> {
+) -> (Vec<Fixing>, Vec<TierDifferential>) {
     let cat = GpuCatalog::bundled();
     let patterns: Vec<GradePattern> = spec
         .patterns
@@ -209,6 +225,7 @@ pub fn hedonic(
         }
     }
     let mut out = Vec::new();
+    let mut tiers = Vec::new();
     let mut level: Option<f64> = None;
     let mut prev: Option<NaiveDate> = None;
     for &d in dates {
@@ -232,9 +249,21 @@ pub fn hedonic(
                         price: *price,
                     }))
                     .collect();
-                drop_constant(&mut sample);
+                let kept = drop_constant(&mut sample);
                 match time_dummy(&sample, 2) {
-                    Some(fit) => Some(l * fit.index[1] / 100.0),
+                    Some(fit) => {
+                        if let Some(pos) = kept.iter().position(|&j| j == TIER_CHARACTERISTIC) {
+                            let b = fit.coefficients[1 + pos];
+                            tiers.push(TierDifferential {
+                                date: d,
+                                composite: spec.name.clone(),
+                                log_price_per_tier_step: round_to(b, 6),
+                                premium_per_tier_step: round_to(b.exp() - 1.0, 6),
+                                n_obs: sample.len(),
+                            });
+                        }
+                        Some(l * fit.index[1] / 100.0)
+                    }
                     None => {
                         flags.push("singular_regression".to_string());
                         Some(l)
@@ -289,7 +318,7 @@ pub fn hedonic(
         });
         prev = Some(d);
     }
-    out
+    (out, tiers)
 }
 
 /// A market price over several grades: their observations pooled and fixed as one
@@ -325,19 +354,26 @@ fn pooled(
     rows
 }
 
-/// Every composite of the methodology.
+/// Every composite of the methodology, and the hedonic composites' daily tier
+/// differentials.
 pub fn composites(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     fixings: &[Fixing],
     dates: &[NaiveDate],
     m: &Methodology,
-) -> Vec<Fixing> {
-    m.composite
-        .iter()
-        .flat_map(|c| match c.method {
-            CompositeMethod::Hedonic => hedonic(c, groups, dates, m),
-            CompositeMethod::Pooled => pooled(c, groups, dates, m),
-            _ => chained(c, fixings, dates, m),
-        })
-        .collect()
+) -> (Vec<Fixing>, Vec<TierDifferential>) {
+    let mut rows = Vec::new();
+    let mut tiers = Vec::new();
+    for c in &m.composite {
+        match c.method {
+            CompositeMethod::Hedonic => {
+                let (r, t) = hedonic(c, groups, dates, m);
+                rows.extend(r);
+                tiers.extend(t);
+            }
+            CompositeMethod::Pooled => rows.extend(pooled(c, groups, dates, m)),
+            _ => rows.extend(chained(c, fixings, dates, m)),
+        }
+    }
+    (rows, tiers)
 }

@@ -25,7 +25,7 @@ mod tier_spread;
 mod weighted_quantile;
 
 pub use aggregation::{aggregate, trimmed_mean, Aggregation};
-pub use composite::composites;
+pub use composite::{composites, TierDifferential};
 pub use contributors::cap_weights;
 pub use elementary::{chained, direct, link, Elementary};
 pub use engine::{fix_all, fix_grade, fixing_dates, group_by_grade, EngineObs, IndexRequest};
@@ -41,7 +41,7 @@ pub use restatement::{
     first_published, publish, read_restatements, restatements_path, Publication, Restatement,
     Window,
 };
-pub use tier_spread::{tier_spreads, tier_spreads_table, TierSpread};
+pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table, TierSpread};
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
 
 use rentix_ingest::StoredObservation;
@@ -51,6 +51,8 @@ use rentix_ingest::StoredObservation;
 pub struct IndexResult {
     pub fixings: Vec<Fixing>,
     pub forward: Vec<ForwardPoint>,
+    /// The hedonic composites' quality differential per operator-tier step, by date.
+    pub tier_differentials: Vec<TierDifferential>,
 }
 
 /// Computes fixings, composites and forward curves from store observations.
@@ -66,7 +68,12 @@ pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexRe
     } else {
         Vec::new()
     };
-    fixings.extend(composites(&groups, &fixings, &dates, m));
+    let (rows, tier_differentials) = composites(&groups, &fixings, &dates, m);
+    fixings.extend(rows);
     fixings.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
-    Ok(IndexResult { fixings, forward })
+    Ok(IndexResult {
+        fixings,
+        forward,
+        tier_differentials,
+    })
 }

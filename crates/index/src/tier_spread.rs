@@ -70,3 +70,34 @@ pub fn tier_spreads_table(rows: &[TierSpread]) -> Table {
     );
     t
 }
+
+/// `<stem>_tier_differentials.<ext>`: the hedonic composites' quality differential
+/// per operator-tier step, by date.
+pub fn tier_differentials_table(rows: &[crate::composite::TierDifferential]) -> Table {
+    let mut t = Table::new();
+    t.push(
+        "date",
+        Col::Str(rows.iter().map(|r| Some(r.date.to_string())).collect()),
+    );
+    t.push(
+        "composite",
+        Col::Str(rows.iter().map(|r| Some(r.composite.clone())).collect()),
+    );
+    t.push(
+        "log_price_per_tier_step",
+        Col::F64(
+            rows.iter()
+                .map(|r| Some(r.log_price_per_tier_step))
+                .collect(),
+        ),
+    );
+    t.push(
+        "premium_per_tier_step",
+        Col::F64(rows.iter().map(|r| Some(r.premium_per_tier_step)).collect()),
+    );
+    t.push(
+        "n_obs",
+        Col::I64(rows.iter().map(|r| Some(r.n_obs as i64)).collect()),
+    );
+    t
+}
