@@ -188,7 +188,7 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
 
 /// The cost-per-useful-token decomposition of the featured strategy's months:
 /// `cost_decomposition.csv` and the percentile chart; returns a line to print.
-fn cost_decomposition(
+pub fn cost_decomposition(
     r: &BacktestResult,
     throughput: &Path,
     operator: &str,

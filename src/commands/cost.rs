@@ -32,13 +32,19 @@ impl Pricer {
             Pricer::None => {
                 Err("no usd_per_gpu_hour: pass --fixings or --store to price it".into())
             }
+            // The last fixing in the 7 days to the date, else the first in the 7 days
+            // after it (a snapshot at the start of a grade's history).
             Pricer::Fixings(u) => u
                 .get(&grade)
-                .and_then(|s| s.values.last_on_or_before(date))
-                .filter(|(d, _)| *d >= from)
+                .and_then(|s| {
+                    s.values
+                        .last_on_or_before(date)
+                        .filter(|(d, _)| *d >= from)
+                        .or_else(|| s.values.range(date..date + Days::new(LOOKBACK_DAYS)).next())
+                })
                 .map(|(_, v)| v)
                 .ok_or(format!(
-                    "no fixing of {grade} in the {LOOKBACK_DAYS} days to {date}"
+                    "no fixing of {grade} within {LOOKBACK_DAYS} days of {date}"
                 )),
             Pricer::Store(rows) => {
                 let mut v: Vec<f64> = rows
@@ -101,7 +107,11 @@ fn table(points: &[CostPoint]) -> Table {
     t
 }
 
-pub fn run(a: CostArgs) -> anyhow::Result<()> {
+/// Prices, writes `cost_curve.csv`, `position_changes.csv` and the chart; returns
+/// the curve shown (the latest of the model with most capacity) and the changes.
+pub fn execute(
+    a: &CostArgs,
+) -> anyhow::Result<(Vec<CostPoint>, Vec<rentix_backtest::PositionChange>)> {
     if a.fixings.is_some() && a.store.is_some() {
         bail!("price from --fixings or from --store, not both");
     }
@@ -172,10 +182,16 @@ pub fn run(a: CostArgs) -> anyhow::Result<()> {
         latest.map(|d| format!(", {d}")).unwrap_or_default()
     );
     cost_curve_chart(&a.out.join("cost_curve"), &title, &bars).map_err(anyhow::Error::msg)?;
-    for p in points
-        .iter()
+    let shown: Vec<CostPoint> = points
+        .into_iter()
         .filter(|p| p.model == model && p.date == latest)
-    {
+        .collect();
+    Ok((shown, changes))
+}
+
+pub fn run(a: CostArgs) -> anyhow::Result<()> {
+    let (shown, changes) = execute(&a)?;
+    for p in &shown {
         outln!(
             "{:>3}. {:<24} {:>9.4} USD per million useful tokens ({:.2} USD/GPU-h, {:.0} tokens/s/GPU, {:.0}% success), percentile {:.0}",
             p.rank,

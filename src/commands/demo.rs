@@ -9,7 +9,8 @@
 //! - `work/`: the simulated market and the store (large; not committed).
 
 use crate::cli::DemoArgs;
-use crate::commands::backtest::{execute as backtest, BacktestPlan};
+use crate::commands::backtest::{cost_decomposition, execute as backtest, BacktestPlan};
+use crate::commands::cost;
 use crate::commands::index::{execute as index, IndexConfig};
 use crate::progress;
 use anyhow::Context;
@@ -49,7 +50,7 @@ fn clean(out: &Path) -> anyhow::Result<()> {
             std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
         }
     }
-    for d in ["work", "charts"] {
+    for d in ["work", "charts", "cost"] {
         let p = out.join(d);
         if p.exists() {
             std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
@@ -63,7 +64,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     clean(out)?;
     let work = out.join("work");
-    let bar = progress::steps("demo", 6);
+    let bar = progress::steps("demo", 7);
 
     bar.set_message("simulating a market with known truth");
     let mut params = SimParams::default_params();
@@ -76,7 +77,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let summary = ingest(
         &work.join("store"),
         &[sim_dir.join("observations.csv")],
-        &IngestOptions::default(),
+        &IngestOptions {
+            ratings: rentix_core::RatingTable::from_file(&sim_dir.join("ratings.csv"))?,
+            ..IngestOptions::default()
+        },
         &mut |_| {},
     )
     .context("ingest")?;
@@ -109,11 +113,13 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     bar.inc(1);
 
     bar.set_message("fixing every grade");
-    let methodology = Methodology::default_methodology();
-    std::fs::write(
-        out.join("methodology.toml"),
-        include_str!("../../data/methodologies/default.toml"),
-    )?;
+    // The default methodology, plus gold+ grades: the operator matters.
+    let text = include_str!("../../data/methodologies/default.toml").replace(
+        "regional = false",
+        "regional = false\n# The demo also fixes every grade from gold-or-better operators only.\ntier_floors = [\"gold\"]",
+    );
+    let methodology = Methodology::from_toml(&text, Path::new("methodology.toml"))?;
+    std::fs::write(out.join("methodology.toml"), &text)?;
     let index_cfg = IndexConfig {
         store: work.join("store"),
         out: out.join("fixings.parquet"),
@@ -152,6 +158,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         };
         let r = backtest(&plan).with_context(|| format!("backtest of {user}"))?;
         rentix_report::backtest_charts(&plan.out, &r).map_err(anyhow::Error::msg)?;
+        if user == "neocloud_h200" {
+            cost_decomposition(&r, &sim_dir.join("throughput.csv"), user, &plan.out)?;
+        }
         if let Some(wf) = r
             .strategies
             .iter()
@@ -188,6 +197,16 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     )
     .map_err(anyhow::Error::msg)?;
     track_table(&ranked).write(&out.join("track_neocloud_h200.csv"))?;
+    bar.inc(1);
+
+    bar.set_message("the cost of useful output");
+    let (curve, _) = cost::execute(&crate::cli::CostArgs {
+        throughput: sim_dir.join("throughput.csv"),
+        fixings: Some(out.join("fixings.parquet")),
+        store: None,
+        date: None,
+        out: out.join("cost"),
+    })?;
     bar.inc(1);
 
     bar.set_message("writing the report");
@@ -234,5 +253,11 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         best.and_then(|b| b.oos_effectiveness).map_or("n/a".to_string(), |e| format!("{:.0}%", e * 100.0))
     );
     outln!("never hedged: ${op_loss:.0} of operational losses across the {} users, reported apart from the hedge", DEMO_USERS.len());
+    if let (Some(lo), Some(hi)) = (curve.first(), curve.last()) {
+        outln!(
+            "operators: rent per million useful tokens of the same model from ${:.2} ({}) to ${:.2} ({}), throughput and failures counted",
+            lo.usd_per_m_useful_tokens, lo.operator, hi.usd_per_m_useful_tokens, hi.operator
+        );
+    }
     Ok(())
 }

@@ -159,3 +159,82 @@ fn trades_centre_on_truth_and_listings_sit_above_it() {
         "listings carry a premium over trades: {l:.3} vs {t:.3}"
     );
 }
+
+/// The simulated operators carry dated ratings: `ratings.csv` lists each change, and
+/// every observation's tier is the rating in force on its day. `throughput.csv`
+/// holds quarterly snapshots whose throughput improves at each operator's own speed.
+#[test]
+fn simulated_operators_carry_dated_ratings_and_improving_throughput() {
+    let m = crate::fixture::market();
+    let ratings = crate::csvutil::rows(&m.sim("ratings.csv"));
+    let mut changed: Option<(String, String, String, String)> = None;
+    for r in &ratings {
+        if r["effective_from"] != "2024-01-01" {
+            let before = ratings
+                .iter()
+                .find(|x| {
+                    x["operator"] == r["operator"]
+                        && x["scope"] == r["scope"]
+                        && x["effective_from"] == "2024-01-01"
+                })
+                .unwrap();
+            changed = Some((
+                r["operator"].clone(),
+                before["tier"].clone(),
+                r["tier"].clone(),
+                r["effective_from"].clone(),
+            ));
+            break;
+        }
+    }
+    let (op, old, new, from) = changed.expect("at least one rating changes mid-history");
+    assert_ne!(old, new);
+    let obs = crate::csvutil::rows(&m.sim("observations.csv"));
+    let mine: Vec<_> = obs
+        .iter()
+        .filter(|o| o["source"] == op && !o["operator_tier"].is_empty())
+        .collect();
+    let day = |o: &std::collections::BTreeMap<String, String>| {
+        o["observed_at"].get(..10).unwrap_or("").to_string()
+    };
+    assert!(
+        mine.iter()
+            .filter(|o| day(o) < from)
+            .all(|o| o["operator_tier"] == old),
+        "{op} before {from}"
+    );
+    assert!(
+        mine.iter()
+            .filter(|o| day(o) > from)
+            .all(|o| o["operator_tier"] == new),
+        "{op} after {from}"
+    );
+    assert!(
+        mine.iter().any(|o| day(o) > from),
+        "{op} quotes after its change"
+    );
+    let t = crate::csvutil::rows(&m.sim("throughput.csv"));
+    let tps = |name: &str| -> Vec<f64> {
+        t.iter()
+            .filter(|r| r["operator"] == name)
+            .map(|r| r["output_tokens_per_s_per_gpu"].parse().unwrap())
+            .collect()
+    };
+    let cumulus = tps("Cumulus Cloud");
+    assert!(
+        cumulus.len() >= 8 && cumulus.windows(2).all(|w| w[1] >= w[0]),
+        "{cumulus:?}"
+    );
+    let growth: std::collections::BTreeSet<String> = t
+        .iter()
+        .map(|r| r["operator"].clone())
+        .map(|o| {
+            let v = tps(&o);
+            format!("{:.3}", v.last().unwrap() / v.first().unwrap())
+        })
+        .collect();
+    assert!(
+        growth.len() > 5,
+        "operators improve at different speeds: {growth:?}"
+    );
+}

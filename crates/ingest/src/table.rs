@@ -32,7 +32,8 @@ impl Col {
         self.len() == 0
     }
 
-    fn cell(&self, i: usize) -> String {
+    /// Row `i` of the column as text (empty when missing).
+    pub fn cell(&self, i: usize) -> String {
         match self {
             Col::Str(v) => v[i].clone().unwrap_or_default(),
             Col::F64(v) => v[i].map_or(String::new(), |x| format!("{x}")),

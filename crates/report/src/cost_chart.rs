@@ -8,6 +8,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
+/// Approximate width of the plotting area, pixels.
+const PLOT_PX: f64 = 900.0;
+
 /// One operator on the curve: name, cost, capacity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurveBar {
@@ -57,10 +60,23 @@ fn draw<DB: DrawingBackend>(
             [(x, 0.0), (x + b.capacity_gpus, b.usd_per_m_useful_tokens)],
             c.mix(0.8).filled(),
         ));
-        labels.push((
-            format!("{} ${:.2}", b.operator, b.usd_per_m_useful_tokens),
-            (x + b.capacity_gpus / 2.0, b.usd_per_m_useful_tokens),
-        ));
+        // Only bars wide enough for their label are named (the table lists all), so
+        // labels never overlap: about 7 px a character on a plot about 900 px wide.
+        let width_px = b.capacity_gpus / total * PLOT_PX;
+        let fits = |s: &str| width_px >= 7.0 * s.chars().count() as f64 + 8.0;
+        let full = format!("{} ${:.2}", b.operator, b.usd_per_m_useful_tokens);
+        let price = format!("${:.2}", b.usd_per_m_useful_tokens);
+        let label = if fits(&full) {
+            Some(full)
+        } else {
+            fits(&price).then_some(price)
+        };
+        if let Some(label) = label {
+            labels.push((
+                label,
+                (x + b.capacity_gpus / 2.0, b.usd_per_m_useful_tokens),
+            ));
+        }
         x += b.capacity_gpus;
     }
     chart.draw_series(rects).map_err(e)?;

@@ -7,6 +7,7 @@ mod cost_chart;
 mod font;
 mod html;
 mod index_charts;
+mod operator_section;
 
 pub use backtest_charts::{backtest_charts, featured};
 pub use charts::{lines as line_chart, save_both, BandPoint, Line, SIZE};

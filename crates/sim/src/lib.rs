@@ -10,6 +10,7 @@
 mod error;
 mod market;
 mod observations;
+mod operators;
 mod params;
 mod providers;
 mod rng;

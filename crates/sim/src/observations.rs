@@ -105,7 +105,7 @@ impl Context<'_> {
         }
         let fair = self.market.fair(o.gpu, o.scope, o.term, r)?;
         Some(
-            fair * Self::premium(&self.params.tier_premium, p.tier.as_str())
+            fair * Self::premium(&self.params.tier_premium, p.tier_on(r).as_str())
                 * Self::premium(&self.params.region_premium, region)
                 * (1.0 + p.listing_premium),
         )
@@ -173,7 +173,7 @@ impl Context<'_> {
             if rng.gen::<f64>() > p.reliability {
                 continue;
             }
-            let tier_m = Self::premium(&self.params.tier_premium, p.tier.as_str());
+            let tier_m = Self::premium(&self.params.tier_premium, p.tier_on(day).as_str());
             let (sightings, firm_rate, trade_rate) = match p.kind {
                 ProviderKind::Hyperscaler => (0.5, 0.0, 0.0),
                 ProviderKind::Neocloud => (1.0, 0.5, 1.2),
@@ -222,7 +222,7 @@ impl Context<'_> {
                         region.to_string(),
                         interconnect.to_string(),
                         cluster,
-                        p.tier.to_string(),
+                        p.tier_on(day).to_string(),
                         q.upfront.clone(),
                         String::new(),
                     ]

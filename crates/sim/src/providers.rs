@@ -50,7 +50,11 @@ pub struct Provider {
     pub name: String,
     pub code: String,
     pub kind: ProviderKind,
+    /// The rating at the start of the simulation.
     pub tier: OperatorTier,
+    /// Dated ratings (simulation day, tier), the first at day 0: operators improve or
+    /// slip, and a rating moves with them.
+    pub tier_history: Vec<(u32, OperatorTier)>,
     pub regions: Vec<&'static str>,
     /// Share of days on which the provider publishes at all.
     pub reliability: f64,
@@ -88,6 +92,50 @@ const ROSTER: [(&str, ProviderKind); 22] = [
     ("Polaris Compute Exchange", ProviderKind::Broker),
     ("Anchor Compute Partners", ProviderKind::Broker),
 ];
+
+impl Provider {
+    /// The rating in force on simulation day `day`.
+    pub fn tier_on(&self, day: u32) -> OperatorTier {
+        self.tier_history
+            .iter()
+            .rev()
+            .find(|(d, _)| *d <= day)
+            .map_or(self.tier, |(_, t)| *t)
+    }
+}
+
+/// A neocloud's rating may rise (40%) or slip (15%) once, in the middle third of
+/// the simulation; hyperscalers, marketplaces and brokers keep theirs. Drawn from a
+/// stream of its own, so the rest of the market is unchanged.
+fn tier_history(
+    p: &SimParams,
+    name: &str,
+    kind: ProviderKind,
+    tier: OperatorTier,
+) -> Vec<(u32, OperatorTier)> {
+    let mut out = vec![(0, tier)];
+    if kind != ProviderKind::Neocloud || p.days < 3 {
+        return out;
+    }
+    let mut rng = stream(p.seed, &[tag("rating"), tag(name)]);
+    let u: f64 = rng.gen();
+    let day = rng.gen_range(p.days / 3..(2 * p.days / 3).max(p.days / 3 + 1));
+    let i = OperatorTier::ALL
+        .iter()
+        .position(|t| *t == tier)
+        .unwrap_or(2);
+    let next = if u < 0.40 && i > 0 {
+        Some(OperatorTier::ALL[i - 1])
+    } else if u > 0.85 && i + 1 < OperatorTier::ALL.len() {
+        Some(OperatorTier::ALL[i + 1])
+    } else {
+        None
+    };
+    if let Some(t) = next {
+        out.push((day, t));
+    }
+    out
+}
 
 fn pick<T: Copy>(rng: &mut impl Rng, items: &[(T, f64)]) -> T {
     let total: f64 = items.iter().map(|(_, w)| w).sum();
@@ -232,6 +280,7 @@ pub fn roster(p: &SimParams) -> Vec<Provider> {
                 code: format!("p{i:02}"),
                 kind: *kind,
                 tier,
+                tier_history: tier_history(p, name, *kind, tier),
                 regions,
                 reliability: match kind {
                     Hyperscaler => 0.995,

@@ -137,8 +137,13 @@ pub fn simulate(
     t.flush().map_err(werr(&truth_path))?;
 
     let mut files = vec!["observations.csv".to_string(), "truth.csv".to_string()];
+    let mut first_rent_day: std::collections::BTreeMap<String, u32> =
+        std::collections::BTreeMap::new();
     for u in &params.user {
         let rows = rent(params, &market, u);
+        if let Some(r) = rows.first() {
+            first_rent_day.insert(u.name.clone(), r.day);
+        }
         let path = out.join(format!("rent_{}.csv", u.name));
         let mut w = csv_writer(&path)?;
         w.write_record([
@@ -180,6 +185,25 @@ pub fn simulate(
         files.push(format!("rent_{}.csv", u.name));
         files.push(format!("events_{}.csv", u.name));
     }
+
+    let rpath = out.join("ratings.csv");
+    let mut w = csv_writer(&rpath)?;
+    w.write_record(["operator", "scope", "tier", "effective_from", "source"])
+        .map_err(csv_err(&rpath))?;
+    for r in crate::operators::ratings(params, &providers) {
+        w.write_record(&r).map_err(csv_err(&rpath))?;
+    }
+    w.flush().map_err(werr(&rpath))?;
+    let tpath = out.join("throughput.csv");
+    let mut w = csv_writer(&tpath)?;
+    w.write_record(crate::operators::THROUGHPUT_HEADER)
+        .map_err(csv_err(&tpath))?;
+    for r in crate::operators::throughput(params, &providers, &first_rent_day) {
+        w.write_record(&r).map_err(csv_err(&tpath))?;
+    }
+    w.flush().map_err(werr(&tpath))?;
+    files.push("ratings.csv".to_string());
+    files.push("throughput.csv".to_string());
 
     let manifest = Manifest {
         generator: format!("rentix-sim {}", env!("CARGO_PKG_VERSION")),
