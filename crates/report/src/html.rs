@@ -223,6 +223,7 @@ fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> 
          the last value carried forward. A fixing is <i>sufficient</i> when the methodology's data rules held \
          (enough observations, valid days and contributors).</p>"
     );
+    crate::board::board(html, &fixings);
     let featured = featured_grades(&fixings);
     let truth = inputs
         .truth

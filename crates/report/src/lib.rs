@@ -2,6 +2,7 @@
 //! a bundled font (no system fonts), and a self-contained HTML report.
 
 mod backtest_charts;
+mod board;
 mod charts;
 mod cost_chart;
 mod font;

@@ -1,0 +1,124 @@
+//! The board: what a trader reads first in an index report. Each grade whose latest
+//! fixing is sufficient, grouped by GPU, with the change on the day and over 30 days
+//! (matched samples: the contributors present on both dates), the level that fixed it
+//! and the data behind it. Grades whose latest fixing is carried or thin, and grades
+//! that never had sufficient data, are listed apart, collapsed, with the reason.
+//! Tier-qualified grades have their own table (the operator section).
+
+use crate::html::esc;
+use rentix_index::{Fixing, IndexUnit};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("&ndash;".into(), |x| format!("{:+.1}%", 100.0 * x))
+}
+
+/// The most frequent flag among rows (the reason a grade has no sufficient data).
+fn main_reason(rows: &[&Fixing]) -> String {
+    let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in rows {
+        for flag in f
+            .flags
+            .split(';')
+            .filter(|s| !s.is_empty() && *s != "low_confidence")
+        {
+            let code = flag.split('=').next().unwrap_or(flag);
+            *n.entry(code).or_default() += 1;
+        }
+    }
+    n.into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map_or("no data".into(), |(k, _)| k.replace('_', " "))
+}
+
+pub fn board(html: &mut String, fixings: &[Fixing]) {
+    let mut by: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
+    for f in fixings
+        .iter()
+        .filter(|f| f.unit() == IndexUnit::UsdPerGpuHour && !f.grade.contains('+'))
+    {
+        by.entry(f.grade.as_str()).or_default().push(f);
+    }
+    let Some(last) = fixings.iter().map(|f| f.date).max() else {
+        return;
+    };
+    let mut live: BTreeMap<String, Vec<&Fixing>> = BTreeMap::new();
+    let mut stale = Vec::new();
+    let mut never = Vec::new();
+    for (grade, rows) in &by {
+        let latest = rows
+            .iter()
+            .filter(|f| f.value.is_some())
+            .max_by_key(|f| f.date);
+        match latest {
+            Some(l) if l.sufficient => {
+                let gpu = grade.split('/').next().unwrap_or(grade).to_string();
+                live.entry(gpu).or_default().push(l);
+            }
+            Some(l) if rows.iter().any(|f| f.sufficient) => {
+                stale.push((*grade, l.date, main_reason(&[*l])))
+            }
+            _ => never.push((*grade, main_reason(rows))),
+        }
+    }
+    let _ = writeln!(
+        html,
+        "<h3 id=\"board\">The board: latest fixings, {last}</h3><table><tr><th class=l>grade</th><th>date</th><th>USD / GPU-hour</th><th>1 day</th><th>30 days</th><th>level</th><th>obs</th><th>contributors</th><th>sufficient</th></tr>"
+    );
+    for (gpu, rows) in &live {
+        let _ = writeln!(
+            html,
+            "<tr><td class=l colspan=9><b>{}</b></td></tr>",
+            esc(gpu)
+        );
+        for f in rows {
+            let name = f
+                .grade
+                .split_once('/')
+                .map_or(f.grade.as_str(), |(_, rest)| rest);
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>&nbsp;&nbsp;{}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(name),
+                f.date,
+                f.value.unwrap_or(f64::NAN),
+                pct(f.change_1d),
+                pct(f.change_30d),
+                f.level.map_or("&ndash;".into(), |l| l.to_string()),
+                f.n_obs,
+                f.n_contributors,
+                if f.sufficient { "yes" } else { "<span class=bad>no</span>" }
+            );
+        }
+    }
+    let _ = writeln!(html, "</table><p><small>Changes are measured on matched samples: the contributors present on both dates, so a contributor joining or leaving is not a move.</small></p>");
+    for (title, list) in [
+        (
+            "whose latest fixing is not sufficient",
+            stale
+                .iter()
+                .map(|(g, d, r)| format!("<code>{}</code>: {d}, {}", esc(g), esc(r)))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "that never had sufficient data",
+            never
+                .iter()
+                .map(|(g, r)| format!("<code>{}</code>: {}", esc(g), esc(r)))
+                .collect(),
+        ),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(
+                html,
+                "<details><summary>{} grades {title}</summary><ul>",
+                list.len()
+            );
+            for item in list {
+                let _ = writeln!(html, "<li>{item}</li>");
+            }
+            let _ = writeln!(html, "</ul></details>");
+        }
+    }
+}
