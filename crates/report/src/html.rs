@@ -58,7 +58,8 @@ h1{font-size:1.7em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-to
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}\
 th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}\
 pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.6em 1em}\
-.ok{color:#1a7f37;font-weight:600}.bad{color:#b42318;font-weight:600}";
+.ok{color:#1a7f37;font-weight:600}.bad{color:#b42318;font-weight:600}\
+table.card{border:2px solid #1f77b4;font-size:1em;max-width:100%}table.card th{width:14em;background:#eef5fb}";
 
 /// What a report directory holds.
 #[derive(Debug, Default)]
@@ -374,6 +375,7 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         .find(|s| s["strategy"] == "walk-forward")
         .or_else(|| strategies.iter().find(|s| s["strategy"] != "unhedged"));
     if let Some(s) = featured {
+        crate::hedge_card::hedge_card(html, &v, s);
         let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, side));
     }
     let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>hedge ratio</th><th>contracts</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>80-125%</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");

@@ -6,6 +6,7 @@ mod board;
 mod charts;
 mod cost_chart;
 mod font;
+mod hedge_card;
 mod html;
 mod index_charts;
 mod operator_section;
