@@ -53,7 +53,7 @@ impl BacktestPlan {
             validate_index_name(u)
                 .map_err(anyhow::Error::msg)
                 .context("--underlying")?;
-            contract.underlying = u.clone();
+            contract = contract.on_underlying(u);
         }
         if let Some(e) = &a.entry {
             contract.entry.assumption = match e.as_str() {

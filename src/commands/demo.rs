@@ -137,7 +137,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let mut results = Vec::new();
     for (user, grade) in DEMO_USERS {
         let mut contract = ContractSpec::default_contract();
-        contract.underlying = grade.to_string();
+        contract = contract.on_underlying(grade);
         if let Some(g) = &mut contract.entry.forward_grade {
             *g = grade.replace("/on-demand", "/1m");
         }

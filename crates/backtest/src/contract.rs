@@ -215,6 +215,15 @@ impl ContractSpec {
         DayRule::new(&self.settlement_days, &self.calendar).map_err(|e| e.to_string())
     }
 
+    /// The same contract terms on another underlying; the name says so when it changes.
+    pub fn on_underlying(mut self, underlying: &str) -> Self {
+        if self.underlying != underlying {
+            self.name = format!("{} (its terms)", self.name);
+            self.underlying = underlying.to_string();
+        }
+        self
+    }
+
     /// Rounds a price to the tick.
     pub fn to_tick(&self, price: f64) -> f64 {
         let r = (price / self.tick).round() * self.tick;
