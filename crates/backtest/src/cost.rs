@@ -70,18 +70,8 @@ pub fn usd_per_m_useful_tokens(
     usd_per_gpu_hour / (tokens_per_s_per_gpu * 3600.0 * success_rate) * 1e6
 }
 
-const REQUIRED: [&str; 10] = [
-    "operator",
-    "gpu",
-    "scope",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "target_tokens_per_s_per_user",
-    "output_tokens_per_s_per_gpu",
-    "success_rate",
-    "capacity_gpus",
-];
+/// The required columns: all but the optional price and date.
+const REQUIRED: &[&str] = rentix_core::THROUGHPUT_COLUMNS.split_at(10).0;
 
 /// Reads a throughput file; `gpu` is resolved through the GPU catalog, every number
 /// checked.
@@ -99,7 +89,7 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
-    for r in REQUIRED {
+    for r in REQUIRED.iter() {
         if !header.iter().any(|h| h == r) {
             return Err(file(format!("the header has no column {r:?}")));
         }

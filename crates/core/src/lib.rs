@@ -30,7 +30,7 @@ pub use gpu::{alias_key, GpuCatalog, GpuModel, GpuSpec};
 pub use grade::{Grade, GradePattern};
 pub use kind::ObservationKind;
 pub use limits::{check_file, read_text, MAX_CONFIG_BYTES, MAX_FIXINGS_BYTES, MAX_TABLE_BYTES};
-pub use observation::{Observation, CANONICAL_COLUMNS, REQUIRED_COLUMNS};
+pub use observation::{Observation, CANONICAL_COLUMNS, REQUIRED_COLUMNS, THROUGHPUT_COLUMNS};
 pub use price::{GpuHours, UsdPerGpuHour};
 pub use rating::{Rating, RatingTable};
 pub use scope::ServiceScope;

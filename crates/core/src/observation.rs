@@ -86,3 +86,21 @@ impl Observation {
         self.quantity_gpu_hours.map_or(1.0, |q| q.get())
     }
 }
+
+/// Columns of a throughput file (`rentix cost`, `backtest --throughput`): the first
+/// ten are required, `usd_per_gpu_hour` and `date` optional. One list, shared by the
+/// reader and the simulator that writes such files.
+pub const THROUGHPUT_COLUMNS: [&str; 12] = [
+    "operator",
+    "gpu",
+    "scope",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "target_tokens_per_s_per_user",
+    "output_tokens_per_s_per_gpu",
+    "success_rate",
+    "capacity_gpus",
+    "usd_per_gpu_hour",
+    "date",
+];

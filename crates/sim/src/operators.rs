@@ -133,17 +133,4 @@ pub fn throughput(
     out
 }
 
-pub const THROUGHPUT_HEADER: [&str; 12] = [
-    "operator",
-    "gpu",
-    "scope",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "target_tokens_per_s_per_user",
-    "output_tokens_per_s_per_gpu",
-    "success_rate",
-    "capacity_gpus",
-    "usd_per_gpu_hour",
-    "date",
-];
+pub use rentix_core::THROUGHPUT_COLUMNS as THROUGHPUT_HEADER;
