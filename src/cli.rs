@@ -80,6 +80,42 @@ pub enum Command {
                             rentix cost --throughput throughput.csv --fixings fixings.csv --date 2025-06-30 --out cost"
     )]
     Cost(CostArgs),
+    /// The contract design lab: evaluate candidate methodology + contract pairs for
+    /// sufficiency, manipulation cost, representativeness, hedger utility and
+    /// economics, and compare them.
+    #[command(after_help = "Example:\n  rentix contract --store store \\\n      \
+                            --candidate trades=data/methodologies/default.toml:data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml \\\n      \
+                            --candidate listings=data/methodologies/listings_only_naive.toml:data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml \\\n      \
+                            --rent-dir sim --truth sim/truth.csv --out lab")]
+    Contract(ContractArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ContractArgs {
+    /// Store to evaluate over.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// A candidate: `[NAME=]METHODOLOGY.toml:CONTRACT.toml` (repeat; at least one).
+    #[arg(long = "candidate", required = true)]
+    pub candidates: Vec<String>,
+    /// Directory of rent_*.csv (and events_*.csv) files: hedger utility.
+    #[arg(long)]
+    pub rent_dir: Option<PathBuf>,
+    /// truth.csv of a simulated market: settlement error against the fair price.
+    #[arg(long)]
+    pub truth: Option<PathBuf>,
+    /// The manipulator's price, percent above the honest settlement.
+    #[arg(long, default_value_t = 10.0)]
+    pub attack_price_pct: f64,
+    /// First month evaluated (YYYY-MM-DD; the month containing it).
+    #[arg(long)]
+    pub from: Option<chrono::NaiveDate>,
+    /// Last month evaluated (the month containing it).
+    #[arg(long)]
+    pub to: Option<chrono::NaiveDate>,
+    /// Output directory: comparison.csv, comparison.json, by_month.csv, charts.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

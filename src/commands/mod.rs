@@ -1,6 +1,7 @@
 //! One module per command; each validates its arguments, then does the work.
 
 mod backtest;
+mod contract;
 mod cost;
 mod demo;
 mod index;
@@ -25,5 +26,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Store(a) => store::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Cost(a) => cost::run(a),
+        Command::Contract(a) => contract::run(a),
     }
 }

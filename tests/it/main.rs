@@ -2,6 +2,7 @@
 
 mod backtest_cli;
 mod confidentiality;
+mod contract_lab;
 mod cost_cli;
 mod csvutil;
 mod daily_cycle;

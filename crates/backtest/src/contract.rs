@@ -246,10 +246,14 @@ impl ContractSpec {
         }
     }
 
-    /// Final settlement price of the month containing `month`, or why it does not
-    /// settle: no fixing on a counted day, or fewer qualifying (sufficient,
-    /// non-carried) fixings among those the rule uses than `min_settlement_fixings`.
-    pub fn settle(&self, index: &Underlying, month: NaiveDate) -> Result<f64, String> {
+    /// The fixings the settlement rule uses for the month containing `month`: those on
+    /// days the contract counts, all of them (monthly average), the last one (final)
+    /// or the last `last_n`; empty when the month has none.
+    pub fn settlement_fixings(
+        &self,
+        index: &Underlying,
+        month: NaiveDate,
+    ) -> Result<Vec<(NaiveDate, f64)>, String> {
         let rule = self.day_rule()?;
         let start = month_start(month);
         let next = start + Months::new(1);
@@ -258,17 +262,25 @@ impl ContractSpec {
             .range(start..next)
             .filter(|(d, _)| rule.counts(*d))
             .collect();
-        if days.is_empty() {
+        let keep = match self.settlement {
+            Settlement::MonthlyAverage => days.len(),
+            Settlement::Final => 1,
+            Settlement::LastNAverage => self.last_n,
+        };
+        Ok(days[days.len().saturating_sub(keep)..].to_vec())
+    }
+
+    /// Final settlement price of the month containing `month`, or why it does not
+    /// settle: no fixing on a counted day, or fewer qualifying (sufficient,
+    /// non-carried) fixings among those the rule uses than `min_settlement_fixings`.
+    pub fn settle(&self, index: &Underlying, month: NaiveDate) -> Result<f64, String> {
+        let used = self.settlement_fixings(index, month)?;
+        if used.is_empty() {
             return Err(format!(
                 "no fixing of {} on a settlement day",
                 self.underlying
             ));
         }
-        let used: &[(NaiveDate, f64)] = match self.settlement {
-            Settlement::MonthlyAverage => &days,
-            Settlement::Final => &days[days.len() - 1..],
-            Settlement::LastNAverage => &days[days.len().saturating_sub(self.last_n)..],
-        };
         let qualifying = used
             .iter()
             .filter(|(d, _)| index.qualifying.contains(d))

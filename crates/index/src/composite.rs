@@ -96,6 +96,7 @@ pub fn chained(
                 .iter()
                 .filter_map(|f| f.max_contributor_share)
                 .reduce(f64::max),
+            contributor_hhi: None,
             sufficient,
             flags: flags.join(";"),
             methodology_version: m.version.clone(),
@@ -303,6 +304,7 @@ pub fn hedonic(
             p75: None,
             p99: None,
             max_contributor_share: None,
+            contributor_hhi: None,
             sufficient,
             flags: flags.join(";"),
             methodology_version: m.version.clone(),

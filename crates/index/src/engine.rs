@@ -23,9 +23,7 @@
 use crate::aggregation::{aggregate, Aggregation};
 use crate::contributors::cap_weights;
 use crate::fixing::{round_to, Fixing, LEVEL_CARRIED};
-use crate::methodology::{
-    FilterScope, Methodology, PerContributor, Roll, ThinDays, WhenShort, WindowUnit,
-};
+use crate::methodology::{FilterScope, Methodology, PerContributor, Roll, ThinDays, WhenShort};
 use crate::outliers::keep;
 use crate::weighted_quantile::{sorted_pairs, weighted_quantile_sorted, TieRule};
 use chrono::{Days, NaiveDate};
@@ -132,13 +130,19 @@ pub fn group_by_grade(
         }
     }
     for v in out.values_mut() {
-        v.sort_by(|a, b| {
-            (a.day, a.kind, &a.source, &a.key)
-                .cmp(&(b.day, b.kind, &b.source, &b.key))
-                .then(a.price.total_cmp(&b.price))
-        });
+        sort_obs(v);
     }
     Ok(out)
+}
+
+/// The order [`fix_grade`] expects its observations in (and the one that makes its
+/// output independent of input row order): day, kind, source, key, price.
+pub fn sort_obs(v: &mut [EngineObs]) {
+    v.sort_by(|a, b| {
+        (a.day, a.kind, &a.source, &a.key)
+            .cmp(&(b.day, b.kind, &b.source, &b.key))
+            .then(a.price.total_cmp(&b.price))
+    });
 }
 
 /// The fixing dates between the first and last observation day, clipped to the
@@ -206,6 +210,8 @@ struct TierFix {
     p: [f64; 4],
     used: Vec<usize>,
     max_share: f64,
+    /// Herfindahl-Hirschman index of the contributors' final weight shares (0-1).
+    hhi: f64,
     removed: usize,
     contributors: usize,
     /// Contributors whose last day was carried in for a missing one.
@@ -258,40 +264,9 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 impl GradeCtx<'_> {
-    fn publishes(&self, d: NaiveDate) -> bool {
-        self.rule.as_ref().is_none_or(|r| r.counts(d))
-    }
-
-    /// `n` publication days before `d` (`d` itself when `n` is 0).
-    fn publication_days_back(&self, d: NaiveDate, n: u32) -> NaiveDate {
-        let mut day = d;
-        let mut left = n;
-        // Bounded walk: at most 31 calendar days per publication day.
-        for _ in 0..(u64::from(n) * 31) {
-            if left == 0 {
-                break;
-            }
-            day = day - Days::new(1);
-            if self.publishes(day) {
-                left -= 1;
-            }
-        }
-        day
-    }
-
     /// First and last day of the window of fixing date `d`.
     fn window(&self, d: NaiveDate) -> (NaiveDate, NaiveDate) {
-        let p = &self.m.pooling;
-        match p.window_unit {
-            WindowUnit::CalendarDays => {
-                let end = d - Days::new(u64::from(p.lag_days));
-                (end - Days::new(u64::from(p.window_days - 1)), end)
-            }
-            WindowUnit::PublicationDays => {
-                let end = self.publication_days_back(d, p.lag_days);
-                (self.publication_days_back(end, p.window_days - 1), end)
-            }
-        }
+        self.m.window_of(d, self.rule.as_ref())
     }
 
     fn in_window(&self, d: NaiveDate, kind: ObservationKind) -> Vec<(NaiveDate, Vec<usize>)> {
@@ -446,20 +421,24 @@ impl GradeCtx<'_> {
         let value = aggregate(a.method, &values, &w, m.agg_params())?;
         // The trimmed mean is unweighted: report the share it really gives the largest
         // contributor, and flag a cap it cannot apply.
-        let (max_share, cap_not_applied) = if a.method == Aggregation::TrimmedMean {
+        let (max_share, cap_not_applied, hhi) = if a.method == Aggregation::TrimmedMean {
             let counts = raw_by.len().max(1);
-            let mut n_by: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut n_by: BTreeMap<&str, f64> = BTreeMap::new();
             for s in &sources {
-                *n_by.entry(s).or_default() += 1;
+                *n_by.entry(s).or_default() += 1.0;
             }
-            let share =
-                n_by.values().max().copied().unwrap_or(0) as f64 / sources.len().max(1) as f64;
+            let share = n_by.values().fold(0.0f64, |a, n| a.max(*n)) / sources.len().max(1) as f64;
             (
                 share,
                 counts > 0 && share > m.contributors.max_share + 1e-12,
+                herfindahl(n_by.values()),
             )
         } else {
-            (capped_share, false)
+            let mut w_by: BTreeMap<&str, f64> = BTreeMap::new();
+            for (s, x) in sources.iter().zip(&w) {
+                *w_by.entry(s).or_default() += x;
+            }
+            (capped_share, false, herfindahl(w_by.values()))
         };
         let pairs = sorted_pairs(&values, &w);
         let q = |x: f64| weighted_quantile_sorted(&pairs, x, TieRule::Lower).unwrap_or(value);
@@ -492,12 +471,23 @@ impl GradeCtx<'_> {
             contributors: by_source.len(),
             used,
             max_share,
+            hhi,
             carried_contributors,
             by_contributor,
             shortfalls,
             cap_not_applied,
         })
     }
+}
+
+/// Herfindahl-Hirschman index of shares proportional to `weights`: 1 for a single
+/// contributor, 1/n for n equal ones.
+fn herfindahl<'a>(weights: impl Iterator<Item = &'a f64> + Clone) -> f64 {
+    let total: f64 = weights.clone().sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    weights.map(|w| (w / total).powi(2)).sum()
 }
 
 fn input_hash(obs: &[EngineObs], used: &[usize]) -> String {
@@ -662,6 +652,7 @@ pub fn fix_grade(
                     p75: pct(t.p[2]),
                     p99: pct(t.p[3]),
                     max_contributor_share: Some(round_to(t.max_share, 6)),
+                    contributor_hhi: Some(round_to(t.hhi, 6)),
                     sufficient,
                     flags: String::new(),
                     methodology_version: m.version.clone(),
@@ -710,6 +701,7 @@ pub fn fix_grade(
                     p75: carry.and_then(|(_, f)| f.p75),
                     p99: None,
                     max_contributor_share: None,
+                    contributor_hhi: None,
                     sufficient: false,
                     flags: String::new(),
                     methodology_version: m.version.clone(),

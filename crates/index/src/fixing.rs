@@ -55,6 +55,10 @@ pub struct Fixing {
     pub p99: Option<f64>,
     /// Largest contributor's share of the weight after the cap.
     pub max_contributor_share: Option<f64>,
+    /// Herfindahl-Hirschman index of the contributors' weight shares after the cap
+    /// (1 for one contributor, 1/n for n equal ones); `None` for carried values and
+    /// composites.
+    pub contributor_hhi: Option<f64>,
     /// The methodology's data-sufficiency rules held.
     pub sufficient: bool,
     /// Why not, and what was done: `;`-separated codes.

@@ -28,12 +28,14 @@ pub use aggregation::{aggregate, trimmed_mean, Aggregation};
 pub use composite::{composites, TierDifferential};
 pub use contributors::cap_weights;
 pub use elementary::{chained, direct, link, Elementary};
-pub use engine::{fix_all, fix_grade, fixing_dates, group_by_grade, EngineObs, IndexRequest};
+pub use engine::{
+    fix_all, fix_grade, fixing_dates, group_by_grade, sort_obs, EngineObs, IndexRequest,
+};
 pub use error::IndexError;
 pub use fixing::{round_to, Fixing, IndexUnit, LEVEL_CARRIED};
 pub use forward::{forward_curves, ForwardPoint};
 pub use hedonic::{time_dummy, HedonicFit, HedonicObs};
-pub use methodology::{CompositeMethod, CompositeSpec, FilterScope, Methodology};
+pub use methodology::{CompositeMethod, CompositeSpec, FilterScope, Methodology, WindowUnit};
 pub use ols::ols;
 pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
 pub use output::{fixings_table, forward_table, read_fixings, read_forward, FIXING_COLUMNS};

@@ -6,10 +6,28 @@ use crate::elementary::Elementary;
 use crate::error::IndexError;
 use crate::outliers::{FilterParams, OutlierFilter, SigmaScale};
 use crate::weighted_quantile::TieRule;
+use chrono::{Days, NaiveDate};
 use rentix_core::{Cutoff, DayRule, GradePattern, ObservationKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// `n` publication days before `d` (`d` itself when `n` is 0). Bounded walk: at most
+/// 31 calendar days per publication day.
+fn publication_days_back(d: NaiveDate, n: u32, rule: Option<&DayRule>) -> NaiveDate {
+    let mut day = d;
+    let mut left = n;
+    for _ in 0..(u64::from(n) * 31) {
+        if left == 0 {
+            break;
+        }
+        day = day - Days::new(1);
+        if rule.is_none_or(|r| r.counts(day)) {
+            left -= 1;
+        }
+    }
+    day
+}
 
 const DEFAULT: &str = include_str!("../../../data/methodologies/default.toml");
 /// Longest methodology version label.
@@ -517,6 +535,26 @@ impl Methodology {
 
     pub fn cutoff_clock(&self) -> Result<rentix_core::FixingClock, String> {
         rentix_core::FixingClock::new(&self.cutoff()).map_err(|e| e.to_string())
+    }
+
+    /// First and last observation day of the window of fixing date `d`: `window_days`
+    /// calendar or publication days (those `rule` counts; every day without a rule)
+    /// ending `lag_days` before `d`.
+    pub fn window_of(&self, d: NaiveDate, rule: Option<&DayRule>) -> (NaiveDate, NaiveDate) {
+        let p = &self.pooling;
+        match p.window_unit {
+            WindowUnit::CalendarDays => {
+                let end = d - Days::new(u64::from(p.lag_days));
+                (end - Days::new(u64::from(p.window_days.max(1) - 1)), end)
+            }
+            WindowUnit::PublicationDays => {
+                let end = publication_days_back(d, p.lag_days, rule);
+                (
+                    publication_days_back(end, p.window_days.max(1) - 1, rule),
+                    end,
+                )
+            }
+        }
     }
 
     pub fn day_rule(&self) -> Result<DayRule, String> {

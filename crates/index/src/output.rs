@@ -8,7 +8,7 @@ use rentix_ingest::{Col, Table, TableFormat};
 use std::path::Path;
 
 /// Fixings columns, in file order. The first eighteen are the product contract.
-pub const FIXING_COLUMNS: [&str; 24] = [
+pub const FIXING_COLUMNS: [&str; 25] = [
     "date",
     "grade",
     "value",
@@ -33,6 +33,7 @@ pub const FIXING_COLUMNS: [&str; 24] = [
     "change_1d",
     "change_7d",
     "change_30d",
+    "contributor_hhi",
 ];
 
 fn s(v: impl Iterator<Item = String>) -> Col {
@@ -100,6 +101,10 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
     t.push(
         "change_30d",
         Col::F64(rows.iter().map(|r| r.change_30d).collect()),
+    );
+    t.push(
+        "contributor_hhi",
+        Col::F64(rows.iter().map(|r| r.contributor_hhi).collect()),
     );
     t
 }
@@ -319,6 +324,7 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
             change_1d: opt_f("change_1d").ok().flatten(),
             change_7d: opt_f("change_7d").ok().flatten(),
             change_30d: opt_f("change_30d").ok().flatten(),
+            contributor_hhi: opt_f("contributor_hhi").ok().flatten(),
         });
     }
     Ok(out)

@@ -9,6 +9,7 @@ mod font;
 mod hedge_card;
 mod html;
 mod index_charts;
+mod lab_charts;
 mod operator_section;
 
 pub use backtest_charts::{backtest_charts, featured};
@@ -17,3 +18,4 @@ pub use cost_chart::{cost_curve_chart, CurveBar};
 pub use font::{ensure_font, FAMILY};
 pub use html::{discover, esc, featured_grades, render_report, ReportInputs};
 pub use index_charts::{band_points, index_charts};
+pub use lab_charts::{contract_lab_charts, LAB_CHARTS};

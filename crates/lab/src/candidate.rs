@@ -1,0 +1,70 @@
+//! A candidate contract design: a methodology (how the index is fixed) and a contract
+//! (what settles on it), named for the comparison table.
+
+use rentix_backtest::ContractSpec;
+use rentix_index::Methodology;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// `NAME=` given on the command line, or `<methodology stem>:<contract stem>`.
+    pub name: String,
+    pub methodology_path: PathBuf,
+    pub contract_path: PathBuf,
+    pub methodology: Methodology,
+    pub contract: ContractSpec,
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+impl Candidate {
+    /// Parses `[NAME=]METHODOLOGY.toml:CONTRACT.toml` and reads both files.
+    pub fn parse(arg: &str) -> Result<Self, String> {
+        let (name, rest) = match arg.split_once('=') {
+            Some((n, r)) if !n.contains(':') => (Some(n.trim().to_string()), r),
+            _ => (None, arg),
+        };
+        let (m, c) = rest.rsplit_once(':').ok_or_else(|| {
+            format!("--candidate {arg:?}: expected [NAME=]METHODOLOGY.toml:CONTRACT.toml")
+        })?;
+        if m.is_empty() || c.is_empty() {
+            return Err(format!(
+                "--candidate {arg:?}: both a methodology and a contract file are needed"
+            ));
+        }
+        let (mp, cp) = (PathBuf::from(m), PathBuf::from(c));
+        let methodology = Methodology::from_file(&mp).map_err(|e| e.to_string())?;
+        let contract = ContractSpec::from_file(&cp).map_err(|e| e.to_string())?;
+        let name = name.unwrap_or_else(|| format!("{}:{}", stem(&mp), stem(&cp)));
+        if name.is_empty() || name.len() > 80 || name.chars().any(char::is_control) {
+            return Err(format!(
+                "--candidate {arg:?}: a name is 1 to 80 printable characters"
+            ));
+        }
+        Ok(Self {
+            name,
+            methodology_path: mp,
+            contract_path: cp,
+            methodology,
+            contract,
+        })
+    }
+}
+
+/// Refuses two candidates with the same name (their rows could not be told apart).
+pub fn check_names(candidates: &[Candidate]) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for c in candidates {
+        if !seen.insert(c.name.as_str()) {
+            return Err(format!(
+                "two candidates are named {:?}; name them with NAME=METHODOLOGY.toml:CONTRACT.toml",
+                c.name
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,287 @@
+//! The lab's outputs: one [`CandidateRow`] per candidate (`comparison.csv`,
+//! `comparison.json`) and one [`MonthRow`] per candidate and month (`by_month.csv`).
+//! The JSON is the typed form the report reads back.
+
+use crate::hedgers::HedgerResult;
+use crate::manipulation::Found;
+use chrono::NaiveDate;
+use rentix_ingest::{write_atomic, Col, Table};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One candidate's measures, over the history and summarized over months.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateRow {
+    pub candidate: String,
+    pub methodology_version: String,
+    pub contract: String,
+    pub underlying: String,
+    pub settlement: String,
+    /// Why the candidate could not be evaluated, or what limits its numbers.
+    pub note: String,
+    // Sufficiency.
+    pub fixing_days: usize,
+    pub share_trades: f64,
+    pub share_firm: f64,
+    pub share_listings: f64,
+    pub share_carried: f64,
+    pub share_no_value: f64,
+    pub carried_days: usize,
+    pub months: usize,
+    pub months_settled: usize,
+    pub months_not_settled: usize,
+    pub median_contributors: Option<f64>,
+    pub median_max_contributor_share: Option<f64>,
+    pub max_max_contributor_share: Option<f64>,
+    pub median_hhi: Option<f64>,
+    // Manipulation.
+    pub attack_price_pct: f64,
+    pub fake_share_to_move_tick: Option<f64>,
+    pub fake_share_to_move_1pct: Option<f64>,
+    pub fake_share_to_move_5pct: Option<f64>,
+    pub unmovable_months_1pct: usize,
+    pub unmovable_months_5pct: usize,
+    pub fake_listings_to_move_1pct: Option<f64>,
+    pub fake_listings_to_move_5pct: Option<f64>,
+    /// Median over months of the settlement's move (percent) with fake trades of
+    /// `max_fake_ratio` times the real volume: the most one contributor can do.
+    pub max_move_pct_fake_trades: Option<f64>,
+    /// The same with `max_fake_listings_per_day` fake listings a day.
+    pub max_move_pct_fake_listings: Option<f64>,
+    pub withholding_move_pct: Option<f64>,
+    pub withholding_unsettles_months: usize,
+    /// Months whose settlement recomputed over the month's slice of history differs
+    /// from the full run (0 unless the slice margin is too short; reported, not hidden).
+    pub slice_mismatch_months: usize,
+    // Representativeness.
+    pub truth_mae_usd: Option<f64>,
+    pub truth_mae_ticks: Option<f64>,
+    pub median_distance_from_obs_median_pct: Option<f64>,
+    pub share_months_in_obs_iqr: Option<f64>,
+    // Hedger utility.
+    pub hedgers: usize,
+    pub effectiveness_median: Option<f64>,
+    pub effectiveness_p25: Option<f64>,
+    pub effectiveness_p75: Option<f64>,
+    // Economics.
+    pub settlement_vol_monthly: Option<f64>,
+    pub settlement_vol_annual: Option<f64>,
+    pub median_settlement: Option<f64>,
+    pub tick_value_usd: f64,
+    pub contract_value_usd: Option<f64>,
+}
+
+/// One candidate and month.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonthRow {
+    pub candidate: String,
+    pub month: NaiveDate,
+    pub settlement: Option<f64>,
+    pub not_settled: String,
+    pub fixing_days: usize,
+    pub share_trades: f64,
+    pub share_listings: f64,
+    pub share_carried: f64,
+    pub median_contributors: Option<f64>,
+    pub max_contributor_share: Option<f64>,
+    pub median_hhi: Option<f64>,
+    pub fake_share: [Found; 3],
+    pub fake_listings: [Found; 3],
+    pub max_move_pct_trades: Option<f64>,
+    pub max_move_pct_listings: Option<f64>,
+    pub withholder_share: Option<f64>,
+    pub withholding_move_pct: Option<f64>,
+    pub withholding_unsettles: bool,
+    pub truth_settlement: Option<f64>,
+    pub obs_median: Option<f64>,
+    pub obs_p25: Option<f64>,
+    pub obs_p75: Option<f64>,
+}
+
+/// `comparison.json`: the settings of the run and one row per candidate, with each
+/// hedger's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub store: String,
+    pub attack_price_pct: f64,
+    pub max_fake_ratio: f64,
+    pub max_fake_listings_per_day: usize,
+    pub truth: Option<String>,
+    pub rent_dir: Option<String>,
+    pub candidates: Vec<CandidateRow>,
+    pub hedgers: Vec<(String, Vec<HedgerResult>)>,
+}
+
+impl Comparison {
+    pub fn read(path: &Path) -> Result<Self, String> {
+        let text = rentix_core::read_text(path, rentix_core::MAX_TABLE_BYTES)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+fn f(v: impl Iterator<Item = Option<f64>>) -> Col {
+    Col::F64(v.collect())
+}
+fn n(v: impl Iterator<Item = usize>) -> Col {
+    Col::I64(v.map(|x| Some(x as i64)).collect())
+}
+fn s(v: impl Iterator<Item = String>) -> Col {
+    Col::Str(v.map(Some).collect())
+}
+
+pub fn comparison_table(rows: &[CandidateRow]) -> Table {
+    let mut t = Table::new();
+    macro_rules! col {
+        ($name:ident, str) => {
+            t.push(stringify!($name), s(rows.iter().map(|r| r.$name.clone())))
+        };
+        ($name:ident, opt) => {
+            t.push(stringify!($name), f(rows.iter().map(|r| r.$name)))
+        };
+        ($name:ident, num) => {
+            t.push(stringify!($name), f(rows.iter().map(|r| Some(r.$name))))
+        };
+        ($name:ident, count) => {
+            t.push(stringify!($name), n(rows.iter().map(|r| r.$name)))
+        };
+    }
+    col!(candidate, str);
+    col!(methodology_version, str);
+    col!(contract, str);
+    col!(underlying, str);
+    col!(settlement, str);
+    col!(fixing_days, count);
+    col!(share_trades, num);
+    col!(share_firm, num);
+    col!(share_listings, num);
+    col!(share_carried, num);
+    col!(share_no_value, num);
+    col!(carried_days, count);
+    col!(months, count);
+    col!(months_settled, count);
+    col!(months_not_settled, count);
+    col!(median_contributors, opt);
+    col!(median_max_contributor_share, opt);
+    col!(max_max_contributor_share, opt);
+    col!(median_hhi, opt);
+    col!(attack_price_pct, num);
+    col!(fake_share_to_move_tick, opt);
+    col!(fake_share_to_move_1pct, opt);
+    col!(fake_share_to_move_5pct, opt);
+    col!(unmovable_months_1pct, count);
+    col!(unmovable_months_5pct, count);
+    col!(fake_listings_to_move_1pct, opt);
+    col!(fake_listings_to_move_5pct, opt);
+    col!(max_move_pct_fake_trades, opt);
+    col!(max_move_pct_fake_listings, opt);
+    col!(withholding_move_pct, opt);
+    col!(withholding_unsettles_months, count);
+    col!(slice_mismatch_months, count);
+    col!(truth_mae_usd, opt);
+    col!(truth_mae_ticks, opt);
+    col!(median_distance_from_obs_median_pct, opt);
+    col!(share_months_in_obs_iqr, opt);
+    col!(hedgers, count);
+    col!(effectiveness_median, opt);
+    col!(effectiveness_p25, opt);
+    col!(effectiveness_p75, opt);
+    col!(settlement_vol_monthly, opt);
+    col!(settlement_vol_annual, opt);
+    col!(median_settlement, opt);
+    col!(tick_value_usd, num);
+    col!(contract_value_usd, opt);
+    col!(note, str);
+    t
+}
+
+pub fn by_month_table(rows: &[MonthRow]) -> Table {
+    let mut t = Table::new();
+    t.push("candidate", s(rows.iter().map(|r| r.candidate.clone())));
+    t.push(
+        "month",
+        s(rows.iter().map(|r| r.month.format("%Y-%m").to_string())),
+    );
+    t.push("settlement", f(rows.iter().map(|r| r.settlement)));
+    t.push("not_settled", s(rows.iter().map(|r| r.not_settled.clone())));
+    t.push("fixing_days", n(rows.iter().map(|r| r.fixing_days)));
+    t.push("share_trades", f(rows.iter().map(|r| Some(r.share_trades))));
+    t.push(
+        "share_listings",
+        f(rows.iter().map(|r| Some(r.share_listings))),
+    );
+    t.push(
+        "share_carried",
+        f(rows.iter().map(|r| Some(r.share_carried))),
+    );
+    t.push(
+        "median_contributors",
+        f(rows.iter().map(|r| r.median_contributors)),
+    );
+    t.push(
+        "max_contributor_share",
+        f(rows.iter().map(|r| r.max_contributor_share)),
+    );
+    t.push("median_hhi", f(rows.iter().map(|r| r.median_hhi)));
+    for (k, target) in crate::manipulation::Target::ALL.iter().enumerate() {
+        t.push(
+            &format!("fake_share_to_move_{}", target.as_str()),
+            f(rows.iter().map(|r| r.fake_share[k].amount())),
+        );
+    }
+    for (k, target) in crate::manipulation::Target::ALL.iter().enumerate() {
+        t.push(
+            &format!("fake_listings_to_move_{}", target.as_str()),
+            f(rows.iter().map(|r| r.fake_listings[k].amount())),
+        );
+    }
+    t.push(
+        "max_move_pct_trades",
+        f(rows.iter().map(|r| r.max_move_pct_trades)),
+    );
+    t.push(
+        "max_move_pct_listings",
+        f(rows.iter().map(|r| r.max_move_pct_listings)),
+    );
+    t.push(
+        "withholder_share",
+        f(rows.iter().map(|r| r.withholder_share)),
+    );
+    t.push(
+        "withholding_move_pct",
+        f(rows.iter().map(|r| r.withholding_move_pct)),
+    );
+    t.push(
+        "withholding_unsettles",
+        Col::Bool(rows.iter().map(|r| Some(r.withholding_unsettles)).collect()),
+    );
+    t.push(
+        "truth_settlement",
+        f(rows.iter().map(|r| r.truth_settlement)),
+    );
+    t.push("obs_median", f(rows.iter().map(|r| r.obs_median)));
+    t.push("obs_p25", f(rows.iter().map(|r| r.obs_p25)));
+    t.push("obs_p75", f(rows.iter().map(|r| r.obs_p75)));
+    t
+}
+
+/// Writes `comparison.csv`, `comparison.json` and `by_month.csv` into `out`.
+pub fn write(out: &Path, comparison: &Comparison, months: &[MonthRow]) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let err = |e: rentix_ingest::IngestError| e.to_string();
+    comparison_table(&comparison.candidates)
+        .write(&out.join("comparison.csv"))
+        .map_err(err)?;
+    by_month_table(months)
+        .write(&out.join("by_month.csv"))
+        .map_err(err)?;
+    let json = serde_json::to_string_pretty(comparison).map_err(|e| e.to_string())? + "\n";
+    write_atomic(&out.join("comparison.json"), |w| {
+        w.write_all(json.as_bytes())
+            .map_err(|source| rentix_ingest::IngestError::Write {
+                path: out.join("comparison.json"),
+                source,
+            })
+    })
+    .map_err(err)
+}

@@ -1,0 +1,101 @@
+//! Hedger utility: the walk-forward effectiveness each rent of a directory would get
+//! hedging with the candidate's contract, from the backtester itself.
+
+use rentix_backtest::{
+    read_events, run, BacktestConfig, ContractSpec, IndexInputs, PeriodEnd, RentSeries, Strategy,
+    Underlying,
+};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A rent file of `--rent-dir`, with the events file beside it when there is one
+/// (`rent_X.csv` and `events_X.csv`).
+#[derive(Debug, Clone)]
+pub struct Hedger {
+    pub name: String,
+    pub rent: RentSeries,
+    pub events: Vec<rentix_backtest::Event>,
+}
+
+/// One hedger's result against one candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HedgerResult {
+    pub hedger: String,
+    pub effectiveness: Option<f64>,
+    /// Why the backtest could not run (too few settled months, say).
+    pub failed: Option<String>,
+}
+
+/// Reads every `rent_*.csv` of `dir` (sorted by name) and its events.
+pub fn read_hedgers(dir: &Path) -> Result<Vec<Hedger>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("--rent-dir {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rent_") && n.ends_with(".csv"))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "--rent-dir {}: no rent_*.csv file in it",
+            dir.display()
+        ));
+    }
+    files
+        .iter()
+        .map(|p| {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let name = stem.trim_start_matches("rent_").to_string();
+            let rent = RentSeries::from_csv(p, PeriodEnd::Exclusive).map_err(|e| e.to_string())?;
+            let ev = dir.join(format!("events_{name}.csv"));
+            let events = if ev.exists() {
+                read_events(&ev).map_err(|e| e.to_string())?
+            } else {
+                Vec::new()
+            };
+            Ok(Hedger { name, rent, events })
+        })
+        .collect()
+}
+
+/// Walk-forward effectiveness of each hedger on `underlying` under `contract`.
+pub fn hedge_all(
+    hedgers: &[Hedger],
+    underlying: &Underlying,
+    contract: &ContractSpec,
+) -> Vec<HedgerResult> {
+    let cfg = BacktestConfig {
+        contract: contract.clone(),
+        strategies: vec![Strategy::Unhedged, Strategy::WalkForward],
+        // Only the point estimate is used: no resampling.
+        bootstrap_resamples: 0,
+        seed: 0,
+        rolling_window: 12,
+    };
+    let idx = IndexInputs::of(underlying.clone());
+    hedgers
+        .iter()
+        .map(|h| match run(&h.rent, &h.events, &idx, &cfg) {
+            Ok(r) => HedgerResult {
+                hedger: h.name.clone(),
+                effectiveness: r
+                    .strategies
+                    .iter()
+                    .find(|s| s.strategy == Strategy::WalkForward)
+                    .and_then(|s| s.effectiveness),
+                failed: None,
+            },
+            Err(e) => HedgerResult {
+                hedger: h.name.clone(),
+                effectiveness: None,
+                failed: Some(e),
+            },
+        })
+        .collect()
+}

@@ -1,0 +1,308 @@
+//! The contract design lab's charts: one per measure, one bar per candidate, each
+//! candidate in the same colour on every chart.
+
+use crate::charts::{save_both, PALETTE};
+use crate::font::FAMILY;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use rentix_lab::{CandidateRow, Comparison};
+use std::path::Path;
+
+/// One candidate's bar: value (none: `missing` is written instead), optional
+/// whisker (low, high).
+struct Bar {
+    name: String,
+    value: Option<f64>,
+    whisker: Option<(f64, f64)>,
+}
+
+/// A bar's value and whisker.
+type BarValue = (Option<f64>, Option<(f64, f64)>);
+
+struct Spec<'a> {
+    title: &'a str,
+    axis: &'a str,
+    /// Text written for a candidate without a value.
+    missing: &'a str,
+    fmt: &'a dyn Fn(f64) -> String,
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    spec: &Spec<'_>,
+    bars: &[Bar],
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let top = bars
+        .iter()
+        .flat_map(|b| [b.value, b.whisker.map(|w| w.1)])
+        .flatten()
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.25;
+    let n = bars.len().max(1);
+    let names: Vec<String> = bars.iter().map(|b| b.name.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(spec.title, (FAMILY, 20))
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(240)
+        .build_cartesian_2d(0f64..top, 0f64..n as f64)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .disable_y_mesh()
+        .x_desc(spec.axis)
+        .x_label_formatter(&|x| (spec.fmt)(*x))
+        .y_labels(n * 2 + 1)
+        .y_label_formatter(&|y| {
+            // Names sit at the bars' centres (k + 0.5).
+            let k = (y - 0.5).round();
+            if (y - 0.5 - k).abs() < 1e-6 && k >= 0.0 && (k as usize) < names.len() {
+                names[names.len() - 1 - k as usize]
+                    .chars()
+                    .take(34)
+                    .collect()
+            } else {
+                String::new()
+            }
+        })
+        .label_style((FAMILY, 12))
+        .draw()
+        .map_err(e)?;
+    let label = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, b) in bars.iter().enumerate() {
+        // The first candidate at the top.
+        let y = (n - 1 - i) as f64;
+        let c = PALETTE[i % PALETTE.len()];
+        if let Some(v) = b.value {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, y + 0.2), (v, y + 0.8)],
+                    c.mix(0.85).filled(),
+                )))
+                .map_err(e)?;
+        }
+        if let Some((lo, hi)) = b.whisker {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(lo, y + 0.5), (hi, y + 0.5)],
+                    BLACK.stroke_width(2),
+                )))
+                .map_err(e)?;
+        }
+        let end = b.value.map_or(0.0, |v| v.max(b.whisker.map_or(v, |w| w.1)));
+        let text = b.value.map_or(spec.missing.to_string(), |v| (spec.fmt)(v));
+        chart
+            .draw_series(std::iter::once(Text::new(
+                text,
+                (end + top * 0.01, y + 0.5),
+                label.clone(),
+            )))
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+fn draw_levels<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    rows: &[CandidateRow],
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let n = rows.len().max(1);
+    let names: Vec<String> = rows.iter().map(|r| r.candidate.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "What fixed the index: share of fixing days by level",
+            (FAMILY, 20),
+        )
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(240)
+        .build_cartesian_2d(0f64..1.0, 0f64..n as f64)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .disable_y_mesh()
+        .x_label_formatter(&|x| format!("{:.0}%", x * 100.0))
+        .y_labels(n * 2 + 1)
+        .y_label_formatter(&|y| {
+            let k = (y - 0.5).round();
+            if (y - 0.5 - k).abs() < 1e-6 && k >= 0.0 && (k as usize) < names.len() {
+                names[names.len() - 1 - k as usize]
+                    .chars()
+                    .take(34)
+                    .collect()
+            } else {
+                String::new()
+            }
+        })
+        .label_style((FAMILY, 12))
+        .draw()
+        .map_err(e)?;
+    let parts: [(&str, RGBColor); 5] = [
+        ("trades", RGBColor(44, 160, 44)),
+        ("firm offers", RGBColor(31, 119, 180)),
+        ("listings", RGBColor(255, 127, 14)),
+        ("carried", RGBColor(214, 39, 40)),
+        ("no value", RGBColor(190, 190, 190)),
+    ];
+    for (k, &(name, color)) in parts.iter().enumerate() {
+        let rects: Vec<Rectangle<(f64, f64)>> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let s = [
+                    r.share_trades,
+                    r.share_firm,
+                    r.share_listings,
+                    r.share_carried,
+                    r.share_no_value,
+                ];
+                let x0: f64 = s[..k].iter().sum();
+                let y = (n - 1 - i) as f64;
+                Rectangle::new([(x0, y + 0.2), (x0 + s[k], y + 0.8)], color.filled())
+            })
+            .collect();
+        chart
+            .draw_series(rects)
+            .map_err(e)?
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FAMILY, 12))
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// The chart files (stems under `<out>/charts/`) and their captions, in report order.
+pub const LAB_CHARTS: [(&str, &str); 6] = [
+    (
+        "lab_levels",
+        "Sufficiency: which level of the hierarchy fixed each day",
+    ),
+    (
+        "lab_fake_volume",
+        "Manipulation: fake trade volume one contributor needs to move the settlement 1%",
+    ),
+    (
+        "lab_withholding",
+        "Manipulation: settlement move when the largest contributor withholds",
+    ),
+    (
+        "lab_truth_error",
+        "Representativeness: settlement error against the simulated fair price",
+    ),
+    (
+        "lab_effectiveness",
+        "Hedger utility: walk-forward effectiveness of the rents tested",
+    ),
+    (
+        "lab_volatility",
+        "Economics: annualized settlement volatility",
+    ),
+];
+
+/// Draws every lab chart into `<out>/charts/`.
+pub fn contract_lab_charts(out: &Path, c: &Comparison) -> Result<(), String> {
+    let dir = out.join("charts");
+    let rows = &c.candidates;
+    let bars = |f: &dyn Fn(&CandidateRow) -> BarValue| -> Vec<Bar> {
+        rows.iter()
+            .map(|r| {
+                let (value, whisker) = f(r);
+                Bar {
+                    name: r.candidate.clone(),
+                    value,
+                    whisker,
+                }
+            })
+            .collect()
+    };
+    let unreachable = format!("not reachable within {}x the real volume", c.max_fake_ratio);
+    let charts: Vec<(&str, Spec<'_>, Vec<Bar>)> = vec![
+        (
+            "lab_fake_volume",
+            Spec {
+                title: "Fake trade volume to move the settlement 1% (median month)",
+                axis: "fake volume, share of the month's real trade volume",
+                missing: &unreachable,
+                fmt: &pct,
+            },
+            bars(&|r| (r.fake_share_to_move_1pct, None)),
+        ),
+        (
+            "lab_withholding",
+            Spec {
+                title: "Settlement move when the largest contributor withholds (median month)",
+                axis: "absolute move, percent",
+                missing: "no settled month",
+                fmt: &|x| format!("{x:.2}%"),
+            },
+            bars(&|r| (r.withholding_move_pct, None)),
+        ),
+        (
+            "lab_truth_error",
+            Spec {
+                title: "Settlement error against the fair price (mean absolute)",
+                axis: "USD per GPU-hour",
+                missing: "no truth for this grade",
+                fmt: &|x| format!("${x:.3}"),
+            },
+            bars(&|r| (r.truth_mae_usd, None)),
+        ),
+        (
+            "lab_effectiveness",
+            Spec {
+                title: "Walk-forward hedge effectiveness of the rents tested (median, p25-p75)",
+                axis: "share of the rent's monthly variance removed",
+                missing: "no rent could be backtested",
+                fmt: &|x| format!("{:.0}%", x * 100.0),
+            },
+            bars(&|r| {
+                (
+                    r.effectiveness_median.map(|v| v.max(0.0)),
+                    r.effectiveness_p25
+                        .zip(r.effectiveness_p75)
+                        .map(|(a, b)| (a.max(0.0), b.max(0.0))),
+                )
+            }),
+        ),
+        (
+            "lab_volatility",
+            Spec {
+                title: "Annualized volatility of the monthly settlement",
+                axis: "standard deviation of monthly log changes x sqrt(12)",
+                missing: "fewer than three settled months",
+                fmt: &pct,
+            },
+            bars(&|r| (r.settlement_vol_annual, None)),
+        ),
+    ];
+    save_both(
+        &dir.join("lab_levels"),
+        |r| draw_levels(r, rows),
+        |r| draw_levels(r, rows),
+    )?;
+    for (stem, spec, b) in &charts {
+        save_both(
+            &dir.join(stem),
+            |r| draw_bars(r, spec, b),
+            |r| draw_bars(r, spec, b),
+        )?;
+    }
+    Ok(())
+}
