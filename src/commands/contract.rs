@@ -17,6 +17,9 @@ pub struct LabPlan {
     pub truth: Option<PathBuf>,
     pub options: LabOptions,
     pub out: PathBuf,
+    /// Paths in comparison.json are written relative to this directory when they lie
+    /// under it (the demo's output does not depend on where it was generated).
+    pub relative_to: Option<PathBuf>,
 }
 
 impl LabPlan {
@@ -52,6 +55,7 @@ impl LabPlan {
                 to: a.to,
             },
             out: a.out.clone(),
+            relative_to: None,
         })
     }
 }
@@ -84,13 +88,21 @@ pub fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let shown = |p: &std::path::Path| {
+        plan.relative_to
+            .as_ref()
+            .and_then(|base| p.strip_prefix(base).ok())
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
     let comparison = Comparison {
-        store: plan.store.display().to_string(),
+        store: shown(&plan.store),
         attack_price_pct: plan.options.attack_price_pct,
         max_fake_ratio: MAX_FAKE_RATIO,
         max_fake_listings_per_day: MAX_FAKE_LISTINGS_PER_DAY,
-        truth: plan.truth.as_ref().map(|p| p.display().to_string()),
-        rent_dir: plan.rent_dir.as_ref().map(|p| p.display().to_string()),
+        truth: plan.truth.as_deref().map(shown),
+        rent_dir: plan.rent_dir.as_deref().map(shown),
         candidates,
         hedgers: by_hedger,
     };

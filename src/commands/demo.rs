@@ -10,6 +10,7 @@
 
 use crate::cli::DemoArgs;
 use crate::commands::backtest::{cost_decomposition, execute as backtest, BacktestPlan};
+use crate::commands::contract::{execute as lab_execute, LabPlan};
 use crate::commands::cost;
 use crate::commands::index::{execute as index, IndexConfig};
 use crate::progress;
@@ -50,7 +51,7 @@ fn clean(out: &Path) -> anyhow::Result<()> {
             std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
         }
     }
-    for d in ["work", "charts", "cost"] {
+    for d in ["work", "charts", "cost", "contract_lab"] {
         let p = out.join(d);
         if p.exists() {
             std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
@@ -59,12 +60,105 @@ fn clean(out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The default methodology, plus gold+ grades: the operator matters.
+fn methodology_text() -> String {
+    include_str!("../../data/methodologies/default.toml").replace(
+        "regional = false",
+        "regional = false\n# The demo also fixes every grade from gold-or-better operators only.\ntier_floors = [\"gold\"]",
+    )
+}
+
+/// The contract lab on five H100 designs: trades-first against listings-only, a
+/// monthly average against a final fixing, on-demand against a one-month
+/// reservation, and every operator against gold-or-better ones.
+fn contract_lab(
+    out: &Path,
+    sim_dir: &Path,
+    methodology: &str,
+) -> anyhow::Result<rentix_lab::Comparison> {
+    let demo = Methodology::from_toml(methodology, Path::new("methodology.toml"))?;
+    let listings = Methodology::from_toml(
+        include_str!("../../data/methodologies/listings_only_naive.toml"),
+        Path::new("data/methodologies/listings_only_naive.toml"),
+    )?;
+    let contract = |text: &str, file: &str| {
+        ContractSpec::from_toml(text, Path::new(file)).map_err(anyhow::Error::from)
+    };
+    let on_demand = (
+        include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
+        "data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml",
+    );
+    let designs = [
+        (
+            "H100 on-demand, trades first",
+            &demo,
+            "methodology.toml",
+            on_demand,
+        ),
+        (
+            "H100 on-demand, listings only",
+            &listings,
+            "data/methodologies/listings_only_naive.toml",
+            on_demand,
+        ),
+        (
+            "H100 on-demand, final fixing",
+            &demo,
+            "methodology.toml",
+            (
+                include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-on-demand-final.toml"),
+                "data/contracts/h100-sxm-80gb-bare-metal-on-demand-final.toml",
+            ),
+        ),
+        (
+            "H100 1-month reserved",
+            &demo,
+            "methodology.toml",
+            (
+                include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-1m.toml"),
+                "data/contracts/h100-sxm-80gb-bare-metal-1m.toml",
+            ),
+        ),
+        (
+            "H100 on-demand, gold+ operators",
+            &demo,
+            "methodology.toml",
+            (
+                include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-on-demand-gold.toml"),
+                "data/contracts/h100-sxm-80gb-bare-metal-on-demand-gold.toml",
+            ),
+        ),
+    ];
+    let candidates = designs
+        .iter()
+        .map(|(name, m, mpath, (ctext, cpath))| {
+            Ok(rentix_lab::Candidate {
+                name: name.to_string(),
+                methodology_path: mpath.into(),
+                contract_path: cpath.into(),
+                methodology: (*m).clone(),
+                contract: contract(ctext, cpath)?,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let plan = LabPlan {
+        store: out.join("work").join("store"),
+        candidates,
+        rent_dir: Some(sim_dir.to_path_buf()),
+        truth: Some(sim_dir.join("truth.csv")),
+        options: rentix_lab::LabOptions::default(),
+        out: out.join("contract_lab"),
+        relative_to: Some(out.to_path_buf()),
+    };
+    Ok(lab_execute(&plan)?.0)
+}
+
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let out = &a.out;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     clean(out)?;
     let work = out.join("work");
-    let bar = progress::steps("demo", 7);
+    let bar = progress::steps("demo", 8);
 
     bar.set_message("simulating a market with known truth");
     let mut params = SimParams::default_params();
@@ -113,11 +207,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     bar.inc(1);
 
     bar.set_message("fixing every grade");
-    // The default methodology, plus gold+ grades: the operator matters.
-    let text = include_str!("../../data/methodologies/default.toml").replace(
-        "regional = false",
-        "regional = false\n# The demo also fixes every grade from gold-or-better operators only.\ntier_floors = [\"gold\"]",
-    );
+    let text = methodology_text();
     let methodology = Methodology::from_toml(&text, Path::new("methodology.toml"))?;
     std::fs::write(out.join("methodology.toml"), &text)?;
     let index_cfg = IndexConfig {
@@ -209,6 +299,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     })?;
     bar.inc(1);
 
+    bar.set_message("comparing contract designs");
+    let lab = contract_lab(out, &sim_dir, &methodology_text())?;
+    bar.inc(1);
+
     bar.set_message("writing the report");
     let report = out.join("report.html");
     rentix_report::render_report(out, &report).map_err(anyhow::Error::msg)?;
@@ -252,7 +346,38 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         best.map_or("n/a", |b| b.grade.as_str()),
         best.and_then(|b| b.oos_effectiveness).map_or("n/a".to_string(), |e| format!("{:.0}%", e * 100.0))
     );
-    outln!("never hedged: ${op_loss:.0} of operational losses across the {} users, reported apart from the hedge", DEMO_USERS.len());
+    if let (Some(best), Some(weakest)) = (
+        lab.candidates
+            .iter()
+            .filter(|c| c.effectiveness_median.is_some())
+            .max_by(|a, b| {
+                a.effectiveness_median
+                    .partial_cmp(&b.effectiveness_median)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            }),
+        lab.candidates
+            .iter()
+            .filter(|c| c.withholding_move_pct.is_some())
+            .max_by(|a, b| {
+                a.withholding_move_pct
+                    .partial_cmp(&b.withholding_move_pct)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            }),
+    ) {
+        outln!(
+            "contracts: of {} H100 designs, {} hedges the simulated users best (median effectiveness {:.0}%); {} moves most when its largest contributor withholds ({:.2}%)",
+            lab.candidates.len(),
+            best.candidate,
+            best.effectiveness_median.unwrap_or(0.0) * 100.0,
+            weakest.candidate,
+            weakest.withholding_move_pct.unwrap_or(0.0)
+        );
+    }
+    outln!(
+        "never hedged: {} of operational losses across the {} users, reported apart from the hedge",
+        rentix_report::money(op_loss),
+        DEMO_USERS.len()
+    );
     if let (Some(lo), Some(hi)) = (curve.first(), curve.last()) {
         outln!(
             "operators: rent per million useful tokens of the same model from ${:.2} ({}) to ${:.2} ({}), throughput and failures counted",

@@ -128,5 +128,7 @@ fn report_of_an_empty_directory_is_a_clear_error() {
         p(&dir.path().join("r.html")),
     ]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("neither fixings.csv nor"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(
+        "holds neither fixings.csv, a backtest's summary.json nor a contract lab's comparison.json"
+    ));
 }

@@ -7,7 +7,8 @@ use crate::html::esc;
 use serde_json::Value;
 use std::fmt::Write;
 
-/// Money as a desk prints it: `-$203k`, `$1.2M`, `$950`.
+/// Money as a desk prints it: `-$203k`, `$1.2M`, `$3.9k`, `$950` (two significant
+/// figures at least).
 pub fn money(x: f64) -> String {
     if !x.is_finite() {
         return "n/a".into();
@@ -16,8 +17,10 @@ pub fn money(x: f64) -> String {
     let a = x.abs();
     if a >= 1e6 {
         format!("{sign}${:.1}M", a / 1e6)
-    } else if a >= 1e3 {
+    } else if a >= 1e4 {
         format!("{sign}${:.0}k", a / 1e3)
+    } else if a >= 1e3 {
+        format!("{sign}${:.1}k", a / 1e3)
     } else {
         format!("{sign}${a:.0}")
     }
@@ -93,6 +96,7 @@ mod tests {
         assert_eq!(money(-203_412.0), "-$203k");
         assert_eq!(money(1_234_567.0), "$1.2M");
         assert_eq!(money(950.4), "$950");
+        assert_eq!(money(3_854.0), "$3.9k");
         assert_eq!(money(f64::NAN), "n/a");
     }
 }

@@ -121,13 +121,20 @@ fn draw_levels<DB: DrawingBackend>(
         .margin(14)
         .x_label_area_size(40)
         .y_label_area_size(240)
-        .build_cartesian_2d(0f64..1.0, 0f64..n as f64)
+        // Room on the right for the legend, beside the bars rather than over them.
+        .build_cartesian_2d(0f64..1.3, 0f64..n as f64)
         .map_err(e)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .disable_y_mesh()
-        .x_label_formatter(&|x| format!("{:.0}%", x * 100.0))
+        .x_label_formatter(&|x| {
+            if *x <= 1.0 + 1e-9 {
+                format!("{:.0}%", x * 100.0)
+            } else {
+                String::new()
+            }
+        })
         .y_labels(n * 2 + 1)
         .y_label_formatter(&|y| {
             let k = (y - 0.5).round();
@@ -175,7 +182,7 @@ fn draw_levels<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.3))
         .label_font((FAMILY, 12))
@@ -232,17 +239,24 @@ pub fn contract_lab_charts(out: &Path, c: &Comparison) -> Result<(), String> {
             })
             .collect()
     };
-    let unreachable = format!("not reachable within {}x the real volume", c.max_fake_ratio);
     let charts: Vec<(&str, Spec<'_>, Vec<Bar>)> = vec![
         (
             "lab_fake_volume",
             Spec {
-                title: "Fake trade volume to move the settlement 1% (median month)",
-                axis: "fake volume, share of the month's real trade volume",
-                missing: &unreachable,
-                fmt: &pct,
+                title: "The most one contributor moves the settlement with fake quotes (median month)",
+                axis: "move, percent (fake trades up to the bound, or fake listings up to the bound a day)",
+                missing: "no settled month",
+                fmt: &|x| format!("{x:.2}%"),
             },
-            bars(&|r| (r.fake_share_to_move_1pct, None)),
+            bars(&|r| {
+                (
+                    match (r.max_move_pct_fake_trades, r.max_move_pct_fake_listings) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    },
+                    None,
+                )
+            }),
         ),
         (
             "lab_withholding",

@@ -1,0 +1,124 @@
+//! The contract design lab in the report: the comparison table read back through the
+//! lab's own type, what it means in words, and one chart per measure.
+
+use crate::html::{esc, img};
+use crate::lab_charts::LAB_CHARTS;
+use rentix_lab::{CandidateRow, Comparison};
+use std::fmt::Write;
+use std::path::Path;
+
+fn pct(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |x| format!("{:.*}%", digits, x * 100.0))
+}
+
+fn plain(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+fn name_cell(r: &CandidateRow) -> String {
+    format!(
+        "<td class=l style=\"min-width:17em\"><b>{}</b><br><small><code>{}</code><br>{}</small></td>",
+        esc(&r.candidate),
+        esc(&r.underlying),
+        esc(&r.settlement)
+    )
+}
+
+/// Is it fed, and hard to push around?
+fn integrity_row(html: &mut String, r: &CandidateRow) {
+    let _ = writeln!(
+        html,
+        "<tr>{}<td>{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        name_cell(r),
+        r.months_settled,
+        r.months,
+        pct(Some(r.share_trades), 0),
+        plain(r.median_contributors, 0),
+        plain(r.median_hhi, 2),
+        pct(r.fake_share_to_move_1pct, 1),
+        plain(r.max_move_pct_fake_trades, 2),
+        plain(r.fake_listings_to_move_1pct, 0),
+        plain(r.withholding_move_pct, 2),
+    );
+}
+
+/// Does it track the market, and is it worth trading?
+fn utility_row(html: &mut String, r: &CandidateRow) {
+    let eff = match (
+        r.effectiveness_median,
+        r.effectiveness_p25,
+        r.effectiveness_p75,
+    ) {
+        (Some(m), Some(a), Some(b)) => format!(
+            "{:.0}% <small>({:.0} to {:.0})</small>",
+            m * 100.0,
+            a * 100.0,
+            b * 100.0
+        ),
+        _ => "-".into(),
+    };
+    let _ = writeln!(
+        html,
+        "<tr>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>${:.2}</td><td>{}</td></tr>",
+        name_cell(r),
+        plain(r.truth_mae_usd, 3),
+        plain(r.median_distance_from_obs_median_pct, 1),
+        pct(r.share_months_in_obs_iqr, 0),
+        eff,
+        pct(r.settlement_vol_annual, 0),
+        r.tick_value_usd,
+        r.contract_value_usd.map_or("-".into(), crate::hedge_card::money),
+    );
+}
+
+/// Appends the lab's section when `dir/comparison.json` exists.
+pub fn lab_section(html: &mut String, dir: &Path) -> Result<(), String> {
+    let path = dir.join("comparison.json");
+    if !path.exists() {
+        return Ok(());
+    }
+    let c = Comparison::read(&path)?;
+    let _ = writeln!(
+        html,
+        "<h2>Contract design lab</h2><p>Each candidate is a methodology and a contract, evaluated over the store's history. \
+         Manipulation figures come from re-running the engine with fake observations of one contributor quoting {}% above \
+         the honest settlement (search bound: {}x the month's real trade volume, {} fake listings a day); '-' means the \
+         move could not be reached within the bound (or, for listings, that listings never fix the index).</p>",
+        c.attack_price_pct, c.max_fake_ratio, c.max_fake_listings_per_day
+    );
+    let _ = writeln!(
+        html,
+        "<h3>Fed with data, hard to push around</h3><table><tr><th class=l>candidate</th><th>months settled</th><th>days fixed by trades</th>\
+         <th>contributors (median)</th><th>HHI (median)</th><th>fake volume to move 1%</th><th>most one contributor moves it with fake trades, %</th>\
+         <th>fake listings to move 1%</th><th>withholding by the largest contributor, %</th></tr>"
+    );
+    for r in &c.candidates {
+        integrity_row(html, r);
+    }
+    let _ = writeln!(html, "</table>");
+    let _ = writeln!(
+        html,
+        "<h3>Representative, useful to hedgers, worth trading</h3><table><tr><th class=l>candidate</th><th>error vs truth, USD/GPU-h</th>\
+         <th>distance from the month's observation median, %</th><th>months inside the observations' p25-p75</th>\
+         <th>walk-forward hedge effectiveness, median (p25 to p75)</th><th>settlement volatility, annual</th><th>tick value</th><th>contract value at the median</th></tr>"
+    );
+    for r in &c.candidates {
+        utility_row(html, r);
+    }
+    let _ = writeln!(html, "</table>");
+    for r in c.candidates.iter().filter(|r| !r.note.is_empty()) {
+        let _ = writeln!(
+            html,
+            "<p><small>{}: {}</small></p>",
+            esc(&r.candidate),
+            esc(&r.note)
+        );
+    }
+    for (stem, caption) in LAB_CHARTS {
+        html.push_str(&img(
+            &dir.join("charts").join(format!("{stem}.png")),
+            caption,
+        ));
+    }
+    Ok(())
+}
