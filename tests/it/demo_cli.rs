@@ -20,6 +20,9 @@ fn demo_reproduces_the_committed_report() {
         "backtest_producer_h100_spot_rate/periods.csv",
         "backtest_neocloud_h200/summary.json",
         "backtest_producer_premium/periods.csv",
+        "contract_lab/comparison.csv",
+        "contract_lab/comparison.json",
+        "contract_lab/by_month.csv",
     ] {
         let a = std::fs::read(out.join(f)).unwrap();
         let b = std::fs::read(committed.join(f)).unwrap_or_default();
@@ -47,7 +50,9 @@ fn the_demo_report_contains_every_chart_the_demo_wrote() {
                     stack.push(path);
                 }
             } else if path.extension().is_some_and(|x| x == "png")
-                && !path.ends_with("report_screenshot.png")
+                && !path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().ends_with("_screenshot.png"))
             {
                 pngs.push(path);
             }
