@@ -32,3 +32,19 @@ pub fn steps(message: &str, len: u64) -> ProgressBar {
     bar.set_message(message.to_string());
     bar
 }
+
+/// A spinner with the elapsed time, for long work without a count (fixing every
+/// grade of a store), drawn only on a terminal.
+pub fn working(message: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(message.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}

@@ -160,6 +160,9 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
 
 pub fn run(a: IndexArgs) -> anyhow::Result<()> {
     let cfg = IndexConfig::from_args(&a)?;
-    outln!("{}", execute(&cfg)?);
+    let bar = crate::progress::working("reading the store and fixing every grade");
+    let summary = execute(&cfg);
+    bar.finish_and_clear();
+    outln!("{}", summary?);
     Ok(())
 }
