@@ -28,6 +28,20 @@ struct Spec<'a> {
     fmt: &'a dyn Fn(f64) -> String,
 }
 
+/// The candidate named at height `y` of a chart with one bar per candidate, the
+/// first at the top: names sit at the bars' centres (k + 0.5), other ticks are blank.
+fn candidate_at(names: &[String], y: f64) -> String {
+    let k = (y - 0.5).round();
+    if (y - 0.5 - k).abs() < 1e-6 && k >= 0.0 && (k as usize) < names.len() {
+        names[names.len() - 1 - k as usize]
+            .chars()
+            .take(34)
+            .collect()
+    } else {
+        String::new()
+    }
+}
+
 fn draw_bars<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     spec: &Spec<'_>,
@@ -57,18 +71,7 @@ fn draw_bars<DB: DrawingBackend>(
         .x_desc(spec.axis)
         .x_label_formatter(&|x| (spec.fmt)(*x))
         .y_labels(n * 2 + 1)
-        .y_label_formatter(&|y| {
-            // Names sit at the bars' centres (k + 0.5).
-            let k = (y - 0.5).round();
-            if (y - 0.5 - k).abs() < 1e-6 && k >= 0.0 && (k as usize) < names.len() {
-                names[names.len() - 1 - k as usize]
-                    .chars()
-                    .take(34)
-                    .collect()
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&|y| candidate_at(&names, *y))
         .label_style((FAMILY, 12))
         .draw()
         .map_err(e)?;
@@ -136,17 +139,7 @@ fn draw_levels<DB: DrawingBackend>(
             }
         })
         .y_labels(n * 2 + 1)
-        .y_label_formatter(&|y| {
-            let k = (y - 0.5).round();
-            if (y - 0.5 - k).abs() < 1e-6 && k >= 0.0 && (k as usize) < names.len() {
-                names[names.len() - 1 - k as usize]
-                    .chars()
-                    .take(34)
-                    .collect()
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&|y| candidate_at(&names, *y))
         .label_style((FAMILY, 12))
         .draw()
         .map_err(e)?;
