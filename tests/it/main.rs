@@ -18,6 +18,7 @@ mod methodology_vectors;
 mod outside_readers;
 mod point_in_time;
 mod report_cli;
+mod sim_calibration;
 mod simulate_cli;
 mod store_props;
 mod tier_grades;
