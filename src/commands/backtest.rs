@@ -141,7 +141,7 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
     let mut s = format!(
         "{} ({}), {} monthly periods {}..{}, entry price = {}\n",
         r.underlying,
-        r.side,
+        r.side.as_str(),
         r.periods,
         r.first_period.map(|d| d.to_string()).unwrap_or_default(),
         r.last_period.map(|d| d.to_string()).unwrap_or_default(),

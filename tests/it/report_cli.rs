@@ -132,3 +132,46 @@ fn report_of_an_empty_directory_is_a_clear_error() {
         "holds neither fixings.csv, a backtest's summary.json nor a contract lab's comparison.json"
     ));
 }
+
+/// The report reads `summary.json` with the backtest crate's own type: every field
+/// of the demo's summaries comes back, and a renamed field is an error that names
+/// it instead of an "n/a" in the hedge card.
+#[test]
+fn report_reads_backtest_summaries_typed_and_refuses_a_renamed_field() {
+    let demo = data("reports/demo");
+    let dir = tempfile::tempdir().unwrap();
+    for user in [
+        "backtest_producer_premium",
+        "backtest_neocloud_h200",
+        "backtest_producer_h100_invoice",
+    ] {
+        let path = demo.join(user).join("summary.json");
+        let typed = rentix_backtest::BacktestResult::read(&path).unwrap();
+        let again = serde_json::to_string_pretty(&typed).unwrap() + "\n";
+        let orig = std::fs::read_to_string(&path).unwrap();
+        let first_diff = again.lines().zip(orig.lines()).find(|(a, b)| a != b);
+        assert!(
+            first_diff.is_none() && again.len() == orig.len(),
+            "{user}: read and written back differs at {first_diff:?}"
+        );
+    }
+    let bt = dir.path().join("backtest_renamed");
+    std::fs::create_dir_all(&bt).unwrap();
+    let text = std::fs::read_to_string(demo.join("backtest_producer_premium/summary.json"))
+        .unwrap()
+        .replace("\"peak_cash_need\"", "\"peak_cash\"");
+    std::fs::write(bt.join("summary.json"), text).unwrap();
+    let o = rentix(&[
+        "report",
+        "--in",
+        p(&bt),
+        "--out",
+        p(&dir.path().join("r.html")),
+    ]);
+    assert!(!o.status.success(), "a renamed field rendered");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("peak_cash_need") && err.contains("summary.json"),
+        "{err}"
+    );
+}

@@ -8,7 +8,7 @@
 use crate::contract::{month_start, ContractSpec, EntryAssumption};
 use crate::periods::{build_periods, LeftOut, Period, LAYERS};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
-use crate::rent::{Event, RentSeries};
+use crate::rent::{Event, RentSeries, Side};
 use crate::stats::basis::{basis_stats, BasisStats};
 use crate::stats::bootstrap::{confidence_interval, Interval};
 use crate::stats::break_test::{sup_wald, BreakTest};
@@ -26,7 +26,7 @@ use crate::underlying::Underlying;
 use chrono::{Months, NaiveDate};
 use rentix_core::DateSeries;
 use rentix_index::IndexUnit;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Options of a backtest run.
@@ -90,7 +90,7 @@ pub struct PeriodRow {
 }
 
 /// Confidence intervals of the headline statistics.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Intervals {
     pub effectiveness: Option<Interval>,
     pub hedge_ratio: Option<Interval>,
@@ -98,7 +98,7 @@ pub struct Intervals {
 }
 
 /// Cash the hedge account needs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Margin {
     /// Largest initial margin posted for one month's position, USD.
     pub initial_margin_max: f64,
@@ -110,7 +110,7 @@ pub struct Margin {
 }
 
 /// Operational losses, reported apart from the hedge.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OperationalLoss {
     /// Losses of events inside the hedge periods.
     pub total_usd: f64,
@@ -125,7 +125,7 @@ pub struct OperationalLoss {
 }
 
 /// Sensitivity of the result to the futures entry-price assumption.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EntrySensitivity {
     pub assumption: String,
     pub effectiveness: Option<f64>,
@@ -136,7 +136,7 @@ pub struct EntrySensitivity {
 }
 
 /// The summary of one strategy.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StrategySummary {
     pub strategy: Strategy,
     /// Mean hedge ratio applied.
@@ -174,7 +174,7 @@ pub struct StrategySummary {
 }
 
 /// A settled month whose settlement a later restatement would have changed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestatedMonth {
     pub month: NaiveDate,
     /// The settlement the backtest used (as first published).
@@ -184,7 +184,7 @@ pub struct RestatedMonth {
 }
 
 /// Everything a backtest produces.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BacktestResult {
     pub contract: String,
     pub underlying: String,
@@ -192,7 +192,7 @@ pub struct BacktestResult {
     /// For a points composite: the USD per GPU-hour one point was rebased to (the
     /// rent's first month over the index's mean that month).
     pub rebase_usd_per_point: Option<f64>,
-    pub side: &'static str,
+    pub side: Side,
     pub entry_assumption: String,
     pub periods: usize,
     pub first_period: Option<NaiveDate>,
@@ -207,7 +207,10 @@ pub struct BacktestResult {
     pub min_variance_hedge_ratio: Option<f64>,
     pub price_change_regression: Option<Regression>,
     /// Per strategy, keyed by its name in `summary.json`.
-    #[serde(serialize_with = "by_strategy_name")]
+    #[serde(
+        serialize_with = "by_strategy_name",
+        deserialize_with = "from_strategy_name"
+    )]
     pub strategies: Vec<StrategySummary>,
     pub entry_sensitivity: Vec<EntrySensitivity>,
     #[serde(skip)]
@@ -227,8 +230,60 @@ fn by_strategy_name<S: serde::Serializer>(v: &[StrategySummary], s: S) -> Result
     m.end()
 }
 
+/// Reads the object written by [`by_strategy_name`] back into run order, and
+/// refuses a key that disagrees with the summary's own `strategy`.
+fn from_strategy_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<StrategySummary>, D::Error> {
+    use serde::de::{Error, MapAccess, Visitor};
+    struct ByName;
+    impl<'de> Visitor<'de> for ByName {
+        type Value = Vec<StrategySummary>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of strategy summaries keyed by strategy name")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Self::Value, M::Error> {
+            let mut out = Vec::new();
+            while let Some((name, s)) = m.next_entry::<String, StrategySummary>()? {
+                if name != s.strategy.as_str() {
+                    return Err(M::Error::custom(format!(
+                        "strategy key `{name}` holds the summary of `{}`",
+                        s.strategy.as_str()
+                    )));
+                }
+                out.push(s);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(ByName)
+}
+
+impl BacktestResult {
+    /// Reads a backtest's `summary.json` (the per-period and daily rows stay in
+    /// their CSV files and come back empty). A renamed or missing field is an
+    /// error naming it, never a silent gap in the report.
+    pub fn read(path: &std::path::Path) -> Result<Self, crate::error::BacktestError> {
+        let text = rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES).map_err(|e| {
+            crate::error::BacktestError::File {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
+        })?;
+        serde_json::from_str(&text).map_err(|e| crate::error::BacktestError::File {
+            path: path.to_path_buf(),
+            detail: format!("not a backtest summary: {e}"),
+        })
+    }
+
+    /// The summary of `strategy`, if it ran.
+    pub fn strategy(&self, strategy: Strategy) -> Option<&StrategySummary> {
+        self.strategies.iter().find(|s| s.strategy == strategy)
+    }
+}
+
 /// Daily rent against index, for charts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DailyPoint {
     pub date: NaiveDate,
     pub rent: f64,
@@ -732,7 +787,7 @@ pub fn run(
         underlying: contract.underlying.clone(),
         underlying_unit: unit,
         rebase_usd_per_point: rebase,
-        side: rent.side.as_str(),
+        side: rent.side,
         entry_assumption: contract.entry.assumption.as_str().into(),
         periods: periods.len(),
         first_period: periods.first().map(|p| p.start),

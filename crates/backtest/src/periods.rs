@@ -25,7 +25,7 @@ use crate::contract::{month_start, ContractSpec};
 use crate::rent::{daily_events, Event, RentSeries};
 use crate::underlying::Underlying;
 use chrono::{Days, Months, NaiveDate};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A basis older than this many months at entry is not used as the last observed one.
@@ -77,7 +77,7 @@ pub struct Period {
 }
 
 /// A month of the rent file that is not a hedge period, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeftOut {
     pub month: NaiveDate,
     pub reason: String,

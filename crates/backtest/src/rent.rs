@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Whether the user pays rent (a producer) or earns it (a neocloud).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Side {
     Pay,
     Earn,

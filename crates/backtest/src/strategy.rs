@@ -3,12 +3,12 @@
 
 use crate::stats::hedge_ratio::min_variance_hedge_ratio;
 use crate::stats::moments::mean;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
 /// A hedging strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
     /// No hedge: the benchmark every other strategy is measured against.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// What an index's values are measured in. A grade's fixings are prices; a
 /// composite's are index points (base 100 on its first date), which cannot be
 /// compared with a rent or settle a USD contract without rebasing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IndexUnit {
     UsdPerGpuHour,

@@ -4,7 +4,7 @@
 //! account needs, and what the hedge never covers.
 
 use crate::html::esc;
-use serde_json::Value;
+use rentix_backtest::{BacktestResult, Side, StrategySummary};
 use std::fmt::Write;
 
 /// Money as a desk prints it: `-$203k`, `$1.2M`, `$3.9k`, `$950` (two significant
@@ -26,31 +26,35 @@ pub fn money(x: f64) -> String {
     }
 }
 
-/// The card for `summary` (a backtest's summary.json) and its featured strategy.
-pub fn hedge_card(html: &mut String, summary: &Value, featured: &Value) {
-    let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
-    let side = summary["side"].as_str().unwrap_or("");
-    let eff = f(&featured["effectiveness"]);
-    let ci = &featured["confidence_intervals"]["effectiveness"];
-    let interval = match (ci["low"].as_f64(), ci["high"].as_f64()) {
-        (Some(a), Some(b)) => format!(" (95% interval {:.0}% to {:.0}%)", 100.0 * a, 100.0 * b),
-        _ => String::new(),
+/// The card for a backtest and its featured strategy.
+pub fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &StrategySummary) {
+    let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let pays = summary.side == Side::Pay;
+    let eff = opt(featured.effectiveness);
+    let interval = match &featured.confidence_intervals.effectiveness {
+        Some(ci) => format!(
+            " (95% interval {:.0}% to {:.0}%)",
+            100.0 * ci.low,
+            100.0 * ci.high
+        ),
+        None => String::new(),
     };
-    let basis = f(&featured["basis"]["mean"]);
-    let op = f(&featured["operational_loss"]["total_usd"])
-        + f(&featured["operational_loss"]["outside_periods_usd"]).max(0.0);
+    let basis = featured.basis.map_or(f64::NAN, |b| b.mean);
+    let corr = opt(featured.correlation_changes);
+    let op = featured.operational_loss.total_usd
+        + featured.operational_loss.outside_periods_usd.max(0.0);
     let rows = [
         (
             "your rent against the index",
             if basis.is_finite() {
                 format!(
                     "you {} {:+.3} USD per GPU-hour against the settlement on average; what matters is whether the changes track (correlation of monthly changes {:.2})",
-                    if side == "pay" { "pay" } else { "earn" },
+                    if pays { "pay" } else { "earn" },
                     basis,
-                    f(&featured["correlation_changes"])
+                    corr
                 )
             } else {
-                format!("an index in points (rebased); correlation of monthly changes {:.2}", f(&featured["correlation_changes"]))
+                format!("an index in points (rebased); correlation of monthly changes {corr:.2}")
             },
         ),
         (
@@ -61,19 +65,19 @@ pub fn hedge_card(html: &mut String, summary: &Value, featured: &Value) {
             "how to hedge",
             format!(
                 "{} futures, hedge ratio {:.2}: about {} contracts a month ({})",
-                if side == "pay" { "buy" } else { "sell" },
-                f(&featured["hedge_ratio"]),
-                featured["contracts"].as_i64().unwrap_or(0),
-                esc(featured["strategy"].as_str().unwrap_or(""))
+                if pays { "buy" } else { "sell" },
+                featured.hedge_ratio,
+                featured.contracts,
+                esc(featured.strategy.as_str())
             ),
         ),
         (
             "basis risk left",
-            format!("a month worse than {} in 1 month of 20 (95% VaR of the hedged P&amp;L)", money(f(&featured["var_95"]))),
+            format!("a month worse than {} in 1 month of 20 (95% VaR of the hedged P&amp;L)", money(opt(featured.var_95))),
         ),
         (
             "cash for margin",
-            format!("up to {} at the worst point of a month (initial plus variation margin)", money(f(&featured["margin"]["peak_cash_need"]))),
+            format!("up to {} at the worst point of a month (initial plus variation margin)", money(featured.margin.peak_cash_need)),
         ),
         (
             "never covered",

@@ -6,8 +6,8 @@
 use crate::index_charts::index_charts;
 use base64::Engine;
 use chrono::NaiveDate;
+use rentix_backtest::{BacktestResult, Side, Strategy, StrategySummary};
 use rentix_index::{read_fixings, Fixing, ForwardPoint};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -36,20 +36,6 @@ pub(crate) fn img(path: &Path, alt: &str) -> String {
             base64::engine::general_purpose::STANDARD.encode(bytes)
         ),
         Err(_) => String::new(),
-    }
-}
-
-fn num(v: &Value, digits: usize) -> String {
-    match v.as_f64() {
-        Some(x) => format!("{x:.digits$}"),
-        None => "n/a".into(),
-    }
-}
-
-fn pct(v: &Value) -> String {
-    match v.as_f64() {
-        Some(x) => format!("{:.0}%", x * 100.0),
-        None => "n/a".into(),
     }
 }
 
@@ -293,55 +279,64 @@ fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> 
     Ok(())
 }
 
-fn reading(s: &Value, side: &str) -> String {
-    let strategy = s["strategy"].as_str().unwrap_or("");
-    let eff = s["effectiveness"].as_f64();
-    let ci = &s["confidence_intervals"]["effectiveness"];
-    let rho = s["correlation_changes"].as_f64();
-    let rho_l = s["correlation_levels"].as_f64();
-    let basis = s["basis"]["mean"].as_f64();
-    let basis_sd = s["basis"]["std"].as_f64();
-    let op = s["operational_loss"]["total_usd"].as_f64().unwrap_or(0.0);
-    let vm = s["operational_loss"]["volume_mismatch_usd"]
-        .as_f64()
-        .unwrap_or(0.0);
+/// A number with `digits` decimals, `n/a` when absent or not finite.
+fn num(v: Option<f64>, digits: usize) -> String {
+    match v.filter(|x| x.is_finite()) {
+        Some(x) => format!("{x:.digits$}"),
+        None => "n/a".into(),
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    match v.filter(|x| x.is_finite()) {
+        Some(x) => format!("{:.0}%", x * 100.0),
+        None => "n/a".into(),
+    }
+}
+
+fn reading(s: &StrategySummary, side: Side) -> String {
+    let op = s.operational_loss.total_usd;
+    let vm = s.operational_loss.volume_mismatch_usd;
     let mut t = String::new();
-    if let Some(e) = eff {
+    if let Some(e) = s.effectiveness {
         let _ = write!(
             t,
             "With the <b>{}</b> strategy the hedge removed <b>{:.0}%</b> of the month-to-month variance of your rent P&L",
-            esc(strategy),
+            esc(s.strategy.as_str()),
             e * 100.0
         );
-        if let (Some(lo), Some(hi)) = (ci["low"].as_f64(), ci["high"].as_f64()) {
+        if let Some(ci) = &s.confidence_intervals.effectiveness {
             let _ = write!(
                 t,
                 " (95% bootstrap interval {:.0}% to {:.0}%)",
-                lo * 100.0,
-                hi * 100.0
+                ci.low * 100.0,
+                ci.high * 100.0
             );
         }
         t.push_str(". ");
     }
-    if let (Some(r), Some(rl)) = (rho, rho_l) {
+    if let (Some(r), Some(rl)) = (s.correlation_changes, s.correlation_levels) {
         let _ = write!(
             t,
             "Monthly changes of your rent and of the index correlate at {r:.2}; their levels at {rl:.2}. Judge the hedge on the first number: levels of two trending prices correlate even when their changes do not. "
         );
     }
-    if let (Some(b), Some(sd)) = (basis, basis_sd) {
-        let verb = if side == "pay" { "pay" } else { "earn" };
+    if let Some(b) = &s.basis {
+        let verb = if side == Side::Pay { "pay" } else { "earn" };
         let _ = write!(
             t,
-            "You {verb} on average {b:+.3} USD per GPU-hour against the index (basis), moving by {sd:.3} from month to month: a steady premium does not weaken a hedge, a moving one does. "
+            "You {verb} on average {:+.3} USD per GPU-hour against the index (basis), moving by {:.3} from month to month: a steady premium does not weaken a hedge, a moving one does. ",
+            b.mean, b.std
         );
     }
-    if s["regression"]["passes_80_125"].as_bool() == Some(true) {
-        t.push_str("The hedge passes the 80-125% regression test used in hedge accounting. ");
-    } else if s["regression"].is_object() {
-        t.push_str(
+    match &s.regression {
+        Some(r) if r.passes_80_125 => {
+            t.push_str("The hedge passes the 80-125% regression test used in hedge accounting. ")
+        }
+        Some(_) => t.push_str(
             "The hedge does not pass the 80-125% regression test used in hedge accounting. ",
-        );
+        ),
+        None => {}
     }
     let _ = write!(
         t,
@@ -351,47 +346,41 @@ fn reading(s: &Value, side: &str) -> String {
 }
 
 fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(dir.join("summary.json"))
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let v = BacktestResult::read(&dir.join("summary.json")).map_err(|e| e.to_string())?;
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let side = v["side"].as_str().unwrap_or("");
+    let date = |d: Option<NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
     let _ = writeln!(
         html,
         "<h2>Hedge backtest: {}</h2><p>Rent side: <b>{}</b>. Contract: {} on <code>{}</code>, {} monthly periods from {} to {}. Futures entry price assumption: <b>{}</b>.</p>",
         esc(&name),
-        if side == "pay" { "pays rent (producer)" } else { "earns rent (neocloud)" },
-        esc(v["contract"].as_str().unwrap_or("")),
-        esc(v["underlying"].as_str().unwrap_or("")),
-        v["periods"],
-        esc(v["first_period"].as_str().unwrap_or("")),
-        esc(v["last_period"].as_str().unwrap_or("")),
-        esc(v["entry_assumption"].as_str().unwrap_or(""))
+        if v.side == Side::Pay { "pays rent (producer)" } else { "earns rent (neocloud)" },
+        esc(&v.contract),
+        esc(&v.underlying),
+        v.periods,
+        esc(&date(v.first_period)),
+        esc(&date(v.last_period)),
+        esc(&v.entry_assumption)
     );
-    let strategies: Vec<Value> = v["strategies"]
-        .as_object()
-        .map(|m| m.values().cloned().collect())
-        .unwrap_or_default();
-    let featured = strategies
-        .iter()
-        .find(|s| s["strategy"] == "walk-forward")
-        .or_else(|| strategies.iter().find(|s| s["strategy"] != "unhedged"));
+    let featured = v.strategy(Strategy::WalkForward).or_else(|| {
+        v.strategies
+            .iter()
+            .find(|s| s.strategy != Strategy::Unhedged)
+    });
     if let Some(s) = featured {
         crate::hedge_card::hedge_card(html, &v, s);
-        let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, side));
+        let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, v.side));
     }
     let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>hedge ratio</th><th>contracts</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>80-125%</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");
-    for s in &strategies {
-        let ci = &s["confidence_intervals"]["effectiveness"];
-        let ci_txt = match (ci["low"].as_f64(), ci["high"].as_f64()) {
-            (Some(a), Some(b)) => format!(" [{:.2}, {:.2}]", a, b),
-            _ => String::new(),
+    for s in &v.strategies {
+        let ci_txt = match &s.confidence_intervals.effectiveness {
+            Some(ci) => format!(" [{:.2}, {:.2}]", ci.low, ci.high),
+            None => String::new(),
         };
-        let reg = &s["regression"];
-        let pass = match reg["passes_80_125"].as_bool() {
+        let reg = s.regression.as_ref();
+        let pass = match reg.map(|r| r.passes_80_125) {
             Some(true) => "<span class=ok>pass</span>",
             Some(false) => "<span class=bad>fail</span>",
             None => "",
@@ -399,65 +388,63 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         let _ = writeln!(
             html,
             "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(s["strategy"].as_str().unwrap_or("")),
-            num(&s["hedge_ratio"], 3),
-            s["contracts"],
-            num(&s["effectiveness"], 3),
+            esc(s.strategy.as_str()),
+            num(Some(s.hedge_ratio), 3),
+            s.contracts,
+            num(s.effectiveness, 3),
             ci_txt,
-            num(&s["correlation_changes"], 3),
-            num(&s["correlation_levels"], 3),
-            num(&reg["slope"], 2),
-            num(&reg["r2"], 2),
-            num(&reg["slope_t"], 1),
+            num(s.correlation_changes, 3),
+            num(s.correlation_levels, 3),
+            num(reg.map(|r| r.slope), 2),
+            num(reg.map(|r| r.r2), 2),
+            num(reg.map(|r| r.slope_t), 1),
             pass,
-            pct(&s["dollar_offset"]),
-            num(&s["tracking_error"], 3),
-            num(&s["var_95"], 0),
-            num(&s["cvar_95"], 0),
-            num(&s["margin"]["peak_cash_need"], 0)
+            pct(s.dollar_offset),
+            num(s.tracking_error, 3),
+            num(s.var_95, 0),
+            num(s.cvar_95, 0),
+            num(Some(s.margin.peak_cash_need), 0)
         );
     }
     let _ = writeln!(html, "</table>");
-    if let Some(es) = v["entry_sensitivity"].as_array() {
+    if !v.entry_sensitivity.is_empty() {
         let _ = writeln!(html, "<p>How the one-to-one result depends on the futures entry-price assumption (no futures price history exists):</p><table><tr><th class=l>entry price</th><th>effectiveness</th><th>mean futures P&L per month</th><th>of which entry carry</th><th>months without a forward</th></tr>");
-        for e in es {
+        for e in &v.entry_sensitivity {
             let _ = writeln!(
                 html,
                 "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(e["assumption"].as_str().unwrap_or("")),
-                num(&e["effectiveness"], 3),
-                num(&e["mean_futures_pnl"], 0),
-                num(&e["mean_entry_carry_pnl"], 0),
-                e["periods_on_fallback"]
+                esc(&e.assumption),
+                num(e.effectiveness, 3),
+                num(e.mean_futures_pnl, 0),
+                num(e.mean_entry_carry_pnl, 0),
+                e.periods_on_fallback
             );
         }
         let _ = writeln!(html, "</table>");
     }
-    if let Some(left) = v["months_left_out"].as_array().filter(|l| !l.is_empty()) {
+    if !v.months_left_out.is_empty() {
         let _ = writeln!(html, "<p>Months of the rent file that are not hedge periods:</p><table><tr><th class=l>month</th><th class=l>why</th><th>operational loss</th></tr>");
-        for l in left {
+        for l in &v.months_left_out {
             let _ = writeln!(
                 html,
                 "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td></tr>",
-                esc(l["month"].as_str().unwrap_or("")),
-                esc(l["reason"].as_str().unwrap_or("")),
-                num(&l["operational_loss"], 0)
+                l.month,
+                esc(&l.reason),
+                num(Some(l.operational_loss), 0)
             );
         }
         let _ = writeln!(html, "</table>");
     }
-    if let Some(rs) = v["restated_after_settlement"]
-        .as_array()
-        .filter(|l| !l.is_empty())
-    {
+    let rs = &v.restated_after_settlement;
+    if !rs.is_empty() {
         let _ = writeln!(html, "<p class=\"note\">{} settled month(s) were restated after settlement. The backtest keeps each settlement as first published; today's fixings would give:</p><table><tr><th class=l>month</th><th>settled</th><th>restated</th></tr>", rs.len());
         for r in rs {
             let _ = writeln!(
                 html,
                 "<tr><td class=l>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(r["month"].as_str().unwrap_or("")),
-                num(&r["settlement"], 3),
-                num(&r["restated_settlement"], 3)
+                r.month,
+                num(Some(r.settlement), 3),
+                num(r.restated_settlement, 3)
             );
         }
         let _ = writeln!(html, "</table>");
@@ -472,27 +459,33 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         html.push_str(&img(&dir.join(format!("{stem}.png")), alt));
     }
     if let Some(s) = featured {
-        let op = &s["operational_loss"];
+        let op = &s.operational_loss;
         let _ = writeln!(html, "<h3>What the hedge can never cover</h3><table><tr><th class=l>operational loss</th><th>USD</th></tr>");
-        if let Some(m) = op["by_kind"].as_object() {
-            for (k, val) in m {
-                let _ = writeln!(
-                    html,
-                    "<tr><td class=l>{}</td><td>{}</td></tr>",
-                    esc(k),
-                    num(val, 0)
-                );
-            }
+        for (k, val) in &op.by_kind {
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>{}</td><td>{}</td></tr>",
+                esc(k),
+                num(Some(*val), 0)
+            );
         }
         let _ = writeln!(
             html,
             "<tr><td class=l><b>total in hedge periods</b></td><td><b>{}</b></td></tr><tr><td class=l>in months that are not hedge periods</td><td>{}</td></tr><tr><td class=l>GPU-hours lost</td><td>{}</td></tr></table>",
-            num(&op["total_usd"], 0),
-            num(&op["outside_periods_usd"], 0),
-            num(&op["lost_gpu_hours"], 0)
+            num(Some(op.total_usd), 0),
+            num(Some(op.outside_periods_usd), 0),
+            num(Some(op.lost_gpu_hours), 0)
         );
     }
     Ok(())
+}
+
+/// Reads an ingest summary with the ingest crate's own type: a renamed field is an
+/// error naming it, not a silent gap.
+fn read_ingest_summary(p: &Path) -> Result<rentix_ingest::IngestSummary, String> {
+    let text = rentix_core::read_text(p, rentix_core::MAX_TABLE_BYTES)
+        .map_err(|e| format!("{}: {e}", p.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not an ingest summary: {e}", p.display()))
 }
 
 /// Renders the report of `in_dir` to `out` (charts for the index part are drawn
@@ -516,41 +509,36 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
          operational losses are reported beside the hedge, never netted into basis.</p>"
     );
     if let Some(p) = &inputs.ingest_summary {
-        if let Ok(v) = std::fs::read_to_string(p)
-            .and_then(|t| serde_json::from_str::<Value>(&t).map_err(std::io::Error::other))
-        {
-            let _ = writeln!(
-                html,
-                "<h2>Inputs</h2><p>Rows read {}, accepted {}, quarantined {}, duplicates {}.</p>",
-                v["rows_read"], v["accepted"], v["quarantined"], v["duplicates"]
-            );
-            if let Some(files) = v["files"].as_array() {
-                let _ = writeln!(html, "<table><tr><th class=l>input file</th><th class=l>SHA-256</th><th>rows read</th><th>accepted</th><th>quarantined</th><th>duplicates</th></tr>");
-                for f in files {
-                    let _ = writeln!(
-                        html,
-                        "<tr><td class=l>{}</td><td class=l><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        esc(f["path"].as_str().unwrap_or("")),
-                        esc(f["input_sha256"].as_str().unwrap_or("")),
-                        f["rows_read"],
-                        f["accepted"],
-                        f["quarantined"],
-                        f["duplicates"]
-                    );
-                }
-                let _ = writeln!(html, "</table>");
-            }
-            if let Some(m) = v["quarantined_by_reason"].as_object() {
+        let v = read_ingest_summary(p)?;
+        let _ = writeln!(
+            html,
+            "<h2>Inputs</h2><p>Rows read {}, accepted {}, quarantined {}, duplicates {}.</p>",
+            v.rows_read, v.accepted, v.quarantined, v.duplicates
+        );
+        if !v.files.is_empty() {
+            let _ = writeln!(html, "<table><tr><th class=l>input file</th><th class=l>SHA-256</th><th>rows read</th><th>accepted</th><th>quarantined</th><th>duplicates</th></tr>");
+            for f in &v.files {
                 let _ = writeln!(
                     html,
-                    "<table><tr><th class=l>quarantine reason</th><th>rows</th></tr>"
+                    "<tr><td class=l>{}</td><td class=l><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&f.path),
+                    esc(&f.input_sha256),
+                    f.rows_read,
+                    f.accepted,
+                    f.quarantined,
+                    f.duplicates
                 );
-                for (k, n) in m {
-                    let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), n);
-                }
-                let _ = writeln!(html, "</table>");
             }
+            let _ = writeln!(html, "</table>");
         }
+        let _ = writeln!(
+            html,
+            "<table><tr><th class=l>quarantine reason</th><th>rows</th></tr>"
+        );
+        for (k, n) in &v.quarantined_by_reason {
+            let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), n);
+        }
+        let _ = writeln!(html, "</table>");
     }
     index_section(&mut html, &inputs, &in_dir.join("charts"))?;
     crate::operator_section::operator_section(&mut html, in_dir, inputs.fixings.as_deref());

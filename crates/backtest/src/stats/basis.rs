@@ -3,10 +3,10 @@
 //! a premium, not a hedging failure; what costs money is basis that *moves*.
 
 use super::moments::{mean, std_dev};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Mean, sample standard deviation, min and max of the basis.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BasisStats {
     pub mean: f64,
     pub std: f64,

@@ -20,7 +20,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 fn autocov(x: &[f64], k: usize) -> f64 {
     let n = x.len();
@@ -99,7 +99,7 @@ pub fn resample_indices(n: usize, mean_block: f64, rng: &mut ChaCha8Rng) -> Vec<
 }
 
 /// A percentile confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub low: f64,
     pub high: f64,

@@ -13,17 +13,17 @@
 //! Instability and Structural Change With Unknown Change Point", Econometrica 61
 //! (1993), Table 1 (p = 2, pi0 = 0.15: 10% 10.01, 5% 11.79, 1% 15.54).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Andrews (1993), Table 1: sup-Wald, p = 2, pi0 = 0.15, 5%.
 pub const SUP_WALD_CRITICAL_5PCT: f64 = 11.79;
 /// Parameters allowed to break (intercept and slope).
 const K: usize = 2;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BreakTest {
     /// `"sup-wald"`: the statistic is `k` times the Chow F.
-    pub form: &'static str,
+    pub form: String,
     pub sup_wald: f64,
     /// Index of the first period after the most likely break.
     pub break_index: usize,
@@ -66,7 +66,7 @@ pub fn sup_wald(y: &[f64], x: &[f64]) -> Option<BreakTest> {
     }
     let (w, t) = best?;
     Some(BreakTest {
-        form: "sup-wald",
+        form: "sup-wald".to_string(),
         sup_wald: w,
         break_index: t,
         critical_5pct: SUP_WALD_CRITICAL_5PCT,

@@ -13,11 +13,11 @@
 //! References: IAS 39 AG105 (80-125%); KPMG, "Hedge effectiveness testing" (2016).
 
 use super::moments::{covariance, mean, variance};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// OLS fit and the hedge-accounting reading of it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Regression {
     pub slope: f64,
     pub intercept: f64,
