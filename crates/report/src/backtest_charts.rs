@@ -103,7 +103,9 @@ pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), String> {
     let basis_total = sum(&|x| x.pnl.basis);
     let vm_total = sum(&|x| x.pnl.volume_mismatch);
     let t = format!(
-        "Where the money went ({feat}): basis {basis_total:.0}, volume mismatch {vm_total:.0} USD"
+        "Where the money went ({feat}): basis {}, volume mismatch {}",
+        crate::format::money(basis_total),
+        crate::format::money(vm_total)
     );
     save_both(
         &dir.join("waterfall"),

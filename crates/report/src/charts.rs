@@ -2,10 +2,10 @@
 //! drawn twice: once to a bitmap, once to SVG.
 
 use crate::font::{ensure_font, FAMILY};
+use crate::format::money_tick;
 use chrono::NaiveDate;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// Chart size in pixels.
@@ -45,6 +45,9 @@ pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
 ];
+
+/// The one grid colour: major lines only, faint (no minor-grid mesh).
+pub(crate) const GRID: RGBAColor = RGBAColor(0, 0, 0, 0.1);
 
 fn level_color(level: u8) -> RGBColor {
     match level {
@@ -105,9 +108,19 @@ pub fn save_both(
     Ok(())
 }
 
-/// Index fixings with the p25-p75 band and a marker per fixing coloured by the
-/// hierarchy level that fixed it (green trades, blue firm, orange listings, red
-/// carried); an optional truth line.
+/// The fixings where the hierarchy level differs from the day before (and the
+/// first): a marker on every day of two years is a smear, a marker where the level
+/// changes says when the index stopped (or started again) fixing on trades.
+fn level_changes(pts: &[BandPoint]) -> impl Iterator<Item = &BandPoint> {
+    pts.iter()
+        .enumerate()
+        .filter(|(i, p)| *i == 0 || pts[i - 1].level != p.level)
+        .map(|(_, p)| p)
+}
+
+/// Index fixings with the p25-p75 band and a marker, coloured by the hierarchy
+/// level (green trades, blue firm, orange listings, red carried), where the level
+/// that fixed it changes; an optional truth line.
 pub fn index_band<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
@@ -133,6 +146,8 @@ pub fn index_band<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .x_label_formatter(&date_label(origin))
         .y_desc("USD per GPU-hour")
         .label_style((FAMILY, 13))
@@ -192,9 +207,9 @@ pub fn index_band<DB: DrawingBackend>(
         let c = level_color(lvl);
         chart
             .draw_series(
-                pts.iter()
+                level_changes(pts)
                     .filter(|p| p.level == lvl)
-                    .map(|p| Circle::new((day_num(p.date, origin), p.value), 2, c.filled())),
+                    .map(|p| Circle::new((day_num(p.date, origin), p.value), 3, c.filled())),
             )
             .map_err(e)?
             .label(name)
@@ -239,6 +254,8 @@ pub fn lines<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .x_label_formatter(&date_label(origin))
         .y_desc(y_desc)
         .label_style((FAMILY, 13))
@@ -286,6 +303,8 @@ pub fn forward_curves<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .x_desc("tenor (months; 0 = on-demand)")
         .y_desc("USD per GPU-hour")
         .label_style((FAMILY, 13))
@@ -341,9 +360,11 @@ pub fn pnl_histogram<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .x_desc("P&L per month, USD")
         .y_desc("months")
-        .x_label_formatter(&|x| format!("{:.0}k", x / 1000.0))
+        .x_label_formatter(&|x| money_tick(*x))
         .label_style((FAMILY, 13))
         .draw()
         .map_err(e)?;
@@ -374,7 +395,8 @@ pub fn pnl_histogram<DB: DrawingBackend>(
 
 /// Waterfall of cumulative P&L components (USD): each bar starts where the previous
 /// ended; the last bar is the hedged total. Operational loss is drawn apart, after a
-/// gap, because it is not part of the hedge.
+/// gap, because it is not part of the hedge. Bar names sit under the axis, one per
+/// bar slot, so they never cross a bar.
 pub fn waterfall<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
@@ -393,58 +415,64 @@ pub fn waterfall<DB: DrawingBackend>(
             .flat_map(|b| [b.1, b.2])
             .chain([0.0, -op_loss.abs()]),
     );
-    let n = bars.len() + 2;
     let names: Vec<String> = bars
         .iter()
         .map(|b| b.0.clone())
         .chain(["".to_string(), "operational loss (apart)".to_string()])
         .collect();
+    let n = names.len() as u32;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FAMILY, 20))
         .margin(12)
-        .x_label_area_size(10)
+        .x_label_area_size(30)
         .y_label_area_size(70)
-        .build_cartesian_2d(0f64..n as f64, lo..hi)
+        .build_cartesian_2d((0u32..n).into_segmented(), lo..hi)
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .disable_x_mesh()
-        .x_labels(0)
+        .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
+        .x_labels(names.len() + 1)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
         .y_desc("USD, whole backtest")
-        .y_label_formatter(&|y| format!("{:.0}k", y / 1000.0))
-        .label_style((FAMILY, 11))
+        .y_label_formatter(&|y| money_tick(*y))
+        .label_style((FAMILY, 12))
         .draw()
         .map_err(e)?;
-    // Bar names inside the plot, under the zero line, so every bar is labelled.
-    let label_y = lo + 0.03 * (hi - lo);
-    let style = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
-    chart
-        .draw_series(
-            names
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| !n.is_empty())
-                .map(|(i, name)| Text::new(name.clone(), (i as f64 + 0.5, label_y), style.clone())),
-        )
-        .map_err(e)?;
+    let bar = |i: usize, y0: f64, y1: f64, c: RGBColor| {
+        let mut r = Rectangle::new(
+            [
+                (SegmentValue::Exact(i as u32), y0),
+                (SegmentValue::Exact(i as u32 + 1), y1),
+            ],
+            c.filled(),
+        );
+        r.set_margin(0, 0, 14, 14);
+        r
+    };
     chart
         .draw_series(bars.iter().enumerate().map(|(i, b)| {
-            let up = b.2 >= b.1;
             let c = if i + 1 == bars.len() {
-                RGBColor(31, 119, 180)
-            } else if up {
-                RGBColor(44, 160, 44)
+                PALETTE[0]
+            } else if b.2 >= b.1 {
+                PALETTE[2]
             } else {
-                RGBColor(214, 39, 40)
+                PALETTE[3]
             };
-            Rectangle::new([(i as f64 + 0.15, b.1), (i as f64 + 0.85, b.2)], c.filled())
+            bar(i, b.1, b.2, c)
         }))
         .map_err(e)?;
-    let k = (n - 1) as f64;
     chart
-        .draw_series(std::iter::once(Rectangle::new(
-            [(k + 0.15, 0.0), (k + 0.85, -op_loss.abs())],
-            RGBColor(127, 127, 127).filled(),
+        .draw_series(std::iter::once(bar(
+            names.len() - 1,
+            0.0,
+            -op_loss.abs(),
+            PALETTE[7],
         )))
         .map_err(e)?;
     Ok(())
@@ -457,4 +485,30 @@ pub fn rolling<DB: DrawingBackend>(
     series: &[Line],
 ) -> R {
     lines(root, title, "1 - Var(hedged)/Var(unhedged)", series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_only_where_the_level_changes() {
+        let d =
+            |i: u32| NaiveDate::from_ymd_opt(2025, 1, 1).unwrap() + chrono::Days::new(u64::from(i));
+        let pts: Vec<BandPoint> = [1u8, 1, 1, 3, 3, 1, 4, 4]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| BandPoint {
+                date: d(i as u32),
+                value: 1.0,
+                p25: None,
+                p75: None,
+                level: *l,
+            })
+            .collect();
+        let at: Vec<u32> = level_changes(&pts)
+            .map(|p| (p.date - d(0)).num_days() as u32)
+            .collect();
+        assert_eq!(at, vec![0, 3, 5, 6]);
+    }
 }

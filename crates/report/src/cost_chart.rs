@@ -1,8 +1,9 @@
 //! The industry cost curve: operators sorted by cost per million useful tokens, each
 //! bar as wide as its capacity in GPUs.
 
-use crate::charts::save_both;
+use crate::charts::{save_both, GRID};
 use crate::font::FAMILY;
+use crate::format::thousands;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -41,11 +42,13 @@ fn draw<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .disable_x_mesh()
         .disable_y_mesh()
         .x_desc("cumulative capacity, GPUs")
         .y_desc("USD per million useful output tokens")
-        .x_label_formatter(&|x| format!("{x:.0}"))
+        .x_label_formatter(&|x| thousands(*x))
         .y_label_formatter(&|y| format!("${y:.2}"))
         .label_style((FAMILY, 12))
         .draw()

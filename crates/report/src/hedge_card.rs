@@ -3,28 +3,10 @@
 //! interval), the hedge ratio and contracts, the basis risk left, the cash the margin
 //! account needs, and what the hedge never covers.
 
+use crate::format::money;
 use crate::html::esc;
 use rentix_backtest::{BacktestResult, Side, StrategySummary};
 use std::fmt::Write;
-
-/// Money as a desk prints it: `-$203k`, `$1.2M`, `$3.9k`, `$950` (two significant
-/// figures at least).
-pub fn money(x: f64) -> String {
-    if !x.is_finite() {
-        return "n/a".into();
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    let a = x.abs();
-    if a >= 1e6 {
-        format!("{sign}${:.1}M", a / 1e6)
-    } else if a >= 1e4 {
-        format!("{sign}${:.0}k", a / 1e3)
-    } else if a >= 1e3 {
-        format!("{sign}${:.1}k", a / 1e3)
-    } else {
-        format!("{sign}${a:.0}")
-    }
-}
 
 /// The card for a backtest and its featured strategy.
 pub fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &StrategySummary) {
@@ -89,18 +71,4 @@ pub fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &Strate
         let _ = writeln!(html, "<tr><th class=l>{k}</th><td class=l>{v}</td></tr>");
     }
     let _ = writeln!(html, "</table>");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn money_as_a_desk_prints_it() {
-        assert_eq!(money(-203_412.0), "-$203k");
-        assert_eq!(money(1_234_567.0), "$1.2M");
-        assert_eq!(money(950.4), "$950");
-        assert_eq!(money(3_854.0), "$3.9k");
-        assert_eq!(money(f64::NAN), "n/a");
-    }
 }

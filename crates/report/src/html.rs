@@ -3,6 +3,7 @@
 //! holding both (the demo's layout). Every string that came from input data is
 //! HTML-escaped.
 
+use crate::format::{money, whole};
 use crate::index_charts::index_charts;
 use base64::Engine;
 use chrono::NaiveDate;
@@ -45,7 +46,8 @@ table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px soli
 th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}\
 pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.6em 1em}\
 .ok{color:#1a7f37;font-weight:600}.bad{color:#b42318;font-weight:600}\
-table.card{border:2px solid #1f77b4;font-size:1em;max-width:100%}table.card th{width:14em;background:#eef5fb}";
+table.card{border:2px solid #1f77b4;font-size:1em;max-width:100%}table.card th{width:14em;background:#eef5fb}\
+.contents{background:#f3f6fa;padding:.5em 1em;border-radius:4px}.contents a{color:#1f5f99}";
 
 /// What a report directory holds.
 #[derive(Debug, Default)]
@@ -188,7 +190,7 @@ fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> 
         .iter()
         .map(|f| f.methodology_version.as_str())
         .collect();
-    let _ = writeln!(html, "<h2>The index</h2>");
+    let _ = writeln!(html, "<h2 id=\"index\">The index</h2>");
     let _ = writeln!(
         html,
         "<p>{} fixings of {} grades and composites from {} to {}, methodology {}.</p>",
@@ -340,7 +342,9 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     }
     let _ = write!(
         t,
-        "Operational events cost {op:.0} USD: the hedge does not cover them. They also left hedged GPU-hours without rent to offset, worth {vm:+.0} USD of futures P&L (volume mismatch)."
+        "Operational events cost {}: the hedge does not cover them. They also left hedged GPU-hours without rent to offset, worth {} of futures P&L (volume mismatch).",
+        money(op),
+        money(vm)
     );
     t
 }
@@ -354,7 +358,8 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
     let date = |d: Option<NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
     let _ = writeln!(
         html,
-        "<h2>Hedge backtest: {}</h2><p>Rent side: <b>{}</b>. Contract: {} on <code>{}</code>, {} monthly periods from {} to {}. Futures entry price assumption: <b>{}</b>.</p>",
+        "<h2 id=\"{}\">Hedge backtest: {}</h2><p>Rent side: <b>{}</b>. Contract: {} on <code>{}</code>, {} monthly periods from {} to {}. Futures entry price assumption: <b>{}</b>.</p>",
+        esc(&anchor(&name)),
         esc(&name),
         if v.side == Side::Pay { "pays rent (producer)" } else { "earns rent (neocloud)" },
         esc(&v.contract),
@@ -401,9 +406,9 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
             pass,
             pct(s.dollar_offset),
             num(s.tracking_error, 3),
-            num(s.var_95, 0),
-            num(s.cvar_95, 0),
-            num(Some(s.margin.peak_cash_need), 0)
+            whole(s.var_95),
+            whole(s.cvar_95),
+            whole(Some(s.margin.peak_cash_need))
         );
     }
     let _ = writeln!(html, "</table>");
@@ -415,8 +420,8 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
                 "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&e.assumption),
                 num(e.effectiveness, 3),
-                num(e.mean_futures_pnl, 0),
-                num(e.mean_entry_carry_pnl, 0),
+                whole(e.mean_futures_pnl),
+                whole(e.mean_entry_carry_pnl),
                 e.periods_on_fallback
             );
         }
@@ -430,7 +435,7 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
                 "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td></tr>",
                 l.month,
                 esc(&l.reason),
-                num(Some(l.operational_loss), 0)
+                whole(Some(l.operational_loss))
             );
         }
         let _ = writeln!(html, "</table>");
@@ -466,18 +471,99 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
                 html,
                 "<tr><td class=l>{}</td><td>{}</td></tr>",
                 esc(k),
-                num(Some(*val), 0)
+                whole(Some(*val))
             );
         }
         let _ = writeln!(
             html,
             "<tr><td class=l><b>total in hedge periods</b></td><td><b>{}</b></td></tr><tr><td class=l>in months that are not hedge periods</td><td>{}</td></tr><tr><td class=l>GPU-hours lost</td><td>{}</td></tr></table>",
-            num(Some(op.total_usd), 0),
-            num(Some(op.outside_periods_usd), 0),
-            num(Some(op.lost_gpu_hours), 0)
+            whole(Some(op.total_usd)),
+            whole(Some(op.outside_periods_usd)),
+            whole(Some(op.lost_gpu_hours))
         );
     }
     Ok(())
+}
+
+/// Where the data came from: rows read, accepted, quarantined by reason, per file.
+/// Provenance, so it closes the report rather than opening it.
+fn inputs_section(html: &mut String, p: &Path) -> Result<(), String> {
+    let v = read_ingest_summary(p)?;
+    let _ = writeln!(
+        html,
+        "<h2 id=\"inputs\">Inputs</h2><p>Rows read {}, accepted {}, quarantined {}, duplicates {}.</p>",
+        v.rows_read, v.accepted, v.quarantined, v.duplicates
+    );
+    if !v.files.is_empty() {
+        let _ = writeln!(html, "<table><tr><th class=l>input file</th><th class=l>SHA-256</th><th>rows read</th><th>accepted</th><th>quarantined</th><th>duplicates</th></tr>");
+        for f in &v.files {
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>{}</td><td class=l><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&f.path),
+                esc(&f.input_sha256),
+                f.rows_read,
+                f.accepted,
+                f.quarantined,
+                f.duplicates
+            );
+        }
+        let _ = writeln!(html, "</table>");
+    }
+    let _ = writeln!(
+        html,
+        "<table><tr><th class=l>quarantine reason</th><th>rows</th></tr>"
+    );
+    for (k, n) in &v.quarantined_by_reason {
+        let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), n);
+    }
+    let _ = writeln!(html, "</table>");
+    Ok(())
+}
+
+/// One line of links to the report's sections, so a hedger reaches the hedge card
+/// without scrolling past the index.
+fn contents(inputs: &ReportInputs) -> String {
+    let mut links = Vec::new();
+    if inputs.fixings.is_some() {
+        links.push("<a href=\"#index\">the board</a>".to_string());
+    }
+    for b in &inputs.backtests {
+        let name = b
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        links.push(format!(
+            "<a href=\"#{}\">hedge card: {}</a>",
+            esc(&anchor(&name)),
+            esc(name.trim_start_matches("backtest_"))
+        ));
+    }
+    if inputs.lab.is_some() {
+        links.push("<a href=\"#lab\">contract lab</a>".to_string());
+    }
+    if inputs.ingest_summary.is_some() {
+        links.push("<a href=\"#inputs\">inputs</a>".to_string());
+    }
+    if links.len() < 2 {
+        return String::new();
+    }
+    format!("<p class=\"contents\">{}</p>", links.join(" &middot; "))
+}
+
+/// An HTML id from a directory name: letters, digits, `-` and `_` only.
+fn anchor(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("bt-{s}")
 }
 
 /// Reads an ingest summary with the ingest crate's own type: a renamed field is an
@@ -508,38 +594,7 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
         "<p>A rental price hedge offsets changes in rent. It does not fix a failed deployment or make a customer pay: \
          operational losses are reported beside the hedge, never netted into basis.</p>"
     );
-    if let Some(p) = &inputs.ingest_summary {
-        let v = read_ingest_summary(p)?;
-        let _ = writeln!(
-            html,
-            "<h2>Inputs</h2><p>Rows read {}, accepted {}, quarantined {}, duplicates {}.</p>",
-            v.rows_read, v.accepted, v.quarantined, v.duplicates
-        );
-        if !v.files.is_empty() {
-            let _ = writeln!(html, "<table><tr><th class=l>input file</th><th class=l>SHA-256</th><th>rows read</th><th>accepted</th><th>quarantined</th><th>duplicates</th></tr>");
-            for f in &v.files {
-                let _ = writeln!(
-                    html,
-                    "<tr><td class=l>{}</td><td class=l><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&f.path),
-                    esc(&f.input_sha256),
-                    f.rows_read,
-                    f.accepted,
-                    f.quarantined,
-                    f.duplicates
-                );
-            }
-            let _ = writeln!(html, "</table>");
-        }
-        let _ = writeln!(
-            html,
-            "<table><tr><th class=l>quarantine reason</th><th>rows</th></tr>"
-        );
-        for (k, n) in &v.quarantined_by_reason {
-            let _ = writeln!(html, "<tr><td class=l>{}</td><td>{}</td></tr>", esc(k), n);
-        }
-        let _ = writeln!(html, "</table>");
-    }
+    html.push_str(&contents(&inputs));
     index_section(&mut html, &inputs, &in_dir.join("charts"))?;
     crate::operator_section::operator_section(&mut html, in_dir, inputs.fixings.as_deref());
     for b in &inputs.backtests {
@@ -548,6 +603,9 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
     }
     if let Some(lab) = &inputs.lab {
         crate::lab_section::lab_section(&mut html, lab)?;
+    }
+    if let Some(p) = &inputs.ingest_summary {
+        inputs_section(&mut html, p)?;
     }
     html.push_str("<hr><p><small>Generated by rentix. Self-contained: no script, no external resource.</small></p></body></html>\n");
     rentix_ingest::write_atomic(out, |w| {

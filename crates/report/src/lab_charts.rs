@@ -1,7 +1,7 @@
 //! The contract design lab's charts: one per measure, one bar per candidate, each
 //! candidate in the same colour on every chart.
 
-use crate::charts::{save_both, PALETTE};
+use crate::charts::{save_both, GRID, PALETTE};
 use crate::font::FAMILY;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -66,6 +66,8 @@ fn draw_bars<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .disable_x_mesh()
         .disable_y_mesh()
         .x_desc(spec.axis)
@@ -129,6 +131,8 @@ fn draw_levels<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
         .disable_x_mesh()
         .disable_y_mesh()
         .x_label_formatter(&|x| {

@@ -67,7 +67,7 @@ fn utility_row(html: &mut String, r: &CandidateRow) {
         eff,
         pct(r.settlement_vol_annual, 0),
         r.tick_value_usd,
-        r.contract_value_usd.map_or("-".into(), crate::hedge_card::money),
+        r.contract_value_usd.map_or("-".into(), crate::format::money),
     );
 }
 
@@ -80,7 +80,7 @@ pub fn lab_section(html: &mut String, dir: &Path) -> Result<(), String> {
     let c = Comparison::read(&path)?;
     let _ = writeln!(
         html,
-        "<h2>Contract design lab</h2><p>Each candidate is a methodology and a contract, evaluated over the store's history. \
+        "<h2 id=\"lab\">Contract design lab</h2><p>Each candidate is a methodology and a contract, evaluated over the store's history. \
          Manipulation figures come from re-running the engine with fake observations of one contributor quoting {}% above \
          the honest settlement (search bound: {}x the month's real trade volume, {} fake listings a day); '-' means the \
          move could not be reached within the bound (or, for listings, that listings never fix the index).</p>",
