@@ -5,7 +5,7 @@
 //! committed in parallel by chunks; outcomes are merged in date order, so the result
 //! does not depend on the thread count.
 
-use crate::error::{IngestError, Result};
+use crate::error::Result;
 use crate::schema::{content_key, to_table, StoredObservation};
 use crate::store::{partition_path, Store};
 use crate::summary::Conflict;
@@ -184,13 +184,8 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     // Written under staging and moved into observations/ only at the commit, so the
     // dataset directory never holds an uncommitted file for an outside reader
     // (DuckDB, Spark, polars) to glob.
+    // (`write` creates the date's directory.)
     let staged = ctx.staging.join(&rel);
-    if let Some(parent) = staged.parent() {
-        std::fs::create_dir_all(parent).map_err(|source| IngestError::Write {
-            path: parent.to_path_buf(),
-            source,
-        })?;
-    }
     to_table(&kept).write(&staged)?;
     out.accepted = kept.len() as u64;
     out.partition = Some(rel);

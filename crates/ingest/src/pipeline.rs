@@ -365,15 +365,25 @@ pub fn ingest(
     // place (a rename each), then the run record names them. A crash between the two
     // leaves files no record names, which the next run sweeps.
     lock.verify()?;
+    let observations = store_dir.join("observations");
+    std::fs::create_dir_all(&observations).map_err(|source| IngestError::Write {
+        path: observations.clone(),
+        source,
+    })?;
     for rel in &summary.partitions {
         let (from, to) = (stager.dir.join("commit").join(rel), store_dir.join(rel));
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| IngestError::Write {
-                path: parent.to_path_buf(),
-                source,
-            })?;
+        // A date new to the store moves in as its whole directory (one rename, no
+        // mkdir: a two-year backfill is 731 of them); a date the store has already
+        // gains one file.
+        let (from_dir, to_dir) = (from.parent(), to.parent());
+        let moved_dir = match (from_dir, to_dir) {
+            (Some(fd), Some(td)) if !td.exists() => std::fs::rename(fd, td).is_ok(),
+            _ => false,
+        };
+        if !moved_dir {
+            std::fs::rename(&from, &to)
+                .map_err(|source| IngestError::Write { path: to, source })?;
         }
-        std::fs::rename(&from, &to).map_err(|source| IngestError::Write { path: to, source })?;
     }
     write_atomic(&record, |w| {
         w.write_all(json.as_bytes())
@@ -441,53 +451,19 @@ fn read_file(
         .map(|(i, h)| (h.clone(), i))
         .collect();
 
-    // Records are read in order, validated and normalized in parallel by batch, and
-    // staged in order again: the result does not depend on the thread count.
-    let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
-    let mut record = csv::ByteRecord::new();
-    let mut row: u64 = 0;
-    loop {
-        let more = match rdr.read_byte_record(&mut record) {
-            Ok(more) => more,
-            Err(e) => {
-                return Err(IngestError::Csv {
-                    path: path.to_path_buf(),
-                    row: row + 1,
-                    detail: e.to_string(),
-                })
-            }
-        };
-        if more {
-            row += 1;
-            fs.source_rows += 1;
-            if let Some(f) = record
-                .iter()
-                .position(|f| f.contains(&b'\n') || f.contains(&b'\r'))
-            {
-                let line = record.position().map_or(0, |p| p.line());
-                return Err(IngestError::Csv {
-                    path: path.to_path_buf(),
-                    row,
-                    detail: format!(
-                        "field {:?} of the record starting on line {line} runs over several lines: a stray quote swallows every line up to the next quote; refusing the file rather than reading many lines as one row (remove the quote, or quote the field on one line)",
-                        header.get(f).map_or("?", String::as_str)
-                    ),
-                });
-            }
-            if row % 65_536 == 0 {
-                progress(row);
-            }
-            let early = if record.len() != header.len() {
-                Some((crate::Reason::WrongColumnCount, usize::MAX))
-            } else {
-                record
-                    .iter()
-                    .position(|f| std::str::from_utf8(f).is_err())
-                    .map(|bad| (crate::Reason::InvalidUtf8, bad))
+    // One thread reads and splits records while the pool validates and normalizes
+    // the previous batch; batches are staged in file order, so the result does not
+    // depend on the thread count or on which side runs ahead.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<PendingRecord>>>(2);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(|| read_records(rdr, path, &header, tx));
+        for batch in rx {
+            let mut batch = batch?;
+            let Some(last) = batch.last().map(|b| b.0) else {
+                continue;
             };
-            batch.push((row, record.clone(), early));
-        }
-        if batch.len() >= PARALLEL_BATCH || (!more && !batch.is_empty()) {
+            fs.source_rows = last;
+            progress(last);
             let results: Vec<Vec<std::result::Result<StoredObservation, Rejection>>> = batch
                 .par_iter()
                 .map(|(row, fields, early)| {
@@ -566,12 +542,69 @@ fn read_file(
                 }
             }
         }
-        if !more {
-            break;
-        }
-    }
+        Ok(())
+    })?;
     fs.quarantined = quarantine.count_for(&file_name);
     Ok(())
+}
+
+/// Reads the records of `rdr` in batches of [`PARALLEL_BATCH`] and sends them in
+/// order; stops at the first error (sent too), or when the receiver hangs up.
+fn read_records(
+    mut rdr: csv::Reader<File>,
+    path: &Path,
+    header: &[String],
+    tx: std::sync::mpsc::SyncSender<Result<Vec<PendingRecord>>>,
+) {
+    let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
+    let mut record = csv::ByteRecord::new();
+    let mut row: u64 = 0;
+    loop {
+        let more = match rdr.read_byte_record(&mut record) {
+            Ok(more) => more,
+            Err(e) => {
+                let _ = tx.send(Err(IngestError::Csv {
+                    path: path.to_path_buf(),
+                    row: row + 1,
+                    detail: e.to_string(),
+                }));
+                return;
+            }
+        };
+        if more {
+            row += 1;
+            if let Some(f) = record
+                .iter()
+                .position(|f| f.contains(&b'\n') || f.contains(&b'\r'))
+            {
+                let line = record.position().map_or(0, |p| p.line());
+                let _ = tx.send(Err(IngestError::Csv {
+                    path: path.to_path_buf(),
+                    row,
+                    detail: format!(
+                        "field {:?} of the record starting on line {line} runs over several lines: a stray quote swallows every line up to the next quote; refusing the file rather than reading many lines as one row (remove the quote, or quote the field on one line)",
+                        header.get(f).map_or("?", String::as_str)
+                    ),
+                }));
+                return;
+            }
+            let early = if record.len() != header.len() {
+                Some((crate::Reason::WrongColumnCount, usize::MAX))
+            } else {
+                record
+                    .iter()
+                    .position(|f| std::str::from_utf8(f).is_err())
+                    .map(|bad| (crate::Reason::InvalidUtf8, bad))
+            };
+            batch.push((row, record.clone(), early));
+        }
+        if batch.len() >= PARALLEL_BATCH || !more {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(PARALLEL_BATCH));
+            if tx.send(Ok(full)).is_err() || !more {
+                return;
+            }
+        }
+    }
 }
 
 /// Refuses a header that cannot be read as columns: empty, a name given twice (the

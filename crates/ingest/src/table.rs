@@ -143,6 +143,7 @@ impl Table {
         let mut df = self.to_frame().map_err(perr)?;
         ParquetWriter::new(w)
             .with_compression(ParquetCompression::Snappy)
+            .set_parallel(false)
             .finish(&mut df)
             .map_err(perr)?;
         Ok(())
