@@ -46,7 +46,9 @@ fn python_polars_reads_the_same_store() {
     let script = format!(
         "import polars as pl\n\
          df = pl.scan_parquet('{}/observations/**/*.parquet', hive_partitioning=True).collect()\n\
-         print(df.height, repr(df['usd_per_gpu_hour'].sum()), df.filter(pl.col('kind') == 'trade').height)",
+         print(df.height, repr(df['usd_per_gpu_hour'].sum()), df.filter(pl.col('kind') == 'trade').height, \
+               df.schema['observed_at'], df.schema['fixing_date'], df.schema['term_start'], \
+               df['observed_at'].max().strftime('%Y-%m-%dT%H:%M:%S.%fZ'), df['fixing_date'].min())",
         m.store().display()
     );
     let out = Command::new("python3")
@@ -65,4 +67,47 @@ fn python_polars_reads_the_same_store() {
     let py_sum: f64 = parts[1].parse().unwrap();
     assert!((py_sum - sum).abs() < 1e-6 * sum, "{py_sum} vs {sum}");
     assert_eq!(parts[2].parse::<usize>().unwrap(), trades);
+    // Typed columns: an outside engine filters on time without parsing text.
+    assert_eq!(
+        parts[3..7].join(" "),
+        "Datetime(time_unit='us', time_zone='UTC') Date Date",
+        "{text}"
+    );
+    let last = rows.iter().map(|r| r.obs.observed_at).max().unwrap();
+    assert_eq!(parts[7], rentix_ingest::timestamp_text(last));
+    let first = rows.iter().map(|r| r.obs.fixing_date).min().unwrap();
+    assert_eq!(parts[8], first.to_string());
+}
+
+/// A store written before timestamps and dates were typed (RFC 3339 and
+/// `YYYY-MM-DD` text) reads back to the same observations.
+#[test]
+fn a_store_with_text_time_columns_still_reads() {
+    use rentix_ingest::{from_table, Col, Table};
+    let m = market();
+    let store = Store::open(&m.store()).unwrap();
+    let part = m.store().join(&store.runs().unwrap()[0].partitions[0]);
+    let typed = Table::read_parquet(&part).unwrap();
+    assert!(matches!(typed.col("observed_at"), Some(Col::Timestamp(_))));
+    let mut legacy = Table::new();
+    for (name, col) in typed.names.iter().zip(&typed.cols) {
+        let col = match col {
+            Col::Timestamp(_) | Col::Date(_) => Col::Str(
+                (0..col.len())
+                    .map(|i| Some(col.cell(i)).filter(|c| !c.is_empty()))
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        legacy.push(name, col);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.parquet");
+    legacy.write(&old).unwrap();
+    let legacy = Table::read_parquet(&old).unwrap();
+    assert!(matches!(legacy.col("observed_at"), Some(Col::Str(_))));
+    assert_eq!(
+        from_table(&legacy, &old).unwrap(),
+        from_table(&typed, &part).unwrap()
+    );
 }

@@ -175,15 +175,7 @@ fn records(path: &Path) -> Result<Records, IndexError> {
                     t.names
                         .iter()
                         .zip(&t.cols)
-                        .map(|(n, c)| {
-                            let v = match c {
-                                Col::Str(v) => v[r].clone().unwrap_or_default(),
-                                Col::F64(v) => v[r].map_or(String::new(), |x| x.to_string()),
-                                Col::I64(v) => v[r].map_or(String::new(), |x| x.to_string()),
-                                Col::Bool(v) => v[r].map_or(String::new(), |x| x.to_string()),
-                            };
-                            (n.clone(), v)
-                        })
+                        .map(|(n, c)| (n.clone(), c.cell(r)))
                         .collect()
                 })
                 .collect())

@@ -1,7 +1,7 @@
 //! The store's column layout: [`Observation`] to and from a [`Table`].
 
 use crate::error::{IngestError, Result};
-use crate::table::{Col, Table};
+use crate::table::{epoch_days, from_epoch_days, from_micros, micros, Col, Table};
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use rentix_core::{GpuHours, Grade, Observation, UsdPerGpuHour};
 use std::path::Path;
@@ -59,9 +59,20 @@ pub fn to_table(rows: &[StoredObservation]) -> Table {
     t.push("kind", s(&|r| Some(r.obs.kind.to_string())));
     t.push(
         "observed_at",
-        s(&|r| Some(timestamp_text(r.obs.observed_at))),
+        Col::Timestamp(
+            rows.iter()
+                .map(|r| Some(micros(r.obs.observed_at)))
+                .collect(),
+        ),
     );
-    t.push("fixing_date", s(&|r| Some(r.obs.fixing_date.to_string())));
+    t.push(
+        "fixing_date",
+        Col::Date(
+            rows.iter()
+                .map(|r| Some(epoch_days(r.obs.fixing_date)))
+                .collect(),
+        ),
+    );
     t.push("source", s(&|r| Some(r.obs.source.clone())));
     t.push("grade", s(&|r| Some(r.obs.grade.key())));
     t.push("gpu", s(&|r| Some(r.obs.grade.gpu.to_string())));
@@ -90,7 +101,11 @@ pub fn to_table(rows: &[StoredObservation]) -> Table {
     t.push("upfront", f(&|r| r.obs.upfront));
     t.push(
         "term_start",
-        s(&|r| r.obs.term_start.map(|d| d.to_string())),
+        Col::Date(
+            rows.iter()
+                .map(|r| r.obs.term_start.map(epoch_days))
+                .collect(),
+        ),
     );
     t.push("level", i(&|r| Some(i64::from(r.obs.kind.level()))));
     t.push("input_file", s(&|r| Some(r.obs.input_file.clone())));
@@ -132,23 +147,25 @@ pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
             }),
         }
     };
-    let (obs_id, key, kind, at, fd, source, grade) = (
+    let (obs_id, key, kind, source, grade) = (
         str_col("obs_id")?,
         str_col("dedupe_key")?,
         str_col("kind")?,
-        str_col("observed_at")?,
-        str_col("fixing_date")?,
         str_col("source")?,
         str_col("grade")?,
     );
-    let (gpu_raw, price_unit, currency, interconnect, tier, term_start, file) = (
+    let (gpu_raw, price_unit, currency, interconnect, tier, file) = (
         str_col("gpu_raw")?,
         str_col("price_unit")?,
         str_col("currency")?,
         str_col("interconnect")?,
         str_col("operator_tier")?,
-        str_col("term_start")?,
         str_col("input_file")?,
+    );
+    let (at, fd, term_start) = (
+        TimeCol::of(t, "observed_at", path)?,
+        TimeCol::of(t, "fixing_date", path)?,
+        TimeCol::of(t, "term_start", path)?,
     );
     let (usd, qty, price, upfront) = (
         f64_col("usd_per_gpu_hour")?,
@@ -169,12 +186,14 @@ pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
         let g: Grade = need(&grade[r], r, "grade")?
             .parse()
             .map_err(|e| bad(r, format!("{e}")))?;
-        let at_s = need(&at[r], r, "observed_at")?;
-        let observed_at = DateTime::parse_from_rfc3339(&at_s)
+        let observed_at = at
+            .instant(r)
             .map_err(|e| bad(r, format!("observed_at: {e}")))?
-            .with_timezone(&Utc);
-        let fixing_date = NaiveDate::parse_from_str(&need(&fd[r], r, "fixing_date")?, "%Y-%m-%d")
-            .map_err(|e| bad(r, format!("fixing_date: {e}")))?;
+            .ok_or_else(|| bad(r, "observed_at is empty".into()))?;
+        let fixing_date = fd
+            .date(r)
+            .map_err(|e| bad(r, format!("fixing_date: {e}")))?
+            .ok_or_else(|| bad(r, "fixing_date is empty".into()))?;
         let to_u32 = |v: Option<i64>| v.and_then(|x| u32::try_from(x).ok());
         let obs = Observation {
             obs_id: need(&obs_id[r], r, "obs_id")?,
@@ -206,10 +225,8 @@ pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
                 .transpose()
                 .map_err(|e| bad(r, format!("{e}")))?,
             upfront: upfront[r],
-            term_start: term_start[r]
-                .as_deref()
-                .map(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d"))
-                .transpose()
+            term_start: term_start
+                .date(r)
                 .map_err(|e| bad(r, format!("term_start: {e}")))?,
             input_file: need(&file[r], r, "input_file")?,
             input_row: row[r].unwrap_or(0).max(0) as u64,
@@ -220,6 +237,58 @@ pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
         });
     }
     Ok(out)
+}
+
+/// A time column of a partition: typed (what rentix writes) or, in a store written
+/// before timestamps and dates were typed, RFC 3339 and `YYYY-MM-DD` text.
+enum TimeCol<'a> {
+    Timestamp(&'a [Option<i64>]),
+    Date(&'a [Option<i32>]),
+    Text(&'a [Option<String>]),
+}
+
+impl<'a> TimeCol<'a> {
+    fn of(t: &'a Table, name: &str, path: &Path) -> Result<Self> {
+        match t.col(name) {
+            Some(Col::Timestamp(v)) => Ok(TimeCol::Timestamp(v)),
+            Some(Col::Date(v)) => Ok(TimeCol::Date(v)),
+            Some(Col::Str(v)) => Ok(TimeCol::Text(v)),
+            _ => Err(IngestError::Store {
+                path: path.to_path_buf(),
+                detail: format!("missing or mistyped column {name}"),
+            }),
+        }
+    }
+
+    fn instant(&self, r: usize) -> std::result::Result<Option<DateTime<Utc>>, String> {
+        match self {
+            TimeCol::Timestamp(v) => v[r]
+                .map(|us| from_micros(us).ok_or_else(|| format!("{us} us is out of range")))
+                .transpose(),
+            TimeCol::Text(v) => v[r]
+                .as_deref()
+                .map(|s| {
+                    DateTime::parse_from_rfc3339(s)
+                        .map(|t| t.with_timezone(&Utc))
+                        .map_err(|e| e.to_string())
+                })
+                .transpose(),
+            TimeCol::Date(_) => Err("a date where a timestamp belongs".into()),
+        }
+    }
+
+    fn date(&self, r: usize) -> std::result::Result<Option<NaiveDate>, String> {
+        match self {
+            TimeCol::Date(v) => v[r]
+                .map(|d| from_epoch_days(d).ok_or_else(|| format!("day {d} is out of range")))
+                .transpose(),
+            TimeCol::Text(v) => v[r]
+                .as_deref()
+                .map(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|e| e.to_string()))
+                .transpose(),
+            TimeCol::Timestamp(_) => Err("a timestamp where a date belongs".into()),
+        }
+    }
 }
 
 /// Everything about an observation except where it was read from (file and row):

@@ -16,6 +16,31 @@ pub enum Col {
     F64(Vec<Option<f64>>),
     I64(Vec<Option<i64>>),
     Bool(Vec<Option<bool>>),
+    /// A UTC instant, microseconds since 1970-01-01T00:00:00Z: a Parquet
+    /// `TIMESTAMP(MICROS, UTC)` column, RFC 3339 text in CSV.
+    Timestamp(Vec<Option<i64>>),
+    /// A calendar date, days since 1970-01-01: a Parquet `DATE`, `YYYY-MM-DD` in CSV.
+    Date(Vec<Option<i32>>),
+}
+
+/// Microseconds since the epoch of a UTC instant (the store's timestamp precision).
+pub fn micros(t: chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_micros()
+}
+
+/// The UTC instant of `micros` since the epoch (`None` out of chrono's range).
+pub fn from_micros(us: i64) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::from_timestamp_micros(us)
+}
+
+/// Days since 1970-01-01 of a date.
+pub fn epoch_days(d: chrono::NaiveDate) -> i32 {
+    (d - chrono::NaiveDate::default()).num_days() as i32
+}
+
+/// The date `days` after 1970-01-01 (`None` out of chrono's range).
+pub fn from_epoch_days(days: i32) -> Option<chrono::NaiveDate> {
+    chrono::NaiveDate::default().checked_add_signed(chrono::TimeDelta::try_days(days.into())?)
 }
 
 impl Col {
@@ -25,6 +50,8 @@ impl Col {
             Col::F64(v) => v.len(),
             Col::I64(v) => v.len(),
             Col::Bool(v) => v.len(),
+            Col::Timestamp(v) => v.len(),
+            Col::Date(v) => v.len(),
         }
     }
 
@@ -39,6 +66,12 @@ impl Col {
             Col::F64(v) => v[i].map_or(String::new(), |x| format!("{x}")),
             Col::I64(v) => v[i].map_or(String::new(), |x| x.to_string()),
             Col::Bool(v) => v[i].map_or(String::new(), |x| x.to_string()),
+            Col::Timestamp(v) => v[i]
+                .and_then(from_micros)
+                .map_or(String::new(), crate::schema::timestamp_text),
+            Col::Date(v) => v[i]
+                .and_then(from_epoch_days)
+                .map_or(String::new(), |d| d.to_string()),
         }
     }
 }
@@ -124,14 +157,22 @@ impl Table {
             .zip(&self.cols)
             .map(|(n, c)| {
                 let name: PlSmallStr = n.as_str().into();
-                match c {
+                Ok(match c {
                     Col::Str(v) => Column::new(name, v),
                     Col::F64(v) => Column::new(name, v),
                     Col::I64(v) => Column::new(name, v),
                     Col::Bool(v) => Column::new(name, v),
-                }
+                    // Built, not cast: a cast drops the zone unless polars' time
+                    // zone database is compiled in, and UTC needs none.
+                    Col::Timestamp(v) => Column::from(
+                        Int64Chunked::from_iter_options(name, v.iter().copied())
+                            .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
+                            .into_series(),
+                    ),
+                    Col::Date(v) => Column::new(name, v).cast(&DataType::Date)?,
+                })
             })
-            .collect();
+            .collect::<PolarsResult<_>>()?;
         DataFrame::new(self.height(), columns)
     }
 
@@ -174,6 +215,26 @@ impl Table {
                 DataType::Float64 => Col::F64(c.f64().map_err(perr)?.iter().collect()),
                 DataType::Int64 => Col::I64(c.i64().map_err(perr)?.iter().collect()),
                 DataType::Boolean => Col::Bool(c.bool().map_err(perr)?.iter().collect()),
+                DataType::Datetime(unit, _) => {
+                    let per_micro = match unit {
+                        TimeUnit::Nanoseconds => Some(1_000),
+                        TimeUnit::Microseconds => None,
+                        TimeUnit::Milliseconds => Some(-1_000),
+                    };
+                    Col::Timestamp(
+                        c.datetime()
+                            .map_err(perr)?
+                            .physical()
+                            .iter()
+                            .map(|v| match per_micro {
+                                None => v,
+                                Some(k) if k > 0 => v.map(|x| x.div_euclid(k)),
+                                Some(k) => v.and_then(|x| x.checked_mul(-k)),
+                            })
+                            .collect(),
+                    )
+                }
+                DataType::Date => Col::Date(c.date().map_err(perr)?.physical().iter().collect()),
                 other => {
                     return Err(IngestError::Parquet {
                         path: path.to_path_buf(),
