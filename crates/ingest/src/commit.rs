@@ -78,6 +78,10 @@ pub(crate) fn commit_dates(
         .collect()
 }
 
+fn owned_counts(m: BTreeMap<&str, u64>) -> BTreeMap<String, u64> {
+    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
 fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     let DateInput {
         date,
@@ -100,17 +104,21 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         .map(|r| (r.dedupe_key.clone(), r))
         .collect();
     let existing: BTreeSet<&String> = stored.keys().collect();
-    rows.sort_by(|a, b| a.dedupe_key.cmp(&b.dedupe_key));
-    let mut kept: Vec<StoredObservation> = Vec::with_capacity(rows.len());
-    let mut rest = rows.into_iter().peekable();
-    while let Some(first) = rest.next() {
-        let mut group = vec![first];
-        while rest
-            .peek()
-            .is_some_and(|r| r.dedupe_key == group[0].dedupe_key)
-        {
-            group.extend(rest.next());
+    // Parallel, stable sorts: a date of millions of quotes (one day's feed) is
+    // committed by one task, and would otherwise sort on one core.
+    rows.par_sort_by(|a, b| a.dedupe_key.cmp(&b.dedupe_key));
+    // Counted by file name borrowed from the rows, owned once at the end: a date of
+    // a million rows from one file is one map entry, not a million name copies.
+    let mut accepted_by_file: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut duplicates_by_file: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut survivors: Vec<usize> = Vec::with_capacity(rows.len());
+    let mut start = 0;
+    while start < rows.len() {
+        let mut end = start + 1;
+        while end < rows.len() && rows[end].dedupe_key == rows[start].dedupe_key {
+            end += 1;
         }
+        let group = &rows[start..end];
         // Among rows sharing a key, the one with the smallest content survives, so
         // the survivor does not depend on input order.
         let survivor = if group.len() == 1 {
@@ -146,25 +154,37 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
             }
         }
         for (k, r) in group.iter().enumerate() {
-            let file = r.obs.input_file.clone();
+            let file = r.obs.input_file.as_str();
             if in_store {
                 out.duplicates_of_store += 1;
-                *out.duplicates_by_file.entry(file).or_default() += 1;
+                *duplicates_by_file.entry(file).or_default() += 1;
             } else if k != survivor {
                 out.duplicates_within_run += 1;
-                *out.duplicates_by_file.entry(file).or_default() += 1;
+                *duplicates_by_file.entry(file).or_default() += 1;
             } else {
-                *out.accepted_by_file.entry(file).or_default() += 1;
+                *accepted_by_file.entry(file).or_default() += 1;
             }
         }
         if !in_store {
-            kept.push(group.swap_remove(survivor));
+            survivors.push(start + survivor);
+        }
+        start = end;
+    }
+    out.accepted_by_file = owned_counts(accepted_by_file);
+    out.duplicates_by_file = owned_counts(duplicates_by_file);
+    // Survivors are taken out of `rows` in key order (ascending indices).
+    let mut kept: Vec<StoredObservation> = Vec::with_capacity(survivors.len());
+    let mut next = survivors.into_iter().peekable();
+    for (i, r) in rows.into_iter().enumerate() {
+        if next.peek() == Some(&i) {
+            next.next();
+            kept.push(r);
         }
     }
     if kept.is_empty() {
         return Ok(out);
     }
-    kept.sort_by(|a, b| {
+    kept.par_sort_by(|a, b| {
         (
             &a.obs.grade,
             a.obs.kind,
@@ -186,8 +206,8 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     // (DuckDB, Spark, polars) to glob.
     // (`write` creates the date's directory.)
     let staged = ctx.staging.join(&rel);
-    to_table(&kept).write(&staged)?;
     out.accepted = kept.len() as u64;
+    to_table(kept).write(&staged)?;
     out.partition = Some(rel);
     Ok(out)
 }

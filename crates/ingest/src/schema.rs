@@ -47,16 +47,27 @@ pub fn timestamp_text(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-/// Converts observations to the store's table layout.
-pub fn to_table(rows: &[StoredObservation]) -> Table {
-    let s =
-        |f: &dyn Fn(&StoredObservation) -> Option<String>| Col::Str(rows.iter().map(f).collect());
-    let f = |g: &dyn Fn(&StoredObservation) -> Option<f64>| Col::F64(rows.iter().map(g).collect());
-    let i = |g: &dyn Fn(&StoredObservation) -> Option<i64>| Col::I64(rows.iter().map(g).collect());
+/// Converts observations to the store's table layout, moving their strings into the
+/// columns (the rows are not needed after a partition is written).
+pub fn to_table(mut rows: Vec<StoredObservation>) -> Table {
+    let rows = rows.as_mut_slice();
+    fn s(
+        rows: &mut [StoredObservation],
+        f: impl FnMut(&mut StoredObservation) -> Option<String>,
+    ) -> Col {
+        Col::Str(rows.iter_mut().map(f).collect())
+    }
+    fn f(rows: &[StoredObservation], g: impl Fn(&StoredObservation) -> Option<f64>) -> Col {
+        Col::F64(rows.iter().map(g).collect())
+    }
+    fn i(rows: &[StoredObservation], g: impl Fn(&StoredObservation) -> Option<i64>) -> Col {
+        Col::I64(rows.iter().map(g).collect())
+    }
+    let take = std::mem::take::<String>;
     let mut t = Table::new();
-    t.push("obs_id", s(&|r| Some(r.obs.obs_id.clone())));
-    t.push("dedupe_key", s(&|r| Some(r.dedupe_key.clone())));
-    t.push("kind", s(&|r| Some(r.obs.kind.to_string())));
+    t.push("obs_id", s(rows, |r| Some(take(&mut r.obs.obs_id))));
+    t.push("dedupe_key", s(rows, |r| Some(take(&mut r.dedupe_key))));
+    t.push("kind", s(rows, |r| Some(r.obs.kind.as_str().to_string())));
     t.push(
         "observed_at",
         Col::Timestamp(
@@ -73,32 +84,46 @@ pub fn to_table(rows: &[StoredObservation]) -> Table {
                 .collect(),
         ),
     );
-    t.push("source", s(&|r| Some(r.obs.source.clone())));
-    t.push("grade", s(&|r| Some(r.obs.grade.key())));
-    t.push("gpu", s(&|r| Some(r.obs.grade.gpu.to_string())));
-    t.push("scope", s(&|r| Some(r.obs.grade.scope.to_string())));
-    t.push("term", s(&|r| Some(r.obs.grade.term.to_string())));
-    t.push("region", s(&|r| r.obs.grade.region.clone()));
-    t.push("gpu_raw", s(&|r| Some(r.obs.gpu_raw.clone())));
+    t.push("source", s(rows, |r| Some(take(&mut r.obs.source))));
+    t.push("grade", s(rows, |r| Some(r.obs.grade.key())));
+    t.push("gpu", s(rows, |r| Some(r.obs.grade.gpu.to_string())));
+    t.push("scope", s(rows, |r| Some(r.obs.grade.scope.to_string())));
+    t.push(
+        "term",
+        s(rows, |r| Some(r.obs.grade.term.as_str().to_string())),
+    );
+    t.push("region", s(rows, |r| r.obs.grade.region.take()));
+    t.push("gpu_raw", s(rows, |r| Some(take(&mut r.obs.gpu_raw))));
     t.push(
         "usd_per_gpu_hour",
-        f(&|r| Some(r.obs.usd_per_gpu_hour.get())),
+        f(rows, |r| Some(r.obs.usd_per_gpu_hour.get())),
     );
     t.push(
         "quantity_gpu_hours",
-        f(&|r| r.obs.quantity_gpu_hours.map(|q| q.get())),
+        f(rows, |r| r.obs.quantity_gpu_hours.map(|q| q.get())),
     );
-    t.push("price", f(&|r| Some(r.obs.price_raw)));
-    t.push("price_unit", s(&|r| Some(r.obs.price_unit.to_string())));
-    t.push("currency", s(&|r| Some(r.obs.currency.clone())));
-    t.push("gpus_per_unit", i(&|r| r.obs.gpus_per_unit.map(i64::from)));
-    t.push("interconnect", s(&|r| r.obs.interconnect.clone()));
-    t.push("cluster_gpus", i(&|r| r.obs.cluster_gpus.map(i64::from)));
+    t.push("price", f(rows, |r| Some(r.obs.price_raw)));
+    t.push(
+        "price_unit",
+        s(rows, |r| Some(r.obs.price_unit.as_str().to_string())),
+    );
+    t.push("currency", s(rows, |r| Some(take(&mut r.obs.currency))));
+    t.push(
+        "gpus_per_unit",
+        i(rows, |r| r.obs.gpus_per_unit.map(i64::from)),
+    );
+    t.push("interconnect", s(rows, |r| r.obs.interconnect.take()));
+    t.push(
+        "cluster_gpus",
+        i(rows, |r| r.obs.cluster_gpus.map(i64::from)),
+    );
     t.push(
         "operator_tier",
-        s(&|r| r.obs.operator_tier.map(|x| x.to_string())),
+        s(rows, |r| {
+            r.obs.operator_tier.map(|x| x.as_str().to_string())
+        }),
     );
-    t.push("upfront", f(&|r| r.obs.upfront));
+    t.push("upfront", f(rows, |r| r.obs.upfront));
     t.push(
         "term_start",
         Col::Date(
@@ -107,9 +132,9 @@ pub fn to_table(rows: &[StoredObservation]) -> Table {
                 .collect(),
         ),
     );
-    t.push("level", i(&|r| Some(i64::from(r.obs.kind.level()))));
-    t.push("input_file", s(&|r| Some(r.obs.input_file.clone())));
-    t.push("input_row", i(&|r| Some(r.obs.input_row as i64)));
+    t.push("level", i(rows, |r| Some(i64::from(r.obs.kind.level()))));
+    t.push("input_file", s(rows, |r| Some(take(&mut r.obs.input_file))));
+    t.push("input_row", i(rows, |r| Some(r.obs.input_row as i64)));
     t
 }
 

@@ -64,6 +64,15 @@ impl<R: Read> In<R> {
         self.0.read_exact(&mut v)?;
         String::from_utf8(v).map_err(std::io::Error::other)
     }
+    /// A string read into `buf` (reused across rows: no allocation for values that
+    /// are parsed, not kept).
+    fn text<'b>(&mut self, buf: &'b mut Vec<u8>) -> std::io::Result<&'b str> {
+        let mut b = [0u8; 4];
+        self.0.read_exact(&mut b)?;
+        buf.resize(u32::from_le_bytes(b) as usize, 0);
+        self.0.read_exact(buf)?;
+        std::str::from_utf8(buf).map_err(std::io::Error::other)
+    }
     fn opt_string(&mut self) -> std::io::Result<Option<String>> {
         Ok(if self.u8()? == 1 {
             Some(self.string()?)
@@ -113,15 +122,35 @@ fn date(n: u64) -> std::io::Result<NaiveDate> {
     NaiveDate::from_num_days_from_ce_opt(n as i32).ok_or_else(|| std::io::Error::other("bad date"))
 }
 
-fn get(i: &mut In<impl Read>) -> std::io::Result<StoredObservation> {
+/// What reading a scratch file reuses from row to row: a buffer for values that are
+/// parsed rather than kept, and the grades already parsed (a file holds a few
+/// hundred distinct grades in up to a batch of rows).
+#[derive(Default)]
+struct Scratch {
+    buf: Vec<u8>,
+    grades: std::collections::HashMap<String, rentix_core::Grade>,
+}
+
+fn get(i: &mut In<impl Read>, sc: &mut Scratch) -> std::io::Result<StoredObservation> {
     let bad = |e: String| std::io::Error::other(e);
     let obs_id = i.string()?;
     let dedupe_key = i.string()?;
-    let kind = i.string()?.parse().map_err(|e| bad(format!("{e}")))?;
+    let kind = i
+        .text(&mut sc.buf)?
+        .parse()
+        .map_err(|e| bad(format!("{e}")))?;
     let observed_at = DateTime::from_timestamp_nanos(i.u64()? as i64);
     let fixing_date = date(i.u64()?)?;
     let source = i.string()?;
-    let grade = i.string()?.parse().map_err(|e| bad(format!("{e}")))?;
+    let key = i.text(&mut sc.buf)?;
+    let grade = match sc.grades.get(key) {
+        Some(g) => g.clone(),
+        None => {
+            let g: rentix_core::Grade = key.parse().map_err(|e| bad(format!("{e}")))?;
+            sc.grades.insert(key.to_string(), g.clone());
+            g
+        }
+    };
     let gpu_raw = i.string()?;
     let usd = UsdPerGpuHour::positive(f64::from_bits(i.u64()?)).map_err(|e| bad(e.to_string()))?;
     let quantity = i
@@ -130,7 +159,10 @@ fn get(i: &mut In<impl Read>) -> std::io::Result<StoredObservation> {
         .transpose()
         .map_err(|e| bad(e.to_string()))?;
     let price_raw = f64::from_bits(i.u64()?);
-    let price_unit = i.string()?.parse().map_err(|e| bad(format!("{e}")))?;
+    let price_unit = i
+        .text(&mut sc.buf)?
+        .parse()
+        .map_err(|e| bad(format!("{e}")))?;
     let currency = i.string()?;
     let gpus_per_unit = i.opt_u64()?.map(|x| x as u32);
     let interconnect = i.opt_string()?;
@@ -195,5 +227,6 @@ pub fn read(path: &Path) -> Result<Vec<StoredObservation>> {
     let f = std::fs::File::open(path).map_err(rerr)?;
     let mut i = In(BufReader::with_capacity(1 << 20, f));
     let n = i.u64().map_err(rerr)? as usize;
-    (0..n).map(|_| get(&mut i).map_err(rerr)).collect()
+    let mut sc = Scratch::default();
+    (0..n).map(|_| get(&mut i, &mut sc).map_err(rerr)).collect()
 }

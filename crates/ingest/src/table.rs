@@ -184,7 +184,9 @@ impl Table {
         let mut df = self.to_frame().map_err(perr)?;
         ParquetWriter::new(w)
             .with_compression(ParquetCompression::Snappy)
-            .set_parallel(false)
+            // Small partitions are written in parallel with each other already; a
+            // large one (a day of a busy feed) uses the pool for its columns.
+            .set_parallel(df.height() >= PARALLEL_WRITE_ROWS)
             .finish(&mut df)
             .map_err(perr)?;
         Ok(())
@@ -259,6 +261,9 @@ pub fn neutralize(cell: String) -> String {
         _ => cell,
     }
 }
+
+/// Rows from which one Parquet file is encoded with polars' thread pool.
+const PARALLEL_WRITE_ROWS: usize = 100_000;
 
 /// Writes a file atomically: into `<name>.tmp` beside it, fsync, then rename. A
 /// killed process leaves either the old file or the new one, never half of one.
