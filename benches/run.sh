@@ -50,17 +50,48 @@ if python3 -c "import polars" 2>/dev/null; then
   ratio ingest_1m baseline_polars_1m
 fi
 
+POLARS_PART=(python3 benches/polars_partitioned_write.py)
+if python3 -c "import polars" 2>/dev/null; then
+  rm -rf "$W/polars_part1m"
+  measure baseline_polars_part_1m "${POLARS_PART[@]}" "$W/sim1m/observations.csv" "$W/polars_part1m"
+  ratio ingest_1m baseline_polars_part_1m
+fi
+
+echo "== 2a. one day of 1M quotes (an administrator's daily file: one partition)"
+rm -rf "$W/storeday"
+"$R" simulate --out "$W/simday" --days 1 --start 2025-06-02 --rows 1000000 > /dev/null
+measure ingest_day "$R" ingest --store "$W/storeday" "$W/simday/observations.csv"
+if python3 -c "import polars" 2>/dev/null; then
+  measure baseline_polars_day "${POLARS_READ[@]}" "$W/simday/observations.csv"
+  ratio ingest_day baseline_polars_day
+fi
+
 echo "== 2b. ingest 3M canonical rows (linearity)"
 rm -rf "$W/store3m"
 "$R" simulate --out "$W/sim3m" --rows 3000000 > /dev/null
 measure ingest_3m "$R" ingest --store "$W/store3m" "$W/sim3m/observations.csv"
 ratio ingest_3m ingest_1m
 
+if [ -z "${SKIP_10M:-}" ]; then
+  echo "== 2c. ingest and index 10M canonical rows (memory stays bounded)"
+  rm -rf "$W/store10m"
+  measure ingest_10m "$R" ingest --store "$W/store10m" "$W/sim10m/observations.csv"
+  ratio ingest_10m ingest_1m
+  if python3 -c "import polars" 2>/dev/null; then
+    measure baseline_polars_10m "${POLARS_READ[@]}" "$W/sim10m/observations.csv"
+    ratio ingest_10m baseline_polars_10m
+  fi
+  echo "  store on disk: $(du -sm "$W/store10m/observations" | cut -f1) MiB"
+  measure index_10m "$R" index --store "$W/store10m" --out "$W/fix10m.csv"
+  ratio index_10m ingest_10m
+fi
+
 echo "== 3. index every grade of the 1M-observation store"
 measure index_1m "$R" index --store "$W/store1m" --out "$W/fix1m.csv"
 ratio index_1m baseline_csv_1m
 
 ratio index_1m ingest_1m
+echo "  store on disk: $(du -sm "$W/store1m/observations" | cut -f1) MiB"
 
 echo "== 3b. a listings feed pooled over 7 days: rentix against a plain Python pipeline"
 rm -rf "$W/store_l" "$W/fix_l.csv"

@@ -72,7 +72,9 @@ pub fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
         None => Vec::new(),
     };
     let store = Store::open(&plan.store)?;
-    let rows = store.read(None, None).context("reading the store")?;
+    let rows = store
+        .read_projected(None, None, rentix_ingest::Projection::Fixing)
+        .context("reading the store")?;
     let bar = crate::progress::steps("contract lab", plan.candidates.len() as u64);
     let mut candidates = Vec::new();
     let mut months = Vec::new();

@@ -76,7 +76,9 @@ fn sibling(out: &Path, suffix: &str) -> PathBuf {
 pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
-    let rows = store.read(None, None).context("reading the store")?;
+    let rows = store
+        .read_projected(None, None, rentix_ingest::Projection::Fixing)
+        .context("reading the store")?;
     // The whole history of the requested grades (all dates).
     let whole = IndexRequest {
         from: None,

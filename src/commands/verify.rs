@@ -52,7 +52,9 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<()> {
         );
     }
     let store = Store::open(&a.store)?;
-    let rows = store.read(None, None).context("reading the store")?;
+    let rows = store
+        .read_projected(None, None, rentix_ingest::Projection::Fixing)
+        .context("reading the store")?;
     let req = IndexRequest {
         methodology,
         grade_filters: Vec::new(),

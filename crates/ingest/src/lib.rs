@@ -33,7 +33,10 @@ pub use pipeline::{ingest, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
 pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 pub use reason::{Reason, Rejection};
-pub use schema::{content_key, from_table, timestamp_text, to_table, StoredObservation, COLUMNS};
+pub use schema::{
+    content_key, from_table, timestamp_text, to_table, Projection, StoredObservation, COLUMNS,
+    FIXING_COLUMNS,
+};
 pub use store::{partition_date, partition_path, Store};
 pub use summary::{Conflict, FileSummary, IngestSummary};
 pub use table::{neutralize, write_atomic, Col, Table, TableFormat};

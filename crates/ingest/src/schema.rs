@@ -4,6 +4,7 @@ use crate::error::{IngestError, Result};
 use crate::table::{epoch_days, from_epoch_days, from_micros, micros, Col, Table};
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use rentix_core::{GpuHours, Grade, Observation, UsdPerGpuHour};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// An accepted observation with the key that identifies its duplicates.
@@ -138,48 +139,73 @@ pub fn to_table(mut rows: Vec<StoredObservation>) -> Table {
     t
 }
 
+/// The columns a store reader needs: all of them, or only those that fixing an
+/// index reads (9 of 26), which is what `index`, `verify` and the contract lab ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Projection {
+    All,
+    Fixing,
+}
+
+/// The partition columns fixing an index reads.
+pub const FIXING_COLUMNS: [&str; 9] = [
+    "dedupe_key",
+    "kind",
+    "observed_at",
+    "fixing_date",
+    "source",
+    "grade",
+    "usd_per_gpu_hour",
+    "quantity_gpu_hours",
+    "operator_tier",
+];
+
+impl Projection {
+    /// The columns to read (`None`: all).
+    pub fn columns(self) -> Option<&'static [&'static str]> {
+        match self {
+            Projection::All => None,
+            Projection::Fixing => Some(&FIXING_COLUMNS),
+        }
+    }
+
+    fn wants(self, name: &str) -> bool {
+        self.columns().is_none_or(|c| c.contains(&name))
+    }
+}
+
 /// Reads observations back from a store table, re-checking every invariant: a
-/// store file edited by hand is refused, not trusted.
-pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
+/// store file edited by hand is refused, not trusted. Strings move out of the table.
+/// Under [`Projection::Fixing`] the fields an index does not read stay empty (no
+/// id, raw GPU name, quoted price, currency or input file): such rows serve the
+/// fixing engine and nothing else.
+pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<StoredObservation>> {
     let bad = |row: usize, detail: String| IngestError::Store {
         path: path.to_path_buf(),
         detail: format!("row {}: {detail}", row + 1),
     };
-    let str_col = |name: &str| -> Result<&Vec<Option<String>>> {
-        match t.col(name) {
+    let height = t.height();
+    let mut cols: BTreeMap<String, Col> = t.names.into_iter().zip(t.cols).collect();
+    let missing = |name: &str| IngestError::Store {
+        path: path.to_path_buf(),
+        detail: format!("missing or mistyped column {name}"),
+    };
+    // A column the projection leaves out reads as all-empty.
+    let mut str_col = |name: &str| -> Result<Vec<Option<String>>> {
+        match cols.remove(name) {
             Some(Col::Str(v)) => Ok(v),
-            _ => Err(IngestError::Store {
-                path: path.to_path_buf(),
-                detail: format!("missing or mistyped column {name}"),
-            }),
+            None if !projection.wants(name) => Ok(vec![None; height]),
+            _ => Err(missing(name)),
         }
     };
-    let f64_col = |name: &str| -> Result<&Vec<Option<f64>>> {
-        match t.col(name) {
-            Some(Col::F64(v)) => Ok(v),
-            _ => Err(IngestError::Store {
-                path: path.to_path_buf(),
-                detail: format!("missing or mistyped column {name}"),
-            }),
-        }
-    };
-    let i64_col = |name: &str| -> Result<&Vec<Option<i64>>> {
-        match t.col(name) {
-            Some(Col::I64(v)) => Ok(v),
-            _ => Err(IngestError::Store {
-                path: path.to_path_buf(),
-                detail: format!("missing or mistyped column {name}"),
-            }),
-        }
-    };
-    let (obs_id, key, kind, source, grade) = (
+    let (mut obs_id, mut key, mut kind, mut source, mut grade) = (
         str_col("obs_id")?,
         str_col("dedupe_key")?,
         str_col("kind")?,
         str_col("source")?,
         str_col("grade")?,
     );
-    let (gpu_raw, price_unit, currency, interconnect, tier, file) = (
+    let (mut gpu_raw, mut price_unit, mut currency, mut interconnect, tier, mut file) = (
         str_col("gpu_raw")?,
         str_col("price_unit")?,
         str_col("currency")?,
@@ -187,11 +213,20 @@ pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
         str_col("operator_tier")?,
         str_col("input_file")?,
     );
-    let (at, fd, term_start) = (
-        TimeCol::of(t, "observed_at", path)?,
-        TimeCol::of(t, "fixing_date", path)?,
-        TimeCol::of(t, "term_start", path)?,
-    );
+    let f64_col = |name: &str| -> Result<&[Option<f64>]> {
+        match cols.get(name) {
+            Some(Col::F64(v)) => Ok(v),
+            None if !projection.wants(name) => Ok(&[]),
+            _ => Err(missing(name)),
+        }
+    };
+    let i64_col = |name: &str| -> Result<&[Option<i64>]> {
+        match cols.get(name) {
+            Some(Col::I64(v)) => Ok(v),
+            None if !projection.wants(name) => Ok(&[]),
+            _ => Err(missing(name)),
+        }
+    };
     let (usd, qty, price, upfront) = (
         f64_col("usd_per_gpu_hour")?,
         f64_col("quantity_gpu_hours")?,
@@ -203,14 +238,39 @@ pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
         i64_col("cluster_gpus")?,
         i64_col("input_row")?,
     );
-    let need = |v: &Option<String>, r: usize, name: &str| -> Result<String> {
-        v.clone().ok_or_else(|| bad(r, format!("{name} is empty")))
+    let (at, fd) = (
+        TimeCol::of(&cols, "observed_at", path)?,
+        TimeCol::of(&cols, "fixing_date", path)?,
+    );
+    let term_start = if projection.wants("term_start") {
+        TimeCol::of(&cols, "term_start", path)?
+    } else {
+        TimeCol::Date(&[])
     };
-    let mut out = Vec::with_capacity(t.height());
-    for r in 0..t.height() {
-        let g: Grade = need(&grade[r], r, "grade")?
-            .parse()
-            .map_err(|e| bad(r, format!("{e}")))?;
+    let at_most = |v: &[Option<f64>], r: usize| v.get(r).copied().flatten();
+    let whole = |v: &[Option<i64>], r: usize| v.get(r).copied().flatten();
+    let all = projection == Projection::All;
+    // Take the value, or refuse an empty one the projection reads.
+    let need = |v: &mut Option<String>, r: usize, name: &str, read: bool| -> Result<String> {
+        match v.take() {
+            Some(s) => Ok(s),
+            None if !read => Ok(String::new()),
+            None => Err(bad(r, format!("{name} is empty"))),
+        }
+    };
+    // A partition holds a few grades in many rows: each distinct one is parsed once.
+    let mut grades: std::collections::HashMap<String, Grade> = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(height);
+    for r in 0..height {
+        let grade_s = need(&mut grade[r], r, "grade", true)?;
+        let g = match grades.get(&grade_s) {
+            Some(g) => g.clone(),
+            None => {
+                let g: Grade = grade_s.parse().map_err(|e| bad(r, format!("{e}")))?;
+                grades.insert(grade_s, g.clone());
+                g
+            }
+        };
         let observed_at = at
             .instant(r)
             .map_err(|e| bad(r, format!("observed_at: {e}")))?
@@ -221,44 +281,48 @@ pub fn from_table(t: &Table, path: &Path) -> Result<Vec<StoredObservation>> {
             .ok_or_else(|| bad(r, "fixing_date is empty".into()))?;
         let to_u32 = |v: Option<i64>| v.and_then(|x| u32::try_from(x).ok());
         let obs = Observation {
-            obs_id: need(&obs_id[r], r, "obs_id")?,
-            kind: need(&kind[r], r, "kind")?
+            obs_id: need(&mut obs_id[r], r, "obs_id", all)?,
+            kind: need(&mut kind[r], r, "kind", true)?
                 .parse()
                 .map_err(|e| bad(r, format!("{e}")))?,
             observed_at,
             fixing_date,
-            source: need(&source[r], r, "source")?,
+            source: need(&mut source[r], r, "source", true)?,
             grade: g,
-            gpu_raw: need(&gpu_raw[r], r, "gpu_raw")?,
-            usd_per_gpu_hour: UsdPerGpuHour::positive(usd[r].unwrap_or(f64::NAN))
+            gpu_raw: need(&mut gpu_raw[r], r, "gpu_raw", all)?,
+            usd_per_gpu_hour: UsdPerGpuHour::positive(at_most(usd, r).unwrap_or(f64::NAN))
                 .map_err(|e| bad(r, format!("{e}")))?,
-            quantity_gpu_hours: qty[r]
+            quantity_gpu_hours: at_most(qty, r)
                 .map(GpuHours::new)
                 .transpose()
                 .map_err(|e| bad(r, format!("{e}")))?,
-            price_raw: price[r].unwrap_or(f64::NAN),
-            price_unit: need(&price_unit[r], r, "price_unit")?
-                .parse()
-                .map_err(|e| bad(r, format!("{e}")))?,
-            currency: need(&currency[r], r, "currency")?,
-            gpus_per_unit: to_u32(gpus[r]),
-            interconnect: interconnect[r].clone(),
-            cluster_gpus: to_u32(cluster[r]),
+            price_raw: at_most(price, r).unwrap_or(f64::NAN),
+            price_unit: if all {
+                need(&mut price_unit[r], r, "price_unit", true)?
+                    .parse()
+                    .map_err(|e| bad(r, format!("{e}")))?
+            } else {
+                rentix_core::PriceUnit::GpuHour
+            },
+            currency: need(&mut currency[r], r, "currency", all)?,
+            gpus_per_unit: to_u32(whole(gpus, r)),
+            interconnect: interconnect[r].take(),
+            cluster_gpus: to_u32(whole(cluster, r)),
             operator_tier: tier[r]
                 .as_deref()
                 .map(str::parse)
                 .transpose()
                 .map_err(|e| bad(r, format!("{e}")))?,
-            upfront: upfront[r],
+            upfront: at_most(upfront, r),
             term_start: term_start
                 .date(r)
                 .map_err(|e| bad(r, format!("term_start: {e}")))?,
-            input_file: need(&file[r], r, "input_file")?,
-            input_row: row[r].unwrap_or(0).max(0) as u64,
+            input_file: need(&mut file[r], r, "input_file", all)?,
+            input_row: whole(row, r).unwrap_or(0).max(0) as u64,
         };
         out.push(StoredObservation {
             obs,
-            dedupe_key: need(&key[r], r, "dedupe_key")?,
+            dedupe_key: need(&mut key[r], r, "dedupe_key", true)?,
         });
     }
     Ok(out)
@@ -273,8 +337,8 @@ enum TimeCol<'a> {
 }
 
 impl<'a> TimeCol<'a> {
-    fn of(t: &'a Table, name: &str, path: &Path) -> Result<Self> {
-        match t.col(name) {
+    fn of(cols: &'a BTreeMap<String, Col>, name: &str, path: &Path) -> Result<Self> {
+        match cols.get(name) {
             Some(Col::Timestamp(v)) => Ok(TimeCol::Timestamp(v)),
             Some(Col::Date(v)) => Ok(TimeCol::Date(v)),
             Some(Col::Str(v)) => Ok(TimeCol::Text(v)),
@@ -304,7 +368,10 @@ impl<'a> TimeCol<'a> {
 
     fn date(&self, r: usize) -> std::result::Result<Option<NaiveDate>, String> {
         match self {
-            TimeCol::Date(v) => v[r]
+            TimeCol::Date(v) => v
+                .get(r)
+                .copied()
+                .flatten()
                 .map(|d| from_epoch_days(d).ok_or_else(|| format!("day {d} is out of range")))
                 .transpose(),
             TimeCol::Text(v) => v[r]

@@ -195,6 +195,26 @@ impl Table {
     /// Reads a Parquet file written by [`Table::write`], or any Parquet file whose
     /// columns are strings, floats, integers or booleans.
     pub fn read_parquet(path: &Path) -> Result<Self> {
+        Self::read_parquet_columns(path, None)
+    }
+
+    /// The number of rows of a Parquet file, from its footer (nothing else is read).
+    pub fn parquet_rows(path: &Path) -> Result<usize> {
+        let f = File::open(path).map_err(|source| IngestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        ParquetReader::new(f)
+            .num_rows()
+            .map_err(|e| IngestError::Parquet {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            })
+    }
+
+    /// Reads only `columns` of a Parquet file (all when `None`); a named column the
+    /// file lacks is simply absent from the table.
+    pub fn read_parquet_columns(path: &Path, columns: Option<&[&str]>) -> Result<Self> {
         let perr = |e: PolarsError| IngestError::Parquet {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -203,7 +223,18 @@ impl Table {
             path: path.to_path_buf(),
             source,
         })?;
-        let df = ParquetReader::new(f).finish().map_err(perr)?;
+        let mut reader = ParquetReader::new(f);
+        if let Some(want) = columns {
+            let mut present = reader
+                .schema()
+                .map_err(perr)?
+                .iter_names()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>();
+            present.retain(|n| want.contains(&n.as_str()));
+            reader = reader.with_columns(Some(present));
+        }
+        let df = reader.finish().map_err(perr)?;
         let mut t = Table::new();
         for c in df.columns() {
             let col = match c.dtype() {
