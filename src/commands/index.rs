@@ -4,8 +4,8 @@ use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
 use rentix_index::{
-    compute, forward_curves, forward_table, publish, tier_differentials_table, tier_spreads,
-    tier_spreads_table, Fixing, IndexRequest, Methodology, Window,
+    compute_from_store, forward_curves, forward_table, publish, tier_differentials_table,
+    tier_spreads, tier_spreads_table, Fixing, IndexRequest, Methodology, Window,
 };
 use rentix_ingest::{Store, TableFormat};
 use std::collections::BTreeMap;
@@ -76,16 +76,13 @@ fn sibling(out: &Path, suffix: &str) -> PathBuf {
 pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
-    let rows = store
-        .read_projected(None, None, rentix_ingest::Projection::Fixing)
-        .context("reading the store")?;
     // The whole history of the requested grades (all dates).
     let whole = IndexRequest {
         from: None,
         to: None,
         ..cfg.request.clone()
     };
-    let result = compute(&rows, &whole).map_err(anyhow::Error::msg)?;
+    let result = compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?;
     let window = Window {
         from: cfg.request.from,
         to: cfg.request.to,

@@ -3,8 +3,8 @@
 //! `index` computes it) and compared field by field; any difference exits 1.
 
 use crate::cli::VerifyArgs;
-use anyhow::{bail, Context};
-use rentix_index::{compute, read_fixings, Fixing, IndexRequest, Methodology};
+use anyhow::bail;
+use rentix_index::{compute_from_store, read_fixings, Fixing, IndexRequest, Methodology};
 use rentix_ingest::{Col, Store, Table};
 use std::collections::BTreeMap;
 
@@ -52,16 +52,13 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<()> {
         );
     }
     let store = Store::open(&a.store)?;
-    let rows = store
-        .read_projected(None, None, rentix_ingest::Projection::Fixing)
-        .context("reading the store")?;
     let req = IndexRequest {
         methodology,
         grade_filters: Vec::new(),
         from: None,
         to: None,
     };
-    let again = compute(&rows, &req).map_err(anyhow::Error::msg)?;
+    let again = compute_from_store(&store, &req).map_err(anyhow::Error::msg)?;
     let by_key: BTreeMap<(chrono::NaiveDate, &str), &Fixing> = again
         .fixings
         .iter()

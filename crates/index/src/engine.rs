@@ -65,74 +65,114 @@ pub fn group_by_grade(
     req: &IndexRequest,
     clock: &FixingClock,
 ) -> Result<BTreeMap<String, Vec<EngineObs>>, String> {
-    let patterns = req.methodology.patterns()?;
-    let rule = req.methodology.day_rule()?;
-    let roll = req.methodology.calendar.roll == Roll::NextPublicationDay;
-    // A fixing date, rolled to the next publication day when the methodology says so
-    // (bounded: a calendar has a publication day within any 31 days).
-    let day_of = |t| {
-        let mut d = clock.fixing_date(t);
-        if roll {
-            for _ in 0..31 {
-                if rule.counts(d) {
-                    break;
+    let mut g = GradeGrouper::new(req, *clock)?;
+    g.add(rows);
+    Ok(g.finish())
+}
+
+/// [`group_by_grade`] fed a batch at a time: reading a store partition by partition
+/// and keeping only the engine's own rows holds a fraction of the memory of every
+/// stored observation at once. The result does not depend on how rows are batched.
+pub struct GradeGrouper<'a> {
+    req: &'a IndexRequest,
+    clock: FixingClock,
+    patterns: Vec<GradePattern>,
+    rule: DayRule,
+    roll: bool,
+    out: BTreeMap<String, Vec<EngineObs>>,
+}
+
+impl<'a> GradeGrouper<'a> {
+    pub fn new(req: &'a IndexRequest, clock: FixingClock) -> Result<Self, String> {
+        Ok(Self {
+            req,
+            clock,
+            patterns: req.methodology.patterns()?,
+            rule: req.methodology.day_rule()?,
+            roll: req.methodology.calendar.roll == Roll::NextPublicationDay,
+            out: BTreeMap::new(),
+        })
+    }
+
+    /// Adds a batch of store rows.
+    pub fn add(&mut self, rows: &[StoredObservation]) {
+        let Self {
+            req,
+            clock,
+            patterns,
+            rule,
+            roll,
+            out,
+        } = self;
+        // A fixing date, rolled to the next publication day when the methodology says
+        // so (bounded: a calendar has a publication day within any 31 days).
+        let day_of = |t| {
+            let mut d = clock.fixing_date(t);
+            if *roll {
+                for _ in 0..31 {
+                    if rule.counts(d) {
+                        break;
+                    }
+                    d = d + Days::new(1);
                 }
-                d = d + Days::new(1);
             }
-        }
-        d
-    };
-    let mut out: BTreeMap<String, Vec<EngineObs>> = BTreeMap::new();
-    for r in rows {
-        let o = &r.obs;
-        let base = o.grade.clone().with_region(None);
-        let mut grades = vec![base.clone()];
-        if req.methodology.grades.regional && o.grade.region.is_some() {
-            grades.push(o.grade.clone());
-        }
-        // Tier-qualified grades take the observations of operators rated at or above
-        // the floor (tiers order best first); unrated observations never qualify.
-        if let Some(t) = o.operator_tier {
-            for &floor in &req.methodology.grades.tier_floors {
-                if t <= floor && patterns.iter().any(|p| p.matches(&base)) {
-                    grades.push(base.clone().with_tier_floor(Some(floor)));
+            d
+        };
+        for r in rows {
+            let o = &r.obs;
+            let base = o.grade.clone().with_region(None);
+            let mut grades = vec![base.clone()];
+            if req.methodology.grades.regional && o.grade.region.is_some() {
+                grades.push(o.grade.clone());
+            }
+            // Tier-qualified grades take the observations of operators rated at or above
+            // the floor (tiers order best first); unrated observations never qualify.
+            if let Some(t) = o.operator_tier {
+                for &floor in &req.methodology.grades.tier_floors {
+                    if t <= floor && patterns.iter().any(|p| p.matches(&base)) {
+                        grades.push(base.clone().with_tier_floor(Some(floor)));
+                    }
                 }
             }
-        }
-        for g in grades {
-            // A tier grade is wanted when its base grade is (checked above), and the
-            // command-line filters name it or its base.
-            let base_of = g.clone().with_tier_floor(None);
-            let listed = |pats: &[GradePattern]| {
-                pats.iter()
-                    .any(|p| p.matches(&g) || (g.tier_floor.is_some() && p.matches(&base_of)))
-            };
-            let wanted = (g.tier_floor.is_some() || patterns.iter().any(|p| p.matches(&g)))
-                && (req.grade_filters.is_empty() || listed(&req.grade_filters));
-            if !wanted {
-                continue;
+            for g in grades {
+                // A tier grade is wanted when its base grade is (checked above), and the
+                // command-line filters name it or its base.
+                let base_of = g.clone().with_tier_floor(None);
+                let listed = |pats: &[GradePattern]| {
+                    pats.iter()
+                        .any(|p| p.matches(&g) || (g.tier_floor.is_some() && p.matches(&base_of)))
+                };
+                let wanted = (g.tier_floor.is_some() || patterns.iter().any(|p| p.matches(&g)))
+                    && (req.grade_filters.is_empty() || listed(&req.grade_filters));
+                if !wanted {
+                    continue;
+                }
+                let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
+                out.entry(g.key()).or_default().push(EngineObs {
+                    day: day_of(o.observed_at),
+                    kind: o.kind,
+                    source: o.source.clone(),
+                    price: o.usd_per_gpu_hour.get(),
+                    weight: if o.kind == ObservationKind::Trade {
+                        quantity.max(f64::MIN_POSITIVE)
+                    } else {
+                        1.0
+                    },
+                    quantity,
+                    key: r.dedupe_key.clone(),
+                    tier: o.operator_tier.map(|t| t.score()),
+                });
             }
-            let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
-            out.entry(g.key()).or_default().push(EngineObs {
-                day: day_of(o.observed_at),
-                kind: o.kind,
-                source: o.source.clone(),
-                price: o.usd_per_gpu_hour.get(),
-                weight: if o.kind == ObservationKind::Trade {
-                    quantity.max(f64::MIN_POSITIVE)
-                } else {
-                    1.0
-                },
-                quantity,
-                key: r.dedupe_key.clone(),
-                tier: o.operator_tier.map(|t| t.score()),
-            });
         }
     }
-    for v in out.values_mut() {
-        sort_obs(v);
+
+    /// The grouped observations, each grade in the order [`fix_grade`] expects.
+    pub fn finish(mut self) -> BTreeMap<String, Vec<EngineObs>> {
+        for v in self.out.values_mut() {
+            sort_obs(v);
+        }
+        self.out
     }
-    Ok(out)
 }
 
 /// The order [`fix_grade`] expects its observations in (and the one that makes its

@@ -29,7 +29,8 @@ pub use composite::{composites, TierDifferential};
 pub use contributors::cap_weights;
 pub use elementary::{chained, direct, link, Elementary};
 pub use engine::{
-    fix_all, fix_grade, fixing_dates, group_by_grade, sort_obs, EngineObs, IndexRequest,
+    fix_all, fix_grade, fixing_dates, group_by_grade, sort_obs, EngineObs, GradeGrouper,
+    IndexRequest,
 };
 pub use error::IndexError;
 pub use fixing::{round_to, Fixing, IndexUnit, LEVEL_CARRIED};
@@ -47,6 +48,7 @@ pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
 
 use rentix_ingest::StoredObservation;
+use std::collections::BTreeMap;
 
 /// The result of one index run.
 #[derive(Debug, Clone, Default)]
@@ -59,10 +61,34 @@ pub struct IndexResult {
 
 /// Computes fixings, composites and forward curves from store observations.
 pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexResult, String> {
+    let clock = req.methodology.cutoff_clock()?;
+    compute_grouped(group_by_grade(rows, req, &clock)?, req)
+}
+
+/// [`compute`] over a whole store, read one partition at a time and only the columns
+/// fixing reads ([`rentix_ingest::Projection::Fixing`]): memory holds the engine's
+/// rows and one partition, never every stored observation at once.
+pub fn compute_from_store(
+    store: &rentix_ingest::Store,
+    req: &IndexRequest,
+) -> Result<IndexResult, String> {
+    let mut grouper = GradeGrouper::new(req, req.methodology.cutoff_clock()?)?;
+    store
+        .for_each_part(None, None, rentix_ingest::Projection::Fixing, |rows| {
+            grouper.add(&rows)
+        })
+        .map_err(|e| format!("reading the store: {e}"))?;
+    compute_grouped(grouper.finish(), req)
+}
+
+/// [`compute`] on observations already grouped by a [`GradeGrouper`] (which a
+/// caller can feed one store partition at a time).
+pub fn compute_grouped(
+    groups: BTreeMap<String, Vec<EngineObs>>,
+    req: &IndexRequest,
+) -> Result<IndexResult, String> {
     let m = &req.methodology;
-    let clock = m.cutoff_clock()?;
     let rule = m.day_rule()?;
-    let groups = group_by_grade(rows, req, &clock)?;
     let dates = fixing_dates(&groups, req, &rule);
     let mut fixings = fix_all(&groups, &dates, m);
     let forward = if m.forward_curve {

@@ -159,6 +159,27 @@ impl Store {
         Ok(out)
     }
 
+    /// Hands the committed observations with `from <= fixing_date <= to` to `each`,
+    /// one partition file at a time in date order: memory holds one partition, not
+    /// the store.
+    pub fn for_each_part(
+        &self,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+        projection: Projection,
+        mut each: impl FnMut(Vec<StoredObservation>),
+    ) -> Result<()> {
+        for (date, files) in self.partitions()? {
+            if from.is_some_and(|f| date < f) || to.is_some_and(|t| date > t) {
+                continue;
+            }
+            for f in files {
+                each(self.read_part_projected(&f, projection)?);
+            }
+        }
+        Ok(())
+    }
+
     pub fn read_part(&self, rel: &str) -> Result<Vec<StoredObservation>> {
         self.read_part_projected(rel, Projection::All)
     }
