@@ -51,6 +51,30 @@ fn terms(
     )
 }
 
+/// Whether two observations have the same content (everything but the file and row
+/// they were read from): then their [`content_key`]s are equal too.
+fn same_content(a: &rentix_core::Observation, b: &rentix_core::Observation) -> bool {
+    a.obs_id == b.obs_id
+        && a.kind == b.kind
+        && a.observed_at == b.observed_at
+        && a.fixing_date == b.fixing_date
+        && a.source == b.source
+        && a.grade == b.grade
+        && a.gpu_raw == b.gpu_raw
+        && a.usd_per_gpu_hour.get().to_bits() == b.usd_per_gpu_hour.get().to_bits()
+        && a.quantity_gpu_hours.map(|q| q.get().to_bits())
+            == b.quantity_gpu_hours.map(|q| q.get().to_bits())
+        && a.price_raw.to_bits() == b.price_raw.to_bits()
+        && a.price_unit == b.price_unit
+        && a.currency == b.currency
+        && a.gpus_per_unit == b.gpus_per_unit
+        && a.interconnect == b.interconnect
+        && a.cluster_gpus == b.cluster_gpus
+        && a.operator_tier == b.operator_tier
+        && a.upfront.map(f64::to_bits) == b.upfront.map(f64::to_bits)
+        && a.term_start == b.term_start
+}
+
 /// The rows of one date to commit, with the spill files still to read.
 pub(crate) struct DateInput {
     pub date: NaiveDate,
@@ -121,7 +145,13 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         let group = &rows[start..end];
         // Among rows sharing a key, the one with the smallest content survives, so
         // the survivor does not depend on input order.
-        let survivor = if group.len() == 1 {
+        let survivor = if group.len() == 1
+            || group[1..]
+                .iter()
+                .all(|r| same_content(&r.obs, &group[0].obs))
+        {
+            // Re-sent rows: every candidate is the same content (the first wins, as
+            // it would by content key), and formatting the keys is skipped.
             0
         } else {
             (0..group.len())
