@@ -131,8 +131,19 @@ pub fn forward_table(rows: &[ForwardPoint]) -> Table {
     t
 }
 
-/// Every record of a CSV or Parquet table as (column, text) pairs.
-type Records = Vec<Vec<(String, String)>>;
+/// Every record of a CSV or Parquet table as text, one buffer per record, with the
+/// column positions looked up once.
+struct Records {
+    index: std::collections::HashMap<String, usize>,
+    rows: Vec<csv::StringRecord>,
+}
+
+impl Records {
+    /// The text of column `name` in `rec` (`None`: no such column).
+    fn get<'a>(&self, rec: &'a csv::StringRecord, name: &str) -> Option<&'a str> {
+        self.index.get(name).and_then(|&i| rec.get(i))
+    }
+}
 
 fn records(path: &Path) -> Result<Records, IndexError> {
     let bad = |row: usize, detail: String| IndexError::Fixings {
@@ -144,41 +155,37 @@ fn records(path: &Path) -> Result<Records, IndexError> {
         path: path.to_path_buf(),
         detail,
     };
+    let index_of = |names: &mut dyn Iterator<Item = &str>| {
+        names
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), i))
+            .collect::<std::collections::HashMap<_, _>>()
+    };
     match TableFormat::of(path).map_err(|e| input(e.to_string()))? {
         TableFormat::Csv => {
             rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
                 .map_err(|e| input(e.to_string()))?;
             let mut rdr = csv::Reader::from_path(path).map_err(|e| input(e.to_string()))?;
-            let header: Vec<String> = rdr
-                .headers()
-                .map_err(|e| bad(0, e.to_string()))?
-                .iter()
-                .map(str::to_string)
-                .collect();
-            let mut out = Vec::new();
+            let index = index_of(&mut rdr.headers().map_err(|e| bad(0, e.to_string()))?.iter());
+            let mut rows = Vec::new();
             for (n, rec) in rdr.records().enumerate() {
-                let rec = rec.map_err(|e| bad(n + 1, e.to_string()))?;
-                out.push(
-                    header
-                        .iter()
-                        .cloned()
-                        .zip(rec.iter().map(str::to_string))
-                        .collect(),
-                );
+                rows.push(rec.map_err(|e| bad(n + 1, e.to_string()))?);
             }
-            Ok(out)
+            Ok(Records { index, rows })
         }
         TableFormat::Parquet => {
             let t = Table::read_parquet(path)?;
-            Ok((0..t.height())
+            let index = index_of(&mut t.names.iter().map(String::as_str));
+            let rows = (0..t.height())
                 .map(|r| {
-                    t.names
-                        .iter()
-                        .zip(&t.cols)
-                        .map(|(n, c)| (n.clone(), c.cell(r)))
-                        .collect()
+                    let mut rec = csv::StringRecord::new();
+                    for c in &t.cols {
+                        rec.push_field(&c.cell(r));
+                    }
+                    rec
                 })
-                .collect())
+                .collect();
+            Ok(Records { index, rows })
         }
     }
 }
@@ -190,15 +197,16 @@ pub fn read_forward(path: &Path) -> Result<Vec<ForwardPoint>, IndexError> {
         row,
         detail,
     };
-    records(path)?
+    let records = records(path)?;
+    records
+        .rows
         .iter()
         .enumerate()
         .map(|(n, rec)| {
             let row = n + 1;
             let get = |name: &str| -> Result<&str, IndexError> {
-                rec.iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.as_str())
+                records
+                    .get(rec, name)
                     .ok_or_else(|| bad(row, format!("missing column {name}")))
             };
             let num = |name: &str| -> Result<f64, IndexError> {
@@ -233,13 +241,12 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
         detail,
     };
     let records = records(path)?;
-    let mut out = Vec::with_capacity(records.len());
-    for (n, rec) in records.iter().enumerate() {
+    let mut out = Vec::with_capacity(records.rows.len());
+    for (n, rec) in records.rows.iter().enumerate() {
         let row = n + 1;
         let get = |name: &str| -> Result<&str, IndexError> {
-            rec.iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.as_str())
+            records
+                .get(rec, name)
                 .ok_or_else(|| bad(row, format!("missing column {name}")))
         };
         let opt_f = |name: &str| -> Result<Option<f64>, IndexError> {
