@@ -13,6 +13,7 @@
 use crate::error::{IngestError, Result};
 use crate::raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -79,11 +80,11 @@ impl Template {
 
     /// Renders against a record. If every referenced column is empty the result is
     /// `None` (a missing value), whatever literal text surrounds them.
-    fn render<S: AsRef<str>>(
+    fn render<'r, S: AsRef<str>>(
         &self,
-        record: &[S],
+        record: &'r [S],
         index: &BTreeMap<String, usize>,
-    ) -> Option<String> {
+    ) -> Option<Cow<'r, str>> {
         // The common case, one plain column: one allocation, no scratch string.
         if let [Piece::Column {
             name,
@@ -95,7 +96,7 @@ impl Template {
                 .and_then(|&i| record.get(i))
                 .map(|s| s.as_ref().trim())
                 .unwrap_or("");
-            return (!v.is_empty()).then(|| v.to_string());
+            return (!v.is_empty()).then_some(Cow::Borrowed(v));
         }
         let mut out = String::new();
         let mut any_column = false;
@@ -128,7 +129,7 @@ impl Template {
         if any_column && !any_value {
             None
         } else {
-            Some(out)
+            Some(Cow::Owned(out))
         }
     }
 }
@@ -282,11 +283,11 @@ impl Mapping {
     }
 
     /// Applies every emit block to one record.
-    pub fn apply<S: AsRef<str>>(
+    pub fn apply<'r, S: AsRef<str>>(
         &self,
-        record: &[S],
+        record: &'r [S],
         index: &BTreeMap<String, usize>,
-    ) -> Vec<RawObservation> {
+    ) -> Vec<RawObservation<'r>> {
         let mut out = Vec::with_capacity(self.emits.len());
         for emit in &self.emits {
             if let Some(col) = &emit.when {
@@ -303,7 +304,7 @@ impl Mapping {
                 let mut v = tpl.render(record, index);
                 if let (Some(map), Some(val)) = (self.value_map.get(field), v.as_ref()) {
                     if let Some(m) = map.get(val.trim()) {
-                        v = Some(m.clone());
+                        v = Some(Cow::Owned(m.clone()));
                     }
                 }
                 raw.set(field, v);

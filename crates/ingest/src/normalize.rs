@@ -9,6 +9,7 @@ use rentix_core::{
     ObservationKind, OperatorTier, PriceUnit, RatingTable, ServiceScope, UsdPerGpuHour,
 };
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 
 /// Everything validation needs: the GPU catalog (with mapping aliases), the FX table,
 /// the fixing clock that assigns fixing dates, and the plausibility bounds.
@@ -83,7 +84,7 @@ impl Bounds {
 
 type Checked<T> = std::result::Result<T, Rejection>;
 
-fn required<'a>(v: &'a Option<String>, field: &str) -> Checked<&'a str> {
+fn required<'a>(v: &'a Option<Cow<'_, str>>, field: &str) -> Checked<&'a str> {
     v.as_deref()
         .ok_or_else(|| Rejection::new(Reason::MissingField, field, "empty"))
 }
@@ -108,7 +109,7 @@ fn parse_f64(s: &str) -> Option<f64> {
     s.trim().parse::<f64>().ok()
 }
 
-fn parse_count(v: &Option<String>, field: &str) -> Checked<Option<u32>> {
+fn parse_count(v: &Option<Cow<'_, str>>, field: &str) -> Checked<Option<u32>> {
     match v.as_deref() {
         None => Ok(None),
         Some(s) => {
@@ -365,7 +366,7 @@ impl Normalizer {
             price_unit,
             currency,
             gpus_per_unit,
-            interconnect: raw.interconnect.clone(),
+            interconnect: raw.interconnect.as_deref().map(str::to_string),
             cluster_gpus,
             operator_tier,
             upfront,
@@ -374,7 +375,7 @@ impl Normalizer {
             input_row: row,
         };
         obs.obs_id = match &raw.obs_id {
-            Some(id) => id.clone(),
+            Some(id) => id.to_string(),
             None => generated_id(&obs),
         };
         Ok(obs)
@@ -462,7 +463,7 @@ mod tests {
         }
     }
 
-    fn base() -> RawObservation {
+    fn base() -> RawObservation<'static> {
         let mut r = RawObservation::default();
         for (f, v) in [
             ("kind", "listing"),
@@ -475,7 +476,7 @@ mod tests {
             ("price_unit", "gpu_hour"),
             ("currency", "USD"),
         ] {
-            r.set(f, Some(v.to_string()));
+            r.set(f, Some(Cow::Borrowed(v)));
         }
         r
     }
@@ -514,7 +515,7 @@ mod tests {
         #[case] reason: Reason,
     ) {
         let mut r = base();
-        r.set(field, value.map(str::to_string));
+        r.set(field, value.map(Cow::Borrowed));
         let rej = normalizer().normalize(&r, "f.csv", 7).unwrap_err();
         assert_eq!(rej.reason, reason, "{rej:?}");
     }

@@ -1,43 +1,45 @@
 //! A raw observation: the canonical fields as text, before any validation.
 
+use std::borrow::Cow;
+
 /// Required canonical fields.
 pub use rentix_core::REQUIRED_COLUMNS as REQUIRED_FIELDS;
 
 /// One candidate observation as text. An empty field is `None`. Built by a
-/// [`crate::Mapping`] from one input record; validated by [`crate::Normalizer`].
+/// [`crate::Mapping`] from one input record, borrowing its fields where a field is
+/// one column as it stands (no copy per field per row); validated by
+/// [`crate::Normalizer`].
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RawObservation {
-    pub kind: Option<String>,
-    pub observed_at: Option<String>,
-    pub source: Option<String>,
-    pub gpu: Option<String>,
-    pub scope: Option<String>,
-    pub term: Option<String>,
-    pub price: Option<String>,
-    pub price_unit: Option<String>,
-    pub currency: Option<String>,
-    pub obs_id: Option<String>,
-    pub quantity_gpu_hours: Option<String>,
-    pub gpus_per_unit: Option<String>,
-    pub region: Option<String>,
-    pub interconnect: Option<String>,
-    pub cluster_gpus: Option<String>,
-    pub operator_tier: Option<String>,
-    pub upfront: Option<String>,
-    pub term_start: Option<String>,
+pub struct RawObservation<'a> {
+    pub kind: Option<Cow<'a, str>>,
+    pub observed_at: Option<Cow<'a, str>>,
+    pub source: Option<Cow<'a, str>>,
+    pub gpu: Option<Cow<'a, str>>,
+    pub scope: Option<Cow<'a, str>>,
+    pub term: Option<Cow<'a, str>>,
+    pub price: Option<Cow<'a, str>>,
+    pub price_unit: Option<Cow<'a, str>>,
+    pub currency: Option<Cow<'a, str>>,
+    pub obs_id: Option<Cow<'a, str>>,
+    pub quantity_gpu_hours: Option<Cow<'a, str>>,
+    pub gpus_per_unit: Option<Cow<'a, str>>,
+    pub region: Option<Cow<'a, str>>,
+    pub interconnect: Option<Cow<'a, str>>,
+    pub cluster_gpus: Option<Cow<'a, str>>,
+    pub operator_tier: Option<Cow<'a, str>>,
+    pub upfront: Option<Cow<'a, str>>,
+    pub term_start: Option<Cow<'a, str>>,
 }
 
-impl RawObservation {
+impl<'a> RawObservation<'a> {
     /// Sets a canonical field by name (trimmed; empty becomes `None`); returns false
     /// for a name that is not a canonical field.
-    pub fn set(&mut self, field: &str, value: Option<String>) -> bool {
+    pub fn set(&mut self, field: &str, value: Option<Cow<'a, str>>) -> bool {
         let value = value
-            .map(|v| {
-                if v.trim().len() == v.len() {
-                    v
-                } else {
-                    v.trim().to_string()
-                }
+            .map(|v| match v {
+                Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
+                Cow::Owned(o) if o.trim().len() == o.len() => Cow::Owned(o),
+                Cow::Owned(o) => Cow::Owned(o.trim().to_string()),
             })
             .filter(|v| !v.is_empty());
         let slot = match field {
