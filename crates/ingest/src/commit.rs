@@ -12,7 +12,7 @@ use crate::summary::Conflict;
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Conflicts listed at most, per date and in the summary.
 pub(crate) const MAX_CONFLICT_EXAMPLES: usize = 100;
@@ -79,7 +79,7 @@ fn same_content(a: &rentix_core::Observation, b: &rentix_core::Observation) -> b
 pub(crate) struct DateInput {
     pub date: NaiveDate,
     pub rows: Vec<StoredObservation>,
-    pub spills: Vec<PathBuf>,
+    pub spills: Vec<crate::spill::Section>,
 }
 
 /// Everything a date's commit needs from the run.
@@ -112,8 +112,8 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         mut rows,
         spills,
     } = input;
-    for path in spills {
-        rows.extend(crate::spill::read(&path)?);
+    for section in &spills {
+        rows.extend(crate::spill::read_section(section)?);
     }
     let mut out = DateOutcome {
         date: Some(date),
@@ -234,10 +234,11 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     // Written under staging and moved into observations/ only at the commit, so the
     // dataset directory never holds an uncommitted file for an outside reader
     // (DuckDB, Spark, polars) to glob.
-    // (`write` creates the date's directory.)
+    // (The write creates the date's directory.)
     let staged = ctx.staging.join(&rel);
     out.accepted = kept.len() as u64;
-    to_table(kept).write(&staged)?;
+    // Made durable with the run's other partitions before any is published.
+    to_table(kept).write_unsynced_parquet(&staged)?;
     out.partition = Some(rel);
     Ok(out)
 }

@@ -117,7 +117,7 @@ struct Stager {
     batch_rows: usize,
     held: usize,
     buckets: BTreeMap<NaiveDate, Vec<StoredObservation>>,
-    spills: BTreeMap<NaiveDate, Vec<PathBuf>>,
+    spills: BTreeMap<NaiveDate, Vec<crate::spill::Section>>,
     seq: usize,
 }
 
@@ -135,11 +135,15 @@ impl Stager {
     }
 
     fn spill(&mut self) -> Result<()> {
-        for (date, rows) in std::mem::take(&mut self.buckets) {
-            self.seq += 1;
-            let path = self.dir.join(format!("{date}-{:06}.spill", self.seq));
-            crate::spill::write(&path, &rows)?;
-            self.spills.entry(date).or_default().push(path);
+        let buckets = std::mem::take(&mut self.buckets);
+        self.seq += 1;
+        let path = self.dir.join(format!("{:06}.spill", self.seq));
+        let sections = crate::spill::write_sections(
+            &path,
+            buckets.iter().map(|(d, rows)| (*d, rows.as_slice())),
+        )?;
+        for (date, section) in sections {
+            self.spills.entry(date).or_default().push(section);
         }
         self.held = 0;
         Ok(())
@@ -365,6 +369,12 @@ pub fn ingest(
     // place (a rename each), then the run record names them. A crash between the two
     // leaves files no record names, which the next run sweeps.
     lock.verify()?;
+    let staged: Vec<PathBuf> = summary
+        .partitions
+        .iter()
+        .map(|rel| stager.dir.join("commit").join(rel))
+        .collect();
+    crate::table::sync_files(&staged)?;
     let observations = store_dir.join("observations");
     std::fs::create_dir_all(&observations).map_err(|source| IngestError::Write {
         path: observations.clone(),
