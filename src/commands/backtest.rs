@@ -8,7 +8,7 @@ use rentix_backtest::{
     EntryAssumption, IndexInputs, PeriodEnd, RentSeries, Strategy,
 };
 use rentix_index::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
-use rentix_ingest::{Col, Table};
+use rentix_table::{Col, Table};
 use std::path::{Path, PathBuf};
 
 /// Validated backtest configuration.

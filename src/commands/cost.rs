@@ -6,8 +6,9 @@ use chrono::{Days, NaiveDate};
 use rentix_backtest::{
     cost_curves, position_changes, read_throughput, underlyings, CostPoint, Throughput,
 };
-use rentix_ingest::{Col, Store, Table};
+use rentix_ingest::Store;
 use rentix_report::{cost_curve_chart, CurveBar};
+use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
 
 /// Days a price may be looked back for.

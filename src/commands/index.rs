@@ -7,7 +7,8 @@ use rentix_index::{
     compute_from_store, forward_curves, forward_table, publish, tier_differentials_table,
     tier_spreads, tier_spreads_table, Fixing, IndexRequest, Methodology, Window,
 };
-use rentix_ingest::{Store, TableFormat};
+use rentix_ingest::Store;
+use rentix_table::TableFormat;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions}
 
 pub fn run(a: TrackArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.out {
-        rentix_ingest::TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
+        rentix_table::TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
     }
     if !(0.0..=1.0).contains(&a.min_sufficient_share) {
         bail!(

@@ -5,7 +5,8 @@
 use crate::cli::VerifyArgs;
 use anyhow::bail;
 use rentix_index::{compute_from_store, read_fixings, Fixing, IndexRequest, Methodology};
-use rentix_ingest::{Col, Store, Table};
+use rentix_ingest::Store;
+use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
 
 /// Published and recomputed values of one field that differ.

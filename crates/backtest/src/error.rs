@@ -21,5 +21,5 @@ pub enum BacktestError {
     #[error(transparent)]
     Index(#[from] rentix_index::IndexError),
     #[error(transparent)]
-    Store(#[from] rentix_ingest::IngestError),
+    Table(#[from] rentix_table::TableError),
 }

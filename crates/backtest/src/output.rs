@@ -3,7 +3,7 @@
 
 use crate::backtest::BacktestResult;
 use crate::error::BacktestError;
-use rentix_ingest::{write_atomic, Col, Table};
+use rentix_table::{write_atomic, Col, Table};
 use std::path::Path;
 
 /// `periods.csv`: one row per strategy and month.
@@ -100,7 +100,7 @@ pub fn write_backtest(dir: &Path, r: &BacktestResult) -> Result<(), BacktestErro
     write_atomic(&path, |w| {
         w.write_all(json.as_bytes())
             .and_then(|_| w.write_all(b"\n"))
-            .map_err(|source| rentix_ingest::IngestError::Write {
+            .map_err(|source| rentix_table::TableError::Write {
                 path: path.clone(),
                 source,
             })

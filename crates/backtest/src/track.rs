@@ -21,7 +21,7 @@ use crate::strategy::Strategy;
 use crate::underlying::underlyings;
 use rayon::prelude::*;
 use rentix_index::{Fixing, IndexUnit};
-use rentix_ingest::{Col, Table};
+use rentix_table::{Col, Table};
 use serde::Serialize;
 
 /// Defaults: a year of monthly periods, and half of the fixings sufficient.

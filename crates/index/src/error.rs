@@ -11,6 +11,8 @@ pub enum IndexError {
     Input { path: PathBuf, detail: String },
     #[error(transparent)]
     Store(#[from] rentix_ingest::IngestError),
+    #[error(transparent)]
+    Table(#[from] rentix_table::TableError),
     #[error("{path}: row {row}: {detail}")]
     Fixings {
         path: PathBuf,

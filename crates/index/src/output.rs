@@ -4,7 +4,7 @@ use crate::error::IndexError;
 use crate::fixing::Fixing;
 use crate::forward::ForwardPoint;
 use chrono::NaiveDate;
-use rentix_ingest::{Col, Table, TableFormat};
+use rentix_table::{Col, Table, TableFormat};
 use std::path::Path;
 
 /// Fixings columns, in file order. The first eighteen are the product contract.

@@ -12,7 +12,7 @@ use crate::fixing::{Fixing, IndexUnit};
 use crate::output::{fixings_table, read_fixings};
 use chrono::NaiveDate;
 use rentix_core::{Grade, GradePattern};
-use rentix_ingest::{Col, Table};
+use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

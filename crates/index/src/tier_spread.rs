@@ -6,7 +6,7 @@
 use crate::fixing::Fixing;
 use chrono::NaiveDate;
 use rentix_core::Grade;
-use rentix_ingest::{Col, Table};
+use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
 
 /// One date's spread of one tier-qualified grade.

@@ -33,12 +33,10 @@ pub enum IngestError {
     },
     #[error("store {path}: {detail}")]
     Store { path: PathBuf, detail: String },
-    #[error("{path}: a table file's name must end in .csv or .parquet")]
-    Format { path: PathBuf },
     #[error("FX table {path}: {detail}")]
     Fx { path: PathBuf, detail: String },
-    #[error("parquet {path}: {detail}")]
-    Parquet { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Table(#[from] rentix_table::TableError),
     #[error("internal accounting error: {0}")]
     Accounting(String),
 }

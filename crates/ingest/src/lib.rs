@@ -19,7 +19,6 @@ mod schema;
 mod spill;
 mod store;
 mod summary;
-mod table;
 
 pub use check::{check_store, StoreReport};
 pub use error::{IngestError, Result};
@@ -33,13 +32,14 @@ pub use pipeline::{ingest, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
 pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 pub use reason::{Reason, Rejection};
+pub use rentix_table::{
+    neutralize, timestamp_text, write_atomic, Col, Table, TableError, TableFormat,
+};
 pub use schema::{
-    content_key, from_table, timestamp_text, to_table, Projection, StoredObservation, COLUMNS,
-    FIXING_COLUMNS,
+    content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_COLUMNS,
 };
 pub use store::{partition_date, partition_path, Store};
 pub use summary::{Conflict, FileSummary, IngestSummary};
-pub use table::{neutralize, write_atomic, Col, Table, TableFormat};
 
 /// A run record or other small store file, read with the config size limit.
 pub(crate) fn read_limited(path: &std::path::Path) -> std::io::Result<String> {

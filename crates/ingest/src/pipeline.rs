@@ -10,10 +10,10 @@ use crate::reason::Rejection;
 use crate::schema::StoredObservation;
 use crate::store::Store;
 use crate::summary::{FileSummary, IngestSummary};
-use crate::table::write_atomic;
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
+use rentix_table::write_atomic;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -374,7 +374,7 @@ pub fn ingest(
         .iter()
         .map(|rel| stager.dir.join("commit").join(rel))
         .collect();
-    crate::table::sync_files(&staged)?;
+    rentix_table::sync_files(&staged)?;
     let observations = store_dir.join("observations");
     std::fs::create_dir_all(&observations).map_err(|source| IngestError::Write {
         path: observations.clone(),
@@ -398,7 +398,7 @@ pub fn ingest(
     write_atomic(&record, |w| {
         w.write_all(json.as_bytes())
             .and_then(|_| w.write_all(b"\n"))
-            .map_err(|source| IngestError::Write {
+            .map_err(|source| rentix_table::TableError::Write {
                 path: record.clone(),
                 source,
             })

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::reason::Reason;
-use crate::table::{Col, Table};
+use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -98,6 +98,6 @@ impl QuarantineWriter {
             "raw",
             Col::Str(self.rows.iter().map(|r| Some(raw_json(r))).collect()),
         );
-        t.write(path)
+        Ok(t.write(path)?)
     }
 }

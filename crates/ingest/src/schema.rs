@@ -1,9 +1,9 @@
 //! The store's column layout: [`Observation`] to and from a [`Table`].
 
 use crate::error::{IngestError, Result};
-use crate::table::{epoch_days, from_epoch_days, from_micros, micros, Col, Table};
-use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use rentix_core::{GpuHours, Grade, Observation, UsdPerGpuHour};
+use rentix_table::{epoch_days, from_epoch_days, from_micros, micros, timestamp_text, Col, Table};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -43,10 +43,6 @@ pub const COLUMNS: [&str; 26] = [
     "input_file",
     "input_row",
 ];
-
-pub fn timestamp_text(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
-}
 
 /// Converts observations to the store's table layout, moving their strings into the
 /// columns (the rows are not needed after a partition is written).

@@ -15,8 +15,8 @@
 use crate::error::{IngestError, Result};
 use crate::schema::{from_table, Projection, StoredObservation};
 use crate::summary::IngestSummary;
-use crate::table::Table;
 use chrono::NaiveDate;
+use rentix_table::Table;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};

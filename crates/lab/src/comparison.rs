@@ -5,7 +5,7 @@
 use crate::hedgers::HedgerResult;
 use crate::manipulation::Found;
 use chrono::NaiveDate;
-use rentix_ingest::{write_atomic, Col, Table};
+use rentix_table::{write_atomic, Col, Table};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -268,7 +268,7 @@ pub fn by_month_table(rows: &[MonthRow]) -> Table {
 /// Writes `comparison.csv`, `comparison.json` and `by_month.csv` into `out`.
 pub fn write(out: &Path, comparison: &Comparison, months: &[MonthRow]) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let err = |e: rentix_ingest::IngestError| e.to_string();
+    let err = |e: rentix_table::TableError| e.to_string();
     comparison_table(&comparison.candidates)
         .write(&out.join("comparison.csv"))
         .map_err(err)?;
@@ -278,7 +278,7 @@ pub fn write(out: &Path, comparison: &Comparison, months: &[MonthRow]) -> Result
     let json = serde_json::to_string_pretty(comparison).map_err(|e| e.to_string())? + "\n";
     write_atomic(&out.join("comparison.json"), |w| {
         w.write_all(json.as_bytes())
-            .map_err(|source| rentix_ingest::IngestError::Write {
+            .map_err(|source| rentix_table::TableError::Write {
                 path: out.join("comparison.json"),
                 source,
             })

@@ -40,7 +40,7 @@ pub fn operator_section(html: &mut String, in_dir: &Path, fixings: Option<&Path>
         if p.exists() {
             Some(csv_rows(&p))
         } else if q.exists() {
-            rentix_ingest::Table::read_parquet(&q).ok().map(|t| {
+            rentix_table::Table::read_parquet(&q).ok().map(|t| {
                 (0..t.height())
                     .map(|i| {
                         t.names

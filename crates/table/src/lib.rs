@@ -3,11 +3,37 @@
 //! formatting of numbers (shortest round-trip text in CSV) and the atomic
 //! write-then-rename are the same everywhere.
 
-use crate::error::{IngestError, Result};
 use polars::prelude::*;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+/// Why a table file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: a table file's name must end in .csv or .parquet")]
+    Format { path: PathBuf },
+    #[error("parquet {path}: {detail}")]
+    Parquet { path: PathBuf, detail: String },
+}
+
+pub type Result<T> = std::result::Result<T, TableError>;
+
+/// A UTC instant as the store and every CSV output write it: RFC 3339, microseconds,
+/// `Z`.
+pub fn timestamp_text(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
 
 /// One column's values; `None` is an empty cell / null.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +94,7 @@ impl Col {
             Col::Bool(v) => v[i].map_or(String::new(), |x| x.to_string()),
             Col::Timestamp(v) => v[i]
                 .and_then(from_micros)
-                .map_or(String::new(), crate::schema::timestamp_text),
+                .map_or(String::new(), timestamp_text),
             Col::Date(v) => v[i]
                 .and_then(from_epoch_days)
                 .map_or(String::new(), |d| d.to_string()),
@@ -95,7 +121,7 @@ impl TableFormat {
         match path.extension().and_then(|e| e.to_str()) {
             Some("csv") => Ok(TableFormat::Csv),
             Some("parquet") => Ok(TableFormat::Parquet),
-            _ => Err(IngestError::Format {
+            _ => Err(TableError::Format {
                 path: path.to_path_buf(),
             }),
         }
@@ -137,7 +163,7 @@ impl Table {
     /// fsync of its own: the caller makes a batch of them durable at once
     /// ([`sync_files`]) before publishing any.
     pub fn write_unsynced_parquet(&self, path: &Path) -> Result<()> {
-        let werr = |source| IngestError::Write {
+        let werr = |source| TableError::Write {
             path: path.to_path_buf(),
             source,
         };
@@ -150,7 +176,7 @@ impl Table {
     }
 
     fn write_csv(&self, w: &mut dyn Write) -> Result<()> {
-        let io = |e: std::io::Error| IngestError::Write {
+        let io = |e: std::io::Error| TableError::Write {
             path: PathBuf::from("<csv>"),
             source: e,
         };
@@ -193,7 +219,7 @@ impl Table {
     }
 
     fn write_parquet(&self, w: &mut dyn Write, path: &Path) -> Result<()> {
-        let perr = |e: PolarsError| IngestError::Parquet {
+        let perr = |e: PolarsError| TableError::Parquet {
             path: path.to_path_buf(),
             detail: e.to_string(),
         };
@@ -216,13 +242,13 @@ impl Table {
 
     /// The number of rows of a Parquet file, from its footer (nothing else is read).
     pub fn parquet_rows(path: &Path) -> Result<usize> {
-        let f = File::open(path).map_err(|source| IngestError::Read {
+        let f = File::open(path).map_err(|source| TableError::Read {
             path: path.to_path_buf(),
             source,
         })?;
         ParquetReader::new(f)
             .num_rows()
-            .map_err(|e| IngestError::Parquet {
+            .map_err(|e| TableError::Parquet {
                 path: path.to_path_buf(),
                 detail: e.to_string(),
             })
@@ -231,11 +257,11 @@ impl Table {
     /// Reads only `columns` of a Parquet file (all when `None`); a named column the
     /// file lacks is simply absent from the table.
     pub fn read_parquet_columns(path: &Path, columns: Option<&[&str]>) -> Result<Self> {
-        let perr = |e: PolarsError| IngestError::Parquet {
+        let perr = |e: PolarsError| TableError::Parquet {
             path: path.to_path_buf(),
             detail: e.to_string(),
         };
-        let f = File::open(path).map_err(|source| IngestError::Read {
+        let f = File::open(path).map_err(|source| TableError::Read {
             path: path.to_path_buf(),
             source,
         })?;
@@ -285,7 +311,7 @@ impl Table {
                 }
                 DataType::Date => Col::Date(c.date().map_err(perr)?.physical().iter().collect()),
                 other => {
-                    return Err(IngestError::Parquet {
+                    return Err(TableError::Parquet {
                         path: path.to_path_buf(),
                         detail: format!("column {} has unsupported type {other}", c.name()),
                     })
@@ -324,7 +350,7 @@ pub fn sync_files(files: &[PathBuf]) -> Result<()> {
                 scope.spawn(move || -> Result<()> {
                     for f in part {
                         File::open(f).and_then(|h| h.sync_all()).map_err(|source| {
-                            IngestError::Write {
+                            TableError::Write {
                                 path: f.clone(),
                                 source,
                             }
@@ -336,7 +362,7 @@ pub fn sync_files(files: &[PathBuf]) -> Result<()> {
             .collect();
         handles.into_iter().try_for_each(|h| {
             h.join().unwrap_or_else(|_| {
-                Err(IngestError::Write {
+                Err(TableError::Write {
                     path: PathBuf::new(),
                     source: std::io::Error::other("an fsync thread panicked"),
                 })
@@ -351,7 +377,7 @@ const PARALLEL_WRITE_ROWS: usize = 100_000;
 /// Writes a file atomically: into `<name>.tmp` beside it, fsync, then rename. A
 /// killed process leaves either the old file or the new one, never half of one.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let werr = |source| IngestError::Write {
+    let werr = |source| TableError::Write {
         path: path.to_path_buf(),
         source,
     };
