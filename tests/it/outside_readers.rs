@@ -136,3 +136,51 @@ fn the_fixing_projection_reads_what_the_engine_needs() {
         assert!(b.obs_id.is_empty() && b.input_file.is_empty() && b.gpu_raw.is_empty());
     }
 }
+
+/// The index keeps dedupe keys as the 128-bit numbers the store writes in hex: a
+/// partition edited by hand to hold another key is refused with the row named,
+/// never fixed with a made-up key and never a panic.
+#[test]
+fn a_hand_edited_dedupe_key_is_refused_by_the_index() {
+    use crate::util::{p, rentix, rentix_ok};
+    use rentix_ingest::{Col, Table};
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, store) = (dir.path().join("sim"), dir.path().join("store"));
+    rentix_ok(&[
+        "simulate",
+        "--out",
+        p(&sim),
+        "--rows",
+        "2000",
+        "--days",
+        "3",
+    ]);
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        p(&sim.join("observations.csv")),
+    ]);
+    let part = store.join(&Store::open(&store).unwrap().runs().unwrap()[0].partitions[0]);
+    let mut t = Table::read_parquet(&part).unwrap();
+    let at = t.names.iter().position(|n| n == "dedupe_key").unwrap();
+    let Col::Str(keys) = &mut t.cols[at] else {
+        panic!("dedupe_key is text")
+    };
+    keys[0] = Some("row-1-edited-by-hand".into());
+    t.write(&part).unwrap();
+    let out = rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&dir.path().join("f.csv")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("row-1-edited-by-hand") && err.contains("dedupe_key is not 32"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -3,13 +3,13 @@
 //! time-dummy hedonic regression on the observations themselves.
 
 use crate::elementary::link;
-use crate::engine::EngineObs;
+use crate::engine_obs::{keys_sha256, sort_obs, EngineObs};
 use crate::fixing::{round_to, Fixing};
 use crate::hedonic::{time_dummy, HedonicObs};
 use crate::methodology::{CompositeMethod, CompositeSpec, Methodology};
 use crate::outliers::keep;
 use chrono::NaiveDate;
-use rentix_core::{GpuCatalog, Grade, GradePattern, ObservationKind, ServiceScope};
+use rentix_core::{GpuCatalog, GpuSpec, Grade, GradePattern, ObservationKind, ServiceScope};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -19,7 +19,7 @@ fn hash_strings<'a>(parts: impl Iterator<Item = &'a str>) -> String {
         h.update(p.as_bytes());
         h.update(b"\n");
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    rentix_ingest::hex(&h.finalize())
 }
 
 /// Chained Jevons or Dutot over the component grades' fixings.
@@ -115,10 +115,9 @@ pub fn chained(
 /// ln(memory GB), years since 2020 of the GPU's launch, scope dummies (bare metal is
 /// the base), spot dummy, ln(1 + tenor months) for reserved terms, operator-tier
 /// score, and kind dummies (trades are the base).
-fn characteristics(grade: &Grade, cat: &GpuCatalog, o: &EngineObs) -> Option<Vec<f64>> {
-    let spec = cat.get(&grade.gpu)?;
+fn characteristics(grade: &Grade, spec: &GpuSpec, o: &EngineObs) -> Vec<f64> {
     let d = |b: bool| if b { 1.0 } else { 0.0 };
-    Some(vec![
+    vec![
         spec.memory_gb.ln(),
         f64::from(spec.launch_year - 2020),
         d(grade.scope == ServiceScope::Vm),
@@ -126,10 +125,10 @@ fn characteristics(grade: &Grade, cat: &GpuCatalog, o: &EngineObs) -> Option<Vec
         d(grade.scope == ServiceScope::ManagedCluster),
         d(grade.term == rentix_core::ContractTerm::Spot),
         grade.term.tenor_months().map_or(0.0, |t| (1.0 + t).ln()),
-        o.tier.unwrap_or(2.0),
+        o.tier_score().unwrap_or(2.0),
         d(o.kind == ObservationKind::Firm),
         d(o.kind == ObservationKind::Listing),
-    ])
+    ]
 }
 
 /// Position of the operator-tier score among the hedonic characteristics.
@@ -179,7 +178,7 @@ fn filtered<'a>(obs: &'a [EngineObs], m: &Methodology) -> Vec<&'a EngineObs> {
         .into_values()
         .flat_map(|g| {
             let values: Vec<f64> = g.iter().map(|o| o.price).collect();
-            let weights: Vec<f64> = g.iter().map(|o| o.weight).collect();
+            let weights: Vec<f64> = g.iter().map(|o| o.weight()).collect();
             keep(m.outliers.filter, &values, &weights, &params)
                 .into_iter()
                 .map(move |k| g[k])
@@ -188,8 +187,9 @@ fn filtered<'a>(obs: &'a [EngineObs], m: &Methodology) -> Vec<&'a EngineObs> {
         .collect()
 }
 
-/// Characteristics, price, dedupe key and kind of one observation.
-type HedonicRow<'a> = (Vec<f64>, f64, &'a str, ObservationKind);
+/// An observation entering the regression, with its grade and the grade's GPU
+/// (characteristics are computed when a sample is built, not held per row).
+type HedonicRow<'a> = (&'a (Grade, &'a GpuSpec), &'a EngineObs);
 
 /// Adjacent-period time-dummy hedonic index, chained: each link regresses the
 /// observations of two consecutive fixing dates with one time dummy.
@@ -205,26 +205,32 @@ pub fn hedonic(
         .iter()
         .filter_map(|p| GradePattern::new(p).ok())
         .collect();
+    // Grades the composite covers whose GPU the catalog describes.
+    let grades: Vec<((Grade, &GpuSpec), &Vec<EngineObs>)> = groups
+        .iter()
+        .filter_map(|(key, obs)| {
+            let grade = key.parse::<Grade>().ok()?;
+            if !patterns.iter().any(|p| p.matches(&grade)) {
+                return None;
+            }
+            let spec = cat.get(&grade.gpu)?;
+            Some(((grade, spec), obs))
+        })
+        .collect();
     let mut by_day: BTreeMap<NaiveDate, Vec<HedonicRow<'_>>> = BTreeMap::new();
-    for (key, obs) in groups {
-        let Ok(grade) = key.parse::<Grade>() else {
-            continue;
-        };
-        if !patterns.iter().any(|p| p.matches(&grade)) {
-            continue;
-        }
+    for (grade, obs) in &grades {
         for o in filtered(obs, m)
             .into_iter()
             .filter(|o| m.inputs.hierarchy.contains(&o.kind))
         {
-            if let Some(x) = characteristics(&grade, &cat, o) {
-                by_day
-                    .entry(o.day)
-                    .or_default()
-                    .push((x, o.price, o.key.as_str(), o.kind));
-            }
+            by_day.entry(o.day).or_default().push((grade, o));
         }
     }
+    let row = |period: usize, (g, o): &HedonicRow<'_>| HedonicObs {
+        period,
+        characteristics: characteristics(&g.0, g.1, o),
+        price: o.price,
+    };
     let mut out = Vec::new();
     let mut tiers = Vec::new();
     let mut level: Option<f64> = None;
@@ -239,16 +245,8 @@ pub fn hedonic(
             (Some(l), Some(p)) => {
                 let mut sample: Vec<HedonicObs> = by_day[&p]
                     .iter()
-                    .map(|(x, price, _, _)| HedonicObs {
-                        period: 0,
-                        characteristics: x.clone(),
-                        price: *price,
-                    })
-                    .chain(today.iter().map(|(x, price, _, _)| HedonicObs {
-                        period: 1,
-                        characteristics: x.clone(),
-                        price: *price,
-                    }))
+                    .map(|r| row(0, r))
+                    .chain(today.iter().map(|r| row(1, r)))
                     .collect();
                 let kept = drop_constant(&mut sample);
                 match time_dummy(&sample, 2) {
@@ -283,19 +281,19 @@ pub fn hedonic(
             value: level.map(|l| round_to(l, m.rounding.decimals)),
             method: spec.method.as_str().into(),
             // The worst input tier that entered the regression.
-            level: today.iter().map(|t| t.3.level()).max(),
+            level: today.iter().map(|t| t.1.kind.level()).max(),
             n_obs: today.len(),
             n_trades: today
                 .iter()
-                .filter(|t| t.3 == ObservationKind::Trade)
+                .filter(|t| t.1.kind == ObservationKind::Trade)
                 .count(),
             n_firm: today
                 .iter()
-                .filter(|t| t.3 == ObservationKind::Firm)
+                .filter(|t| t.1.kind == ObservationKind::Firm)
                 .count(),
             n_listings: today
                 .iter()
-                .filter(|t| t.3 == ObservationKind::Listing)
+                .filter(|t| t.1.kind == ObservationKind::Listing)
                 .count(),
             n_contributors: 0,
             volume_gpu_hours: 0.0,
@@ -308,11 +306,7 @@ pub fn hedonic(
             sufficient,
             flags: flags.join(";"),
             methodology_version: m.version.clone(),
-            input_sha256: {
-                let mut keys: Vec<&str> = today.iter().map(|t| t.2).collect();
-                keys.sort_unstable();
-                hash_strings(keys.into_iter())
-            },
+            input_sha256: keys_sha256(today.iter().map(|t| t.1.key)),
             publication: 1,
             change_1d: None,
             change_7d: None,
@@ -344,11 +338,7 @@ fn pooled(
         })
         .flat_map(|(_, v)| v.iter().cloned())
         .collect();
-    obs.sort_by(|a, b| {
-        (a.day, a.kind, &a.source, &a.key)
-            .cmp(&(b.day, b.kind, &b.source, &b.key))
-            .then(a.price.total_cmp(&b.price))
-    });
+    sort_obs(&mut obs);
     let mut rows = crate::engine::fix_grade(&spec.name, &obs, dates, m);
     for r in &mut rows {
         r.method = CompositeMethod::Pooled.as_str().into();

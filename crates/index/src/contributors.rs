@@ -12,24 +12,24 @@ use std::collections::BTreeMap;
 /// Scales `weights` (observation weights, with `sources[i]` the contributor of
 /// observation `i`) so no contributor exceeds `cap` of the total. Returns the new
 /// weights and the largest contributor share after capping.
-pub fn cap_weights(sources: &[&str], weights: &[f64], cap: f64) -> (Vec<f64>, f64) {
-    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
+pub fn cap_weights<S: Ord + Copy>(sources: &[S], weights: &[f64], cap: f64) -> (Vec<f64>, f64) {
+    let mut totals: BTreeMap<S, f64> = BTreeMap::new();
     for (s, w) in sources.iter().zip(weights) {
-        *totals.entry(s).or_default() += w;
+        *totals.entry(*s).or_default() += w;
     }
     let total: f64 = totals.values().sum();
     if totals.is_empty() || total <= 0.0 {
         return (weights.to_vec(), 0.0);
     }
     let n = totals.len() as f64;
-    let mut target: BTreeMap<&str, f64> = totals.clone();
+    let mut target: BTreeMap<S, f64> = totals.clone();
     if cap < 1.0 {
         if n * cap < 1.0 - 1e-12 {
             for v in target.values_mut() {
                 *v = total / n;
             }
         } else {
-            let mut capped: Vec<&str> = Vec::new();
+            let mut capped: Vec<S> = Vec::new();
             loop {
                 let uncapped: f64 = totals
                     .iter()
@@ -42,14 +42,14 @@ pub fn cap_weights(sources: &[&str], weights: &[f64], cap: f64) -> (Vec<f64>, f6
                 } else {
                     f64::INFINITY
                 };
-                let over: Vec<&str> = totals
+                let over: Vec<S> = totals
                     .iter()
                     .filter(|(k, v)| !capped.contains(k) && **v > x * (1.0 + 1e-12))
                     .map(|(k, _)| *k)
                     .collect();
                 if over.is_empty() {
                     for k in &capped {
-                        target.insert(k, x);
+                        target.insert(*k, x);
                     }
                     break;
                 }

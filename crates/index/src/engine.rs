@@ -22,31 +22,16 @@
 
 use crate::aggregation::{aggregate, Aggregation};
 use crate::contributors::cap_weights;
+use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
 use crate::fixing::{round_to, Fixing, LEVEL_CARRIED};
 use crate::methodology::{FilterScope, Methodology, PerContributor, Roll, ThinDays, WhenShort};
 use crate::outliers::keep;
 use crate::weighted_quantile::{sorted_pairs, weighted_quantile_sorted, TieRule};
 use chrono::{Days, NaiveDate};
 use rayon::prelude::*;
-use rentix_core::{DayRule, FixingClock, GradePattern, ObservationKind};
+use rentix_core::{DayRule, FixingClock, Grade, GradePattern, ObservationKind, OperatorTier};
 use rentix_ingest::StoredObservation;
-use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet};
-
-/// An observation as the engine sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EngineObs {
-    pub day: NaiveDate,
-    pub kind: ObservationKind,
-    pub source: String,
-    pub price: f64,
-    /// GPU-hours for trades, 1 otherwise.
-    pub weight: f64,
-    pub quantity: f64,
-    pub key: String,
-    /// Operator-tier score (platinum 4 ... underperform 0), when known.
-    pub tier: Option<f64>,
-}
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What to fix and over which dates.
 #[derive(Debug, Clone)]
@@ -58,15 +43,23 @@ pub struct IndexRequest {
     pub to: Option<NaiveDate>,
 }
 
+/// Observations grouped by the grades a methodology fixes, each grade sorted as
+/// [`fix_grade`] expects, and the contributor names their [`SourceId`]s stand for.
+#[derive(Debug, Clone, Default)]
+pub struct Grouped {
+    pub grades: BTreeMap<String, Vec<EngineObs>>,
+    pub sources: Sources,
+}
+
 /// Groups store observations by the grades the methodology fixes, with fixing dates
 /// recomputed under the methodology's cut-off.
 pub fn group_by_grade(
     rows: &[StoredObservation],
     req: &IndexRequest,
     clock: &FixingClock,
-) -> Result<BTreeMap<String, Vec<EngineObs>>, String> {
+) -> Result<Grouped, String> {
     let mut g = GradeGrouper::new(req, *clock)?;
-    g.add(rows);
+    g.add(rows)?;
     Ok(g.finish())
 }
 
@@ -79,7 +72,12 @@ pub struct GradeGrouper<'a> {
     patterns: Vec<GradePattern>,
     rule: DayRule,
     roll: bool,
-    out: BTreeMap<String, Vec<EngineObs>>,
+    /// The grades an observation of (grade, operator tier) feeds, as positions in
+    /// `grades`: worked out once per distinct pair, not once per row.
+    targets: HashMap<(Grade, Option<OperatorTier>), Vec<usize>>,
+    grades: Vec<(String, Vec<EngineObs>)>,
+    slot_of: HashMap<String, usize>,
+    sources: Interner,
 }
 
 impl<'a> GradeGrouper<'a> {
@@ -90,99 +88,132 @@ impl<'a> GradeGrouper<'a> {
             patterns: req.methodology.patterns()?,
             rule: req.methodology.day_rule()?,
             roll: req.methodology.calendar.roll == Roll::NextPublicationDay,
-            out: BTreeMap::new(),
+            targets: HashMap::new(),
+            grades: Vec::new(),
+            slot_of: HashMap::new(),
+            sources: Interner::default(),
         })
     }
 
-    /// Adds a batch of store rows.
-    pub fn add(&mut self, rows: &[StoredObservation]) {
-        let Self {
-            req,
-            clock,
-            patterns,
-            rule,
-            roll,
-            out,
-        } = self;
-        // A fixing date, rolled to the next publication day when the methodology says
-        // so (bounded: a calendar has a publication day within any 31 days).
-        let day_of = |t| {
-            let mut d = clock.fixing_date(t);
-            if *roll {
-                for _ in 0..31 {
-                    if rule.counts(d) {
-                        break;
-                    }
-                    d = d + Days::new(1);
+    /// The grades (keys) an observation of `grade` by an operator of `tier` feeds.
+    fn grades_fed(&self, grade: &Grade, tier: Option<OperatorTier>) -> Vec<String> {
+        let (req, patterns) = (self.req, &self.patterns);
+        let base = grade.clone().with_region(None);
+        let mut grades = vec![base.clone()];
+        if req.methodology.grades.regional && grade.region.is_some() {
+            grades.push(grade.clone());
+        }
+        // Tier-qualified grades take the observations of operators rated at or above
+        // the floor (tiers order best first); unrated observations never qualify.
+        if let Some(t) = tier {
+            for &floor in &req.methodology.grades.tier_floors {
+                if t <= floor && patterns.iter().any(|p| p.matches(&base)) {
+                    grades.push(base.clone().with_tier_floor(Some(floor)));
                 }
             }
-            d
-        };
-        for r in rows {
-            let o = &r.obs;
-            let base = o.grade.clone().with_region(None);
-            let mut grades = vec![base.clone()];
-            if req.methodology.grades.regional && o.grade.region.is_some() {
-                grades.push(o.grade.clone());
-            }
-            // Tier-qualified grades take the observations of operators rated at or above
-            // the floor (tiers order best first); unrated observations never qualify.
-            if let Some(t) = o.operator_tier {
-                for &floor in &req.methodology.grades.tier_floors {
-                    if t <= floor && patterns.iter().any(|p| p.matches(&base)) {
-                        grades.push(base.clone().with_tier_floor(Some(floor)));
-                    }
-                }
-            }
-            for g in grades {
-                // A tier grade is wanted when its base grade is (checked above), and the
-                // command-line filters name it or its base.
+        }
+        grades
+            .into_iter()
+            .filter(|g| {
+                // A tier grade is wanted when its base grade is (checked above), and
+                // the command-line filters name it or its base.
                 let base_of = g.clone().with_tier_floor(None);
                 let listed = |pats: &[GradePattern]| {
                     pats.iter()
-                        .any(|p| p.matches(&g) || (g.tier_floor.is_some() && p.matches(&base_of)))
+                        .any(|p| p.matches(g) || (g.tier_floor.is_some() && p.matches(&base_of)))
                 };
-                let wanted = (g.tier_floor.is_some() || patterns.iter().any(|p| p.matches(&g)))
-                    && (req.grade_filters.is_empty() || listed(&req.grade_filters));
-                if !wanted {
-                    continue;
+                (g.tier_floor.is_some() || patterns.iter().any(|p| p.matches(g)))
+                    && (req.grade_filters.is_empty() || listed(&req.grade_filters))
+            })
+            .map(|g| g.key())
+            .collect()
+    }
+
+    /// A fixing date, rolled to the next publication day when the methodology says
+    /// so (bounded: a calendar has a publication day within any 31 days).
+    fn day_of(&self, t: chrono::DateTime<chrono::Utc>) -> NaiveDate {
+        let mut d = self.clock.fixing_date(t);
+        if self.roll {
+            for _ in 0..31 {
+                if self.rule.counts(d) {
+                    break;
                 }
-                let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
-                out.entry(g.key()).or_default().push(EngineObs {
-                    day: day_of(o.observed_at),
-                    kind: o.kind,
-                    source: o.source.clone(),
-                    price: o.usd_per_gpu_hour.get(),
-                    weight: if o.kind == ObservationKind::Trade {
-                        quantity.max(f64::MIN_POSITIVE)
-                    } else {
-                        1.0
-                    },
-                    quantity,
-                    key: r.dedupe_key.clone(),
-                    tier: o.operator_tier.map(|t| t.score()),
-                });
+                d = d + Days::new(1);
             }
         }
+        d
     }
 
-    /// The grouped observations, each grade in the order [`fix_grade`] expects.
-    pub fn finish(mut self) -> BTreeMap<String, Vec<EngineObs>> {
-        for v in self.out.values_mut() {
-            sort_obs(v);
+    /// Adds a batch of store rows. Fails on a dedupe key that is not the store's
+    /// 32 hexadecimal digits (a store edited by hand).
+    pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), String> {
+        for r in rows {
+            let o = &r.obs;
+            let lookup = (o.grade.clone(), o.operator_tier);
+            let slots = match self.targets.get(&lookup) {
+                Some(s) => s.clone(),
+                None => {
+                    let slots: Vec<usize> = self
+                        .grades_fed(&o.grade, o.operator_tier)
+                        .into_iter()
+                        .map(|key| {
+                            *self.slot_of.entry(key.clone()).or_insert_with(|| {
+                                self.grades.push((key, Vec::new()));
+                                self.grades.len() - 1
+                            })
+                        })
+                        .collect();
+                    self.targets.insert(lookup, slots.clone());
+                    slots
+                }
+            };
+            if slots.is_empty() {
+                continue;
+            }
+            let key = ObsKey::parse_hex(&r.dedupe_key).ok_or_else(|| {
+                format!(
+                    "store observation {:?} of {}: dedupe_key is not 32 lowercase hexadecimal digits",
+                    r.dedupe_key, o.fixing_date
+                )
+            })?;
+            let source = self
+                .sources
+                .id(&o.source)
+                .ok_or("more than 2^32 distinct contributors")?;
+            let row = EngineObs {
+                key,
+                price: o.usd_per_gpu_hour.get(),
+                quantity: o.quantity_gpu_hours.map_or(0.0, |q| q.get()),
+                day: self.day_of(o.observed_at),
+                source: SourceId(source),
+                kind: o.kind,
+                tier: o.operator_tier,
+            };
+            for s in slots {
+                self.grades[s].1.push(row);
+            }
         }
-        self.out
+        Ok(())
     }
-}
 
-/// The order [`fix_grade`] expects its observations in (and the one that makes its
-/// output independent of input row order): day, kind, source, key, price.
-pub fn sort_obs(v: &mut [EngineObs]) {
-    v.sort_by(|a, b| {
-        (a.day, a.kind, &a.source, &a.key)
-            .cmp(&(b.day, b.kind, &b.source, &b.key))
-            .then(a.price.total_cmp(&b.price))
-    });
+    /// The grouped observations, contributors numbered in name order and each grade
+    /// sorted as [`fix_grade`] expects.
+    pub fn finish(self) -> Grouped {
+        let (sources, remap) = self.sources.finish();
+        let mut grades = BTreeMap::new();
+        for (key, mut v) in self.grades {
+            if v.is_empty() {
+                continue;
+            }
+            for o in &mut v {
+                o.source = remap[o.source.0 as usize];
+            }
+            sort_obs(&mut v);
+            v.shrink_to_fit();
+            grades.insert(key, v);
+        }
+        Grouped { grades, sources }
+    }
 }
 
 /// The fixing dates between the first and last observation day, clipped to the
@@ -257,7 +288,7 @@ struct TierFix {
     /// Contributors whose last day was carried in for a missing one.
     carried_contributors: usize,
     /// Each contributor's median price among the observations used.
-    by_contributor: BTreeMap<String, f64>,
+    by_contributor: BTreeMap<SourceId, f64>,
     shortfalls: Vec<Shortfall>,
     cap_not_applied: bool,
 }
@@ -329,14 +360,14 @@ impl GradeCtx<'_> {
         &self,
         d: NaiveDate,
         kind: ObservationKind,
-        present: &BTreeSet<&str>,
+        present: &BTreeSet<SourceId>,
     ) -> (Vec<usize>, usize) {
         let n = self.m.contributors.carry_missing_days;
         if n == 0 {
             return (Vec::new(), 0);
         }
         let (start, _) = self.window(d);
-        let mut seen: BTreeSet<&str> = present.clone();
+        let mut seen: BTreeSet<SourceId> = present.clone();
         let mut out = Vec::new();
         let mut carried = 0;
         for back in 1..=u64::from(n) {
@@ -344,13 +375,13 @@ impl GradeCtx<'_> {
             let Some(idx) = self.by_day.get(&(day, kind)) else {
                 continue;
             };
-            let fresh: BTreeSet<&str> = idx
+            let fresh: BTreeSet<SourceId> = idx
                 .iter()
-                .map(|&i| self.obs[i].source.as_str())
+                .map(|&i| self.obs[i].source)
                 .filter(|s| !seen.contains(s))
                 .collect();
             for &i in idx {
-                if fresh.contains(self.obs[i].source.as_str()) {
+                if fresh.contains(&self.obs[i].source) {
                     out.push(i);
                 }
             }
@@ -362,7 +393,7 @@ impl GradeCtx<'_> {
 
     fn filter(&self, idx: &[usize]) -> Vec<usize> {
         let values: Vec<f64> = idx.iter().map(|&i| self.obs[i].price).collect();
-        let weights: Vec<f64> = idx.iter().map(|&i| self.obs[i].weight).collect();
+        let weights: Vec<f64> = idx.iter().map(|&i| self.obs[i].weight()).collect();
         keep(
             self.m.outliers.filter,
             &values,
@@ -405,9 +436,9 @@ impl GradeCtx<'_> {
     /// Evaluates `kind` for date `d`; `None` if the kind has no observation to use.
     fn tier(&self, d: NaiveDate, kind: ObservationKind) -> Option<TierFix> {
         let mut days = self.in_window(d, kind);
-        let present: BTreeSet<&str> = days
+        let present: BTreeSet<SourceId> = days
             .iter()
-            .flat_map(|(_, v)| v.iter().map(|&i| self.obs[i].source.as_str()))
+            .flat_map(|(_, v)| v.iter().map(|&i| self.obs[i].source))
             .collect();
         let (carried, carried_contributors) = self.carried_in(d, kind, &present);
         if !carried.is_empty() {
@@ -419,40 +450,34 @@ impl GradeCtx<'_> {
             return None;
         }
         let m = self.m;
-        let mut by_source: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut by_source: BTreeMap<SourceId, Vec<usize>> = BTreeMap::new();
         for &i in &used {
-            by_source
-                .entry(self.obs[i].source.as_str())
-                .or_default()
-                .push(i);
+            by_source.entry(self.obs[i].source).or_default().push(i);
         }
-        let by_contributor: BTreeMap<String, f64> = by_source
+        let by_contributor: BTreeMap<SourceId, f64> = by_source
             .iter()
             .filter_map(|(s, ix)| {
-                Some((
-                    s.to_string(),
-                    median(ix.iter().map(|&i| self.obs[i].price).collect())?,
-                ))
+                Some((*s, median(ix.iter().map(|&i| self.obs[i].price).collect())?))
             })
             .collect();
         // Values and raw weights: one per observation, or one per contributor.
-        let (sources, values, raw_w): (Vec<&str>, Vec<f64>, Vec<f64>) =
+        let (sources, values, raw_w): (Vec<SourceId>, Vec<f64>, Vec<f64>) =
             match m.aggregation.per_contributor {
                 PerContributor::None => (
-                    used.iter().map(|&i| self.obs[i].source.as_str()).collect(),
+                    used.iter().map(|&i| self.obs[i].source).collect(),
                     used.iter().map(|&i| self.obs[i].price).collect(),
-                    used.iter().map(|&i| self.obs[i].weight).collect(),
+                    used.iter().map(|&i| self.obs[i].weight()).collect(),
                 ),
                 PerContributor::Median => (
-                    by_contributor.keys().map(String::as_str).collect(),
+                    by_contributor.keys().copied().collect(),
                     by_contributor.values().copied().collect(),
                     vec![1.0; by_contributor.len()],
                 ),
             };
         let raw_total: f64 = raw_w.iter().sum();
-        let mut raw_by: BTreeMap<&str, f64> = BTreeMap::new();
+        let mut raw_by: BTreeMap<SourceId, f64> = BTreeMap::new();
         for (s, w) in sources.iter().zip(&raw_w) {
-            *raw_by.entry(s).or_default() += w;
+            *raw_by.entry(*s).or_default() += w;
         }
         let concentration =
             raw_by.values().fold(0.0f64, |a, w| a.max(*w)) / raw_total.max(f64::MIN_POSITIVE);
@@ -463,9 +488,9 @@ impl GradeCtx<'_> {
         // contributor, and flag a cap it cannot apply.
         let (max_share, cap_not_applied, hhi) = if a.method == Aggregation::TrimmedMean {
             let counts = raw_by.len().max(1);
-            let mut n_by: BTreeMap<&str, f64> = BTreeMap::new();
+            let mut n_by: BTreeMap<SourceId, f64> = BTreeMap::new();
             for s in &sources {
-                *n_by.entry(s).or_default() += 1.0;
+                *n_by.entry(*s).or_default() += 1.0;
             }
             let share = n_by.values().fold(0.0f64, |a, n| a.max(*n)) / sources.len().max(1) as f64;
             (
@@ -474,9 +499,9 @@ impl GradeCtx<'_> {
                 herfindahl(n_by.values()),
             )
         } else {
-            let mut w_by: BTreeMap<&str, f64> = BTreeMap::new();
+            let mut w_by: BTreeMap<SourceId, f64> = BTreeMap::new();
             for (s, x) in sources.iter().zip(&w) {
-                *w_by.entry(s).or_default() += x;
+                *w_by.entry(*s).or_default() += x;
             }
             (capped_share, false, herfindahl(w_by.values()))
         };
@@ -530,22 +555,11 @@ fn herfindahl<'a>(weights: impl Iterator<Item = &'a f64> + Clone) -> f64 {
     weights.map(|w| (w / total).powi(2)).sum()
 }
 
-fn input_hash(obs: &[EngineObs], used: &[usize]) -> String {
-    let mut keys: Vec<&str> = used.iter().map(|&i| obs[i].key.as_str()).collect();
-    keys.sort_unstable();
-    let mut h = Sha256::new();
-    for k in keys {
-        h.update(k.as_bytes());
-        h.update(b"\n");
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Matched-sample change: the geometric mean of the price relatives of the
 /// contributors present on both dates, minus 1.
 fn matched_change(
-    now: &BTreeMap<String, f64>,
-    then: Option<&BTreeMap<String, f64>>,
+    now: &BTreeMap<SourceId, f64>,
+    then: Option<&BTreeMap<SourceId, f64>>,
 ) -> Option<f64> {
     let then = then?;
     let logs: Vec<f64> = now
@@ -593,7 +607,7 @@ pub fn fix_grade(
         && m.inputs.hierarchy.contains(&ObservationKind::Listing);
     let mut spreads: BTreeMap<NaiveDate, f64> = BTreeMap::new();
     let mut last_fix: Option<(NaiveDate, Fixing)> = None;
-    let mut panel: BTreeMap<NaiveDate, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut panel: BTreeMap<NaiveDate, BTreeMap<SourceId, f64>> = BTreeMap::new();
     let mut out = Vec::new();
     let dec = m.rounding.decimals;
 
@@ -696,7 +710,7 @@ pub fn fix_grade(
                     sufficient,
                     flags: String::new(),
                     methodology_version: m.version.clone(),
-                    input_sha256: input_hash(obs, &t.used),
+                    input_sha256: keys_sha256(t.used.iter().map(|&i| obs[i].key)),
                     publication: 1,
                     change_1d: c1,
                     change_7d: c7,

@@ -12,6 +12,7 @@ mod composite;
 mod contributors;
 mod elementary;
 mod engine;
+mod engine_obs;
 mod error;
 mod fixing;
 mod forward;
@@ -29,9 +30,9 @@ pub use composite::{composites, TierDifferential};
 pub use contributors::cap_weights;
 pub use elementary::{chained, direct, link, Elementary};
 pub use engine::{
-    fix_all, fix_grade, fixing_dates, group_by_grade, sort_obs, EngineObs, GradeGrouper,
-    IndexRequest,
+    fix_all, fix_grade, fixing_dates, group_by_grade, GradeGrouper, Grouped, IndexRequest,
 };
+pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
 pub use fixing::{round_to, Fixing, IndexUnit, LEVEL_CARRIED};
 pub use forward::{forward_curves, ForwardPoint};
@@ -48,7 +49,6 @@ pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
 
 use rentix_ingest::StoredObservation;
-use std::collections::BTreeMap;
 
 /// The result of one index run.
 #[derive(Debug, Clone, Default)]
@@ -73,20 +73,22 @@ pub fn compute_from_store(
     req: &IndexRequest,
 ) -> Result<IndexResult, String> {
     let mut grouper = GradeGrouper::new(req, req.methodology.cutoff_clock()?)?;
+    let mut bad = Ok(());
     store
         .for_each_part(None, None, rentix_ingest::Projection::Fixing, |rows| {
-            grouper.add(&rows)
+            if bad.is_ok() {
+                bad = grouper.add(&rows);
+            }
         })
         .map_err(|e| format!("reading the store: {e}"))?;
+    bad?;
     compute_grouped(grouper.finish(), req)
 }
 
 /// [`compute`] on observations already grouped by a [`GradeGrouper`] (which a
 /// caller can feed one store partition at a time).
-pub fn compute_grouped(
-    groups: BTreeMap<String, Vec<EngineObs>>,
-    req: &IndexRequest,
-) -> Result<IndexResult, String> {
+pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResult, String> {
+    let groups = grouped.grades;
     let m = &req.methodology;
     let rule = m.day_rule()?;
     let dates = fixing_dates(&groups, req, &rule);

@@ -25,7 +25,7 @@ pub use error::{IngestError, Result};
 pub use lock::{release_all as release_all_locks, LockOwner, StoreLock};
 pub use mapping::{Mapping, Template};
 pub use normalize::{
-    dedupe_key, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,
+    dedupe_key, hex, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,
     DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, EARLIEST_DATE,
 };
 pub use pipeline::{ingest, IngestOptions, Progress, DEFAULT_BATCH_ROWS};

@@ -4,7 +4,7 @@
 use crate::commit::{commit_dates, CommitCtx, DateInput, MAX_CONFLICT_EXAMPLES};
 use crate::error::{IngestError, Result};
 use crate::mapping::Mapping;
-use crate::normalize::{dedupe_key, Bounds, Normalizer};
+use crate::normalize::{dedupe_key, hex, Bounds, Normalizer};
 use crate::quarantine::{QuarantineRow, QuarantineWriter};
 use crate::reason::Rejection;
 use crate::schema::StoredObservation;
@@ -184,7 +184,7 @@ fn sha256_file(path: &Path) -> Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex(&h.finalize()))
 }
 
 /// Ingests `files` into the store at `store_dir` and returns the run's summary.

@@ -16,6 +16,7 @@ use crate::error::{IngestError, Result};
 use crate::schema::{from_table, Projection, StoredObservation};
 use crate::summary::IngestSummary;
 use chrono::NaiveDate;
+use rayon::prelude::*;
 use rentix_table::Table;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -160,7 +161,8 @@ impl Store {
     }
 
     /// Hands the committed observations with `from <= fixing_date <= to` to `each`,
-    /// one partition file at a time in date order: memory holds one partition, not
+    /// one partition file at a time in date order. A few partitions are read and
+    /// decoded in parallel ahead of `each` (two per thread): memory holds those, not
     /// the store.
     pub fn for_each_part(
         &self,
@@ -169,12 +171,20 @@ impl Store {
         projection: Projection,
         mut each: impl FnMut(Vec<StoredObservation>),
     ) -> Result<()> {
-        for (date, files) in self.partitions()? {
-            if from.is_some_and(|f| date < f) || to.is_some_and(|t| date > t) {
-                continue;
-            }
-            for f in files {
-                each(self.read_part_projected(&f, projection)?);
+        let files: Vec<String> = self
+            .partitions()?
+            .into_iter()
+            .filter(|(date, _)| !(from.is_some_and(|f| *date < f) || to.is_some_and(|t| *date > t)))
+            .flat_map(|(_, files)| files)
+            .collect();
+        let ahead = 2 * rayon::current_num_threads().max(1);
+        for chunk in files.chunks(ahead) {
+            let parts: Vec<Result<Vec<StoredObservation>>> = chunk
+                .par_iter()
+                .map(|f| self.read_part_projected(f, projection))
+                .collect();
+            for part in parts {
+                each(part?);
             }
         }
         Ok(())

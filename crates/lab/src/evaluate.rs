@@ -113,6 +113,7 @@ pub fn evaluate(
     };
     let clock = m.cutoff_clock()?;
     let obs = group_by_grade(rows, &req, &clock)?
+        .grades
         .remove(&grade)
         .unwrap_or_default();
     let mut row = CandidateRow {

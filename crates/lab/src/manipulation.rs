@@ -20,12 +20,16 @@
 use crate::market::{Change, GradeMarket};
 use chrono::NaiveDate;
 use rentix_core::ObservationKind;
-use rentix_index::EngineObs;
+use rentix_index::{EngineObs, ObsKey, SourceId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The manipulator's contributor name.
 pub const MANIPULATOR: &str = "lab-manipulator";
+
+/// The manipulator's contributor id: past every real contributor's (ids number the
+/// store's contributors from 0 in name order).
+pub const MANIPULATOR_ID: SourceId = SourceId(u32::MAX);
 /// Largest multiple of the real trade volume searched.
 pub const MAX_FAKE_RATIO: f64 = 10.0;
 /// Largest number of fake listings a day searched.
@@ -110,19 +114,17 @@ pub struct MonthAttack {
 }
 
 fn fake(kind: ObservationKind, day: NaiveDate, price: f64, qty: f64, i: usize) -> EngineObs {
-    let trade = kind == ObservationKind::Trade;
     EngineObs {
         day,
         kind,
-        source: MANIPULATOR.to_string(),
+        source: MANIPULATOR_ID,
         price,
-        weight: if trade {
-            qty.max(f64::MIN_POSITIVE)
+        quantity: if kind == ObservationKind::Trade {
+            qty
         } else {
-            1.0
+            0.0
         },
-        quantity: if trade { qty } else { 0.0 },
-        key: format!("{MANIPULATOR}:{}:{day}:{i}", kind.as_str()),
+        key: ObsKey::digest(&format!("{MANIPULATOR}:{}:{day}:{i}", kind.as_str())),
         tier: None,
     }
 }
@@ -270,7 +272,7 @@ pub fn attack_month(
 
     // The largest contributor of the month withholds everything on the days that feed
     // the settlement.
-    let mut by_source: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut by_source: BTreeMap<SourceId, f64> = BTreeMap::new();
     let in_month = market
         .slice(month)
         .iter()
@@ -280,16 +282,15 @@ pub fn attack_month(
         if use_volume && o.kind != ObservationKind::Trade {
             continue;
         }
-        *by_source.entry(o.source.as_str()).or_default() +=
-            if use_volume { o.quantity } else { 1.0 };
+        *by_source.entry(o.source).or_default() += if use_volume { o.quantity } else { 1.0 };
     }
     let total: f64 = by_source.values().sum();
     let largest = by_source
         .iter()
         .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
-        .map(|(s, v)| (s.to_string(), v / total.max(f64::MIN_POSITIVE)));
+        .map(|(s, v)| (*s, v / total.max(f64::MIN_POSITIVE)));
     let (withholder_share, withholding_move_pct, withholding_unsettles) = match &largest {
-        Some((source, share)) => match market.settle(month, Change::Withhold(source, &days)) {
+        Some((source, share)) => match market.settle(month, Change::Withhold(*source, &days)) {
             Ok(s) => (
                 Some(*share),
                 Some(

@@ -6,7 +6,7 @@
 use chrono::{Datelike, Days, Months, NaiveDate};
 use rentix_backtest::{month_start, underlyings, ContractSpec, Underlying};
 use rentix_core::DayRule;
-use rentix_index::{fix_grade, sort_obs, EngineObs, Fixing, Methodology, WindowUnit};
+use rentix_index::{fix_grade, sort_obs, EngineObs, Fixing, Methodology, SourceId, WindowUnit};
 
 /// A change to the month's observations.
 #[derive(Debug, Clone, Copy)]
@@ -15,7 +15,7 @@ pub enum Change<'a> {
     /// Observations added (a manipulator's fake trades or listings).
     Add(&'a [EngineObs]),
     /// Every observation of this contributor on these days removed (withholding).
-    Withhold(&'a str, &'a [NaiveDate]),
+    Withhold(SourceId, &'a [NaiveDate]),
 }
 
 /// A month's settlement and the fixing dates it used.

@@ -7,13 +7,14 @@
 use chrono::{Days, NaiveDate};
 use rentix_backtest::ContractSpec;
 use rentix_core::ObservationKind;
-use rentix_index::{EngineObs, Methodology};
+use rentix_index::{EngineObs, Methodology, ObsKey, SourceId};
 use rentix_lab::{attack_month, Change, Found, GradeMarket, MonthAttack};
 use std::path::Path;
 
 const GRADE: &str = "h100-sxm-80gb/bare-metal/on-demand";
-/// The contributor that withholds: 9% of the volume, quoting at a premium.
-const PREMIUM: &str = "c11";
+/// The contributor that withholds: 9% of the volume, quoting at a premium (the
+/// twelfth in name order, `c11`).
+const PREMIUM: u32 = 11;
 
 fn d(s: &str) -> NaiveDate {
     NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
@@ -28,7 +29,7 @@ fn market() -> Vec<EngineObs> {
     while day <= d("2025-03-31") {
         for j in 0..12 {
             for k in 0..3 {
-                let (price, qty) = if j == 11 {
+                let (price, qty) = if j == PREMIUM {
                     (2.20, 108.0)
                 } else {
                     (2.0 + 0.002 * f64::from(j) + 0.001 * f64::from(k), 100.0)
@@ -36,11 +37,11 @@ fn market() -> Vec<EngineObs> {
                 out.push(EngineObs {
                     day,
                     kind: ObservationKind::Trade,
-                    source: format!("c{j:02}").replace("c11", PREMIUM),
+                    // Contributors c00..c10 and the premium one, numbered in name order.
+                    source: SourceId(j),
                     price,
-                    weight: qty,
                     quantity: qty,
-                    key: format!("{day}-{j}-{k}"),
+                    key: ObsKey::digest(&format!("{day}-{j}-{k}")),
                     tier: None,
                 });
             }
