@@ -9,6 +9,7 @@ use crate::hedonic::{time_dummy, HedonicObs};
 use crate::methodology::{CompositeMethod, CompositeSpec, Methodology};
 use crate::outliers::keep;
 use chrono::NaiveDate;
+use rayon::prelude::*;
 use rentix_core::{GpuCatalog, GpuSpec, Grade, GradePattern, ObservationKind, ServiceScope};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -191,6 +192,14 @@ fn filtered<'a>(obs: &'a [EngineObs], m: &Methodology) -> Vec<&'a EngineObs> {
 /// (characteristics are computed when a sample is built, not held per row).
 type HedonicRow<'a> = (&'a (Grade, &'a GpuSpec), &'a EngineObs);
 
+/// One fitted link of the hedonic chain: today's index with the previous day with
+/// data at 100, and the operator-tier coefficient when the tier varied.
+struct Link {
+    index: f64,
+    tier_coefficient: Option<f64>,
+    n_obs: usize,
+}
+
 /// Adjacent-period time-dummy hedonic index, chained: each link regresses the
 /// observations of two consecutive fixing dates with one time dummy.
 pub fn hedonic(
@@ -231,6 +240,36 @@ pub fn hedonic(
         characteristics: characteristics(&g.0, g.1, o),
         price: o.price,
     };
+    // Each link regresses two consecutive days with data; links are independent of
+    // one another, so they are fitted in parallel and chained in date order after.
+    let data_days: Vec<NaiveDate> = dates
+        .iter()
+        .copied()
+        .filter(|d| by_day.contains_key(d))
+        .collect();
+    let links: BTreeMap<NaiveDate, Link> = data_days
+        .par_windows(2)
+        .map(|w| {
+            let mut sample: Vec<HedonicObs> = by_day[&w[0]]
+                .iter()
+                .map(|r| row(0, r))
+                .chain(by_day[&w[1]].iter().map(|r| row(1, r)))
+                .collect();
+            let kept = drop_constant(&mut sample);
+            let link = time_dummy(&sample, 2).map(|fit| Link {
+                index: fit.index[1],
+                tier_coefficient: kept
+                    .iter()
+                    .position(|&j| j == TIER_CHARACTERISTIC)
+                    .map(|pos| fit.coefficients[1 + pos]),
+                n_obs: sample.len(),
+            });
+            (w[1], link)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .filter_map(|(d, l)| Some((d, l?)))
+        .collect();
     let mut out = Vec::new();
     let mut tiers = Vec::new();
     let mut level: Option<f64> = None;
@@ -242,33 +281,24 @@ pub fn hedonic(
         let mut flags = Vec::new();
         level = match (level, prev) {
             (None, _) => Some(spec.base),
-            (Some(l), Some(p)) => {
-                let mut sample: Vec<HedonicObs> = by_day[&p]
-                    .iter()
-                    .map(|r| row(0, r))
-                    .chain(today.iter().map(|r| row(1, r)))
-                    .collect();
-                let kept = drop_constant(&mut sample);
-                match time_dummy(&sample, 2) {
-                    Some(fit) => {
-                        if let Some(pos) = kept.iter().position(|&j| j == TIER_CHARACTERISTIC) {
-                            let b = fit.coefficients[1 + pos];
-                            tiers.push(TierDifferential {
-                                date: d,
-                                composite: spec.name.clone(),
-                                log_price_per_tier_step: round_to(b, 6),
-                                premium_per_tier_step: round_to(b.exp() - 1.0, 6),
-                                n_obs: sample.len(),
-                            });
-                        }
-                        Some(l * fit.index[1] / 100.0)
+            (Some(l), Some(_)) => match links.get(&d) {
+                Some(link) => {
+                    if let Some(b) = link.tier_coefficient {
+                        tiers.push(TierDifferential {
+                            date: d,
+                            composite: spec.name.clone(),
+                            log_price_per_tier_step: round_to(b, 6),
+                            premium_per_tier_step: round_to(b.exp() - 1.0, 6),
+                            n_obs: link.n_obs,
+                        });
                     }
-                    None => {
-                        flags.push("singular_regression".to_string());
-                        Some(l)
-                    }
+                    Some(l * link.index / 100.0)
                 }
-            }
+                None => {
+                    flags.push("singular_regression".to_string());
+                    Some(l)
+                }
+            },
             (Some(l), None) => Some(l),
         };
         let sufficient = flags.is_empty() && today.len() >= 20;

@@ -63,6 +63,10 @@ pub fn group_by_grade(
     Ok(g.finish())
 }
 
+/// The grades (positions in [`GradeGrouper`]'s list) that observations of one
+/// operator tier feed.
+type TierSlots = (Option<OperatorTier>, Vec<usize>);
+
 /// [`group_by_grade`] fed a batch at a time: reading a store partition by partition
 /// and keeping only the engine's own rows holds a fraction of the memory of every
 /// stored observation at once. The result does not depend on how rows are batched.
@@ -72,9 +76,9 @@ pub struct GradeGrouper<'a> {
     patterns: Vec<GradePattern>,
     rule: DayRule,
     roll: bool,
-    /// The grades an observation of (grade, operator tier) feeds, as positions in
-    /// `grades`: worked out once per distinct pair, not once per row.
-    targets: HashMap<(Grade, Option<OperatorTier>), Vec<usize>>,
+    /// The grades an observation of a grade by an operator of a tier feeds, as
+    /// positions in `grades`: worked out once per distinct pair, not once per row.
+    targets: HashMap<Grade, Vec<TierSlots>>,
     grades: Vec<(String, Vec<EngineObs>)>,
     slot_of: HashMap<String, usize>,
     sources: Interner,
@@ -149,9 +153,12 @@ impl<'a> GradeGrouper<'a> {
     pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), String> {
         for r in rows {
             let o = &r.obs;
-            let lookup = (o.grade.clone(), o.operator_tier);
-            let slots = match self.targets.get(&lookup) {
-                Some(s) => s.clone(),
+            let fed = self
+                .targets
+                .get(&o.grade)
+                .and_then(|by_tier| by_tier.iter().position(|(t, _)| *t == o.operator_tier));
+            let (grade_at, tier_at) = match fed {
+                Some(at) => (&o.grade, at),
                 None => {
                     let slots: Vec<usize> = self
                         .grades_fed(&o.grade, o.operator_tier)
@@ -163,10 +170,12 @@ impl<'a> GradeGrouper<'a> {
                             })
                         })
                         .collect();
-                    self.targets.insert(lookup, slots.clone());
-                    slots
+                    let by_tier = self.targets.entry(o.grade.clone()).or_default();
+                    by_tier.push((o.operator_tier, slots));
+                    (&o.grade, by_tier.len() - 1)
                 }
             };
+            let slots = &self.targets[grade_at][tier_at].1;
             if slots.is_empty() {
                 continue;
             }
@@ -189,7 +198,7 @@ impl<'a> GradeGrouper<'a> {
                 kind: o.kind,
                 tier: o.operator_tier,
             };
-            for s in slots {
+            for &s in slots {
                 self.grades[s].1.push(row);
             }
         }
@@ -789,10 +798,16 @@ pub fn fix_all(
     m: &Methodology,
 ) -> Vec<Fixing> {
     let grades: Vec<(&String, &Vec<EngineObs>)> = groups.iter().collect();
-    let mut rows: Vec<Fixing> = grades
+    let by_grade: Vec<Vec<Fixing>> = grades
         .par_iter()
-        .flat_map_iter(|(g, obs)| fix_grade(g, obs, dates, m))
+        .map(|(g, obs)| fix_grade(g, obs, dates, m))
         .collect();
+    // Moved grade by grade into one vector: each grade's rows are freed as they go,
+    // so the fixings are never held twice.
+    let mut rows = Vec::with_capacity(by_grade.iter().map(Vec::len).sum());
+    for v in by_grade {
+        rows.extend(v);
+    }
     rows.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     rows
 }

@@ -161,15 +161,15 @@ impl Store {
     }
 
     /// Hands the committed observations with `from <= fixing_date <= to` to `each`,
-    /// one partition file at a time in date order. A few partitions are read and
-    /// decoded in parallel ahead of `each` (two per thread): memory holds those, not
-    /// the store.
+    /// one partition file at a time in date order. The next few partitions (two per
+    /// thread) are read and decoded in parallel while `each` works on the current
+    /// ones: memory holds those, not the store.
     pub fn for_each_part(
         &self,
         from: Option<NaiveDate>,
         to: Option<NaiveDate>,
         projection: Projection,
-        mut each: impl FnMut(Vec<StoredObservation>),
+        mut each: impl FnMut(Vec<StoredObservation>) + Send,
     ) -> Result<()> {
         let files: Vec<String> = self
             .partitions()?
@@ -178,16 +178,31 @@ impl Store {
             .flat_map(|(_, files)| files)
             .collect();
         let ahead = 2 * rayon::current_num_threads().max(1);
-        for chunk in files.chunks(ahead) {
-            let parts: Vec<Result<Vec<StoredObservation>>> = chunk
+        let read = |chunk: &[String]| -> Vec<Result<Vec<StoredObservation>>> {
+            chunk
                 .par_iter()
                 .map(|f| self.read_part_projected(f, projection))
-                .collect();
-            for part in parts {
-                each(part?);
+                .collect()
+        };
+        let mut chunks = files.chunks(ahead);
+        let mut current = chunks.next().map(read).unwrap_or_default();
+        loop {
+            let next = chunks.next();
+            let (handed, read_next) = rayon::join(
+                || -> Result<()> {
+                    for part in current {
+                        each(part?);
+                    }
+                    Ok(())
+                },
+                || next.map(read),
+            );
+            handed?;
+            match read_next {
+                Some(parts) => current = parts,
+                None => return Ok(()),
             }
         }
-        Ok(())
     }
 
     pub fn read_part(&self, rel: &str) -> Result<Vec<StoredObservation>> {

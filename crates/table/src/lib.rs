@@ -4,6 +4,7 @@
 //! write-then-rename are the same everywhere.
 
 use polars::prelude::*;
+use rayon::prelude::*;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -83,6 +84,38 @@ impl Col {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Appends row `i` as a CSV output cell to `out`: text neutralized against
+    /// formula injection ([`neutralize`]), numbers as [`Col::cell`] writes them.
+    fn write_cell(&self, i: usize, out: &mut String) {
+        use std::fmt::Write as _;
+        match self {
+            Col::Str(v) => {
+                if let Some(s) = &v[i] {
+                    if starts_formula(s) {
+                        out.push('\'');
+                    }
+                    out.push_str(s);
+                }
+            }
+            Col::F64(v) => {
+                if let Some(x) = v[i] {
+                    let _ = write!(out, "{x}");
+                }
+            }
+            Col::I64(v) => {
+                if let Some(x) = v[i] {
+                    let _ = write!(out, "{x}");
+                }
+            }
+            Col::Bool(v) => {
+                if let Some(x) = v[i] {
+                    let _ = write!(out, "{x}");
+                }
+            }
+            Col::Timestamp(_) | Col::Date(_) => out.push_str(&self.cell(i)),
+        }
     }
 
     /// Row `i` of the column as text (empty when missing).
@@ -180,16 +213,36 @@ impl Table {
             path: PathBuf::from("<csv>"),
             source: e,
         };
-        let mut out = csv::Writer::from_writer(w);
-        out.write_record(&self.names).map_err(|e| io(e.into()))?;
-        for i in 0..self.height() {
-            out.write_record(self.cols.iter().map(|c| match c {
-                Col::Str(_) => neutralize(c.cell(i)),
-                _ => c.cell(i),
-            }))
-            .map_err(|e| io(e.into()))?;
+        let mut head = csv::Writer::from_writer(Vec::new());
+        head.write_record(&self.names).map_err(|e| io(e.into()))?;
+        w.write_all(&head.into_inner().map_err(|e| io(e.into_error()))?)
+            .map_err(io)?;
+        // Rows are formatted in parallel blocks (CSV quoting is per field, so blocks
+        // are independent) and written in order: the bytes are those of one pass.
+        const BLOCK: usize = 4096;
+        let starts: Vec<usize> = (0..self.height()).step_by(BLOCK).collect();
+        let blocks: Vec<std::result::Result<Vec<u8>, csv::Error>> = starts
+            .par_iter()
+            .map(|&start| {
+                let mut out = csv::WriterBuilder::new()
+                    .has_headers(false)
+                    .from_writer(Vec::new());
+                let mut cell = String::new();
+                for i in start..(start + BLOCK).min(self.height()) {
+                    for c in &self.cols {
+                        cell.clear();
+                        c.write_cell(i, &mut cell);
+                        out.write_field(cell.as_bytes())?;
+                    }
+                    out.write_record(None::<&[u8]>)?;
+                }
+                out.into_inner().map_err(|e| e.into_error().into())
+            })
+            .collect();
+        for b in blocks {
+            w.write_all(&b.map_err(|e| io(e.into()))?).map_err(io)?;
         }
-        out.flush().map_err(io)
+        w.flush().map_err(io)
     }
 
     fn to_frame(&self) -> PolarsResult<DataFrame> {
@@ -329,10 +382,19 @@ impl Table {
 /// fields) reaches every CSV output. Numbers are written from numeric columns and
 /// never altered.
 pub fn neutralize(cell: String) -> String {
-    match cell.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
-        _ => cell,
+    if starts_formula(&cell) {
+        format!("'{cell}")
+    } else {
+        cell
     }
+}
+
+/// Whether a spreadsheet would read `text` as a formula.
+fn starts_formula(text: &str) -> bool {
+    matches!(
+        text.as_bytes().first(),
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
+    )
 }
 
 /// Makes `files` durable: an fsync each, issued from several threads at once so
@@ -400,6 +462,83 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CSV of a table, written the plain way: one record at a time, every cell
+    /// through [`Col::cell`] and text through [`neutralize`].
+    fn plain_csv(t: &Table) -> Vec<u8> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(&t.names).unwrap();
+        for i in 0..t.height() {
+            w.write_record(t.cols.iter().map(|c| match c {
+                Col::Str(_) => neutralize(c.cell(i)),
+                _ => c.cell(i),
+            }))
+            .unwrap();
+        }
+        w.into_inner().unwrap()
+    }
+
+    #[test]
+    fn csv_written_in_parallel_blocks_is_the_plain_csv() {
+        let n = 10_007; // more than two blocks, the last one short
+        let text = [
+            "=1+1",
+            "-3",
+            "a,b",
+            "say \"hi\"",
+            "line\nbreak",
+            "",
+            "plain",
+        ];
+        let mut t = Table::new();
+        t.push(
+            "s",
+            Col::Str(
+                (0..n)
+                    .map(|i| (i % 9 != 0).then(|| text[i % 7].to_string()))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "f",
+            Col::F64(
+                (0..n)
+                    .map(|i| (i % 5 != 0).then(|| i as f64 / 7.0 - 3.0))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "i",
+            Col::I64(
+                (0..n)
+                    .map(|i| (i % 4 != 0).then_some(i as i64 - 50))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "b",
+            Col::Bool((0..n).map(|i| (i % 3 != 0).then_some(i % 2 == 0)).collect()),
+        );
+        t.push(
+            "d",
+            Col::Date((0..n).map(|i| (i % 6 != 0).then_some(i as i32)).collect()),
+        );
+        let mut out = Vec::new();
+        t.write_csv(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(plain_csv(&t)).unwrap()
+        );
+        // A single column of empty cells: each record still has its (quoted) field.
+        let mut one = Table::new();
+        one.push(
+            "s",
+            Col::Str(vec![None, Some(String::new()), Some("x".into())]),
+        );
+        let mut out = Vec::new();
+        one.write_csv(&mut out).unwrap();
+        assert_eq!(out, plain_csv(&one));
+    }
 
     #[test]
     fn parquet_and_csv_round_trip() {
