@@ -461,100 +461,151 @@ fn read_file(
         .map(|(i, h)| (h.clone(), i))
         .collect();
 
-    // One thread reads and splits records while the pool validates and normalizes
-    // the previous batch; batches are staged in file order, so the result does not
-    // depend on the thread count or on which side runs ahead.
+    // One thread reads and splits records; the pool validates and normalizes a batch
+    // while the previous one is staged (spilled when the stage is full). Batches are
+    // staged in file order, so the result does not depend on the thread count or on
+    // which side runs ahead.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<PendingRecord>>>(2);
+    let file = FileContext {
+        name: &file_name,
+        header: &header,
+    };
     std::thread::scope(|scope| -> Result<()> {
         scope.spawn(|| read_records(rdr, path, &header, tx));
+        let mut normalized: Option<(Vec<PendingRecord>, Vec<Outcomes>)> = None;
         for batch in rx {
-            let mut batch = batch?;
+            let batch = batch?;
             let Some(last) = batch.last().map(|b| b.0) else {
                 continue;
             };
             fs.source_rows = last;
             progress(last);
-            let results: Vec<Vec<std::result::Result<StoredObservation, Rejection>>> = batch
-                .par_iter()
-                .map(|(row, fields, early)| {
-                    if early.is_some() {
-                        return Vec::new();
-                    }
-                    // Checked for UTF-8 above (`early`).
-                    let fields: Vec<&str> = fields
-                        .iter()
-                        .map(|f| std::str::from_utf8(f).unwrap_or(""))
-                        .collect();
-                    mapping
-                        .apply(&fields, &index)
-                        .into_iter()
-                        .map(|raw| {
-                            normalizer.normalize(&raw, &file_name, *row).map(|obs| {
-                                let key = dedupe_key(&obs, raw.obs_id.is_some());
-                                StoredObservation {
-                                    obs,
-                                    dedupe_key: key,
-                                }
-                            })
-                        })
-                        .collect()
-                })
+            let (staged, results) = rayon::join(
+                || match normalized.take() {
+                    Some((b, r)) => stage(&file, b, r, stager, quarantine, fs),
+                    None => Ok(()),
+                },
+                || normalize_batch(&batch, mapping, &index, normalizer, &file_name),
+            );
+            staged?;
+            normalized = Some((batch, results));
+        }
+        match normalized {
+            Some((b, r)) => stage(&file, b, r, stager, quarantine, fs),
+            None => Ok(()),
+        }
+    })?;
+    fs.quarantined = quarantine.count_for(&file_name);
+    Ok(())
+}
+
+/// Each record's observations (a mapping may make several of one record) or why
+/// each was refused.
+type Outcomes = Vec<std::result::Result<StoredObservation, Rejection>>;
+
+/// The input file as quarantine rows name it.
+struct FileContext<'a> {
+    name: &'a str,
+    header: &'a [String],
+}
+
+/// Maps, validates and normalizes a batch of records in parallel; a record refused
+/// while reading (`early`) yields nothing here.
+fn normalize_batch(
+    batch: &[PendingRecord],
+    mapping: &Mapping,
+    index: &BTreeMap<String, usize>,
+    normalizer: &Normalizer,
+    file_name: &str,
+) -> Vec<Outcomes> {
+    batch
+        .par_iter()
+        .map(|(row, fields, early)| {
+            if early.is_some() {
+                return Vec::new();
+            }
+            // Checked for UTF-8 while reading (`early`).
+            let fields: Vec<&str> = fields
+                .iter()
+                .map(|f| std::str::from_utf8(f).unwrap_or(""))
                 .collect();
-            for ((row, fields, early), outcome) in batch.drain(..).zip(results) {
-                let reject = |reason, field: &str, detail: String| QuarantineRow {
-                    file: file_name.clone(),
-                    row,
+            mapping
+                .apply(&fields, index)
+                .into_iter()
+                .map(|raw| {
+                    normalizer.normalize(&raw, file_name, *row).map(|obs| {
+                        let key = dedupe_key(&obs, raw.obs_id.is_some());
+                        StoredObservation {
+                            obs,
+                            dedupe_key: key,
+                        }
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Stages a normalized batch in file order: observations to the stager, refusals
+/// to the quarantine, counts to the file's summary.
+fn stage(
+    file: &FileContext<'_>,
+    batch: Vec<PendingRecord>,
+    results: Vec<Outcomes>,
+    stager: &mut Stager,
+    quarantine: &mut QuarantineWriter,
+    fs: &mut FileSummary,
+) -> Result<()> {
+    let header = file.header;
+    for ((row, fields, early), outcome) in batch.into_iter().zip(results) {
+        let reject = |reason, field: &str, detail: String| QuarantineRow {
+            file: file.name.to_string(),
+            row,
+            reason,
+            field: field.to_string(),
+            detail,
+            raw: header_pairs(header, &lossy(&fields)),
+        };
+        match early {
+            Some((reason @ crate::Reason::WrongColumnCount, _)) => {
+                fs.rows_read += 1;
+                quarantine.push(reject(
                     reason,
-                    field: field.to_string(),
-                    detail,
-                    raw: header_pairs(&header, &lossy(&fields)),
-                };
-                match early {
-                    Some((reason @ crate::Reason::WrongColumnCount, _)) => {
-                        fs.rows_read += 1;
-                        quarantine.push(reject(
-                            reason,
-                            "",
-                            format!("{} fields, header has {}", fields.len(), header.len()),
-                        ));
-                    }
-                    Some((reason, bad)) => {
-                        fs.rows_read += 1;
-                        quarantine.push(reject(
-                            reason,
-                            &header[bad],
-                            "field is not valid UTF-8".into(),
-                        ));
-                    }
-                    None => {
-                        for o in outcome {
-                            fs.rows_read += 1;
-                            match o {
-                                Ok(obs) => {
-                                    if obs.obs.operator_tier.is_some() {
-                                        fs.rated_rows += 1;
-                                    } else {
-                                        fs.unrated_rows += 1;
-                                    }
-                                    stager.add(obs)?
-                                }
-                                Err(rej) => {
-                                    if let (crate::Reason::UnknownGpu, Some(v)) =
-                                        (rej.reason, &rej.value)
-                                    {
-                                        *fs.unknown_gpus.entry(v.clone()).or_default() += 1;
-                                    }
-                                    quarantine.push(reject(rej.reason, &rej.field, rej.detail))
-                                }
+                    "",
+                    format!("{} fields, header has {}", fields.len(), header.len()),
+                ));
+            }
+            Some((reason, bad)) => {
+                fs.rows_read += 1;
+                quarantine.push(reject(
+                    reason,
+                    &header[bad],
+                    "field is not valid UTF-8".into(),
+                ));
+            }
+            None => {
+                for o in outcome {
+                    fs.rows_read += 1;
+                    match o {
+                        Ok(obs) => {
+                            if obs.obs.operator_tier.is_some() {
+                                fs.rated_rows += 1;
+                            } else {
+                                fs.unrated_rows += 1;
                             }
+                            stager.add(obs)?
+                        }
+                        Err(rej) => {
+                            if let (crate::Reason::UnknownGpu, Some(v)) = (rej.reason, &rej.value) {
+                                *fs.unknown_gpus.entry(v.clone()).or_default() += 1;
+                            }
+                            quarantine.push(reject(rej.reason, &rej.field, rej.detail))
                         }
                     }
                 }
             }
         }
-        Ok(())
-    })?;
-    fs.quarantined = quarantine.count_for(&file_name);
+    }
     Ok(())
 }
 
