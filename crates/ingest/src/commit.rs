@@ -102,6 +102,40 @@ pub(crate) fn commit_dates(
         .collect()
 }
 
+/// Positions of `rows` in dedupe-key order, rows sharing a key in their input
+/// order (what a stable sort of the rows by key gives).
+fn key_order(rows: &[StoredObservation]) -> Vec<usize> {
+    let keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();
+    order_of_keys(&keys)
+}
+
+/// Positions of `keys` in sorted order, equal keys in input order. Keys of 32
+/// lowercase hex digits (every key ingest makes) are compared as the 128-bit
+/// numbers they spell, which is the same order as their text.
+fn order_of_keys(keys: &[&str]) -> Vec<usize> {
+    let numbers: Option<Vec<(u128, usize)>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            (k.len() == 32 && k.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+                .then(|| u128::from_str_radix(k, 16).ok())
+                .flatten()
+                .map(|n| (n, i))
+        })
+        .collect();
+    match numbers {
+        Some(mut keyed) => {
+            keyed.par_sort_unstable();
+            keyed.into_iter().map(|(_, i)| i).collect()
+        }
+        None => {
+            let mut order: Vec<usize> = (0..keys.len()).collect();
+            order.par_sort_by(|a, b| keys[*a].cmp(keys[*b]));
+            order
+        }
+    }
+}
+
 fn owned_counts(m: BTreeMap<&str, u64>) -> BTreeMap<String, u64> {
     m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -128,45 +162,46 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         .map(|r| (r.dedupe_key.clone(), r))
         .collect();
     let existing: BTreeSet<&String> = stored.keys().collect();
-    // Parallel, stable sorts: a date of millions of quotes (one day's feed) is
-    // committed by one task, and would otherwise sort on one core.
-    rows.par_sort_by(|a, b| a.dedupe_key.cmp(&b.dedupe_key));
+    // Rows stay where they are; their positions are sorted (in parallel: a date of
+    // millions of quotes, one day's feed, is committed by one task). Moving the rows
+    // themselves, hundreds of bytes each, was most of a busy date's commit.
+    let order = key_order(&rows);
     // Counted by file name borrowed from the rows, owned once at the end: a date of
     // a million rows from one file is one map entry, not a million name copies.
     let mut accepted_by_file: BTreeMap<&str, u64> = BTreeMap::new();
     let mut duplicates_by_file: BTreeMap<&str, u64> = BTreeMap::new();
     let mut survivors: Vec<usize> = Vec::with_capacity(rows.len());
     let mut start = 0;
-    while start < rows.len() {
+    while start < order.len() {
+        let key = &rows[order[start]].dedupe_key;
         let mut end = start + 1;
-        while end < rows.len() && rows[end].dedupe_key == rows[start].dedupe_key {
+        while end < order.len() && rows[order[end]].dedupe_key == *key {
             end += 1;
         }
-        let group = &rows[start..end];
+        // The rows sharing this key, in input order.
+        let group = || order[start..end].iter().map(|&i| &rows[i]);
+        let first = &rows[order[start]];
         // Among rows sharing a key, the one with the smallest content survives, so
         // the survivor does not depend on input order.
-        let survivor = if group.len() == 1
-            || group[1..]
-                .iter()
-                .all(|r| same_content(&r.obs, &group[0].obs))
-        {
+        let survivor = if end - start == 1 || group().all(|r| same_content(&r.obs, &first.obs)) {
             // Re-sent rows: every candidate is the same content (the first wins, as
             // it would by content key), and formatting the keys is skipped.
             0
         } else {
-            (0..group.len())
-                .min_by_key(|&k| content_key(&group[k].obs))
-                .unwrap_or(0)
+            group()
+                .enumerate()
+                .min_by_key(|(_, r)| content_key(&r.obs))
+                .map_or(0, |(k, _)| k)
         };
-        let in_store = existing.contains(&group[0].dedupe_key);
+        let in_store = existing.contains(&first.dedupe_key);
         let kept_row = if in_store {
-            stored.get(&group[0].dedupe_key)
+            stored.get(&first.dedupe_key)
         } else {
-            group.get(survivor)
+            Some(&rows[order[start + survivor]])
         };
         if let Some(kept_row) = kept_row {
             let kept_terms = terms(&kept_row.obs);
-            for (k, r) in group.iter().enumerate() {
+            for (k, r) in group().enumerate() {
                 if (in_store || k != survivor) && terms(&r.obs) != kept_terms {
                     out.conflicts += 1;
                     if out.conflict_examples.len() < MAX_CONFLICT_EXAMPLES {
@@ -183,7 +218,7 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
                 }
             }
         }
-        for (k, r) in group.iter().enumerate() {
+        for (k, r) in group().enumerate() {
             let file = r.obs.input_file.as_str();
             if in_store {
                 out.duplicates_of_store += 1;
@@ -196,40 +231,30 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
             }
         }
         if !in_store {
-            survivors.push(start + survivor);
+            survivors.push(order[start + survivor]);
         }
         start = end;
     }
     out.accepted_by_file = owned_counts(accepted_by_file);
     out.duplicates_by_file = owned_counts(duplicates_by_file);
-    // Survivors are taken out of `rows` in key order (ascending indices).
-    let mut kept: Vec<StoredObservation> = Vec::with_capacity(survivors.len());
-    let mut next = survivors.into_iter().peekable();
-    for (i, r) in rows.into_iter().enumerate() {
-        if next.peek() == Some(&i) {
-            next.next();
-            kept.push(r);
-        }
-    }
-    if kept.is_empty() {
+    if survivors.is_empty() {
         return Ok(out);
     }
-    kept.par_sort_by(|a, b| {
+    // The partition's row order, sorted by position; then each survivor is moved
+    // out of `rows` once. (Keys are unique among survivors: the order is total.)
+    let row_key = |i: &usize| {
+        let r = &rows[*i];
         (
-            &a.obs.grade,
-            a.obs.kind,
-            a.obs.observed_at,
-            &a.obs.source,
-            &a.dedupe_key,
+            &r.obs.grade,
+            r.obs.kind,
+            r.obs.observed_at,
+            &r.obs.source,
+            &r.dedupe_key,
         )
-            .cmp(&(
-                &b.obs.grade,
-                b.obs.kind,
-                b.obs.observed_at,
-                &b.obs.source,
-                &b.dedupe_key,
-            ))
-    });
+    };
+    survivors.par_sort_unstable_by(|a, b| row_key(a).cmp(&row_key(b)));
+    let mut slots: Vec<Option<StoredObservation>> = rows.into_iter().map(Some).collect();
+    let kept: Vec<StoredObservation> = survivors.iter().filter_map(|&i| slots[i].take()).collect();
     let rel = partition_path(date, ctx.run_id);
     // Written under staging and moved into observations/ only at the commit, so the
     // dataset directory never holds an uncommitted file for an outside reader
@@ -241,4 +266,44 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     to_table(kept).write_unsynced_parquet(&staged)?;
     out.partition = Some(rel);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a stable sort of the keys' text gives.
+    fn text_order(keys: &[&str]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by(|a, b| keys[*a].cmp(keys[*b]));
+        order
+    }
+
+    #[test]
+    fn hex_keys_sort_as_their_text_with_ties_in_input_order() {
+        let keys = [
+            "ecd47947b095e337835f1569787f214c",
+            "00000000000000000000000000000001",
+            "ecd47947b095e337835f1569787f214c",
+            "7dfd00be6a8d1e6cb9f04bf06dda8871",
+            "ffffffffffffffffffffffffffffffff",
+            "7dfd00be6a8d1e6cb9f04bf06dda8871",
+            "0000000000000000ffffffffffffffff",
+        ];
+        assert_eq!(order_of_keys(&keys), text_order(&keys));
+        assert_eq!(order_of_keys(&keys), [1, 6, 3, 5, 0, 2, 4]);
+    }
+
+    #[test]
+    fn any_other_key_falls_back_to_text_order() {
+        let keys = [
+            "ecd47947b095e337835f1569787f214c",
+            "ECD47947B095E337835F1569787F214C",
+            "zz",
+            "7dfd00be6a8d1e6cb9f04bf06dda8871",
+            "zz",
+            "",
+        ];
+        assert_eq!(order_of_keys(&keys), text_order(&keys));
+    }
 }

@@ -90,17 +90,48 @@ fn check_inputs(files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// A record waiting for validation: row number, its fields in one buffer, and a
-/// reason found while reading (wrong column count, or invalid UTF-8 in the field at
-/// that index).
-type PendingRecord = (u64, csv::ByteRecord, Option<(crate::Reason, usize)>);
+/// A record waiting for validation: row number, its fields, and a reason found
+/// while reading (wrong column count, or invalid UTF-8 in the field at that index).
+type PendingRecord = (u64, Fields, Option<(crate::Reason, usize)>);
 
-/// The fields of a record as text (lossy only for a record already refused).
-fn lossy(record: &csv::ByteRecord) -> Vec<String> {
-    record
-        .iter()
-        .map(|f| String::from_utf8_lossy(f).into_owned())
-        .collect()
+/// A record's fields: text, checked as UTF-8 once while reading (a pass over the
+/// record's buffer, not one per field), or the raw bytes of a record refused then.
+enum Fields {
+    Text(csv::StringRecord),
+    Bytes(csv::ByteRecord),
+}
+
+impl Fields {
+    /// Checks `record` as UTF-8: text, or the bytes and the index of the first
+    /// field that is not UTF-8.
+    fn of(record: csv::ByteRecord) -> (Self, Option<usize>) {
+        match csv::StringRecord::from_byte_record(record) {
+            Ok(text) => (Fields::Text(text), None),
+            Err(e) => {
+                let bytes = e.into_byte_record();
+                let bad = bytes.iter().position(|f| std::str::from_utf8(f).is_err());
+                (Fields::Bytes(bytes), Some(bad.unwrap_or(0)))
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Fields::Text(r) => r.len(),
+            Fields::Bytes(r) => r.len(),
+        }
+    }
+
+    /// The fields as text (lossy only for a record refused as not UTF-8).
+    fn lossy(&self) -> Vec<String> {
+        match self {
+            Fields::Text(r) => r.iter().map(str::to_string).collect(),
+            Fields::Bytes(r) => r
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect(),
+        }
+    }
 }
 
 /// Records validated together in parallel.
@@ -521,14 +552,10 @@ fn normalize_batch(
     batch
         .par_iter()
         .map(|(row, fields, early)| {
-            if early.is_some() {
+            let (None, Fields::Text(fields)) = (early, fields) else {
                 return Vec::new();
-            }
-            // Checked for UTF-8 while reading (`early`).
-            let fields: Vec<&str> = fields
-                .iter()
-                .map(|f| std::str::from_utf8(f).unwrap_or(""))
-                .collect();
+            };
+            let fields: Vec<&str> = fields.iter().collect();
             mapping
                 .apply(&fields, index)
                 .into_iter()
@@ -564,7 +591,7 @@ fn stage(
             reason,
             field: field.to_string(),
             detail,
-            raw: header_pairs(header, &lossy(&fields)),
+            raw: header_pairs(header, &fields.lossy()),
         };
         match early {
             Some((reason @ crate::Reason::WrongColumnCount, _)) => {
@@ -634,9 +661,12 @@ fn read_records(
         };
         if more {
             row += 1;
-            if let Some(f) = record
-                .iter()
-                .position(|f| f.contains(&b'\n') || f.contains(&b'\r'))
+            // One pass over the record's buffer; the field is looked for only in a
+            // record that has a line break.
+            let breaks = |b: &[u8]| b.iter().any(|c| *c == b'\n' || *c == b'\r');
+            if let Some(f) = breaks(record.as_slice())
+                .then(|| record.iter().position(breaks))
+                .flatten()
             {
                 let line = record.position().map_or(0, |p| p.line());
                 let _ = tx.send(Err(IngestError::Csv {
@@ -649,15 +679,16 @@ fn read_records(
                 }));
                 return;
             }
-            let early = if record.len() != header.len() {
-                Some((crate::Reason::WrongColumnCount, usize::MAX))
+            let pending = if record.len() != header.len() {
+                (
+                    Fields::Bytes(record.clone()),
+                    Some((crate::Reason::WrongColumnCount, usize::MAX)),
+                )
             } else {
-                record
-                    .iter()
-                    .position(|f| std::str::from_utf8(f).is_err())
-                    .map(|bad| (crate::Reason::InvalidUtf8, bad))
+                let (fields, bad) = Fields::of(record.clone());
+                (fields, bad.map(|f| (crate::Reason::InvalidUtf8, f)))
             };
-            batch.push((row, record.clone(), early));
+            batch.push((row, pending.0, pending.1));
         }
         if batch.len() >= PARALLEL_BATCH || !more {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(PARALLEL_BATCH));
