@@ -146,8 +146,11 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         mut rows,
         spills,
     } = input;
+    // Room for every spilled row at once: a busy date's vector, grown by doubling,
+    // was copied into fresh memory again and again.
+    rows.reserve_exact(spills.iter().map(|s| s.rows).sum());
     for section in &spills {
-        rows.extend(crate::spill::read_section(section)?);
+        crate::spill::read_section(section, &mut rows)?;
     }
     let mut out = DateOutcome {
         date: Some(date),
@@ -263,7 +266,13 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     let staged = ctx.staging.join(&rel);
     out.accepted = kept.len() as u64;
     // Made durable with the run's other partitions before any is published.
-    to_table(kept).write_unsynced_parquet(&staged)?;
+    // Converted and written a row group at a time: a busy date's rows are never
+    // held as one whole table (and once more as polars' columns) beside the rows.
+    let mut kept = kept;
+    rentix_table::write_unsynced_parquet_batches(
+        &staged,
+        kept.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
+    )?;
     out.partition = Some(rel);
     Ok(out)
 }

@@ -45,9 +45,8 @@ pub const COLUMNS: [&str; 26] = [
 ];
 
 /// Converts observations to the store's table layout, moving their strings into the
-/// columns (the rows are not needed after a partition is written).
-pub fn to_table(mut rows: Vec<StoredObservation>) -> Table {
-    let rows = rows.as_mut_slice();
+/// columns (the rows' text is left empty: they are not needed once written).
+pub fn to_table(rows: &mut [StoredObservation]) -> Table {
     fn s(
         rows: &mut [StoredObservation],
         f: impl FnMut(&mut StoredObservation) -> Option<String>,

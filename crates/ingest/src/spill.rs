@@ -208,6 +208,8 @@ fn get(i: &mut In<impl Read>, sc: &mut Scratch) -> std::io::Result<StoredObserva
 pub struct Section {
     pub path: std::path::PathBuf,
     pub offset: u64,
+    /// How many rows it holds (a reader reserves room for them at once).
+    pub rows: usize,
 }
 
 /// Writes the rows of every date of a batch into the one scratch file `path`, a
@@ -234,6 +236,7 @@ pub fn write_sections<'a>(
             Section {
                 path: path.to_path_buf(),
                 offset: o.0.written,
+                rows: rows.len(),
             },
         ));
         o.u64(rows.len() as u64).map_err(werr)?;
@@ -245,8 +248,8 @@ pub fn write_sections<'a>(
     Ok(out)
 }
 
-/// Reads one section written by [`write_sections`].
-pub fn read_section(section: &Section) -> Result<Vec<StoredObservation>> {
+/// Reads one section written by [`write_sections`], appending its rows to `into`.
+pub fn read_section(section: &Section, into: &mut Vec<StoredObservation>) -> Result<()> {
     let path = &section.path;
     let rerr = |source| IngestError::Read {
         path: path.to_path_buf(),
@@ -257,7 +260,11 @@ pub fn read_section(section: &Section) -> Result<Vec<StoredObservation>> {
     let mut i = In(BufReader::with_capacity(1 << 20, f));
     let n = i.u64().map_err(rerr)? as usize;
     let mut sc = Scratch::default();
-    (0..n).map(|_| get(&mut i, &mut sc).map_err(rerr)).collect()
+    into.reserve(n);
+    for _ in 0..n {
+        into.push(get(&mut i, &mut sc).map_err(rerr)?);
+    }
+    Ok(())
 }
 
 /// A writer that counts the bytes through it (the offset of the next section).

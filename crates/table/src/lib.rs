@@ -118,6 +118,18 @@ impl Col {
         }
     }
 
+    /// A column of the same type and no rows.
+    fn empty_like(&self) -> Col {
+        match self {
+            Col::Str(_) => Col::Str(Vec::new()),
+            Col::F64(_) => Col::F64(Vec::new()),
+            Col::I64(_) => Col::I64(Vec::new()),
+            Col::Bool(_) => Col::Bool(Vec::new()),
+            Col::Timestamp(_) => Col::Timestamp(Vec::new()),
+            Col::Date(_) => Col::Date(Vec::new()),
+        }
+    }
+
     /// Row `i` of the column as text (empty when missing).
     pub fn cell(&self, i: usize) -> String {
         match self {
@@ -171,6 +183,14 @@ impl Table {
         self.cols.push(col);
     }
 
+    /// A table of the same columns and no rows.
+    fn empty_like(&self) -> Table {
+        Table {
+            names: self.names.clone(),
+            cols: self.cols.iter().map(Col::empty_like).collect(),
+        }
+    }
+
     pub fn height(&self) -> usize {
         self.cols.first().map_or(0, Col::len)
     }
@@ -190,22 +210,6 @@ impl Table {
             TableFormat::Csv => self.write_csv(w),
             TableFormat::Parquet => self.write_parquet(w, path),
         })
-    }
-
-    /// Writes a Parquet file that nobody reads until it is published, without an
-    /// fsync of its own: the caller makes a batch of them durable at once
-    /// ([`sync_files`]) before publishing any.
-    pub fn write_unsynced_parquet(&self, path: &Path) -> Result<()> {
-        let werr = |source| TableError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(werr)?;
-        }
-        let mut w = BufWriter::new(File::create(path).map_err(werr)?);
-        self.write_parquet(&mut w, path)?;
-        w.flush().map_err(werr)
     }
 
     fn write_csv(&self, w: &mut dyn Write) -> Result<()> {
@@ -436,6 +440,68 @@ pub fn sync_files(files: &[PathBuf]) -> Result<()> {
 /// Rows from which one Parquet file is encoded with polars' thread pool.
 const PARALLEL_WRITE_ROWS: usize = 100_000;
 
+/// Rows per Parquet row group (polars' default, 512 x 512).
+pub const ROW_GROUP_ROWS: usize = 512 * 512;
+
+/// Writes one Parquet file from tables with the same columns, in order, each a row
+/// group (split if longer than [`ROW_GROUP_ROWS`]): a caller converts its rows one
+/// batch at a time and never holds the file's whole table. Nobody reads the file
+/// until it is published, so it gets no fsync of its own: the caller makes a batch
+/// of files durable at once ([`sync_files`]) before publishing any. No table at all
+/// writes nothing.
+pub fn write_unsynced_parquet_batches(
+    path: &Path,
+    batches: impl Iterator<Item = Table>,
+) -> Result<()> {
+    let werr = |source| TableError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let perr = |e: PolarsError| TableError::Parquet {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    };
+    let mut batches = batches.peekable();
+    let Some(first) = batches.peek() else {
+        return Ok(());
+    };
+    // The schema of the first batch's columns, from a frame of none of its rows.
+    let schema = first
+        .empty_like()
+        .to_frame()
+        .map_err(perr)?
+        .schema()
+        .as_ref()
+        .clone();
+    let parallel = first.height() >= PARALLEL_WRITE_ROWS;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(werr)?;
+    }
+    let mut file = BufWriter::new(File::create(path).map_err(werr)?);
+    let mut writer = ParquetWriter::new(&mut file)
+        .with_compression(ParquetCompression::Snappy)
+        .set_parallel(parallel)
+        .batched(&schema)
+        .map_err(perr)?;
+    for t in batches {
+        let df = t.to_frame().map_err(perr)?;
+        if df.schema().as_ref() != &schema {
+            return Err(TableError::Parquet {
+                path: path.to_path_buf(),
+                detail: "a batch's columns differ from the first batch's".into(),
+            });
+        }
+        for start in (0..df.height()).step_by(ROW_GROUP_ROWS) {
+            writer
+                .write_batch(&df.slice(start as i64, ROW_GROUP_ROWS))
+                .map_err(perr)?;
+        }
+    }
+    writer.finish().map_err(perr)?;
+    drop(writer);
+    file.flush().map_err(werr)
+}
+
 /// Writes a file atomically: into `<name>.tmp` beside it, fsync, then rename. A
 /// killed process leaves either the old file or the new one, never half of one.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
@@ -476,6 +542,50 @@ mod tests {
             .unwrap();
         }
         w.into_inner().unwrap()
+    }
+
+    fn numbered(from: i64, n: i64) -> Table {
+        let mut t = Table::new();
+        t.push(
+            "s",
+            Col::Str((from..from + n).map(|i| Some(format!("r{i}"))).collect()),
+        );
+        t.push("i", Col::I64((from..from + n).map(Some).collect()));
+        t.push(
+            "d",
+            Col::Date((from..from + n).map(|i| Some(i as i32)).collect()),
+        );
+        t
+    }
+
+    #[test]
+    fn parquet_written_in_batches_reads_back_as_one_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/x.parquet");
+        let sizes = [3, ROW_GROUP_ROWS as i64 + 5, 1];
+        let mut from = 0;
+        let batches: Vec<Table> = sizes
+            .iter()
+            .map(|&n| {
+                from += n;
+                numbered(from - n, n)
+            })
+            .collect();
+        write_unsynced_parquet_batches(&p, batches.into_iter()).unwrap();
+        assert_eq!(Table::read_parquet(&p).unwrap(), numbered(0, from));
+        assert_eq!(Table::parquet_rows(&p).unwrap(), from as usize);
+        // No batch, no file; a batch of other columns is refused.
+        let none = dir.path().join("none.parquet");
+        write_unsynced_parquet_batches(&none, std::iter::empty()).unwrap();
+        assert!(!none.exists());
+        let mut other = Table::new();
+        other.push("s", Col::F64(vec![Some(1.0)]));
+        let err = write_unsynced_parquet_batches(
+            &dir.path().join("bad.parquet"),
+            [numbered(0, 2), other].into_iter(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("columns differ"), "{err}");
     }
 
     #[test]
