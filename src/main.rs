@@ -24,15 +24,16 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    // Ctrl-C or SIGTERM: release any store lock before exiting. Nothing half-written
-    // is ever visible (a run commits with one atomic rename), and the next run sweeps
-    // what this one staged.
+    // Ctrl-C or SIGTERM: release any store lock before exiting. A run publishing its
+    // partitions is let finish first, so a run is in the store whole or not at all;
+    // the next run sweeps what this one staged.
     let _ = ctrlc::set_handler(|| {
-        rentix_ingest::release_all_locks();
-        let _ = writeln!(
-            std::io::stderr(),
+        let message = if rentix_ingest::release_all_locks() {
+            "rentix: interrupted after this run was committed (its run record lists it)"
+        } else {
             "rentix: interrupted; nothing was committed by this run"
-        );
+        };
+        let _ = writeln!(std::io::stderr(), "{message}");
         std::process::exit(130);
     });
     match commands::run(args) {

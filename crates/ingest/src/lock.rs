@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 /// Who holds a lock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,13 +58,31 @@ fn host_name() -> String {
 /// Locks held by this process, for [`release_all`].
 static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Removes every lock this process holds; for a signal handler before exiting.
-pub fn release_all() {
+/// Held while a run publishes (moves its partitions into place and writes its run
+/// record); true once a run of this process has published.
+static PUBLISHING: Mutex<bool> = Mutex::new(false);
+
+/// The right to publish a run, for the publication's whole span; set it to true
+/// when the run record is written.
+pub(crate) fn publishing() -> MutexGuard<'static, bool> {
+    PUBLISHING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a signal handler before exiting: waits for a run that is publishing to
+/// finish (a run is published whole or not at all, never cut between its partitions
+/// and its record), keeps any other from starting, and removes every lock this
+/// process holds. Returns whether a run of this process was published.
+pub fn release_all() -> bool {
+    let publishing = publishing();
+    let published = *publishing;
+    // Never released: the process is about to exit.
+    std::mem::forget(publishing);
     if let Ok(mut held) = HELD.lock() {
         for p in held.drain(..) {
             let _ = fs::remove_file(p);
         }
     }
+    published
 }
 
 /// Exclusive right to write a store, released on drop.

@@ -398,7 +398,9 @@ pub fn ingest(
     })?;
     // The commit point, only if this run still holds the lock: partitions move into
     // place (a rename each), then the run record names them. A crash between the two
-    // leaves files no record names, which the next run sweeps.
+    // leaves files no record names, which the next run sweeps; a signal waits for
+    // the whole publication (`release_all_locks`).
+    let mut published = crate::lock::publishing();
     lock.verify()?;
     let staged: Vec<PathBuf> = summary
         .partitions
@@ -434,6 +436,8 @@ pub fn ingest(
                 source,
             })
     })?;
+    *published = true;
+    drop(published);
     let _ = std::fs::remove_dir_all(store_dir.join("staging").join(&run_id));
     // Gone when no other run's staging is left in it.
     let _ = std::fs::remove_dir(store_dir.join("staging"));
