@@ -226,12 +226,19 @@ pub fn hedonic(
             Some(((grade, spec), obs))
         })
         .collect();
+    // Each grade filtered on its own (in parallel), then gathered in grade order.
+    let kept: Vec<Vec<&EngineObs>> = grades
+        .par_iter()
+        .map(|(_, obs)| {
+            filtered(obs, m)
+                .into_iter()
+                .filter(|o| m.inputs.hierarchy.contains(&o.kind))
+                .collect()
+        })
+        .collect();
     let mut by_day: BTreeMap<NaiveDate, Vec<HedonicRow<'_>>> = BTreeMap::new();
-    for (grade, obs) in &grades {
-        for o in filtered(obs, m)
-            .into_iter()
-            .filter(|o| m.inputs.hierarchy.contains(&o.kind))
-        {
+    for ((grade, _), obs) in grades.iter().zip(kept) {
+        for o in obs {
             by_day.entry(o.day).or_default().push((grade, o));
         }
     }
