@@ -11,7 +11,8 @@ use crate::store::{partition_path, Store};
 use crate::summary::Conflict;
 use chrono::NaiveDate;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Conflicts listed at most, per date and in the summary.
@@ -89,6 +90,9 @@ pub(crate) struct CommitCtx<'a> {
     pub run_id: &'a str,
     /// Where partitions are written before the commit moves them into place.
     pub staging: &'a Path,
+    /// A date with more rows than this is committed by merging its sorted spills
+    /// (bounded memory) rather than all at once.
+    pub memory_rows: usize,
 }
 
 /// Commits a chunk of dates in parallel; outcomes in date order.
@@ -104,7 +108,7 @@ pub(crate) fn commit_dates(
 
 /// Positions of `rows` in dedupe-key order, rows sharing a key in their input
 /// order (what a stable sort of the rows by key gives).
-fn key_order(rows: &[StoredObservation]) -> Vec<usize> {
+pub(crate) fn key_order(rows: &[StoredObservation]) -> Vec<usize> {
     let keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();
     order_of_keys(&keys)
 }
@@ -136,26 +140,104 @@ fn order_of_keys(keys: &[&str]) -> Vec<usize> {
     }
 }
 
-fn owned_counts(m: BTreeMap<&str, u64>) -> BTreeMap<String, u64> {
-    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+/// Adds one to `file`'s count (the name is copied once per file, not per row).
+fn count(counts: &mut BTreeMap<String, u64>, file: &str) {
+    match counts.get_mut(file) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(file.to_string(), 1);
+        }
+    }
+}
+
+/// Judges a date's rows one dedupe key at a time against the store's rows of the
+/// date: which row survives, which are duplicates (of the run or of the store), and
+/// which conflict. Counts go into the date's outcome.
+pub(crate) struct Dedupe<'s> {
+    stored: &'s BTreeMap<String, StoredObservation>,
+    pub out: DateOutcome,
+}
+
+impl Dedupe<'_> {
+    /// The survivor among `group` (rows sharing a key, in input order), as its
+    /// position, or `None` when the store already holds the key.
+    pub fn judge<R: Borrow<StoredObservation>>(&mut self, group: &[R]) -> Option<usize> {
+        let first = group.first()?.borrow();
+        let out = &mut self.out;
+        // Among rows sharing a key, the one with the smallest content survives, so
+        // the survivor does not depend on input order.
+        let survivor = if group[1..]
+            .iter()
+            .map(Borrow::borrow)
+            .all(|r: &StoredObservation| same_content(&r.obs, &first.obs))
+        {
+            // Re-sent rows: every candidate is the same content (the first wins, as
+            // it would by content key), and formatting the keys is skipped.
+            0
+        } else {
+            group
+                .iter()
+                .map(Borrow::borrow)
+                .enumerate()
+                .min_by_key(|(_, r): &(usize, &StoredObservation)| content_key(&r.obs))
+                .map_or(0, |(k, _)| k)
+        };
+        let in_store_row = self.stored.get(&first.dedupe_key);
+        let in_store = in_store_row.is_some();
+        let kept_row = in_store_row.unwrap_or(group[survivor].borrow());
+        let kept_terms = terms(&kept_row.obs);
+        for (k, r) in group.iter().map(Borrow::borrow).enumerate() {
+            if (in_store || k != survivor) && terms(&r.obs) != kept_terms {
+                out.conflicts += 1;
+                if out.conflict_examples.len() < MAX_CONFLICT_EXAMPLES {
+                    out.conflict_examples.push(Conflict {
+                        dedupe_key: r.dedupe_key.clone(),
+                        fixing_date: r.obs.fixing_date.to_string(),
+                        file: r.obs.input_file.clone(),
+                        row: r.obs.input_row,
+                        kept_usd_per_gpu_hour: kept_row.obs.usd_per_gpu_hour.get(),
+                        dropped_usd_per_gpu_hour: r.obs.usd_per_gpu_hour.get(),
+                        kept_from_store: in_store,
+                    });
+                }
+            }
+        }
+        for (k, r) in group.iter().map(Borrow::borrow).enumerate() {
+            let file = r.obs.input_file.as_str();
+            if in_store {
+                out.duplicates_of_store += 1;
+                count(&mut out.duplicates_by_file, file);
+            } else if k != survivor {
+                out.duplicates_within_run += 1;
+                count(&mut out.duplicates_by_file, file);
+            } else {
+                count(&mut out.accepted_by_file, file);
+            }
+        }
+        (!in_store).then_some(survivor)
+    }
+}
+
+/// The order of a partition's rows.
+pub(crate) fn partition_order(a: &StoredObservation, b: &StoredObservation) -> std::cmp::Ordering {
+    (
+        &a.obs.grade,
+        a.obs.kind,
+        a.obs.observed_at,
+        &a.obs.source,
+        &a.dedupe_key,
+    )
+        .cmp(&(
+            &b.obs.grade,
+            b.obs.kind,
+            b.obs.observed_at,
+            &b.obs.source,
+            &b.dedupe_key,
+        ))
 }
 
 fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
-    let DateInput {
-        date,
-        mut rows,
-        spills,
-    } = input;
-    // Room for every spilled row at once: a busy date's vector, grown by doubling,
-    // was copied into fresh memory again and again.
-    rows.reserve_exact(spills.iter().map(|s| s.rows).sum());
-    for section in &spills {
-        crate::spill::read_section(section, &mut rows)?;
-    }
-    let mut out = DateOutcome {
-        date: Some(date),
-        ..Default::default()
-    };
+    let DateInput { date, rows, spills } = input;
     // The stored rows of this date: their keys make duplicates, their content tells a
     // true duplicate from a conflict.
     let stored: BTreeMap<String, StoredObservation> = ctx
@@ -164,16 +246,56 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         .into_iter()
         .map(|r| (r.dedupe_key.clone(), r))
         .collect();
-    let existing: BTreeSet<&String> = stored.keys().collect();
+    let mut dedupe = Dedupe {
+        stored: &stored,
+        out: DateOutcome {
+            date: Some(date),
+            ..Default::default()
+        },
+    };
+    let rel = partition_path(date, ctx.run_id);
+    // Written under staging and moved into observations/ only at the commit, so the
+    // dataset directory never holds an uncommitted file for an outside reader
+    // (DuckDB, Spark, polars) to glob. Made durable with the run's other partitions
+    // before any is published.
+    let staged = ctx.staging.join(&rel);
+    let total = rows.len() + spills.iter().map(|s| s.rows).sum::<usize>();
+    let accepted = if total > ctx.memory_rows {
+        crate::merge::commit_busy_date(ctx, date, rows, &spills, &mut dedupe, &staged)?
+    } else {
+        commit_in_memory(rows, &spills, &mut dedupe, &staged)?
+    };
+    let mut out = dedupe.out;
+    if accepted > 0 {
+        out.accepted = accepted;
+        out.partition = Some(rel);
+    }
+    Ok(out)
+}
+
+/// Commits a date whose rows fit the memory budget: all read, their positions
+/// sorted, the survivors written in partition order. Returns how many were kept.
+fn commit_in_memory(
+    held: Vec<StoredObservation>,
+    spills: &[crate::spill::Section],
+    dedupe: &mut Dedupe<'_>,
+    staged: &Path,
+) -> Result<u64> {
+    // In input order: the spills as they were written, then the rows still held
+    // (the latest read), so an identical duplicate keeps its first occurrence
+    // whatever the batch size. Room for every row at once: a vector grown by
+    // doubling is copied into fresh memory again and again.
+    let mut rows = Vec::with_capacity(held.len() + spills.iter().map(|s| s.rows).sum::<usize>());
+    for section in spills {
+        crate::spill::read_section(section, &mut rows)?;
+    }
+    rows.extend(held);
     // Rows stay where they are; their positions are sorted (in parallel: a date of
-    // millions of quotes, one day's feed, is committed by one task). Moving the rows
-    // themselves, hundreds of bytes each, was most of a busy date's commit.
+    // many quotes is committed by one task). Moving the rows themselves, hundreds of
+    // bytes each, was most of a busy date's commit.
     let order = key_order(&rows);
-    // Counted by file name borrowed from the rows, owned once at the end: a date of
-    // a million rows from one file is one map entry, not a million name copies.
-    let mut accepted_by_file: BTreeMap<&str, u64> = BTreeMap::new();
-    let mut duplicates_by_file: BTreeMap<&str, u64> = BTreeMap::new();
     let mut survivors: Vec<usize> = Vec::with_capacity(rows.len());
+    let mut group: Vec<&StoredObservation> = Vec::new();
     let mut start = 0;
     while start < order.len() {
         let key = &rows[order[start]].dedupe_key;
@@ -181,100 +303,30 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         while end < order.len() && rows[order[end]].dedupe_key == *key {
             end += 1;
         }
-        // The rows sharing this key, in input order.
-        let group = || order[start..end].iter().map(|&i| &rows[i]);
-        let first = &rows[order[start]];
-        // Among rows sharing a key, the one with the smallest content survives, so
-        // the survivor does not depend on input order.
-        let survivor = if end - start == 1 || group().all(|r| same_content(&r.obs, &first.obs)) {
-            // Re-sent rows: every candidate is the same content (the first wins, as
-            // it would by content key), and formatting the keys is skipped.
-            0
-        } else {
-            group()
-                .enumerate()
-                .min_by_key(|(_, r)| content_key(&r.obs))
-                .map_or(0, |(k, _)| k)
-        };
-        let in_store = existing.contains(&first.dedupe_key);
-        let kept_row = if in_store {
-            stored.get(&first.dedupe_key)
-        } else {
-            Some(&rows[order[start + survivor]])
-        };
-        if let Some(kept_row) = kept_row {
-            let kept_terms = terms(&kept_row.obs);
-            for (k, r) in group().enumerate() {
-                if (in_store || k != survivor) && terms(&r.obs) != kept_terms {
-                    out.conflicts += 1;
-                    if out.conflict_examples.len() < MAX_CONFLICT_EXAMPLES {
-                        out.conflict_examples.push(Conflict {
-                            dedupe_key: r.dedupe_key.clone(),
-                            fixing_date: date.to_string(),
-                            file: r.obs.input_file.clone(),
-                            row: r.obs.input_row,
-                            kept_usd_per_gpu_hour: kept_row.obs.usd_per_gpu_hour.get(),
-                            dropped_usd_per_gpu_hour: r.obs.usd_per_gpu_hour.get(),
-                            kept_from_store: in_store,
-                        });
-                    }
-                }
-            }
-        }
-        for (k, r) in group().enumerate() {
-            let file = r.obs.input_file.as_str();
-            if in_store {
-                out.duplicates_of_store += 1;
-                *duplicates_by_file.entry(file).or_default() += 1;
-            } else if k != survivor {
-                out.duplicates_within_run += 1;
-                *duplicates_by_file.entry(file).or_default() += 1;
-            } else {
-                *accepted_by_file.entry(file).or_default() += 1;
-            }
-        }
-        if !in_store {
-            survivors.push(order[start + survivor]);
+        group.clear();
+        group.extend(order[start..end].iter().map(|&i| &rows[i]));
+        if let Some(k) = dedupe.judge(&group) {
+            survivors.push(order[start + k]);
         }
         start = end;
     }
-    out.accepted_by_file = owned_counts(accepted_by_file);
-    out.duplicates_by_file = owned_counts(duplicates_by_file);
+    drop(group);
     if survivors.is_empty() {
-        return Ok(out);
+        return Ok(0);
     }
     // The partition's row order, sorted by position; then each survivor is moved
     // out of `rows` once. (Keys are unique among survivors: the order is total.)
-    let row_key = |i: &usize| {
-        let r = &rows[*i];
-        (
-            &r.obs.grade,
-            r.obs.kind,
-            r.obs.observed_at,
-            &r.obs.source,
-            &r.dedupe_key,
-        )
-    };
-    survivors.par_sort_unstable_by(|a, b| row_key(a).cmp(&row_key(b)));
+    survivors.par_sort_unstable_by(|a, b| partition_order(&rows[*a], &rows[*b]));
     let mut slots: Vec<Option<StoredObservation>> = rows.into_iter().map(Some).collect();
-    let kept: Vec<StoredObservation> = survivors.iter().filter_map(|&i| slots[i].take()).collect();
-    let rel = partition_path(date, ctx.run_id);
-    // Written under staging and moved into observations/ only at the commit, so the
-    // dataset directory never holds an uncommitted file for an outside reader
-    // (DuckDB, Spark, polars) to glob.
-    // (The write creates the date's directory.)
-    let staged = ctx.staging.join(&rel);
-    out.accepted = kept.len() as u64;
-    // Made durable with the run's other partitions before any is published.
-    // Converted and written a row group at a time: a busy date's rows are never
-    // held as one whole table (and once more as polars' columns) beside the rows.
-    let mut kept = kept;
+    let mut kept: Vec<StoredObservation> =
+        survivors.iter().filter_map(|&i| slots[i].take()).collect();
+    // Converted and written a row group at a time: the rows are never held as one
+    // whole table (and once more as polars' columns) beside themselves.
     rentix_table::write_unsynced_parquet_batches(
-        &staged,
+        staged,
         kept.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
     )?;
-    out.partition = Some(rel);
-    Ok(out)
+    Ok(kept.len() as u64)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod commit;
 mod error;
 mod lock;
 mod mapping;
+mod merge;
 mod normalize;
 mod pipeline;
 mod quarantine;

@@ -169,9 +169,17 @@ impl Stager {
         let buckets = std::mem::take(&mut self.buckets);
         self.seq += 1;
         let path = self.dir.join(format!("{:06}.spill", self.seq));
+        // Each date's rows in dedupe-key order (equal keys in input order), so that
+        // a busy date can be committed by merging its sections.
         let sections = crate::spill::write_sections(
             &path,
-            buckets.iter().map(|(d, rows)| (*d, rows.as_slice())),
+            buckets.iter().map(|(d, rows)| {
+                let ordered = crate::commit::key_order(rows)
+                    .into_iter()
+                    .map(|i| &rows[i])
+                    .collect();
+                (*d, ordered)
+            }),
         )?;
         for (date, section) in sections {
             self.spills.entry(date).or_default().push(section);
@@ -336,6 +344,7 @@ pub fn ingest(
         committed: &committed,
         run_id: &run_id,
         staging: &staging_commit,
+        memory_rows: stager.batch_rows,
     };
     let dates: Vec<NaiveDate> = stager.dates().into_iter().collect();
     for chunk in dates.chunks(COMMIT_CHUNK_DATES) {

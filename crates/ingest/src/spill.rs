@@ -213,12 +213,13 @@ pub struct Section {
 }
 
 /// Writes the rows of every date of a batch into the one scratch file `path`, a
-/// section per date, and returns where each date's section starts. One file per
-/// spill, not one per date: a two-year batch spilled 731 files, and creating them
-/// (inode allocation) was a third of an ingest's kernel time.
+/// section per date (rows in the order given), and returns where each date's
+/// section starts. One file per spill, not one per date: a two-year batch spilled
+/// 731 files, and creating them (inode allocation) was a third of an ingest's
+/// kernel time.
 pub fn write_sections<'a>(
     path: &Path,
-    batches: impl IntoIterator<Item = (NaiveDate, &'a [StoredObservation])>,
+    batches: impl IntoIterator<Item = (NaiveDate, Vec<&'a StoredObservation>)>,
 ) -> Result<Vec<(NaiveDate, Section)>> {
     let werr = |source| IngestError::Write {
         path: path.to_path_buf(),
@@ -248,21 +249,67 @@ pub fn write_sections<'a>(
     Ok(out)
 }
 
+/// The rows of one section, read one at a time.
+pub struct SectionReader {
+    path: std::path::PathBuf,
+    input: In<BufReader<std::fs::File>>,
+    left: usize,
+    scratch: Scratch,
+}
+
+impl SectionReader {
+    pub fn open(section: &Section) -> Result<Self> {
+        Self::open_buffered(section, 1 << 20)
+    }
+
+    /// With a read buffer of `capacity` bytes (a merge opens many sections at once).
+    pub fn open_buffered(section: &Section, capacity: usize) -> Result<Self> {
+        let path = section.path.clone();
+        let rerr = |source| IngestError::Read {
+            path: path.clone(),
+            source,
+        };
+        let mut f = std::fs::File::open(&path).map_err(rerr)?;
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(section.offset)).map_err(rerr)?;
+        let mut input = In(BufReader::with_capacity(capacity, f));
+        let left = input.u64().map_err(rerr)? as usize;
+        Ok(Self {
+            path,
+            input,
+            left,
+            scratch: Scratch::default(),
+        })
+    }
+
+    /// Rows not read yet.
+    pub fn remaining(&self) -> usize {
+        self.left
+    }
+}
+
+impl Iterator for SectionReader {
+    type Item = Result<StoredObservation>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(
+            get(&mut self.input, &mut self.scratch).map_err(|source| IngestError::Read {
+                path: self.path.clone(),
+                source,
+            }),
+        )
+    }
+}
+
 /// Reads one section written by [`write_sections`], appending its rows to `into`.
 pub fn read_section(section: &Section, into: &mut Vec<StoredObservation>) -> Result<()> {
-    let path = &section.path;
-    let rerr = |source| IngestError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut f = std::fs::File::open(path).map_err(rerr)?;
-    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(section.offset)).map_err(rerr)?;
-    let mut i = In(BufReader::with_capacity(1 << 20, f));
-    let n = i.u64().map_err(rerr)? as usize;
-    let mut sc = Scratch::default();
-    into.reserve(n);
-    for _ in 0..n {
-        into.push(get(&mut i, &mut sc).map_err(rerr)?);
+    let rows = SectionReader::open(section)?;
+    into.reserve(rows.remaining());
+    for r in rows {
+        into.push(r?);
     }
     Ok(())
 }
