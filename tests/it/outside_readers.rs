@@ -137,11 +137,11 @@ fn the_fixing_projection_reads_what_the_engine_needs() {
     }
 }
 
-/// The index keeps dedupe keys as the 128-bit numbers the store writes in hex: a
-/// partition edited by hand to hold another key is refused with the row named,
-/// never fixed with a made-up key and never a panic.
+/// The index reads a partition column by column, the repeated text as codes, and
+/// re-checks what the engine relies on: a partition edited by hand is refused with
+/// the row and the problem named, never fixed on a made-up value and never a panic.
 #[test]
-fn a_hand_edited_dedupe_key_is_refused_by_the_index() {
+fn a_hand_edited_partition_is_refused_by_the_index() {
     use crate::util::{p, rentix, rentix_ok};
     use rentix_ingest::{Col, Table};
     let dir = tempfile::tempdir().unwrap();
@@ -162,25 +162,52 @@ fn a_hand_edited_dedupe_key_is_refused_by_the_index() {
         p(&sim.join("observations.csv")),
     ]);
     let part = store.join(&Store::open(&store).unwrap().runs().unwrap()[0].partitions[0]);
-    let mut t = Table::read_parquet(&part).unwrap();
-    let at = t.names.iter().position(|n| n == "dedupe_key").unwrap();
-    let Col::Str(keys) = &mut t.cols[at] else {
-        panic!("dedupe_key is text")
-    };
-    keys[0] = Some("row-1-edited-by-hand".into());
-    t.write(&part).unwrap();
-    let out = rentix(&[
+    let original = Table::read_parquet(&part).unwrap();
+    let text = |v: &str| Col::Str(vec![Some(v.to_string())]);
+    let cases: [(&str, Col, &str); 7] = [
+        (
+            "dedupe_key",
+            text("row-2-edited-by-hand"),
+            "dedupe_key is not 32",
+        ),
+        ("kind", text("bid"), "row 2"),
+        ("grade", text("h100/cloud/forever"), "row 2"),
+        ("operator_tier", text("diamond"), "row 2"),
+        ("source", Col::Str(vec![None]), "row 2: source is empty"),
+        ("usd_per_gpu_hour", Col::F64(vec![Some(-2.5)]), "row 2"),
+        (
+            "quantity_gpu_hours",
+            Col::F64(vec![Some(f64::INFINITY)]),
+            "row 2",
+        ),
+    ];
+    for (column, value, expected) in cases {
+        let mut t = original.clone();
+        let at = t.names.iter().position(|n| n == column).unwrap();
+        match (&mut t.cols[at], value) {
+            (Col::Str(v), Col::Str(mut x)) => v[1] = x.remove(0),
+            (Col::F64(v), Col::F64(x)) => v[1] = x[0],
+            _ => panic!("{column} has another type"),
+        }
+        t.write(&part).unwrap();
+        let out = rentix(&[
+            "index",
+            "--store",
+            p(&store),
+            "--out",
+            p(&dir.path().join("f.csv")),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{column}: accepted");
+        assert!(err.contains(expected), "{column}: {err}");
+        assert!(!err.contains("panicked"), "{column}: {err}");
+    }
+    original.write(&part).unwrap();
+    rentix_ok(&[
         "index",
         "--store",
         p(&store),
         "--out",
         p(&dir.path().join("f.csv")),
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("row-1-edited-by-hand") && err.contains("dedupe_key is not 32"),
-        "{err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
 }

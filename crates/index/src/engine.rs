@@ -30,7 +30,7 @@ use crate::weighted_quantile::{sorted_pairs, weighted_quantile_sorted, TieRule};
 use chrono::{Days, NaiveDate};
 use rayon::prelude::*;
 use rentix_core::{DayRule, FixingClock, Grade, GradePattern, ObservationKind, OperatorTier};
-use rentix_ingest::StoredObservation;
+use rentix_ingest::{FixingPart, StoredObservation};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What to fix and over which dates.
@@ -133,21 +133,6 @@ impl<'a> GradeGrouper<'a> {
             .collect()
     }
 
-    /// A fixing date, rolled to the next publication day when the methodology says
-    /// so (bounded: a calendar has a publication day within any 31 days).
-    fn day_of(&self, t: chrono::DateTime<chrono::Utc>) -> NaiveDate {
-        let mut d = self.clock.fixing_date(t);
-        if self.roll {
-            for _ in 0..31 {
-                if self.rule.counts(d) {
-                    break;
-                }
-                d = d + Days::new(1);
-            }
-        }
-        d
-    }
-
     /// Adds a batch of store rows. Fails on a dedupe key that is not the store's
     /// 32 hexadecimal digits (a store edited by hand).
     pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), String> {
@@ -157,43 +142,23 @@ impl<'a> GradeGrouper<'a> {
                 .targets
                 .get(&o.grade)
                 .and_then(|by_tier| by_tier.iter().position(|(t, _)| *t == o.operator_tier));
-            let (grade_at, tier_at) = match fed {
-                Some(at) => (&o.grade, at),
-                None => {
-                    let slots: Vec<usize> = self
-                        .grades_fed(&o.grade, o.operator_tier)
-                        .into_iter()
-                        .map(|key| {
-                            *self.slot_of.entry(key.clone()).or_insert_with(|| {
-                                self.grades.push((key, Vec::new()));
-                                self.grades.len() - 1
-                            })
-                        })
-                        .collect();
-                    let by_tier = self.targets.entry(o.grade.clone()).or_default();
-                    by_tier.push((o.operator_tier, slots));
-                    (&o.grade, by_tier.len() - 1)
-                }
+            let at = match fed {
+                Some(at) => at,
+                None => self.feed(&o.grade, o.operator_tier),
             };
-            let slots = &self.targets[grade_at][tier_at].1;
+            let slots = &self.targets[&o.grade][at].1;
             if slots.is_empty() {
                 continue;
             }
-            let key = ObsKey::parse_hex(&r.dedupe_key).ok_or_else(|| {
-                format!(
-                    "store observation {:?} of {}: dedupe_key is not 32 lowercase hexadecimal digits",
-                    r.dedupe_key, o.fixing_date
-                )
-            })?;
             let source = self
                 .sources
                 .id(&o.source)
                 .ok_or("more than 2^32 distinct contributors")?;
             let row = EngineObs {
-                key,
+                key: key_of(&r.dedupe_key, &o.fixing_date.to_string())?,
                 price: o.usd_per_gpu_hour.get(),
                 quantity: o.quantity_gpu_hours.map_or(0.0, |q| q.get()),
-                day: self.day_of(o.observed_at),
+                day: day_of(&self.clock, &self.rule, self.roll, o.observed_at),
                 source: SourceId(source),
                 kind: o.kind,
                 tier: o.operator_tier,
@@ -203,6 +168,83 @@ impl<'a> GradeGrouper<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Adds a store partition read column by column: grades, tiers and
+    /// contributors are worked out once per distinct value, not once per row.
+    pub fn add_part(&mut self, part: &FixingPart) -> Result<(), String> {
+        let sources: Vec<u32> = part
+            .sources
+            .iter()
+            .map(|name| {
+                self.sources
+                    .id(name)
+                    .ok_or("more than 2^32 distinct contributors")
+            })
+            .collect::<Result<_, _>>()?;
+        // Per grade code: the grades its rows feed, by operator tier.
+        let mut fed: Vec<Vec<TierSlots>> = vec![Vec::new(); part.grades.len()];
+        for r in 0..part.len() {
+            let (g, tier) = (part.grade[r] as usize, part.operator_tier[r]);
+            let Some(by_tier) = fed.get_mut(g) else {
+                return Err(format!(
+                    "{}: row {}: grade code out of range",
+                    part.path.display(),
+                    r + 1
+                ));
+            };
+            let at = match by_tier.iter().position(|(t, _)| *t == tier) {
+                Some(at) => at,
+                None => {
+                    let grade = &part.grades[g];
+                    let at = self.feed(grade, tier);
+                    by_tier.push((tier, self.targets[grade][at].1.clone()));
+                    by_tier.len() - 1
+                }
+            };
+            let slots = &by_tier[at].1;
+            if slots.is_empty() {
+                continue;
+            }
+            let source = sources.get(part.source[r] as usize).ok_or_else(|| {
+                format!(
+                    "{}: row {}: source code out of range",
+                    part.path.display(),
+                    r + 1
+                )
+            })?;
+            let row = EngineObs {
+                key: key_of(&part.dedupe_key[r], &part.path.display().to_string())?,
+                price: part.usd_per_gpu_hour[r],
+                quantity: part.quantity_gpu_hours[r].unwrap_or(0.0),
+                day: day_of(&self.clock, &self.rule, self.roll, part.observed_at[r]),
+                source: SourceId(*source),
+                kind: part.kind[r],
+                tier,
+            };
+            for &s in slots {
+                self.grades[s].1.push(row);
+            }
+        }
+        Ok(())
+    }
+
+    /// Works out the grades an observation of `grade` by an operator of `tier`
+    /// feeds and records them; returns their place among `grade`'s tiers.
+    fn feed(&mut self, grade: &Grade, tier: Option<OperatorTier>) -> usize {
+        let slots: Vec<usize> = self
+            .grades_fed(grade, tier)
+            .into_iter()
+            .map(|key| {
+                *self.slot_of.entry(key.clone()).or_insert_with(|| {
+                    self.grades.push((key, Vec::new()));
+                    self.grades.len() - 1
+                })
+            })
+            .collect();
+        let by_tier = self.targets.entry(grade.clone()).or_default();
+        by_tier.push((tier, slots));
+        by_tier.len() - 1
     }
 
     /// The grouped observations, contributors numbered in name order and each grade
@@ -223,6 +265,37 @@ impl<'a> GradeGrouper<'a> {
         }
         Grouped { grades, sources }
     }
+}
+
+/// A fixing date under the methodology's clock, rolled to the next publication day
+/// when the methodology says so (bounded: a calendar has a publication day within
+/// any 31 days).
+fn day_of(
+    clock: &FixingClock,
+    rule: &DayRule,
+    roll: bool,
+    t: chrono::DateTime<chrono::Utc>,
+) -> NaiveDate {
+    let mut d = clock.fixing_date(t);
+    if roll {
+        for _ in 0..31 {
+            if rule.counts(d) {
+                break;
+            }
+            d = d + Days::new(1);
+        }
+    }
+    d
+}
+
+/// An observation's dedupe key, refused unless it is the store's 32 hexadecimal
+/// digits (a store edited by hand); `at` says where it was read.
+fn key_of(text: &str, at: &str) -> Result<ObsKey, String> {
+    ObsKey::parse_hex(text).ok_or_else(|| {
+        format!(
+            "store observation {text:?} of {at}: dedupe_key is not 32 lowercase hexadecimal digits"
+        )
+    })
 }
 
 /// The fixing dates between the first and last observation day, clipped to the

@@ -65,9 +65,10 @@ pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexRe
     compute_grouped(group_by_grade(rows, req, &clock)?, req)
 }
 
-/// [`compute`] over a whole store, read one partition at a time and only the columns
-/// fixing reads ([`rentix_ingest::Projection::Fixing`]): memory holds the engine's
-/// rows and one partition, never every stored observation at once.
+/// [`compute`] over a whole store, read a few partitions at a time and only the
+/// columns fixing reads, the repeated text as codes ([`rentix_ingest::FixingPart`]):
+/// memory holds the engine's rows and those partitions, never every stored
+/// observation at once. The result is [`compute`]'s on the store's rows (tested).
 pub fn compute_from_store(
     store: &rentix_ingest::Store,
     req: &IndexRequest,
@@ -75,9 +76,9 @@ pub fn compute_from_store(
     let mut grouper = GradeGrouper::new(req, req.methodology.cutoff_clock()?)?;
     let mut bad = Ok(());
     store
-        .for_each_part(None, None, rentix_ingest::Projection::Fixing, |rows| {
+        .for_each_fixing_part(None, None, |part| {
             if bad.is_ok() {
-                bad = grouper.add(&rows);
+                bad = grouper.add_part(&part);
             }
         })
         .map_err(|e| format!("reading the store: {e}"))?;

@@ -8,6 +8,7 @@
 mod check;
 mod commit;
 mod error;
+mod fixing_part;
 mod lock;
 mod mapping;
 mod merge;
@@ -23,6 +24,7 @@ mod summary;
 
 pub use check::{check_store, StoreReport};
 pub use error::{IngestError, Result};
+pub use fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
 pub use lock::{release_all as release_all_locks, LockOwner, StoreLock};
 pub use mapping::{Mapping, Template};
 pub use normalize::{

@@ -325,14 +325,14 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
 
 /// A time column of a partition: typed (what rentix writes) or, in a store written
 /// before timestamps and dates were typed, RFC 3339 and `YYYY-MM-DD` text.
-enum TimeCol<'a> {
+pub(crate) enum TimeCol<'a> {
     Timestamp(&'a [Option<i64>]),
     Date(&'a [Option<i32>]),
     Text(&'a [Option<String>]),
 }
 
 impl<'a> TimeCol<'a> {
-    fn of(cols: &'a BTreeMap<String, Col>, name: &str, path: &Path) -> Result<Self> {
+    pub(crate) fn of(cols: &'a BTreeMap<String, Col>, name: &str, path: &Path) -> Result<Self> {
         match cols.get(name) {
             Some(Col::Timestamp(v)) => Ok(TimeCol::Timestamp(v)),
             Some(Col::Date(v)) => Ok(TimeCol::Date(v)),
@@ -344,7 +344,7 @@ impl<'a> TimeCol<'a> {
         }
     }
 
-    fn instant(&self, r: usize) -> std::result::Result<Option<DateTime<Utc>>, String> {
+    pub(crate) fn instant(&self, r: usize) -> std::result::Result<Option<DateTime<Utc>>, String> {
         match self {
             TimeCol::Timestamp(v) => v[r]
                 .map(|us| from_micros(us).ok_or_else(|| format!("{us} us is out of range")))
@@ -361,7 +361,7 @@ impl<'a> TimeCol<'a> {
         }
     }
 
-    fn date(&self, r: usize) -> std::result::Result<Option<NaiveDate>, String> {
+    pub(crate) fn date(&self, r: usize) -> std::result::Result<Option<NaiveDate>, String> {
         match self {
             TimeCol::Date(v) => v
                 .get(r)

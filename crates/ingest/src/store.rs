@@ -13,6 +13,7 @@
 //! - `.lock`: held while an ingest runs, so that two runs never interleave.
 
 use crate::error::{IngestError, Result};
+use crate::fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
 use crate::schema::{from_table, Projection, StoredObservation};
 use crate::summary::IngestSummary;
 use chrono::NaiveDate;
@@ -169,7 +170,43 @@ impl Store {
         from: Option<NaiveDate>,
         to: Option<NaiveDate>,
         projection: Projection,
-        mut each: impl FnMut(Vec<StoredObservation>) + Send,
+        each: impl FnMut(Vec<StoredObservation>) + Send,
+    ) -> Result<()> {
+        self.for_each_read(from, to, |f| self.read_part_projected(f, projection), each)
+    }
+
+    /// [`Store::for_each_part`] for the fixing engine: each partition as a
+    /// [`FixingPart`] (nine columns, the repeated text as codes), checked.
+    pub fn for_each_fixing_part(
+        &self,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+        each: impl FnMut(FixingPart) + Send,
+    ) -> Result<()> {
+        self.for_each_read(
+            from,
+            to,
+            |f| {
+                let path = self.root.join(f);
+                let t = Table::read_parquet_coded(
+                    &path,
+                    Projection::Fixing.columns(),
+                    &CODED_FIXING_COLUMNS,
+                )?;
+                fixing_part(t, &path)
+            },
+            each,
+        )
+    }
+
+    /// Reads the partitions in the range with `read`, a few ahead in parallel, and
+    /// hands each result to `each` in date order.
+    fn for_each_read<T: Send>(
+        &self,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+        read: impl Fn(&str) -> Result<T> + Sync,
+        mut each: impl FnMut(T) + Send,
     ) -> Result<()> {
         let files: Vec<String> = self
             .partitions()?
@@ -178,14 +215,10 @@ impl Store {
             .flat_map(|(_, files)| files)
             .collect();
         let ahead = 2 * rayon::current_num_threads().max(1);
-        let read = |chunk: &[String]| -> Vec<Result<Vec<StoredObservation>>> {
-            chunk
-                .par_iter()
-                .map(|f| self.read_part_projected(f, projection))
-                .collect()
-        };
+        let read_chunk =
+            |chunk: &[String]| -> Vec<Result<T>> { chunk.par_iter().map(|f| read(f)).collect() };
         let mut chunks = files.chunks(ahead);
-        let mut current = chunks.next().map(read).unwrap_or_default();
+        let mut current = chunks.next().map(read_chunk).unwrap_or_default();
         loop {
             let next = chunks.next();
             let (handed, read_next) = rayon::join(
@@ -195,7 +228,7 @@ impl Store {
                     }
                     Ok(())
                 },
-                || next.map(read),
+                || next.map(read_chunk),
             );
             handed?;
             match read_next {

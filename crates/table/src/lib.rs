@@ -48,6 +48,25 @@ pub enum Col {
     Timestamp(Vec<Option<i64>>),
     /// A calendar date, days since 1970-01-01: a Parquet `DATE`, `YYYY-MM-DD` in CSV.
     Date(Vec<Option<i32>>),
+    /// Text read as codes into its distinct values ([`Table::read_parquet_coded`]).
+    Coded(Coded),
+}
+
+/// A text column as codes into its distinct values, in order of first appearance:
+/// a column of a few hundred distinct values over millions of rows, read without a
+/// string per cell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Coded {
+    pub values: Vec<String>,
+    /// `None` for an empty cell.
+    pub codes: Vec<Option<u32>>,
+}
+
+impl Coded {
+    /// The text of row `i` (`None` when empty).
+    pub fn get(&self, i: usize) -> Option<&str> {
+        self.codes[i].map(|c| self.values[c as usize].as_str())
+    }
 }
 
 /// Microseconds since the epoch of a UTC instant (the store's timestamp precision).
@@ -79,6 +98,7 @@ impl Col {
             Col::Bool(v) => v.len(),
             Col::Timestamp(v) => v.len(),
             Col::Date(v) => v.len(),
+            Col::Coded(c) => c.codes.len(),
         }
     }
 
@@ -91,14 +111,8 @@ impl Col {
     fn write_cell(&self, i: usize, out: &mut String) {
         use std::fmt::Write as _;
         match self {
-            Col::Str(v) => {
-                if let Some(s) = &v[i] {
-                    if starts_formula(s) {
-                        out.push('\'');
-                    }
-                    out.push_str(s);
-                }
-            }
+            Col::Str(v) => push_text(out, v[i].as_deref()),
+            Col::Coded(c) => push_text(out, c.get(i)),
             Col::F64(v) => {
                 if let Some(x) = v[i] {
                     let _ = write!(out, "{x}");
@@ -127,6 +141,7 @@ impl Col {
             Col::Bool(_) => Col::Bool(Vec::new()),
             Col::Timestamp(_) => Col::Timestamp(Vec::new()),
             Col::Date(_) => Col::Date(Vec::new()),
+            Col::Coded(_) => Col::Coded(Coded::default()),
         }
     }
 
@@ -134,6 +149,7 @@ impl Col {
     pub fn cell(&self, i: usize) -> String {
         match self {
             Col::Str(v) => v[i].clone().unwrap_or_default(),
+            Col::Coded(c) => c.get(i).unwrap_or_default().to_string(),
             Col::F64(v) => v[i].map_or(String::new(), |x| format!("{x}")),
             Col::I64(v) => v[i].map_or(String::new(), |x| x.to_string()),
             Col::Bool(v) => v[i].map_or(String::new(), |x| x.to_string()),
@@ -258,6 +274,10 @@ impl Table {
                 let name: PlSmallStr = n.as_str().into();
                 Ok(match c {
                     Col::Str(v) => Column::new(name, v),
+                    Col::Coded(c) => Column::new(
+                        name,
+                        (0..c.codes.len()).map(|i| c.get(i)).collect::<Vec<_>>(),
+                    ),
                     Col::F64(v) => Column::new(name, v),
                     Col::I64(v) => Column::new(name, v),
                     Col::Bool(v) => Column::new(name, v),
@@ -314,6 +334,16 @@ impl Table {
     /// Reads only `columns` of a Parquet file (all when `None`); a named column the
     /// file lacks is simply absent from the table.
     pub fn read_parquet_columns(path: &Path, columns: Option<&[&str]>) -> Result<Self> {
+        Self::read_parquet_coded(path, columns, &[])
+    }
+
+    /// [`Table::read_parquet_columns`], the text columns named in `coded` read as
+    /// [`Col::Coded`]: a string per distinct value, not per cell.
+    pub fn read_parquet_coded(
+        path: &Path,
+        columns: Option<&[&str]>,
+        coded: &[&str],
+    ) -> Result<Self> {
         let perr = |e: PolarsError| TableError::Parquet {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -337,6 +367,9 @@ impl Table {
         let mut t = Table::new();
         for c in df.columns() {
             let col = match c.dtype() {
+                DataType::String if coded.contains(&c.name().as_str()) => {
+                    Col::Coded(code(c.str().map_err(perr)?.iter()))
+                }
                 DataType::String => Col::Str(
                     c.str()
                         .map_err(perr)?
@@ -390,6 +423,32 @@ pub fn neutralize(cell: String) -> String {
         format!("'{cell}")
     } else {
         cell
+    }
+}
+
+/// Codes text cells by their distinct values, in order of first appearance.
+fn code<'a>(cells: impl Iterator<Item = Option<&'a str>>) -> Coded {
+    let mut index: std::collections::HashMap<&'a str, u32> = std::collections::HashMap::new();
+    let mut out = Coded::default();
+    for cell in cells {
+        let c = cell.map(|text| {
+            *index.entry(text).or_insert_with(|| {
+                out.values.push(text.to_string());
+                (out.values.len() - 1) as u32
+            })
+        });
+        out.codes.push(c);
+    }
+    out
+}
+
+/// Appends a text cell, neutralized against formula injection ([`neutralize`]).
+fn push_text(out: &mut String, text: Option<&str>) {
+    if let Some(s) = text {
+        if starts_formula(s) {
+            out.push('\'');
+        }
+        out.push_str(s);
     }
 }
 
@@ -536,7 +595,7 @@ mod tests {
         w.write_record(&t.names).unwrap();
         for i in 0..t.height() {
             w.write_record(t.cols.iter().map(|c| match c {
-                Col::Str(_) => neutralize(c.cell(i)),
+                Col::Str(_) | Col::Coded(_) => neutralize(c.cell(i)),
                 _ => c.cell(i),
             }))
             .unwrap();
@@ -586,6 +645,50 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("columns differ"), "{err}");
+    }
+
+    #[test]
+    fn coded_text_reads_as_the_same_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.parquet");
+        let mut t = numbered(0, 5);
+        t.push(
+            "k",
+            Col::Str(
+                ["b", "a", "b", "", "=x"]
+                    .iter()
+                    .map(|s| Some(s.to_string()))
+                    .collect(),
+            ),
+        );
+        t.cols[0] = Col::Str(vec![
+            Some("r0".into()),
+            None,
+            Some("r0".into()),
+            None,
+            Some("r4".into()),
+        ]);
+        t.write(&p).unwrap();
+        let plain = Table::read_parquet(&p).unwrap();
+        let coded = Table::read_parquet_coded(&p, None, &["s", "k"]).unwrap();
+        let Some(Col::Coded(k)) = coded.col("k") else {
+            panic!("k is coded")
+        };
+        assert_eq!(k.values, ["b", "a", "", "=x"]);
+        assert_eq!(k.codes, [Some(0), Some(1), Some(0), Some(2), Some(3)]);
+        for (a, b) in plain.cols.iter().zip(&coded.cols) {
+            assert_eq!(
+                (0..5).map(|i| a.cell(i)).collect::<Vec<_>>(),
+                (0..5).map(|i| b.cell(i)).collect::<Vec<_>>()
+            );
+        }
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        plain.write_csv(&mut x).unwrap();
+        coded.write_csv(&mut y).unwrap();
+        assert_eq!(x, y);
+        let q = dir.path().join("y.parquet");
+        coded.write(&q).unwrap();
+        assert_eq!(Table::read_parquet(&q).unwrap(), plain);
     }
 
     #[test]
