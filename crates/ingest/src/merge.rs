@@ -12,7 +12,7 @@
 use crate::commit::{key_order, partition_order, CommitCtx, Dedupe};
 use crate::error::{IngestError, Result};
 use crate::schema::{to_table, StoredObservation};
-use crate::spill::{write_sections, Section, SectionReader};
+use crate::spill::{Section, SectionReader, SectionWriter};
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -21,6 +21,10 @@ use std::path::Path;
 
 /// Read buffer per merged section: a busy date may have hundreds of them.
 const SECTION_BUFFER: usize = 64 << 10;
+
+/// Sections merged at once at most (open files, buffers); more are merged in
+/// passes. Small in the crate's tests so that the passes are exercised.
+const MAX_FAN_IN: usize = if cfg!(test) { 3 } else { 128 };
 
 /// Rows from several sources, each already in `order`, merged into one stream in
 /// that order; ties go to the earlier source, so a stable sort of the sources'
@@ -153,8 +157,9 @@ fn merge_date(
 ) -> Result<u64> {
     // Sources in input order: the sections as they were spilled, then the rows still
     // held (the latest read, put in key order like the sections).
+    let spills = fan_in(spills.to_vec(), by_key, scratch, "keys")?;
     let mut sources = Vec::with_capacity(spills.len() + 1);
-    for s in spills {
+    for s in &spills {
         sources.push(Source::Spill(SectionReader::open_buffered(
             s,
             SECTION_BUFFER,
@@ -189,6 +194,7 @@ fn merge_date(
         return Ok(0);
     }
     sort_partition(&mut run);
+    let runs = fan_in(runs, partition_order, scratch, "runs")?;
     let mut sources = vec![Source::Memory(std::mem::take(&mut run).into_iter())];
     for s in &runs {
         sources.push(Source::Spill(SectionReader::open_buffered(
@@ -221,6 +227,37 @@ fn merge_date(
     }
 }
 
+/// Merges `sections` (each sorted by `order`) in passes of at most [`MAX_FAN_IN`]
+/// until that many are left; each pass keeps the sections' relative order, so ties
+/// still go to the earlier section.
+fn fan_in(
+    mut sections: Vec<Section>,
+    order: fn(&StoredObservation, &StoredObservation) -> Ordering,
+    scratch: &Path,
+    what: &str,
+) -> Result<Vec<Section>> {
+    let mut pass = 0;
+    while sections.len() > MAX_FAN_IN {
+        pass += 1;
+        let mut merged = Vec::new();
+        for (k, chunk) in sections.chunks(MAX_FAN_IN).enumerate() {
+            let sources = chunk
+                .iter()
+                .map(|s| SectionReader::open_buffered(s, SECTION_BUFFER).map(Source::Spill))
+                .collect::<Result<Vec<_>>>()?;
+            let mut m = Merge::new(sources, order)?;
+            let path = scratch.join(format!("{what}-pass{pass}-{k:06}.spill"));
+            let mut out = SectionWriter::create(&path, chunk.iter().map(|s| s.rows).sum())?;
+            while let Some(r) = m.pop()? {
+                out.write(&r)?;
+            }
+            merged.push(out.finish()?);
+        }
+        sections = merged;
+    }
+    Ok(sections)
+}
+
 /// Survivors' partition order, by position, the rows moved once.
 fn sort_partition(rows: &mut Vec<StoredObservation>) {
     let mut order: Vec<usize> = (0..rows.len()).collect();
@@ -233,14 +270,92 @@ fn sort_partition(rows: &mut Vec<StoredObservation>) {
 /// Sorts a run of survivors in partition order and spills it; the run is emptied.
 fn spill_run(run: &mut Vec<StoredObservation>, scratch: &Path, n: usize) -> Result<Section> {
     sort_partition(run);
-    let path = scratch.join(format!("run-{n:06}.spill"));
-    let mut sections = write_sections(&path, [(NaiveDate::default(), run.iter().collect())])?;
+    let mut out = SectionWriter::create(&scratch.join(format!("run-{n:06}.spill")), run.len())?;
+    for r in run.iter() {
+        out.write(r)?;
+    }
     run.clear();
-    sections
-        .pop()
-        .map(|(_, s)| s)
-        .ok_or_else(|| IngestError::Store {
-            path,
-            detail: "a merge run was written without its section".into(),
-        })
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ingest, IngestOptions, Store};
+
+    /// Two days of trades from four sources, every fifth row sent again later (an
+    /// identical duplicate) and every seventh again at another price (a conflict).
+    fn csv() -> String {
+        let mut rows = vec!["kind,observed_at,source,gpu,scope,term,price,price_unit,currency,obs_id,quantity_gpu_hours".to_string()];
+        let row = |i: usize, price: f64| {
+            format!(
+                "trade,2025-03-0{}T{:02}:{:02}:00Z,s{},h100-sxm-80gb,vm,on-demand,{price:.3},gpu_hour,USD,id{i},{}",
+                1 + i % 2,
+                i % 24,
+                i % 60,
+                i % 4,
+                100 + i
+            )
+        };
+        for i in 0..120 {
+            rows.push(row(i, 2.0 + i as f64 * 0.001));
+            if i >= 30 && i % 5 == 0 {
+                rows.push(row(i - 30, 2.0 + (i - 30) as f64 * 0.001));
+            }
+            if i >= 20 && i % 7 == 0 {
+                rows.push(row(i - 20, 9.0));
+            }
+        }
+        rows.join("\n") + "\n"
+    }
+
+    /// The store's rows, in order, with where each came from.
+    fn rows(store: &std::path::Path) -> Vec<String> {
+        Store::open(store)
+            .unwrap()
+            .read(None, None)
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}|{}|{}|{}",
+                    r.dedupe_key,
+                    crate::content_key(&r.obs),
+                    r.obs.input_row,
+                    r.obs.usd_per_gpu_hour.get()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merging_in_passes_stores_what_memory_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("in.csv");
+        std::fs::write(&file, csv()).unwrap();
+        let run = |name: &str, batch_rows: usize| {
+            let store = dir.path().join(name);
+            let opts = IngestOptions {
+                batch_rows,
+                ..Default::default()
+            };
+            let s = ingest(&store, std::slice::from_ref(&file), &opts, &mut |_| {}).unwrap();
+            (s, rows(&store))
+        };
+        // Four-row batches: about twenty sections a day and runs of four survivors,
+        // merged in passes of three.
+        let (merged, merged_rows) = run("merged", 4);
+        let (whole, whole_rows) = run("whole", 1_000_000);
+        assert!(merged.duplicates_within_run > 0 && merged.conflicts > 0);
+        assert_eq!(merged_rows, whole_rows);
+        assert_eq!(
+            (
+                merged.accepted,
+                merged.duplicates_within_run,
+                merged.conflicts
+            ),
+            (whole.accepted, whole.duplicates_within_run, whole.conflicts)
+        );
+        assert_eq!(merged.conflict_examples, whole.conflict_examples);
+        assert!(!dir.path().join("merged/staging").exists());
+    }
 }

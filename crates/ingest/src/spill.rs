@@ -249,6 +249,66 @@ pub fn write_sections<'a>(
     Ok(out)
 }
 
+/// One section alone in a new scratch file, written a row at a time; how many rows
+/// it holds is declared first (the section starts with its count).
+pub struct SectionWriter {
+    out: Out<CountingWriter<BufWriter<std::fs::File>>>,
+    section: Section,
+    written: usize,
+}
+
+impl SectionWriter {
+    pub fn create(path: &Path, rows: usize) -> Result<Self> {
+        let werr = |source| IngestError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let f = std::fs::File::create(path).map_err(werr)?;
+        let mut out = Out(CountingWriter {
+            inner: BufWriter::with_capacity(1 << 20, f),
+            written: 0,
+        });
+        out.u64(rows as u64).map_err(werr)?;
+        Ok(Self {
+            out,
+            section: Section {
+                path: path.to_path_buf(),
+                offset: 0,
+                rows,
+            },
+            written: 0,
+        })
+    }
+
+    pub fn write(&mut self, r: &StoredObservation) -> Result<()> {
+        let werr = |source| IngestError::Write {
+            path: self.section.path.clone(),
+            source,
+        };
+        if self.written == self.section.rows {
+            return Err(werr(std::io::Error::other(
+                "more rows than the section declares",
+            )));
+        }
+        self.written += 1;
+        put(&mut self.out, r).map_err(werr)
+    }
+
+    pub fn finish(mut self) -> Result<Section> {
+        let werr = |source| IngestError::Write {
+            path: self.section.path.clone(),
+            source,
+        };
+        if self.written != self.section.rows {
+            return Err(werr(std::io::Error::other(
+                "fewer rows than the section declares",
+            )));
+        }
+        self.out.0.inner.flush().map_err(werr)?;
+        Ok(self.section)
+    }
+}
+
 /// The rows of one section, read one at a time.
 pub struct SectionReader {
     path: std::path::PathBuf,
