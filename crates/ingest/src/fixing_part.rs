@@ -57,36 +57,43 @@ pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
     let mut cols: BTreeMap<String, Col> = t.names.into_iter().zip(t.cols).collect();
     // A repeated text column: each distinct value parsed once (one that does not
     // parse is refused at its first row) and, when `required`, no row empty.
-    let mut parsed = |name: &str,
-                      required: bool,
-                      parse: &dyn Fn(&str) -> std::result::Result<(), String>|
-     -> Result<Coded> {
+    let mut decode = |name: &str, required: bool| -> Result<Coded> {
         let Some(Col::Coded(c)) = cols.remove(name) else {
             return Err(missing(name));
         };
-        let first_row = |code: Option<u32>| c.codes.iter().position(|x| *x == code).unwrap_or(0);
-        for (k, v) in c.values.iter().enumerate() {
-            parse(v).map_err(|e| bad(first_row(Some(k as u32)), e))?;
-        }
-        if required && c.codes.contains(&None) {
-            return Err(bad(first_row(None), format!("{name} is empty")));
+        if required {
+            if let Some(r) = c.codes.iter().position(Option::is_none) {
+                return Err(bad(r, format!("{name} is empty")));
+            }
         }
         Ok(c)
     };
-    let kind = parsed("kind", true, &|s| {
-        s.parse::<ObservationKind>()
-            .map(drop)
-            .map_err(|e| e.to_string())
-    })?;
-    let source = parsed("source", true, &|_| Ok(()))?;
-    let grade = parsed("grade", true, &|s| {
-        s.parse::<Grade>().map(drop).map_err(|e| e.to_string())
-    })?;
-    let tier = parsed("operator_tier", false, &|s| {
-        s.parse::<OperatorTier>()
-            .map(drop)
-            .map_err(|e| e.to_string())
-    })?;
+    let (kind, source, grade, tier) = (
+        decode("kind", true)?,
+        decode("source", true)?,
+        decode("grade", true)?,
+        decode("operator_tier", false)?,
+    );
+    fn values<T>(
+        c: &Coded,
+        parse: impl Fn(&str) -> std::result::Result<T, String>,
+        bad: impl Fn(usize, String) -> IngestError,
+    ) -> Result<Vec<T>> {
+        c.values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                parse(v).map_err(|e| {
+                    let first = c.codes.iter().position(|x| *x == Some(k as u32));
+                    bad(first.unwrap_or(0), e)
+                })
+            })
+            .collect()
+    }
+    let kinds: Vec<ObservationKind> =
+        values(&kind, |s| s.parse().map_err(|e| format!("{e}")), bad)?;
+    let grades: Vec<Grade> = values(&grade, |s| s.parse().map_err(|e| format!("{e}")), bad)?;
+    let tiers: Vec<OperatorTier> = values(&tier, |s| s.parse().map_err(|e| format!("{e}")), bad)?;
     let Some(Col::Str(keys)) = cols.remove("dedupe_key") else {
         return Err(missing("dedupe_key"));
     };
@@ -99,31 +106,27 @@ pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
     let (usd, qty) = (f64_col("usd_per_gpu_hour")?, f64_col("quantity_gpu_hours")?);
     let at = TimeCol::of(&cols, "observed_at", path)?;
     let fixing_date = TimeCol::of(&cols, "fixing_date", path)?;
-    // Checked above: every value parses and required codes are present.
-    fn all<T>(values: &[String], parse: impl Fn(&str) -> Option<T>) -> Option<Vec<T>> {
-        values.iter().map(|v| parse(v)).collect()
-    }
-    fn rows<T: Copy>(codes: &[Option<u32>], values: &[T]) -> Option<Vec<T>> {
-        codes
+    // Codes are present (checked above) and index their values (built that way).
+    let required = |c: &Coded, name: &str| -> Result<Vec<u32>> {
+        c.codes
             .iter()
-            .map(|c| c.and_then(|c| values.get(c as usize).copied()))
-            .collect()
-    }
-    let kinds = all(&kind.values, |s| s.parse().ok()).ok_or_else(|| missing("kind"))?;
-    let tiers: Vec<OperatorTier> =
-        all(&tier.values, |s| s.parse().ok()).ok_or_else(|| missing("operator_tier"))?;
-    let code_of = |codes: &[Option<u32>], name: &str| -> Result<Vec<u32>> {
-        codes
-            .iter()
-            .map(|c| c.ok_or_else(|| missing(name)))
+            .map(|x| x.ok_or_else(|| missing(name)))
             .collect()
     };
     let mut out = FixingPart {
         path: path.to_path_buf(),
-        kind: rows(&kind.codes, &kinds).ok_or_else(|| missing("kind"))?,
-        source: code_of(&source.codes, "source")?,
-        grade: code_of(&grade.codes, "grade")?,
-        grades: all(&grade.values, |s| s.parse().ok()).ok_or_else(|| missing("grade"))?,
+        kind: required(&kind, "kind")?
+            .into_iter()
+            .map(|c| {
+                kinds
+                    .get(c as usize)
+                    .copied()
+                    .ok_or_else(|| missing("kind"))
+            })
+            .collect::<Result<_>>()?,
+        source: required(&source, "source")?,
+        grade: required(&grade, "grade")?,
+        grades,
         sources: source.values,
         operator_tier: tier
             .codes
