@@ -170,6 +170,7 @@ fn a_terminated_ingest_leaves_no_lock_and_no_data() {
     let obs = dir.join("obs.csv");
     std::fs::write(&obs, body).unwrap();
     let store = dir.join("store");
+    let lock = store.join(".lock");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rentix"))
         .args([
             "ingest",
@@ -181,21 +182,23 @@ fn a_terminated_ingest_leaves_no_lock_and_no_data() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the run holds the lock (up to 20 s on a loaded machine), then
-    // terminate it.
-    let lock = store.join(".lock");
-    for _ in 0..4000 {
-        if lock.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    assert!(lock.exists(), "the ingest never took the lock");
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+    // A shell watches for the lock file and sends SIGTERM the moment it appears
+    // (within microseconds, while the run may still be writing it: a signal there
+    // once left the lock behind); it gives up after a few seconds of looking.
+    let watcher = format!(
+        "i=0; while [ ! -e '{}' ] && [ $i -lt 3000000 ]; do i=$((i+1)); done; kill -TERM {}",
+        lock.display(),
+        child.id()
+    );
+    let killed = std::process::Command::new("sh")
+        .args(["-c", &watcher])
         .status()
         .unwrap();
     assert!(killed.success());
+    assert!(
+        lock.exists() || store.join("runs").exists(),
+        "the ingest never took the lock"
+    );
     let status = child.wait().unwrap();
     if status.success() {
         // The run finished before the signal: nothing to check but the lock.

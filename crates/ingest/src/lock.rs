@@ -77,10 +77,9 @@ pub fn release_all() -> bool {
     let published = *publishing;
     // Never released: the process is about to exit.
     std::mem::forget(publishing);
-    if let Ok(mut held) = HELD.lock() {
-        for p in held.drain(..) {
-            let _ = fs::remove_file(p);
-        }
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    for p in held.drain(..) {
+        let _ = fs::remove_file(p);
     }
     published
 }
@@ -100,21 +99,31 @@ impl StoreLock {
         let owner = LockOwner::me(command);
         let mut replaced_stale = None;
         for _ in 0..2 {
-            match fs::OpenOptions::new()
+            // Created and registered under the registry's lock: a signal handler
+            // ([`release_all`]) waits for both, so it never finds the file there and
+            // not yet registered (writing the owner and the fsync take milliseconds,
+            // and a SIGTERM there used to leave the lock behind).
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            let created = fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
-                .open(path)
-            {
+                .open(path);
+            if created.is_ok() {
+                held.push(path.to_path_buf());
+            }
+            drop(held);
+            match created {
                 Ok(mut f) => {
                     let json = serde_json::to_string(&owner).unwrap_or_default();
-                    f.write_all(json.as_bytes())
-                        .and_then(|_| f.sync_all())
-                        .map_err(|source| IngestError::Write {
+                    if let Err(source) = f.write_all(json.as_bytes()).and_then(|_| f.sync_all()) {
+                        let _ = fs::remove_file(path);
+                        if let Ok(mut held) = HELD.lock() {
+                            held.retain(|p| p != path);
+                        }
+                        return Err(IngestError::Write {
                             path: path.to_path_buf(),
                             source,
-                        })?;
-                    if let Ok(mut held) = HELD.lock() {
-                        held.push(path.to_path_buf());
+                        });
                     }
                     return Ok(Self {
                         path: path.to_path_buf(),
