@@ -161,22 +161,11 @@ impl Store {
         Ok(out)
     }
 
-    /// Hands the committed observations with `from <= fixing_date <= to` to `each`,
-    /// one partition file at a time in date order. The next few partitions (two per
+    /// Hands the committed partitions with `from <= fixing_date <= to` to `each` as
+    /// the fixing engine reads them ([`FixingPart`]: nine columns, the repeated text
+    /// as codes, checked), one file at a time in date order. The next few (two per
     /// thread) are read and decoded in parallel while `each` works on the current
     /// ones: memory holds those, not the store.
-    pub fn for_each_part(
-        &self,
-        from: Option<NaiveDate>,
-        to: Option<NaiveDate>,
-        projection: Projection,
-        each: impl FnMut(Vec<StoredObservation>) + Send,
-    ) -> Result<()> {
-        self.for_each_read(from, to, |f| self.read_part_projected(f, projection), each)
-    }
-
-    /// [`Store::for_each_part`] for the fixing engine: each partition as a
-    /// [`FixingPart`] (nine columns, the repeated text as codes), checked.
     pub fn for_each_fixing_part(
         &self,
         from: Option<NaiveDate>,
