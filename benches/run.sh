@@ -5,7 +5,8 @@
 #
 #   cargo build --release && bash benches/run.sh [WORKDIR]
 #
-# Needs GNU time (/usr/bin/time -v) for peak memory.
+# Needs GNU time (/usr/bin/time -v) for peak memory, and taskset (util-linux) for
+# the one-core runs of section 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 R="${RENTIX:-${CARGO_TARGET_DIR:-target}/release/rentix}"
@@ -109,3 +110,16 @@ measure track_1000 "$R" track --index "$W/fix_regional.csv" --rent "$W/sim1m/ren
 measure track_0 "$R" track --index "$W/fix_regional.csv" --rent "$W/sim1m/rent_producer_h100.csv" --resamples 0 --out "$W/track0.csv"
 echo "  candidates: $((grades - 1))"
 ratio track_1000 track_0
+
+echo "== 5. two threads against one (taskset pins a run to one core)"
+if command -v taskset > /dev/null; then
+  rm -rf "$W/store_t1" "$W/store_t2"
+  measure ingest_1core taskset -c 0 "$R" ingest --store "$W/store_t1" "$W/sim1m/observations.csv"
+  measure ingest_2core "$R" ingest --store "$W/store_t2" "$W/sim1m/observations.csv"
+  ratio ingest_1core ingest_2core
+  measure index_1core taskset -c 0 "$R" index --store "$W/store1m" --out "$W/fix_t1.csv"
+  measure index_2core "$R" index --store "$W/store1m" --out "$W/fix_t2.csv"
+  ratio index_1core index_2core
+else
+  echo "  taskset not found (util-linux): skipped"
+fi
