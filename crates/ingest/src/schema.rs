@@ -3,7 +3,9 @@
 use crate::error::{IngestError, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use rentix_core::{GpuHours, Grade, Observation, UsdPerGpuHour};
-use rentix_table::{epoch_days, from_epoch_days, from_micros, micros, timestamp_text, Col, Table};
+use rentix_table::{
+    epoch_days, from_epoch_days, from_micros, micros, timestamp_text, Coded, Col, Table,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -44,14 +46,24 @@ pub const COLUMNS: [&str; 26] = [
     "input_row",
 ];
 
-/// Converts observations to the store's table layout, moving their strings into the
-/// columns (the rows' text is left empty: they are not needed once written).
+/// Converts observations to the store's table layout. The text columns that repeat
+/// (kind, source, grade and its parts, units, currency, provenance file) are coded by
+/// their distinct values, each written as text once: a partition's rows are sorted by
+/// grade, kind and time, so most cells cost a comparison rather than a string. The
+/// unique text (ids and dedupe keys) moves out of the rows, which are left without it.
 pub fn to_table(rows: &mut [StoredObservation]) -> Table {
-    fn s(
-        rows: &mut [StoredObservation],
-        f: impl FnMut(&mut StoredObservation) -> Option<String>,
+    fn coded<'r, K: std::hash::Hash + Eq + Clone>(
+        rows: &'r [StoredObservation],
+        key: impl Fn(&'r StoredObservation) -> Option<K>,
+        text: impl Fn(&K) -> String,
     ) -> Col {
-        Col::Str(rows.iter_mut().map(f).collect())
+        Col::Coded(Coded::from_keys(rows.iter().map(key), text))
+    }
+    fn words<'r>(
+        rows: &'r [StoredObservation],
+        key: impl Fn(&'r StoredObservation) -> Option<&'r str>,
+    ) -> Col {
+        coded(rows, key, |s: &&str| s.to_string())
     }
     fn f(rows: &[StoredObservation], g: impl Fn(&StoredObservation) -> Option<f64>) -> Col {
         Col::F64(rows.iter().map(g).collect())
@@ -60,10 +72,24 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
         Col::I64(rows.iter().map(g).collect())
     }
     let take = std::mem::take::<String>;
+    let obs_id = Col::Str(
+        rows.iter_mut()
+            .map(|r| Some(take(&mut r.obs.obs_id)))
+            .collect(),
+    );
+    let dedupe_key = Col::Str(
+        rows.iter_mut()
+            .map(|r| Some(take(&mut r.dedupe_key)))
+            .collect(),
+    );
+    let rows = &*rows;
     let mut t = Table::new();
-    t.push("obs_id", s(rows, |r| Some(take(&mut r.obs.obs_id))));
-    t.push("dedupe_key", s(rows, |r| Some(take(&mut r.dedupe_key))));
-    t.push("kind", s(rows, |r| Some(r.obs.kind.as_str().to_string())));
+    t.push("obs_id", obs_id);
+    t.push("dedupe_key", dedupe_key);
+    t.push(
+        "kind",
+        coded(rows, |r| Some(r.obs.kind), |k| k.as_str().to_string()),
+    );
     t.push(
         "observed_at",
         Col::Timestamp(
@@ -80,16 +106,22 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
                 .collect(),
         ),
     );
-    t.push("source", s(rows, |r| Some(take(&mut r.obs.source))));
-    t.push("grade", s(rows, |r| Some(r.obs.grade.key())));
-    t.push("gpu", s(rows, |r| Some(r.obs.grade.gpu.to_string())));
-    t.push("scope", s(rows, |r| Some(r.obs.grade.scope.to_string())));
+    t.push("source", words(rows, |r| Some(r.obs.source.as_str())));
+    t.push("grade", coded(rows, |r| Some(&r.obs.grade), |g| g.key()));
+    t.push(
+        "gpu",
+        coded(rows, |r| Some(&r.obs.grade.gpu), |g| g.to_string()),
+    );
+    t.push(
+        "scope",
+        coded(rows, |r| Some(r.obs.grade.scope), |s| s.to_string()),
+    );
     t.push(
         "term",
-        s(rows, |r| Some(r.obs.grade.term.as_str().to_string())),
+        coded(rows, |r| Some(r.obs.grade.term), |t| t.as_str().to_string()),
     );
-    t.push("region", s(rows, |r| r.obs.grade.region.take()));
-    t.push("gpu_raw", s(rows, |r| Some(take(&mut r.obs.gpu_raw))));
+    t.push("region", words(rows, |r| r.obs.grade.region.as_deref()));
+    t.push("gpu_raw", words(rows, |r| Some(r.obs.gpu_raw.as_str())));
     t.push(
         "usd_per_gpu_hour",
         f(rows, |r| Some(r.obs.usd_per_gpu_hour.get())),
@@ -101,23 +133,24 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
     t.push("price", f(rows, |r| Some(r.obs.price_raw)));
     t.push(
         "price_unit",
-        s(rows, |r| Some(r.obs.price_unit.as_str().to_string())),
+        coded(rows, |r| Some(r.obs.price_unit), |u| u.as_str().to_string()),
     );
-    t.push("currency", s(rows, |r| Some(take(&mut r.obs.currency))));
+    t.push("currency", words(rows, |r| Some(r.obs.currency.as_str())));
     t.push(
         "gpus_per_unit",
         i(rows, |r| r.obs.gpus_per_unit.map(i64::from)),
     );
-    t.push("interconnect", s(rows, |r| r.obs.interconnect.take()));
+    t.push(
+        "interconnect",
+        words(rows, |r| r.obs.interconnect.as_deref()),
+    );
     t.push(
         "cluster_gpus",
         i(rows, |r| r.obs.cluster_gpus.map(i64::from)),
     );
     t.push(
         "operator_tier",
-        s(rows, |r| {
-            r.obs.operator_tier.map(|x| x.as_str().to_string())
-        }),
+        coded(rows, |r| r.obs.operator_tier, |x| x.as_str().to_string()),
     );
     t.push("upfront", f(rows, |r| r.obs.upfront));
     t.push(
@@ -129,7 +162,10 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
         ),
     );
     t.push("level", i(rows, |r| Some(i64::from(r.obs.kind.level()))));
-    t.push("input_file", s(rows, |r| Some(take(&mut r.obs.input_file))));
+    t.push(
+        "input_file",
+        words(rows, |r| Some(r.obs.input_file.as_str())),
+    );
     t.push("input_row", i(rows, |r| Some(r.obs.input_row as i64)));
     t
 }

@@ -67,6 +67,51 @@ impl Coded {
     pub fn get(&self, i: usize) -> Option<&str> {
         self.codes[i].map(|c| self.values[c as usize].as_str())
     }
+
+    /// Codes cells by a key (a value with a text: a grade, an enum, a borrowed
+    /// string), writing each distinct key's text once. A run of equal keys, which is
+    /// what a sorted column holds, costs one comparison a cell.
+    pub fn from_keys<K: std::hash::Hash + Eq + Clone>(
+        keys: impl IntoIterator<Item = Option<K>>,
+        text: impl Fn(&K) -> String,
+    ) -> Self {
+        let mut index: std::collections::HashMap<K, u32> = std::collections::HashMap::new();
+        let mut last: Option<(K, u32)> = None;
+        let mut out = Coded::default();
+        for key in keys {
+            let code = key.map(|k| match &last {
+                Some((l, c)) if *l == k => *c,
+                _ => {
+                    let c = *index.entry(k.clone()).or_insert_with(|| {
+                        out.values.push(text(&k));
+                        (out.values.len() - 1) as u32
+                    });
+                    last = Some((k, c));
+                    c
+                }
+            });
+            out.codes.push(code);
+        }
+        out
+    }
+
+    /// A polars string column gathered from the distinct values: each value is
+    /// copied once, and a cell is a view of it (no string per cell).
+    fn to_series(&self, name: PlSmallStr) -> PolarsResult<Series> {
+        let null = self.values.len() as IdxSize;
+        let distinct = StringChunked::from_iter_options(
+            name,
+            self.values.iter().map(|v| Some(v.as_str())).chain([None]),
+        );
+        let codes = IdxCa::from_vec(
+            PlSmallStr::EMPTY,
+            self.codes
+                .iter()
+                .map(|c| c.map_or(null, |c| c as IdxSize))
+                .collect(),
+        );
+        Ok(distinct.take(&codes)?.into_series())
+    }
 }
 
 /// Microseconds since the epoch of a UTC instant (the store's timestamp precision).
@@ -274,10 +319,7 @@ impl Table {
                 let name: PlSmallStr = n.as_str().into();
                 Ok(match c {
                     Col::Str(v) => Column::new(name, v),
-                    Col::Coded(c) => Column::new(
-                        name,
-                        (0..c.codes.len()).map(|i| c.get(i)).collect::<Vec<_>>(),
-                    ),
+                    Col::Coded(c) => Column::from(c.to_series(name)?),
                     Col::F64(v) => Column::new(name, v),
                     Col::I64(v) => Column::new(name, v),
                     Col::Bool(v) => Column::new(name, v),
@@ -645,6 +687,49 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("columns differ"), "{err}");
+    }
+
+    #[test]
+    fn coded_by_keys_writes_the_same_parquet_bytes_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = [
+            Some(3),
+            Some(3),
+            None,
+            Some(1),
+            Some(3),
+            None,
+            Some(7),
+            Some(1),
+        ];
+        let text = |k: &i32| format!("grade-{k}");
+        let coded = Coded::from_keys(keys, text);
+        assert_eq!(coded.values, ["grade-3", "grade-1", "grade-7"]);
+        assert_eq!(
+            coded.codes,
+            [
+                Some(0),
+                Some(0),
+                None,
+                Some(1),
+                Some(0),
+                None,
+                Some(2),
+                Some(1)
+            ]
+        );
+        let mut as_codes = numbered(0, keys.len() as i64);
+        as_codes.push("g", Col::Coded(coded));
+        let mut as_text = numbered(0, keys.len() as i64);
+        as_text.push(
+            "g",
+            Col::Str(keys.iter().map(|k| k.as_ref().map(text)).collect()),
+        );
+        let (a, b) = (dir.path().join("a.parquet"), dir.path().join("b.parquet"));
+        as_codes.write(&a).unwrap();
+        as_text.write(&b).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert_eq!(Table::read_parquet(&a).unwrap(), as_text);
     }
 
     #[test]
