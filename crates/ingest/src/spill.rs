@@ -7,6 +7,7 @@
 use crate::error::{IngestError, Result};
 use crate::schema::StoredObservation;
 use chrono::{DateTime, Datelike, NaiveDate};
+use rayon::prelude::*;
 use rentix_core::{GpuHours, Observation, UsdPerGpuHour};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -93,7 +94,25 @@ fn day_number(d: NaiveDate) -> u64 {
     Datelike::num_days_from_ce(&d) as u32 as u64
 }
 
-fn put(o: &mut Out<impl Write>, r: &StoredObservation) -> std::io::Result<()> {
+/// The text of the last grade written: rows of a section run in long stretches of
+/// one grade, so its key is formatted once per stretch, not once per row.
+#[derive(Default)]
+struct GradeKey(Option<(rentix_core::Grade, String)>);
+
+impl GradeKey {
+    fn of(&mut self, g: &rentix_core::Grade) -> &str {
+        if self.0.as_ref().is_none_or(|(last, _)| last != g) {
+            self.0 = Some((g.clone(), g.key()));
+        }
+        self.0.as_ref().map_or("", |(_, k)| k.as_str())
+    }
+}
+
+fn put(
+    o: &mut Out<impl Write>,
+    r: &StoredObservation,
+    grade: &mut GradeKey,
+) -> std::io::Result<()> {
     let b = &r.obs;
     o.str(&b.obs_id)?;
     o.str(&r.dedupe_key)?;
@@ -101,7 +120,7 @@ fn put(o: &mut Out<impl Write>, r: &StoredObservation) -> std::io::Result<()> {
     o.u64(b.observed_at.timestamp_nanos_opt().unwrap_or(0) as u64)?;
     o.u64(day_number(b.fixing_date))?;
     o.str(&b.source)?;
-    o.str(&b.grade.key())?;
+    o.str(grade.of(&b.grade))?;
     o.str(&b.gpu_raw)?;
     o.u64(b.usd_per_gpu_hour.get().to_bits())?;
     o.opt_u64(b.quantity_gpu_hours.map(|q| q.get().to_bits()))?;
@@ -216,45 +235,55 @@ pub struct Section {
 /// section per date (rows in the order given), and returns where each date's
 /// section starts. One file per spill, not one per date: a two-year batch spilled
 /// 731 files, and creating them (inode allocation) was a third of an ingest's
-/// kernel time.
-pub fn write_sections<'a>(
+/// kernel time. The sections are encoded in parallel (the spill is on the path
+/// every batch of the input waits on) and written in the order given.
+pub fn write_sections(
     path: &Path,
-    batches: impl IntoIterator<Item = (NaiveDate, Vec<&'a StoredObservation>)>,
+    batches: &[(NaiveDate, Vec<&StoredObservation>)],
 ) -> Result<Vec<(NaiveDate, Section)>> {
     let werr = |source| IngestError::Write {
         path: path.to_path_buf(),
         source,
     };
-    let f = std::fs::File::create(path).map_err(werr)?;
-    let mut o = Out(CountingWriter {
-        inner: BufWriter::with_capacity(1 << 20, f),
-        written: 0,
-    });
-    let mut out = Vec::new();
-    for (date, rows) in batches {
+    let encoded: Vec<Vec<u8>> = batches
+        .par_iter()
+        .map(|(_, rows)| {
+            let mut o = Out(Vec::with_capacity(rows.len() * 160 + 8));
+            let mut grade = GradeKey::default();
+            // Writes to memory cannot fail.
+            let _ = o.u64(rows.len() as u64);
+            for r in rows {
+                let _ = put(&mut o, r, &mut grade);
+            }
+            o.0
+        })
+        .collect();
+    let mut f = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).map_err(werr)?);
+    let mut out = Vec::with_capacity(batches.len());
+    let mut offset = 0u64;
+    for ((date, rows), bytes) in batches.iter().zip(&encoded) {
         out.push((
-            date,
+            *date,
             Section {
                 path: path.to_path_buf(),
-                offset: o.0.written,
+                offset,
                 rows: rows.len(),
             },
         ));
-        o.u64(rows.len() as u64).map_err(werr)?;
-        for r in rows {
-            put(&mut o, r).map_err(werr)?;
-        }
+        f.write_all(bytes).map_err(werr)?;
+        offset += bytes.len() as u64;
     }
-    o.0.inner.flush().map_err(werr)?;
+    f.flush().map_err(werr)?;
     Ok(out)
 }
 
 /// One section alone in a new scratch file, written a row at a time; how many rows
 /// it holds is declared first (the section starts with its count).
 pub struct SectionWriter {
-    out: Out<CountingWriter<BufWriter<std::fs::File>>>,
+    out: Out<BufWriter<std::fs::File>>,
     section: Section,
     written: usize,
+    grade: GradeKey,
 }
 
 impl SectionWriter {
@@ -264,10 +293,7 @@ impl SectionWriter {
             source,
         };
         let f = std::fs::File::create(path).map_err(werr)?;
-        let mut out = Out(CountingWriter {
-            inner: BufWriter::with_capacity(1 << 20, f),
-            written: 0,
-        });
+        let mut out = Out(BufWriter::with_capacity(1 << 20, f));
         out.u64(rows as u64).map_err(werr)?;
         Ok(Self {
             out,
@@ -277,6 +303,7 @@ impl SectionWriter {
                 rows,
             },
             written: 0,
+            grade: GradeKey::default(),
         })
     }
 
@@ -291,7 +318,7 @@ impl SectionWriter {
             )));
         }
         self.written += 1;
-        put(&mut self.out, r).map_err(werr)
+        put(&mut self.out, r, &mut self.grade).map_err(werr)
     }
 
     pub fn finish(mut self) -> Result<Section> {
@@ -304,7 +331,7 @@ impl SectionWriter {
                 "fewer rows than the section declares",
             )));
         }
-        self.out.0.inner.flush().map_err(werr)?;
+        self.out.0.flush().map_err(werr)?;
         Ok(self.section)
     }
 }
@@ -372,21 +399,4 @@ pub fn read_section(section: &Section, into: &mut Vec<StoredObservation>) -> Res
         into.push(r?);
     }
     Ok(())
-}
-
-/// A writer that counts the bytes through it (the offset of the next section).
-struct CountingWriter<W: Write> {
-    inner: W,
-    written: u64,
-}
-
-impl<W: Write> Write for CountingWriter<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
