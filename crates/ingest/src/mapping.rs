@@ -78,39 +78,41 @@ impl Template {
         })
     }
 
-    /// Renders against a record. If every referenced column is empty the result is
-    /// `None` (a missing value), whatever literal text surrounds them.
+    /// Renders against a record, `at` holding the record position of each of the
+    /// template's columns in order ([`Mapping::bind`]). If every referenced column
+    /// is empty the result is `None` (a missing value), whatever literal text
+    /// surrounds them.
     fn render<'r, S: AsRef<str>>(
         &self,
         record: &'r [S],
-        index: &BTreeMap<String, usize>,
+        at: &[Option<usize>],
     ) -> Option<Cow<'r, str>> {
-        // The common case, one plain column: one allocation, no scratch string.
+        let cell = |k: usize| {
+            at.get(k)
+                .copied()
+                .flatten()
+                .and_then(|i| record.get(i))
+                .map(|s| s.as_ref().trim())
+                .unwrap_or("")
+        };
+        // The common case, one plain column: borrowed as it stands, no copy.
         if let [Piece::Column {
-            name,
             filter: Filter::None,
+            ..
         }] = self.pieces.as_slice()
         {
-            let v = index
-                .get(name)
-                .and_then(|&i| record.get(i))
-                .map(|s| s.as_ref().trim())
-                .unwrap_or("");
+            let v = cell(0);
             return (!v.is_empty()).then_some(Cow::Borrowed(v));
         }
         let mut out = String::new();
-        let mut any_column = false;
+        let mut columns = 0;
         let mut any_value = false;
         for p in &self.pieces {
             match p {
                 Piece::Text(t) => out.push_str(t),
-                Piece::Column { name, filter } => {
-                    any_column = true;
-                    let v = index
-                        .get(name)
-                        .and_then(|&i| record.get(i))
-                        .map(|s| s.as_ref().trim())
-                        .unwrap_or("");
+                Piece::Column { filter, .. } => {
+                    let v = cell(columns);
+                    columns += 1;
                     let v = match filter {
                         Filter::None => v.to_string(),
                         Filter::Lower => v.to_lowercase(),
@@ -126,7 +128,7 @@ impl Template {
                 }
             }
         }
-        if any_column && !any_value {
+        if columns > 0 && !any_value {
             None
         } else {
             Some(Cow::Owned(out))
@@ -282,32 +284,80 @@ impl Mapping {
         Ok(())
     }
 
+    /// The mapping resolved against a file's header ([`Mapping::check_header`]
+    /// first): every column it reads becomes a record position and every field a
+    /// slot, so that mapping a record looks up no name.
+    pub fn bind(&self, header: &[String]) -> BoundMapping<'_> {
+        let position = |col: &str| header.iter().position(|h| h == col);
+        let emits = self
+            .emits
+            .iter()
+            .map(|emit| BoundEmit {
+                when: emit.when.as_deref().map(position),
+                fields: emit
+                    .fields
+                    .iter()
+                    .filter_map(|(field, template)| {
+                        Some(BoundField {
+                            slot: crate::raw::field_position(field)?,
+                            template,
+                            columns: template.columns().map(position).collect(),
+                            value_map: self.value_map.get(field),
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        BoundMapping { emits }
+    }
+}
+
+/// A [`Mapping`] resolved against one file's header ([`Mapping::bind`]).
+#[derive(Debug)]
+pub struct BoundMapping<'m> {
+    emits: Vec<BoundEmit<'m>>,
+}
+
+#[derive(Debug)]
+struct BoundEmit<'m> {
+    /// The column that must be non-empty for the block to emit (`Some(None)`: a
+    /// column the header lacks, so never).
+    when: Option<Option<usize>>,
+    fields: Vec<BoundField<'m>>,
+}
+
+#[derive(Debug)]
+struct BoundField<'m> {
+    /// Position in [`rentix_core::CANONICAL_COLUMNS`].
+    slot: usize,
+    template: &'m Template,
+    /// Record position of each of the template's columns, in order.
+    columns: Vec<Option<usize>>,
+    value_map: Option<&'m BTreeMap<String, String>>,
+}
+
+impl BoundMapping<'_> {
     /// Applies every emit block to one record.
-    pub fn apply<'r, S: AsRef<str>>(
-        &self,
-        record: &'r [S],
-        index: &BTreeMap<String, usize>,
-    ) -> Vec<RawObservation<'r>> {
+    pub fn apply<'r, S: AsRef<str>>(&self, record: &'r [S]) -> Vec<RawObservation<'r>> {
         let mut out = Vec::with_capacity(self.emits.len());
         for emit in &self.emits {
-            if let Some(col) = &emit.when {
-                let present = index
-                    .get(col)
-                    .and_then(|&i| record.get(i))
+            if let Some(col) = emit.when {
+                let present = col
+                    .and_then(|i| record.get(i))
                     .is_some_and(|v| !v.as_ref().trim().is_empty());
                 if !present {
                     continue;
                 }
             }
             let mut raw = RawObservation::default();
-            for (field, tpl) in &emit.fields {
-                let mut v = tpl.render(record, index);
-                if let (Some(map), Some(val)) = (self.value_map.get(field), v.as_ref()) {
+            for f in &emit.fields {
+                let mut v = f.template.render(record, &f.columns);
+                if let (Some(map), Some(val)) = (f.value_map, v.as_ref()) {
                     if let Some(m) = map.get(val.trim()) {
                         v = Some(Cow::Owned(m.clone()));
                     }
                 }
-                raw.set(field, v);
+                raw.set_at(f.slot, v);
             }
             out.push(raw);
         }
@@ -319,14 +369,8 @@ impl Mapping {
 mod tests {
     use super::*;
 
-    fn idx(h: &[&str]) -> (Vec<String>, BTreeMap<String, usize>) {
-        let header: Vec<String> = h.iter().map(|s| s.to_string()).collect();
-        let index = header
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (h.clone(), i))
-            .collect();
-        (header, index)
+    fn idx(h: &[&str]) -> Vec<String> {
+        h.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
@@ -363,7 +407,7 @@ currency = "USD"
             Path::new("m.toml"),
         )
         .unwrap();
-        let (header, index) = idx(&["ts", "who", "g", "sock", "plan", "od", "spot", "cfg"]);
+        let header = idx(&["ts", "who", "g", "sock", "plan", "od", "spot", "cfg"]);
         m.check_header(&header, Path::new("f.csv")).unwrap();
         let rec: Vec<String> = [
             "2025-01-01",
@@ -378,7 +422,7 @@ currency = "USD"
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let out = m.apply(&rec, &index);
+        let out = m.bind(&header).apply(&rec);
         assert_eq!(
             out.len(),
             1,
@@ -388,7 +432,7 @@ currency = "USD"
         assert_eq!(out[0].gpu.as_deref(), Some("H100_80GB"));
         assert_eq!(out[0].scope.as_deref(), Some("vm"));
         assert_eq!(out[0].gpus_per_unit.as_deref(), Some("8"));
-        let (bad_header, _) = idx(&["ts", "who"]);
+        let bad_header = idx(&["ts", "who"]);
         let e = m.check_header(&bad_header, Path::new("f.csv")).unwrap_err();
         assert!(e.to_string().contains("\"g\""), "{e}");
     }

@@ -3,7 +3,7 @@
 
 use crate::commit::{commit_dates, CommitCtx, DateInput, MAX_CONFLICT_EXAMPLES};
 use crate::error::{IngestError, Result};
-use crate::mapping::Mapping;
+use crate::mapping::{BoundMapping, Mapping};
 use crate::normalize::{dedupe_key, hex, Bounds, Normalizer};
 use crate::quarantine::{QuarantineRow, QuarantineWriter};
 use crate::reason::Rejection;
@@ -500,11 +500,7 @@ fn read_file(
             &canonical
         }
     };
-    let index: BTreeMap<String, usize> = header
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.clone(), i))
-        .collect();
+    let mapping = mapping.bind(&header);
 
     // One thread reads and splits records; the pool validates and normalizes a batch
     // while the previous one is staged (spilled when the stage is full). Batches are
@@ -530,7 +526,7 @@ fn read_file(
                     Some((b, r)) => stage(&file, b, r, stager, quarantine, fs),
                     None => Ok(()),
                 },
-                || normalize_batch(&batch, mapping, &index, normalizer, &file_name),
+                || normalize_batch(&batch, &mapping, normalizer, &file_name),
             );
             staged?;
             normalized = Some((batch, results));
@@ -558,8 +554,7 @@ struct FileContext<'a> {
 /// while reading (`early`) yields nothing here.
 fn normalize_batch(
     batch: &[PendingRecord],
-    mapping: &Mapping,
-    index: &BTreeMap<String, usize>,
+    mapping: &BoundMapping<'_>,
     normalizer: &Normalizer,
     file_name: &str,
 ) -> Vec<Outcomes> {
@@ -571,7 +566,7 @@ fn normalize_batch(
             };
             let fields: Vec<&str> = fields.iter().collect();
             mapping
-                .apply(&fields, index)
+                .apply(&fields)
                 .into_iter()
                 .map(|raw| {
                     normalizer.normalize(&raw, file_name, *row).map(|obs| {

@@ -35,6 +35,18 @@ impl<'a> RawObservation<'a> {
     /// Sets a canonical field by name (trimmed; empty becomes `None`); returns false
     /// for a name that is not a canonical field.
     pub fn set(&mut self, field: &str, value: Option<Cow<'a, str>>) -> bool {
+        match field_position(field) {
+            Some(at) => {
+                self.set_at(at, value);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets the field at `at`, its position in [`rentix_core::CANONICAL_COLUMNS`]
+    /// (a mapping resolves names to positions once per file, not once per row).
+    pub fn set_at(&mut self, at: usize, value: Option<Cow<'a, str>>) {
         let value = value
             .map(|v| match v {
                 Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
@@ -42,33 +54,81 @@ impl<'a> RawObservation<'a> {
                 Cow::Owned(o) => Cow::Owned(o.trim().to_string()),
             })
             .filter(|v| !v.is_empty());
-        let slot = match field {
-            "kind" => &mut self.kind,
-            "observed_at" => &mut self.observed_at,
-            "source" => &mut self.source,
-            "gpu" => &mut self.gpu,
-            "scope" => &mut self.scope,
-            "term" => &mut self.term,
-            "price" => &mut self.price,
-            "price_unit" => &mut self.price_unit,
-            "currency" => &mut self.currency,
-            "obs_id" => &mut self.obs_id,
-            "quantity_gpu_hours" => &mut self.quantity_gpu_hours,
-            "gpus_per_unit" => &mut self.gpus_per_unit,
-            "region" => &mut self.region,
-            "interconnect" => &mut self.interconnect,
-            "cluster_gpus" => &mut self.cluster_gpus,
-            "operator_tier" => &mut self.operator_tier,
-            "upfront" => &mut self.upfront,
-            "term_start" => &mut self.term_start,
-            _ => return false,
+        let slot = match at {
+            0 => &mut self.obs_id,
+            1 => &mut self.kind,
+            2 => &mut self.observed_at,
+            3 => &mut self.source,
+            4 => &mut self.gpu,
+            5 => &mut self.scope,
+            6 => &mut self.term,
+            7 => &mut self.price,
+            8 => &mut self.price_unit,
+            9 => &mut self.currency,
+            10 => &mut self.quantity_gpu_hours,
+            11 => &mut self.gpus_per_unit,
+            12 => &mut self.region,
+            13 => &mut self.interconnect,
+            14 => &mut self.cluster_gpus,
+            15 => &mut self.operator_tier,
+            16 => &mut self.upfront,
+            17 => &mut self.term_start,
+            _ => return,
         };
         *slot = value;
-        true
     }
+}
+
+/// The position of canonical field `name` in [`rentix_core::CANONICAL_COLUMNS`].
+pub fn field_position(name: &str) -> Option<usize> {
+    rentix_core::CANONICAL_COLUMNS
+        .iter()
+        .position(|c| *c == name)
 }
 
 /// Whether `name` is a field of the canonical observations layout.
 pub fn is_canonical_field(name: &str) -> bool {
     rentix_core::CANONICAL_COLUMNS.contains(&name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_canonical_field_is_set_by_its_name() {
+        for name in rentix_core::CANONICAL_COLUMNS {
+            let mut r = RawObservation::default();
+            assert!(r.set(name, Some(Cow::Borrowed(name))));
+            let fields = [
+                ("obs_id", &r.obs_id),
+                ("kind", &r.kind),
+                ("observed_at", &r.observed_at),
+                ("source", &r.source),
+                ("gpu", &r.gpu),
+                ("scope", &r.scope),
+                ("term", &r.term),
+                ("price", &r.price),
+                ("price_unit", &r.price_unit),
+                ("currency", &r.currency),
+                ("quantity_gpu_hours", &r.quantity_gpu_hours),
+                ("gpus_per_unit", &r.gpus_per_unit),
+                ("region", &r.region),
+                ("interconnect", &r.interconnect),
+                ("cluster_gpus", &r.cluster_gpus),
+                ("operator_tier", &r.operator_tier),
+                ("upfront", &r.upfront),
+                ("term_start", &r.term_start),
+            ];
+            for (field, value) in fields {
+                let expected = (field == name).then_some(name);
+                assert_eq!(
+                    value.as_deref(),
+                    expected,
+                    "set({name:?}) and field {field}"
+                );
+            }
+        }
+        assert!(!RawObservation::default().set("price_usd", Some("1".into())));
+    }
 }
