@@ -14,6 +14,7 @@ mod mapping;
 mod merge;
 mod normalize;
 mod pipeline;
+mod publish;
 mod quarantine;
 mod raw;
 mod reason;

@@ -13,7 +13,6 @@ use crate::summary::{FileSummary, IngestSummary};
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
-use rentix_table::write_atomic;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -401,56 +400,8 @@ pub fn ingest(
     summary.check().map_err(IngestError::Accounting)?;
 
     quarantine.write(&store_dir.join(&quarantine_rel))?;
-    let record = store_dir.join("runs").join(format!("{run_id}.json"));
-    let json = serde_json::to_string_pretty(&summary).map_err(|e| IngestError::Store {
-        path: record.clone(),
-        detail: e.to_string(),
-    })?;
-    // The commit point, only if this run still holds the lock: partitions move into
-    // place (a rename each), then the run record names them. A crash between the two
-    // leaves files no record names, which the next run sweeps; a signal waits for
-    // the whole publication (`release_all_locks`).
-    let mut published = crate::lock::publishing();
-    lock.verify()?;
-    let staged: Vec<PathBuf> = summary
-        .partitions
-        .iter()
-        .map(|rel| stager.dir.join("commit").join(rel))
-        .collect();
-    rentix_table::sync_files(&staged)?;
-    let observations = store_dir.join("observations");
-    std::fs::create_dir_all(&observations).map_err(|source| IngestError::Write {
-        path: observations.clone(),
-        source,
-    })?;
-    for rel in &summary.partitions {
-        let (from, to) = (stager.dir.join("commit").join(rel), store_dir.join(rel));
-        // A date new to the store moves in as its whole directory (one rename, no
-        // mkdir: a two-year backfill is 731 of them); a date the store has already
-        // gains one file.
-        let (from_dir, to_dir) = (from.parent(), to.parent());
-        let moved_dir = match (from_dir, to_dir) {
-            (Some(fd), Some(td)) if !td.exists() => std::fs::rename(fd, td).is_ok(),
-            _ => false,
-        };
-        if !moved_dir {
-            std::fs::rename(&from, &to)
-                .map_err(|source| IngestError::Write { path: to, source })?;
-        }
-    }
-    write_atomic(&record, |w| {
-        w.write_all(json.as_bytes())
-            .and_then(|_| w.write_all(b"\n"))
-            .map_err(|source| rentix_table::TableError::Write {
-                path: record.clone(),
-                source,
-            })
-    })?;
-    *published = true;
-    drop(published);
-    let _ = std::fs::remove_dir_all(store_dir.join("staging").join(&run_id));
-    // Gone when no other run's staging is left in it.
-    let _ = std::fs::remove_dir(store_dir.join("staging"));
+    crate::publish::publish(store_dir, &lock, &stager.dir.join("commit"), &summary)?;
+    crate::publish::remove_staging(store_dir, &run_id);
     drop(lock);
     Ok(summary)
 }
