@@ -64,7 +64,7 @@ pub enum Command {
         after_help = "Example:\n  rentix report --in reports/demo --out reports/demo/report.html"
     )]
     Report(ReportArgs),
-    /// Inspect a store: `rentix store check` reads back every run and partition.
+    /// Inspect or maintain a store: `rentix store check` reads back every run and partition, `rentix store compact` merges each date's files into one.
     Store(StoreArgs),
     /// Recompute every published fixing from the store under its methodology and
     /// report any difference (exit 1 when one differs).
@@ -154,6 +154,20 @@ pub enum StoreCommand {
         /// Store directory.
         #[arg(long)]
         store: PathBuf,
+    },
+    /// Merge the files each fixing date has accumulated (one per run that touched
+    /// it) into one file per date: same rows, same provenance, fewer files to open.
+    /// A run of its own, committed atomically; prints what it did.
+    #[command(
+        after_help = "Example:\n  rentix store compact --store store\n  rentix store compact --store store --min-files 24"
+    )]
+    Compact {
+        /// Store directory.
+        #[arg(long)]
+        store: PathBuf,
+        /// Compact a date only when it has at least this many files (2 or more).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..))]
+        min_files: u32,
     },
 }
 

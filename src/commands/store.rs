@@ -1,8 +1,8 @@
-//! `rentix store check`.
+//! `rentix store check` and `rentix store compact`.
 
 use crate::cli::{StoreArgs, StoreCommand};
 use anyhow::bail;
-use rentix_ingest::{check_store, Store};
+use rentix_ingest::{check_store, compact, Store};
 
 pub fn run(a: StoreArgs) -> anyhow::Result<()> {
     match a.command {
@@ -18,6 +18,11 @@ pub fn run(a: StoreArgs) -> anyhow::Result<()> {
                     r.problems[0]
                 );
             }
+            Ok(())
+        }
+        StoreCommand::Compact { store, min_files } => {
+            let s = compact(&store, min_files as usize)?;
+            outln!("{}", serde_json::to_string_pretty(&s)?);
             Ok(())
         }
     }

@@ -53,6 +53,7 @@ pub fn check_store(store: &Store) -> StoreReport {
         .unwrap_or_default();
     records.retain(|p| p.extension().is_some_and(|e| e == "json"));
     records.sort();
+    let mut runs: Vec<(std::path::PathBuf, IngestSummary)> = Vec::new();
     for path in records {
         let text = match crate::read_limited(&path) {
             Ok(t) => t,
@@ -64,21 +65,39 @@ pub fn check_store(store: &Store) -> StoreReport {
                 continue;
             }
         };
-        let run: IngestSummary = match serde_json::from_str(&text) {
-            Ok(x) => x,
-            Err(e) => {
-                r.problems
-                    .push(format!("{}: not a run record: {e}", rel(root, &path)));
-                continue;
-            }
-        };
+        match serde_json::from_str(&text) {
+            Ok(run) => runs.push((path, run)),
+            Err(e) => r
+                .problems
+                .push(format!("{}: not a run record: {e}", rel(root, &path))),
+        }
+    }
+    // Files a compaction merged into its own are no part of the store any more:
+    // they are not read, and one still on disk is a leftover.
+    let replaced =
+        crate::store::replaced_files(&runs.iter().map(|(_, run)| run.clone()).collect::<Vec<_>>());
+    let written: BTreeSet<&String> = runs.iter().flat_map(|(_, run)| &run.partitions).collect();
+    for (path, run) in &runs {
         r.runs += 1;
         if let Err(e) = run.check() {
-            r.problems.push(format!("{}: {e}", rel(root, &path)));
+            r.problems.push(format!("{}: {e}", rel(root, path)));
+        }
+        for gone in &run.replaces {
+            if !written.contains(gone) {
+                r.problems.push(format!(
+                    "compaction {} replaces {gone}, which no run wrote",
+                    run.run_id
+                ));
+            }
         }
         named.insert(run.quarantine_file.clone());
         let mut run_rows = 0u64;
+        let mut all_live = true;
         for part in &run.partitions {
+            if replaced.contains(part) {
+                all_live = false;
+                continue;
+            }
             named.insert(part.clone());
             r.partitions += 1;
             let Some(date) = partition_date(part) else {
@@ -92,7 +111,7 @@ pub fn check_store(store: &Store) -> StoreReport {
                 r.problems.push(format!(
                     "{part} (run {}): fixing date {date} is implausible; remove the run record {} and its files, then ingest again",
                     run.run_id,
-                    rel(root, &path)
+                    rel(root, path)
                 ));
                 continue;
             }
@@ -111,13 +130,29 @@ pub fn check_store(store: &Store) -> StoreReport {
                     .push(format!("{part} (run {}): unreadable: {e}", run.run_id)),
             }
         }
-        if run_rows != run.accepted {
+        // A run's own files hold what it accepted (or, for a compaction, the rows it
+        // moved) while none of them has been compacted away since.
+        let expected = run.accepted + run.compacted_rows;
+        if all_live && run_rows != expected {
             r.problems.push(format!(
-                "run {}: its partitions hold {run_rows} rows, its record says {} accepted",
-                run.run_id, run.accepted
+                "run {}: its partitions hold {run_rows} rows, its record says {expected} {}",
+                run.run_id,
+                if run.replaces.is_empty() {
+                    "accepted"
+                } else {
+                    "compacted"
+                }
             ));
         }
         r.rows += run_rows;
+    }
+    // Whatever was compacted, the store holds every row its runs accepted.
+    let accepted: u64 = runs.iter().map(|(_, run)| run.accepted).sum();
+    if r.rows != accepted {
+        r.problems.push(format!(
+            "the partitions hold {} rows, the runs accepted {accepted}",
+            r.rows
+        ));
     }
     for sub in ["observations", "quarantine"] {
         let dir = root.join(sub);

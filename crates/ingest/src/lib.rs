@@ -7,6 +7,7 @@
 
 mod check;
 mod commit;
+mod compact;
 mod error;
 mod fixing_part;
 mod lock;
@@ -24,6 +25,7 @@ mod store;
 mod summary;
 
 pub use check::{check_store, StoreReport};
+pub use compact::{compact, CompactSummary};
 pub use error::{IngestError, Result};
 pub use fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
 pub use lock::{release_all as release_all_locks, LockOwner, StoreLock};

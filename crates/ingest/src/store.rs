@@ -10,6 +10,8 @@
 //!   written leaves the store exactly as it was (its stray files are swept by the
 //!   next ingest);
 //! - `staging/`: spill files of the run in progress;
+//! - a compaction (`rentix store compact`) is a run too: its record names the one
+//!   file per date it wrote and the files it replaced (`replaces`);
 //! - `.lock`: held while an ingest runs, so that two runs never interleave.
 
 use crate::error::{IngestError, Result};
@@ -98,11 +100,17 @@ impl Store {
         Ok(format!("run-{n:06}"))
     }
 
-    /// Committed partition files by fixing date (relative paths, sorted).
+    /// Committed partition files by fixing date (relative paths, sorted): every
+    /// file a run record names, less those a compaction replaced.
     pub fn partitions(&self) -> Result<BTreeMap<NaiveDate, Vec<String>>> {
+        let runs = self.runs()?;
+        let replaced = replaced_files(&runs);
         let mut out: BTreeMap<NaiveDate, Vec<String>> = BTreeMap::new();
-        for run in self.runs()? {
+        for run in runs {
             for part in run.partitions {
+                if replaced.contains(&part) {
+                    continue;
+                }
                 let date = partition_date(&part)
                     .filter(|d| (2000..=2100).contains(&chrono::Datelike::year(d)))
                     .ok_or_else(|| IngestError::Store {
@@ -283,17 +291,20 @@ impl Store {
             .collect())
     }
 
-    /// Removes what a killed run left: staging files and partition or quarantine
-    /// files that no run record names. Called with the lock held.
+    /// Removes what a killed run left: staging files, partition or quarantine files
+    /// that no run record names, and files a committed compaction replaced. Called
+    /// with the lock held.
     pub fn sweep(&self, _lock: &StoreLock) -> Result<Vec<PathBuf>> {
-        let committed: BTreeSet<String> = self
-            .runs()?
+        let runs = self.runs()?;
+        let replaced = replaced_files(&runs);
+        let committed: BTreeSet<String> = runs
             .into_iter()
             .flat_map(|r| {
                 let mut v = r.partitions;
                 v.push(r.quarantine_file);
                 v
             })
+            .filter(|f| !replaced.contains(f))
             .collect();
         let mut removed = Vec::new();
         let staging = self.root.join("staging");
@@ -325,6 +336,13 @@ impl Store {
         }
         Ok(removed)
     }
+}
+
+/// Partition files that a committed compaction merged into one of its own.
+pub(crate) fn replaced_files(runs: &[IngestSummary]) -> BTreeSet<String> {
+    runs.iter()
+        .flat_map(|r| r.replaces.iter().cloned())
+        .collect()
 }
 
 fn walk(dir: &Path) -> Result<Vec<PathBuf>> {

@@ -83,9 +83,23 @@ pub struct IngestSummary {
     pub quarantine_file: String,
     pub first_fixing_date: Option<String>,
     pub last_fixing_date: Option<String>,
+    /// A compaction (`rentix store compact`) only: the partition files whose rows it
+    /// merged into its own `partitions`. From its commit on they are no part of the
+    /// store (readers skip them, the next run removes any left behind), while the
+    /// records of the runs that wrote them still say what those runs did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<String>,
+    /// A compaction only: the rows it moved (as many as `replaces` held). A
+    /// compaction accepts no rows, so stores' totals of `accepted` stay the rows held.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compacted_rows: u64,
     /// Set when this run replaced a lock left by a process that is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_lock: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl IngestSummary {

@@ -1,0 +1,165 @@
+//! `rentix store compact`: merges the files of each fixing date that runs have
+//! accumulated (one per run that touched the date: hourly ingests, late quotes)
+//! into one file, so that readers open one file per date.
+//!
+//! A compaction is a run like an ingest: under the store's lock, written under
+//! staging and published at one commit point (its run record, which names the file
+//! it wrote per date and the files it `replaces`). The rows are the same, with their
+//! provenance (`input_file`, `input_row`), in the partition order an ingest writes;
+//! the records of the runs that wrote the replaced files stay as they are.
+
+use crate::commit::partition_order;
+use crate::error::{IngestError, Result};
+use crate::schema::{to_table, StoredObservation};
+use crate::store::{partition_path, Store};
+use crate::summary::IngestSummary;
+use chrono::NaiveDate;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::Path;
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CompactSummary {
+    /// The compaction's run id (`None` when there was nothing to compact: no run
+    /// record is written then).
+    pub run_id: Option<String>,
+    /// Dates whose files were merged.
+    pub dates: usize,
+    /// Files replaced, and files written (one per date).
+    pub files_replaced: usize,
+    pub files_written: usize,
+    /// Rows moved: the same before and after.
+    pub rows: u64,
+    /// Files the store's readers open, before and after.
+    pub files_before: usize,
+    pub files_after: usize,
+}
+
+/// Rows of the dates compacted at once (in parallel): memory holds them together,
+/// about half a gigabyte. A date with more rows than this is compacted alone, and
+/// holds all its rows.
+const CHUNK_ROWS: usize = 1_000_000;
+
+/// Merges the files of every fixing date that has at least `min_files` of them
+/// (2 or more) into one file per date.
+pub fn compact(store_dir: &Path, min_files: usize) -> Result<CompactSummary> {
+    let store = Store::open(store_dir)?;
+    let lock = crate::lock::StoreLock::acquire(&store_dir.join(".lock"), "store compact")?;
+    store.sweep(&lock)?;
+    let parts = store.partitions()?;
+    let files_before = parts.values().map(Vec::len).sum();
+    let due: Vec<Due<'_>> = parts
+        .iter()
+        .filter(|(_, files)| files.len() >= min_files.max(2))
+        .map(|(d, f)| (*d, f))
+        .collect();
+    let mut out = CompactSummary {
+        files_before,
+        files_after: files_before,
+        ..Default::default()
+    };
+    if due.is_empty() {
+        return Ok(out);
+    }
+    let run_id = store.next_run_id()?;
+    let staged = store_dir.join("staging").join(&run_id).join("commit");
+    let mut summary = IngestSummary {
+        run_id: run_id.clone(),
+        mapping: "compact".into(),
+        ..Default::default()
+    };
+    for chunk in chunks_by_rows(&due, store_dir)? {
+        let moved: Vec<(NaiveDate, u64)> = chunk
+            .par_iter()
+            .map(|(date, files)| {
+                let rel = partition_path(*date, &run_id);
+                compact_date(&store, *date, files, &staged.join(&rel)).map(|n| (*date, n))
+            })
+            .collect::<Result<_>>()?;
+        for ((date, n), (_, files)) in moved.into_iter().zip(chunk) {
+            // A date of no rows (no ingest writes one) gets no file.
+            if n > 0 {
+                summary.partitions.push(partition_path(date, &run_id));
+            }
+            summary.replaces.extend(files.iter().cloned());
+            summary.compacted_rows += n;
+        }
+    }
+    summary.first_fixing_date = due.first().map(|(d, _)| d.to_string());
+    summary.last_fixing_date = due.last().map(|(d, _)| d.to_string());
+    crate::publish::publish(store_dir, &lock, &staged, &summary)?;
+    // Committed: the replaced files are no part of the store any more. Removed now;
+    // any this fails to remove, the next run's sweep does.
+    for gone in &summary.replaces {
+        let _ = std::fs::remove_file(store_dir.join(gone));
+    }
+    crate::publish::remove_staging(store_dir, &run_id);
+    out.run_id = Some(run_id);
+    out.dates = due.len();
+    out.files_replaced = summary.replaces.len();
+    out.files_written = summary.partitions.len();
+    out.rows = summary.compacted_rows;
+    out.files_after = files_before - out.files_replaced + out.files_written;
+    drop(lock);
+    Ok(out)
+}
+
+/// A date due for compaction and its files.
+type Due<'s> = (NaiveDate, &'s Vec<String>);
+
+/// `due` cut into runs of consecutive dates holding at most [`CHUNK_ROWS`] rows
+/// together (as their files' footers count them), or one date each if larger.
+fn chunks_by_rows<'d, 's>(due: &'d [Due<'s>], store_dir: &Path) -> Result<Vec<&'d [Due<'s>]>> {
+    let sizes: Vec<usize> = due
+        .par_iter()
+        .map(|(_, files)| {
+            files
+                .iter()
+                .map(|f| rentix_table::Table::parquet_rows(&store_dir.join(f)))
+                .sum::<std::result::Result<usize, _>>()
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    let mut chunks = Vec::new();
+    let (mut start, mut rows) = (0, 0);
+    for (i, n) in sizes.iter().enumerate() {
+        if i > start && rows + n > CHUNK_ROWS {
+            chunks.push(&due[start..i]);
+            (start, rows) = (i, 0);
+        }
+        rows += n;
+    }
+    if start < due.len() {
+        chunks.push(&due[start..]);
+    }
+    Ok(chunks)
+}
+
+/// Writes the rows of `files` (one date's) as one file at `to`, in partition order;
+/// returns how many. Refuses a date whose files share a dedupe key: an ingest
+/// never writes one, so the store would need repair, not compaction.
+fn compact_date(store: &Store, date: NaiveDate, files: &[String], to: &Path) -> Result<u64> {
+    let mut rows: Vec<StoredObservation> = Vec::new();
+    for f in files {
+        rows.extend(store.read_part(f)?);
+    }
+    rows.par_sort_unstable_by(partition_order);
+    let mut keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();
+    keys.par_sort_unstable();
+    if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+        return Err(IngestError::Store {
+            path: store.root().join(format!("observations/date={date}")),
+            detail: format!(
+                "dedupe key {} is stored twice on {date}; `rentix store check` and repair the store before compacting",
+                w[0]
+            ),
+        });
+    }
+    drop(keys);
+    let n = rows.len() as u64;
+    rentix_table::write_unsynced_parquet_batches(
+        to,
+        rows.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
+    )?;
+    Ok(n)
+}

@@ -1,0 +1,247 @@
+//! `rentix store compact`: a store that many runs wrote (one file per run per date)
+//! becomes one file per date holding the same rows, with their provenance, and gives
+//! the same fixings; the store stays checkable and later runs build on it.
+
+use crate::util::{p, rentix, rentix_ok};
+use rentix_ingest::{Store, StoredObservation};
+use serde_json::Value;
+use std::path::Path;
+
+/// Every committed row, in dedupe-key order (a key is unique within its date).
+fn rows(store: &Path) -> Vec<StoredObservation> {
+    let mut rows = Store::open(store).unwrap().read(None, None).unwrap();
+    rows.sort_by(|a, b| {
+        (a.obs.fixing_date, &a.dedupe_key).cmp(&(b.obs.fixing_date, &b.dedupe_key))
+    });
+    rows
+}
+
+/// Files under `observations/`, relative to it.
+fn files(store: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for day in std::fs::read_dir(store.join("observations")).unwrap() {
+        let day = day.unwrap().path();
+        for f in std::fs::read_dir(&day).unwrap() {
+            let f = f.unwrap().path();
+            out.push(format!(
+                "{}/{}",
+                day.file_name().unwrap().to_string_lossy(),
+                f.file_name().unwrap().to_string_lossy()
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn compact(store: &Path) -> Value {
+    serde_json::from_str(&rentix_ok(&["store", "compact", "--store", p(store)])).unwrap()
+}
+
+fn check_is_sound(store: &Path) -> Value {
+    serde_json::from_str(&rentix_ok(&["store", "check", "--store", p(store)])).unwrap()
+}
+
+/// A simulated market of 60 days split row by row (round robin) into three files,
+/// each ingested by a run of its own: every date gets three files.
+fn three_runs(dir: &Path) -> std::path::PathBuf {
+    let sim = dir.join("sim");
+    rentix_ok(&[
+        "simulate",
+        "--out",
+        p(&sim),
+        "--rows",
+        "6000",
+        "--days",
+        "60",
+        "--start",
+        "2025-03-01",
+    ]);
+    let text = std::fs::read_to_string(sim.join("observations.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let mut parts = vec![format!("{header}\n"); 3];
+    for (i, line) in lines.enumerate() {
+        parts[i % 3].push_str(line);
+        parts[i % 3].push('\n');
+    }
+    let store = dir.join("store");
+    for (i, part) in parts.iter().enumerate() {
+        let f = dir.join(format!("part{i}.csv"));
+        std::fs::write(&f, part).unwrap();
+        rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    }
+    store
+}
+
+#[test]
+fn compaction_keeps_every_row_its_provenance_and_every_fixing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    let before_files = files(&store);
+    let before_rows = rows(&store);
+    let fix = |name: &str| {
+        let out = dir.path().join(name);
+        rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+        std::fs::read(out).unwrap()
+    };
+    let fixings_before = fix("before.csv");
+    let days = before_files.len() / 3;
+    assert_eq!(before_files.len(), 3 * days, "three files a date");
+
+    let s = compact(&store);
+    assert_eq!(s["run_id"], "run-000004");
+    assert_eq!(s["dates"], days);
+    assert_eq!(s["files_replaced"], 3 * days);
+    assert_eq!(s["files_written"], days);
+    assert_eq!(s["files_before"], 3 * days);
+    assert_eq!(s["files_after"], days);
+    assert_eq!(s["rows"], before_rows.len());
+
+    let after_files = files(&store);
+    assert_eq!(after_files.len(), days);
+    assert!(after_files
+        .iter()
+        .all(|f| f.ends_with("/run-000004.parquet")));
+    // The same rows, field for field, file and row of origin included.
+    assert_eq!(rows(&store), before_rows);
+    assert_eq!(fix("after.csv"), fixings_before);
+    let check = check_is_sound(&store);
+    assert_eq!(check["rows"], before_rows.len());
+    assert_eq!(check["uncommitted_files"].as_array().unwrap().len(), 0);
+
+    // Nothing left to do: no run, no record.
+    let again = compact(&store);
+    assert_eq!(again["run_id"], Value::Null);
+    assert_eq!(again["files_after"], days);
+    assert_eq!(Store::open(&store).unwrap().runs().unwrap().len(), 4);
+}
+
+#[test]
+fn later_runs_deduplicate_against_compacted_rows_and_compact_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    compact(&store);
+    let before_rows = rows(&store);
+    // Re-sent rows of part 0 (renamed, so not skipped as the same file) plus one
+    // new trade: the re-sent rows are duplicates of the compacted store.
+    let part0 = std::fs::read_to_string(dir.path().join("part0.csv")).unwrap();
+    let header = part0.lines().next().unwrap().to_string();
+    let resent: Vec<&str> = part0.lines().skip(1).take(50).collect();
+    let cols: Vec<&str> = header.split(',').collect();
+    let mut new_row = vec![""; cols.len()];
+    for (c, v) in [
+        ("obs_id", "late-1"),
+        ("kind", "trade"),
+        ("observed_at", "2025-03-05T12:00:00Z"),
+        ("source", "late-desk"),
+        ("gpu", "h100-sxm-80gb"),
+        ("scope", "bare-metal"),
+        ("term", "on-demand"),
+        ("price", "2.25"),
+        ("price_unit", "gpu_hour"),
+        ("currency", "USD"),
+        ("quantity_gpu_hours", "100"),
+    ] {
+        if let Some(i) = cols.iter().position(|h| *h == c) {
+            new_row[i] = v;
+        }
+    }
+    let late = dir.path().join("late.csv");
+    std::fs::write(
+        &late,
+        format!("{header}\n{}\n{}\n", resent.join("\n"), new_row.join(",")),
+    )
+    .unwrap();
+    let summary: Value =
+        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&late)])).unwrap();
+    assert_eq!(summary["duplicates_of_store"], 50, "{summary}");
+    assert_eq!(summary["accepted"], 1, "{summary}");
+    assert_eq!(
+        files(&store)
+            .iter()
+            .filter(|f| f.starts_with("date=2025-03-05/"))
+            .count(),
+        2
+    );
+
+    let s = compact(&store);
+    assert_eq!(s["dates"], 1);
+    assert_eq!(s["files_replaced"], 2);
+    assert_eq!(s["rows"].as_u64().unwrap(), {
+        let n = before_rows
+            .iter()
+            .filter(|r| r.obs.fixing_date.to_string() == "2025-03-05");
+        n.count() as u64 + 1
+    });
+    let after = rows(&store);
+    assert_eq!(after.len(), before_rows.len() + 1);
+    assert!(after
+        .iter()
+        .any(|r| r.obs.obs_id == "late-1" && r.obs.input_file == p(&late)));
+    let check = check_is_sound(&store);
+    assert_eq!(check["rows"], after.len());
+}
+
+#[test]
+fn a_compaction_killed_after_its_commit_leaves_files_the_next_run_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    let keep = dir.path().join("kept.parquet");
+    let replaced = files(&store)[0].clone();
+    std::fs::copy(store.join("observations").join(&replaced), &keep).unwrap();
+    let before_rows = rows(&store);
+    compact(&store);
+    // As if killed between its run record and removing what it replaced.
+    std::fs::copy(&keep, store.join("observations").join(&replaced)).unwrap();
+    assert_eq!(rows(&store), before_rows, "readers skip a replaced file");
+    let check = check_is_sound(&store);
+    assert_eq!(
+        check["uncommitted_files"],
+        serde_json::json!([format!("observations/{replaced}")])
+    );
+    // The next run (here a compaction with nothing to merge) sweeps it.
+    compact(&store);
+    assert!(!store.join("observations").join(&replaced).exists());
+    assert_eq!(rows(&store), before_rows);
+}
+
+#[test]
+fn a_store_check_names_a_compaction_that_lost_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    compact(&store);
+    // A compacted file deleted by hand: the store no longer holds what its runs
+    // accepted, and the check says so.
+    let gone = files(&store)[0].clone();
+    std::fs::remove_file(store.join("observations").join(&gone)).unwrap();
+    let out = rentix(&["store", "check", "--store", p(&store)]);
+    assert!(!out.status.success());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = report["problems"].to_string();
+    assert!(
+        problems.contains(&format!("{gone} (run run-000004): unreadable")),
+        "{problems}"
+    );
+    assert!(problems.contains("the runs accepted"), "{problems}");
+}
+
+#[test]
+fn min_files_leaves_dates_with_fewer_files_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    let before = files(&store);
+    let s: Value = serde_json::from_str(&rentix_ok(&[
+        "store",
+        "compact",
+        "--store",
+        p(&store),
+        "--min-files",
+        "4",
+    ]))
+    .unwrap();
+    assert_eq!(s["run_id"], Value::Null);
+    assert_eq!(files(&store), before);
+    let out = rentix(&["store", "compact", "--store", p(&store), "--min-files", "1"]);
+    assert!(!out.status.success(), "one file a date is already compact");
+}
