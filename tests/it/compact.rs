@@ -245,3 +245,52 @@ fn min_files_leaves_dates_with_fewer_files_alone() {
     let out = rentix(&["store", "compact", "--store", p(&store), "--min-files", "1"]);
     assert!(!out.status.success(), "one file a date is already compact");
 }
+
+#[test]
+fn a_date_whose_files_share_a_key_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    // A store no ingest writes: a run record naming a copy of another run's file,
+    // so a date holds every row of that file twice.
+    let date = files(&store)[0].split('/').next().unwrap().to_string();
+    let copy = format!("observations/{date}/run-000004.parquet");
+    std::fs::copy(
+        store.join(format!("observations/{date}/run-000001.parquet")),
+        store.join(&copy),
+    )
+    .unwrap();
+    let n = rentix_ingest::Table::parquet_rows(&store.join(&copy)).unwrap();
+    let mut record: Value =
+        serde_json::from_str(&std::fs::read_to_string(store.join("runs/run-000001.json")).unwrap())
+            .unwrap();
+    record["run_id"] = "run-000004".into();
+    record["partitions"] = serde_json::json!([copy]);
+    record["files"] = serde_json::json!([]);
+    record["input_sha256"] = serde_json::json!({});
+    for k in ["rows_read", "accepted"] {
+        record[k] = n.into();
+    }
+    for k in [
+        "quarantined",
+        "duplicates",
+        "duplicates_within_run",
+        "duplicates_of_store",
+    ] {
+        record[k] = 0.into();
+    }
+    record["quarantined_by_reason"] = serde_json::json!({});
+    std::fs::write(store.join("runs/run-000004.json"), record.to_string()).unwrap();
+    let before = files(&store);
+
+    let out = rentix(&["store", "compact", "--store", p(&store)]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is stored twice") && err.contains(&date[5..]),
+        "{err}"
+    );
+    assert_eq!(files(&store), before, "nothing moved");
+    assert_eq!(Store::open(&store).unwrap().runs().unwrap().len(), 4);
+    assert!(!store.join(".lock").exists());
+    assert!(!store.join("staging").exists(), "what was staged is gone");
+}

@@ -69,26 +69,13 @@ pub fn compact(store_dir: &Path, min_files: usize) -> Result<CompactSummary> {
         mapping: "compact".into(),
         ..Default::default()
     };
-    for chunk in chunks_by_rows(&due, store_dir)? {
-        let moved: Vec<(NaiveDate, u64)> = chunk
-            .par_iter()
-            .map(|(date, files)| {
-                let rel = partition_path(*date, &run_id);
-                compact_date(&store, *date, files, &staged.join(&rel)).map(|n| (*date, n))
-            })
-            .collect::<Result<_>>()?;
-        for ((date, n), (_, files)) in moved.into_iter().zip(chunk) {
-            // A date of no rows (no ingest writes one) gets no file.
-            if n > 0 {
-                summary.partitions.push(partition_path(date, &run_id));
-            }
-            summary.replaces.extend(files.iter().cloned());
-            summary.compacted_rows += n;
-        }
+    let written = stage_dates(&store, &due, &run_id, &staged, &mut summary)
+        .and_then(|()| crate::publish::publish(store_dir, &lock, &staged, &summary));
+    if let Err(e) = written {
+        // Nothing was committed: what was staged goes now, not at the next run.
+        crate::publish::remove_staging(store_dir, &run_id);
+        return Err(e);
     }
-    summary.first_fixing_date = due.first().map(|(d, _)| d.to_string());
-    summary.last_fixing_date = due.last().map(|(d, _)| d.to_string());
-    crate::publish::publish(store_dir, &lock, &staged, &summary)?;
     // Committed: the replaced files are no part of the store any more. Removed now;
     // any this fails to remove, the next run's sweep does.
     for gone in &summary.replaces {
@@ -103,6 +90,37 @@ pub fn compact(store_dir: &Path, min_files: usize) -> Result<CompactSummary> {
     out.files_after = files_before - out.files_replaced + out.files_written;
     drop(lock);
     Ok(out)
+}
+
+/// Writes the merged file of every date `due` under `staged`, and what it did into
+/// `summary`.
+fn stage_dates(
+    store: &Store,
+    due: &[Due<'_>],
+    run_id: &str,
+    staged: &Path,
+    summary: &mut IngestSummary,
+) -> Result<()> {
+    for chunk in chunks_by_rows(due, store.root())? {
+        let moved: Vec<(NaiveDate, u64)> = chunk
+            .par_iter()
+            .map(|(date, files)| {
+                let rel = partition_path(*date, run_id);
+                compact_date(store, *date, files, &staged.join(&rel)).map(|n| (*date, n))
+            })
+            .collect::<Result<_>>()?;
+        for ((date, n), (_, files)) in moved.into_iter().zip(chunk) {
+            // A date of no rows (no ingest writes one) gets no file.
+            if n > 0 {
+                summary.partitions.push(partition_path(date, run_id));
+            }
+            summary.replaces.extend(files.iter().cloned());
+            summary.compacted_rows += n;
+        }
+    }
+    summary.first_fixing_date = due.first().map(|(d, _)| d.to_string());
+    summary.last_fixing_date = due.last().map(|(d, _)| d.to_string());
+    Ok(())
 }
 
 /// A date due for compaction and its files.
