@@ -178,9 +178,6 @@ impl Stager {
             })
             .collect();
         let sections = crate::spill::write_sections(&path, &ordered)?;
-        drop(ordered);
-        // Freed in parallel too: a batch is a quarter of a million rows of text.
-        buckets.into_par_iter().for_each(drop);
         for (date, section) in sections {
             self.spills.entry(date).or_default().push(section);
         }
