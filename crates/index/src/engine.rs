@@ -155,7 +155,7 @@ impl<'a> GradeGrouper<'a> {
                 .id(&o.source)
                 .ok_or("more than 2^32 distinct contributors")?;
             let row = EngineObs {
-                key: key_of(&r.dedupe_key, &o.fixing_date.to_string())?,
+                key: key_of(&r.dedupe_key, &o.fixing_date)?,
                 price: o.usd_per_gpu_hour.get(),
                 quantity: o.quantity_gpu_hours.map_or(0.0, |q| q.get()),
                 day: day_of(&self.clock, &self.rule, self.roll, o.observed_at),
@@ -214,7 +214,7 @@ impl<'a> GradeGrouper<'a> {
                 )
             })?;
             let row = EngineObs {
-                key: key_of(&part.dedupe_key[r], &part.path.display().to_string())?,
+                key: key_of(&part.dedupe_key[r], &part.path.display())?,
                 price: part.usd_per_gpu_hour[r],
                 quantity: part.quantity_gpu_hours[r].unwrap_or(0.0),
                 day: day_of(&self.clock, &self.rule, self.roll, part.observed_at[r]),
@@ -290,7 +290,8 @@ fn day_of(
 
 /// An observation's dedupe key, refused unless it is the store's 32 hexadecimal
 /// digits (a store edited by hand); `at` says where it was read.
-fn key_of(text: &str, at: &str) -> Result<ObsKey, String> {
+/// `at` names where the row is, formatted only for an error.
+fn key_of(text: &str, at: &dyn std::fmt::Display) -> Result<ObsKey, String> {
     ObsKey::parse_hex(text).ok_or_else(|| {
         format!(
             "store observation {text:?} of {at}: dedupe_key is not 32 lowercase hexadecimal digits"
