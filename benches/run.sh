@@ -123,3 +123,19 @@ if command -v taskset > /dev/null; then
 else
   echo "  taskset not found (util-linux): skipped"
 fi
+
+echo "== 6. a store many runs wrote, before and after store compact"
+# The 1M file dealt round robin into 8 files, each ingested by a run of its own:
+# every date gets 8 files, as from hourly ingests of a feed.
+rm -rf "$W/store_8" "$W/parts8" && mkdir -p "$W/parts8"
+tail -n +2 "$W/sim1m/observations.csv" | awk -v d="$W/parts8" -v h="$(head -1 "$W/sim1m/observations.csv")" \
+  'BEGIN{for(i=0;i<8;i++) print h > (d "/p" i ".csv")} {print > (d "/p" (NR%8) ".csv")}'
+for i in 0 1 2 3 4 5 6 7; do "$R" ingest --store "$W/store_8" "$W/parts8/p$i.csv" > /dev/null; done
+echo "  files before: $(find "$W/store_8/observations" -name '*.parquet' | wc -l), $(du -sm "$W/store_8/observations" | cut -f1) MiB"
+measure index_8runs "$R" index --store "$W/store_8" --out "$W/fix_8a.csv"
+measure compact_8runs "$R" store compact --store "$W/store_8"
+echo "  files after: $(find "$W/store_8/observations" -name '*.parquet' | wc -l), $(du -sm "$W/store_8/observations" | cut -f1) MiB"
+measure index_compacted "$R" index --store "$W/store_8" --out "$W/fix_8b.csv"
+cmp -s "$W/fix_8a.csv" "$W/fix_8b.csv" && echo "  fixings identical before and after" || echo "  FIXINGS DIFFER"
+ratio index_8runs index_compacted
+ratio compact_8runs ingest_1m
