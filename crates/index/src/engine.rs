@@ -196,8 +196,17 @@ impl<'a> GradeGrouper<'a> {
             let at = match by_tier.iter().position(|(t, _)| *t == tier) {
                 Some(at) => at,
                 None => {
+                    // Worked out once per run for each (grade, tier), not once per
+                    // partition: a two-year store has 731 of them.
                     let grade = &part.grades[g];
-                    let at = self.feed(grade, tier);
+                    let known = self
+                        .targets
+                        .get(grade)
+                        .and_then(|v| v.iter().position(|(t, _)| *t == tier));
+                    let at = match known {
+                        Some(at) => at,
+                        None => self.feed(grade, tier),
+                    };
                     by_tier.push((tier, self.targets[grade][at].1.clone()));
                     by_tier.len() - 1
                 }
