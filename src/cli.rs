@@ -168,6 +168,10 @@ pub enum StoreCommand {
         /// Compact a date only when it has at least this many files (2 or more).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..))]
         min_files: u32,
+        /// Rows held in memory: dates with fewer together are merged in parallel; a
+        /// date with more is merged from its files a slice at a time.
+        #[arg(long, default_value_t = rentix_ingest::DEFAULT_BATCH_ROWS)]
+        batch_rows: usize,
     },
 }
 

@@ -20,8 +20,12 @@ pub fn run(a: StoreArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        StoreCommand::Compact { store, min_files } => {
-            let s = compact(&store, min_files as usize)?;
+        StoreCommand::Compact {
+            store,
+            min_files,
+            batch_rows,
+        } => {
+            let s = compact(&store, min_files as usize, batch_rows)?;
             outln!("{}", serde_json::to_string_pretty(&s)?);
             Ok(())
         }

@@ -36,14 +36,12 @@ pub struct CompactSummary {
     pub files_after: usize,
 }
 
-/// Rows of the dates compacted at once (in parallel): memory holds them together,
-/// about half a gigabyte. A date with more rows than this is compacted alone, and
-/// holds all its rows.
-const CHUNK_ROWS: usize = 1_000_000;
-
 /// Merges the files of every fixing date that has at least `min_files` of them
-/// (2 or more) into one file per date.
-pub fn compact(store_dir: &Path, min_files: usize) -> Result<CompactSummary> {
+/// (2 or more) into one file per date. Memory holds about `batch_rows` rows: dates
+/// with fewer together are merged in parallel, each sorted in memory; a date with
+/// more is merged from its files a slice at a time (they are in partition order),
+/// into the same file.
+pub fn compact(store_dir: &Path, min_files: usize, batch_rows: usize) -> Result<CompactSummary> {
     let store = Store::open(store_dir)?;
     let lock = crate::lock::StoreLock::acquire(&store_dir.join(".lock"), "store compact")?;
     store.sweep(&lock)?;
@@ -69,8 +67,15 @@ pub fn compact(store_dir: &Path, min_files: usize) -> Result<CompactSummary> {
         mapping: "compact".into(),
         ..Default::default()
     };
-    let written = stage_dates(&store, &due, &run_id, &staged, &mut summary)
-        .and_then(|()| crate::publish::publish(store_dir, &lock, &staged, &summary));
+    let written = stage_dates(
+        &store,
+        &due,
+        batch_rows.max(1),
+        &run_id,
+        &staged,
+        &mut summary,
+    )
+    .and_then(|()| crate::publish::publish(store_dir, &lock, &staged, &summary));
     if let Err(e) = written {
         // Nothing was committed: what was staged goes now, not at the next run.
         crate::publish::remove_staging(store_dir, &run_id);
@@ -97,18 +102,28 @@ pub fn compact(store_dir: &Path, min_files: usize) -> Result<CompactSummary> {
 fn stage_dates(
     store: &Store,
     due: &[Due<'_>],
+    batch_rows: usize,
     run_id: &str,
     staged: &Path,
     summary: &mut IngestSummary,
 ) -> Result<()> {
-    for chunk in chunks_by_rows(due, store.root())? {
-        let moved: Vec<(NaiveDate, u64)> = chunk
-            .par_iter()
-            .map(|(date, files)| {
-                let rel = partition_path(*date, run_id);
-                compact_date(store, *date, files, &staged.join(&rel)).map(|n| (*date, n))
-            })
-            .collect::<Result<_>>()?;
+    for (chunk, rows) in chunks_by_rows(due, store.root(), batch_rows)? {
+        let moved: Vec<(NaiveDate, u64)> = if rows > batch_rows {
+            // One date alone, too busy to hold: merged a slice of each file at a time.
+            let (date, files) = chunk[0];
+            let paths: Vec<_> = files.iter().map(|f| store.root().join(f)).collect();
+            let slice = (batch_rows / paths.len().max(1)).max(1);
+            let to = staged.join(partition_path(date, run_id));
+            vec![(date, crate::merge::merge_stored(&paths, &to, slice)?)]
+        } else {
+            chunk
+                .par_iter()
+                .map(|(date, files)| {
+                    let rel = partition_path(*date, run_id);
+                    compact_date(store, *date, files, &staged.join(&rel)).map(|n| (*date, n))
+                })
+                .collect::<Result<_>>()?
+        };
         for ((date, n), (_, files)) in moved.into_iter().zip(chunk) {
             // A date of no rows (no ingest writes one) gets no file.
             if n > 0 {
@@ -126,9 +141,14 @@ fn stage_dates(
 /// A date due for compaction and its files.
 type Due<'s> = (NaiveDate, &'s Vec<String>);
 
-/// `due` cut into runs of consecutive dates holding at most [`CHUNK_ROWS`] rows
-/// together (as their files' footers count them), or one date each if larger.
-fn chunks_by_rows<'d, 's>(due: &'d [Due<'s>], store_dir: &Path) -> Result<Vec<&'d [Due<'s>]>> {
+/// `due` cut into runs of consecutive dates holding at most `batch_rows` rows
+/// together (as their files' footers count them), or one date each if larger; with
+/// the rows each holds.
+fn chunks_by_rows<'d, 's>(
+    due: &'d [Due<'s>],
+    store_dir: &Path,
+    batch_rows: usize,
+) -> Result<Vec<(&'d [Due<'s>], usize)>> {
     let sizes: Vec<usize> = due
         .par_iter()
         .map(|(_, files)| {
@@ -141,14 +161,14 @@ fn chunks_by_rows<'d, 's>(due: &'d [Due<'s>], store_dir: &Path) -> Result<Vec<&'
     let mut chunks = Vec::new();
     let (mut start, mut rows) = (0, 0);
     for (i, n) in sizes.iter().enumerate() {
-        if i > start && rows + n > CHUNK_ROWS {
-            chunks.push(&due[start..i]);
+        if i > start && rows + n > batch_rows {
+            chunks.push((&due[start..i], rows));
             (start, rows) = (i, 0);
         }
         rows += n;
     }
     if start < due.len() {
-        chunks.push(&due[start..]);
+        chunks.push((&due[start..], rows));
     }
     Ok(chunks)
 }

@@ -38,6 +38,8 @@ struct Merge {
 enum Source {
     Memory(std::vec::IntoIter<StoredObservation>),
     Spill(SectionReader),
+    /// Boxed: a cursor holds the last row it read.
+    Stored(Box<StoredCursor>),
 }
 
 impl Source {
@@ -45,6 +47,81 @@ impl Source {
         match self {
             Source::Memory(rows) => rows.next().map(Ok),
             Source::Spill(reader) => reader.next(),
+            Source::Stored(cursor) => cursor.next(),
+        }
+    }
+}
+
+/// A committed partition file read a slice of rows at a time, each slice checked to
+/// continue the file's partition order (every file rentix writes is in it).
+struct StoredCursor {
+    path: std::path::PathBuf,
+    slice_rows: usize,
+    read: usize,
+    total: usize,
+    rows: std::vec::IntoIter<StoredObservation>,
+    /// The last row of the previous slice.
+    last: Option<StoredObservation>,
+}
+
+impl StoredCursor {
+    fn open(path: std::path::PathBuf, slice_rows: usize) -> Result<Self> {
+        let total = rentix_table::Table::parquet_rows(&path)?;
+        Ok(Self {
+            path,
+            slice_rows: slice_rows.max(1),
+            read: 0,
+            total,
+            rows: Vec::new().into_iter(),
+            last: None,
+        })
+    }
+
+    fn load(&mut self) -> Result<()> {
+        let t = rentix_table::Table::read_parquet_rows(&self.path, self.read, self.slice_rows)?;
+        let rows = crate::schema::from_table(t, &self.path, crate::schema::Projection::All)?;
+        if rows.is_empty() {
+            return Err(IngestError::Store {
+                path: self.path.clone(),
+                detail: format!(
+                    "its footer counts {} rows, {} could be read",
+                    self.total, self.read
+                ),
+            });
+        }
+        let mut prev = self.last.as_ref();
+        for (k, r) in rows.iter().enumerate() {
+            if prev.is_some_and(|p| partition_order(p, r) != Ordering::Less) {
+                return Err(IngestError::Store {
+                    path: self.path.clone(),
+                    detail: format!(
+                        "row {} is out of partition order (grade, kind, time, source, key, each key once), in which rentix writes every partition: check where this file came from",
+                        self.read + k + 1
+                    ),
+                });
+            }
+            prev = Some(r);
+        }
+        self.read += rows.len();
+        self.last = rows.last().cloned();
+        self.rows = rows.into_iter();
+        Ok(())
+    }
+
+    fn next(&mut self) -> Option<Result<StoredObservation>> {
+        if let Some(r) = self.rows.next() {
+            return Some(Ok(r));
+        }
+        if self.read >= self.total {
+            return None;
+        }
+        match self.load() {
+            Ok(()) => self.rows.next().map(Ok),
+            Err(e) => {
+                // Stops the source: the error is the merge's result.
+                self.read = self.total;
+                Some(Err(e))
+            }
         }
     }
 }
@@ -203,13 +280,27 @@ fn merge_date(
         )?));
     }
     let mut partition = Merge::new(sources, partition_order)?;
-    // Row groups pulled from the merge; a read error stops the batches and is
-    // returned after.
+    write_merged(&mut partition, staged, |_| Ok(()))?;
+    Ok(kept)
+}
+
+/// Writes what `merge` yields as the partition file `staged`, a row group at a
+/// time, showing each row to `seen` first; returns how many rows. A read error (or
+/// one from `seen`) stops the batches and is returned after.
+fn write_merged(
+    merge: &mut Merge,
+    staged: &Path,
+    mut seen: impl FnMut(&StoredObservation) -> Result<()>,
+) -> Result<u64> {
     let mut failed: Option<IngestError> = None;
+    let mut written = 0u64;
     let batches = std::iter::from_fn(|| {
         let mut batch = Vec::with_capacity(rentix_table::ROW_GROUP_ROWS);
         while batch.len() < rentix_table::ROW_GROUP_ROWS {
-            match partition.pop() {
+            match merge.pop().and_then(|r| match r {
+                Some(r) => seen(&r).map(|()| Some(r)),
+                None => Ok(None),
+            }) {
                 Ok(Some(r)) => batch.push(r),
                 Ok(None) => break,
                 Err(e) => {
@@ -218,13 +309,57 @@ fn merge_date(
                 }
             }
         }
+        written += batch.len() as u64;
         (!batch.is_empty()).then(|| to_table(&mut batch))
     });
     rentix_table::write_unsynced_parquet_batches(staged, batches)?;
     match failed {
         Some(e) => Err(e),
-        None => Ok(kept),
+        None => Ok(written),
     }
+}
+
+/// Merges committed partition files of one date (each in partition order, as rentix
+/// writes them) into the one file `staged`, reading each `slice_rows` rows at a time:
+/// memory holds a slice per file and 16 bytes per row for the duplicate check, never
+/// the date. Returns how many rows; refuses a dedupe key held twice (no ingest
+/// writes one) or one that is not 32 hexadecimal digits.
+pub(crate) fn merge_stored(
+    files: &[std::path::PathBuf],
+    staged: &Path,
+    slice_rows: usize,
+) -> Result<u64> {
+    let sources = files
+        .iter()
+        .map(|f| StoredCursor::open(f.clone(), slice_rows).map(|c| Source::Stored(Box::new(c))))
+        .collect::<Result<Vec<_>>>()?;
+    let mut merge = Merge::new(sources, partition_order)?;
+    let mut keys: Vec<u128> = Vec::new();
+    let n = write_merged(&mut merge, staged, |r| {
+        let key = (r.dedupe_key.len() == 32)
+            .then(|| u128::from_str_radix(&r.dedupe_key, 16).ok())
+            .flatten()
+            .ok_or_else(|| IngestError::Store {
+                path: staged.to_path_buf(),
+                detail: format!(
+                    "dedupe key {:?} is not 32 hexadecimal digits; `rentix store check` and repair the store first",
+                    r.dedupe_key
+                ),
+            })?;
+        keys.push(key);
+        Ok(())
+    })?;
+    keys.par_sort_unstable();
+    if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+        return Err(IngestError::Store {
+            path: staged.to_path_buf(),
+            detail: format!(
+                "dedupe key {:032x} is stored twice; `rentix store check` and repair the store before compacting",
+                w[0]
+            ),
+        });
+    }
+    Ok(n)
 }
 
 /// Merges `sections` (each sorted by `order`) in passes of at most [`MAX_FAN_IN`]

@@ -386,6 +386,22 @@ impl Table {
         columns: Option<&[&str]>,
         coded: &[&str],
     ) -> Result<Self> {
+        Self::read_parquet_part(path, columns, coded, None)
+    }
+
+    /// Rows `offset .. offset + len` of a Parquet file (fewer at its end), every
+    /// column: a large file read a slice at a time (a slice within a row group reads
+    /// that row group only).
+    pub fn read_parquet_rows(path: &Path, offset: usize, len: usize) -> Result<Self> {
+        Self::read_parquet_part(path, None, &[], Some((offset, len)))
+    }
+
+    fn read_parquet_part(
+        path: &Path,
+        columns: Option<&[&str]>,
+        coded: &[&str],
+        rows: Option<(usize, usize)>,
+    ) -> Result<Self> {
         let perr = |e: PolarsError| TableError::Parquet {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -405,7 +421,7 @@ impl Table {
             present.retain(|n| want.contains(&n.as_str()));
             reader = reader.with_columns(Some(present));
         }
-        let df = reader.finish().map_err(perr)?;
+        let df = reader.with_slice(rows).finish().map_err(perr)?;
         let mut t = Table::new();
         for c in df.columns() {
             let col = match c.dtype() {
@@ -687,6 +703,27 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("columns differ"), "{err}");
+    }
+
+    #[test]
+    fn a_file_read_in_slices_is_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.parquet");
+        write_unsynced_parquet_batches(&p, [numbered(0, 7), numbered(7, 5)].into_iter()).unwrap();
+        let whole = Table::read_parquet(&p).unwrap();
+        let cells = |t: &Table| -> Vec<String> {
+            (0..t.height())
+                .flat_map(|i| t.cols.iter().map(move |c| c.cell(i)))
+                .collect()
+        };
+        let mut sliced = Vec::new();
+        for offset in (0..12).step_by(5) {
+            let t = Table::read_parquet_rows(&p, offset, 5).unwrap();
+            assert_eq!(t.height(), 5.min(12 - offset));
+            sliced.extend(cells(&t));
+        }
+        assert_eq!(sliced, cells(&whole));
+        assert_eq!(Table::read_parquet_rows(&p, 12, 5).unwrap().height(), 0);
     }
 
     #[test]
