@@ -421,7 +421,19 @@ impl Table {
             present.retain(|n| want.contains(&n.as_str()));
             reader = reader.with_columns(Some(present));
         }
-        let df = reader.with_slice(rows).finish().map_err(perr)?;
+        // A small file is read on the calling thread: handing its few columns to
+        // polars' pool cost more than it saved (a store of 731 small partitions is
+        // read several files at once by the caller already).
+        let strategy = if reader.num_rows().map_err(perr)? < PARALLEL_READ_ROWS {
+            ParallelStrategy::None
+        } else {
+            ParallelStrategy::Auto
+        };
+        let df = reader
+            .read_parallel(strategy)
+            .with_slice(rows)
+            .finish()
+            .map_err(perr)?;
         let mut t = Table::new();
         for c in df.columns() {
             let col = match c.dtype() {
@@ -556,6 +568,9 @@ pub fn sync_files(files: &[PathBuf]) -> Result<()> {
 
 /// Rows from which one Parquet file is encoded with polars' thread pool.
 const PARALLEL_WRITE_ROWS: usize = 100_000;
+
+/// Rows from which a Parquet file is read with polars' pool.
+const PARALLEL_READ_ROWS: usize = 100_000;
 
 /// Rows per Parquet row group (polars' default, 512 x 512).
 pub const ROW_GROUP_ROWS: usize = 512 * 512;
