@@ -74,8 +74,7 @@ pub fn check_store(store: &Store) -> StoreReport {
     }
     // Files a compaction merged into its own are no part of the store any more:
     // they are not read, and one still on disk is a leftover.
-    let replaced =
-        crate::store::replaced_files(&runs.iter().map(|(_, run)| run.clone()).collect::<Vec<_>>());
+    let replaced = crate::store::replaced_files(runs.iter().map(|(_, run)| run));
     let written: BTreeSet<&String> = runs.iter().flat_map(|(_, run)| &run.partitions).collect();
     for (path, run) in &runs {
         r.runs += 1;

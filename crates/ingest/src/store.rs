@@ -339,8 +339,10 @@ impl Store {
 }
 
 /// Partition files that a committed compaction merged into one of its own.
-pub(crate) fn replaced_files(runs: &[IngestSummary]) -> BTreeSet<String> {
-    runs.iter()
+pub(crate) fn replaced_files<'r>(
+    runs: impl IntoIterator<Item = &'r IngestSummary>,
+) -> BTreeSet<String> {
+    runs.into_iter()
         .flat_map(|r| r.replaces.iter().cloned())
         .collect()
 }
