@@ -374,3 +374,36 @@ fn a_file_out_of_partition_order_is_sorted_in_memory_and_refused_by_slices() {
     compact(&store);
     assert_eq!(self::rows(&store), before);
 }
+
+#[test]
+fn a_read_that_a_compaction_overtakes_starts_again_and_sees_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = three_runs(dir.path());
+    let store = Store::open(&store_dir).unwrap();
+    let rows_before = rows(&store_dir).len();
+    // The reader lists the store's 3 x 60 files; after the first file is handed
+    // over, a compaction commits and deletes them: the files not read yet are gone.
+    let (mut compacted, mut agains, mut seen) = (false, 0, 0usize);
+    store
+        .for_each_fixing_part(None, None, |delivery| match delivery {
+            rentix_ingest::Delivery::Part(part) => {
+                if !compacted {
+                    compacted = true;
+                    rentix_ingest::compact(&store_dir, 2, 250_000).unwrap();
+                }
+                seen += part.len();
+            }
+            rentix_ingest::Delivery::Again => {
+                agains += 1;
+                seen = 0;
+            }
+        })
+        .unwrap();
+    assert_eq!(agains, 1, "told to start again once");
+    assert_eq!(
+        seen, rows_before,
+        "then every row, from the compacted files"
+    );
+    // Reading whole tables starts again too.
+    assert_eq!(store.read(None, None).unwrap().len(), rows_before);
+}

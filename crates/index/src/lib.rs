@@ -73,12 +73,19 @@ pub fn compute_from_store(
     store: &rentix_ingest::Store,
     req: &IndexRequest,
 ) -> Result<IndexResult, String> {
-    let mut grouper = GradeGrouper::new(req, req.methodology.cutoff_clock()?)?;
+    let clock = req.methodology.cutoff_clock()?;
+    let mut grouper = GradeGrouper::new(req, clock)?;
     let mut bad = Ok(());
     store
-        .for_each_fixing_part(None, None, |part| {
-            if bad.is_ok() {
-                bad = grouper.add_part(&part);
+        .for_each_fixing_part(None, None, |delivery| match delivery {
+            rentix_ingest::Delivery::Part(part) => {
+                if bad.is_ok() {
+                    bad = grouper.add_part(&part);
+                }
+            }
+            // A compaction replaced files under the read: start again.
+            rentix_ingest::Delivery::Again => {
+                bad = GradeGrouper::new(req, clock).map(|g| grouper = g);
             }
         })
         .map_err(|e| format!("reading the store: {e}"))?;

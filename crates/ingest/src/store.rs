@@ -25,6 +25,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// Times a read is started again because compactions kept committing under it.
+const READ_TRIES: usize = 3;
+
+/// What [`Store::for_each_fixing_part`] hands over.
+#[derive(Debug)]
+pub enum Delivery<T> {
+    /// The next partition.
+    Part(T),
+    /// Forget every partition handed so far: the store is read again from the start.
+    Again,
+}
+
 /// A store directory.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -147,6 +159,44 @@ impl Store {
         to: Option<NaiveDate>,
         projection: Projection,
     ) -> Result<Vec<StoredObservation>> {
+        self.again_if_compacted(|| self.read_listed(from, to, projection))
+    }
+
+    /// Runs `read` again (from a fresh listing) when it failed because a compaction
+    /// committed meanwhile and removed files it had listed; at most [`READ_TRIES`]
+    /// times.
+    fn again_if_compacted<T>(&self, mut read: impl FnMut() -> Result<T>) -> Result<T> {
+        let mut tries = 0;
+        loop {
+            let before = self.generation()?;
+            match read() {
+                Err(_) if tries + 1 < READ_TRIES && self.generation()? != before => tries += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// The run records' names: a new one means a run (an ingest, a compaction)
+    /// committed since.
+    fn generation(&self) -> Result<Vec<std::ffi::OsString>> {
+        let dir = self.root.join("runs");
+        let mut names: Vec<std::ffi::OsString> = fs::read_dir(&dir)
+            .map_err(|source| IngestError::Read {
+                path: dir.clone(),
+                source,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn read_listed(
+        &self,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+        projection: Projection,
+    ) -> Result<Vec<StoredObservation>> {
         let parts = self.partitions()?;
         let files: Vec<&String> = parts
             .iter()
@@ -173,8 +223,25 @@ impl Store {
     /// the fixing engine reads them ([`FixingPart`]: nine columns, the repeated text
     /// as codes, checked), one file at a time in date order. The next few (two per
     /// thread) are read and decoded in parallel while `each` works on the current
-    /// ones: memory holds those, not the store.
+    /// ones: memory holds those, not the store. If a compaction commits meanwhile
+    /// and removes files not read yet, `each` is told to start again
+    /// ([`Delivery::Again`]) and the store is read again from a fresh listing.
     pub fn for_each_fixing_part(
+        &self,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+        mut each: impl FnMut(Delivery<FixingPart>) + Send,
+    ) -> Result<()> {
+        let mut first = true;
+        self.again_if_compacted(|| {
+            if !std::mem::take(&mut first) {
+                each(Delivery::Again);
+            }
+            self.for_each_fixing_part_once(from, to, |p| each(Delivery::Part(p)))
+        })
+    }
+
+    fn for_each_fixing_part_once(
         &self,
         from: Option<NaiveDate>,
         to: Option<NaiveDate>,
