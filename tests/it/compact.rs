@@ -38,6 +38,19 @@ fn compact(store: &Path) -> Value {
     serde_json::from_str(&rentix_ok(&["store", "compact", "--store", p(store)])).unwrap()
 }
 
+/// `store compact` with ten rows in memory: every date is merged from its files a
+/// few rows at a time.
+fn compact_in_slices(store: &Path) -> std::process::Output {
+    rentix(&[
+        "store",
+        "compact",
+        "--store",
+        p(store),
+        "--batch-rows",
+        "10",
+    ])
+}
+
 fn check_is_sound(store: &Path) -> Value {
     serde_json::from_str(&rentix_ok(&["store", "check", "--store", p(store)])).unwrap()
 }
@@ -321,17 +334,15 @@ fn a_date_merged_a_slice_at_a_time_is_the_file_memory_would_write() {
     let streamed = dir.path().join("streamed");
     copy_tree(&store, &streamed);
     compact(&store);
-    // Ten rows in memory: every date is too busy, and is merged from its three
-    // files three rows at a time.
-    let s: Value = serde_json::from_str(&rentix_ok(&[
-        "store",
-        "compact",
-        "--store",
-        p(&streamed),
-        "--batch-rows",
-        "10",
-    ]))
-    .unwrap();
+    // Every date is too busy, and is merged from its three files three rows at a
+    // time.
+    let out = compact_in_slices(&streamed);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["files_after"], files(&store).len());
     assert_eq!(files(&streamed), files(&store));
     for f in files(&store) {
@@ -355,14 +366,7 @@ fn a_file_out_of_partition_order_is_sorted_in_memory_and_refused_by_slices() {
         .unwrap();
     let streamed = dir.path().join("streamed");
     copy_tree(&store, &streamed);
-    let out = rentix(&[
-        "store",
-        "compact",
-        "--store",
-        p(&streamed),
-        "--batch-rows",
-        "10",
-    ]);
+    let out = compact_in_slices(&streamed);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
