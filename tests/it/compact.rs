@@ -101,6 +101,7 @@ fn compaction_keeps_every_row_its_provenance_and_every_fixing() {
     let fixings_before = fix("before.csv");
     let days = before_files.len() / 3;
     assert_eq!(before_files.len(), 3 * days, "three files a date");
+    assert_eq!(check_is_sound(&store)["dates_in_several_files"], days);
 
     let s = compact(&store);
     assert_eq!(s["run_id"], "run-000004");
@@ -122,6 +123,7 @@ fn compaction_keeps_every_row_its_provenance_and_every_fixing() {
     let check = check_is_sound(&store);
     assert_eq!(check["rows"], before_rows.len());
     assert_eq!(check["uncommitted_files"].as_array().unwrap().len(), 0);
+    assert_eq!(check["dates_in_several_files"], 0);
 
     // Nothing left to do: no run, no record.
     let again = compact(&store);
@@ -178,6 +180,7 @@ fn later_runs_deduplicate_against_compacted_rows_and_compact_again() {
         2
     );
 
+    assert_eq!(check_is_sound(&store)["dates_in_several_files"], 1);
     let s = compact(&store);
     assert_eq!(s["dates"], 1);
     assert_eq!(s["files_replaced"], 2);

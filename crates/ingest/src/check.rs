@@ -17,6 +17,9 @@ pub struct StoreReport {
     pub runs: usize,
     pub partitions: usize,
     pub rows: u64,
+    /// Fixing dates held in more than one file (one per run that touched them):
+    /// `rentix store compact` merges them.
+    pub dates_in_several_files: usize,
     /// Files under `observations/` or `quarantine/` that no run names (a killed
     /// run's leftovers; the next ingest sweeps them).
     pub uncommitted_files: Vec<String>,
@@ -76,6 +79,7 @@ pub fn check_store(store: &Store) -> StoreReport {
     // they are not read, and one still on disk is a leftover.
     let replaced = crate::store::replaced_files(runs.iter().map(|(_, run)| run));
     let written: BTreeSet<&String> = runs.iter().flat_map(|(_, run)| &run.partitions).collect();
+    let mut files_by_date = std::collections::BTreeMap::new();
     for (path, run) in &runs {
         r.runs += 1;
         if let Err(e) = run.check() {
@@ -90,6 +94,11 @@ pub fn check_store(store: &Store) -> StoreReport {
             }
         }
         named.insert(run.quarantine_file.clone());
+        for part in run.partitions.iter().filter(|p| !replaced.contains(*p)) {
+            if let Some(date) = partition_date(part) {
+                *files_by_date.entry(date).or_insert(0usize) += 1;
+            }
+        }
         let mut run_rows = 0u64;
         let mut all_live = true;
         for part in &run.partitions {
@@ -145,6 +154,7 @@ pub fn check_store(store: &Store) -> StoreReport {
         }
         r.rows += run_rows;
     }
+    r.dates_in_several_files = files_by_date.values().filter(|n| **n > 1).count();
     // Whatever was compacted, the store holds every row its runs accepted.
     let accepted: u64 = runs.iter().map(|(_, run)| run.accepted).sum();
     if r.rows != accepted {
