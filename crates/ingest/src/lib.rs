@@ -23,6 +23,8 @@ mod schema;
 mod spill;
 mod store;
 mod summary;
+#[cfg(test)]
+mod test_rows;
 
 pub use check::{check_store, StoreReport};
 pub use compact::{compact, CompactSummary};
