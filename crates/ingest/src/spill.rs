@@ -131,6 +131,9 @@ impl Encoder {
     }
 }
 
+/// Texts up to this length are read into a buffer sized at once.
+const SHORT_TEXT: usize = 4096;
+
 struct In<R: Read>(R);
 
 impl<R: Read> In<R> {
@@ -156,9 +159,24 @@ impl<R: Read> In<R> {
         Ok(u64::from_le_bytes(b))
     }
     fn string(&mut self) -> std::io::Result<String> {
-        let len = usize::try_from(self.varint()?).map_err(std::io::Error::other)?;
-        let mut v = vec![0u8; len];
-        self.0.read_exact(&mut v)?;
+        let len = self.varint()?;
+        let v = match usize::try_from(len) {
+            Ok(n) if n <= SHORT_TEXT => {
+                let mut v = vec![0u8; n];
+                self.0.read_exact(&mut v)?;
+                v
+            }
+            // A length a damaged file could claim is not allocated up front: the
+            // text grows as it is read, and a short file is an error.
+            _ => {
+                let mut v = Vec::new();
+                (&mut self.0).take(len).read_to_end(&mut v)?;
+                if v.len() as u64 != len {
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                }
+                v
+            }
+        };
         String::from_utf8(v).map_err(std::io::Error::other)
     }
     fn opt_u64(&mut self) -> std::io::Result<Option<u64>> {
@@ -564,6 +582,11 @@ mod tests {
         let sections = write_sections(&path, &[(d, rows.iter().collect())]).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(read_section(&sections[0].1, &mut Vec::new()).is_err());
+        // A length no file holds: an error, not an allocation of it.
+        let mut forged = bytes.clone();
+        forged.splice(8..9, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        std::fs::write(&path, &forged).unwrap();
         assert!(read_section(&sections[0].1, &mut Vec::new()).is_err());
         // A code before its value: the first text token claims a value not yet seen.
         let mut forged = bytes.clone();
