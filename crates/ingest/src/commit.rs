@@ -141,6 +141,45 @@ pub(crate) fn commit_dates(
         .collect()
 }
 
+/// Reorders `rows` in place so that `rows[k]` is the row that was at `order[k]`
+/// (`order` a permutation of the positions). Each row moves once along its cycle:
+/// gathering the rows into a second vector cost a copy of every row (hundreds of
+/// bytes each) into fresh memory, zeroed by the kernel first, per committed date.
+pub(crate) fn permute<T>(rows: &mut [T], order: &[usize]) {
+    debug_assert_eq!(rows.len(), order.len());
+    let mut placed = vec![false; rows.len()];
+    for start in 0..rows.len() {
+        if placed[start] {
+            continue;
+        }
+        // The row that was at `start` travels along the cycle, one swap a step,
+        // each swap putting its final row at `at`.
+        let mut at = start;
+        loop {
+            placed[at] = true;
+            let from = order[at];
+            if from == start {
+                break;
+            }
+            rows.swap(at, from);
+            at = from;
+        }
+    }
+}
+
+/// `survivors` (distinct positions of `len` rows) first, in their order, then the
+/// other positions: the permutation that moves the survivors to the front.
+pub(crate) fn survivors_first(survivors: &[usize], len: usize) -> Vec<usize> {
+    let mut kept = vec![false; len];
+    for &i in survivors {
+        kept[i] = true;
+    }
+    let mut order = Vec::with_capacity(len);
+    order.extend_from_slice(survivors);
+    order.extend((0..len).filter(|i| !kept[*i]));
+    order
+}
+
 /// Positions of `rows` in dedupe-key order, rows sharing a key in their input
 /// order (what a stable sort of the rows by key gives).
 pub(crate) fn key_order(rows: &[StoredObservation]) -> Vec<usize> {
@@ -344,19 +383,20 @@ fn commit_in_memory(
     if survivors.is_empty() {
         return Ok(0);
     }
-    // The partition's row order, sorted by position; then each survivor is moved
-    // out of `rows` once. (Keys are unique among survivors: the order is total.)
+    // The partition's row order, sorted by position; then the survivors are moved
+    // to the front of `rows` in that order, in place. (Keys are unique among
+    // survivors: the order is total.)
     survivors.par_sort_unstable_by(|a, b| partition_order(&rows[*a], &rows[*b]));
-    let mut slots: Vec<Option<StoredObservation>> = rows.into_iter().map(Some).collect();
-    let mut kept: Vec<StoredObservation> =
-        survivors.iter().filter_map(|&i| slots[i].take()).collect();
+    let order = survivors_first(&survivors, rows.len());
+    permute(&mut rows, &order);
+    let kept = &mut rows[..survivors.len()];
     // Converted and written a row group at a time: the rows are never held as one
     // whole table (and once more as polars' columns) beside themselves.
     rentix_table::write_unsynced_parquet_batches(
         staged,
         kept.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
     )?;
-    Ok(kept.len() as u64)
+    Ok(survivors.len() as u64)
 }
 
 #[cfg(test)]
@@ -432,6 +472,36 @@ mod tests {
                 .map(|(k, _)| k)
                 .unwrap();
             proptest::prop_assert_eq!(smallest_content(&group), expected);
+        }
+    }
+
+    proptest::proptest! {
+        /// Permuting in place gives what gathering into a new vector gives, for any
+        /// permutation (identity, one cycle, many, empty), and moving survivors to
+        /// the front keeps them in their order.
+        #[test]
+        fn permuting_in_place_is_gathering(
+            keys in proptest::collection::vec(proptest::prelude::any::<u32>(), 0..200),
+            keep in proptest::collection::vec(proptest::prelude::any::<bool>(), 200)
+        ) {
+            let rows: Vec<String> = (0..keys.len()).map(|i| format!("row {i}")).collect();
+            let mut order: Vec<usize> = (0..keys.len()).collect();
+            order.sort_by_key(|&i| keys[i]);
+            let gathered: Vec<String> = order.iter().map(|&i| rows[i].clone()).collect();
+            let mut permuted = rows.clone();
+            permute(&mut permuted, &order);
+            proptest::prop_assert_eq!(&permuted, &gathered);
+
+            let survivors: Vec<usize> = order.iter().copied().filter(|&i| keep[i]).collect();
+            let mut front = rows.clone();
+            permute(&mut front, &survivors_first(&survivors, rows.len()));
+            let expected: Vec<String> = survivors.iter().map(|&i| rows[i].clone()).collect();
+            proptest::prop_assert_eq!(&front[..survivors.len()], &expected[..]);
+            let mut all = front.clone();
+            all.sort();
+            let mut sorted = rows.clone();
+            sorted.sort();
+            proptest::prop_assert_eq!(all, sorted);
         }
     }
 }

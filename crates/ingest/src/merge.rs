@@ -9,7 +9,7 @@
 //! group at a time. Memory holds a run and a row per section, never the date, and the
 //! partition is the one an all-in-memory commit writes, row for row.
 
-use crate::commit::{key_order, partition_order, CommitCtx, Dedupe};
+use crate::commit::{key_order, partition_order, permute, CommitCtx, Dedupe};
 use crate::error::{IngestError, Result};
 use crate::schema::{to_table, StoredObservation};
 use crate::spill::{Section, SectionReader, SectionWriter};
@@ -242,9 +242,9 @@ fn merge_date(
             SECTION_BUFFER,
         )?));
     }
-    let order = key_order(&rows);
-    let mut slots: Vec<Option<StoredObservation>> = rows.into_iter().map(Some).collect();
-    let held: Vec<StoredObservation> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    let mut held = rows;
+    let order = key_order(&held);
+    permute(&mut held, &order);
     sources.push(Source::Memory(held.into_iter()));
     let mut by_key_merge = Merge::new(sources, by_key)?;
 
@@ -393,13 +393,11 @@ fn fan_in(
     Ok(sections)
 }
 
-/// Survivors' partition order, by position, the rows moved once.
-fn sort_partition(rows: &mut Vec<StoredObservation>) {
+/// Survivors' partition order, by position, the rows moved once in place.
+fn sort_partition(rows: &mut [StoredObservation]) {
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.par_sort_unstable_by(|a, b| partition_order(&rows[*a], &rows[*b]));
-    let mut slots: Vec<Option<StoredObservation>> =
-        std::mem::take(rows).into_iter().map(Some).collect();
-    *rows = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    permute(rows, &order);
 }
 
 /// Sorts a run of survivors in partition order and spills it; the run is emptied.
