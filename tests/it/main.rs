@@ -1,6 +1,7 @@
 //! End-to-end tests of the `rentix` binary, one test binary for link time.
 
 mod backtest_cli;
+mod build_graph;
 mod compact;
 mod confidentiality;
 mod contract_lab;

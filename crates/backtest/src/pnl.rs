@@ -87,35 +87,33 @@ pub fn decompose(i: PnlInputs) -> PeriodPnl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
-    #[rstest]
-    #[case(-1.0, 1000.0, 0.0, 800.0, 0.0)]
-    #[case(-1.0, 1000.0, 300.0, 800.0, 0.05)]
-    #[case(1.0, 1000.0, 600.0, 800.0, -0.12)]
-    #[case(1.0, 1000.0, 0.0, 1460.0, 0.05)]
-    #[case(1.0, 1000.0, 1000.0, 730.0, 0.0)]
-    fn parts_add_up(
-        #[case] sign: f64,
-        #[case] e: f64,
-        #[case] lost: f64,
-        #[case] q: f64,
-        #[case] carry: f64,
-    ) {
-        let p = decompose(PnlInputs {
-            sign,
-            rent_change: 0.3,
-            futures_change: 0.25,
-            carry,
-            exposure: e,
-            lost,
-            hedged_gpu_hours: q,
-            fees: 10.0,
-        });
-        let parts =
-            p.basis + p.entry_carry + p.volume_mismatch + p.unhedged_remainder + p.over_hedge;
-        assert!((parts - (p.rent_change + p.futures)).abs() < 1e-9);
-        assert!((p.hedged_total - (p.rent_change + p.futures - 10.0)).abs() < 1e-9);
+    #[test]
+    fn parts_add_up() {
+        // (sign, exposure, lost, hedged GPU-hours, carry)
+        let cases = [
+            (-1.0, 1000.0, 0.0, 800.0, 0.0),
+            (-1.0, 1000.0, 300.0, 800.0, 0.05),
+            (1.0, 1000.0, 600.0, 800.0, -0.12),
+            (1.0, 1000.0, 0.0, 1460.0, 0.05),
+            (1.0, 1000.0, 1000.0, 730.0, 0.0),
+        ];
+        for (sign, e, lost, q, carry) in cases {
+            let p = decompose(PnlInputs {
+                sign,
+                rent_change: 0.3,
+                futures_change: 0.25,
+                carry,
+                exposure: e,
+                lost,
+                hedged_gpu_hours: q,
+                fees: 10.0,
+            });
+            let parts =
+                p.basis + p.entry_carry + p.volume_mismatch + p.unhedged_remainder + p.over_hedge;
+            assert!((parts - (p.rent_change + p.futures)).abs() < 1e-9);
+            assert!((p.hedged_total - (p.rent_change + p.futures - 10.0)).abs() < 1e-9);
+        }
     }
 
     #[test]

@@ -217,7 +217,6 @@ fn glob_match(p: &[u8], s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
     #[test]
     fn grade_round_trip() {
@@ -238,20 +237,28 @@ mod tests {
             .is_err());
     }
 
-    #[rstest]
-    #[case("h100-sxm-80gb/*/on-demand", "h100-sxm-80gb/vm/on-demand", true)]
-    #[case("h100-*/*/*", "h100-pcie-80gb/container/spot", true)]
-    #[case("h100-*/*/*", "h200-sxm-141gb/container/spot", false)]
-    #[case("*/bare-metal/1y", "a100-sxm-80gb/bare-metal/1y", true)]
-    #[case("*/*/*", "a100-sxm-80gb/bare-metal/1y@eu", false)]
-    #[case("*/*/*@*", "a100-sxm-80gb/bare-metal/1y@eu", true)]
-    #[case("*/*/*@us", "a100-sxm-80gb/bare-metal/1y@eu", false)]
-    #[case("*/*/*", "h100-sxm-80gb/vm/on-demand/gold+", false)]
-    #[case("*/*/*/gold+", "h100-sxm-80gb/vm/on-demand/gold+", true)]
-    #[case("*/*/*/*", "h100-sxm-80gb/vm/on-demand/silver+", true)]
-    #[case("*/*/*/gold+", "h100-sxm-80gb/vm/on-demand", false)]
-    fn pattern_matching(#[case] pat: &str, #[case] grade: &str, #[case] expect: bool) {
-        let p = GradePattern::new(pat).unwrap();
-        assert_eq!(p.matches(&grade.parse().unwrap()), expect);
+    #[test]
+    fn pattern_matching() {
+        let cases: [(&str, &str, bool); 11] = [
+            (
+                "h100-sxm-80gb/*/on-demand",
+                "h100-sxm-80gb/vm/on-demand",
+                true,
+            ),
+            ("h100-*/*/*", "h100-pcie-80gb/container/spot", true),
+            ("h100-*/*/*", "h200-sxm-141gb/container/spot", false),
+            ("*/bare-metal/1y", "a100-sxm-80gb/bare-metal/1y", true),
+            ("*/*/*", "a100-sxm-80gb/bare-metal/1y@eu", false),
+            ("*/*/*@*", "a100-sxm-80gb/bare-metal/1y@eu", true),
+            ("*/*/*@us", "a100-sxm-80gb/bare-metal/1y@eu", false),
+            ("*/*/*", "h100-sxm-80gb/vm/on-demand/gold+", false),
+            ("*/*/*/gold+", "h100-sxm-80gb/vm/on-demand/gold+", true),
+            ("*/*/*/*", "h100-sxm-80gb/vm/on-demand/silver+", true),
+            ("*/*/*/gold+", "h100-sxm-80gb/vm/on-demand", false),
+        ];
+        for (pat, grade, expect) in cases {
+            let p = GradePattern::new(pat).unwrap();
+            assert_eq!(p.matches(&grade.parse().unwrap()), expect, "{pat} {grade}");
+        }
     }
 }

@@ -95,16 +95,14 @@ fn check_non_negative(what: &'static str, value: f64) -> Result<f64, CoreError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
-    #[rstest]
-    #[case(f64::NAN)]
-    #[case(f64::INFINITY)]
-    #[case(f64::NEG_INFINITY)]
-    #[case(-0.01)]
-    fn price_rejects_bad_values(#[case] v: f64) {
-        assert!(UsdPerGpuHour::new(v).is_err());
-        assert!(GpuHours::new(v).is_err());
+    #[test]
+    fn price_rejects_bad_values() {
+        let cases: [f64; 4] = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.01];
+        for v in cases {
+            assert!(UsdPerGpuHour::new(v).is_err(), "{v}");
+            assert!(GpuHours::new(v).is_err(), "{v}");
+        }
     }
 
     #[test]

@@ -165,7 +165,6 @@ fn vw_mean(values: &[f64], weights: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
     const P: AggParams = AggParams {
         trim: 0.25,
@@ -173,23 +172,30 @@ mod tests {
         trim_count: TrimCount::Floor,
     };
 
-    #[rstest]
-    #[case(Aggregation::VwMedian, 2.0)]
-    #[case(Aggregation::VwMean, (1.0 * 1.0 + 2.0 * 3.0 + 3.0 * 1.0 + 10.0 * 1.0) / 6.0)]
-    #[case(Aggregation::TrimmedMean, 2.5)]
-    #[case(Aggregation::WinsorizedVwMean, 14.0 / 6.0)]
-    // Central 50% of weight 6 is cumulative 1.5..4.5: value 2 contributes 1.5..4
-    // (2.5), value 3 contributes 4..4.5 (0.5): (2 x 2.5 + 3 x 0.5) / 3.
-    #[case(Aggregation::VwTrimmedMean, 6.5 / 3.0)]
-    fn hand_computed(#[case] m: Aggregation, #[case] want: f64) {
+    #[test]
+    fn hand_computed() {
         let v = [10.0, 2.0, 1.0, 3.0];
         let w = [1.0, 3.0, 1.0, 1.0];
         // trim 0.25: the trimmed mean drops one value from each end -> mean(2, 3).
         // Winsorizing: weighted 25% quantile = 2 (cum 1 < 1.5 <= 4); from the top,
         // the 25% tail (1.5 of 6) is reached at 3 (10: 1, then 3: 2); 1 -> 2 and
         // 10 -> 3, so (2 + 2*3 + 3 + 3) / 6.
-        let got = aggregate(m, &v, &w, P).unwrap();
-        assert!((got - want).abs() < 1e-12, "{m:?}: {got} vs {want}");
+        let cases = [
+            (Aggregation::VwMedian, 2.0),
+            (
+                Aggregation::VwMean,
+                (1.0 * 1.0 + 2.0 * 3.0 + 3.0 * 1.0 + 10.0 * 1.0) / 6.0,
+            ),
+            (Aggregation::TrimmedMean, 2.5),
+            (Aggregation::WinsorizedVwMean, 14.0 / 6.0),
+            // Central 50% of weight 6 is cumulative 1.5..4.5: value 2 contributes
+            // 1.5..4 (2.5), value 3 contributes 4..4.5 (0.5): (2 x 2.5 + 3 x 0.5) / 3.
+            (Aggregation::VwTrimmedMean, 6.5 / 3.0),
+        ];
+        for (m, want) in cases {
+            let got = aggregate(m, &v, &w, P).unwrap();
+            assert!((got - want).abs() < 1e-12, "{m:?}: {got} vs {want}");
+        }
     }
 
     #[test]

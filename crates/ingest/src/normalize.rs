@@ -491,7 +491,6 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
     fn normalizer() -> Normalizer {
         Normalizer {
@@ -526,43 +525,59 @@ mod tests {
         r
     }
 
-    #[rstest]
-    #[case("kind", Some("bid"), Reason::UnknownKind)]
-    #[case("observed_at", Some("10/03/2025"), Reason::UnparseableDate)]
-    #[case("observed_at", Some("-2025-01-11"), Reason::ImplausibleDate)]
-    #[case("observed_at", Some("0001-01-01"), Reason::ImplausibleDate)]
-    #[case("observed_at", Some("9999-12-31"), Reason::ImplausibleDate)]
-    #[case("observed_at", Some("2026-01-04T00:00:00Z"), Reason::ImplausibleDate)]
-    #[case("price", Some("25000"), Reason::ImplausiblePrice)]
-    #[case("price", Some("1e308"), Reason::ImplausiblePrice)]
-    #[case("quantity_gpu_hours", Some("1e308"), Reason::ImplausibleQuantity)]
-    #[case("observed_at", Some("2025-03-10T12:00:00"), Reason::UnparseableDate)]
-    #[case("gpu", Some("H9000"), Reason::UnknownGpu)]
-    #[case("scope", Some("cloud"), Reason::UnknownScope)]
-    #[case("term", Some("5y"), Reason::UnknownTerm)]
-    #[case("price", Some("abc"), Reason::UnparseablePrice)]
-    #[case("price", Some("NaN"), Reason::NonFinitePrice)]
-    #[case("price", Some("inf"), Reason::NonFinitePrice)]
-    #[case("price", Some("-1"), Reason::NonPositivePrice)]
-    #[case("price", Some("0"), Reason::NonPositivePrice)]
-    #[case("price", None, Reason::MissingField)]
-    #[case("price_unit", Some("gpu_minute"), Reason::UnknownUnit)]
-    #[case("price_unit", Some("node_hour"), Reason::MissingGpusPerUnit)]
-    #[case("currency", Some("XYZ"), Reason::UnknownCurrency)]
-    #[case("kind", Some("trade"), Reason::MissingQuantity)]
-    #[case("upfront", Some("1000"), Reason::UpfrontWithoutTerm)]
-    #[case("operator_tier", Some("diamond"), Reason::UnknownOperatorTier)]
-    #[case("gpus_per_unit", Some("2.5"), Reason::InvalidNumber)]
-    #[case("quantity_gpu_hours", Some("-3"), Reason::InvalidQuantity)]
-    fn bad_fields_give_reason_codes(
-        #[case] field: &str,
-        #[case] value: Option<&str>,
-        #[case] reason: Reason,
-    ) {
-        let mut r = base();
-        r.set(field, value.map(Cow::Borrowed));
-        let rej = normalizer().normalize(&r, "f.csv", 7).unwrap_err();
-        assert_eq!(rej.reason, reason, "{rej:?}");
+    #[test]
+    fn bad_fields_give_reason_codes() {
+        let cases: [(&str, Option<&str>, Reason); 27] = [
+            ("kind", Some("bid"), Reason::UnknownKind),
+            ("observed_at", Some("10/03/2025"), Reason::UnparseableDate),
+            ("observed_at", Some("-2025-01-11"), Reason::ImplausibleDate),
+            ("observed_at", Some("0001-01-01"), Reason::ImplausibleDate),
+            ("observed_at", Some("9999-12-31"), Reason::ImplausibleDate),
+            (
+                "observed_at",
+                Some("2026-01-04T00:00:00Z"),
+                Reason::ImplausibleDate,
+            ),
+            ("price", Some("25000"), Reason::ImplausiblePrice),
+            ("price", Some("1e308"), Reason::ImplausiblePrice),
+            (
+                "quantity_gpu_hours",
+                Some("1e308"),
+                Reason::ImplausibleQuantity,
+            ),
+            (
+                "observed_at",
+                Some("2025-03-10T12:00:00"),
+                Reason::UnparseableDate,
+            ),
+            ("gpu", Some("H9000"), Reason::UnknownGpu),
+            ("scope", Some("cloud"), Reason::UnknownScope),
+            ("term", Some("5y"), Reason::UnknownTerm),
+            ("price", Some("abc"), Reason::UnparseablePrice),
+            ("price", Some("NaN"), Reason::NonFinitePrice),
+            ("price", Some("inf"), Reason::NonFinitePrice),
+            ("price", Some("-1"), Reason::NonPositivePrice),
+            ("price", Some("0"), Reason::NonPositivePrice),
+            ("price", None, Reason::MissingField),
+            ("price_unit", Some("gpu_minute"), Reason::UnknownUnit),
+            ("price_unit", Some("node_hour"), Reason::MissingGpusPerUnit),
+            ("currency", Some("XYZ"), Reason::UnknownCurrency),
+            ("kind", Some("trade"), Reason::MissingQuantity),
+            ("upfront", Some("1000"), Reason::UpfrontWithoutTerm),
+            (
+                "operator_tier",
+                Some("diamond"),
+                Reason::UnknownOperatorTier,
+            ),
+            ("gpus_per_unit", Some("2.5"), Reason::InvalidNumber),
+            ("quantity_gpu_hours", Some("-3"), Reason::InvalidQuantity),
+        ];
+        for (field, value, reason) in cases {
+            let mut r = base();
+            r.set(field, value.map(Cow::Borrowed));
+            let rej = normalizer().normalize(&r, "f.csv", 7).unwrap_err();
+            assert_eq!(rej.reason, reason, "{field}={value:?}: {rej:?}");
+        }
     }
 
     #[test]

@@ -634,27 +634,42 @@ pub fn write_unsynced_parquet_batches(
     file.flush().map_err(werr)
 }
 
-/// Writes a file atomically: into `<name>.tmp` beside it, fsync, then rename. A
-/// killed process leaves either the old file or the new one, never half of one.
+/// Writes a file atomically: into a temporary file of a unique name beside it
+/// (`.<name>.XXXXXX.tmp`), fsync, then rename over `path`. A killed process leaves
+/// either the old file or the new one, never half of one, and two writers of the same
+/// path never share a temporary file: the last rename wins whole.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
     let werr = |source| TableError::Write {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(werr)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(werr)?;
+            dir
+        }
+        None => Path::new("."),
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // As `File::create` would: 0666 less the umask, not tempfile's private 0600, so a
+    // publication stays readable by whoever could read the one it replaces.
+    #[cfg(unix)]
     {
-        let f = File::create(&tmp).map_err(werr)?;
-        let mut w = BufWriter::new(f);
-        fill(&mut w)?;
-        let f = w.into_inner().map_err(|e| werr(e.into_error()))?;
-        f.sync_all().map_err(werr)?;
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    std::fs::rename(&tmp, path).map_err(werr)
+    let tmp = builder.tempfile_in(dir).map_err(werr)?;
+    let mut w = BufWriter::new(tmp);
+    fill(&mut w)?;
+    let tmp = w.into_inner().map_err(|e| werr(e.into_error()))?;
+    tmp.as_file().sync_all().map_err(werr)?;
+    // A failed rename drops `tmp`, which removes the temporary file.
+    tmp.persist(path).map_err(|e| werr(e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -688,6 +703,55 @@ mod tests {
             Col::Date((from..from + n).map(|i| Some(i as i32)).collect()),
         );
         t
+    }
+
+    #[test]
+    fn concurrent_atomic_writers_of_one_path_never_share_a_temporary_file() {
+        // Six writers of one path at once (issue 25: a shared `<name>.tmp` made three
+        // of six `index --out f.csv` fail). Each must succeed, the file must be one
+        // writer's whole content, and no temporary file may be left behind.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.csv");
+        std::thread::scope(|s| {
+            for k in 0..6u8 {
+                let p = &p;
+                s.spawn(move || {
+                    write_atomic(p, |w| {
+                        for _ in 0..20_000 {
+                            w.write_all(&[b'a' + k]).map_err(|e| TableError::Write {
+                                path: p.clone(),
+                                source: e,
+                            })?;
+                        }
+                        Ok(())
+                    })
+                    .unwrap()
+                });
+            }
+        });
+        let got = std::fs::read(&p).unwrap();
+        assert_eq!(got.len(), 20_000);
+        assert!(
+            got.iter().all(|b| *b == got[0]),
+            "one writer's bytes, whole"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("f.csv")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_atomic_write_is_as_readable_as_a_created_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        File::create(&a).unwrap();
+        write_atomic(&b, |_| Ok(())).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&b), mode(&a));
     }
 
     #[test]

@@ -1,0 +1,57 @@
+//! The test build must reuse the release build of the binary: every dependency the
+//! binary compiles is compiled with the same features when the tests' dev-dependencies
+//! join the graph. Otherwise `cargo test --release` after `cargo run --release -- demo`
+//! builds polars a second time (issue 31: rstest turned on syn's `visit`, tempfile's
+//! rustix turned on bitflags' `std`, and polars was rebuilt above both).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// `package version -> feature set` of one `cargo tree` invocation (a package that
+/// appears with two feature sets, as host and target builds, keeps both).
+fn features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--offline", "--locked", "--prefix", "none"])
+        .args(["--format", "{p}|{f}"])
+        .args(args)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut m: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let line = line.replace(" (*)", "").replace(" (proc-macro)", "");
+        if let Some((pkg, f)) = line.split_once('|') {
+            if pkg.starts_with("rentix") {
+                continue;
+            }
+            m.entry(pkg.trim().to_string())
+                .or_default()
+                .insert(f.to_string());
+        }
+    }
+    m
+}
+
+#[test]
+fn tests_build_every_binary_dependency_with_the_binarys_features() {
+    let binary = features(&["-p", "rentix", "-e", "no-dev"]);
+    let tests = features(&["--workspace"]);
+    let differ: Vec<String> = binary
+        .iter()
+        .filter_map(|(pkg, f)| {
+            let t = tests.get(pkg)?;
+            (t != f).then(|| format!("{pkg}: binary {f:?}, tests {t:?}"))
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "these dependencies would be compiled twice (align their features in the \
+         normal graph, or drop the dev-dependency that changes them):\n{}",
+        differ.join("\n")
+    );
+}
