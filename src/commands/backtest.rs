@@ -3,7 +3,7 @@
 use crate::cli::BacktestArgs;
 use anyhow::{bail, Context};
 use rentix_backtest::{
-    decompose_cost, read_events, read_throughput, run as run_backtest, underlyings,
+    check_fixings, decompose_cost, read_events, read_throughput, run as run_backtest, underlyings,
     validate_index_name, write_backtest, BacktestConfig, BacktestResult, ContractSpec, CostMonth,
     EntryAssumption, IndexInputs, PeriodEnd, RentSeries, Strategy,
 };
@@ -31,6 +31,9 @@ pub fn fixings_views(
     as_restated: bool,
 ) -> anyhow::Result<(Vec<Fixing>, Option<Vec<Fixing>>)> {
     let today = read_fixings(index)?;
+    check_fixings(&today)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| index.display().to_string())?;
     let log = restatements_path(index);
     if as_restated || !log.exists() {
         return Ok((today, None));
@@ -121,7 +124,7 @@ pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
     let restated = today.and_then(|t| underlyings(&t).remove(&c.underlying));
     let rent = RentSeries::from_csv(&plan.rent, plan.period_end)?;
     let events = match &plan.events {
-        Some(p) => read_events(p)?,
+        Some(p) => read_events(p, plan.period_end)?,
         None => Vec::new(),
     };
     let inputs = IndexInputs {
@@ -136,9 +139,14 @@ pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
     Ok(r)
 }
 
-/// A few lines a person reads first.
+/// A few lines a person reads first: the decision, then the strategies.
 pub fn headline(r: &BacktestResult, out: &Path) -> String {
-    let mut s = format!(
+    let rec = &r.recommendation;
+    let mut s = format!("{}\n", rec.reason);
+    if let Some(w) = &rec.warning {
+        s.push_str(&format!("  warning: {w}\n"));
+    }
+    s.push_str(&format!(
         "{} ({}), {} monthly periods {}..{}, entry price = {}\n",
         r.underlying,
         r.side.as_str(),
@@ -146,7 +154,7 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
         r.first_period.map(|d| d.to_string()).unwrap_or_default(),
         r.last_period.map(|d| d.to_string()).unwrap_or_default(),
         r.entry_assumption
-    );
+    ));
     for st in &r.strategies {
         let ci = st
             .confidence_intervals
@@ -154,12 +162,13 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
             .map(|i| format!(" [{:.2}, {:.2}]", i.low, i.high))
             .unwrap_or_default();
         s.push_str(&format!(
-            "  {:<20} ratio {:>5.2}  contracts {:>5}  effectiveness {}{}\n",
+            "  {:<20} ratio {:>5.2}  contracts {:>5}  effectiveness {}{}  fees ${:.0}\n",
             st.strategy.as_str(),
             st.hedge_ratio,
             st.contracts,
             st.effectiveness.map_or("n/a".into(), |e| format!("{e:.3}")),
-            ci
+            ci,
+            st.total_fees
         ));
     }
     if let Some(st) = r.strategies.first() {

@@ -118,7 +118,13 @@ pub fn execute(
     }
     let rows = read_throughput(&a.throughput)?;
     let pricer = match (&a.fixings, &a.store) {
-        (Some(f), _) => Pricer::Fixings(underlyings(&rentix_index::read_fixings(f)?)),
+        (Some(f), _) => {
+            let fixings = rentix_index::read_fixings(f)?;
+            rentix_backtest::check_fixings(&fixings)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| f.display().to_string())?;
+            Pricer::Fixings(underlyings(&fixings))
+        }
         (_, Some(s)) => Pricer::Store(
             Store::open(s)?
                 .read(None, None)

@@ -258,7 +258,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         {
             results.push((
                 user,
-                wf.effectiveness,
+                wf.effectiveness.map(|e| (e, r.recommendation.decision)),
                 wf.hedge_ratio,
                 wf.basis.map(|b| b.mean),
                 wf.operational_loss.total_usd + wf.operational_loss.outside_periods_usd,
@@ -273,7 +273,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         &sim_dir.join("rent_neocloud_h200.csv"),
         PeriodEnd::Exclusive,
     )?;
-    let events = read_events(&sim_dir.join("events_neocloud_h200.csv"))?;
+    let events = read_events(
+        &sim_dir.join("events_neocloud_h200.csv"),
+        PeriodEnd::Exclusive,
+    )?;
     let ranked = track(
         &rent,
         &events,
@@ -315,7 +318,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
             .iter()
             .find(|r| r.0 == u)
             .and_then(|r| r.1)
-            .map_or("n/a".to_string(), |e| format!("{:.0}%", e * 100.0))
+            .map_or("n/a".to_string(), |(e, d)| {
+                format!("{:.0}% ({})", e * 100.0, d.as_str().replace('_', " "))
+            })
     };
     let premium = results
         .iter()

@@ -3,7 +3,7 @@
 use crate::cli::TrackArgs;
 use crate::commands::backtest::{contract_from, fixings_views};
 use anyhow::{bail, Context};
-use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions};
+use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions, TrackRow};
 
 pub fn run(a: TrackArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.out {
@@ -17,9 +17,10 @@ pub fn run(a: TrackArgs) -> anyhow::Result<()> {
     }
     let contract = contract_from(&a.contract)?;
     let (fixings, _) = fixings_views(&a.index, false)?;
-    let rent = RentSeries::from_csv(&a.rent, a.period_end.parse().map_err(anyhow::Error::msg)?)?;
+    let period_end = a.period_end.parse().map_err(anyhow::Error::msg)?;
+    let rent = RentSeries::from_csv(&a.rent, period_end)?;
     let events = match &a.events {
-        Some(p) => read_events(p)?,
+        Some(p) => read_events(p, period_end)?,
         None => Vec::new(),
     };
     let opt = TrackOptions {
@@ -32,37 +33,68 @@ pub fn run(a: TrackArgs) -> anyhow::Result<()> {
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("track of {}", a.rent.display()))?;
     let ranked = rows.iter().filter(|r| r.rank.is_some()).count();
-    match &a.out {
-        Some(out) => {
-            track_table(&rows).write(out)?;
-            outln!(
-                "ranked {ranked} of {} grades and composites by {} (the rest are listed with the reason); wrote {}",
-                rows.len(),
-                rows.first().map_or("", |r| r.ranked_by),
-                out.display()
-            );
-        }
-        None => {
-            outln!(
-                "ranked by {}; {ranked} of {} candidates eligible",
-                rows.first().map_or("", |r| r.ranked_by),
-                rows.len()
-            );
-            outln!("rank  oos_eff  [95% CI]         ratio  rho(chg)  grade");
-            for r in rows.iter().filter(|r| r.rank.is_some()).take(30) {
-                let f = |v: Option<f64>| v.map_or("   n/a".to_string(), |x| format!("{x:6.3}"));
-                outln!(
-                    "{:>4}  {}  [{}, {}]  {}  {}  {}",
-                    r.rank.unwrap_or(0),
-                    f(r.oos_effectiveness),
-                    f(r.oos_effectiveness_ci_low),
-                    f(r.oos_effectiveness_ci_high),
-                    f(r.hedge_ratio),
-                    f(r.correlation_changes),
-                    r.grade
-                );
-            }
-        }
+    if let Some(out) = &a.out {
+        track_table(&rows).write(out)?;
+    }
+    outln!(
+        "ranked {ranked} of {} grades and composites by {} (the rest are listed with the reason{})",
+        rows.len(),
+        rows.first().map_or("", |r| r.ranked_by),
+        a.out
+            .as_ref()
+            .map(|o| format!(" in {}", o.display()))
+            .unwrap_or_default()
+    );
+    for line in console_table(&rows) {
+        outln!("{line}");
     }
     Ok(())
+}
+
+/// The console's view of a ranking: the top ten ranked candidates; when none ranks,
+/// the candidates with the most periods and, in words, why each is not ranked and
+/// what would rank it.
+fn console_table(rows: &[TrackRow]) -> Vec<String> {
+    let f = |v: Option<f64>| v.map_or("   n/a".to_string(), |x| format!("{x:6.3}"));
+    let ranked: Vec<&TrackRow> = rows.iter().filter(|r| r.rank.is_some()).collect();
+    let mut out = Vec::new();
+    if !ranked.is_empty() {
+        out.push("rank  oos_eff  [95% CI]          ratio  rho(chg)  periods  grade".into());
+        for r in ranked.iter().take(10) {
+            out.push(format!(
+                "{:>4}  {}  [{}, {}]  {}  {}  {:>7}  {}",
+                r.rank.unwrap_or(0),
+                f(r.oos_effectiveness),
+                f(r.oos_effectiveness_ci_low),
+                f(r.oos_effectiveness_ci_high),
+                f(r.hedge_ratio),
+                f(r.correlation_changes),
+                r.periods,
+                r.grade
+            ));
+        }
+        if ranked.len() > 10 {
+            out.push(format!("  ... and {} more ranked", ranked.len() - 10));
+        }
+        if let Some(w) = ranked
+            .iter()
+            .find_map(|r| r.note.split("; ").find(|n| n.starts_with("few periods")))
+        {
+            out.push(format!("  note: {w}"));
+        }
+        return out;
+    }
+    out.push("nothing could be ranked; the candidates with the most history:".into());
+    let mut by_history: Vec<&TrackRow> = rows.iter().collect();
+    by_history.sort_by(|a, b| b.periods.cmp(&a.periods).then(a.grade.cmp(&b.grade)));
+    for r in by_history.iter().take(5) {
+        let why: Vec<&str> = r
+            .note
+            .split("; ")
+            .filter(|n| n.starts_with("not ranked"))
+            .map(|n| n.trim_start_matches("not ranked: "))
+            .collect();
+        out.push(format!("  {}: {}", r.grade, why.join("; ")));
+    }
+    out
 }

@@ -236,7 +236,7 @@ fn track_ranks_the_matching_gpu_first() {
         assert_eq!(r["ranked_by"], "oos_effectiveness_ci_low");
         let periods: usize = r["periods"].parse().unwrap();
         let share: f64 = r["sufficient_share"].parse().unwrap();
-        if periods < 12 || share < 0.5 {
+        if periods < rentix_backtest::DEFAULT_MIN_PERIODS || share < 0.5 {
             assert_eq!(r["rank"], "", "{r:?}");
             assert!(r["note"].contains("not ranked"), "{r:?}");
         }

@@ -191,7 +191,7 @@ proptest! {
         std::fs::write(&ep, ev).unwrap();
         let _ = RentSeries::from_csv(&rp, PeriodEnd::Exclusive);
         let _ = RentSeries::from_csv(&rp, PeriodEnd::Inclusive);
-        let _ = read_events(&ep);
+        let _ = read_events(&ep, rentix_backtest::PeriodEnd::Exclusive);
     }
 
     #[test]

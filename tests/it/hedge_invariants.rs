@@ -76,12 +76,26 @@ fn rent_file(
     price: impl Fn(f64) -> f64,
     s: &BTreeMap<NaiveDate, f64>,
 ) -> PathBuf {
+    rent_file_of(dir, shape, side, |_, x| price(x), s, MONTHLY_GPU_HOURS, "")
+}
+
+/// [`rent_file`] with `monthly` GPU-hours a month, a price that may depend on the
+/// month, and a tag in the file name.
+fn rent_file_of(
+    dir: &Path,
+    shape: Shape,
+    side: &str,
+    price: impl Fn(NaiveDate, f64) -> f64,
+    s: &BTreeMap<NaiveDate, f64>,
+    monthly: f64,
+    tag: &str,
+) -> PathBuf {
     let mut text = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
     let mut m = d("2024-01-01");
     while m < d("2026-01-01") {
         let next = m + Months::new(1);
         let days = (next - m).num_days() as f64;
-        let px = price(s[&m]);
+        let px = price(m, s[&m]);
         let mut rows: Vec<(NaiveDate, NaiveDate)> = Vec::new();
         match shape {
             Shape::Daily => {
@@ -102,7 +116,7 @@ fn rent_file(
             Shape::Monthly | Shape::MonthlyInclusive => rows.push((m, next)),
         }
         for (a, b) in rows {
-            let hours = MONTHLY_GPU_HOURS * (b - a).num_days() as f64 / days;
+            let hours = monthly * (b - a).num_days() as f64 / days;
             let end = match shape {
                 Shape::MonthlyInclusive => b - Days::new(1),
                 _ => b,
@@ -111,7 +125,7 @@ fn rent_file(
         }
         m = next;
     }
-    let path = dir.join(format!("rent_{shape:?}_{side}.csv"));
+    let path = dir.join(format!("rent_{shape:?}_{side}{tag}.csv"));
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -390,4 +404,421 @@ fn a_composite_is_rebased_never_given_a_usd_basis() {
     let grade = ranked.iter().find(|r| r["grade"] == GRADE).unwrap();
     assert_eq!(grade["unit"], "usd-per-gpu-hour");
     assert!((num(grade, "basis_mean")).abs() < 1e-9);
+}
+
+/// A wiggle of +-0.05 USD by month, so that a rent differs from the index by more than
+/// a constant (a deterministic stand-in for basis noise).
+fn wiggle(m: NaiveDate) -> f64 {
+    0.05 * (((m.month() * 7 + m.year() as u32) % 5) as f64 - 2.0) / 2.0
+}
+
+#[test]
+fn a_linear_rent_is_hedged_exactly_at_its_slope() {
+    // Rent = 0.8 x settlement + 0.5 on an index that moves every day. The hedged
+    // item's change is 0.8 (S_M - I_e) (docs/backtest.md, "the reference"): the
+    // minimum-variance ratio is 0.8; the 0.8 hedge (8 contracts on 7,300 GPU-hours)
+    // offsets every month, effectiveness 1; one-to-one leaves -0.2 dI against an
+    // exposure change of 0.8 dI: 1 - 0.2^2 / 0.8^2 = 0.9375.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| 0.8 * x + 0.5, &s);
+    let (sum, periods) = backtest(&index, &rent, &dir.path().join("bt"), &[]);
+    let f = |v: &Value| v.as_f64().unwrap();
+    assert!(
+        (f(&sum["reference_slope"]) - 0.8).abs() < 1e-9,
+        "{}",
+        sum["reference_slope"]
+    );
+    assert!((f(&sum["min_variance_hedge_ratio"]) - 0.8).abs() < 1e-9);
+    let st = &sum["strategies"];
+    assert!((f(&st["static-min-variance"]["hedge_ratio"]) - 0.8).abs() < 1e-9);
+    assert_eq!(st["static-min-variance"]["contracts"], 8);
+    assert!((f(&st["static-min-variance"]["effectiveness"]) - 1.0).abs() < 1e-9);
+    assert!((f(&st["one-to-one"]["effectiveness"]) - 0.9375).abs() < 1e-9);
+    for r in periods
+        .iter()
+        .filter(|r| r["strategy"] == "static-min-variance")
+    {
+        assert_eq!(r["contracts"], "8", "{r:?}");
+    }
+}
+
+#[test]
+fn a_months_contracts_are_exact_in_every_shape() {
+    // 730-hour contracts, one-to-one: 7,300 -> 10; 7,664 -> 10.499 -> 10;
+    // 7,665 -> 10.5 -> 11 (half away from zero); 7,666 -> 10.501 -> 11; every month,
+    // whether the month is one invoice or thirty-one daily rows.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    for (hours, want) in [
+        (7300.0, "10"),
+        (7664.0, "10"),
+        (7665.0, "11"),
+        (7666.0, "11"),
+    ] {
+        for shape in [Shape::Monthly, Shape::Daily] {
+            let tag = format!("_{hours}");
+            let rent = rent_file_of(dir.path(), shape, "earn", |_, x| x, &s, hours, &tag);
+            let out = dir.path().join(format!("bt{tag}_{shape:?}"));
+            let (_, periods) = backtest(&index, &rent, &out, &["--strategy", "one-to-one"]);
+            assert!(periods.len() >= 22);
+            for r in &periods {
+                assert_eq!(r["contracts"], want, "{hours} {shape:?}: {r:?}");
+                assert_eq!(
+                    r["exposure_gpu_hours"],
+                    format!("{hours}"),
+                    "{shape:?}: round in, round out"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn paying_and_earning_the_same_rent_hedge_alike_with_fees() {
+    // Fees (5 USD a contract in the default contract) are a cost known at entry,
+    // not risk: the payer's and the earner's positions are mirror images, so every
+    // strategy's effectiveness is the same number for both.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let price = |m: NaiveDate, x: f64| 0.9 * x + 0.3 + wiggle(m);
+    let pay = rent_file_of(dir.path(), Shape::Monthly, "pay", price, &s, 7300.0, "");
+    let earn = rent_file_of(dir.path(), Shape::Monthly, "earn", price, &s, 7300.0, "");
+    let (a, _) = backtest(&index, &pay, &dir.path().join("a"), &[]);
+    let (b, _) = backtest(&index, &earn, &dir.path().join("b"), &[]);
+    let mut fees = 0.0;
+    for st in [
+        "one-to-one",
+        "static-min-variance",
+        "walk-forward",
+        "ewma",
+        "layered",
+    ] {
+        let (x, y) = (&a["strategies"][st], &b["strategies"][st]);
+        assert_eq!(x["effectiveness"], y["effectiveness"], "{st}");
+        fees += x["total_fees"].as_f64().unwrap();
+    }
+    assert!(fees > 0.0, "fees were on");
+}
+
+#[test]
+fn the_recommendation_never_says_hedge_when_the_hedge_adds_risk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    // A rent that runs against the index: every fitted ratio is negative.
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| 5.0 - x, &s);
+    let out = dir.path().join("bt");
+    let o = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        GRADE,
+        "--out",
+        p(&out),
+        "--resamples",
+        "200",
+    ]);
+    let sum: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let rec = &sum["recommendation"];
+    assert_eq!(rec["decision"], "do_not_hedge", "{rec}");
+    assert!(rec["contracts"].is_null(), "{rec}");
+    let stdout = o.clone();
+    assert!(stdout.starts_with("do not hedge"), "{stdout}");
+    // A negative fitted ratio is applied as 0, and every output says so.
+    let st = &sum["strategies"]["static-min-variance"];
+    assert_eq!(st["hedge_ratio"].as_f64(), Some(0.0), "{st}");
+    assert_eq!(st["contracts"], 0);
+    for r in rows(&out.join("periods.csv")) {
+        if r["strategy"] == "static-min-variance" {
+            assert_eq!(r["contracts"], "0");
+            assert_eq!(r["hedge_ratio"], "0");
+        }
+    }
+    // A rent that tracks the index: hedge, buy (a payer), 10 contracts.
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| x + 0.2, &s);
+    let o = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        GRADE,
+        "--out",
+        p(&out),
+        "--resamples",
+        "200",
+    ]);
+    let sum: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let rec = &sum["recommendation"];
+    assert_eq!(rec["decision"], "hedge", "{rec}");
+    assert_eq!(rec["futures_side"], "buy");
+    assert_eq!(rec["contracts"], 10);
+    // 2024-01..2025-12 is 24 months, 23 hedge periods: one short of the 24 the
+    // decision trusts without a warning.
+    assert_eq!(rec["periods"], 23);
+    assert!(
+        rec["warning"].as_str().unwrap().contains("fewer than 24"),
+        "{rec}"
+    );
+    assert!(o.starts_with("hedge: buy 10"), "{o}");
+}
+
+#[test]
+fn too_few_months_are_not_enough_data() {
+    // Five monthly invoices against the index: four hedge periods (the first
+    // month is the basis the first hedge is measured from) < 6.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| x, &s);
+    let text = std::fs::read_to_string(&rent).unwrap();
+    let short: String = text.lines().take(6).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&rent, short).unwrap();
+    let (sum, _) = backtest(&index, &rent, &dir.path().join("bt"), &[]);
+    let rec = &sum["recommendation"];
+    assert_eq!(rec["decision"], "not_enough_data", "{rec}");
+    assert_eq!(
+        (rec["periods"].as_u64(), rec["periods_needed"].as_u64()),
+        (Some(4), Some(6))
+    );
+}
+
+/// A fixings file of `GRADE` (from [`index_file`]) and two other grades whose daily
+/// values follow other walks.
+fn three_grade_file(dir: &Path) -> (PathBuf, BTreeMap<NaiveDate, f64>) {
+    let (index, s) = index_file(dir);
+    let text = std::fs::read_to_string(&index).unwrap();
+    let mut out = text.clone();
+    for (k, other) in [
+        "h200-sxm-141gb/bare-metal/on-demand",
+        "a100-sxm-80gb/vm/on-demand",
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (i, l) in text.lines().skip(1).enumerate() {
+            let f: Vec<&str> = l.split(',').collect();
+            let v = 3.0 + 0.4 * (((i * (k + 3)) % 17) as f64 / 17.0) + 0.001 * i as f64;
+            let v = (v * 10_000.0).round() / 10_000.0;
+            out.push_str(&format!(
+                "{},{other},{v},vw-median,1,5,5,0,0,5,500,{v},{v},0.2,true,,test-1,x,{v},{v},1\n",
+                f[0]
+            ));
+        }
+    }
+    std::fs::write(&index, out).unwrap();
+    (index, s)
+}
+
+#[test]
+fn a_year_of_monthly_invoices_ranks_the_grade_it_tracks_first() {
+    // Twelve monthly invoices (2025) of a rent equal to GRADE's settlement plus a
+    // premium and a small wiggle: eleven hedge periods; GRADE must rank first, and
+    // the console must print the ranking.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = three_grade_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "earn", |x| x + 0.3, &s);
+    let text = std::fs::read_to_string(&rent).unwrap();
+    let year: String = text
+        .lines()
+        .filter(|l| l.starts_with("period_start") || l.starts_with("2025-"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&rent, year).unwrap();
+    let o = rentix_ok(&[
+        "track",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--resamples",
+        "200",
+    ]);
+    let stdout = o.clone();
+    let first = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or_else(|| panic!("no ranked row: {stdout}"));
+    assert!(first.ends_with(GRADE), "{stdout}");
+    assert!(first.contains(" 11 "), "eleven periods: {first}");
+    assert!(
+        stdout.contains("few periods"),
+        "the small-sample warning: {stdout}"
+    );
+}
+
+/// The bundled default contract with `key = value` put in place of its line.
+fn contract_with(dir: &Path, key: &str, value: &str) -> PathBuf {
+    let text = std::fs::read_to_string(
+        crate::util::repo().join("data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
+    )
+    .unwrap();
+    let edited: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with(&format!("{key} =")) {
+                format!("{key} = {value}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(edited, text + "", "{key} is in the contract");
+    let path = dir.join(format!("contract_{key}.toml"));
+    std::fs::write(&path, edited).unwrap();
+    path
+}
+
+fn refused(args: &[&str], words: &[&str]) {
+    let o = rentix(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} was accepted");
+    for w in words {
+        assert!(err.contains(w), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn what_cannot_be_a_contract_or_a_fixing_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| x, &s);
+    let out = dir.path().join("bt");
+    let bt = |index: &Path, contract: Option<&Path>| {
+        let mut v = vec![
+            "backtest".to_string(),
+            "--index".into(),
+            p(index).into(),
+            "--rent".into(),
+            p(&rent).into(),
+            "--underlying".into(),
+            GRADE.into(),
+            "--out".into(),
+            p(&out).into(),
+        ];
+        if let Some(c) = contract {
+            v.extend(["--contract".into(), p(c).into()]);
+        }
+        v
+    };
+    let run = |v: Vec<String>, words: &[&str]| {
+        refused(&v.iter().map(String::as_str).collect::<Vec<_>>(), words)
+    };
+    // 1e-300 GPU-hours a contract gave 9.2e18 contracts and "effectiveness 1.000".
+    for size in ["1e-300", "0.5", "730.5"] {
+        let c = contract_with(dir.path(), "contract_gpu_hours", size);
+        run(
+            bt(&index, Some(&c)),
+            &["contract_gpu_hours", "whole number"],
+        );
+    }
+    // A tick of 1000 on an index near 2.4 settled every month at 0.
+    let c = contract_with(dir.path(), "tick", "1000");
+    run(bt(&index, Some(&c)), &["tick 1000", "typical level"]);
+    // Fixings of 0 or below are no prices; a repeated row is ambiguous.
+    let text = std::fs::read_to_string(&index).unwrap();
+    let row = text.lines().nth(40).unwrap().to_string();
+    let f: Vec<&str> = row.split(',').collect();
+    for bad in ["0", "-3.5"] {
+        let mut g = f.clone();
+        g[2] = bad;
+        let edited = text.replace(&row, &g.join(","));
+        let path = dir.path().join(format!("fixings_{bad}.csv"));
+        std::fs::write(&path, edited).unwrap();
+        run(bt(&path, None), &[&format!("is {bad}"), "above zero", f[0]]);
+    }
+    let path = dir.path().join("fixings_dup.csv");
+    std::fs::write(&path, format!("{text}{row}\n")).unwrap();
+    run(bt(&path, None), &["two rows on", f[0], GRADE]);
+    // A column named twice in the rent file.
+    let rent_text = std::fs::read_to_string(&rent).unwrap();
+    let twice = rent_text.replacen(
+        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side",
+        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side,gpu_hours",
+        1,
+    );
+    let twice: String = twice
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{l}\n")
+            } else {
+                format!("{l},1\n")
+            }
+        })
+        .collect();
+    let rent2 = dir.path().join("rent_twice.csv");
+    std::fs::write(&rent2, twice).unwrap();
+    refused(
+        &[
+            "backtest",
+            "--index",
+            p(&index),
+            "--rent",
+            p(&rent2),
+            "--underlying",
+            GRADE,
+            "--out",
+            p(&out),
+        ],
+        &["\"gpu_hours\" twice", "columns 4 and 6"],
+    );
+    let ev = dir.path().join("events_twice.csv");
+    std::fs::write(&ev, "start,end,kind,gpu_hours_lost,usd_loss,note,kind\n2025-03-01,2025-03-02,outage,1,1,x,other\n").unwrap();
+    refused(
+        &[
+            "backtest",
+            "--index",
+            p(&index),
+            "--rent",
+            p(&rent),
+            "--events",
+            p(&ev),
+            "--underlying",
+            GRADE,
+            "--out",
+            p(&out),
+        ],
+        &["\"kind\" twice"],
+    );
+}
+
+#[test]
+fn events_end_is_read_like_the_rents_period_end() {
+    // An outage written 2025-03-31 to 2025-04-01 with 100 GPU-hours lost: exclusive,
+    // it is March 31 alone (100 lost in March); inclusive (both days), 50 in March
+    // and 50 in April. delivered = 7,300 - lost.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let ev = dir.path().join("events.csv");
+    std::fs::write(
+        &ev,
+        "start,end,kind,gpu_hours_lost,usd_loss,note\n2025-03-31,2025-04-01,outage,100,1000,x\n",
+    )
+    .unwrap();
+    let delivered = |rows: &[BTreeMap<String, String>], m: &str| -> f64 {
+        rows.iter()
+            .find(|r| r["strategy"] == "one-to-one" && r["period_start"] == m)
+            .map(|r| num(r, "delivered_gpu_hours"))
+            .unwrap()
+    };
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| x, &s);
+    let (_, rows) = backtest(&index, &rent, &dir.path().join("a"), &["--events", p(&ev)]);
+    assert_eq!(delivered(&rows, "2025-03-01"), 7200.0);
+    assert_eq!(delivered(&rows, "2025-04-01"), 7300.0);
+    let rent = rent_file(dir.path(), Shape::MonthlyInclusive, "pay", |x| x, &s);
+    let (_, rows) = backtest(
+        &index,
+        &rent,
+        &dir.path().join("b"),
+        &["--events", p(&ev), "--period-end", "inclusive"],
+    );
+    assert_eq!(delivered(&rows, "2025-03-01"), 7250.0);
+    assert_eq!(delivered(&rows, "2025-04-01"), 7250.0);
 }

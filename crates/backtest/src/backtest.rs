@@ -6,8 +6,9 @@
 //! locked in (`periods` explains the reference), so both legs cover the same horizon.
 
 use crate::contract::{month_start, ContractSpec, EntryAssumption};
-use crate::periods::{build_periods, LeftOut, Period, LAYERS};
+use crate::periods::{build_periods, LeftOut, Period, Periods, LAYERS};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
+use crate::recommendation::{recommend, tradable, Candidate, Recommendation};
 use crate::rent::{Event, RentSeries, Side};
 use crate::stats::basis::{basis_stats, BasisStats};
 use crate::stats::bootstrap::{confidence_interval, Interval};
@@ -21,7 +22,7 @@ use crate::stats::regression::{regress, Regression};
 use crate::stats::rolling::rolling_effectiveness;
 use crate::stats::tracking_error::{tracking_error_annual, Periodicity};
 use crate::stats::var::historical_var_cvar;
-use crate::strategy::{mean_ratio, ratios, Strategy};
+use crate::strategy::{mean_ratio, next_ratio, ratios, Strategy};
 use crate::underlying::Underlying;
 use chrono::{Months, NaiveDate};
 use rentix_core::DateSeries;
@@ -167,6 +168,8 @@ pub struct StrategySummary {
     pub total_unhedged_pnl: f64,
     pub total_basis_pnl: f64,
     pub total_entry_carry_pnl: f64,
+    /// Fees of the whole backtest, USD: a cost known at entry, reported beside the
+    /// effectiveness and never inside it.
     pub total_fees: f64,
     pub contracts_rounding_gpu_hours: f64,
     pub margin: Margin,
@@ -206,6 +209,13 @@ pub struct BacktestResult {
     /// changes over one month (one tranche, entry at the index).
     pub min_variance_hedge_ratio: Option<f64>,
     pub price_change_regression: Option<Regression>,
+    /// The slope of the rent on the index the hedged item's changes are measured
+    /// with (`periods`' module doc), and the month-over-month pairs it was fitted on
+    /// (0: too few, so 1).
+    pub reference_slope: f64,
+    pub reference_slope_pairs: usize,
+    /// What to do: hedge, do not hedge, or not enough data (`recommendation`).
+    pub recommendation: Recommendation,
     /// Per strategy, keyed by its name in `summary.json`.
     #[serde(
         serialize_with = "by_strategy_name",
@@ -336,6 +346,7 @@ fn leg(
     assumption: EntryAssumption,
     strategy: Strategy,
     p: &Period,
+    beta: f64,
 ) -> Leg {
     let layers = if strategy == Strategy::Layered {
         LAYERS.min(contract.listed_months) as usize
@@ -357,7 +368,10 @@ fn leg(
     Leg {
         entry: avg(&entries),
         index_entry: avg(&used.iter().map(|t| t.index_level).collect::<Vec<_>>()),
-        reference: avg(&used.iter().map(|t| t.rent_reference()).collect::<Vec<_>>()),
+        reference: avg(&used
+            .iter()
+            .map(|t| t.rent_reference(beta))
+            .collect::<Vec<_>>()),
         tranches: used.len(),
         fallback,
     }
@@ -469,10 +483,11 @@ fn run_strategy(
     sign: f64,
     periods: &[Period],
     strategy: Strategy,
+    beta: f64,
 ) -> StrategyRun {
     let legs: Vec<Leg> = periods
         .iter()
-        .map(|p| leg(contract, idx, contract.entry.assumption, strategy, p))
+        .map(|p| leg(contract, idx, contract.entry.assumption, strategy, p, beta))
         .collect();
     let ch: Vec<Changes> = periods
         .iter()
@@ -542,7 +557,7 @@ fn run_strategy(
 /// Bootstrap intervals of effectiveness, hedge ratio and correlation of changes.
 fn intervals(cfg: &BacktestConfig, strategy: Strategy, r: &StrategyRun) -> Intervals {
     let n = r.pnls.len();
-    let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_total).collect();
+    let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_before_fees).collect();
     let unhedged: Vec<f64> = r.pnls.iter().map(|p| p.unhedged_total).collect();
     let seed = cfg.seed ^ (strategy as u64);
     let pick = |v: &[f64], ix: &[usize]| ix.iter().map(|&i| v[i]).collect::<Vec<f64>>();
@@ -573,7 +588,10 @@ fn summarize(
     outside_periods_usd: f64,
 ) -> StrategySummary {
     let contract = &cfg.contract;
-    let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_total).collect();
+    // The risk measures use the position before fees (a cost known at entry); the
+    // VaR is of what the month costs, fees included.
+    let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_before_fees).collect();
+    let with_fees: Vec<f64> = r.pnls.iter().map(|p| p.hedged_total).collect();
     let unhedged: Vec<f64> = r.pnls.iter().map(|p| p.unhedged_total).collect();
     let futures: Vec<f64> = r.pnls.iter().map(|p| p.futures).collect();
     let item: Vec<f64> = r.pnls.iter().map(|p| p.rent_change).collect();
@@ -585,8 +603,8 @@ fn summarize(
         mean(&periods.iter().map(|p| p.exposure).collect::<Vec<_>>()).unwrap_or(0.0);
     let hr = mean_ratio(&r.h);
     let hedging = strategy != Strategy::Unhedged;
-    let var95 = historical_var_cvar(&hedged, 0.95);
-    let var99 = historical_var_cvar(&hedged, 0.99);
+    let var95 = historical_var_cvar(&with_fees, 0.95);
+    let var99 = historical_var_cvar(&with_fees, 0.99);
     let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
     for p in periods {
         for (k, v) in &p.loss_by_kind {
@@ -623,7 +641,7 @@ fn summarize(
             Vec::new()
         },
         break_test: sup_wald(&r.dr, &r.df),
-        total_hedged_pnl: hedged.iter().sum(),
+        total_hedged_pnl: with_fees.iter().sum(),
         total_unhedged_pnl: unhedged.iter().sum(),
         total_basis_pnl: r.pnls.iter().map(|p| p.basis).sum(),
         total_entry_carry_pnl: r.pnls.iter().map(|p| p.entry_carry).sum(),
@@ -646,20 +664,21 @@ fn entry_sensitivity(
     idx: &IndexInputs,
     sign: f64,
     periods: &[Period],
+    beta: f64,
 ) -> Vec<EntrySensitivity> {
     EntryAssumption::ALL
         .iter()
         .map(|&a| {
             let legs: Vec<Leg> = periods
                 .iter()
-                .map(|p| leg(contract, idx, a, Strategy::OneToOne, p))
+                .map(|p| leg(contract, idx, a, Strategy::OneToOne, p, beta))
                 .collect();
             let pnls: Vec<PeriodPnl> = periods
                 .iter()
                 .zip(&legs)
                 .map(|(p, l)| period_pnl(contract, sign, p, changes(p, l), 1.0, 0.0).1)
                 .collect();
-            let hedged: Vec<f64> = pnls.iter().map(|p| p.hedged_total).collect();
+            let hedged: Vec<f64> = pnls.iter().map(|p| p.hedged_before_fees).collect();
             let unhedged: Vec<f64> = pnls.iter().map(|p| p.unhedged_total).collect();
             let fut: Vec<f64> = pnls.iter().map(|p| p.futures).collect();
             let carry: Vec<f64> = pnls.iter().map(|p| p.entry_carry).collect();
@@ -716,6 +735,24 @@ fn restated_months(
         .collect()
 }
 
+/// Refuses a tick at or above the index's typical (median) level: every settlement
+/// would round to 0 or one tick, and the hedge would measure the rounding.
+fn check_tick(contract: &ContractSpec, index: &Underlying) -> Result<(), String> {
+    let mut v: Vec<f64> = index.values.iter().map(|(_, x)| x).collect();
+    if v.is_empty() {
+        return Ok(());
+    }
+    v.sort_by(f64::total_cmp);
+    let median = v[v.len() / 2];
+    if contract.tick >= median {
+        return Err(format!(
+            "the contract's tick {} is at or above the typical level {median} of {} (its median fixing): every settlement would round to a tick or to zero",
+            contract.tick, contract.underlying
+        ));
+    }
+    Ok(())
+}
+
 /// Runs every strategy of `cfg` for `rent` against `idx`.
 pub fn run(
     rent: &RentSeries,
@@ -736,7 +773,13 @@ pub fn run(
             (Some(k), scaled)
         }
     };
-    let (periods, left_out) = build_periods(rent, events, &idx.underlying, contract);
+    check_tick(contract, &idx.underlying)?;
+    let Periods {
+        periods,
+        left_out,
+        slope,
+    } = build_periods(rent, events, &idx.underlying, contract);
+    let beta = slope.beta;
     if periods.len() < 3 {
         let why = left_out
             .iter()
@@ -756,17 +799,34 @@ pub fn run(
 
     let mut rows = Vec::new();
     let mut summaries = Vec::new();
+    let mut candidates = Vec::new();
+    let latest_exposure = periods.last().map_or(0.0, |p| p.exposure);
     for &strategy in &cfg.strategies {
-        let r = run_strategy(contract, &idx, sign, &periods, strategy);
-        summaries.push(summarize(cfg, strategy, &r, &periods, unit, outside));
+        let r = run_strategy(contract, &idx, sign, &periods, strategy, beta);
+        let summary = summarize(cfg, strategy, &r, &periods, unit, outside);
+        if tradable(strategy) {
+            let h = next_ratio(strategy, &r.dr, &r.df);
+            candidates.push(Candidate {
+                strategy,
+                effectiveness: summary.effectiveness,
+                interval: summary.confidence_intervals.effectiveness,
+                next_ratio: h,
+                next_contracts: contracts(h, latest_exposure, contract.contract_gpu_hours),
+            });
+        }
+        summaries.push(summary);
         rows.extend(r.rows);
     }
+    let recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
     // Strategy-free price statistics: one tranche, entry at the index.
     let (dr1, di1): (Vec<f64>, Vec<f64>) = periods
         .iter()
         .map(|p| {
             let t = &p.tranches[0];
-            (p.rent - t.rent_reference(), p.settlement - t.index_level)
+            (
+                p.rent - t.rent_reference(beta),
+                p.settlement - t.index_level,
+            )
         })
         .unzip();
     let daily = rent
@@ -800,8 +860,11 @@ pub fn run(
             .unwrap_or_default(),
         min_variance_hedge_ratio: min_variance_hedge_ratio(&dr1, &di1),
         price_change_regression: regress(&dr1, &di1),
+        reference_slope: beta,
+        reference_slope_pairs: slope.pairs,
+        recommendation,
         strategies: summaries,
-        entry_sensitivity: entry_sensitivity(contract, &idx, sign, &periods),
+        entry_sensitivity: entry_sensitivity(contract, &idx, sign, &periods, beta),
         rows,
         daily,
     })
@@ -844,6 +907,8 @@ mod tests {
                 index_level: 2.0,
                 basis: 0.0,
                 basis_month: d("2025-05-01"),
+                basis_rent: 2.0,
+                basis_settlement: 2.0,
             }],
             lost_gpu_hours: 0.0,
             operational_loss: 0.0,

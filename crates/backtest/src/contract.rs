@@ -160,6 +160,12 @@ impl ContractSpec {
         if !(self.contract_gpu_hours.is_finite() && self.contract_gpu_hours > 0.0) {
             return Err("contract_gpu_hours must be positive".into());
         }
+        if self.contract_gpu_hours < 1.0 || self.contract_gpu_hours.fract() != 0.0 {
+            return Err(format!(
+                "contract_gpu_hours = {} is not a whole number of GPU-hours (at least 1; a GPU-month is 730)",
+                self.contract_gpu_hours
+            ));
+        }
         if !(self.tick.is_finite() && self.tick > 0.0) {
             return Err("tick must be positive".into());
         }

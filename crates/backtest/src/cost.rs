@@ -89,6 +89,7 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
+    crate::rent::unique_header(path, &header)?;
     for r in REQUIRED.iter() {
         if !header.iter().any(|h| h == r) {
             return Err(file(format!("the header has no column {r:?}")));

@@ -16,6 +16,7 @@ mod error;
 mod output;
 mod periods;
 mod pnl;
+mod recommendation;
 mod rent;
 pub mod stats;
 mod strategy;
@@ -37,13 +38,20 @@ pub use cost::{
 pub use cost_decomposition::{decompose_cost, shapley3, CostMonth};
 pub use error::BacktestError;
 pub use output::{daily_table, periods_table, write_backtest};
-pub use periods::{build_periods, LeftOut, Period, Tranche, LAYERS};
-pub use pnl::{decompose, PeriodPnl, PnlInputs};
-pub use rent::{
-    daily_events, read_events, Event, PeriodEnd, RentPeriod, RentSeries, Side, EVENT_KINDS,
+pub use periods::{
+    build_periods, LeftOut, Period, Periods, ReferenceSlope, Tranche, LAYERS, MIN_SLOPE_PAIRS,
 };
-pub use strategy::{ewma_ratio, ratios, Strategy, EWMA_LAMBDA, MIN_HISTORY, WALK_FORWARD_WINDOW};
+pub use pnl::{decompose, PeriodPnl, PnlInputs};
+pub use recommendation::{
+    recommend, tradable, Candidate, Decision, Recommendation, FEW_PERIODS, MIN_DECISION_PERIODS,
+};
+pub use rent::{
+    events_over, read_events, Coverage, Event, PeriodEnd, RentPeriod, RentSeries, Side, EVENT_KINDS,
+};
+pub use strategy::{
+    ewma_ratio, next_ratio, ratios, Strategy, EWMA_LAMBDA, MIN_HISTORY, WALK_FORWARD_WINDOW,
+};
 pub use track::{
     track, track_table, TrackOptions, TrackRow, DEFAULT_MIN_PERIODS, DEFAULT_MIN_SUFFICIENT_SHARE,
 };
-pub use underlying::{underlyings, Underlying};
+pub use underlying::{check_fixings, underlyings, Underlying};

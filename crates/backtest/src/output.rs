@@ -62,6 +62,7 @@ pub fn periods_table(r: &BacktestResult) -> Table {
     t.push("over_hedge_pnl", f(&|x| x.pnl.over_hedge));
     t.push("fees", f(&|x| x.pnl.fees));
     t.push("operational_loss", f(&|x| x.operational_loss));
+    t.push("hedged_before_fees", f(&|x| x.pnl.hedged_before_fees));
     t.push("hedged_total", f(&|x| x.pnl.hedged_total));
     t.push("unhedged_total", f(&|x| x.pnl.unhedged_total));
     t

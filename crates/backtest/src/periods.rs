@@ -5,24 +5,40 @@
 //! ## The rent a month's change is measured from
 //!
 //! A hedge put on at the close of day `e` (a month-end) fixes the futures price `F`.
-//! What it locks in for the hedged item is the index level at entry plus the basis
-//! last observed: `R_ref = I_e + b`, where `I_e` is the index level at entry (the
-//! mean of the lookback days' fixings) and `b = rent_m - S_m` is the basis of the
-//! latest month `m` completed by `e` that had a full month of rent and a settlement.
-//! This is the hypothetical-derivative idea of hedge accounting (a derivative whose
-//! terms match the hedged item, priced at inception): the hedged item's change is
-//! `dR = rent_M - R_ref`, the futures change is `dF = S_M - F`, and both legs start
-//! from the same index level. Both `rent` and `S` are monthly averages, so the
-//! reference is the same whether the rent file is daily, weekly, monthly or a bill
-//! that covers a quarter. A rent that equals the settlement every month has
-//! `b = 0` and `dR = dF` exactly; a rent that equals the settlement plus a constant
-//! premium has `b = premium` and `dR = dF` too.
+//! The hedged item is the rent, which is assumed to move with the index as
+//! `R = a + beta S` (the relation a hedge designation documents; `beta` is the
+//! *reference slope*). Its hypothetical derivative (IFRS 9 B6.5.5: a derivative whose
+//! terms match the hedged item, priced at inception) locks in the rent that relation
+//! expects at entry: with `m` the latest month completed by `e` that had a full
+//! month of rent and a settlement (rent `R_m`, settlement `S_m`), `a = R_m - beta S_m`
+//! and the expected rent at index level `I_e` (the mean of the lookback days'
+//! fixings) is
+//!
+//! `R_ref = a + beta I_e = R_m + beta (I_e - S_m)`.
+//!
+//! The hedged item's change is `dR = R_M - R_ref`, the futures change `dF = S_M - F`.
+//! For a rent that is exactly `a + beta S`, `dR = beta (S_M - I_e)`: the minimum-
+//! variance ratio is `beta` and a `beta` hedge entered at the index offsets every
+//! month exactly, whatever the index did inside month `m` (a one-to-one hedge then
+//! leaves `(1 - beta) dI`, effectiveness `1 - (1 - beta)^2 / beta^2`). At `beta = 1`
+//! the reference is `I_e + b` with `b = R_m - S_m`, the basis last observed.
+//!
+//! `beta` is the OLS slope of the monthly rent's month-over-month changes on the
+//! settlement's (`R_k - R_{k-1}` on `S_k - S_{k-1}` over consecutive complete,
+//! settled months), fitted once over the backtest: it describes the hedged item, as a
+//! designation would, and is the same for every strategy, so that every strategy is
+//! measured against the same rent changes. With fewer than
+//! [`MIN_SLOPE_PAIRS`] such pairs, or settlements that never change, `beta = 1`
+//! (`summary.json` says which: `reference_slope`, `reference_slope_pairs`). Both
+//! `rent` and `S` are monthly averages, so the reference is the same whether the rent
+//! file is daily, weekly, monthly or a bill that covers a quarter.
 //!
 //! Reference: IFRS 9 B6.5.5 (hypothetical derivative); KPMG, "Hedge effectiveness
 //! testing" (2016), section 4.
 
 use crate::contract::{month_start, ContractSpec};
-use crate::rent::{daily_events, Event, RentSeries};
+use crate::rent::{events_over, Event, RentSeries};
+use crate::stats::hedge_ratio::min_variance_hedge_ratio;
 use crate::underlying::Underlying;
 use chrono::{Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
@@ -33,6 +49,9 @@ const MAX_BASIS_AGE_MONTHS: u32 = 3;
 /// Tranches of a layered hedge: one put on at each of the three month-ends before
 /// the contract month.
 pub const LAYERS: u32 = 3;
+/// Fewest consecutive-month change pairs the reference slope is fitted on; below
+/// this it is 1.
+pub const MIN_SLOPE_PAIRS: usize = 3;
 
 /// One hedge tranche of a month: put on at the close of `entry_day`.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,13 +62,29 @@ pub struct Tranche {
     /// The basis last observed at entry, `rent_m - S_m`, and its month `m`.
     pub basis: f64,
     pub basis_month: NaiveDate,
+    /// Month `m`'s rent `R_m` and settlement `S_m`.
+    pub basis_rent: f64,
+    pub basis_settlement: f64,
 }
 
 impl Tranche {
-    /// The rent this tranche locked in: index level at entry plus the basis.
-    pub fn rent_reference(&self) -> f64 {
-        self.index_level + self.basis
+    /// The rent this tranche locked in at reference slope `beta`:
+    /// `R_m + beta (I_e - S_m)`; at `beta = 1`, index level at entry plus the basis.
+    pub fn rent_reference(&self, beta: f64) -> f64 {
+        if beta == 1.0 {
+            self.index_level + self.basis
+        } else {
+            self.basis_rent + beta * (self.index_level - self.basis_settlement)
+        }
     }
+}
+
+/// The reference slope of [`build_periods`]' months and how many month-over-month
+/// pairs it was fitted on (0 when it fell back to 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReferenceSlope {
+    pub beta: f64,
+    pub pairs: usize,
 }
 
 /// One contract month as the backtest sees it.
@@ -110,31 +145,24 @@ impl Month {
 }
 
 fn months(rent: &RentSeries, index: &Underlying, contract: &ContractSpec) -> Vec<Month> {
-    let daily = rent.daily();
     let (Some(first), Some(last)) = (
-        daily.keys().next().copied(),
-        daily.keys().next_back().copied(),
+        rent.periods.iter().map(|p| p.start).min(),
+        rent.periods.iter().map(|p| p.end).max(),
     ) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     let mut m = month_start(first);
-    while m <= last {
+    while m < last {
         let next = m + Months::new(1);
-        let in_month: Vec<(f64, f64)> = daily.range(m..next).map(|(_, v)| *v).collect();
-        let exposure: f64 = in_month.iter().map(|(_, h)| h).sum();
-        let rent = if exposure > 0.0 {
-            in_month.iter().map(|(p, h)| p * h).sum::<f64>() / exposure
-        } else {
-            in_month.iter().map(|(p, _)| p).sum::<f64>() / in_month.len().max(1) as f64
-        };
+        let c = rent.over(m, next);
         out.push(Month {
             start: m,
             end: next,
-            rent_days: in_month.len() as u32,
+            rent_days: c.days,
             days: (next - m).num_days() as u32,
-            exposure,
-            rent,
+            exposure: c.gpu_hours,
+            rent: c.rent,
             settlement: contract.settle(index, m),
         });
         m = next;
@@ -142,51 +170,81 @@ fn months(rent: &RentSeries, index: &Underlying, contract: &ContractSpec) -> Vec
     out
 }
 
+/// The OLS slope of month-over-month rent changes on settlement changes over
+/// consecutive complete, settled months (the module doc); 1 with too few pairs.
+fn reference_slope(months: &[Month]) -> ReferenceSlope {
+    let (dr, ds): (Vec<f64>, Vec<f64>) = months
+        .windows(2)
+        .filter(|w| w[0].end == w[1].start)
+        .filter_map(|w| match (&w[0].settlement, &w[1].settlement) {
+            (Ok(s0), Ok(s1)) if w[0].full() && w[1].full() => {
+                Some((w[1].rent - w[0].rent, s1 - s0))
+            }
+            _ => None,
+        })
+        .unzip();
+    match min_variance_hedge_ratio(&dr, &ds) {
+        Some(b) if dr.len() >= MIN_SLOPE_PAIRS && b.is_finite() => ReferenceSlope {
+            // A slope within float noise of one is one: a rent that tracks the index
+            // keeps the reference `I_e + b` exactly.
+            beta: if (b - 1.0).abs() < 1e-9 { 1.0 } else { b },
+            pairs: dr.len(),
+        },
+        _ => ReferenceSlope {
+            beta: 1.0,
+            pairs: 0,
+        },
+    }
+}
+
 /// The basis last observed at the close of `day`: the latest complete, settled month
 /// ending on or before the next day, at most three months old.
-fn basis_at(months: &[Month], day: NaiveDate) -> Option<(f64, NaiveDate)> {
+fn basis_at(months: &[Month], day: NaiveDate) -> Option<&Month> {
     let oldest = month_start(day) - Months::new(MAX_BASIS_AGE_MONTHS);
     months
         .iter()
         .rev()
         .filter(|m| m.end <= day + Days::new(1) && m.start >= oldest)
-        .find_map(|m| m.basis().map(|b| (b, m.start)))
+        .find_map(|m| m.basis().map(|_| m))
+}
+
+/// The hedge periods of a rent against an index, the months left out, and the
+/// reference slope the periods' rent changes are measured with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Periods {
+    pub periods: Vec<Period>,
+    pub left_out: Vec<LeftOut>,
+    pub slope: ReferenceSlope,
 }
 
 /// Builds the months in which the user has rent on every day, the contract settles
 /// and a basis had been observed before entry; every other month of the rent file is
-/// returned in the second list with the reason.
+/// listed in `left_out` with the reason.
 pub fn build_periods(
     rent: &RentSeries,
     events: &[Event],
     index: &Underlying,
     contract: &ContractSpec,
-) -> (Vec<Period>, Vec<LeftOut>) {
+) -> Periods {
     let all = months(rent, index, contract);
-    let ev = daily_events(events);
+    let slope = reference_slope(&all);
     let mut periods = Vec::new();
     let mut left_out = Vec::new();
     for m in &all {
-        let mut lost = 0.0;
-        let mut loss = 0.0;
-        let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
-        for (_, (h, usd, kinds)) in ev.range(m.start..m.end) {
-            lost += h;
-            loss += usd;
-            for (k, v) in kinds {
-                *by_kind.entry(k.clone()).or_default() += v;
-            }
-        }
+        let (lost, loss, by_kind) = events_over(events, m.start, m.end);
         let tranches: Vec<Tranche> = (1..=LAYERS)
             .map_while(|k| {
                 let entry_day = m.start - Months::new(k - 1) - Days::new(1);
                 let level = contract.entry_level(&index.values, entry_day)?;
-                let (basis, basis_month) = basis_at(&all, entry_day)?;
+                let b = basis_at(&all, entry_day)?;
+                let s = b.settlement.as_ref().ok().copied()?;
                 Some(Tranche {
                     entry_day,
                     index_level: contract.to_tick(level),
-                    basis,
-                    basis_month,
+                    basis: b.rent - s,
+                    basis_month: b.start,
+                    basis_rent: b.rent,
+                    basis_settlement: s,
                 })
             })
             .collect();
@@ -225,5 +283,9 @@ pub fn build_periods(
             }),
         }
     }
-    (periods, left_out)
+    Periods {
+        periods,
+        left_out,
+        slope,
+    }
 }

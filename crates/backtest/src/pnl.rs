@@ -19,8 +19,10 @@
 //! - unhedged remainder   `s dr max(D - Q, 0)`;
 //! - over-hedge           `-s dI max(Q - E, 0)`: hedged beyond the exposure by choice.
 //!
-//! The last five add up to rent change + futures exactly. Operational loss (the USD
-//! the events cost) is reported beside, never inside, these numbers.
+//! The last five add up to rent change + futures exactly (`hedged_before_fees`, the
+//! position's risk); `hedged_total` subtracts the fees, a cost known at entry and so
+//! no part of the risk the effectiveness measures. Operational loss (the USD the
+//! events cost) is reported beside, never inside, these numbers.
 
 use serde::Serialize;
 
@@ -49,6 +51,10 @@ pub struct PeriodPnl {
     pub unhedged_remainder: f64,
     pub over_hedge: f64,
     pub fees: f64,
+    /// Rent change plus futures: the hedged position's risk, before the fees that
+    /// are known at entry (effectiveness is measured on this).
+    pub hedged_before_fees: f64,
+    /// `hedged_before_fees - fees`.
     pub hedged_total: f64,
     pub unhedged_total: f64,
 }
@@ -79,6 +85,7 @@ pub fn decompose(i: PnlInputs) -> PeriodPnl {
         unhedged_remainder,
         over_hedge,
         fees: i.fees,
+        hedged_before_fees: rent_change + futures,
         hedged_total: rent_change + futures - i.fees,
         unhedged_total: rent_change,
     }

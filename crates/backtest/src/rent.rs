@@ -69,8 +69,19 @@ pub struct RentSeries {
     pub periods: Vec<RentPeriod>,
 }
 
+/// What a rent series covers of a window of days ([`RentSeries::over`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Coverage {
+    /// Days of the window with rent.
+    pub days: u32,
+    pub gpu_hours: f64,
+    /// GPU-hour-weighted price, USD per GPU-hour (NaN when no day is covered).
+    pub rent: f64,
+}
+
 /// An operational event: its loss is reported beside the hedge, never netted into
-/// basis.
+/// basis. `[start, end)` like a rent period; an event whose `end` equals its `start`
+/// is one day long (a single day's outage written with one date).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub start: NaiveDate,
@@ -82,6 +93,24 @@ pub struct Event {
 }
 
 pub const EVENT_KINDS: [&str; 4] = ["outage", "failed_deployment", "customer_default", "other"];
+
+/// Refuses a header that names a column twice: which of the two holds the value
+/// would be a guess (ingest refuses them too).
+pub(crate) fn unique_header(path: &Path, header: &[String]) -> Result<(), BacktestError> {
+    for (i, h) in header.iter().enumerate() {
+        if let Some(j) = header[..i].iter().position(|x| x == h) {
+            return Err(BacktestError::File {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "the header names column {h:?} twice (columns {} and {}): which one holds the value is ambiguous",
+                    j + 1,
+                    i + 1
+                ),
+            });
+        }
+    }
+    Ok(())
+}
 
 fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String>>, BacktestError> {
     rentix_core::check_file(path, rentix_core::MAX_TABLE_BYTES).map_err(|e| {
@@ -103,6 +132,7 @@ fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
+    unique_header(path, &header)?;
     for r in required {
         if !header.iter().any(|h| h == r) {
             return Err(BacktestError::File {
@@ -330,6 +360,47 @@ impl RentSeries {
         Ok(Self { side, periods })
     }
 
+    /// The rent over `[from, to)`: days covered, GPU-hours and the GPU-hour-weighted
+    /// price, from the rows themselves rather than from per-day splits. A row that
+    /// lies wholly inside the window counts with its GPU-hours as written, so a
+    /// monthly invoice of 7,665 GPU-hours is 7,665 exactly (summing thirty-one
+    /// splits of it gave 7,664.9999999999945, and 10 contracts instead of 11); a
+    /// row that straddles the window counts `hours x overlap / length`; the total is
+    /// taken to a millionth of a GPU-hour. With no GPU-hours at all, the price is the
+    /// mean over the days covered.
+    pub fn over(&self, from: NaiveDate, to: NaiveDate) -> Coverage {
+        let (mut days, mut hours, mut paid, mut day_price) = (0i64, 0.0, 0.0, 0.0);
+        for p in &self.periods {
+            let (a, b) = (p.start.max(from), p.end.min(to));
+            if a >= b {
+                continue;
+            }
+            let (o, len) = ((b - a).num_days(), (p.end - p.start).num_days());
+            let h = if o == len {
+                p.gpu_hours.get()
+            } else {
+                p.gpu_hours.get() * o as f64 / len as f64
+            };
+            days += o;
+            hours += h;
+            paid += p.price.get() * h;
+            day_price += p.price.get() * o as f64;
+        }
+        Coverage {
+            days: days as u32,
+            // To a millionth of a GPU-hour: daily rows of a round month (7,300 split
+            // into thirty-one written decimals) add up to 7,300, not 7,299.999999999995.
+            gpu_hours: (hours * 1e6).round() / 1e6,
+            rent: if hours > 0.0 {
+                paid / hours
+            } else if days > 0 {
+                day_price / days as f64
+            } else {
+                f64::NAN
+            },
+        }
+    }
+
     /// Spreads each period evenly over its days: (date, price, GPU-hours that day).
     pub fn daily(&self) -> BTreeMap<NaiveDate, (f64, f64)> {
         let mut out = BTreeMap::new();
@@ -369,8 +440,11 @@ fn one_day_gaps(path: &Path, periods: &[RentPeriod]) -> Result<(), BacktestError
     Ok(())
 }
 
-/// Reads `start, end, kind, gpu_hours_lost, usd_loss, note`.
-pub fn read_events(path: &Path) -> Result<Vec<Event>, BacktestError> {
+/// Reads `start, end, kind, gpu_hours_lost, usd_loss, note`. `end` is read as the
+/// rent file's `period_end` is (`end_rule`): exclusive by default, the last day of
+/// the event with `--period-end inclusive`; with either rule an event whose `end`
+/// equals its `start` lasts that one day.
+pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, BacktestError> {
     let recs = records(
         path,
         &["start", "end", "kind", "gpu_hours_lost", "usd_loss"],
@@ -379,7 +453,11 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>, BacktestError> {
     for (i, rec) in recs.iter().enumerate() {
         let row = i + 1;
         let start = date(path, row, rec, "start")?;
-        let end = date(path, row, rec, "end")?;
+        let written_end = date(path, row, rec, "end")?;
+        let end = match end_rule {
+            PeriodEnd::Inclusive if written_end >= start => written_end + Days::new(1),
+            _ => written_end,
+        };
         if end < start {
             return Err(BacktestError::Row {
                 path: path.to_path_buf(),
@@ -422,19 +500,32 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>, BacktestError> {
     Ok(out)
 }
 
-/// Spreads events over their days: date -> (GPU-hours lost, USD loss, by kind).
-pub fn daily_events(events: &[Event]) -> BTreeMap<NaiveDate, (f64, f64, BTreeMap<String, f64>)> {
-    let mut out: BTreeMap<NaiveDate, (f64, f64, BTreeMap<String, f64>)> = BTreeMap::new();
+/// What events cost over `[from, to)`: GPU-hours lost, USD lost, and USD by kind.
+/// An event wholly inside the window counts as written; one that straddles it
+/// counts `x overlap / length` (an event whose `end` equals its `start` is one day).
+pub fn events_over(
+    events: &[Event],
+    from: NaiveDate,
+    to: NaiveDate,
+) -> (f64, f64, BTreeMap<String, f64>) {
+    let (mut lost, mut usd, mut by_kind) = (0.0, 0.0, BTreeMap::<String, f64>::new());
     for e in events {
-        let days = (e.end - e.start).num_days().max(1);
-        let mut d = e.start;
-        for _ in 0..days {
-            let slot = out.entry(d).or_default();
-            slot.0 += e.gpu_hours_lost / days as f64;
-            slot.1 += e.usd_loss / days as f64;
-            *slot.2.entry(e.kind.clone()).or_default() += e.usd_loss / days as f64;
-            d = d + Days::new(1);
+        let end = e.end.max(e.start + Days::new(1));
+        let (a, b) = (e.start.max(from), end.min(to));
+        if a >= b {
+            continue;
         }
+        let (o, len) = ((b - a).num_days(), (end - e.start).num_days());
+        let share = |x: f64| {
+            if o == len {
+                x
+            } else {
+                x * o as f64 / len as f64
+            }
+        };
+        lost += share(e.gpu_hours_lost);
+        usd += share(e.usd_loss);
+        *by_kind.entry(e.kind.clone()).or_default() += share(e.usd_loss);
     }
-    out
+    (lost, usd, by_kind)
 }

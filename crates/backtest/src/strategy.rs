@@ -95,8 +95,32 @@ pub fn ewma_ratio(y: &[f64], x: &[f64], lambda: f64) -> Option<f64> {
 
 /// Hedge ratio per period. `dr` and `df` are the per-period changes of rent and of
 /// the futures; period `t`'s ratio may use only indices `< t` (except the in-sample
-/// benchmark).
+/// benchmark). A fitted ratio below zero (rent and index moved against each other)
+/// is applied as 0: a negative ratio would take the other side of the market, a
+/// bet on the index rather than a hedge of the rent; the strategies never do, and
+/// every output (console, `summary.json`, `periods.csv`) shows the ratio applied.
 pub fn ratios(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
+    fitted(strategy, dr, df)
+        .into_iter()
+        .map(|h| h.max(0.0))
+        .collect()
+}
+
+/// The ratio `strategy` would apply to the month after the last of `dr`, `df`
+/// (what a hedger would trade next).
+pub fn next_ratio(strategy: Strategy, dr: &[f64], df: &[f64]) -> f64 {
+    let (mut r, mut f) = (dr.to_vec(), df.to_vec());
+    r.push(0.0);
+    f.push(0.0);
+    // Period n's ratio uses indices < n only, so the padding is never read (except by
+    // the in-sample benchmark, which is refitted on the real points).
+    match strategy {
+        Strategy::StaticMinVariance => ratios(strategy, dr, df).last().copied().unwrap_or(1.0),
+        _ => ratios(strategy, &r, &f).last().copied().unwrap_or(1.0),
+    }
+}
+
+fn fitted(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
     let n = dr.len();
     match strategy {
         Strategy::Unhedged => vec![0.0; n],
@@ -157,6 +181,26 @@ mod tests {
         assert_eq!(r[..=15], r2[..=15]);
         let e2 = ratios(Strategy::Ewma, &dr2, &df);
         assert_eq!(ratios(Strategy::Ewma, &dr, &df)[..=15], e2[..=15]);
+    }
+
+    #[test]
+    fn a_negative_fitted_ratio_is_applied_as_no_hedge() {
+        // dr = -0.5 df exactly: the fitted ratio is -0.5 (buy futures to hedge a
+        // rent that falls when the index rises would add risk the other way); the
+        // ratio applied is 0 in every fitted strategy, and the next month's too.
+        let df: Vec<f64> = (0..12).map(|i| ((i * 7 % 5) as f64) - 2.0).collect();
+        let dr: Vec<f64> = df.iter().map(|x| -0.5 * x).collect();
+        assert!((min_variance_hedge_ratio(&dr, &df).unwrap() + 0.5).abs() < 1e-12);
+        for s in [
+            Strategy::StaticMinVariance,
+            Strategy::WalkForward,
+            Strategy::Ewma,
+        ] {
+            let r = ratios(s, &dr, &df);
+            assert!(r.iter().all(|h| *h >= 0.0), "{s}: {r:?}");
+            assert_eq!(next_ratio(s, &dr, &df), 0.0, "{s}");
+        }
+        assert_eq!(ratios(Strategy::StaticMinVariance, &dr, &df), vec![0.0; 12]);
     }
 
     #[test]

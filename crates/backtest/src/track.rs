@@ -24,8 +24,11 @@ use rentix_index::{Fixing, IndexUnit};
 use rentix_table::{Col, Table};
 use serde::Serialize;
 
-/// Defaults: a year of monthly periods, and half of the fixings sufficient.
-pub const DEFAULT_MIN_PERIODS: usize = 12;
+/// Defaults: the periods a backtest's decision needs (half a year; a year of monthly
+/// invoices gives 11 periods, its first month being the basis the first hedge is
+/// measured from), and half of the fixings sufficient. The ranking key is the lower
+/// bound of the interval, which already costs a short history its place.
+pub const DEFAULT_MIN_PERIODS: usize = crate::recommendation::MIN_DECISION_PERIODS;
 pub const DEFAULT_MIN_SUFFICIENT_SHARE: f64 = 0.5;
 
 /// What a candidate needs to be ranked, and the bootstrap.
@@ -148,11 +151,22 @@ pub fn track(
                         notes.push(format!("index points rebased at {k:.6} USD per GPU-hour per point; no USD basis"));
                     }
                     if r.periods < opt.min_periods {
-                        notes.push(format!("not ranked: {} periods < min_periods {}", r.periods, opt.min_periods));
+                        notes.push(format!(
+                            "not ranked: {} hedge periods, {} needed (--min-periods): {} more month(s) of rent would rank it",
+                            r.periods,
+                            opt.min_periods,
+                            opt.min_periods - r.periods
+                        ));
+                    } else if r.periods < crate::recommendation::FEW_PERIODS {
+                        notes.push(format!(
+                            "few periods: {} (fewer than {}), the interval rests on few points",
+                            r.periods,
+                            crate::recommendation::FEW_PERIODS
+                        ));
                     }
                     if row.sufficient_share < opt.min_sufficient_share {
                         notes.push(format!(
-                            "not ranked: {:.0}% of fixings sufficient < min_sufficient_share {:.0}%",
+                            "not ranked: {:.0}% of its fixings were sufficient, {:.0}% needed (--min-sufficient-share): the index is too thinly fed to settle on",
                             100.0 * row.sufficient_share,
                             100.0 * opt.min_sufficient_share
                         ));

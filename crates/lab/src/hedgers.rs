@@ -55,7 +55,7 @@ pub fn read_hedgers(dir: &Path) -> Result<Vec<Hedger>, String> {
             let rent = RentSeries::from_csv(p, PeriodEnd::Exclusive).map_err(|e| e.to_string())?;
             let ev = dir.join(format!("events_{name}.csv"));
             let events = if ev.exists() {
-                read_events(&ev).map_err(|e| e.to_string())?
+                read_events(&ev, PeriodEnd::Exclusive).map_err(|e| e.to_string())?
             } else {
                 Vec::new()
             };

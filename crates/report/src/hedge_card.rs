@@ -1,17 +1,19 @@
 //! The hedge card: what a hedger reads first in a backtest report, in a hedger's words.
-//! Rent against the index, how much of the rent's risk the hedge removes (with its
+//! It opens with the decision (hedge, do not hedge, not enough data: `summary.json`'s
+//! `recommendation`), then rent against the index, how much of the rent's risk the hedge removes (with its
 //! interval), the hedge ratio and contracts, the basis risk left, the cash the margin
 //! account needs, and what the hedge never covers.
 
 use crate::format::money;
 use crate::html::esc;
-use rentix_backtest::{BacktestResult, Side, StrategySummary};
+use rentix_backtest::{BacktestResult, Decision, Side, StrategySummary};
 use std::fmt::Write;
 
 /// The card for a backtest and its featured strategy.
 pub fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &StrategySummary) {
     let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
     let pays = summary.side == Side::Pay;
+    let rec = &summary.recommendation;
     let eff = opt(featured.effectiveness);
     let interval = match &featured.confidence_intervals.effectiveness {
         Some(ci) => format!(
@@ -41,17 +43,32 @@ pub fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &Strate
         ),
         (
             "risk the hedge removes",
-            format!("{:.0}% of the month-to-month variance of your rent P&amp;L{}", 100.0 * eff, interval),
+            if eff < 0.0 {
+                format!("none: it adds {:.0}% to the month-to-month variance of your rent P&amp;L{}", -100.0 * eff, interval)
+            } else {
+                format!("{:.0}% of the month-to-month variance of your rent P&amp;L{} (fees of {} are a cost known at entry, not counted here)", 100.0 * eff, interval, money(featured.total_fees))
+            },
         ),
         (
             "how to hedge",
-            format!(
-                "{} futures, hedge ratio {:.2}: about {} contracts a month ({})",
-                if pays { "buy" } else { "sell" },
-                featured.hedge_ratio,
-                featured.contracts,
-                esc(featured.strategy.as_str())
-            ),
+            match (rec.decision, rec.contracts) {
+                (Decision::Hedge, Some(n)) => format!(
+                    "{} {n} futures contracts a month ({}, hedge ratio {:.2}){}",
+                    if pays { "buy" } else { "sell" },
+                    esc(rec.strategy.map_or("", |s| s.as_str())),
+                    rec.hedge_ratio.unwrap_or(f64::NAN),
+                    if rec.strategy == Some(featured.strategy) {
+                        String::new()
+                    } else {
+                        format!("; this card's figures are those of {}", esc(featured.strategy.as_str()))
+                    }
+                ),
+                (Decision::NotEnoughData, _) => format!(
+                    "no decision yet: {} hedge periods, {} needed",
+                    rec.periods, rec.periods_needed
+                ),
+                _ => "do not hedge with this index: no contracts. <code>rentix track</code> ranks every index of the fixings file by how well it tracks this rent".into(),
+            },
         ),
         (
             "basis risk left",
@@ -66,6 +83,19 @@ pub fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &Strate
             format!("{} of outages, failed deployments and customers who did not pay: reported beside the hedge, never netted into it", money(op)),
         ),
     ];
+    let class = match rec.decision {
+        Decision::Hedge => "hedge",
+        Decision::DoNotHedge => "nohedge",
+        Decision::NotEnoughData => "nodata",
+    };
+    let _ = writeln!(
+        html,
+        "<p class=\"decision {class}\">{}</p>",
+        esc(&rec.reason)
+    );
+    if let Some(w) = &rec.warning {
+        let _ = writeln!(html, "<p class=warn>warning: {}</p>", esc(w));
+    }
     let _ = writeln!(html, "<table class=card>");
     for (k, v) in rows {
         let _ = writeln!(html, "<tr><th class=l>{k}</th><td class=l>{v}</td></tr>");

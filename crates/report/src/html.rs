@@ -47,6 +47,8 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-widt
 pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.6em 1em}\
 .ok{color:#1a7f37;font-weight:600}.bad{color:#b42318;font-weight:600}\
 table.card{border:2px solid #1f77b4;font-size:1em;max-width:100%}table.card th{width:14em;background:#eef5fb}\
+.decision{font-size:1.15em;font-weight:600;padding:.6em 1em;border-radius:4px}.decision.hedge{background:#e6f4ea;border-left:6px solid #1a7f37}\
+.decision.nohedge{background:#fdecea;border-left:6px solid #b42318}.decision.nodata{background:#fff8e1;border-left:6px solid #f0b400}.warn{color:#8a5a00}\
 .contents{background:#f3f6fa;padding:.5em 1em;border-radius:4px}.contents a{color:#1f5f99}";
 
 /// What a report directory holds.
@@ -303,9 +305,11 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     if let Some(e) = s.effectiveness {
         let _ = write!(
             t,
-            "With the <b>{}</b> strategy the hedge removed <b>{:.0}%</b> of the month-to-month variance of your rent P&L",
+            "With the <b>{}</b> strategy the hedge {} <b>{:.0}%</b> {} the month-to-month variance of your rent P&L",
             esc(s.strategy.as_str()),
-            e * 100.0
+            if e < 0.0 { "added" } else { "removed" },
+            e.abs() * 100.0,
+            if e < 0.0 { "to" } else { "of" }
         );
         if let Some(ci) = &s.confidence_intervals.effectiveness {
             let _ = write!(
@@ -369,11 +373,16 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         esc(&date(v.last_period)),
         esc(&v.entry_assumption)
     );
-    let featured = v.strategy(Strategy::WalkForward).or_else(|| {
-        v.strategies
-            .iter()
-            .find(|s| s.strategy != Strategy::Unhedged)
-    });
+    let featured = v
+        .recommendation
+        .strategy
+        .and_then(|s| v.strategy(s))
+        .or_else(|| v.strategy(Strategy::WalkForward))
+        .or_else(|| {
+            v.strategies
+                .iter()
+                .find(|s| s.strategy != Strategy::Unhedged)
+        });
     if let Some(s) = featured {
         crate::hedge_card::hedge_card(html, &v, s);
         let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, v.side));

@@ -25,9 +25,12 @@ pub fn contracts_unrounded(h: f64, exposure_units: f64, contract_units: f64) -> 
     h * exposure_units / contract_units
 }
 
-/// Whole contracts, rounded half away from zero.
+/// Whole contracts, rounded half away from zero. The unrounded count is first taken
+/// to nine decimals, so that float noise (10.4999999999995 for 10.5) cannot decide a
+/// half.
 pub fn contracts(h: f64, exposure_units: f64, contract_units: f64) -> i64 {
-    contracts_unrounded(h, exposure_units, contract_units).round() as i64
+    let n = contracts_unrounded(h, exposure_units, contract_units);
+    ((n * 1e9).round() / 1e9).round() as i64
 }
 
 #[cfg(test)]
@@ -50,5 +53,11 @@ mod tests {
             v.expected.contracts
         );
         assert!(min_variance_hedge_ratio(&[1.0, 2.0], &[3.0, 3.0]).is_none());
+        // Half a contract rounds away from zero, float noise or not: 7,665 GPU-hours
+        // on 730-hour contracts is 10.5 -> 11; 7,664.9999999999945 (thirty-one
+        // day-splits summed) is the same invoice.
+        assert_eq!(contracts(1.0, 7665.0, 730.0), 11);
+        assert_eq!(contracts(1.0, 7_664.999_999_999_994_5, 730.0), 11);
+        assert_eq!(contracts(1.0, 7664.0, 730.0), 10);
     }
 }

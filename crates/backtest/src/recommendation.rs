@@ -1,0 +1,279 @@
+//! The decision a hedger reads first: hedge (with which strategy, which side and how
+//! many contracts), do not hedge, or not enough data to tell.
+//!
+//! ## The rule
+//!
+//! 1. Fewer than [`MIN_DECISION_PERIODS`] hedge periods: `not_enough_data` (how many
+//!    there are and how many the rule needs).
+//! 2. Among the strategies run (all six by default) that a hedger could have traded
+//!    (every strategy but `unhedged` and the in-sample `static-min-variance`, which
+//!    uses the future),
+//!    take the one whose out-of-sample effectiveness has the highest lower bound of
+//!    its 95% bootstrap interval (the point estimate when no resamples were asked for,
+//!    and the recommendation says so).
+//! 3. `hedge` when that lower bound is above zero: the hedge removed risk by more
+//!    than chance would give. Contracts are the strategy's ratio for the next month
+//!    applied to the latest month's exposure, rounded half away from zero; a payer
+//!    buys futures, an earner sells them. A hedge of zero whole contracts is
+//!    `do_not_hedge`.
+//! 4. Otherwise `do_not_hedge`, saying whether the best hedge added risk (point
+//!    estimate below zero) or removed none that can be told from chance, with its
+//!    interval, and pointing to `rentix track` for an index that tracks the rent.
+//!
+//! Below [`FEW_PERIODS`] periods every decision carries a warning: the interval and
+//! the VaR rest on few points.
+//!
+//! The rule follows the hedge-accounting practice of requiring an economic
+//! relationship before designating a hedge (IFRS 9 B6.4.4-B6.4.6: the hedging
+//! instrument and the hedged item must move in opposite directions because of the
+//! same risk, not by accident) and uses the interval rather than the point estimate
+//! so that a short or noisy history cannot pass on a lucky draw (as `track` ranks).
+
+use crate::rent::Side;
+use crate::stats::bootstrap::Interval;
+use crate::strategy::Strategy;
+use serde::{Deserialize, Serialize};
+
+/// Fewest hedge periods a decision is made on: half a year of months.
+pub const MIN_DECISION_PERIODS: usize = 6;
+/// Below this many periods a decision carries the small-sample warning.
+pub const FEW_PERIODS: usize = 24;
+
+/// The three answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Hedge,
+    DoNotHedge,
+    NotEnoughData,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Hedge => "hedge",
+            Decision::DoNotHedge => "do_not_hedge",
+            Decision::NotEnoughData => "not_enough_data",
+        }
+    }
+}
+
+/// What `summary.json` says to do, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub decision: Decision,
+    /// The strategy the decision rests on (the best tradable one).
+    pub strategy: Option<Strategy>,
+    /// `buy` (a payer) or `sell` (an earner) futures; only for `hedge`.
+    pub futures_side: Option<String>,
+    /// Contracts for the next month; only for `hedge`.
+    pub contracts: Option<i64>,
+    pub hedge_ratio: Option<f64>,
+    pub effectiveness: Option<f64>,
+    pub effectiveness_interval: Option<Interval>,
+    pub periods: usize,
+    pub periods_needed: usize,
+    /// One sentence a person can act on.
+    pub reason: String,
+    pub warning: Option<String>,
+}
+
+/// One tradable strategy's result, as the rule needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate {
+    pub strategy: Strategy,
+    pub effectiveness: Option<f64>,
+    pub interval: Option<Interval>,
+    /// The ratio it would apply next month, and the contracts that makes.
+    pub next_ratio: f64,
+    pub next_contracts: i64,
+}
+
+/// Whether a strategy could have been traded (it uses no future data and hedges).
+pub fn tradable(s: Strategy) -> bool {
+    !matches!(s, Strategy::Unhedged | Strategy::StaticMinVariance)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", 100.0 * x)
+}
+
+/// Applies the rule (module doc) to `candidates`, in run order.
+pub fn recommend(
+    side: Side,
+    periods: usize,
+    candidates: &[Candidate],
+    underlying: &str,
+) -> Recommendation {
+    let mut r = Recommendation {
+        decision: Decision::NotEnoughData,
+        strategy: None,
+        futures_side: None,
+        contracts: None,
+        hedge_ratio: None,
+        effectiveness: None,
+        effectiveness_interval: None,
+        periods,
+        periods_needed: MIN_DECISION_PERIODS,
+        reason: String::new(),
+        warning: (periods < FEW_PERIODS).then(|| {
+            format!(
+                "{periods} monthly periods (fewer than {FEW_PERIODS}): the interval and the VaR rest on few points"
+            )
+        }),
+    };
+    if periods < MIN_DECISION_PERIODS {
+        r.reason = format!(
+            "not enough data: {periods} hedge periods, the decision needs at least {MIN_DECISION_PERIODS} (months with rent on every day, a settlement and a basis observed before entry; see months_left_out)"
+        );
+        return r;
+    }
+    // The lower bound, or the point estimate when there is no interval.
+    let key = |c: &Candidate| c.interval.map(|i| i.low).or(c.effectiveness);
+    let best = candidates
+        .iter()
+        .filter(|c| tradable(c.strategy) && key(c).is_some())
+        .fold(None::<&Candidate>, |best, c| match best {
+            Some(b) if key(b) >= key(c) => Some(b),
+            _ => Some(c),
+        });
+    let Some(best) = best else {
+        r.decision = Decision::DoNotHedge;
+        r.reason = if candidates.iter().any(|c| tradable(c.strategy)) {
+            format!(
+                "do not hedge: your rent did not change from month to month in the {periods} periods, so there is no risk for {underlying} futures to remove"
+            )
+        } else {
+            "no decision: no strategy a hedger could trade was run (one-to-one, walk-forward, ewma or layered; --strategy)".into()
+        };
+        return r;
+    };
+    r.strategy = Some(best.strategy);
+    r.hedge_ratio = Some(best.next_ratio);
+    r.effectiveness = best.effectiveness;
+    r.effectiveness_interval = best.interval;
+    let interval = best
+        .interval
+        .map(|i| format!(" (95% interval {} to {})", pct(i.low), pct(i.high)))
+        .unwrap_or_else(|| " (no interval: --resamples 0; decided on the point estimate)".into());
+    let eff = best.effectiveness.unwrap_or(0.0);
+    let removes = key(best).is_some_and(|k| k > 0.0);
+    if removes && best.next_contracts > 0 {
+        let buy = side == Side::Pay;
+        r.decision = Decision::Hedge;
+        r.futures_side = Some(if buy { "buy" } else { "sell" }.into());
+        r.contracts = Some(best.next_contracts);
+        r.reason = format!(
+            "hedge: {} {} {underlying} futures contracts a month ({}, ratio {:.2}); out of sample it removed {} of your rent's month-to-month risk{interval}",
+            if buy { "buy" } else { "sell" },
+            best.next_contracts,
+            best.strategy.as_str(),
+            best.next_ratio,
+            pct(eff)
+        );
+        return r;
+    }
+    r.decision = Decision::DoNotHedge;
+    r.reason = if removes {
+        format!(
+            "do not hedge: the best hedge ({}, ratio {:.2}) is less than half a contract on your latest month's exposure",
+            best.strategy.as_str(),
+            best.next_ratio
+        )
+    } else if eff < 0.0 {
+        let adds = best
+            .interval
+            .map(|i| {
+                if i.high < 0.0 {
+                    format!(" (95% interval: adds {} to {})", pct(-i.high), pct(-i.low))
+                } else {
+                    format!(
+                        " (95% interval of the share removed: {} to {})",
+                        pct(i.low),
+                        pct(i.high)
+                    )
+                }
+            })
+            .unwrap_or_default();
+        format!(
+            "do not hedge: {underlying} futures would add risk: the best tradable hedge ({}) added {} to your rent's month-to-month risk{adds}; run `rentix track` to find an index whose changes track your rent",
+            best.strategy.as_str(),
+            pct(-eff)
+        )
+    } else {
+        format!(
+            "do not hedge: {underlying} futures removed no risk that can be told from chance: the best tradable hedge ({}) removed {}{interval}, an interval that reaches zero; run `rentix track` to find an index whose changes track your rent",
+            best.strategy.as_str(),
+            pct(eff)
+        )
+    };
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(low: f64, high: f64) -> Option<Interval> {
+        Some(Interval {
+            low,
+            high,
+            level: 0.95,
+            resamples: 1000,
+            mean_block_length: 1.0,
+        })
+    }
+
+    fn cand(s: Strategy, eff: f64, low: f64, high: f64, n: i64) -> Candidate {
+        Candidate {
+            strategy: s,
+            effectiveness: Some(eff),
+            interval: iv(low, high),
+            next_ratio: 1.0,
+            next_contracts: n,
+        }
+    }
+
+    #[test]
+    fn a_hedge_that_adds_risk_is_never_recommended() {
+        // The seed-7 producer of issue 23: -50% (interval -280% to -20%).
+        let c = [cand(Strategy::WalkForward, -0.5, -2.8, -0.2, 176)];
+        let r = recommend(Side::Pay, 30, &c, "h100");
+        assert_eq!(r.decision, Decision::DoNotHedge);
+        assert!(r.reason.contains("add risk"), "{}", r.reason);
+        assert!(r.contracts.is_none() && r.futures_side.is_none());
+        assert!(r.warning.is_none(), "30 periods is not few");
+    }
+
+    #[test]
+    fn the_highest_lower_bound_wins_and_the_in_sample_benchmark_never_does() {
+        let c = [
+            cand(Strategy::StaticMinVariance, 0.99, 0.98, 1.0, 12),
+            cand(Strategy::OneToOne, 0.9, 0.5, 0.95, 10),
+            cand(Strategy::WalkForward, 0.85, 0.7, 0.9, 11),
+        ];
+        let r = recommend(Side::Earn, 12, &c, "h100");
+        assert_eq!(r.decision, Decision::Hedge);
+        assert_eq!(r.strategy, Some(Strategy::WalkForward));
+        assert_eq!(r.futures_side.as_deref(), Some("sell"));
+        assert_eq!(r.contracts, Some(11));
+        assert!(r.warning.is_some(), "12 periods < 24");
+    }
+
+    #[test]
+    fn an_interval_reaching_zero_and_short_histories_are_not_hedges() {
+        let c = [cand(Strategy::OneToOne, 0.3, -0.1, 0.6, 10)];
+        assert_eq!(
+            recommend(Side::Pay, 12, &c, "x").decision,
+            Decision::DoNotHedge
+        );
+        let r = recommend(Side::Pay, 5, &c, "x");
+        assert_eq!(r.decision, Decision::NotEnoughData);
+        assert_eq!((r.periods, r.periods_needed), (5, MIN_DECISION_PERIODS));
+        let zero = [cand(Strategy::OneToOne, 0.9, 0.8, 0.95, 0)];
+        assert_eq!(
+            recommend(Side::Pay, 12, &zero, "x").decision,
+            Decision::DoNotHedge
+        );
+    }
+}
