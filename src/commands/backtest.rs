@@ -90,7 +90,8 @@ impl BacktestPlan {
             rent: a.rent.clone(),
             period_end: a.period_end.parse().map_err(anyhow::Error::msg)?,
             events: a.events.clone(),
-            as_restated: a.as_restated,
+            // A contract that applies revisions after expiry settles on today's view.
+            as_restated: a.as_restated || !contract.ignore_revisions_after_expiry,
             config: BacktestConfig {
                 contract,
                 strategies,
@@ -183,6 +184,14 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
             r.months_left_out.len(),
             r.months_left_out[0].month.format("%Y-%m"),
             r.months_left_out[0].reason
+        ));
+    }
+    if !r.months_in_review.is_empty() {
+        s.push_str(&format!(
+            "  {} month(s) settled in review under the contract's coverage rule (summary.json months_in_review), e.g. {}: {}\n",
+            r.months_in_review.len(),
+            r.months_in_review[0].month.format("%Y-%m"),
+            r.months_in_review[0].reason
         ));
     }
     if !r.restated_after_settlement.is_empty() {

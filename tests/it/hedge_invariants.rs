@@ -822,3 +822,42 @@ fn events_end_is_read_like_the_rents_period_end() {
     assert_eq!(delivered(&rows, "2025-03-01"), 7250.0);
     assert_eq!(delivered(&rows, "2025-04-01"), 7250.0);
 }
+
+#[test]
+fn a_hedge_above_the_position_limit_is_flagged() {
+    // 6,000,000 GPU-hours a month on NYMEX GPU1 terms: 6e6 / 730 = 8,219 contracts,
+    // above the spot-month limit of 7,500.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file_of(
+        dir.path(),
+        Shape::Monthly,
+        "pay",
+        |_, x| x,
+        &s,
+        6.0e6,
+        "_big",
+    );
+    let contract = crate::util::repo().join("data/contracts/nymex-gpu1-h100.toml");
+    let (sum, _) = backtest(
+        &index,
+        &rent,
+        &dir.path().join("bt"),
+        &["--contract", p(&contract)],
+    );
+    let st = &sum["strategies"]["one-to-one"];
+    assert_eq!(st["max_contracts"], 8219);
+    assert!(
+        st["months_over_position_limit"].as_u64().unwrap() >= 20,
+        "{st}"
+    );
+    let rec = &sum["recommendation"];
+    assert_eq!(rec["decision"], "hedge");
+    assert!(
+        rec["warning"]
+            .as_str()
+            .unwrap()
+            .contains("position limit of 7500"),
+        "{rec}"
+    );
+}

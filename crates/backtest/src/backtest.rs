@@ -172,6 +172,10 @@ pub struct StrategySummary {
     /// effectiveness and never inside it.
     pub total_fees: f64,
     pub contracts_rounding_gpu_hours: f64,
+    /// Most contracts held in one month, and the months that needed more than the
+    /// contract's spot-month position limit (none without a limit).
+    pub max_contracts: i64,
+    pub months_over_position_limit: usize,
     pub margin: Margin,
     pub operational_loss: OperationalLoss,
 }
@@ -202,6 +206,9 @@ pub struct BacktestResult {
     pub last_period: Option<NaiveDate>,
     /// Months of the rent file that are not hedge periods, and why.
     pub months_left_out: Vec<LeftOut>,
+    /// Months whose settlement went to review under the contract's coverage rule
+    /// (they settled on the computed value), and why.
+    pub months_in_review: Vec<LeftOut>,
     /// Settled months that later restatements changed (the backtest keeps the
     /// settlement as first published).
     pub restated_after_settlement: Vec<RestatedMonth>,
@@ -647,6 +654,10 @@ fn summarize(
         total_entry_carry_pnl: r.pnls.iter().map(|p| p.entry_carry).sum(),
         total_fees: r.fees,
         contracts_rounding_gpu_hours: r.rounding,
+        max_contracts: r.rows.iter().map(|x| x.contracts).max().unwrap_or(0),
+        months_over_position_limit: contract.position_limit.map_or(0, |l| {
+            r.rows.iter().filter(|x| x.contracts > i64::from(l)).count()
+        }),
         margin: r.margin.clone(),
         operational_loss: OperationalLoss {
             total_usd: periods.iter().map(|p| p.operational_loss).sum(),
@@ -817,7 +828,18 @@ pub fn run(
         summaries.push(summary);
         rows.extend(r.rows);
     }
-    let recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
+    let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
+    if let (Some(limit), Some(n)) = (contract.position_limit, recommendation.contracts) {
+        if n > i64::from(limit) {
+            let over = format!(
+                "the hedge needs {n} contracts a month, above the contract's spot-month position limit of {limit}"
+            );
+            recommendation.warning = Some(match recommendation.warning.take() {
+                Some(w) => format!("{w}; {over}"),
+                None => over,
+            });
+        }
+    }
     // Strategy-free price statistics: one tranche, entry at the index.
     let (dr1, di1): (Vec<f64>, Vec<f64>) = periods
         .iter()
@@ -853,6 +875,16 @@ pub fn run(
         first_period: periods.first().map(|p| p.start),
         last_period: periods.last().map(|p| month_start(p.start)),
         months_left_out: left_out,
+        months_in_review: periods
+            .iter()
+            .filter_map(|p| {
+                p.settlement_review.as_ref().map(|r| LeftOut {
+                    month: p.start,
+                    reason: r.clone(),
+                    operational_loss: p.operational_loss,
+                })
+            })
+            .collect(),
         restated_after_settlement: idx
             .restated
             .as_ref()
@@ -914,6 +946,7 @@ mod tests {
             operational_loss: 0.0,
             loss_by_kind: BTreeMap::new(),
             rent_days: 30,
+            settlement_review: None,
         };
         let (paid, worst) = margin_for(&c, &index, &p, 2.0, 730.0, -1.0);
         assert_eq!(

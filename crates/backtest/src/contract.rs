@@ -1,6 +1,7 @@
 //! The contract specification and its settlement prices.
 
 use crate::error::BacktestError;
+use crate::settlement_rule::{classify, coverage_of, fill_value, CoverageRule, SettlementStatus};
 use crate::underlying::Underlying;
 use chrono::{Datelike, Months, NaiveDate};
 use rentix_core::{DateSeries, DayRule, Grade};
@@ -92,6 +93,47 @@ pub struct ContractSpec {
     pub fee_per_contract: f64,
     pub initial_margin: f64,
     pub entry: EntrySpec,
+    /// Coverage-based settlement (`settlement_rule`): settle, review or
+    /// determination by the share of settlement days published, with gaps filled.
+    /// Without it, `min_settlement_fixings` decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageRule>,
+    /// A month with no fixing on any settlement day settles on the last value
+    /// published before it (Kalshi's monthly GPU markets).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub last_published_fallback: bool,
+    /// Revisions published after a month expired do not change its settlement
+    /// (the default, and Kalshi's rule); `false` settles on today's restated fixings.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub ignore_revisions_after_expiry: bool,
+    /// Spot-month position limit, contracts (NYMEX GPU1: 7,500); a hedge that needs
+    /// more is flagged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position_limit: Option<u32>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn yes() -> bool {
+    true
+}
+
+/// What a contract's settlement rule gives for one month.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettlementOutcome {
+    pub status: SettlementStatus,
+    /// The settlement price on the tick; `None` for a determination.
+    pub value: Option<f64>,
+    /// Share of the rule's settlement days with a qualifying fixing, and the longest
+    /// run without one as a share of them.
+    pub coverage: f64,
+    pub longest_gap: f64,
+    /// Why the month did not simply settle (empty when it did).
+    pub reason: String,
 }
 
 fn default_calendar() -> String {
@@ -157,6 +199,12 @@ impl ContractSpec {
 
     pub fn validate(&self) -> Result<(), String> {
         validate_index_name(&self.underlying).map_err(|e| format!("underlying: {e}"))?;
+        if let Some(c) = &self.coverage {
+            c.validate()?;
+        }
+        if self.position_limit == Some(0) {
+            return Err("position_limit must be at least 1 contract".into());
+        }
         if !(self.contract_gpu_hours.is_finite() && self.contract_gpu_hours > 0.0) {
             return Err("contract_gpu_hours must be positive".into());
         }
@@ -278,28 +326,148 @@ impl ContractSpec {
 
     /// Final settlement price of the month containing `month`, or why it does not
     /// settle: no fixing on a counted day, or fewer qualifying (sufficient,
-    /// non-carried) fixings among those the rule uses than `min_settlement_fixings`.
+    /// non-carried) fixings among those the rule uses than `min_settlement_fixings`,
+    /// or, under a `[coverage]` rule, a determination. A month in review settles on
+    /// its computed value ([`ContractSpec::settle_outcome`] tells it apart).
     pub fn settle(&self, index: &Underlying, month: NaiveDate) -> Result<f64, String> {
+        let o = self.settle_outcome(index, month)?;
+        o.value.ok_or(o.reason)
+    }
+
+    /// The month's settlement with its status, coverage and longest gap; an error
+    /// only for a contract whose day rule cannot be read.
+    pub fn settle_outcome(
+        &self,
+        index: &Underlying,
+        month: NaiveDate,
+    ) -> Result<SettlementOutcome, String> {
         let used = self.settlement_fixings(index, month)?;
-        if used.is_empty() {
-            return Err(format!(
-                "no fixing of {} on a settlement day",
-                self.underlying
-            ));
-        }
-        let qualifying = used
+        let days = self.settlement_days_of(month)?;
+        let flags: Vec<bool> = days
             .iter()
-            .filter(|(d, _)| index.qualifying.contains(d))
-            .count();
-        let needed = self.min_settlement_fixings.min(used.len());
-        if qualifying < needed {
-            return Err(format!(
-                "not settled: {qualifying} of the {} fixings the rule uses are sufficient and not carried; min_settlement_fixings needs {needed}",
-                used.len()
+            .map(|d| index.qualifying.contains(d) && index.values.get(*d).is_some())
+            .collect();
+        let (coverage, longest_gap) = coverage_of(&flags);
+        let outcome = |status, value: Option<f64>, reason: String| SettlementOutcome {
+            status,
+            value: value.map(|v| self.to_tick(v)),
+            coverage,
+            longest_gap,
+            reason,
+        };
+        if used.is_empty() {
+            let end = month_start(month) + Months::new(1);
+            if let Some((d, v)) = self
+                .last_published_fallback
+                .then(|| index.values.last_on_or_before(end - chrono::Days::new(1)))
+                .flatten()
+            {
+                return Ok(outcome(
+                    SettlementStatus::Settled,
+                    Some(v),
+                    format!(
+                        "no fixing on a settlement day: settled on the last value published, {d}"
+                    ),
+                ));
+            }
+            return Ok(outcome(
+                SettlementStatus::Determination,
+                None,
+                format!("no fixing of {} on a settlement day", self.underlying),
             ));
         }
-        let mean = used.iter().map(|(_, v)| v).sum::<f64>() / used.len() as f64;
-        Ok(self.to_tick(mean))
+        let Some(rule) = &self.coverage else {
+            let qualifying = used
+                .iter()
+                .filter(|(d, _)| index.qualifying.contains(d))
+                .count();
+            let needed = self.min_settlement_fixings.min(used.len());
+            if qualifying < needed {
+                return Ok(outcome(
+                    SettlementStatus::Determination,
+                    None,
+                    format!(
+                        "not settled: {qualifying} of the {} fixings the rule uses are sufficient and not carried; min_settlement_fixings needs {needed}",
+                        used.len()
+                    ),
+                ));
+            }
+            let mean = used.iter().map(|(_, v)| v).sum::<f64>() / used.len() as f64;
+            return Ok(outcome(
+                SettlementStatus::Settled,
+                Some(mean),
+                String::new(),
+            ));
+        };
+        let status = classify(rule, coverage, longest_gap);
+        let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+        if status == SettlementStatus::Determination {
+            return Ok(outcome(
+                status,
+                None,
+                format!(
+                    "to determination: {} of the settlement days published (review needs {}), longest gap {}",
+                    pct(coverage),
+                    pct(rule.review_at),
+                    pct(longest_gap)
+                ),
+            ));
+        }
+        // Every settlement day: its qualifying fixing, or the gap fill.
+        let mut values = Vec::with_capacity(days.len());
+        for (d, q) in days.iter().zip(&flags) {
+            if *q {
+                values.extend(index.values.get(*d));
+                continue;
+            }
+            let mut before: Vec<f64> = index
+                .qualifying
+                .range(..*d)
+                .rev()
+                .filter_map(|x| index.values.get(*x))
+                .take(rule.gap_fill_n)
+                .collect();
+            before.reverse();
+            values.extend(fill_value(rule.gap_fill, rule.gap_fill_n, &before));
+        }
+        if values.is_empty() {
+            return Ok(outcome(
+                SettlementStatus::Determination,
+                None,
+                "no qualifying fixing, and nothing to fill the gaps from".into(),
+            ));
+        }
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let reason = match status {
+            SettlementStatus::Review => format!(
+                "in review: {} of the settlement days published (settling needs {} with gaps of at most {}), longest gap {}",
+                pct(coverage),
+                pct(rule.settle_at),
+                pct(rule.max_gap_share),
+                pct(longest_gap)
+            ),
+            _ => String::new(),
+        };
+        Ok(outcome(status, Some(mean), reason))
+    }
+
+    /// The days of `month` the settlement rule uses, published or not: every counted
+    /// day (monthly average), the last one (final) or the last `last_n`.
+    fn settlement_days_of(&self, month: NaiveDate) -> Result<Vec<NaiveDate>, String> {
+        let rule = self.day_rule()?;
+        let start = month_start(month);
+        let next = start + Months::new(1);
+        let days: Vec<NaiveDate> = start
+            .iter_days()
+            .take_while(|d| *d < next)
+            .filter(|d| rule.counts(*d))
+            .collect();
+        let keep = match self.settlement {
+            Settlement::MonthlyAverage => days.len(),
+            Settlement::Final => 1,
+            Settlement::LastNAverage => self.last_n,
+        };
+        Ok(days[days.len().saturating_sub(keep)..].to_vec())
     }
 }
 
@@ -370,6 +538,93 @@ mod tests {
         assert!(c.settle(&u, d("2025-06-01")).is_err());
         u.qualifying.insert(d("2025-06-20"));
         assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
+    }
+
+    #[test]
+    fn coverage_rules_settle_review_or_send_to_determination() {
+        // June 2025, all 30 days count. Values 2.0 every day, 3.2 on June 1st..3rd.
+        let mut c = ContractSpec::default_contract();
+        c.coverage = Some(CoverageRule {
+            settle_at: 0.98,
+            review_at: 0.90,
+            max_gap_share: 0.02,
+            gap_fill: crate::settlement_rule::GapFill::MeanLastN,
+            gap_fill_n: 3,
+        });
+        let june = |skip: &[u32]| {
+            let pts = (1..=30u32).filter(|i| !skip.contains(i)).map(|i| {
+                (
+                    NaiveDate::from_ymd_opt(2025, 6, i).unwrap(),
+                    if i <= 3 { 3.2 } else { 2.0 },
+                )
+            });
+            Underlying::from_series(
+                "x/bare-metal/on-demand",
+                DateSeries::from_points(pts).unwrap(),
+            )
+        };
+        let o = c.settle_outcome(&june(&[]), d("2025-06-01")).unwrap();
+        assert_eq!(o.status, SettlementStatus::Settled);
+        // 29 of 30 (96.7%): review; June 4th is filled by the mean of the last three
+        // qualifying values (3.2): (3 x 3.2 + 3.2 + 26 x 2.0) / 30 = 2.16.
+        let o = c.settle_outcome(&june(&[4]), d("2025-06-01")).unwrap();
+        assert_eq!(o.status, SettlementStatus::Review);
+        assert_eq!(o.value, Some(2.16));
+        assert!(o.reason.contains("96.7%"), "{}", o.reason);
+        assert_eq!(c.settle(&june(&[4]), d("2025-06-01")), Ok(2.16));
+        // 26 of 30 (86.7%): determination, no value.
+        let o = c
+            .settle_outcome(&june(&[5, 6, 7, 8]), d("2025-06-01"))
+            .unwrap();
+        assert_eq!(o.status, SettlementStatus::Determination);
+        assert!(c.settle(&june(&[5, 6, 7, 8]), d("2025-06-01")).is_err());
+    }
+
+    #[test]
+    fn the_last_published_value_settles_an_empty_month_when_the_contract_says_so() {
+        let mut c = ContractSpec::default_contract();
+        let idx = Underlying::from_series(
+            "x/bare-metal/on-demand",
+            DateSeries::from_points([(d("2025-05-30"), 2.345)]).unwrap(),
+        );
+        assert!(c.settle(&idx, d("2025-06-01")).is_err());
+        c.last_published_fallback = true;
+        assert_eq!(c.settle(&idx, d("2025-06-01")), Ok(2.345));
+    }
+
+    #[test]
+    fn the_shipped_nymex_contracts_read_with_their_terms() {
+        // NYMEX GPU1/GPU2 as filed: 730 GPU-hours, 0.01 tick, business-day average,
+        // 36 months, limits 7,500 and 5,500, fees 3.65 + 0.90.
+        for (text, limit) in [
+            (
+                include_str!("../../../data/contracts/nymex-gpu1-h100.toml"),
+                7500,
+            ),
+            (
+                include_str!("../../../data/contracts/nymex-gpu2-b200.toml"),
+                5500,
+            ),
+        ] {
+            let c = ContractSpec::from_toml(text, Path::new("nymex.toml")).unwrap();
+            assert_eq!(
+                (c.contract_gpu_hours, c.tick, c.listed_months),
+                (730.0, 0.01, 36)
+            );
+            assert_eq!(c.settlement_days, "business");
+            assert_eq!(c.position_limit, Some(limit));
+            assert!((c.fee_per_contract - 4.55).abs() < 1e-12);
+            assert!(c.ignore_revisions_after_expiry && !c.last_published_fallback);
+        }
+        let good = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+        let with = format!(
+            "{good}\n[coverage]\nsettle_at = 0.98\nreview_at = 0.9\ngap_fill = \"mean-last-n\"\n"
+        );
+        let c = ContractSpec::from_toml(&with, Path::new("c.toml")).unwrap();
+        let rule = c.coverage.unwrap();
+        assert_eq!((rule.max_gap_share, rule.gap_fill_n), (0.02, 5));
+        let bad = with.replace("review_at = 0.9", "review_at = 0.99");
+        assert!(ContractSpec::from_toml(&bad, Path::new("c.toml")).is_err());
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod periods;
 mod pnl;
 mod recommendation;
 mod rent;
+mod settlement_rule;
 pub mod stats;
 mod strategy;
 mod track;
@@ -29,7 +30,7 @@ pub use backtest::{
 };
 pub use contract::{
     month_start, validate_index_name, ContractSpec, EntryAssumption, EntrySpec, Settlement,
-    DEFAULT_MIN_SETTLEMENT_FIXINGS,
+    SettlementOutcome, DEFAULT_MIN_SETTLEMENT_FIXINGS,
 };
 pub use cost::{
     cost_curves, position_changes, read_throughput, usd_per_m_useful_tokens, CostPoint,
@@ -47,6 +48,9 @@ pub use recommendation::{
 };
 pub use rent::{
     events_over, read_events, Coverage, Event, PeriodEnd, RentPeriod, RentSeries, Side, EVENT_KINDS,
+};
+pub use settlement_rule::{
+    classify, coverage_of, fill_value, CoverageRule, GapFill, SettlementStatus,
 };
 pub use strategy::{
     ewma_ratio, next_ratio, ratios, Strategy, EWMA_LAMBDA, MIN_HISTORY, WALK_FORWARD_WINDOW,

@@ -109,6 +109,9 @@ pub struct Period {
     pub loss_by_kind: BTreeMap<String, f64>,
     /// Days of the month with a rent.
     pub rent_days: u32,
+    /// Why the settlement went to review under the contract's coverage rule (it
+    /// settled on its computed value), if it did.
+    pub settlement_review: Option<String>,
 }
 
 /// A month of the rent file that is not a hedge period, and why.
@@ -129,6 +132,8 @@ struct Month {
     exposure: f64,
     rent: f64,
     settlement: Result<f64, String>,
+    /// Why the month's settlement went to review (a `[coverage]` rule), if it did.
+    review: Option<String>,
 }
 
 impl Month {
@@ -156,6 +161,12 @@ fn months(rent: &RentSeries, index: &Underlying, contract: &ContractSpec) -> Vec
     while m < last {
         let next = m + Months::new(1);
         let c = rent.over(m, next);
+        let outcome = contract.settle_outcome(index, m);
+        let review = outcome
+            .as_ref()
+            .ok()
+            .filter(|o| o.status == crate::settlement_rule::SettlementStatus::Review)
+            .map(|o| o.reason.clone());
         out.push(Month {
             start: m,
             end: next,
@@ -163,7 +174,8 @@ fn months(rent: &RentSeries, index: &Underlying, contract: &ContractSpec) -> Vec
             days: (next - m).num_days() as u32,
             exposure: c.gpu_hours,
             rent: c.rent,
-            settlement: contract.settle(index, m),
+            settlement: outcome.and_then(|o| o.value.ok_or(o.reason)),
+            review,
         });
         m = next;
     }
@@ -275,6 +287,7 @@ pub fn build_periods(
                 operational_loss: loss,
                 loss_by_kind: by_kind,
                 rent_days: m.rent_days,
+                settlement_review: m.review.clone(),
             }),
             (reason, _) => left_out.push(LeftOut {
                 month: m.start,
