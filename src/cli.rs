@@ -193,7 +193,9 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A backtest output directory, a directory holding fixings.csv, or both (the demo's).
+    /// A backtest output directory, a directory holding fixings.csv (or
+    /// fixings.parquet), both (the demo's), a contract lab's output directory, or a
+    /// fixings file of any name itself (`--in real.csv`).
     #[arg(long = "in")]
     pub input: PathBuf,
     /// Output HTML file.

@@ -258,7 +258,15 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         {
             results.push((
                 user,
-                wf.effectiveness.map(|e| (e, r.recommendation.decision)),
+                // The figure of the strategy the recommendation rests on, as the
+                // report's first screen gives it.
+                r.recommendation.effectiveness.map(|e| {
+                    (
+                        e,
+                        r.recommendation.decision,
+                        r.recommendation.strategy.map_or("", |s| s.as_str()),
+                    )
+                }),
                 wf.hedge_ratio,
                 wf.basis.map(|b| b.mean),
                 wf.operational_loss.total_usd + wf.operational_loss.outside_periods_usd,
@@ -318,8 +326,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
             .iter()
             .find(|r| r.0 == u)
             .and_then(|r| r.1)
-            .map_or("n/a".to_string(), |(e, d)| {
-                format!("{:.0}% ({})", e * 100.0, d.as_str().replace('_', " "))
+            .map_or("n/a".to_string(), |(e, d, s)| {
+                format!("{:.0}% ({}, {s})", e * 100.0, d.as_str().replace('_', " "))
             })
     };
     let premium = results
@@ -340,7 +348,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         100.0 * fixings.iter().filter(|f| f.sufficient).count() as f64 / fixings.len().max(1) as f64
     );
     outln!(
-        "producer: H100 futures remove {} of the rent's monthly variance (walk-forward); billed monthly by invoice, {}; paying {premium:+.2}/GPU-h over the index still hedges {}",
+        "producer: H100 futures remove {} of the rent's monthly variance out of sample; billed monthly by invoice, {}; paying {premium:+.2}/GPU-h over the index still hedges {}",
         eff("producer_h100_spot_rate"),
         eff("producer_h100_invoice"),
         eff("producer_premium")

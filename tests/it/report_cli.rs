@@ -128,9 +128,12 @@ fn report_of_an_empty_directory_is_a_clear_error() {
         p(&dir.path().join("r.html")),
     ]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains(
-        "holds neither fixings.csv, a backtest's summary.json nor a contract lab's comparison.json"
-    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("holds neither fixings.csv (or fixings.parquet), a backtest's summary.json nor a contract lab's comparison.json")
+            && err.contains("report --in real.csv"),
+        "{err}"
+    );
 }
 
 /// The report reads `summary.json` with the backtest crate's own type: every field
@@ -174,4 +177,38 @@ fn report_reads_backtest_summaries_typed_and_refuses_a_renamed_field() {
         err.contains("peak_cash_need") && err.contains("summary.json"),
         "{err}"
     );
+}
+
+#[test]
+fn report_takes_a_fixings_file_of_any_name_and_opens_with_the_answers() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    // The README's real-data index is written as real.csv: report it as it is.
+    let real = dir.path().join("real.csv");
+    std::fs::copy(m.fixings(), &real).unwrap();
+    let out = dir.path().join("r.html");
+    rentix_ok(&["report", "--in", p(&real), "--out", p(&out)]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    let glance = html.find("At a glance").expect("a first screen");
+    let board = html.find("The board").unwrap();
+    assert!(glance < board);
+    // The board opens with the benchmark GPU, not the alphabet's first.
+    let h100 = html[board..].find("<b>h100-sxm-80gb</b>");
+    let a100 = html[board..].find("<b>a100-sxm-80gb</b>");
+    assert!(h100.is_some(), "H100 on the board");
+    if let Some(a) = a100 {
+        assert!(h100.unwrap() < a, "H100 before A100");
+    }
+    // The long sufficiency table is collapsed.
+    assert!(html.contains("<details><summary><b>Data sufficiency by grade</b>"));
+    // A directory that does not exist says so.
+    let o = rentix(&[
+        "report",
+        "--in",
+        p(&dir.path().join("nope")),
+        "--out",
+        p(&out),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not exist"));
 }

@@ -10,6 +10,27 @@ use rentix_index::{Fixing, IndexUnit};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// GPUs that listed or filed contracts settle on, in the order a trader looks for
+/// them (NYMEX GPU1/GPU2: H100, B200; Kalshi's monthly markets: H100, H200, B200,
+/// A100): their groups open the board, the rest follow alphabetically.
+const BENCHMARK_GPUS: [&str; 4] = [
+    "h100-sxm-80gb",
+    "h200-sxm-141gb",
+    "b200-sxm-180gb",
+    "a100-sxm-80gb",
+];
+
+/// Sort key of a GPU group on the board.
+fn board_order(gpu: &str) -> (usize, &str) {
+    (
+        BENCHMARK_GPUS
+            .iter()
+            .position(|g| *g == gpu)
+            .unwrap_or(BENCHMARK_GPUS.len()),
+        gpu,
+    )
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map_or("&ndash;".into(), |x| format!("{:+.1}%", 100.0 * x))
 }
@@ -30,6 +51,32 @@ fn main_reason(rows: &[&Fixing]) -> String {
     n.into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
         .map_or("no data".into(), |(k, _)| k.replace('_', " "))
+}
+
+/// The latest sufficient fixing of the first benchmark grade that has one (a USD
+/// grade of a [`BENCHMARK_GPUS`] GPU, bare metal on demand first): grade, date, value.
+pub fn benchmark_latest(fixings: &[Fixing]) -> Option<(String, chrono::NaiveDate, f64)> {
+    let mut best: Option<(&Fixing, (usize, bool))> = None;
+    for f in fixings
+        .iter()
+        .filter(|f| f.sufficient && f.unit() == IndexUnit::UsdPerGpuHour)
+    {
+        let (Some(_), Some(gpu)) = (f.value, f.grade.split('/').next()) else {
+            continue;
+        };
+        let Some(rank) = BENCHMARK_GPUS.iter().position(|g| *g == gpu) else {
+            continue;
+        };
+        let key = (rank, !f.grade.ends_with("/bare-metal/on-demand"));
+        let better = match best {
+            None => true,
+            Some((b, k)) => key < k || (key == k && (f.date, &f.grade) > (b.date, &b.grade)),
+        };
+        if better {
+            best = Some((f, key));
+        }
+    }
+    best.and_then(|(f, _)| Some((f.grade.clone(), f.date, f.value?)))
 }
 
 pub fn board(html: &mut String, fixings: &[Fixing]) {
@@ -66,7 +113,9 @@ pub fn board(html: &mut String, fixings: &[Fixing]) {
         html,
         "<h3 id=\"board\">The board: latest fixings, {last}</h3><table><tr><th class=l>grade</th><th>date</th><th>USD / GPU-hour</th><th>1 day</th><th>30 days</th><th>level</th><th>obs</th><th>contributors</th><th>sufficient</th></tr>"
     );
-    for (gpu, rows) in &live {
+    let mut groups: Vec<(&String, &Vec<&Fixing>)> = live.iter().collect();
+    groups.sort_by_key(|(g, _)| board_order(g));
+    for (gpu, rows) in groups {
         let _ = writeln!(
             html,
             "<tr><td class=l colspan=9><b>{}</b></td></tr>",

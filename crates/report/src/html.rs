@@ -49,6 +49,7 @@ pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em}.note{backgro
 table.card{border:2px solid #1f77b4;font-size:1em;max-width:100%}table.card th{width:14em;background:#eef5fb}\
 .decision{font-size:1.15em;font-weight:600;padding:.6em 1em;border-radius:4px}.decision.hedge{background:#e6f4ea;border-left:6px solid #1a7f37}\
 .decision.nohedge{background:#fdecea;border-left:6px solid #b42318}.decision.nodata{background:#fff8e1;border-left:6px solid #f0b400}.warn{color:#8a5a00}\
+ul.glance{font-size:1.05em;background:#f3f6fa;padding:.6em 2em;border-radius:4px}ul.glance li{margin:.3em 0}\
 .contents{background:#f3f6fa;padding:.5em 1em;border-radius:4px}.contents a{color:#1f5f99}";
 
 /// What a report directory holds.
@@ -256,8 +257,15 @@ fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> 
         }
         let _ = writeln!(html, "</table>");
     }
-    let _ = writeln!(html, "<h3>Data sufficiency by grade</h3><table><tr><th class=l>grade</th><th>days</th><th>L1 trades</th><th>L2 firm</th><th>L3 listings</th><th>L4 carried</th><th>no value</th><th>sufficient</th><th>median contributors</th><th>median obs.</th></tr>");
-    for g in grade_stats(&fixings) {
+    let stats = grade_stats(&fixings);
+    let _ = writeln!(
+        html,
+        "<details><summary><b>Data sufficiency by grade</b>: {} grades and composites, {} with no sufficient fixing (click to open)</summary>",
+        stats.len(),
+        stats.iter().filter(|g| g.sufficient == 0).count()
+    );
+    let _ = writeln!(html, "<table><tr><th class=l>grade</th><th>days</th><th>L1 trades</th><th>L2 firm</th><th>L3 listings</th><th>L4 carried</th><th>no value</th><th>sufficient</th><th>median contributors</th><th>median obs.</th></tr>");
+    for g in stats {
         let p = |n: usize| format!("{:.0}%", 100.0 * n as f64 / g.days.max(1) as f64);
         let _ = writeln!(
             html,
@@ -274,13 +282,79 @@ fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> 
             g.median_obs
         );
     }
-    let _ = writeln!(html, "</table>");
+    let _ = writeln!(html, "</table></details>");
     if let Some(m) = &inputs.methodology {
         if let Ok(text) = std::fs::read_to_string(m) {
-            let _ = writeln!(html, "<h3>Methodology</h3><pre>{}</pre>", esc(&text));
+            let _ = writeln!(
+                html,
+                "<details><summary><b>Methodology</b> {} (the file, as published: click to open)</summary><pre>{}</pre></details>",
+                esc(&versions_line(&fixings)),
+                esc(&text)
+            );
         }
     }
     Ok(())
+}
+
+/// The methodology versions a fixings file was published under.
+fn versions_line(fixings: &[Fixing]) -> String {
+    let v: std::collections::BTreeSet<&str> = fixings
+        .iter()
+        .map(|f| f.methodology_version.as_str())
+        .collect();
+    v.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+/// The report's first screen: one line per part, each linked to its section. The
+/// index's latest benchmark fixing, each backtest's decision, the lab's verdict.
+fn at_a_glance(inputs: &ReportInputs) -> String {
+    let mut lines = Vec::new();
+    if let Some(f) = inputs.fixings.as_ref().and_then(|p| read_fixings(p).ok()) {
+        let suff = f.iter().filter(|x| x.sufficient).count();
+        let bench = crate::board::benchmark_latest(&f);
+        lines.push(format!(
+            "<a href=\"#index\">index</a>: {} fixings, {:.0}% sufficient{}",
+            f.len(),
+            100.0 * suff as f64 / f.len().max(1) as f64,
+            bench
+                .map(|(g, d, v)| format!(
+                    "; <code>{}</code> {v:.4} USD per GPU-hour on {d}",
+                    esc(&g)
+                ))
+                .unwrap_or_default()
+        ));
+    }
+    for b in &inputs.backtests {
+        let name = b
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if let Ok(v) = BacktestResult::read(&b.join("summary.json")) {
+            lines.push(format!(
+                "<a href=\"#{}\">{}</a>: {}",
+                esc(&anchor(&name)),
+                esc(name.trim_start_matches("backtest_")),
+                esc(&v.recommendation.reason)
+            ));
+        }
+    }
+    if let Some(l) = inputs
+        .lab
+        .as_ref()
+        .and_then(|l| crate::lab_section::verdict(l))
+    {
+        lines.push(format!("<a href=\"#lab\">contract lab</a>: {}", esc(&l)));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2 id=\"glance\">At a glance</h2><ul class=glance>{}</ul>",
+        lines
+            .iter()
+            .map(|l| format!("<li>{l}</li>"))
+            .collect::<String>()
+    )
 }
 
 /// A number with `digits` decimals, `n/a` when absent or not finite.
@@ -586,10 +660,26 @@ fn read_ingest_summary(p: &Path) -> Result<rentix_ingest::IngestSummary, String>
 /// Renders the report of `in_dir` to `out` (charts for the index part are drawn
 /// into `in_dir/charts`).
 pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
-    let inputs = discover(in_dir);
+    if !in_dir.exists() {
+        return Err(format!("{} does not exist", in_dir.display()));
+    }
+    // A fixings file itself (CSV or Parquet, any name): the index report of it.
+    let (inputs, in_dir) = if in_dir.is_file() {
+        let dir = in_dir
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut inputs = discover(dir);
+        inputs.fixings = Some(in_dir.to_path_buf());
+        inputs.backtests.clear();
+        inputs.lab = None;
+        (inputs, dir)
+    } else {
+        (discover(in_dir), in_dir)
+    };
     if inputs.fixings.is_none() && inputs.backtests.is_empty() && inputs.lab.is_none() {
         return Err(format!(
-            "{} holds neither fixings.csv, a backtest's summary.json nor a contract lab's comparison.json",
+            "{} holds neither fixings.csv (or fixings.parquet), a backtest's summary.json nor a contract lab's comparison.json; pass a fixings file of another name itself (report --in real.csv)",
             in_dir.display()
         ));
     }
@@ -603,6 +693,7 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
         "<p>A rental price hedge offsets changes in rent. It does not fix a failed deployment or make a customer pay: \
          operational losses are reported beside the hedge, never netted into basis.</p>"
     );
+    html.push_str(&at_a_glance(&inputs));
     html.push_str(&contents(&inputs));
     index_section(&mut html, &inputs, &in_dir.join("charts"))?;
     crate::operator_section::operator_section(&mut html, in_dir, inputs.fixings.as_deref());
