@@ -216,6 +216,10 @@ pub struct BacktestArgs {
     /// invoices write it: `2025-01-01,2025-01-31`).
     #[arg(long, default_value = "exclusive", value_parser = ["exclusive", "inclusive"])]
     pub period_end: String,
+    /// The rent's side for a file without a `side` column: pay (a producer) or earn
+    /// (a neocloud).
+    #[arg(long, value_parser = ["pay", "earn"])]
+    pub side: Option<String>,
     /// Events CSV: start, end, kind, gpu_hours_lost, usd_loss, note.
     #[arg(long)]
     pub events: Option<PathBuf>,
@@ -266,6 +270,10 @@ pub struct TrackArgs {
     /// How the rent file's period_end is read: exclusive or inclusive (see backtest).
     #[arg(long, default_value = "exclusive", value_parser = ["exclusive", "inclusive"])]
     pub period_end: String,
+    /// The rent's side for a file without a `side` column: pay (a producer) or earn
+    /// (a neocloud).
+    #[arg(long, value_parser = ["pay", "earn"])]
+    pub side: Option<String>,
     /// Events CSV.
     #[arg(long)]
     pub events: Option<PathBuf>,

@@ -5,7 +5,7 @@ use anyhow::{bail, Context};
 use rentix_backtest::{
     check_fixings, decompose_cost, read_events, read_throughput, run as run_backtest, underlyings,
     validate_index_name, write_backtest, BacktestConfig, BacktestResult, ContractSpec, CostMonth,
-    EntryAssumption, IndexInputs, PeriodEnd, RentSeries, Strategy,
+    EntryAssumption, IndexInputs, PeriodEnd, RentSeries, Side, Strategy,
 };
 use rentix_index::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
 use rentix_table::{Col, Table};
@@ -16,6 +16,8 @@ pub struct BacktestPlan {
     pub index: PathBuf,
     pub rent: PathBuf,
     pub period_end: PeriodEnd,
+    /// `--side`, for a rent file without a `side` column.
+    pub side: Option<Side>,
     pub events: Option<PathBuf>,
     pub config: BacktestConfig,
     /// Settle on today's restated fixings rather than as first published.
@@ -40,6 +42,15 @@ pub fn fixings_views(
     }
     let log = read_restatements(&log)?;
     Ok((first_published(&today, &log), Some(today)))
+}
+
+/// `--side pay|earn` (clap has checked the spelling).
+pub fn side_arg(s: &Option<String>) -> Option<Side> {
+    match s.as_deref() {
+        Some("pay") => Some(Side::Pay),
+        Some("earn") => Some(Side::Earn),
+        _ => None,
+    }
 }
 
 pub fn contract_from(path: &Option<PathBuf>) -> anyhow::Result<ContractSpec> {
@@ -89,6 +100,7 @@ impl BacktestPlan {
             index: a.index.clone(),
             rent: a.rent.clone(),
             period_end: a.period_end.parse().map_err(anyhow::Error::msg)?,
+            side: side_arg(&a.side),
             events: a.events.clone(),
             // A contract that applies revisions after expiry settles on today's view.
             as_restated: a.as_restated || !contract.ignore_revisions_after_expiry,
@@ -123,7 +135,7 @@ pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
         .and_then(|g| series.remove(g))
         .map(|u| u.values);
     let restated = today.and_then(|t| underlyings(&t).remove(&c.underlying));
-    let rent = RentSeries::from_csv(&plan.rent, plan.period_end)?;
+    let rent = RentSeries::from_csv_with(&plan.rent, plan.period_end, plan.side)?;
     let events = match &plan.events {
         Some(p) => read_events(p, plan.period_end)?,
         None => Vec::new(),

@@ -235,6 +235,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
             index: out.join("fixings.parquet"),
             rent: sim_dir.join(format!("rent_{user}.csv")),
             period_end: PeriodEnd::Exclusive,
+            side: None,
             events: Some(sim_dir.join(format!("events_{user}.csv"))),
             as_restated: false,
             config: BacktestConfig {

@@ -1,7 +1,7 @@
 //! `rentix track`.
 
 use crate::cli::TrackArgs;
-use crate::commands::backtest::{contract_from, fixings_views};
+use crate::commands::backtest::{contract_from, fixings_views, side_arg};
 use anyhow::{bail, Context};
 use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions, TrackRow};
 
@@ -18,7 +18,7 @@ pub fn run(a: TrackArgs) -> anyhow::Result<()> {
     let contract = contract_from(&a.contract)?;
     let (fixings, _) = fixings_views(&a.index, false)?;
     let period_end = a.period_end.parse().map_err(anyhow::Error::msg)?;
-    let rent = RentSeries::from_csv(&a.rent, period_end)?;
+    let rent = RentSeries::from_csv_with(&a.rent, period_end, side_arg(&a.side))?;
     let events = match &a.events {
         Some(p) => read_events(p, period_end)?,
         None => Vec::new(),

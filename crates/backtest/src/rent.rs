@@ -133,6 +133,15 @@ fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String
         .map(|h| h.trim().to_string())
         .collect();
     unique_header(path, &header)?;
+    if header.len() == 1 && header[0].contains(';') {
+        return Err(BacktestError::File {
+            path: path.to_path_buf(),
+            detail: format!(
+                "the header {:?} is one column holding ';': the file is ;-separated (as a European spreadsheet exports it); export it with commas as the separator and '.' as the decimal point",
+                header[0].chars().take(80).collect::<String>()
+            ),
+        });
+    }
     for r in required {
         if !header.iter().any(|h| h == r) {
             return Err(BacktestError::File {
@@ -234,8 +243,20 @@ fn number(
             path: path.to_path_buf(),
             row,
             field: field.into(),
-            detail: format!("{v:?} is not a finite number >= 0"),
+            detail: format!("{v:?} is not a finite number >= 0{}", number_hint(v)),
         }),
+    }
+}
+
+/// What a number as people type it in a spreadsheet needs to be read.
+fn number_hint(v: &str) -> &'static str {
+    const SIGNS: [char; 3] = ['$', '€', '£'];
+    if v.starts_with(SIGNS) || v.ends_with(SIGNS) {
+        "; write the number without a currency sign (2.50, in the file's currency)"
+    } else if v.contains(',') {
+        "; write it without thousands separators and with '.' as the decimal point (1234.5)"
+    } else {
+        ""
     }
 }
 
@@ -243,96 +264,64 @@ impl RentSeries {
     /// Reads `period_start, period_end, usd_per_gpu_hour, gpu_hours, side`, with
     /// `period_end` read as `end` says.
     pub fn from_csv(path: &Path, end_rule: PeriodEnd) -> Result<Self, BacktestError> {
-        let recs = records(
-            path,
+        Self::from_csv_with(path, end_rule, None)
+    }
+
+    /// [`RentSeries::from_csv`] with the side given for a file without a `side`
+    /// column (`--side`); a row whose `side` disagrees with it is refused. Every row
+    /// is checked and the problems are reported together (the first
+    /// [`crate::error::MAX_PROBLEMS`]), not one per run.
+    pub fn from_csv_with(
+        path: &Path,
+        end_rule: PeriodEnd,
+        given_side: Option<Side>,
+    ) -> Result<Self, BacktestError> {
+        let required: &[&str] = if given_side.is_some() {
+            &[
+                "period_start",
+                "period_end",
+                "usd_per_gpu_hour",
+                "gpu_hours",
+            ]
+        } else {
             &[
                 "period_start",
                 "period_end",
                 "usd_per_gpu_hour",
                 "gpu_hours",
                 "side",
-            ],
-        )?;
-        let mut side: Option<Side> = None;
-        let mut periods = Vec::new();
-        for (i, rec) in recs.iter().enumerate() {
-            let row = i + 1;
-            let start = date(path, row, rec, "period_start")?;
-            let written_end = date(path, row, rec, "period_end")?;
-            let end = match end_rule {
-                PeriodEnd::Exclusive => written_end,
-                PeriodEnd::Inclusive => written_end + Days::new(1),
-            };
-            if end <= start {
-                let detail = match end_rule {
-                    PeriodEnd::Exclusive if written_end == start => format!(
-                        "{written_end} equals period_start: period_end is exclusive (the first day not covered); for a file whose period_end is the last day covered, pass --period-end inclusive"
+            ]
+        };
+        let recs = records(path, required).map_err(|e| match e {
+            BacktestError::File { path, detail } if detail.contains("no column \"side\"") => {
+                BacktestError::File {
+                    path,
+                    detail: format!(
+                        "{detail}: add it (pay or earn on every row), or pass --side pay|earn"
                     ),
-                    PeriodEnd::Exclusive => format!("{written_end} is not after period_start {start}"),
-                    PeriodEnd::Inclusive => format!("{written_end} is before period_start {start}"),
-                };
-                return Err(BacktestError::Row {
-                    path: path.to_path_buf(),
-                    row,
-                    field: "period_end".into(),
-                    detail,
-                });
-            }
-            span(path, row, "period_end", start, end)?;
-            let s = match rec.get("side").map(String::as_str).unwrap_or("") {
-                "pay" => Side::Pay,
-                "earn" => Side::Earn,
-                other => {
-                    return Err(BacktestError::Row {
-                        path: path.to_path_buf(),
-                        row,
-                        field: "side".into(),
-                        detail: format!(
-                            "{other:?} is neither pay (a producer) nor earn (a neocloud)"
-                        ),
-                    })
                 }
-            };
-            if side.is_some_and(|x| x != s) {
-                return Err(BacktestError::Row {
-                    path: path.to_path_buf(),
-                    row,
-                    field: "side".into(),
-                    detail: "a rent file holds one side; split pay and earn into two files".into(),
-                });
             }
-            side = Some(s);
-            let price = UsdPerGpuHour::new(at_most(
-                path,
-                row,
-                "usd_per_gpu_hour",
-                number(path, row, rec, "usd_per_gpu_hour")?,
-                MAX_RENT,
-            )?)
-            .map_err(|e| BacktestError::Row {
+            e => e,
+        })?;
+        let mut side: Option<Side> = given_side;
+        let mut periods = Vec::new();
+        let mut problems = Vec::new();
+        let mut more = 0;
+        for (i, rec) in recs.iter().enumerate() {
+            match rent_row(path, i + 1, rec, end_rule, given_side, &mut side) {
+                Ok(p) => periods.push(p),
+                Err(e) if problems.len() < crate::error::MAX_PROBLEMS => problems.push(e),
+                Err(_) => more += 1,
+            }
+        }
+        if problems.len() == 1 && more == 0 {
+            return Err(problems.remove(0));
+        }
+        if !problems.is_empty() {
+            return Err(BacktestError::Rows {
                 path: path.to_path_buf(),
-                row,
-                field: "usd_per_gpu_hour".into(),
-                detail: e.to_string(),
-            })?;
-            let hours = GpuHours::new(at_most(
-                path,
-                row,
-                "gpu_hours",
-                number(path, row, rec, "gpu_hours")?,
-                MAX_GPU_HOURS,
-            )?)
-            .map_err(|e| BacktestError::Row {
-                path: path.to_path_buf(),
-                row,
-                field: "gpu_hours".into(),
-                detail: e.to_string(),
-            })?;
-            periods.push(RentPeriod {
-                start,
-                end,
-                price,
-                gpu_hours: hours,
+                problems,
+                more,
             });
         }
         periods.sort_by_key(|p| p.start);
@@ -415,6 +404,97 @@ impl RentSeries {
         }
         out
     }
+}
+
+/// One rent row, checked field by field; `side` is the file's side so far.
+fn rent_row(
+    path: &Path,
+    row: usize,
+    rec: &BTreeMap<String, String>,
+    end_rule: PeriodEnd,
+    given_side: Option<Side>,
+    side: &mut Option<Side>,
+) -> Result<RentPeriod, BacktestError> {
+    let start = date(path, row, rec, "period_start")?;
+    let written_end = date(path, row, rec, "period_end")?;
+    let end = match end_rule {
+        PeriodEnd::Exclusive => written_end,
+        PeriodEnd::Inclusive => written_end + Days::new(1),
+    };
+    if end <= start {
+        let detail = match end_rule {
+            PeriodEnd::Exclusive if written_end == start => format!(
+                "{written_end} equals period_start: period_end is exclusive (the first day not covered); for a file whose period_end is the last day covered, pass --period-end inclusive"
+            ),
+            PeriodEnd::Exclusive => format!("{written_end} is not after period_start {start}"),
+            PeriodEnd::Inclusive => format!("{written_end} is before period_start {start}"),
+        };
+        return Err(BacktestError::Row {
+            path: path.to_path_buf(),
+            row,
+            field: "period_end".into(),
+            detail,
+        });
+    }
+    span(path, row, "period_end", start, end)?;
+    let written = rec.get("side").map(String::as_str).unwrap_or("");
+    let s = match (written, given_side) {
+        ("", Some(g)) => g,
+        ("pay", _) => Side::Pay,
+        ("earn", _) => Side::Earn,
+        (other, _) => {
+            return Err(BacktestError::Row {
+                path: path.to_path_buf(),
+                row,
+                field: "side".into(),
+                detail: format!("{other:?} is neither pay (a producer) nor earn (a neocloud)"),
+            })
+        }
+    };
+    if side.is_some_and(|x| x != s) {
+        return Err(BacktestError::Row {
+            path: path.to_path_buf(),
+            row,
+            field: "side".into(),
+            detail: match given_side {
+                Some(g) => format!("{} disagrees with --side {}", s.as_str(), g.as_str()),
+                None => "a rent file holds one side; split pay and earn into two files".into(),
+            },
+        });
+    }
+    *side = Some(s);
+    let price = UsdPerGpuHour::new(at_most(
+        path,
+        row,
+        "usd_per_gpu_hour",
+        number(path, row, rec, "usd_per_gpu_hour")?,
+        MAX_RENT,
+    )?)
+    .map_err(|e| BacktestError::Row {
+        path: path.to_path_buf(),
+        row,
+        field: "usd_per_gpu_hour".into(),
+        detail: e.to_string(),
+    })?;
+    let hours = GpuHours::new(at_most(
+        path,
+        row,
+        "gpu_hours",
+        number(path, row, rec, "gpu_hours")?,
+        MAX_GPU_HOURS,
+    )?)
+    .map_err(|e| BacktestError::Row {
+        path: path.to_path_buf(),
+        row,
+        field: "gpu_hours".into(),
+        detail: e.to_string(),
+    })?;
+    Ok(RentPeriod {
+        start,
+        end,
+        price,
+        gpu_hours: hours,
+    })
 }
 
 /// Refuses a file whose consecutive periods are all separated by exactly one day:
