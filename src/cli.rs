@@ -67,9 +67,13 @@ pub enum Command {
     /// Inspect or maintain a store: `rentix store check` reads back every run and partition, `rentix store compact` merges each date's files into one.
     Store(StoreArgs),
     /// Recompute every published fixing from the store under its methodology and
-    /// report any difference (exit 1 when one differs).
+    /// compare every column of every row (and the forward curve and tier files
+    /// beside it), naming missing, extra and different rows.
     #[command(
-        after_help = "Example:\n  rentix verify --store store --fixings fixings.csv --methodology data/methodologies/default.toml\n  \
+        after_help = "Exit codes:\n  0  the publication is identical to its recomputation\n  \
+                            1  it differs (the first differences are named; --out lists all)\n  \
+                            2  it could not be checked (unreadable file, bad methodology, store error)\n\n\
+                            Example:\n  rentix verify --store store --fixings fixings.csv --methodology data/methodologies/default.toml\n  \
                             rentix verify --store store --fixings fixings.csv --methodology m.toml --out differences.csv"
     )]
     Verify(VerifyArgs),

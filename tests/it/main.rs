@@ -25,3 +25,4 @@ mod simulate_cli;
 mod store_props;
 mod tier_grades;
 mod util;
+mod verify_cli;
