@@ -370,6 +370,11 @@ pub struct IngestArgs {
     /// quarantined as implausible_date (as are dates before 2010).
     #[arg(long, default_value_t = rentix_ingest::DEFAULT_FUTURE_DAYS)]
     pub max_future_days: u32,
+    /// Smallest plausible price, USD per GPU-hour after unit and currency
+    /// conversion; below it rows are quarantined as implausible_price (0: no bound
+    /// beyond prices > 0).
+    #[arg(long, default_value_t = rentix_ingest::DEFAULT_MIN_USD_PER_GPU_HOUR)]
+    pub min_price: f64,
     /// Largest plausible price, USD per GPU-hour after normalization; above it rows
     /// are quarantined as implausible_price.
     #[arg(long, default_value_t = rentix_ingest::DEFAULT_MAX_USD_PER_GPU_HOUR)]

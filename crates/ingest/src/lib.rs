@@ -34,7 +34,8 @@ pub use lock::{release_all as release_all_locks, LockOwner, StoreLock};
 pub use mapping::{Mapping, Template};
 pub use normalize::{
     dedupe_key, hex, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,
-    DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, EARLIEST_DATE,
+    DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, DEFAULT_MIN_USD_PER_GPU_HOUR,
+    EARLIEST_DATE,
 };
 pub use pipeline::{ingest, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
