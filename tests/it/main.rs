@@ -20,6 +20,7 @@ mod methodology_vectors;
 mod outside_readers;
 mod point_in_time;
 mod report_cli;
+mod run_ids;
 mod sim_calibration;
 mod simulate_cli;
 mod store_props;

@@ -58,6 +58,10 @@ pub fn check_store(store: &Store) -> StoreReport {
     records.sort();
     let mut runs: Vec<(std::path::PathBuf, IngestSummary)> = Vec::new();
     for path in records {
+        if let Some(p) = crate::store::name_problem(&path) {
+            r.problems.push(format!("{}: {p}", rel(root, &path)));
+            continue;
+        }
         let text = match crate::read_limited(&path) {
             Ok(t) => t,
             Err(e) => {
@@ -68,8 +72,11 @@ pub fn check_store(store: &Store) -> StoreReport {
                 continue;
             }
         };
-        match serde_json::from_str(&text) {
-            Ok(run) => runs.push((path, run)),
+        match serde_json::from_str::<IngestSummary>(&text) {
+            Ok(run) => match crate::store::record_problem(&path, &run) {
+                Some(p) => r.problems.push(format!("{}: {p}", rel(root, &path))),
+                None => runs.push((path, run)),
+            },
             Err(e) => r
                 .problems
                 .push(format!("{}: not a run record: {e}", rel(root, &path))),

@@ -47,7 +47,7 @@ pub use rentix_table::{
 pub use schema::{
     content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_COLUMNS,
 };
-pub use store::{partition_date, partition_path, Delivery, Store};
+pub use store::{partition_date, partition_path, run_name, run_number, Delivery, Store};
 pub use summary::{Conflict, FileSummary, IngestSummary};
 
 /// A run record or other small store file, read with the config size limit.

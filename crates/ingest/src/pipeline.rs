@@ -233,8 +233,9 @@ pub fn ingest(
     check_inputs(files)?;
     let store = Store::create(store_dir)?;
     let lock = store.lock()?;
-    store.sweep(&lock)?;
+    // Before the sweep: a killed run's leftovers keep their id from being reused.
     let run_id = store.next_run_id()?;
+    store.sweep(&lock)?;
     let stale_lock = lock.replaced_stale.clone();
     let already = store.ingested_hashes()?;
 
