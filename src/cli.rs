@@ -153,11 +153,17 @@ pub struct StoreArgs {
 pub enum StoreCommand {
     /// Read back every run record and partition; name what cannot be read or does
     /// not add up (exit 1), and list uncommitted leftovers and a held lock.
-    #[command(after_help = "Example:\n  rentix store check --store store")]
+    #[command(
+        after_help = "Example:\n  rentix store check --store store\n  rentix store check --store store --deep"
+    )]
     Check {
         /// Store directory.
         #[arg(long)]
         store: PathBuf,
+        /// Also recompute each partition's SHA-256 and compare it with its run
+        /// record's (reads every byte; without it, sizes and rows are compared).
+        #[arg(long)]
+        deep: bool,
     },
     /// Merge the files each fixing date has accumulated (one per run that touched
     /// it) into one file per date: same rows, same provenance, fewer files to open.

@@ -2,6 +2,7 @@
 
 mod backtest_cli;
 mod build_graph;
+mod checksums;
 mod compact;
 mod confidentiality;
 mod contract_lab;

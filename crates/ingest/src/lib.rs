@@ -26,7 +26,7 @@ mod summary;
 #[cfg(test)]
 mod test_rows;
 
-pub use check::{check_store, StoreReport};
+pub use check::{check_store, check_store_deep, StoreReport};
 pub use compact::{compact, CompactSummary};
 pub use error::{IngestError, Result};
 pub use fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
@@ -48,7 +48,7 @@ pub use schema::{
     content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_COLUMNS,
 };
 pub use store::{partition_date, partition_path, run_name, run_number, Delivery, Store};
-pub use summary::{Conflict, FileSummary, IngestSummary};
+pub use summary::{Conflict, FileSummary, IngestSummary, PartitionChecksum};
 
 /// A run record or other small store file, read with the config size limit.
 pub(crate) fn read_limited(path: &std::path::Path) -> std::io::Result<String> {

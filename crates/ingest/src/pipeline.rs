@@ -203,7 +203,7 @@ impl Stager {
     }
 }
 
-fn sha256_file(path: &Path) -> Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     let mut f = File::open(path).map_err(|source| IngestError::Read {
         path: path.to_path_buf(),
         source,
