@@ -224,11 +224,22 @@ struct Outcome {
     companions: Vec<String>,
 }
 
-fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
-    let methodology = Methodology::from_file(&a.methodology)?;
-    let format = TableFormat::of(&a.fixings)
-        .with_context(|| format!("--fixings {}", a.fixings.display()))?;
-    let published = read_cells(&a.fixings)?;
+/// What a published file covers: its earliest to its latest date, its grades.
+struct Scope {
+    from: NaiveDate,
+    to: NaiveDate,
+    grades: BTreeSet<String>,
+}
+
+impl Scope {
+    fn contains(&self, f: &Fixing) -> bool {
+        f.date >= self.from && f.date <= self.to && self.grades.contains(&f.grade)
+    }
+}
+
+/// The scope of the published cells; refuses a file that is not fixings or that no
+/// row of which names the methodology `version`.
+fn scope(a: &VerifyArgs, published: &TextTable, version: &str) -> anyhow::Result<Scope> {
     let column = |name: &str| published.names.iter().position(|n| n == name);
     let (Some(di), Some(gi), Some(vi)) = (
         column("date"),
@@ -241,11 +252,7 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
         );
     };
     let cell = |r: &Vec<String>, j: usize| r.get(j).cloned().unwrap_or_default();
-    if !published
-        .rows
-        .iter()
-        .any(|r| cell(r, vi) == methodology.version)
-    {
+    if !published.rows.iter().any(|r| cell(r, vi) == version) {
         let other = published
             .rows
             .first()
@@ -255,7 +262,7 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
             "{} was published under methodology {:?}, not {:?} ({}): no row names it",
             a.fixings.display(),
             other,
-            methodology.version,
+            version,
             a.methodology.display()
         );
     }
@@ -268,6 +275,15 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
         bail!("{}: no row has a date (YYYY-MM-DD)", a.fixings.display());
     };
     let grades: BTreeSet<String> = published.rows.iter().map(|r| cell(r, gi)).collect();
+    Ok(Scope { from, to, grades })
+}
+
+fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
+    let methodology = Methodology::from_file(&a.methodology)?;
+    let format = TableFormat::of(&a.fixings)
+        .with_context(|| format!("--fixings {}", a.fixings.display()))?;
+    let published = read_cells(&a.fixings)?;
+    let scope = scope(a, &published, &methodology.version)?;
     let publication = publications(&a.fixings)?;
     let store = Store::open(&a.store)?;
     let req = IndexRequest {
@@ -280,7 +296,7 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
     let expected: Vec<Fixing> = again
         .fixings
         .into_iter()
-        .filter(|f| f.date >= from && f.date <= to && grades.contains(&f.grade))
+        .filter(|f| scope.contains(f))
         .map(|mut f| {
             if let Some(&n) = publication.get(&(f.date, f.grade.clone())) {
                 f.publication = n;

@@ -303,3 +303,30 @@ fn a_restated_publication_verifies() {
     let (code, _, err) = pb.verify(&pb.fixings());
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A file without a column `index` writes (as one written before `contributor_hhi`
+/// existed) differs, the column named.
+#[test]
+fn a_missing_column_exits_1_naming_it() {
+    let pb = Published::new("csv");
+    let recs = records(&pb.fixings());
+    let j = recs[0].iter().position(|c| c == "contributor_hhi").unwrap();
+    let cut: Vec<csv::StringRecord> = recs
+        .iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .filter(|(i, _)| *i != j)
+                .map(|(_, c)| c)
+                .collect()
+        })
+        .collect();
+    let f = pb.dir.join("cut.csv");
+    write_records(&f, &cut);
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("contributor_hhi: published \"(no such column)\""),
+        "{err}"
+    );
+}
