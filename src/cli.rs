@@ -67,9 +67,13 @@ pub enum Command {
     /// Inspect or maintain a store: `rentix store check` reads back every run and partition, `rentix store compact` merges each date's files into one.
     Store(StoreArgs),
     /// Recompute every published fixing from the store under its methodology and
-    /// report any difference (exit 1 when one differs).
+    /// compare every column of every row (and the forward curve and tier files
+    /// beside it), naming missing, extra and different rows.
     #[command(
-        after_help = "Example:\n  rentix verify --store store --fixings fixings.csv --methodology data/methodologies/default.toml\n  \
+        after_help = "Exit codes:\n  0  the publication is identical to its recomputation\n  \
+                            1  it differs (the first differences are named; --out lists all)\n  \
+                            2  it could not be checked (unreadable file, bad methodology, store error)\n\n\
+                            Example:\n  rentix verify --store store --fixings fixings.csv --methodology data/methodologies/default.toml\n  \
                             rentix verify --store store --fixings fixings.csv --methodology m.toml --out differences.csv"
     )]
     Verify(VerifyArgs),
@@ -149,11 +153,17 @@ pub struct StoreArgs {
 pub enum StoreCommand {
     /// Read back every run record and partition; name what cannot be read or does
     /// not add up (exit 1), and list uncommitted leftovers and a held lock.
-    #[command(after_help = "Example:\n  rentix store check --store store")]
+    #[command(
+        after_help = "Example:\n  rentix store check --store store\n  rentix store check --store store --deep"
+    )]
     Check {
         /// Store directory.
         #[arg(long)]
         store: PathBuf,
+        /// Also recompute each partition's SHA-256 and compare it with its run
+        /// record's (reads every byte; without it, sizes and rows are compared).
+        #[arg(long)]
+        deep: bool,
     },
     /// Merge the files each fixing date has accumulated (one per run that touched
     /// it) into one file per date: same rows, same provenance, fewer files to open.
@@ -376,6 +386,11 @@ pub struct IngestArgs {
     /// quarantined as implausible_date (as are dates before 2010).
     #[arg(long, default_value_t = rentix_ingest::DEFAULT_FUTURE_DAYS)]
     pub max_future_days: u32,
+    /// Smallest plausible price, USD per GPU-hour after unit and currency
+    /// conversion; below it rows are quarantined as implausible_price (0: no bound
+    /// beyond prices > 0).
+    #[arg(long, default_value_t = rentix_ingest::DEFAULT_MIN_USD_PER_GPU_HOUR)]
+    pub min_price: f64,
     /// Largest plausible price, USD per GPU-hour after normalization; above it rows
     /// are quarantined as implausible_price.
     #[arg(long, default_value_t = rentix_ingest::DEFAULT_MAX_USD_PER_GPU_HOUR)]

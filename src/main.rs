@@ -58,7 +58,7 @@ fn main() -> ExitCode {
             }
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "rentix: error: {err:#}");
-            ExitCode::FAILURE
+            ExitCode::from(commands::exit_code(&err))
         }
     }
 }

@@ -55,7 +55,7 @@ pub fn forward_path(out: &Path) -> PathBuf {
 }
 
 /// `<dir>/<stem><suffix>.<ext>` beside a fixings file.
-fn sibling(out: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sibling(out: &Path, suffix: &str) -> PathBuf {
     let stem = out
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())

@@ -27,6 +27,13 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     if !(a.max_price.is_finite() && a.max_price > 0.0) {
         bail!("--max-price {} must be a positive number", a.max_price);
     }
+    if !(a.min_price.is_finite() && a.min_price >= 0.0 && a.min_price < a.max_price) {
+        bail!(
+            "--min-price {} must be a number >= 0 and below --max-price {}",
+            a.min_price,
+            a.max_price
+        );
+    }
     if !(a.max_quantity.is_finite() && a.max_quantity > 0.0) {
         bail!(
             "--max-quantity {} must be a positive number",
@@ -51,7 +58,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
         bounds: Bounds::at(
             chrono::Utc::now(),
             a.max_future_days,
-            a.max_price,
+            (a.min_price, a.max_price),
             a.max_quantity,
         ),
         ratings,

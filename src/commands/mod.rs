@@ -29,3 +29,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Contract(a) => contract::run(a),
     }
 }
+
+/// The exit code of a failed command, by the class of its error: 2 when `verify`
+/// could not make its check ([`verify::Unchecked`]), 1 otherwise (a `verify` that
+/// found differences, [`verify::Differs`], and every other command's errors).
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.downcast_ref::<verify::Differs>().is_some() {
+        1
+    } else if err.downcast_ref::<verify::Unchecked>().is_some() {
+        2
+    } else {
+        1
+    }
+}

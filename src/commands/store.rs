@@ -2,13 +2,17 @@
 
 use crate::cli::{StoreArgs, StoreCommand};
 use anyhow::bail;
-use rentix_ingest::{check_store, compact, Store};
+use rentix_ingest::{check_store, check_store_deep, compact, Store};
 
 pub fn run(a: StoreArgs) -> anyhow::Result<()> {
     match a.command {
-        StoreCommand::Check { store } => {
+        StoreCommand::Check { store, deep } => {
             let s = Store::open(&store)?;
-            let r = check_store(&s);
+            let r = if deep {
+                check_store_deep(&s)
+            } else {
+                check_store(&s)
+            };
             outln!("{}", serde_json::to_string_pretty(&r)?);
             if !r.is_sound() {
                 bail!(

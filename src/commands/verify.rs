@@ -1,57 +1,290 @@
 //! `rentix verify`: anyone holding the store and the methodology can re-derive every
-//! published fixing. Each published row is recomputed (over the whole history, as
-//! `index` computes it) and compared field by field; any difference exits 1.
+//! published fixing. The store is fixed again (over the whole history, as `index`
+//! computes it), the rows of the published file's date range and grades are rendered
+//! by the index writer into the published file's format, and the two are compared
+//! cell by cell as text: every column of every row, rows the file lacks and rows it
+//! has that the recomputation does not. The files `index` writes beside the fixings
+//! (forward curve, tier spreads, tier differentials) are compared the same way when
+//! present. Exit codes: 0 identical, 1 different ([`Differs`]), 2 could not check
+//! ([`Unchecked`]: an unreadable file, a bad methodology, a store error).
 
 use crate::cli::VerifyArgs;
-use anyhow::bail;
-use rentix_index::{compute_from_store, read_fixings, Fixing, IndexRequest, Methodology};
+use crate::commands::index::sibling;
+use anyhow::{bail, Context};
+use chrono::NaiveDate;
+use rentix_index::{
+    compute_from_store, fixings_table, forward_curves, forward_table, read_cells,
+    read_restatements, restatements_path, tier_differentials_table, tier_spreads,
+    tier_spreads_table, Fixing, IndexRequest, Methodology,
+};
 use rentix_ingest::Store;
-use rentix_table::{Col, Table};
-use std::collections::BTreeMap;
+use rentix_table::{Col, Table, TableFormat, TextTable};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
-/// Published and recomputed values of one field that differ.
+/// How many differences the error message lists (all of them go to `--out`).
+const SHOWN: usize = 10;
+
+/// The publication and its recomputation differ: `verify` exits 1.
+#[derive(Debug)]
+pub struct Differs(String);
+
+impl std::fmt::Display for Differs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Differs {}
+
+/// `verify` could not make its check (the context of any error other than
+/// [`Differs`]): it exits 2.
+#[derive(Debug)]
+pub struct Unchecked;
+
+impl std::fmt::Display for Unchecked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("could not verify")
+    }
+}
+
+/// One cell (or row, or column) where the published file and the recomputation
+/// differ. A whole row is `column = "row"`, a whole column has no date nor key.
 struct Difference {
+    file: String,
     date: String,
-    grade: String,
-    field: &'static str,
+    /// The grade for fixings and tier spreads; the key columns after the date
+    /// otherwise (`gpu scope term tenor` of a forward point).
+    key: String,
+    column: String,
     published: String,
     recomputed: String,
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = [self.date.as_str(), self.key.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!("{at} ")
+        };
+        match (self.column.as_str(), self.published.as_str()) {
+            ("row", "absent") => write!(
+                f,
+                "{}: {at}row: missing (recomputed, not published)",
+                self.file
+            ),
+            ("row", _) => write!(
+                f,
+                "{}: {at}row: extra ({}, not recomputed)",
+                self.file, self.published
+            ),
+            _ => write!(
+                f,
+                "{}: {at}{}: published {:?}, recomputed {:?}",
+                self.file, self.column, self.published, self.recomputed
+            ),
+        }
+    }
 }
 
-/// The fields a published fixing must reproduce.
-fn fields(f: &Fixing) -> [(&'static str, String); 7] {
-    [
-        ("value", opt(f.value)),
-        ("level", f.level.map(|l| l.to_string()).unwrap_or_default()),
-        ("n_obs", f.n_obs.to_string()),
-        ("n_contributors", f.n_contributors.to_string()),
-        ("sufficient", f.sufficient.to_string()),
-        ("flags", f.flags.clone()),
-        ("input_sha256", f.input_sha256.clone()),
-    ]
-}
-
-pub fn run(a: VerifyArgs) -> anyhow::Result<()> {
-    let methodology = Methodology::from_file(&a.methodology)?;
-    let published = read_fixings(&a.fixings)?;
-    if let Some(other) = published
+/// Compares `published` with `expected` (the recomputation rendered in the same
+/// format), rows matched on the first `key` columns of `expected`.
+fn compare(file: &str, published: &TextTable, expected: &TextTable, key: usize) -> Vec<Difference> {
+    let diff = |date: &str, k: &str, column: &str, p: &str, r: &str| Difference {
+        file: file.to_string(),
+        date: date.to_string(),
+        key: k.to_string(),
+        column: column.to_string(),
+        published: p.to_string(),
+        recomputed: r.to_string(),
+    };
+    let mut out = Vec::new();
+    for n in expected
+        .names
         .iter()
-        .find(|f| f.methodology_version != methodology.version)
+        .filter(|n| !published.names.contains(n))
     {
+        out.push(diff("", "", n, "(no such column)", "(column)"));
+    }
+    for n in published
+        .names
+        .iter()
+        .filter(|n| !expected.names.contains(n))
+    {
+        out.push(diff("", "", n, "(column)", "(no such column)"));
+    }
+    let position: Vec<Option<usize>> = expected
+        .names
+        .iter()
+        .map(|n| published.names.iter().position(|p| p == n))
+        .collect();
+    let cell = |row: &[String], j: Option<usize>| -> String {
+        j.and_then(|j| row.get(j)).cloned().unwrap_or_default()
+    };
+    let key_of = |row: &[String]| -> Vec<String> {
+        position[..key.min(position.len())]
+            .iter()
+            .map(|&j| cell(row, j))
+            .collect()
+    };
+    let split = |k: &[String]| {
+        (
+            k.first().cloned().unwrap_or_default(),
+            k[1.min(k.len())..].join(" "),
+        )
+    };
+    let mut by_key: BTreeMap<Vec<String>, &Vec<String>> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for (n, row) in published.rows.iter().enumerate() {
+        let k = key_of(row);
+        if by_key.insert(k.clone(), row).is_some() {
+            let (d, g) = split(&k);
+            rows.push((
+                k,
+                diff(&d, &g, "row", &format!("repeated at row {}", n + 1), ""),
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for row in &expected.rows {
+        let k: Vec<String> = row[..key.min(row.len())].to_vec();
+        let (d, g) = split(&k);
+        seen.insert(k.clone());
+        let Some(p) = by_key.get(&k) else {
+            rows.push((k, diff(&d, &g, "row", "absent", "present")));
+            continue;
+        };
+        for ((name, r), &j) in expected.names.iter().zip(row).zip(&position) {
+            let pv = cell(p, j);
+            if j.is_some() && &pv != r {
+                rows.push((k.clone(), diff(&d, &g, name, &pv, r)));
+            }
+        }
+    }
+    for (n, row) in published.rows.iter().enumerate() {
+        let k = key_of(row);
+        if !seen.contains(&k) {
+            let (d, g) = split(&k);
+            rows.push((
+                k,
+                diff(
+                    &d,
+                    &g,
+                    "row",
+                    &format!("published at row {}", n + 1),
+                    "absent",
+                ),
+            ));
+        }
+    }
+    // Stable: a row's cells stay in column order.
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    out.extend(rows.into_iter().map(|(_, d)| d));
+    out
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().to_string(),
+    )
+}
+
+/// The publication number each recomputed row should carry: 1, or what the latest
+/// entry of the restatement log beside the file gave it (a row withdrawn and then
+/// published again starts at 1 again, as `index` does).
+fn publications(fixings: &Path) -> anyhow::Result<BTreeMap<(NaiveDate, String), u32>> {
+    let log = restatements_path(fixings);
+    let mut out = BTreeMap::new();
+    if !log.exists() {
+        return Ok(out);
+    }
+    for r in read_restatements(&log)? {
+        let n = if r.reason == "withdrawn" {
+            1
+        } else {
+            r.new_publication
+        };
+        out.insert((r.date, r.grade), n);
+    }
+    Ok(out)
+}
+
+/// What one check found: differences, and the companion files compared.
+struct Outcome {
+    rows: usize,
+    version: String,
+    differences: Vec<Difference>,
+    companions: Vec<String>,
+}
+
+/// What a published file covers: its earliest to its latest date, its grades.
+struct Scope {
+    from: NaiveDate,
+    to: NaiveDate,
+    grades: BTreeSet<String>,
+}
+
+impl Scope {
+    fn contains(&self, f: &Fixing) -> bool {
+        f.date >= self.from && f.date <= self.to && self.grades.contains(&f.grade)
+    }
+}
+
+/// The scope of the published cells; refuses a file that is not fixings or that no
+/// row of which names the methodology `version`.
+fn scope(a: &VerifyArgs, published: &TextTable, version: &str) -> anyhow::Result<Scope> {
+    let column = |name: &str| published.names.iter().position(|n| n == name);
+    let (Some(di), Some(gi), Some(vi)) = (
+        column("date"),
+        column("grade"),
+        column("methodology_version"),
+    ) else {
         bail!(
-            "{} was published under methodology {:?} (e.g. {} {}), not {:?} ({})",
+            "{} is not a fixings file: it lacks a date, grade or methodology_version column",
+            a.fixings.display()
+        );
+    };
+    let cell = |r: &Vec<String>, j: usize| r.get(j).cloned().unwrap_or_default();
+    if !published.rows.iter().any(|r| cell(r, vi) == version) {
+        let other = published
+            .rows
+            .first()
+            .map(|r| cell(r, vi))
+            .unwrap_or_default();
+        bail!(
+            "{} was published under methodology {:?}, not {:?} ({}): no row names it",
             a.fixings.display(),
-            other.methodology_version,
-            other.date,
-            other.grade,
-            methodology.version,
+            other,
+            version,
             a.methodology.display()
         );
     }
+    let dates: Vec<NaiveDate> = published
+        .rows
+        .iter()
+        .filter_map(|r| NaiveDate::parse_from_str(&cell(r, di), "%Y-%m-%d").ok())
+        .collect();
+    let (Some(&from), Some(&to)) = (dates.iter().min(), dates.iter().max()) else {
+        bail!("{}: no row has a date (YYYY-MM-DD)", a.fixings.display());
+    };
+    let grades: BTreeSet<String> = published.rows.iter().map(|r| cell(r, gi)).collect();
+    Ok(Scope { from, to, grades })
+}
+
+fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
+    let methodology = Methodology::from_file(&a.methodology)?;
+    let format = TableFormat::of(&a.fixings)
+        .with_context(|| format!("--fixings {}", a.fixings.display()))?;
+    let published = read_cells(&a.fixings)?;
+    let scope = scope(a, &published, &methodology.version)?;
+    let publication = publications(&a.fixings)?;
     let store = Store::open(&a.store)?;
     let req = IndexRequest {
         methodology,
@@ -60,65 +293,106 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<()> {
         to: None,
     };
     let again = compute_from_store(&store, &req).map_err(anyhow::Error::msg)?;
-    let by_key: BTreeMap<(chrono::NaiveDate, &str), &Fixing> = again
+    let expected: Vec<Fixing> = again
         .fixings
-        .iter()
-        .map(|f| ((f.date, f.grade.as_str()), f))
-        .collect();
-    let mut diffs = Vec::new();
-    for p in &published {
-        let Some(r) = by_key.get(&(p.date, p.grade.as_str())) else {
-            diffs.push(Difference {
-                date: p.date.to_string(),
-                grade: p.grade.clone(),
-                field: "row",
-                published: "published".into(),
-                recomputed: "not produced".into(),
-            });
-            continue;
-        };
-        for ((field, pv), (_, rv)) in fields(p).into_iter().zip(fields(r)) {
-            if pv != rv {
-                diffs.push(Difference {
-                    date: p.date.to_string(),
-                    grade: p.grade.clone(),
-                    field,
-                    published: pv,
-                    recomputed: rv,
-                });
+        .into_iter()
+        .filter(|f| scope.contains(f))
+        .map(|mut f| {
+            if let Some(&n) = publication.get(&(f.date, f.grade.clone())) {
+                f.publication = n;
             }
-        }
-    }
-    if let Some(out) = &a.out {
-        let col = |g: &dyn Fn(&Difference) -> String| {
-            Col::Str(diffs.iter().map(|d| Some(g(d))).collect())
+            f
+        })
+        .collect();
+    let rendered = fixings_table(&expected).rendered(format)?;
+    let mut differences = compare(&file_name(&a.fixings), &published, &rendered, 2);
+    let m = &req.methodology;
+    let mut companions = Vec::new();
+    let mut beside = |suffix: &str, table: Option<Table>, key: usize| -> anyhow::Result<()> {
+        let path = sibling(&a.fixings, suffix);
+        let Some(table) = table.filter(|_| path.exists()) else {
+            return Ok(());
         };
-        let mut t = Table::new();
-        t.push("date", col(&|d| d.date.clone()));
-        t.push("grade", col(&|d| d.grade.clone()));
-        t.push("field", col(&|d| d.field.to_string()));
-        t.push("published", col(&|d| d.published.clone()));
-        t.push("recomputed", col(&|d| d.recomputed.clone()));
-        t.write(out)?;
+        let written = read_cells(&path)?;
+        differences.extend(compare(
+            &file_name(&path),
+            &written,
+            &table.rendered(format)?,
+            key,
+        ));
+        companions.push(file_name(&path));
+        Ok(())
+    };
+    beside(
+        "_forward",
+        m.forward_curve
+            .then(|| forward_table(&forward_curves(&expected))),
+        4,
+    )?;
+    beside(
+        "_tier_spreads",
+        (!m.grades.tier_floors.is_empty()).then(|| tier_spreads_table(&tier_spreads(&expected))),
+        2,
+    )?;
+    beside(
+        "_tier_differentials",
+        (!again.tier_differentials.is_empty())
+            .then(|| tier_differentials_table(&again.tier_differentials)),
+        2,
+    )?;
+    Ok(Outcome {
+        rows: published.rows.len(),
+        version: m.version.clone(),
+        differences,
+        companions,
+    })
+}
+
+fn write_differences(out: &Path, diffs: &[Difference]) -> anyhow::Result<()> {
+    let col =
+        |g: &dyn Fn(&Difference) -> String| Col::Str(diffs.iter().map(|d| Some(g(d))).collect());
+    let mut t = Table::new();
+    t.push("file", col(&|d| d.file.clone()));
+    t.push("date", col(&|d| d.date.clone()));
+    t.push("grade", col(&|d| d.key.clone()));
+    t.push("column", col(&|d| d.column.clone()));
+    t.push("published", col(&|d| d.published.clone()));
+    t.push("recomputed", col(&|d| d.recomputed.clone()));
+    t.write(out)?;
+    Ok(())
+}
+
+pub fn run(a: VerifyArgs) -> anyhow::Result<()> {
+    let outcome = match check(&a) {
+        Ok(o) => o,
+        Err(e) => return Err(e.context(Unchecked)),
+    };
+    if let Some(out) = &a.out {
+        write_differences(out, &outcome.differences).context(Unchecked)?;
     }
-    if let Some(d) = diffs.first() {
-        bail!(
-            "{} difference(s) between {} and the store; the first: {} {} {}: published {:?}, recomputed {:?}",
+    let diffs = &outcome.differences;
+    if !diffs.is_empty() {
+        let shown: Vec<String> = diffs.iter().take(SHOWN).map(|d| format!("  {d}")).collect();
+        return Err(Differs(format!(
+            "{} difference(s) between {} and its recomputation from {}; the first:\n{}",
             diffs.len(),
             a.fixings.display(),
-            d.date,
-            d.grade,
-            d.field,
-            d.published,
-            d.recomputed
-        );
+            a.store.display(),
+            shown.join("\n")
+        ))
+        .into());
     }
+    let also = if outcome.companions.is_empty() {
+        String::new()
+    } else {
+        format!(" (and {})", outcome.companions.join(", "))
+    };
     outln!(
-        "verified {} published fixings of {}: every one recomputes from {} under {}",
-        published.len(),
+        "verified {} published fixings of {}{also}: every one recomputes, cell by cell, from {} under {}",
+        outcome.rows,
         a.fixings.display(),
         a.store.display(),
-        req.methodology.version
+        outcome.version,
     );
     Ok(())
 }

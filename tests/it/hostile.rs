@@ -71,6 +71,14 @@ fn run_case(case: &Value) -> Vec<String> {
             errors.push(format!("{at}: crashed ({:?}): {se}", out.status));
             continue;
         }
+        if let Some(want) = step.get("exit").and_then(Value::as_integer) {
+            if out.status.code() != Some(want as i32) {
+                errors.push(format!(
+                    "{at}: exit {:?}, expected {want}; stderr: {se}",
+                    out.status.code()
+                ));
+            }
+        }
         let want_ok = step.get("ok").and_then(Value::as_bool).unwrap_or(true);
         if out.status.success() != want_ok {
             errors.push(format!(

@@ -2,6 +2,7 @@
 
 mod backtest_cli;
 mod build_graph;
+mod checksums;
 mod compact;
 mod confidentiality;
 mod contract_lab;
@@ -20,8 +21,10 @@ mod methodology_vectors;
 mod outside_readers;
 mod point_in_time;
 mod report_cli;
+mod run_ids;
 mod sim_calibration;
 mod simulate_cli;
 mod store_props;
 mod tier_grades;
 mod util;
+mod verify_cli;

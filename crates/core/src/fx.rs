@@ -39,9 +39,13 @@ impl FxTable {
         Self::parse(&text, path)
     }
 
-    /// Parses `date,currency,usd_per_unit`; every rate must be finite and positive.
+    /// Parses `date,currency,usd_per_unit`. Every rate must be finite and positive,
+    /// every currency three ASCII letters (case-insensitive), a USD row must say 1,
+    /// and a currency has at most one rate per date: a second one is refused naming
+    /// both rows (the last used to win silently).
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
         let mut table = FxTable::default();
+        let mut first_row: BTreeMap<(String, NaiveDate), (usize, f64)> = BTreeMap::new();
         let mut rdr = csv::Reader::from_reader(text.as_bytes());
         for (i, rec) in rdr.records().enumerate() {
             let row = i + 1;
@@ -63,6 +67,26 @@ impl FxTable {
                 .map_err(|_| err(format!("rate {:?} is not a number", &rec[2])))?;
             if !(rate.is_finite() && rate > 0.0) {
                 return Err(err(format!("rate {rate} must be finite and positive")));
+            }
+            if cur.len() != 3 || !cur.bytes().all(|b| b.is_ascii_uppercase()) {
+                return Err(err(format!(
+                    "currency {:?} is not a three-letter code",
+                    &rec[1]
+                )));
+            }
+            if cur == "USD" && rate != 1.0 {
+                return Err(err(format!(
+                    "a USD rate must be 1 (USD always converts at 1), not {rate}"
+                )));
+            }
+            if let Some((before, old)) = first_row.insert((cur.clone(), date), (row, rate)) {
+                return Err(CoreError::Fx {
+                    path: path.display().to_string(),
+                    row,
+                    detail: format!(
+                        "rows {before} and {row} both give {cur} on {date} ({old} and {rate} USD per unit); keep one"
+                    ),
+                });
             }
             table.rates.entry(cur).or_default().insert(date, rate);
         }
@@ -119,5 +143,57 @@ mod tests {
         assert!(FxTable::bundled()
             .usd_per_unit("EUR", d("2025-06-15"))
             .is_ok());
+    }
+
+    fn refusal(text: &str) -> String {
+        match FxTable::parse(text, Path::new("fx.csv")) {
+            Ok(_) => panic!("accepted: {text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// CHF at 1.10 and 2.20 on one date: the last used to win silently (a 2.60 CHF
+    /// price became 2.60 x 2.20 = 5.72 USD instead of 2.60 x 1.10 = 2.86). Now both
+    /// rows are named.
+    #[test]
+    fn two_rates_for_one_currency_and_date_are_refused_naming_both_rows() {
+        let e = refusal(
+            "date,currency,usd_per_unit\n2025-01-01,EUR,1.04\n2025-01-01,CHF,1.10\n2025-01-01,chf,2.20\n",
+        );
+        assert!(e.contains("rows 2 and 3"), "{e}");
+        assert!(e.contains("CHF") && e.contains("2025-01-01"), "{e}");
+        assert!(e.contains("1.1") && e.contains("2.2"), "{e}");
+        // The same currency on two dates is a series, not a duplicate.
+        let t = FxTable::parse(
+            "date,currency,usd_per_unit\n2025-01-01,CHF,1.10\n2025-01-02,CHF,1.12\n",
+            Path::new("t"),
+        )
+        .unwrap();
+        let d = NaiveDate::from_ymd_opt(2025, 1, 2).unwrap();
+        assert_eq!(t.usd_per_unit("CHF", d), Ok(1.12));
+    }
+
+    /// Rates of 0, -1.2, NaN and inf are refused naming the row; so are a currency
+    /// that is not three letters and a USD rate other than 1 (USD always converts at
+    /// 1, so such a row would be ignored silently).
+    #[test]
+    fn implausible_rates_and_currencies_are_refused() {
+        for (row, want) in [
+            ("2025-01-01,JPY,0", "row 1"),
+            ("2025-01-01,JPY,-1.2", "row 1"),
+            ("2025-01-01,JPY,NaN", "row 1"),
+            ("2025-01-01,JPY,inf", "row 1"),
+            ("2025-01-01,,0.0067", "currency"),
+            ("2025-01-01,JP Y,0.0067", "currency"),
+            ("2025-01-01,USD,0.9", "USD"),
+        ] {
+            let e = refusal(&format!("date,currency,usd_per_unit\n{row}\n"));
+            assert!(e.contains(want), "{row}: {e}");
+        }
+        assert!(FxTable::parse(
+            "date,currency,usd_per_unit\n2025-01-01,USD,1\n",
+            Path::new("t")
+        )
+        .is_ok());
     }
 }

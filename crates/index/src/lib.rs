@@ -40,7 +40,9 @@ pub use hedonic::{time_dummy, HedonicFit, HedonicObs};
 pub use methodology::{CompositeMethod, CompositeSpec, FilterScope, Methodology, WindowUnit};
 pub use ols::ols;
 pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
-pub use output::{fixings_table, forward_table, read_fixings, read_forward, FIXING_COLUMNS};
+pub use output::{
+    fixings_table, forward_table, read_cells, read_fixings, read_forward, FIXING_COLUMNS,
+};
 pub use restatement::{
     first_published, publish, read_restatements, restatements_path, Publication, Restatement,
     Window,

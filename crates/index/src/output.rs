@@ -190,6 +190,21 @@ fn records(path: &Path) -> Result<Records, IndexError> {
     }
 }
 
+/// A fixings file (or one written beside it) as text cells, exactly as they stand:
+/// what `rentix verify` compares, cell by cell, with a recomputation rendered the
+/// same way ([`Table::rendered`]). A CSV file must be within the fixings size limit.
+pub fn read_cells(path: &Path) -> Result<rentix_table::TextTable, IndexError> {
+    if TableFormat::of(path)? == TableFormat::Csv {
+        rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES).map_err(|e| {
+            IndexError::Input {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
+        })?;
+    }
+    Ok(rentix_table::TextTable::read(path)?)
+}
+
 /// Reads a forward-curve file written by `rentix index` (CSV or Parquet).
 pub fn read_forward(path: &Path) -> Result<Vec<ForwardPoint>, IndexError> {
     let bad = |row: usize, detail: String| IndexError::Fixings {

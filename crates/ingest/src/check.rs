@@ -25,6 +25,10 @@ pub struct StoreReport {
     pub uncommitted_files: Vec<String>,
     /// The lock file's content, when a lock is present.
     pub lock: Option<String>,
+    /// Partitions whose SHA-256 was recomputed and matched its record (`--deep`).
+    pub checksums_verified: usize,
+    /// What was not checked and why (partitions whose record holds no checksum).
+    pub notes: Vec<String>,
     /// Everything that cannot be read or does not add up; empty for a sound store.
     pub problems: Vec<String>,
 }
@@ -41,8 +45,19 @@ fn rel(root: &Path, p: &Path) -> String {
         .unwrap_or_else(|_| p.to_string_lossy().to_string())
 }
 
-/// Checks the store at `store.root()`.
+/// Checks the store at `store.root()`: every record and partition is read back,
+/// each partition's size and rows compared with what its run recorded.
 pub fn check_store(store: &Store) -> StoreReport {
+    check(store, false)
+}
+
+/// [`check_store`], and each partition's SHA-256 recomputed and compared with its
+/// run record's: a flipped bit that keeps the size and the rows is found too.
+pub fn check_store_deep(store: &Store) -> StoreReport {
+    check(store, true)
+}
+
+fn check(store: &Store, deep: bool) -> StoreReport {
     let root = store.root();
     let mut r = StoreReport::default();
     let lock = root.join(".lock");
@@ -58,6 +73,10 @@ pub fn check_store(store: &Store) -> StoreReport {
     records.sort();
     let mut runs: Vec<(std::path::PathBuf, IngestSummary)> = Vec::new();
     for path in records {
+        if let Some(p) = crate::store::name_problem(&path) {
+            r.problems.push(format!("{}: {p}", rel(root, &path)));
+            continue;
+        }
         let text = match crate::read_limited(&path) {
             Ok(t) => t,
             Err(e) => {
@@ -68,8 +87,11 @@ pub fn check_store(store: &Store) -> StoreReport {
                 continue;
             }
         };
-        match serde_json::from_str(&text) {
-            Ok(run) => runs.push((path, run)),
+        match serde_json::from_str::<IngestSummary>(&text) {
+            Ok(run) => match crate::store::record_problem(&path, &run) {
+                Some(p) => r.problems.push(format!("{}: {p}", rel(root, &path))),
+                None => runs.push((path, run)),
+            },
             Err(e) => r
                 .problems
                 .push(format!("{}: not a run record: {e}", rel(root, &path))),
@@ -80,6 +102,7 @@ pub fn check_store(store: &Store) -> StoreReport {
     let replaced = crate::store::replaced_files(runs.iter().map(|(_, run)| run));
     let written: BTreeSet<&String> = runs.iter().flat_map(|(_, run)| &run.partitions).collect();
     let mut files_by_date = std::collections::BTreeMap::new();
+    let mut without_checksum = 0usize;
     for (path, run) in &runs {
         r.runs += 1;
         if let Err(e) = run.check() {
@@ -123,9 +146,28 @@ pub fn check_store(store: &Store) -> StoreReport {
                 ));
                 continue;
             }
+            let recorded = run.partition_checksums.get(part);
+            match recorded {
+                Some(c) => {
+                    if let Some(p) = against_record(root, part, &run.run_id, c, deep) {
+                        r.problems.push(p);
+                    } else if deep {
+                        r.checksums_verified += 1;
+                    }
+                }
+                None => without_checksum += 1,
+            }
             match store.read_part(part) {
                 Ok(rows) => {
                     run_rows += rows.len() as u64;
+                    if let Some(c) = recorded.filter(|c| c.rows != rows.len() as u64) {
+                        r.problems.push(format!(
+                            "{part} (run {}): {} rows, its record says {}",
+                            run.run_id,
+                            rows.len(),
+                            c.rows
+                        ));
+                    }
                     if let Some(bad) = rows.iter().find(|o| o.obs.fixing_date != date) {
                         r.problems.push(format!(
                             "{part}: a row has fixing date {} in the partition of {date}",
@@ -153,6 +195,11 @@ pub fn check_store(store: &Store) -> StoreReport {
             ));
         }
         r.rows += run_rows;
+    }
+    if without_checksum > 0 {
+        r.notes.push(format!(
+            "{without_checksum} partition(s): no checksum recorded (committed before run records held them); sizes, rows and SHA-256 not compared"
+        ));
     }
     r.dates_in_several_files = files_by_date.values().filter(|n| **n > 1).count();
     // Whatever was compacted, the store holds every row its runs accepted.
@@ -182,4 +229,38 @@ pub fn check_store(store: &Store) -> StoreReport {
     }
     r.uncommitted_files.sort();
     r
+}
+
+/// Why the partition `part` of run `run_id` is not the file its record describes:
+/// another size, or (when `deep`) another SHA-256.
+fn against_record(
+    root: &Path,
+    part: &str,
+    run_id: &str,
+    recorded: &crate::summary::PartitionChecksum,
+    deep: bool,
+) -> Option<String> {
+    let path = root.join(part);
+    let bytes = match std::fs::metadata(&path) {
+        Ok(m) => m.len(),
+        // The read that follows names a missing or unreadable file.
+        Err(_) => return None,
+    };
+    if bytes != recorded.bytes {
+        return Some(format!(
+            "{part} (run {run_id}): {bytes} bytes, its record says {}: the file changed after its commit",
+            recorded.bytes
+        ));
+    }
+    if !deep {
+        return None;
+    }
+    match crate::pipeline::sha256_file(&path) {
+        Ok(sha) if sha == recorded.sha256 => None,
+        Ok(sha) => Some(format!(
+            "{part} (run {run_id}): SHA-256 {sha}, its record says {}: the file changed after its commit",
+            recorded.sha256
+        )),
+        Err(e) => Some(format!("{part} (run {run_id}): cannot hash: {e}")),
+    }
 }

@@ -44,6 +44,8 @@ pub struct CompactSummary {
 pub fn compact(store_dir: &Path, min_files: usize, batch_rows: usize) -> Result<CompactSummary> {
     let store = Store::open(store_dir)?;
     let lock = crate::lock::StoreLock::acquire(&store_dir.join(".lock"), "store compact")?;
+    // Before the sweep: a killed run's leftovers keep their id from being reused.
+    let run_id = store.next_run_id()?;
     store.sweep(&lock)?;
     let parts = store.partitions()?;
     let files_before = parts.values().map(Vec::len).sum();
@@ -60,7 +62,6 @@ pub fn compact(store_dir: &Path, min_files: usize, batch_rows: usize) -> Result<
     if due.is_empty() {
         return Ok(out);
     }
-    let run_id = store.next_run_id()?;
     let staged = store_dir.join("staging").join(&run_id).join("commit");
     let mut summary = IngestSummary {
         run_id: run_id.clone(),

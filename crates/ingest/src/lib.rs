@@ -26,7 +26,7 @@ mod summary;
 #[cfg(test)]
 mod test_rows;
 
-pub use check::{check_store, StoreReport};
+pub use check::{check_store, check_store_deep, StoreReport};
 pub use compact::{compact, CompactSummary};
 pub use error::{IngestError, Result};
 pub use fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
@@ -34,7 +34,8 @@ pub use lock::{release_all as release_all_locks, LockOwner, StoreLock};
 pub use mapping::{Mapping, Template};
 pub use normalize::{
     dedupe_key, hex, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,
-    DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, EARLIEST_DATE,
+    DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, DEFAULT_MIN_USD_PER_GPU_HOUR,
+    EARLIEST_DATE,
 };
 pub use pipeline::{ingest, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
@@ -46,8 +47,8 @@ pub use rentix_table::{
 pub use schema::{
     content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_COLUMNS,
 };
-pub use store::{partition_date, partition_path, Delivery, Store};
-pub use summary::{Conflict, FileSummary, IngestSummary};
+pub use store::{partition_date, partition_path, run_name, run_number, Delivery, Store};
+pub use summary::{Conflict, FileSummary, IngestSummary, PartitionChecksum};
 
 /// A run record or other small store file, read with the config size limit.
 pub(crate) fn read_limited(path: &std::path::Path) -> std::io::Result<String> {

@@ -31,6 +31,8 @@ pub struct Bounds {
     pub earliest: NaiveDate,
     /// Latest accepted timestamp: the run's start plus the future tolerance.
     pub latest: DateTime<Utc>,
+    /// Smallest accepted price, USD per GPU-hour after normalization.
+    pub min_usd_per_gpu_hour: f64,
     /// Largest accepted price, USD per GPU-hour after normalization.
     pub max_usd_per_gpu_hour: f64,
     /// Largest accepted quantity of one observation, GPU-hours.
@@ -39,18 +41,27 @@ pub struct Bounds {
 
 /// No GPU rental market before 2010 (the first cloud GPU instances).
 pub const EARLIEST_DATE: (i32, u32, u32) = (2010, 1, 1);
-/// Defaults: 2 days of clock skew, 1,000 USD per GPU-hour, 100 million GPU-hours.
+/// Defaults: 2 days of clock skew, 0.01 to 1,000 USD per GPU-hour (the cheapest
+/// public spot rates of small GPUs are tens of cents; a price of a cent is a typo, a
+/// unit or currency mistake, or 1e-300), 100 million GPU-hours.
 pub const DEFAULT_FUTURE_DAYS: u32 = 2;
+pub const DEFAULT_MIN_USD_PER_GPU_HOUR: f64 = 0.01;
 pub const DEFAULT_MAX_USD_PER_GPU_HOUR: f64 = 1000.0;
 pub const DEFAULT_MAX_QUANTITY_GPU_HOURS: f64 = 1.0e8;
 
 impl Bounds {
-    /// Bounds for a run starting `now`.
-    pub fn at(now: DateTime<Utc>, future_days: u32, max_price: f64, max_quantity: f64) -> Self {
+    /// Bounds for a run starting `now`; prices in USD per GPU-hour.
+    pub fn at(
+        now: DateTime<Utc>,
+        future_days: u32,
+        (min_price, max_price): (f64, f64),
+        max_quantity: f64,
+    ) -> Self {
         let (y, m, d) = EARLIEST_DATE;
         Self {
             earliest: NaiveDate::from_ymd_opt(y, m, d).unwrap_or_default(),
             latest: now + chrono::Duration::days(i64::from(future_days)),
+            min_usd_per_gpu_hour: min_price,
             max_usd_per_gpu_hour: max_price,
             max_quantity_gpu_hours: max_quantity,
         }
@@ -61,7 +72,7 @@ impl Bounds {
         Self::at(
             Utc::now(),
             DEFAULT_FUTURE_DAYS,
-            DEFAULT_MAX_USD_PER_GPU_HOUR,
+            (DEFAULT_MIN_USD_PER_GPU_HOUR, DEFAULT_MAX_USD_PER_GPU_HOUR),
             DEFAULT_MAX_QUANTITY_GPU_HOURS,
         )
     }
@@ -348,6 +359,16 @@ impl Normalizer {
                 ),
             ));
         }
+        if usd < self.bounds.min_usd_per_gpu_hour {
+            return Err(Rejection::new(
+                Reason::ImplausiblePrice,
+                "price",
+                format!(
+                    "{usd} USD per GPU-hour after normalization is below the plausible minimum {}",
+                    self.bounds.min_usd_per_gpu_hour
+                ),
+            ));
+        }
 
         let region = raw.region.as_ref().map(|r| r.to_ascii_lowercase());
         let grade = Grade::new(spec.id.clone(), scope, term).with_region(region);
@@ -501,7 +522,7 @@ mod tests {
             bounds: Bounds::at(
                 "2026-01-01T00:00:00Z".parse().unwrap(),
                 DEFAULT_FUTURE_DAYS,
-                DEFAULT_MAX_USD_PER_GPU_HOUR,
+                (DEFAULT_MIN_USD_PER_GPU_HOUR, DEFAULT_MAX_USD_PER_GPU_HOUR),
                 DEFAULT_MAX_QUANTITY_GPU_HOURS,
             ),
         }
@@ -578,6 +599,49 @@ mod tests {
             let rej = normalizer().normalize(&r, "f.csv", 7).unwrap_err();
             assert_eq!(rej.reason, reason, "{field}={value:?}: {rej:?}");
         }
+    }
+
+    /// The lower bound applies after unit and currency conversion: 1e-300 USD (which
+    /// published a sufficient fixing of 0) is implausible, and so are 0.072 per
+    /// 8-GPU node-hour = 0.009 and 5 per GPU-month of March = 5 / 744 = 0.00672;
+    /// 0.16 per node-hour = 0.02 and EUR 0.01 x 1.08 = 0.0108 USD pass.
+    #[test]
+    fn prices_below_the_minimum_are_implausible() {
+        let n = normalizer();
+        let with = |fields: &[(&'static str, &'static str)]| {
+            let mut r = base();
+            for (f, v) in fields {
+                r.set(f, Some(Cow::Borrowed(*v)));
+            }
+            n.normalize(&r, "f.csv", 3)
+        };
+        for fields in [
+            &[("price", "1e-300")][..],
+            &[("price", "0.009")],
+            &[
+                ("price", "0.072"),
+                ("price_unit", "node_hour"),
+                ("gpus_per_unit", "8"),
+            ],
+            &[("price", "5"), ("price_unit", "gpu_month")],
+        ] {
+            let rej = with(fields).unwrap_err();
+            assert_eq!(rej.reason, Reason::ImplausiblePrice, "{fields:?}: {rej:?}");
+            assert!(
+                rej.detail.contains("below the plausible minimum 0.01"),
+                "{rej:?}"
+            );
+        }
+        let o = with(&[
+            ("price", "0.16"),
+            ("price_unit", "node_hour"),
+            ("gpus_per_unit", "8"),
+        ])
+        .unwrap();
+        assert_eq!(o.usd_per_gpu_hour.get(), 0.02);
+        let o = with(&[("price", "0.01"), ("currency", "EUR")]).unwrap();
+        assert!((o.usd_per_gpu_hour.get() - 0.0108).abs() < 1e-15);
+        assert_eq!(DEFAULT_MIN_USD_PER_GPU_HOUR, 0.01);
     }
 
     #[test]

@@ -203,7 +203,7 @@ impl Stager {
     }
 }
 
-fn sha256_file(path: &Path) -> Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     let mut f = File::open(path).map_err(|source| IngestError::Read {
         path: path.to_path_buf(),
         source,
@@ -233,8 +233,9 @@ pub fn ingest(
     check_inputs(files)?;
     let store = Store::create(store_dir)?;
     let lock = store.lock()?;
-    store.sweep(&lock)?;
+    // Before the sweep: a killed run's leftovers keep their id from being reused.
     let run_id = store.next_run_id()?;
+    store.sweep(&lock)?;
     let stale_lock = lock.replaced_stale.clone();
     let already = store.ingested_hashes()?;
 

@@ -3,7 +3,8 @@
 
 use crate::error::{IngestError, Result};
 use crate::lock::StoreLock;
-use crate::summary::IngestSummary;
+use crate::summary::{IngestSummary, PartitionChecksum};
+use rayon::prelude::*;
 use rentix_table::write_atomic;
 use std::path::{Path, PathBuf};
 
@@ -21,17 +22,26 @@ pub(crate) fn publish(
     let record = store_dir
         .join("runs")
         .join(format!("{}.json", summary.run_id));
-    let json = serde_json::to_string_pretty(summary).map_err(|e| IngestError::Store {
-        path: record.clone(),
-        detail: e.to_string(),
-    })?;
-    let mut published = crate::lock::publishing();
-    lock.verify()?;
     let files: Vec<PathBuf> = summary
         .partitions
         .iter()
         .map(|rel| staged.join(rel))
         .collect();
+    // The record holds what each partition is as committed (hashed from the staged
+    // file, which is renamed into place unchanged).
+    let mut committed = summary.clone();
+    committed.partition_checksums = summary
+        .partitions
+        .par_iter()
+        .zip(files.par_iter())
+        .map(|(rel, file)| Ok((rel.clone(), checksum(file)?)))
+        .collect::<Result<_>>()?;
+    let json = serde_json::to_string_pretty(&committed).map_err(|e| IngestError::Store {
+        path: record.clone(),
+        detail: e.to_string(),
+    })?;
+    let mut published = crate::lock::publishing();
+    lock.verify()?;
     rentix_table::sync_files(&files)?;
     let observations = store_dir.join("observations");
     std::fs::create_dir_all(&observations).map_err(|source| IngestError::Write {
@@ -63,6 +73,22 @@ pub(crate) fn publish(
     })?;
     *published = true;
     Ok(())
+}
+
+/// The SHA-256, rows (from the Parquet footer) and size of the partition file at
+/// `path`.
+pub(crate) fn checksum(path: &Path) -> Result<PartitionChecksum> {
+    let bytes = std::fs::metadata(path)
+        .map_err(|source| IngestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    Ok(PartitionChecksum {
+        sha256: crate::pipeline::sha256_file(path)?,
+        rows: rentix_table::Table::parquet_rows(path)? as u64,
+        bytes,
+    })
 }
 
 /// Removes a finished run's staging directory, and `staging/` itself when no other

@@ -79,37 +79,88 @@ impl Store {
         StoreLock::acquire(&self.root.join(".lock"), "ingest")
     }
 
-    /// Committed run records, oldest first.
+    /// Committed run records, oldest first. Every `.json` file in `runs/` must be
+    /// a record named as the store names them (`run-NNNNNN.json`, [`run_number`])
+    /// whose `run_id` is its name: a copy (`run-000001 (copy).json`) or a record
+    /// renamed by hand would make readers count its partitions twice, so the store
+    /// is refused naming the file (see [`record_problem`]).
     pub fn runs(&self) -> Result<Vec<IngestSummary>> {
+        let mut names = self.record_paths()?;
+        names.sort();
+        let mut out: Vec<IngestSummary> = Vec::with_capacity(names.len());
+        for p in &names {
+            if let Some(detail) = name_problem(p) {
+                return Err(IngestError::Store {
+                    path: p.clone(),
+                    detail,
+                });
+            }
+            let text = fs::read_to_string(p).map_err(|source| IngestError::Read {
+                path: p.clone(),
+                source,
+            })?;
+            let run: IngestSummary =
+                serde_json::from_str(&text).map_err(|e| IngestError::Store {
+                    path: p.clone(),
+                    detail: format!("unreadable run record: {e}"),
+                })?;
+            if let Some(detail) = record_problem(p, &run) {
+                return Err(IngestError::Store {
+                    path: p.clone(),
+                    detail,
+                });
+            }
+            out.push(run);
+        }
+        Ok(out)
+    }
+
+    /// The `.json` files in `runs/` (unsorted).
+    pub(crate) fn record_paths(&self) -> Result<Vec<PathBuf>> {
         let dir = self.root.join("runs");
-        let mut names: Vec<PathBuf> = fs::read_dir(&dir)
+        Ok(fs::read_dir(&dir)
             .map_err(|source| IngestError::Read {
                 path: dir.clone(),
                 source,
             })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        names.sort();
-        names
-            .iter()
-            .map(|p| {
-                let text = fs::read_to_string(p).map_err(|source| IngestError::Read {
-                    path: p.clone(),
-                    source,
-                })?;
-                serde_json::from_str(&text).map_err(|e| IngestError::Store {
-                    path: p.clone(),
-                    detail: format!("unreadable run record: {e}"),
-                })
-            })
-            .collect()
+            .collect())
     }
 
-    /// The id the next run gets: one past the highest committed or started run.
+    /// The id the next run gets: one past the highest id that any run record,
+    /// partition file, quarantine file or staging directory of the store uses, so
+    /// that no id is given twice, even after a record was removed by hand or a run
+    /// was killed (call it before sweeping that run's leftovers).
     pub fn next_run_id(&self) -> Result<String> {
-        let n = self.runs()?.len() + 1;
-        Ok(format!("run-{n:06}"))
+        let mut highest = self
+            .runs()?
+            .iter()
+            .filter_map(|r| run_number(&r.run_id))
+            .max()
+            .unwrap_or(0);
+        for sub in ["observations", "quarantine"] {
+            let dir = self.root.join(sub);
+            if dir.exists() {
+                for path in walk(&dir)? {
+                    if let Some(n) = path
+                        .file_stem()
+                        .and_then(|s| s.to_str())
+                        .and_then(run_number)
+                    {
+                        highest = highest.max(n);
+                    }
+                }
+            }
+        }
+        if let Ok(entries) = fs::read_dir(self.root.join("staging")) {
+            for e in entries.flatten() {
+                if let Some(n) = e.file_name().to_str().and_then(run_number) {
+                    highest = highest.max(n);
+                }
+            }
+        }
+        Ok(run_name(highest + 1))
     }
 
     /// Committed partition files by fixing date (relative paths, sorted): every
@@ -435,6 +486,53 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The id of run `n`: `run-000001`, as run records, partitions and quarantine files
+/// are named.
+pub fn run_name(n: u64) -> String {
+    format!("run-{n:06}")
+}
+
+/// `run-000042` -> 42; `None` for any name the store does not write (another
+/// width, a suffix such as ` (copy)`, a sign).
+pub fn run_number(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("run-")?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    (run_name(n) == name).then_some(n)
+}
+
+/// Why the file at `path` in `runs/` is not a record the store wrote, judged by
+/// its name alone.
+pub(crate) fn name_problem(path: &Path) -> Option<String> {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    run_number(stem).is_none().then(|| {
+        "not named as the store names its run records (run-NNNNNN.json): a copy or a file \
+         renamed by hand, which readers would count twice; move it out of runs/"
+            .to_string()
+    })
+}
+
+/// Why `run`, read from `path`, is not the record its name says: its `run_id` must
+/// be its file name, so that no two records claim one run.
+pub(crate) fn record_problem(path: &Path, run: &IngestSummary) -> Option<String> {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    (run.run_id != stem).then(|| {
+        let holder = path.with_file_name(format!("{}.json", run.run_id));
+        let runs = Path::new("runs").join(format!("{}.json", run.run_id));
+        format!(
+            "the record claims run id {}, not {stem}{}; remove the copy",
+            run.run_id,
+            if holder.exists() {
+                format!(", which {} holds", runs.display())
+            } else {
+                String::new()
+            }
+        )
+    })
+}
+
 /// `observations/date=2025-01-02/run-000001.parquet` -> 2025-01-02.
 pub fn partition_date(rel: &str) -> Option<NaiveDate> {
     rel.split('/')
@@ -445,4 +543,29 @@ pub fn partition_date(rel: &str) -> Option<NaiveDate> {
 /// Relative path of a run's partition file for one date.
 pub fn partition_path(date: NaiveDate, run_id: &str) -> String {
     format!("observations/date={date}/{run_id}.parquet")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the names the store writes are run names: six digits at least, no
+    /// suffix, no sign, no padding beyond six.
+    #[test]
+    fn run_numbers_are_read_from_exact_names_only() {
+        assert_eq!(run_number("run-000042"), Some(42));
+        assert_eq!(run_number("run-1000000"), Some(1_000_000));
+        assert_eq!(run_name(1_000_000), "run-1000000");
+        for bad in [
+            "run-42",
+            "run-0000042",
+            "run-000001 (copy)",
+            "run-+00001",
+            "run-",
+            "000001",
+            "Run-000001",
+        ] {
+            assert_eq!(run_number(bad), None, "{bad}");
+        }
+    }
 }

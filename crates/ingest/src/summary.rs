@@ -28,6 +28,17 @@ pub struct FileSummary {
     pub unrated_rows: u64,
 }
 
+/// One partition file as the run that wrote it committed it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionChecksum {
+    /// SHA-256 of the file's bytes, lowercase hexadecimal.
+    pub sha256: String,
+    /// Rows, from the Parquet footer.
+    pub rows: u64,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+}
+
 /// A duplicate whose content differs from the row kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conflict {
@@ -80,6 +91,12 @@ pub struct IngestSummary {
     pub files: Vec<FileSummary>,
     /// Partition files written by this run, relative to the store.
     pub partitions: Vec<String>,
+    /// Partition file (as in `partitions`) -> its SHA-256, rows and size as this run
+    /// committed it: what `store check` compares (sizes and rows; `--deep` the
+    /// SHA-256). Only in the run record (the printed summary leaves it out), and
+    /// empty in records written before checksums were recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub partition_checksums: BTreeMap<String, PartitionChecksum>,
     pub quarantine_file: String,
     pub first_fixing_date: Option<String>,
     pub last_fixing_date: Option<String>,

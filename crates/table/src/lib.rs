@@ -26,6 +26,8 @@ pub enum TableError {
     Format { path: PathBuf },
     #[error("parquet {path}: {detail}")]
     Parquet { path: PathBuf, detail: String },
+    #[error("csv {path}: {detail}")]
+    Csv { path: PathBuf, detail: String },
 }
 
 pub type Result<T> = std::result::Result<T, TableError>;
@@ -483,6 +485,72 @@ impl Table {
     }
 }
 
+/// A table file's cells as text, as they read back: CSV cells as written (text
+/// neutralized, numbers in shortest round-trip form), Parquet cells as [`Col::cell`]
+/// renders them. Two files compare cell by cell as text whatever their columns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TextTable {
+    pub names: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl TextTable {
+    /// Reads a CSV or Parquet file (by extension) whole, every cell as text. No size
+    /// limit: a caller reading a file it was handed checks its size first.
+    pub fn read(path: &Path) -> Result<Self> {
+        match TableFormat::of(path)? {
+            TableFormat::Csv => {
+                let bad = |e: csv::Error| TableError::Csv {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                };
+                let mut rdr = csv::Reader::from_path(path).map_err(bad)?;
+                let names = rdr
+                    .headers()
+                    .map_err(bad)?
+                    .iter()
+                    .map(str::to_string)
+                    .collect();
+                let rows = rdr
+                    .records()
+                    .map(|r| r.map(|r| r.iter().map(str::to_string).collect()))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(bad)?;
+                Ok(Self { names, rows })
+            }
+            TableFormat::Parquet => {
+                let t = Table::read_parquet(path)?;
+                let rows = (0..t.height())
+                    .map(|r| t.cols.iter().map(|c| c.cell(r)).collect())
+                    .collect();
+                Ok(Self {
+                    names: t.names,
+                    rows,
+                })
+            }
+        }
+    }
+}
+
+impl Table {
+    /// This table as its file in `format` would read back ([`TextTable::read`]): it
+    /// is written to a temporary file and read, so that comparing it with a file on
+    /// disk compares like with like (same number formatting, same neutralization).
+    pub fn rendered(&self, format: TableFormat) -> Result<TextTable> {
+        let werr = |source| TableError::Write {
+            path: PathBuf::from("<temporary>"),
+            source,
+        };
+        let dir = tempfile::tempdir().map_err(werr)?;
+        let path = dir.path().join(match format {
+            TableFormat::Csv => "rendered.csv",
+            TableFormat::Parquet => "rendered.parquet",
+        });
+        self.write(&path)?;
+        TextTable::read(&path)
+    }
+}
+
 /// A text cell that a spreadsheet would run as a formula (it begins with `=`, `+`,
 /// `-`, `@`, a tab or a carriage return) is written with a leading `'`, the OWASP
 /// rule against CSV injection: text from inputs (grades, sources, notes, quarantined
@@ -675,6 +743,25 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rendered table reads back as its file does: `-1.5` stays a number, the text
+    /// `-x` gains its leading `'` in CSV only, an empty float is an empty cell.
+    #[test]
+    fn a_rendered_table_is_its_file_read_back_as_text() {
+        let mut t = Table::new();
+        t.push("s", Col::Str(vec![Some("-x".into()), None]));
+        t.push("f", Col::F64(vec![Some(-1.5), None]));
+        t.push("b", Col::Bool(vec![Some(true), Some(false)]));
+        let csv = t.rendered(TableFormat::Csv).unwrap();
+        assert_eq!(csv.names, ["s", "f", "b"]);
+        assert_eq!(csv.rows, [["'-x", "-1.5", "true"], ["", "", "false"]]);
+        let parquet = t.rendered(TableFormat::Parquet).unwrap();
+        assert_eq!(parquet.rows, [["-x", "-1.5", "true"], ["", "", "false"]]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        t.write(&path).unwrap();
+        assert_eq!(TextTable::read(&path).unwrap(), csv);
+    }
 
     /// The CSV of a table, written the plain way: one record at a time, every cell
     /// through [`Col::cell`] and text through [`neutralize`].

@@ -1,0 +1,208 @@
+//! Partition checksums: the run record that commits a partition holds its SHA-256,
+//! rows and size; `store check` compares sizes and rows, `store check --deep` the
+//! SHA-256, and names the file; records written before checksums still read.
+
+use crate::util::{p, rentix, rentix_ok};
+use proptest::prelude::*;
+use rentix_ingest::{check_store_deep, Store};
+use std::path::{Path, PathBuf};
+
+const PART: &str = "observations/date=2025-03-03/run-000001.parquet";
+
+/// The price of listing `k`: 2 + ln(k + 2) / 10, whose mantissa bits look random
+/// (k / 7 repeats `001` and the compressor folds it).
+fn price(k: usize) -> f64 {
+    2.0 + ((k + 2) as f64).ln() / 10.0
+}
+
+/// A store of one partition: 20 listings on 2025-03-03 priced [`price`].
+fn one_partition(dir: &Path) -> PathBuf {
+    let mut s = String::from(
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n",
+    );
+    for k in 0..20 {
+        s.push_str(&format!(
+            "listing,2025-03-03T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD,\n",
+            price(k)
+        ));
+    }
+    std::fs::write(dir.join("obs.csv"), s).unwrap();
+    let store = dir.join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&dir.join("obs.csv"))]);
+    store
+}
+
+fn record(store: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(store.join("runs/run-000001.json")).unwrap())
+        .unwrap()
+}
+
+fn sha256sum(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// Byte offsets of the first copy of each price's 8 little-endian bytes: the
+/// `usd_per_gpu_hour` column (written before `price`, which holds the same values).
+fn value_offsets(bytes: &[u8]) -> Vec<usize> {
+    (0..20)
+        .filter_map(|k| {
+            let needle = price(k).to_le_bytes();
+            bytes.windows(8).position(|w| w == needle)
+        })
+        .collect()
+}
+
+fn check(store: &Path, deep: bool) -> (Option<i32>, String, String) {
+    let mut args = vec!["store", "check", "--store", p(store)];
+    if deep {
+        args.push("--deep");
+    }
+    let o = rentix(&args);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+#[test]
+fn the_run_record_holds_each_partitions_sha256_rows_and_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = one_partition(dir.path());
+    let c = &record(&store)["partition_checksums"][PART];
+    let file = store.join(PART);
+    assert_eq!(c["sha256"], sha256sum(&file).as_str());
+    assert_eq!(c["rows"], 20);
+    assert_eq!(c["bytes"], std::fs::metadata(&file).unwrap().len());
+    let (code, out, err) = check(&store, true);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\"checksums_verified\": 1"), "{out}");
+}
+
+/// One flipped bit in a stored price keeps the file's size and row count: the
+/// ordinary check cannot see it, `--deep` names the file.
+#[test]
+fn a_flipped_bit_in_a_price_is_named_by_the_deep_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = one_partition(dir.path());
+    let file = store.join(PART);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = value_offsets(&bytes);
+    assert_eq!(at.len(), 20, "every price is stored as its 8 bytes");
+    bytes[at[3] + 2] ^= 0x10;
+    std::fs::write(&file, &bytes).unwrap();
+    // The file still reads, one price changed: what a reader would fix from.
+    let rows = Store::open(&store).unwrap().read_part(PART).unwrap();
+    let prices: Vec<f64> = rows.iter().map(|o| o.obs.usd_per_gpu_hour.get()).collect();
+    assert_eq!(prices.len(), 20);
+    assert!(!prices.contains(&price(3)) && prices.contains(&price(4)));
+    let (code, _, err) = check(&store, false);
+    assert_eq!(code, Some(0), "size and rows are unchanged: {err}");
+    let (code, _, err) = check(&store, true);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(PART) && err.contains("SHA-256"), "{err}");
+}
+
+#[test]
+fn a_file_of_another_size_is_named_by_the_ordinary_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = one_partition(dir.path());
+    let file = store.join(PART);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len();
+    bytes.insert(n / 2, 0);
+    std::fs::write(&file, &bytes).unwrap();
+    let (code, _, err) = check(&store, false);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(PART) && err.contains(&format!("{} bytes", n + 1)),
+        "{err}"
+    );
+}
+
+/// A record written before checksums (no `partition_checksums`) reads, checks sound
+/// and says so; `index` reads it.
+#[test]
+fn a_store_without_checksums_reads_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = one_partition(dir.path());
+    let mut r = record(&store);
+    r.as_object_mut().unwrap().remove("partition_checksums");
+    std::fs::write(
+        store.join("runs/run-000001.json"),
+        serde_json::to_string_pretty(&r).unwrap(),
+    )
+    .unwrap();
+    for deep in [false, true] {
+        let (code, out, err) = check(&store, deep);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(
+            out.contains("1 partition(s): no checksum recorded"),
+            "{out}"
+        );
+    }
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&dir.path().join("f.csv")),
+    ]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Any single bit flipped in any stored price of the value column is detected
+    /// by the deep check, which names the file.
+    #[test]
+    fn any_flipped_bit_in_the_value_column_is_detected(which in 0usize..20, bit in 0usize..64) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = pristine();
+        let copy = dir.path().join("store");
+        copy_dir(store, &copy);
+        let file = copy.join(PART);
+        let mut bytes = std::fs::read(&file).unwrap();
+        let at = value_offsets(&bytes);
+        bytes[at[which] + bit / 8] ^= 1 << (bit % 8);
+        std::fs::write(&file, &bytes).unwrap();
+        let report = check_store_deep(&Store::open(&copy).unwrap());
+        prop_assert!(
+            report.problems.iter().any(|p| p.contains(PART) && p.contains("SHA-256")),
+            "{:?}", report.problems
+        );
+    }
+}
+
+/// One store, made once, that the property test copies.
+fn pristine() -> &'static Path {
+    static STORE: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    &STORE
+        .get_or_init(|| {
+            let tmp = tempfile::tempdir().unwrap();
+            let store = one_partition(tmp.path());
+            (tmp, store)
+        })
+        .1
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}

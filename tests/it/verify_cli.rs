@@ -1,0 +1,332 @@
+//! `rentix verify` through the binary: every column of every published row, missing
+//! and extra rows, the companion forward curve, and the exit codes (0 identical, 1
+//! differs, 2 could not check).
+
+use crate::util::{data, p, rentix, rentix_ok};
+use std::path::{Path, PathBuf};
+
+const GRADE: &str = "h100-sxm-80gb/vm/on-demand";
+
+/// A store of four days (2025-03-03 .. 06) of two grades, five contributors each
+/// trading and listing, indexed under the default methodology into `f.csv`.
+struct Published {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+impl Published {
+    fn new(ext: &str) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let mut obs = String::from(
+            "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n",
+        );
+        for day in 3..=6 {
+            for (gpu, base) in [("h100-sxm-80gb", 2.0), ("a100-sxm-80gb", 1.2)] {
+                for (k, src) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+                    let price = base + 0.1 * k as f64 + 0.01 * day as f64;
+                    obs.push_str(&format!(
+                        "trade,2025-03-0{day}T12:00:00Z,{src},{gpu},vm,on-demand,{price:.2},gpu_hour,USD,{}\n",
+                        100 + 10 * k
+                    ));
+                    obs.push_str(&format!(
+                        "listing,2025-03-0{day}T12:00:00Z,{src},{gpu},vm,on-demand,{:.2},gpu_hour,USD,\n",
+                        price + 0.3
+                    ));
+                }
+            }
+        }
+        std::fs::write(dir.join("obs.csv"), obs).unwrap();
+        rentix_ok(&[
+            "ingest",
+            "--store",
+            p(&dir.join("store")),
+            p(&dir.join("obs.csv")),
+        ]);
+        let out = dir.join(format!("f.{ext}"));
+        rentix_ok(&["index", "--store", p(&dir.join("store")), "--out", p(&out)]);
+        Self { _tmp: tmp, dir }
+    }
+
+    fn fixings(&self) -> PathBuf {
+        self.dir.join("f.csv")
+    }
+
+    fn verify(&self, fixings: &Path) -> (Option<i32>, String, String) {
+        self.verify_store(&self.dir.join("store"), fixings)
+    }
+
+    fn verify_store(&self, store: &Path, fixings: &Path) -> (Option<i32>, String, String) {
+        let o = rentix(&[
+            "verify",
+            "--store",
+            p(store),
+            "--fixings",
+            p(fixings),
+            "--methodology",
+            p(&data("data/methodologies/default.toml")),
+        ]);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    }
+}
+
+/// The records of a CSV file, header first.
+fn records(path: &Path) -> Vec<csv::StringRecord> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .unwrap();
+    rdr.records().map(Result::unwrap).collect()
+}
+
+fn write_records(path: &Path, recs: &[csv::StringRecord]) {
+    let mut w = csv::Writer::from_path(path).unwrap();
+    for r in recs {
+        w.write_record(r).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+/// A copy of the fixings with the cell of `column` in the first row of `GRADE` on
+/// 2025-03-04 replaced by `f(old)`.
+fn edited(pb: &Published, column: &str, f: impl Fn(&str) -> String) -> PathBuf {
+    let mut recs = records(&pb.fixings());
+    let j = recs[0].iter().position(|c| c == column).unwrap();
+    let i = recs
+        .iter()
+        .position(|r| &r[0] == "2025-03-04" && &r[1] == GRADE)
+        .unwrap();
+    let mut row: Vec<String> = recs[i].iter().map(str::to_string).collect();
+    row[j] = f(&row[j]);
+    recs[i] = csv::StringRecord::from(row);
+    let out = pb.dir.join(format!("edited_{column}.csv"));
+    write_records(&out, &recs);
+    out
+}
+
+/// A changed cell, of whatever type: a number moved by 1, a boolean negated, text
+/// extended; an empty cell becomes 0.
+fn changed(v: &str) -> String {
+    if let Ok(x) = v.parse::<f64>() {
+        return (x + 1.0).to_string();
+    }
+    match v {
+        "true" => "false".into(),
+        "false" => "true".into(),
+        "" => "0".into(),
+        _ => format!("{v}x"),
+    }
+}
+
+#[test]
+fn an_untouched_publication_verifies_with_exit_0() {
+    let pb = Published::new("csv");
+    // 4 days x (2 grades + the default methodology's 2 composites) = 16 rows.
+    let recs = records(&pb.fixings());
+    assert_eq!(recs.len() - 1, 16);
+    // H100 on 2025-03-03: trades 2.03 .. 2.43 weighted 100 .. 140 (600 GPU-h); the
+    // lower weighted median is the first price whose cumulative weight reaches 300:
+    // 100, 210, 330 -> 2.23.
+    assert!(recs
+        .iter()
+        .any(|r| &r[0] == "2025-03-03" && &r[1] == GRADE && &r[2] == "2.23"));
+    let (code, out, err) = pb.verify(&pb.fixings());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("verified 16 published fixings"), "{out}");
+    assert!(
+        out.contains("f_forward.csv"),
+        "the forward curve is checked: {out}"
+    );
+}
+
+#[test]
+fn a_parquet_publication_verifies_too() {
+    let pb = Published::new("parquet");
+    let (code, out, err) = pb.verify(&pb.dir.join("f.parquet"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("verified 16 published fixings"), "{out}");
+}
+
+/// Every column is compared: a change to any one cell (p25, p99, method, n_trades,
+/// volume_gpu_hours, change_1d, contributor_hhi, publication ...) exits 1 naming
+/// that column and the row.
+#[test]
+fn an_edit_of_any_column_exits_1_naming_it() {
+    let pb = Published::new("csv");
+    let header = records(&pb.fixings())[0].clone();
+    assert_eq!(header.len(), 25, "{header:?}");
+    for column in header.iter().filter(|c| !["date", "grade"].contains(c)) {
+        let f = edited(&pb, column, changed);
+        let (code, _, err) = pb.verify(&f);
+        assert_eq!(code, Some(1), "{column}: {err}");
+        assert!(
+            err.contains(&format!("2025-03-04 {GRADE} {column}:")),
+            "{column}: {err}"
+        );
+    }
+}
+
+#[test]
+fn edits_of_p25_method_and_n_trades_name_both_values() {
+    let pb = Published::new("csv");
+    for (column, new) in [("p25", "1.5"), ("method", "median"), ("n_trades", "4")] {
+        let old = {
+            let recs = records(&pb.fixings());
+            let j = recs[0].iter().position(|c| c == column).unwrap();
+            let i = recs
+                .iter()
+                .position(|r| &r[0] == "2025-03-04" && &r[1] == GRADE)
+                .unwrap();
+            recs[i][j].to_string()
+        };
+        assert_ne!(old, new);
+        let (code, _, err) = pb.verify(&edited(&pb, column, |_| new.to_string()));
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "2025-03-04 {GRADE} {column}: published {new:?}, recomputed {old:?}"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_deleted_row_exits_1_naming_it() {
+    let pb = Published::new("csv");
+    let mut recs = records(&pb.fixings());
+    let i = recs
+        .iter()
+        .position(|r| &r[0] == "2025-03-05" && &r[1] == GRADE)
+        .unwrap();
+    recs.remove(i);
+    let f = pb.dir.join("deleted.csv");
+    write_records(&f, &recs);
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("2025-03-05 {GRADE} row: missing")),
+        "{err}"
+    );
+    assert!(err.contains("1 difference"), "{err}");
+}
+
+#[test]
+fn a_repeated_row_exits_1_as_extra() {
+    let pb = Published::new("csv");
+    let mut recs = records(&pb.fixings());
+    recs.push(recs[3].clone());
+    let f = pb.dir.join("repeated.csv");
+    write_records(&f, &recs);
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("row: extra"), "{err}");
+}
+
+#[test]
+fn an_edited_forward_curve_exits_1_naming_the_file() {
+    let pb = Published::new("csv");
+    let fwd = pb.dir.join("f_forward.csv");
+    let mut recs = records(&fwd);
+    let j = recs[0].iter().position(|c| c == "value").unwrap();
+    let mut row: Vec<String> = recs[1].iter().map(str::to_string).collect();
+    row[j] = changed(&row[j]);
+    recs[1] = csv::StringRecord::from(row);
+    write_records(&fwd, &recs);
+    let (code, _, err) = pb.verify(&pb.fixings());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("f_forward.csv") && err.contains("value"),
+        "{err}"
+    );
+}
+
+#[test]
+fn what_cannot_be_checked_exits_2() {
+    let pb = Published::new("csv");
+    // A store whose run record is not JSON.
+    let store = pb.dir.join("store");
+    let broken = pb.dir.join("broken");
+    std::fs::create_dir_all(broken.join("runs")).unwrap();
+    std::fs::write(broken.join("runs/run-000001.json"), "{").unwrap();
+    let (code, _, err) = pb.verify_store(&broken, &pb.fixings());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("could not verify"), "{err}");
+    // A fixings file that does not exist.
+    let (code, _, err) = pb.verify_store(&store, &pb.dir.join("none.csv"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("none.csv"), "{err}");
+    // A methodology that is not valid.
+    std::fs::write(pb.dir.join("m.toml"), "version = 3").unwrap();
+    let o = rentix(&[
+        "verify",
+        "--store",
+        p(&store),
+        "--fixings",
+        p(&pb.fixings()),
+        "--methodology",
+        p(&pb.dir.join("m.toml")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Late data restates a fixing (publication 2, logged beside the file): the restated
+/// file verifies, its publication numbers recomputed from the log.
+#[test]
+fn a_restated_publication_verifies() {
+    let pb = Published::new("csv");
+    let late = pb.dir.join("late.csv");
+    std::fs::write(
+        &late,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n\
+         trade,2025-03-04T13:00:00Z,f,h100-sxm-80gb,vm,on-demand,2.9,gpu_hour,USD,900\n",
+    )
+    .unwrap();
+    rentix_ok(&["ingest", "--store", p(&pb.dir.join("store")), p(&late)]);
+    let out = rentix_ok(&[
+        "index",
+        "--store",
+        p(&pb.dir.join("store")),
+        "--out",
+        p(&pb.fixings()),
+    ]);
+    assert!(out.contains("restated"), "{out}");
+    let recs = records(&pb.fixings());
+    let j = recs[0].iter().position(|c| c == "publication").unwrap();
+    assert!(recs
+        .iter()
+        .any(|r| &r[0] == "2025-03-04" && &r[1] == GRADE && &r[j] == "2"));
+    let (code, _, err) = pb.verify(&pb.fixings());
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// A file without a column `index` writes (as one written before `contributor_hhi`
+/// existed) differs, the column named.
+#[test]
+fn a_missing_column_exits_1_naming_it() {
+    let pb = Published::new("csv");
+    let recs = records(&pb.fixings());
+    let j = recs[0].iter().position(|c| c == "contributor_hhi").unwrap();
+    let cut: Vec<csv::StringRecord> = recs
+        .iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .filter(|(i, _)| *i != j)
+                .map(|(_, c)| c)
+                .collect()
+        })
+        .collect();
+    let f = pb.dir.join("cut.csv");
+    write_records(&f, &cut);
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("contributor_hhi: published \"(no such column)\""),
+        "{err}"
+    );
+}
