@@ -21,6 +21,7 @@
 //! recent days that had both.
 
 use crate::aggregation::{aggregate, Aggregation};
+use crate::contributor_id::ContributorAliases;
 use crate::contributors::{cap_weights, cap_weights_proportional};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
 use crate::fixing::{round_to, Fixing, LEVEL_CARRIED};
@@ -100,7 +101,9 @@ impl<'a> GradeGrouper<'a> {
             targets: HashMap::new(),
             grades: Vec::new(),
             slot_of: HashMap::new(),
-            sources: Interner::default(),
+            sources: Interner::new(ContributorAliases::with(
+                &req.methodology.contributors.aliases,
+            )?),
             below_clip: 0,
         })
     }

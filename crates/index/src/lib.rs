@@ -9,6 +9,7 @@
 
 mod aggregation;
 mod composite;
+mod contributor_id;
 mod contributors;
 mod elementary;
 mod engine;
@@ -27,6 +28,7 @@ mod weighted_quantile;
 
 pub use aggregation::{aggregate, trimmed_mean, Aggregation};
 pub use composite::{composites, TierDifferential};
+pub use contributor_id::{fold as fold_contributor, ContributorAliases};
 pub use contributors::{cap_weights, cap_weights_proportional};
 pub use elementary::{chained, direct, link, Elementary};
 pub use engine::{

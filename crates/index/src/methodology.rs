@@ -537,6 +537,8 @@ impl Methodology {
         if !(0.0..0.5).contains(&floor) {
             return Err("contributors.min_share must be in [0, 0.5)".into());
         }
+        crate::contributor_id::ContributorAliases::with(&self.contributors.aliases)
+            .map_err(|e| format!("contributors.aliases: {e}"))?;
         if self.contributors.carry_missing_days > 31 {
             return Err("contributors.carry_missing_days must be <= 31".into());
         }
