@@ -232,7 +232,7 @@ fn filtered<'a>(obs: &'a [EngineObs], m: &Methodology) -> Vec<&'a EngineObs> {
         .into_values()
         .flat_map(|g| {
             let values: Vec<f64> = g.iter().map(|o| o.price).collect();
-            let weights: Vec<f64> = g.iter().map(|o| o.weight()).collect();
+            let weights = crate::engine::screening_weights(g.iter().copied(), m);
             keep(m.outliers.filter, &values, &weights, &params)
                 .into_iter()
                 .map(move |k| g[k])

@@ -523,7 +523,7 @@ impl GradeCtx<'_> {
 
     fn filter(&self, idx: &[usize]) -> Vec<usize> {
         let values: Vec<f64> = idx.iter().map(|&i| self.obs[i].price).collect();
-        let weights: Vec<f64> = idx.iter().map(|&i| self.obs[i].weight()).collect();
+        let weights = screening_weights(idx.iter().map(|&i| &self.obs[i]), self.m);
         keep(
             self.m.outliers.filter,
             &values,
@@ -752,6 +752,27 @@ fn matched_change(
         (logs.iter().sum::<f64>() / logs.len() as f64).exp() - 1.0,
         6,
     ))
+}
+
+/// The weights the outlier filter screens `obs` with: their aggregation weights
+/// (GPU-hours for trades, 1 otherwise); under `outliers.weighted`, capped per
+/// contributor as the aggregation caps them, so that no contributor, a manipulator
+/// with ten times the day's volume included, carries more than `max_share` of the
+/// say in what is an outlier (uncapped, it would be the median and declare every
+/// honest trade an outlier).
+pub(crate) fn screening_weights<'a>(
+    obs: impl Iterator<Item = &'a EngineObs>,
+    m: &Methodology,
+) -> Vec<f64> {
+    let (sources, raw): (Vec<SourceId>, Vec<f64>) = obs.map(|o| (o.source, o.weight())).unzip();
+    if !m.outliers.weighted {
+        return raw;
+    }
+    let cap = m.contributors.max_share;
+    match m.contributors.too_few_for_cap {
+        TooFewForCap::EqualShares => cap_weights(&sources, &raw, cap).0,
+        TooFewForCap::Proportional => cap_weights_proportional(&sources, &raw, cap).0,
+    }
 }
 
 /// Whether `o` is a trade smaller than the methodology's minimum trade size

@@ -20,7 +20,8 @@
 //! call one value an outlier among two.
 //!
 //! **Weighted** (`weighted = true`): the centre and scale are computed with the
-//! observations' aggregation weights (GPU-hours for trades), so a print carries as
+//! observations' aggregation weights (GPU-hours for trades, capped per contributor
+//! by the engine as the aggregation caps them), so a print carries as
 //! much say in what counts as an outlier as it would in the fixing: the median is
 //! the weighted median (midpoint rule), the MAD the weighted median of the absolute
 //! deviations, the MeanAD their weighted mean, the trimmed mean the weighted mean of

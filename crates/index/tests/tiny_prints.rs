@@ -180,3 +180,27 @@ fn the_weight_floor_leaves_a_tiny_contributor_out_and_says_so() {
     let m = methodology(r#"filter = "none""#, "", "max_share = 1.0");
     assert_eq!(fix(&with_print(), &m).n_contributors, 6);
 }
+
+#[test]
+fn a_large_manipulator_does_not_take_over_the_weighted_screen() {
+    // The honest day plus 5,000 GPU-hours (ten times the day) at 2.30 from a sixth
+    // contributor; weighted filter, 35% cap, proportional rule. Screened with raw
+    // weights, the print would be the median (5,000 of 5,500), MAD 0, MeanAD
+    // 100 x 1.14 / 5,500 = .0207, band .078 around 2.30: every honest trade but
+    // 2.24 an "outlier", and the fixing 2.30. Screened with the capped weights the
+    // aggregation uses (six contributors hold a 35% cap: the print is scaled to
+    // .35 x 500 / .65 = 269.2): median 2.06, MAD .06, band .267 around 2.152:
+    // nothing removed; the vw-median of 100 x 5 and 269.2 (half of 769.2 reached
+    // at the fourth, 2.06) is 2.06.
+    let mut obs = honest();
+    obs.push(trade(5, 2.30, 5000.0));
+    let m = methodology(
+        &format!("{SIGMA}\nweighted = true"),
+        "",
+        "max_share = 0.35\ntoo_few_for_cap = \"proportional\"",
+    );
+    let f = fix(&obs, &m);
+    assert_eq!(f.value, Some(2.06));
+    assert_eq!(f.n_obs, 6);
+    assert!(!f.flags.contains("outliers_removed"), "{}", f.flags);
+}
