@@ -24,4 +24,5 @@ mod sim_calibration;
 mod simulate_cli;
 mod store_props;
 mod tier_grades;
+mod tiny_prints;
 mod util;
