@@ -462,6 +462,14 @@ impl Methodology {
                     c.name
                 ));
             }
+            // A name the CSV guard would write with a leading ' would read back as
+            // another name: every re-run would restate each of its rows.
+            if rentix_table::neutralize(c.name.clone()) != c.name {
+                return Err(format!(
+                    "composite name {:?} begins with = + - @, a tab or a carriage return, which a CSV file cannot hold unaltered (a spreadsheet would run it as a formula); rename it",
+                    c.name
+                ));
+            }
             if !names.insert(c.name.as_str()) {
                 return Err(format!("composite {} is defined twice", c.name));
             }
@@ -671,5 +679,27 @@ impl CompositeMethod {
             CompositeMethod::Hedonic => "hedonic-time-dummy",
             CompositeMethod::Pooled => "pooled",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_composite_name_the_csv_guard_would_alter_is_refused_by_name() {
+        for bad in ["+x", "-blend", "=SUM(A1)", "@h100", "\tx"] {
+            let text = DEFAULT.replace(
+                "name = \"h100-sxm-80gb/on-demand-blend\"",
+                &format!("name = {bad:?}"),
+            );
+            let e = Methodology::from_toml(&text, Path::new("m.toml")).unwrap_err();
+            let shown = e.to_string();
+            assert!(shown.contains(&format!("{bad:?}")), "{bad}: {shown}");
+        }
+        // A name beginning with a letter is fine, and the bundled default loads.
+        let ok = DEFAULT.replace("h100-sxm-80gb/on-demand-blend", "x+blend");
+        assert!(Methodology::from_toml(&ok, Path::new("m.toml")).is_ok());
+        Methodology::default_methodology();
     }
 }
