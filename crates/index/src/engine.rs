@@ -576,6 +576,8 @@ impl GradeCtx<'_> {
         }
         let total: usize = days.iter().map(|(_, v)| v.len()).sum();
         let (used, valid_days) = self.filtered(&days);
+        // Outliers are counted apart from the contributors the floor leaves out.
+        let removed = total - used.len();
         let m = self.m;
         let (used, below_floor) = self.floored(used);
         if used.is_empty() {
@@ -674,7 +676,7 @@ impl GradeCtx<'_> {
         Some(TierFix {
             value,
             p: [q(0.01), q(0.25), q(0.75), q(0.99)],
-            removed: total - used.len(),
+            removed,
             contributors: by_source.len(),
             used,
             max_share,

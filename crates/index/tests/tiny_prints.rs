@@ -175,6 +175,8 @@ fn the_weight_floor_leaves_a_tiny_contributor_out_and_says_so() {
     assert_eq!(f.value, Some(2.04));
     assert_eq!(f.n_contributors, 5);
     assert!(f.flags.contains("below_floor=1"), "{}", f.flags);
+    // Left out by the floor, not counted as an outlier.
+    assert!(!f.flags.contains("outliers_removed"), "{}", f.flags);
     // Without the floor the print is a sixth contributor (and the median, 2.04,
     // is unchanged: it only weighs 0.001).
     let m = methodology(r#"filter = "none""#, "", "max_share = 1.0");
