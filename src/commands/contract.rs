@@ -148,7 +148,9 @@ fn console_row(r: &rentix_lab::CandidateRow) -> (Vec<String>, Vec<String>) {
         notes.extend(v.1);
         v.0
     };
-    let why = |text: String| Some(format!("{}: {text}", r.candidate));
+    // The footnote for a '-' cell: `None` when the cell has a value.
+    let why =
+        |v: Option<f64>, text: String| v.is_none().then(|| format!("{}: {text}", r.candidate));
     let cells = vec![
         r.candidate.chars().take(28).collect::<String>(),
         format!("{}/{}", r.months_settled, r.months),
@@ -169,29 +171,27 @@ fn console_row(r: &rentix_lab::CandidateRow) -> (Vec<String>, Vec<String>) {
         )),
         cell((
             opt(r.withholding_move_pct, 1.0, 2),
-            r.withholding_move_pct
-                .is_none()
-                .then(|| why("withhold% '-': no settled month to withhold from".into()))
-                .flatten(),
+            why(
+                r.withholding_move_pct,
+                "withhold% '-': no settled month to withhold from".into(),
+            ),
         )),
         cell((
             opt(r.truth_mae_usd, 1.0, 3),
-            r.truth_mae_usd
-                .is_none()
-                .then(|| why("MAE '-': no --truth price for this grade".into()))
-                .flatten(),
+            why(
+                r.truth_mae_usd,
+                "MAE '-': no --truth price for this grade".into(),
+            ),
         )),
         cell((
             opt(r.effectiveness_median, 1.0, 2),
-            r.effectiveness_median
-                .is_none()
-                .then(|| {
-                    why(format!(
-                        "hedge eff '-': no rent could be backtested ({} hedgers)",
-                        r.hedgers
-                    ))
-                })
-                .flatten(),
+            why(
+                r.effectiveness_median,
+                format!(
+                    "hedge eff '-': no rent could be backtested ({} hedgers)",
+                    r.hedgers
+                ),
+            ),
         )),
     ];
     (cells, notes)
