@@ -117,6 +117,86 @@ fn opt(v: Option<f64>, scale: f64, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{:.*}", digits, x * scale))
 }
 
+/// The console cell for the fake amount that moves a settlement by a target: the
+/// fake trade volume (share of the month's real volume) when trades move it, else
+/// the fake listings over the month (`N lst`, the design fixing on listings), else
+/// `-`, with the footnote saying why.
+fn fake_cell(
+    r: &rentix_lab::CandidateRow,
+    target: &str,
+    trades: Option<f64>,
+    listings: Option<f64>,
+    unmovable: usize,
+) -> (String, Option<String>) {
+    match (trades, listings) {
+        (Some(t), _) => (format!("{:.1}%", t * 100.0), None),
+        (None, Some(l)) => (format!("{l:.0} lst"), None),
+        (None, None) => (
+            "-".into(),
+            Some(format!(
+                "{}: fake→{target} '-': neither fake trades up to {MAX_FAKE_RATIO}x the real volume nor {MAX_FAKE_LISTINGS_PER_DAY} fake listings a day move it {target} in the median settled month ({unmovable} of {} settled months unmovable)",
+                r.candidate, r.months_settled
+            )),
+        ),
+    }
+}
+
+/// The console table's cells for one candidate, and a footnote for each `-`.
+fn console_row(r: &rentix_lab::CandidateRow) -> (Vec<String>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut cell = |v: (String, Option<String>)| {
+        notes.extend(v.1);
+        v.0
+    };
+    // The footnote for a '-' cell: `None` when the cell has a value.
+    let why =
+        |v: Option<f64>, text: String| v.is_none().then(|| format!("{}: {text}", r.candidate));
+    let cells = vec![
+        r.candidate.chars().take(28).collect::<String>(),
+        format!("{}/{}", r.months_settled, r.months),
+        opt(Some(r.share_trades), 100.0, 0),
+        cell(fake_cell(
+            r,
+            "1%",
+            r.fake_share_to_move_1pct,
+            r.fake_listings_to_move_1pct,
+            r.unmovable_months_1pct,
+        )),
+        cell(fake_cell(
+            r,
+            "5%",
+            r.fake_share_to_move_5pct,
+            r.fake_listings_to_move_5pct,
+            r.unmovable_months_5pct,
+        )),
+        cell((
+            opt(r.withholding_move_pct, 1.0, 2),
+            why(
+                r.withholding_move_pct,
+                "withhold% '-': no settled month to withhold from".into(),
+            ),
+        )),
+        cell((
+            opt(r.truth_mae_usd, 1.0, 3),
+            why(
+                r.truth_mae_usd,
+                "MAE '-': no --truth price for this grade".into(),
+            ),
+        )),
+        cell((
+            opt(r.effectiveness_median, 1.0, 2),
+            why(
+                r.effectiveness_median,
+                format!(
+                    "hedge eff '-': no rent could be backtested ({} hedgers)",
+                    r.hedgers
+                ),
+            ),
+        )),
+    ];
+    (cells, notes)
+}
+
 pub fn run(a: ContractArgs) -> anyhow::Result<()> {
     let plan = LabPlan::from_args(&a)?;
     let (c, _) = execute(&plan)?;
@@ -131,36 +211,32 @@ pub fn run(a: ContractArgs) -> anyhow::Result<()> {
         "MAE USD",
         "hedge eff"
     );
+    let mut footnotes = Vec::new();
     for r in &c.candidates {
+        let (v, notes) = console_row(r);
         outln!(
             "{:<28} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
-            r.candidate.chars().take(28).collect::<String>(),
-            format!("{}/{}", r.months_settled, r.months),
-            opt(Some(r.share_trades), 100.0, 0),
-            opt(r.fake_share_to_move_1pct, 100.0, 1)
-                + if r.fake_share_to_move_1pct.is_some() {
-                    "%"
-                } else {
-                    ""
-                },
-            opt(r.fake_share_to_move_5pct, 100.0, 1)
-                + if r.fake_share_to_move_5pct.is_some() {
-                    "%"
-                } else {
-                    ""
-                },
-            opt(r.withholding_move_pct, 1.0, 2),
-            opt(r.truth_mae_usd, 1.0, 3),
-            opt(r.effectiveness_median, 1.0, 2),
+            v[0],
+            v[1],
+            v[2],
+            v[3],
+            v[4],
+            v[5],
+            v[6],
+            v[7]
         );
         if !r.note.is_empty() {
             outln!("  note: {}", r.note);
         }
+        footnotes.extend(notes);
     }
     outln!(
-        "fake→X%: median over settled months of the fake trade volume (share of the month's real volume) one contributor quoting {}% above must add; '-' = not reachable within {}x the real volume",
-        c.attack_price_pct, MAX_FAKE_RATIO
+        "fake→X%: median over settled months of the fake trade volume (share of the month's real volume) one contributor quoting {}% above must add, or, for a design that fixes on listings, the fake listings over the month ('N lst')",
+        c.attack_price_pct
     );
+    for n in footnotes {
+        outln!("- {n}");
+    }
     outln!("wrote {}", plan.out.join("comparison.csv").display());
     Ok(())
 }

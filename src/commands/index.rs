@@ -143,6 +143,12 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         "sufficient: {sufficient} of {}\n",
         published.len()
     ));
+    if result.below_clip > 0 {
+        s.push_str(&format!(
+            "left out: {} stored trades below inputs.min_trade_gpu_hours = {}\n",
+            result.below_clip, m.inputs.min_trade_gpu_hours
+        ));
+    }
     if !publication.restatements.is_empty() {
         s.push_str(&format!(
             "restated {} fixings; previous file kept as {}\n",

@@ -117,3 +117,41 @@ fn no_published_field_reveals_a_contributors_quote() {
         }
     }
 }
+
+#[test]
+fn five_spellings_of_one_contributor_count_once() {
+    // One company quoting under five spellings of its name: before folding, five
+    // contributors passed the minimum of four and its quotes were published (a
+    // vw-trimmed mean of five of its own quotes). Folded, it is one contributor:
+    // suppressed, as a lone contributor is.
+    let dir = tempfile::tempdir().unwrap();
+    let mut body =
+        vec!["kind,observed_at,source,gpu,scope,term,price,price_unit,currency,obs_id".to_string()];
+    for (i, src) in ["LoneCo", "loneco", "LONECO", "Lone Co", "LoneCo."]
+        .iter()
+        .enumerate()
+    {
+        let price = 2.10 + 0.1 * i as f64;
+        body.push(format!(
+            "listing,2025-03-01T12:00:00Z,{src},h100-sxm-80gb,vm,on-demand,{price:.2},gpu_hour,USD,q{i}"
+        ));
+    }
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(&obs, body.join("\n") + "\n").unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let out = dir.path().join("f.csv");
+    let m = data("data/methodologies/confidential_listings.toml");
+    let rows = fix(&store, &out, &m);
+    let r = rows
+        .iter()
+        .find(|r| r["grade"] == GRADE && r["date"] == "2025-03-01")
+        .expect("a row for the day");
+    assert_eq!(r["value"], "", "published: {r:?}");
+    assert_eq!(r["sufficient"], "false");
+    assert!(
+        r["flags"].contains("listing_failed=few_contributors"),
+        "{r:?}"
+    );
+    assert!(r["flags"].contains("suppressed"), "{r:?}");
+}

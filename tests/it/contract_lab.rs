@@ -45,6 +45,26 @@ fn three_candidates_compared_with_every_measure_and_chart() {
         msg.contains("trades") && msg.contains("comparison.csv"),
         "{msg}"
     );
+    // The console says what the CSV says: the listings design, which fake trades
+    // cannot move, shows the fake listings that move it ('N lst'), not '-'; every
+    // '-' left has a footnote naming its candidate.
+    let listings_line = msg
+        .lines()
+        .find(|l| l.starts_with("listings "))
+        .unwrap_or_else(|| panic!("{msg}"));
+    assert!(listings_line.contains(" lst"), "{msg}");
+    for name in ["trades", "listings", "final"] {
+        let line = msg
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{msg}"));
+        let dashes = line.split_whitespace().filter(|c| *c == "-").count();
+        let notes = msg
+            .lines()
+            .filter(|l| l.starts_with(&format!("- {name}: ")))
+            .count();
+        assert_eq!(dashes, notes, "{name}: {msg}");
+    }
     let cmp = rows(&out.join("comparison.csv"));
     assert_eq!(cmp.len(), 3);
     let by: BTreeMap<&str, &BTreeMap<String, String>> =

@@ -26,5 +26,6 @@ mod sim_calibration;
 mod simulate_cli;
 mod store_props;
 mod tier_grades;
+mod tiny_prints;
 mod util;
 mod verify_cli;

@@ -3,10 +3,10 @@
 //! time-dummy hedonic regression on the observations themselves.
 
 use crate::elementary::link;
-use crate::engine_obs::{keys_sha256, sort_obs, EngineObs};
+use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, SourceId};
 use crate::fixing::{round_to, Fixing};
 use crate::hedonic::{time_dummy, HedonicObs};
-use crate::methodology::{CompositeMethod, CompositeSpec, Methodology};
+use crate::methodology::{CompositeMethod, CompositeSpec, Methodology, WhenShort};
 use crate::outliers::keep;
 use chrono::NaiveDate;
 use rayon::prelude::*;
@@ -21,6 +21,52 @@ fn hash_strings<'a>(parts: impl Iterator<Item = &'a str>) -> String {
         h.update(b"\n");
     }
     rentix_ingest::hex(&h.finalize())
+}
+
+/// Whether a composite's components on one date were all withheld: at least one
+/// row, none with a value, and at least one suppressed (not merely without data).
+/// A composite of suppressed grades is suppressed: it would otherwise publish,
+/// through its link, what the grades' own rules refused to.
+fn all_suppressed(rows: &[&Fixing]) -> bool {
+    !rows.is_empty()
+        && rows.iter().all(|f| f.value.is_none())
+        && rows
+            .iter()
+            .any(|f| f.flags.split(';').any(|x| x == "suppressed"))
+}
+
+/// The grades' publication rules applied to a composite's date: contributors
+/// counted across the observations it used (`by_contributor`: observations per
+/// contributor), `min_contributors` (published flagged or suppressed as
+/// `below_minimum` says), `max_concentration` (suppressed above it) and suppressed
+/// components. Returns whether the value is published and the flags to add
+/// (`sufficient` is false whenever there is one).
+fn composite_rules(
+    m: &Methodology,
+    by_contributor: &BTreeMap<SourceId, usize>,
+    components: &[&Fixing],
+) -> (bool, Vec<String>) {
+    let c = &m.contributors;
+    let mut flags = Vec::new();
+    let mut publish = true;
+    if by_contributor.len() < c.min_contributors {
+        flags.push("few_contributors".to_string());
+        publish &= c.below_minimum == WhenShort::PublishFlagged;
+    }
+    let total: usize = by_contributor.values().sum();
+    let largest = by_contributor.values().copied().max().unwrap_or(0);
+    if total > 0 && largest as f64 / total as f64 > c.max_concentration + 1e-12 {
+        flags.push("concentrated".to_string());
+        publish = false;
+    }
+    if all_suppressed(components) {
+        flags.push("components_suppressed".to_string());
+        publish = false;
+    }
+    if !publish {
+        flags.insert(0, "suppressed".to_string());
+    }
+    (publish, flags)
 }
 
 /// Chained Jevons or Dutot over the component grades' fixings.
@@ -73,14 +119,21 @@ pub fn chained(
         if missing > 0 {
             flags.push(format!("missing_components={missing}"));
         }
-        let sufficient = missing == 0 && present.iter().all(|f| f.sufficient);
+        let withheld = all_suppressed(&rows.iter().flatten().copied().collect::<Vec<_>>());
+        if withheld {
+            flags.insert(0, "suppressed".into());
+            flags.push("components_suppressed".into());
+        }
+        let sufficient = !withheld && missing == 0 && present.iter().all(|f| f.sufficient);
         if !sufficient {
             flags.insert(0, "low_confidence".into());
         }
         out.push(Fixing {
             date: d,
             grade: spec.name.clone(),
-            value: level.map(|l| round_to(l, m.rounding.decimals)),
+            value: level
+                .filter(|_| !withheld)
+                .map(|l| round_to(l, m.rounding.decimals)),
             method: spec.method.as_str().into(),
             level: present.iter().filter_map(|f| f.level).max(),
             n_obs: present.iter().map(|f| f.n_obs).sum(),
@@ -179,7 +232,7 @@ fn filtered<'a>(obs: &'a [EngineObs], m: &Methodology) -> Vec<&'a EngineObs> {
         .into_values()
         .flat_map(|g| {
             let values: Vec<f64> = g.iter().map(|o| o.price).collect();
-            let weights: Vec<f64> = g.iter().map(|o| o.weight()).collect();
+            let weights = crate::engine::screening_weights(g.iter().copied(), m);
             keep(m.outliers.filter, &values, &weights, &params)
                 .into_iter()
                 .map(move |k| g[k])
@@ -205,6 +258,7 @@ struct Link {
 pub fn hedonic(
     spec: &CompositeSpec,
     groups: &BTreeMap<String, Vec<EngineObs>>,
+    fixings: &[Fixing],
     dates: &[NaiveDate],
     m: &Methodology,
 ) -> (Vec<Fixing>, Vec<TierDifferential>) {
@@ -226,6 +280,12 @@ pub fn hedonic(
             Some(((grade, spec), obs))
         })
         .collect();
+    // The component grades' own fixings, whose publication the composite respects.
+    let covered: Vec<String> = grades.iter().map(|((g, _), _)| g.key()).collect();
+    let mut fixing_of: BTreeMap<(NaiveDate, &str), &Fixing> = BTreeMap::new();
+    for f in fixings {
+        fixing_of.insert((f.date, f.grade.as_str()), f);
+    }
     // Each grade filtered on its own (in parallel), then gathered in grade order.
     let kept: Vec<Vec<&EngineObs>> = grades
         .par_iter()
@@ -308,14 +368,26 @@ pub fn hedonic(
             },
             (Some(l), None) => Some(l),
         };
-        let sufficient = flags.is_empty() && today.len() >= 20;
+        let mut by_contributor: BTreeMap<SourceId, usize> = BTreeMap::new();
+        for (_, o) in today {
+            *by_contributor.entry(o.source).or_default() += 1;
+        }
+        let components: Vec<&Fixing> = covered
+            .iter()
+            .filter_map(|g| fixing_of.get(&(d, g.as_str())).copied())
+            .collect();
+        let (publish, rules) = composite_rules(m, &by_contributor, &components);
+        let sufficient = flags.is_empty() && rules.is_empty() && today.len() >= 20;
+        flags.extend(rules);
         if !sufficient {
             flags.insert(0, "low_confidence".into());
         }
         out.push(Fixing {
             date: d,
             grade: spec.name.clone(),
-            value: level.map(|l| round_to(l, m.rounding.decimals)),
+            value: level
+                .filter(|_| publish)
+                .map(|l| round_to(l, m.rounding.decimals)),
             method: spec.method.as_str().into(),
             // The worst input tier that entered the regression.
             level: today.iter().map(|t| t.1.kind.level()).max(),
@@ -332,7 +404,7 @@ pub fn hedonic(
                 .iter()
                 .filter(|t| t.1.kind == ObservationKind::Listing)
                 .count(),
-            n_contributors: 0,
+            n_contributors: by_contributor.len(),
             volume_gpu_hours: 0.0,
             p1: None,
             p25: None,
@@ -396,7 +468,7 @@ pub fn composites(
     for c in &m.composite {
         match c.method {
             CompositeMethod::Hedonic => {
-                let (r, t) = hedonic(c, groups, dates, m);
+                let (r, t) = hedonic(c, groups, fixings, dates, m);
                 rows.extend(r);
                 tiers.extend(t);
             }

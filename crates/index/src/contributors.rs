@@ -5,7 +5,16 @@
 //! contributors such that each gets `x = c U / (1 - c |C|)`, where `U` is the total
 //! of the uncapped ones, and no uncapped contributor exceeds `x`. Observations of a
 //! capped contributor are scaled by `x / t_j`. When fewer than `1 / c` contributors
-//! exist the cap cannot hold; every contributor then gets an equal share.
+//! exist the cap cannot hold; every contributor then gets an equal share
+//! ([`cap_weights`], the `equal-shares` rule), or, under the `proportional` rule
+//! ([`cap_weights_proportional`]), the weights stay proportional to volume and the
+//! caller is told the cap did not hold. An equal share is weight a contributor's own
+//! volume never gave it: with a 25% cap and two real contributors, a third quoting
+//! 0.001 GPU-hours would carry a third of the fixing. Under `proportional` the cap
+//! also does not hold at exactly `1 / c` contributors, where equal shares are the
+//! only weights that meet it. Where the cap holds, no contributor ends with more
+//! weight than its own volume: capped contributors are scaled down, the others keep
+//! theirs.
 
 use std::collections::BTreeMap;
 
@@ -80,9 +89,67 @@ pub fn cap_weights<S: Ord + Copy>(sources: &[S], weights: &[f64], cap: f64) -> (
     (new, max_share)
 }
 
+/// The `proportional` rule: [`cap_weights`] when at least `1 / cap` contributors
+/// exist (more than `1 / cap`, since exactly that many could only meet the cap with
+/// equal shares); otherwise the weights unchanged. Returns the new weights, the
+/// largest contributor share after capping, and whether the cap held.
+pub fn cap_weights_proportional<S: Ord + Copy>(
+    sources: &[S],
+    weights: &[f64],
+    cap: f64,
+) -> (Vec<f64>, f64, bool) {
+    let mut totals: BTreeMap<S, f64> = BTreeMap::new();
+    for (s, w) in sources.iter().zip(weights) {
+        *totals.entry(*s).or_default() += w;
+    }
+    let total: f64 = totals.values().sum();
+    let largest = totals.values().fold(0.0f64, |m, v| m.max(*v));
+    if cap < 1.0 && totals.len() as f64 * cap <= 1.0 + 1e-12 {
+        let share = if total > 0.0 { largest / total } else { 0.0 };
+        // One contributor holds everything: the cap is not met, but no share moved.
+        return (weights.to_vec(), share, false);
+    }
+    let (w, share) = cap_weights(sources, weights, cap);
+    (w, share, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proportional_rule_never_hands_out_equal_shares() {
+        // Two real contributors (600 and 400 GPU-hours) and a 0.001 GPU-hour print
+        // from a third, cap 25%: 3 x 0.25 < 1, so equal-shares gives each a third
+        // (the print 1/3 of the fixing); proportional leaves 600 : 400 : 0.001
+        // (the print 1e-6 of it) and says the cap did not hold.
+        let src = ["a", "b", "c"];
+        let w = [600.0, 400.0, 0.001];
+        let (eq, share) = cap_weights(&src, &w, 0.25);
+        assert!((eq[2] / eq.iter().sum::<f64>() - 1.0 / 3.0).abs() < 1e-12);
+        assert!((share - 1.0 / 3.0).abs() < 1e-12);
+        let (p, share, held) = cap_weights_proportional(&src, &w, 0.25);
+        assert_eq!(p, w.to_vec());
+        assert!(!held);
+        assert!((share - 600.0 / 1000.001).abs() < 1e-12);
+        // Four contributors at 25%: exactly 1 / c, met only by equal shares (three
+        // of 100 and a print of 0.001 would each get 25%): not held either.
+        let (p, _, held) =
+            cap_weights_proportional(&["a", "b", "c", "d"], &[100.0, 100.0, 100.0, 0.001], 0.25);
+        assert!(!held && p[3] == 0.001);
+        // Five at 25% (70, 10, 10, 5, 5): held; a is capped at
+        // x = 0.25 x 30 / 0.75 = 10, its own volume never exceeded.
+        let (p, share, held) = cap_weights_proportional(
+            &["a", "b", "c", "d", "e"],
+            &[70.0, 10.0, 10.0, 5.0, 5.0],
+            0.25,
+        );
+        assert!(held && (p[0] - 10.0).abs() < 1e-9 && p[1] == 10.0 && p[4] == 5.0);
+        assert!((share - 0.25).abs() < 1e-12);
+        // No cap (1.0): always held, weights unchanged.
+        let (p, _, held) = cap_weights_proportional(&["a"], &[3.0], 1.0);
+        assert!(held && p == vec![3.0]);
+    }
 
     #[test]
     fn cap_by_hand() {

@@ -21,10 +21,13 @@
 //! recent days that had both.
 
 use crate::aggregation::{aggregate, Aggregation};
-use crate::contributors::cap_weights;
+use crate::contributor_id::ContributorAliases;
+use crate::contributors::{cap_weights, cap_weights_proportional};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
 use crate::fixing::{round_to, Fixing, LEVEL_CARRIED};
-use crate::methodology::{FilterScope, Methodology, PerContributor, Roll, ThinDays, WhenShort};
+use crate::methodology::{
+    FilterScope, Methodology, PerContributor, Roll, ThinDays, TooFewForCap, WhenShort,
+};
 use crate::outliers::keep;
 use crate::weighted_quantile::{sorted_pairs, weighted_quantile_sorted, TieRule};
 use chrono::{Days, NaiveDate};
@@ -49,6 +52,8 @@ pub struct IndexRequest {
 pub struct Grouped {
     pub grades: BTreeMap<String, Vec<EngineObs>>,
     pub sources: Sources,
+    /// Stored trades left out for being smaller than `inputs.min_trade_gpu_hours`.
+    pub below_clip: usize,
 }
 
 /// Groups store observations by the grades the methodology fixes, with fixing dates
@@ -82,6 +87,7 @@ pub struct GradeGrouper<'a> {
     grades: Vec<(String, Vec<EngineObs>)>,
     slot_of: HashMap<String, usize>,
     sources: Interner,
+    below_clip: usize,
 }
 
 impl<'a> GradeGrouper<'a> {
@@ -95,7 +101,10 @@ impl<'a> GradeGrouper<'a> {
             targets: HashMap::new(),
             grades: Vec::new(),
             slot_of: HashMap::new(),
-            sources: Interner::default(),
+            sources: Interner::new(ContributorAliases::with(
+                &req.methodology.contributors.aliases,
+            )?),
+            below_clip: 0,
         })
     }
 
@@ -146,10 +155,14 @@ impl<'a> GradeGrouper<'a> {
                 Some(at) => at,
                 None => self.feed(&o.grade, o.operator_tier),
             };
-            let slots = &self.targets[&o.grade][at].1;
-            if slots.is_empty() {
+            if self.targets[&o.grade][at].1.is_empty() {
                 continue;
             }
+            let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
+            if self.clipped(o.kind, quantity) {
+                continue;
+            }
+            let slots = &self.targets[&o.grade][at].1;
             let source = self
                 .sources
                 .id(&o.source)
@@ -157,7 +170,7 @@ impl<'a> GradeGrouper<'a> {
             let row = EngineObs {
                 key: key_of(&r.dedupe_key, &o.fixing_date)?,
                 price: o.usd_per_gpu_hour.get(),
-                quantity: o.quantity_gpu_hours.map_or(0.0, |q| q.get()),
+                quantity,
                 day: day_of(&self.clock, &self.rule, self.roll, o.observed_at),
                 source: SourceId(source),
                 kind: o.kind,
@@ -215,6 +228,13 @@ impl<'a> GradeGrouper<'a> {
             if slots.is_empty() {
                 continue;
             }
+            let quantity = part.quantity_gpu_hours[r].unwrap_or(0.0);
+            if part.kind[r] == ObservationKind::Trade
+                && quantity < self.req.methodology.inputs.min_trade_gpu_hours
+            {
+                self.below_clip += 1;
+                continue;
+            }
             let source = sources.get(part.source[r] as usize).ok_or_else(|| {
                 format!(
                     "{}: row {}: source code out of range",
@@ -225,7 +245,7 @@ impl<'a> GradeGrouper<'a> {
             let row = EngineObs {
                 key: key_of(&part.dedupe_key[r], &part.path.display())?,
                 price: part.usd_per_gpu_hour[r],
-                quantity: part.quantity_gpu_hours[r].unwrap_or(0.0),
+                quantity,
                 day: day_of(&self.clock, &self.rule, self.roll, part.observed_at[r]),
                 source: SourceId(*source),
                 kind: part.kind[r],
@@ -236,6 +256,15 @@ impl<'a> GradeGrouper<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether a row of `kind` and `quantity` is a trade below the minimum size, which
+    /// is then counted and left out.
+    fn clipped(&mut self, kind: ObservationKind, quantity: f64) -> bool {
+        let out = kind == ObservationKind::Trade
+            && quantity < self.req.methodology.inputs.min_trade_gpu_hours;
+        self.below_clip += usize::from(out);
+        out
     }
 
     /// Works out the grades an observation of `grade` by an operator of `tier`
@@ -272,7 +301,11 @@ impl<'a> GradeGrouper<'a> {
             v.shrink_to_fit();
             grades.insert(key, v);
         }
-        Grouped { grades, sources }
+        Grouped {
+            grades,
+            sources,
+            below_clip: self.below_clip,
+        }
     }
 }
 
@@ -353,6 +386,8 @@ enum Shortfall {
     LowVolume,
     FewContributors,
     Concentrated,
+    /// Too few contributors for the cap, under `too_few_for_cap = "proportional"`.
+    CapNotHeld,
 }
 
 impl Shortfall {
@@ -363,6 +398,7 @@ impl Shortfall {
             Shortfall::LowVolume => "low_volume",
             Shortfall::FewContributors => "few_contributors",
             Shortfall::Concentrated => "concentrated",
+            Shortfall::CapNotHeld => "cap_not_held",
         }
     }
 }
@@ -383,6 +419,8 @@ struct TierFix {
     by_contributor: BTreeMap<SourceId, f64>,
     shortfalls: Vec<Shortfall>,
     cap_not_applied: bool,
+    /// Contributors left out under the weight floor (`contributors.min_share`).
+    below_floor: usize,
 }
 
 impl TierFix {
@@ -396,7 +434,7 @@ impl TierFix {
         !self.shortfalls.is_empty()
             && self.shortfalls.iter().all(|s| match s {
                 Shortfall::FewValidDays => m.pooling.short_window == WhenShort::PublishFlagged,
-                Shortfall::FewContributors => {
+                Shortfall::FewContributors | Shortfall::CapNotHeld => {
                     m.contributors.below_minimum == WhenShort::PublishFlagged
                 }
                 _ => false,
@@ -485,7 +523,7 @@ impl GradeCtx<'_> {
 
     fn filter(&self, idx: &[usize]) -> Vec<usize> {
         let values: Vec<f64> = idx.iter().map(|&i| self.obs[i].price).collect();
-        let weights: Vec<f64> = idx.iter().map(|&i| self.obs[i].weight()).collect();
+        let weights = screening_weights(idx.iter().map(|&i| &self.obs[i]), self.m);
         keep(
             self.m.outliers.filter,
             &values,
@@ -538,10 +576,13 @@ impl GradeCtx<'_> {
         }
         let total: usize = days.iter().map(|(_, v)| v.len()).sum();
         let (used, valid_days) = self.filtered(&days);
+        // Outliers are counted apart from the contributors the floor leaves out.
+        let removed = total - used.len();
+        let m = self.m;
+        let (used, below_floor) = self.floored(used);
         if used.is_empty() {
             return None;
         }
-        let m = self.m;
         let mut by_source: BTreeMap<SourceId, Vec<usize>> = BTreeMap::new();
         for &i in &used {
             by_source.entry(self.obs[i].source).or_default().push(i);
@@ -573,7 +614,15 @@ impl GradeCtx<'_> {
         }
         let concentration =
             raw_by.values().fold(0.0f64, |a, w| a.max(*w)) / raw_total.max(f64::MIN_POSITIVE);
-        let (w, capped_share) = cap_weights(&sources, &raw_w, m.contributors.max_share);
+        let (w, capped_share, cap_held) = match m.contributors.too_few_for_cap {
+            TooFewForCap::EqualShares => {
+                let (w, share) = cap_weights(&sources, &raw_w, m.contributors.max_share);
+                (w, share, true)
+            }
+            TooFewForCap::Proportional => {
+                cap_weights_proportional(&sources, &raw_w, m.contributors.max_share)
+            }
+        };
         let a = &m.aggregation;
         let value = aggregate(a.method, &values, &w, m.agg_params())?;
         // The trimmed mean is unweighted: report the share it really gives the largest
@@ -621,10 +670,13 @@ impl GradeCtx<'_> {
         if concentration > m.contributors.max_concentration + 1e-12 {
             shortfalls.push(Shortfall::Concentrated);
         }
+        if !cap_held && a.method != Aggregation::TrimmedMean {
+            shortfalls.push(Shortfall::CapNotHeld);
+        }
         Some(TierFix {
             value,
             p: [q(0.01), q(0.25), q(0.75), q(0.99)],
-            removed: total - used.len(),
+            removed,
             contributors: by_source.len(),
             used,
             max_share,
@@ -633,7 +685,41 @@ impl GradeCtx<'_> {
             by_contributor,
             shortfalls,
             cap_not_applied,
+            below_floor,
         })
+    }
+
+    /// The observations of the contributors the weight floor keeps, and how many
+    /// contributors it left out: those with less than `min_share` of the weight
+    /// (aggregation weights, before the cap) and less than half an equal share.
+    fn floored(&self, used: Vec<usize>) -> (Vec<usize>, usize) {
+        let floor = self.m.contributors.min_share;
+        if floor <= 0.0 || used.is_empty() {
+            return (used, 0);
+        }
+        // One vote per contributor: every contributor has an equal share.
+        if self.m.aggregation.per_contributor == PerContributor::Median {
+            return (used, 0);
+        }
+        let mut by: BTreeMap<SourceId, f64> = BTreeMap::new();
+        for &i in &used {
+            *by.entry(self.obs[i].source).or_default() += self.obs[i].weight();
+        }
+        let total: f64 = by.values().sum();
+        let limit = floor.min(0.5 / by.len() as f64) * total;
+        let out: BTreeSet<SourceId> = by
+            .iter()
+            .filter(|(_, w)| **w < limit)
+            .map(|(s, _)| *s)
+            .collect();
+        if out.is_empty() {
+            return (used, 0);
+        }
+        let kept = used
+            .into_iter()
+            .filter(|i| !out.contains(&self.obs[*i].source))
+            .collect();
+        (kept, out.len())
     }
 }
 
@@ -670,6 +756,34 @@ fn matched_change(
     ))
 }
 
+/// The weights the outlier filter screens `obs` with: their aggregation weights
+/// (GPU-hours for trades, 1 otherwise); under `outliers.weighted`, capped per
+/// contributor as the aggregation caps them, so that no contributor, a manipulator
+/// with ten times the day's volume included, carries more than `max_share` of the
+/// say in what is an outlier (uncapped, it would be the median and declare every
+/// honest trade an outlier).
+pub(crate) fn screening_weights<'a>(
+    obs: impl Iterator<Item = &'a EngineObs>,
+    m: &Methodology,
+) -> Vec<f64> {
+    let (sources, raw): (Vec<SourceId>, Vec<f64>) = obs.map(|o| (o.source, o.weight())).unzip();
+    if !m.outliers.weighted {
+        return raw;
+    }
+    let cap = m.contributors.max_share;
+    match m.contributors.too_few_for_cap {
+        TooFewForCap::EqualShares => cap_weights(&sources, &raw, cap).0,
+        TooFewForCap::Proportional => cap_weights_proportional(&sources, &raw, cap).0,
+    }
+}
+
+/// Whether `o` is a trade smaller than the methodology's minimum trade size
+/// (`inputs.min_trade_gpu_hours`): such trades enter no fixing and no count of the
+/// fixings; [`crate::IndexResult::below_clip`] counts them.
+pub fn below_clip(o: &EngineObs, m: &Methodology) -> bool {
+    o.kind == ObservationKind::Trade && o.quantity < m.inputs.min_trade_gpu_hours
+}
+
 /// Fixes one grade on every date of its life (first observation to last observation
 /// plus the carry-forward limit).
 pub fn fix_grade(
@@ -680,7 +794,9 @@ pub fn fix_grade(
 ) -> Vec<Fixing> {
     let mut by_day: BTreeMap<(NaiveDate, ObservationKind), Vec<usize>> = BTreeMap::new();
     for (i, o) in obs.iter().enumerate() {
-        by_day.entry((o.day, o.kind)).or_default().push(i);
+        if !below_clip(o, m) {
+            by_day.entry((o.day, o.kind)).or_default().push(i);
+        }
     }
     let ctx = GradeCtx {
         m,
@@ -688,7 +804,11 @@ pub fn fix_grade(
         by_day,
         rule: m.day_rule().ok(),
     };
-    let (Some(first), Some(last)) = (obs.first().map(|o| o.day), obs.last().map(|o| o.day)) else {
+    // A grade's life runs from its first to its last observation that counts.
+    let (Some(first), Some(last)) = (
+        obs.iter().find(|o| !below_clip(o, m)).map(|o| o.day),
+        obs.iter().rev().find(|o| !below_clip(o, m)).map(|o| o.day),
+    ) else {
         return Vec::new();
     };
     let lag = u64::from(m.pooling.lag_days);
@@ -771,6 +891,9 @@ pub fn fix_grade(
                 }
                 if t.cap_not_applied {
                     flags.push("cap_not_applied".into());
+                }
+                if t.below_floor > 0 {
+                    flags.push(format!("below_floor={}", t.below_floor));
                 }
                 let show_p = t.contributors >= m.contributors.min_for_percentiles;
                 if !show_p {

@@ -3,6 +3,7 @@
 //! numbers the store writes as 32 hexadecimal digits, so the hot loops compare
 //! integers and a million observations take 48 MB, not the 170 MB of owned strings.
 
+use crate::contributor_id::ContributorAliases;
 use chrono::NaiveDate;
 use rentix_core::{ObservationKind, OperatorTier};
 use sha2::{Digest, Sha256};
@@ -139,23 +140,51 @@ impl Sources {
     }
 }
 
-/// Numbers contributor names as they arrive; [`Interner::finish`] renumbers them
-/// in name order.
+/// Numbers contributors as they arrive, one number per identity (the folded,
+/// aliased name: [`ContributorAliases`]) however many spellings its rows use;
+/// [`Interner::finish`] renumbers them in the order of each identity's first raw
+/// spelling by name (the raw names' order when no two names share an identity).
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
+    aliases: ContributorAliases,
+    /// Raw spelling -> provisional id (each spelling folded once).
+    raw: HashMap<String, u32>,
+    /// Identity -> provisional id.
     ids: HashMap<String, u32>,
+    /// Per provisional id: the smallest raw spelling seen.
     names: Vec<String>,
 }
 
 impl Interner {
-    /// The provisional id of `name`; `None` past 2^32 distinct names.
+    pub fn new(aliases: ContributorAliases) -> Self {
+        Self {
+            aliases,
+            ..Self::default()
+        }
+    }
+
+    /// The provisional id of `name`'s identity; `None` past 2^32 identities.
     pub fn id(&mut self, name: &str) -> Option<u32> {
-        if let Some(id) = self.ids.get(name) {
+        if let Some(id) = self.raw.get(name) {
             return Some(*id);
         }
-        let id = u32::try_from(self.names.len()).ok()?;
-        self.ids.insert(name.to_string(), id);
-        self.names.push(name.to_string());
+        let identity = self.aliases.identity(name);
+        let id = match self.ids.get(&identity) {
+            Some(id) => {
+                let first = &mut self.names[*id as usize];
+                if name < first.as_str() {
+                    *first = name.to_string();
+                }
+                *id
+            }
+            None => {
+                let id = u32::try_from(self.names.len()).ok()?;
+                self.ids.insert(identity, id);
+                self.names.push(name.to_string());
+                id
+            }
+        };
+        self.raw.insert(name.to_string(), id);
         Some(id)
     }
 
@@ -238,6 +267,19 @@ mod tests {
             assert_eq!(sources.id(name), Some(remap[p as usize]));
         }
         assert_eq!(sources.id("nobody"), None);
+    }
+
+    #[test]
+    fn spellings_of_one_contributor_get_one_id() {
+        let mut i = Interner::new(ContributorAliases::bundled().clone());
+        let spellings = ["LoneCo", "loneco", "LONECO", "Lone Co", "LoneCo.", "Acme"];
+        let ids: Vec<u32> = spellings.iter().map(|n| i.id(n).unwrap()).collect();
+        assert!(ids[..5].iter().all(|x| *x == ids[0]) && ids[5] != ids[0]);
+        let (sources, remap) = i.finish();
+        // Two identities, named by their smallest raw spelling ("LONECO" < "Lone Co").
+        assert_eq!(sources.len(), 2);
+        assert_eq!(sources.name(remap[ids[0] as usize]), Some("LONECO"));
+        assert_eq!(sources.name(remap[ids[5] as usize]), Some("Acme"));
     }
 
     #[test]

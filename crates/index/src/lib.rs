@@ -9,6 +9,7 @@
 
 mod aggregation;
 mod composite;
+mod contributor_id;
 mod contributors;
 mod elementary;
 mod engine;
@@ -27,17 +28,21 @@ mod weighted_quantile;
 
 pub use aggregation::{aggregate, trimmed_mean, Aggregation};
 pub use composite::{composites, TierDifferential};
-pub use contributors::cap_weights;
+pub use contributor_id::{fold as fold_contributor, ContributorAliases};
+pub use contributors::{cap_weights, cap_weights_proportional};
 pub use elementary::{chained, direct, link, Elementary};
 pub use engine::{
-    fix_all, fix_grade, fixing_dates, group_by_grade, GradeGrouper, Grouped, IndexRequest,
+    below_clip, fix_all, fix_grade, fixing_dates, group_by_grade, GradeGrouper, Grouped,
+    IndexRequest,
 };
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
 pub use fixing::{round_to, Fixing, IndexUnit, LEVEL_CARRIED};
 pub use forward::{forward_curves, ForwardPoint};
 pub use hedonic::{time_dummy, HedonicFit, HedonicObs};
-pub use methodology::{CompositeMethod, CompositeSpec, FilterScope, Methodology, WindowUnit};
+pub use methodology::{
+    CompositeMethod, CompositeSpec, FilterScope, Methodology, TooFewForCap, WindowUnit,
+};
 pub use ols::ols;
 pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
 pub use output::{
@@ -59,6 +64,8 @@ pub struct IndexResult {
     pub forward: Vec<ForwardPoint>,
     /// The hedonic composites' quality differential per operator-tier step, by date.
     pub tier_differentials: Vec<TierDifferential>,
+    /// Stored trades left out for being smaller than `inputs.min_trade_gpu_hours`.
+    pub below_clip: usize,
 }
 
 /// Computes fixings, composites and forward curves from store observations.
@@ -98,6 +105,7 @@ pub fn compute_from_store(
 /// [`compute`] on observations already grouped by a [`GradeGrouper`] (which a
 /// caller can feed one store partition at a time).
 pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResult, String> {
+    let below_clip = grouped.below_clip;
     let groups = grouped.grades;
     let m = &req.methodology;
     let rule = m.day_rule()?;
@@ -115,5 +123,6 @@ pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResu
         fixings,
         forward,
         tier_differentials,
+        below_clip,
     })
 }

@@ -91,6 +91,11 @@ pub struct InputSpec {
     /// Minimum GPU-hours (after filtering) to fix on a kind; absent = no minimum.
     #[serde(default)]
     pub min_volume_gpu_hours: BTreeMap<ObservationKind, f64>,
+    /// A trade of fewer GPU-hours is left out of every fixing (and counted in the
+    /// run's summary, never dropped silently): the minimum transaction size of SONIA
+    /// (GBP 25m) and of the euro short-term rate. 0 = every trade counts.
+    #[serde(default)]
+    pub min_trade_gpu_hours: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,6 +156,11 @@ pub struct OutlierSpec {
     #[serde(default = "default_high")]
     pub high: f64,
     pub apply: FilterScope,
+    /// Centre and scale weighted by the aggregation's weights (GPU-hours for
+    /// trades), so a print has as much say in the filter as in the fixing
+    /// (`outliers.rs`). `false` (the default): every value counts once.
+    #[serde(default)]
+    pub weighted: bool,
 }
 
 fn default_k() -> f64 {
@@ -256,6 +266,33 @@ pub struct ContributorSpec {
     /// `contributors_carried=N` (0 = never).
     #[serde(default)]
     pub carry_missing_days: u32,
+    /// When the cap cannot hold (fewer than `1 / max_share` contributors):
+    /// `equal-shares` (every contributor the same share, whatever its volume: a
+    /// 0.001 GPU-hour contributor then weighs as much as the largest) or
+    /// `proportional` (weights left proportional to volume; the level is flagged
+    /// `cap_not_held` and is not sufficient, publishable like too few contributors).
+    /// With `proportional` the cap also counts as not holding at exactly
+    /// `1 / max_share` contributors, where only equal shares meet it.
+    #[serde(default)]
+    pub too_few_for_cap: TooFewForCap,
+    /// Weight floor: a contributor with less than this share of a level's weight
+    /// (before the cap) and less than half an equal share (`1 / (2 n)`) is left out
+    /// of the level, flagged `below_floor=N` (0 = no floor).
+    #[serde(default)]
+    pub min_share: f64,
+    /// More contributor aliases (canonical name -> spellings), added to
+    /// `data/contributors.toml` before contributors are counted.
+    #[serde(default)]
+    pub aliases: BTreeMap<String, Vec<String>>,
+}
+
+/// See [`ContributorSpec::too_few_for_cap`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TooFewForCap {
+    #[default]
+    EqualShares,
+    Proportional,
 }
 
 fn publish_flagged() -> WhenShort {
@@ -425,6 +462,14 @@ impl Methodology {
                     c.name
                 ));
             }
+            // A name the CSV guard would write with a leading ' would read back as
+            // another name: every re-run would restate each of its rows.
+            if rentix_table::neutralize(c.name.clone()) != c.name {
+                return Err(format!(
+                    "composite name {:?} begins with = + - @, a tab or a carriage return, which a CSV file cannot hold unaltered (a spreadsheet would run it as a formula); rename it",
+                    c.name
+                ));
+            }
             if !names.insert(c.name.as_str()) {
                 return Err(format!("composite {} is defined twice", c.name));
             }
@@ -492,6 +537,16 @@ impl Methodology {
         {
             return Err("contributors.max_concentration must be in (0, 1]".into());
         }
+        let clip = self.inputs.min_trade_gpu_hours;
+        if !(clip.is_finite() && clip >= 0.0) {
+            return Err("inputs.min_trade_gpu_hours must be a number >= 0".into());
+        }
+        let floor = self.contributors.min_share;
+        if !(0.0..0.5).contains(&floor) {
+            return Err("contributors.min_share must be in [0, 0.5)".into());
+        }
+        crate::contributor_id::ContributorAliases::with(&self.contributors.aliases)
+            .map_err(|e| format!("contributors.aliases: {e}"))?;
         if self.contributors.carry_missing_days > 31 {
             return Err("contributors.carry_missing_days must be <= 31".into());
         }
@@ -577,6 +632,7 @@ impl Methodology {
             scale: self.outliers.scale,
             low: self.outliers.low,
             high: self.outliers.high,
+            weighted: self.outliers.weighted,
         }
     }
 
@@ -623,5 +679,27 @@ impl CompositeMethod {
             CompositeMethod::Hedonic => "hedonic-time-dummy",
             CompositeMethod::Pooled => "pooled",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_composite_name_the_csv_guard_would_alter_is_refused_by_name() {
+        for bad in ["+x", "-blend", "=SUM(A1)", "@h100", "\tx"] {
+            let text = DEFAULT.replace(
+                "name = \"h100-sxm-80gb/on-demand-blend\"",
+                &format!("name = {bad:?}"),
+            );
+            let e = Methodology::from_toml(&text, Path::new("m.toml")).unwrap_err();
+            let shown = e.to_string();
+            assert!(shown.contains(&format!("{bad:?}")), "{bad}: {shown}");
+        }
+        // A name beginning with a letter is fine, and the bundled default loads.
+        let ok = DEFAULT.replace("h100-sxm-80gb/on-demand-blend", "x+blend");
+        assert!(Methodology::from_toml(&ok, Path::new("m.toml")).is_ok());
+        Methodology::default_methodology();
     }
 }

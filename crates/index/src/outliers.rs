@@ -18,8 +18,23 @@
 //!
 //! With fewer than three values no filter removes anything: there is no basis to
 //! call one value an outlier among two.
+//!
+//! **Weighted** (`weighted = true`): the centre and scale are computed with the
+//! observations' aggregation weights (GPU-hours for trades, capped per contributor
+//! by the engine as the aggregation caps them), so a print carries as
+//! much say in what counts as an outlier as it would in the fixing: the median is
+//! the weighted median (midpoint rule), the MAD the weighted median of the absolute
+//! deviations, the MeanAD their weighted mean, the trimmed mean the weighted mean of
+//! the central `1 - 2 trim` of the weight (boundary observations pro rata), and the
+//! sample standard deviation `sqrt(n / (n - 1) sum w (v - m)^2 / sum w)` around the
+//! weighted mean `m`. With equal weights each is the unweighted statistic, except the
+//! trimmed mean, which trims a share of the weight rather than a whole number of
+//! values. Unweighted, one 0.001 GPU-hour print moves the median and the MAD as much
+//! as a 1,000 GPU-hour trade, and so re-admits or drops honest trades. The same
+//! practice as weighting the aggregation itself (SOFR's volume-weighted median;
+//! weighted MAD: Rousseeuw and Croux's robust scale, with weights as frequencies).
 
-use crate::aggregation::{trimmed_mean, TrimCount};
+use crate::aggregation::{trimmed_mean, vw_trimmed_mean, TrimCount};
 use crate::weighted_quantile::{sorted_pairs, upper_quantile_sorted, weighted_quantile, TieRule};
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +68,8 @@ pub struct FilterParams {
     pub scale: SigmaScale,
     pub low: f64,
     pub high: f64,
+    /// Centre and scale weighted by the aggregation weights (module doc).
+    pub weighted: bool,
 }
 
 /// The median and the robust scale `S` of the values (module doc); `None` if empty.
@@ -66,6 +83,36 @@ pub fn robust_scale(values: &[f64]) -> Option<(f64, f64)> {
     }
     let mean_ad = dev.iter().sum::<f64>() / dev.len() as f64;
     Some((med, 1.2533 * mean_ad))
+}
+
+/// [`robust_scale`] with weights: the weighted median (midpoint rule) and `S` from
+/// the weighted MAD, or the weighted MeanAD when that is 0. `None` if the weights do
+/// not add up to a positive number.
+pub fn robust_scale_weighted(values: &[f64], weights: &[f64]) -> Option<(f64, f64)> {
+    let med = weighted_quantile(values, weights, 0.5, TieRule::Midpoint)?;
+    let dev: Vec<f64> = values.iter().map(|v| (v - med).abs()).collect();
+    let mad = weighted_quantile(&dev, weights, 0.5, TieRule::Midpoint)?;
+    if mad > 0.0 {
+        return Some((med, 1.4826 * mad));
+    }
+    let pairs = sorted_pairs(&dev, weights);
+    let total: f64 = pairs.iter().map(|p| p.1).sum();
+    let mean_ad = pairs.iter().map(|(d, w)| d * w).sum::<f64>() / total;
+    Some((med, 1.2533 * mean_ad))
+}
+
+/// Weighted sample standard deviation: `sqrt(n / (n - 1) sum w (v - m)^2 / sum w)`
+/// around the weighted mean `m` (the sample standard deviation with equal weights).
+pub fn weighted_std(values: &[f64], weights: &[f64]) -> Option<f64> {
+    let n = values.len();
+    let pairs = sorted_pairs(values, weights);
+    let total: f64 = pairs.iter().map(|p| p.1).sum();
+    if n < 2 || total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    let mean = pairs.iter().map(|(v, w)| v * w).sum::<f64>() / total;
+    let ss: f64 = pairs.iter().map(|(v, w)| w * (v - mean).powi(2)).sum();
+    Some((ss / total * n as f64 / (n - 1) as f64).sqrt())
 }
 
 /// Sample standard deviation (n - 1 denominator).
@@ -99,11 +146,24 @@ pub fn keep(
     match filter {
         OutlierFilter::None => all,
         OutlierFilter::SigmaAroundTrimmedMean => {
-            let scale = match p.scale {
-                SigmaScale::SampleSd => sample_std(values),
-                SigmaScale::Mad => robust_scale(values).map(|x| x.1),
+            let (centre, scale) = if p.weighted {
+                (
+                    vw_trimmed_mean(values, weights, p.trim),
+                    match p.scale {
+                        SigmaScale::SampleSd => weighted_std(values, weights),
+                        SigmaScale::Mad => robust_scale_weighted(values, weights).map(|x| x.1),
+                    },
+                )
+            } else {
+                (
+                    trimmed_mean(values, p.trim, p.trim_count),
+                    match p.scale {
+                        SigmaScale::SampleSd => sample_std(values),
+                        SigmaScale::Mad => robust_scale(values).map(|x| x.1),
+                    },
+                )
             };
-            let (Some(c), Some(s)) = (trimmed_mean(values, p.trim, p.trim_count), scale) else {
+            let (Some(c), Some(s)) = (centre, scale) else {
                 return all;
             };
             all.into_iter()
@@ -111,7 +171,12 @@ pub fn keep(
                 .collect()
         }
         OutlierFilter::Mad => {
-            let Some((med, s)) = robust_scale(values) else {
+            let robust = if p.weighted {
+                robust_scale_weighted(values, weights)
+            } else {
+                robust_scale(values)
+            };
+            let Some((med, s)) = robust else {
                 return all;
             };
             all.into_iter()
@@ -144,6 +209,7 @@ mod tests {
         scale: SigmaScale::SampleSd,
         low: 0.1,
         high: 0.9,
+        weighted: false,
     };
 
     #[test]
@@ -245,5 +311,82 @@ mod tests {
             ),
             vec![0, 1, 2, 3]
         );
+    }
+
+    #[test]
+    fn a_negligible_print_moves_neither_the_weighted_centre_nor_the_weighted_scale() {
+        // Five honest trades of 100 GPU-hours: 2.00 2.02 2.04 2.06 2.08, and one
+        // 0.001 GPU-hour print at 2.30 (10% above). k = 3, MAD scale, trim 0.1.
+        let v = [2.00, 2.02, 2.04, 2.06, 2.08, 2.30];
+        let w = [100.0, 100.0, 100.0, 100.0, 100.0, 0.001];
+        let p = FilterParams {
+            k: 3.0,
+            trim: 0.1,
+            scale: SigmaScale::Mad,
+            ..P
+        };
+        // Unweighted: median (2.04 + 2.06) / 2 = 2.05; deviations .05 .03 .01 .01
+        // .03 .25 -> MAD (.03 + .03) / 2 = .03, S = .044478: the print moved the
+        // median from 2.04 to 2.05 and the MAD from .02 to .03.
+        let (med, s) = robust_scale(&v).unwrap();
+        assert!((med - 2.05).abs() < 1e-12 && (s - 1.4826 * 0.03).abs() < 1e-9);
+        // Weighted: the cumulative weight reaches half (250.0005) inside 2.04's 100
+        // (200 -> 300): median 2.04; deviations .04 .02 0 .02 .04 (.26 weighs 0.001):
+        // MAD .02, S = .029652, as without the print.
+        let (med, s) = robust_scale_weighted(&v, &w).unwrap();
+        assert!((med - 2.04).abs() < 1e-12, "{med}");
+        assert!((s - 1.4826 * 0.02).abs() < 1e-9, "{s}");
+        let honest = robust_scale(&v[..5]).unwrap();
+        assert!((honest.0 - med).abs() < 1e-12 && (honest.1 - s).abs() < 1e-9);
+        // The weighted band 2.04 +- 3 x .029652 = [1.951, 2.129] keeps the five and
+        // drops the print, exactly as the five alone are filtered.
+        let weighted = FilterParams {
+            weighted: true,
+            ..p
+        };
+        assert_eq!(
+            keep(OutlierFilter::Mad, &v, &w, &weighted),
+            vec![0, 1, 2, 3, 4]
+        );
+        // Sigma filter, weighted: centre = the central 80% of the weight of
+        // (100 x 5 + 0.001): 50.0001 trimmed each end, pro rata, a mean within
+        // 1e-6 of 2.04; same scale: the same five kept.
+        assert_eq!(
+            keep(OutlierFilter::SigmaAroundTrimmedMean, &v, &w, &weighted),
+            vec![0, 1, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn equal_weights_give_the_unweighted_filter() {
+        // Weights all 7: the weighted median, MAD and MeanAD are the unweighted ones
+        // (MAD 0 case included: [2, 2, 2, 2.05, 9] -> MeanAD 1.41).
+        for v in [
+            vec![1.0, 1.1, 0.9, 1.05, 5.0],
+            vec![2.00, 2.00, 2.00, 2.05, 9.0],
+        ] {
+            let w = vec![7.0; v.len()];
+            let (a, b) = (
+                robust_scale(&v).unwrap(),
+                robust_scale_weighted(&v, &w).unwrap(),
+            );
+            assert!((a.0 - b.0).abs() < 1e-12 && (a.1 - b.1).abs() < 1e-12);
+            let wp = FilterParams {
+                weighted: true,
+                ..P
+            };
+            assert_eq!(
+                keep(OutlierFilter::Mad, &v, &w, &wp),
+                keep(OutlierFilter::Mad, &v, &w, &P)
+            );
+        }
+        // Weighted sample sd with equal weights = the sample sd: 3.557105565 (above).
+        let v = [2.0, 2.1, 2.2, 1.9, 10.0];
+        let s = weighted_std(&v, &[3.0; 5]).unwrap();
+        assert!((s - 3.557_105_565).abs() < 1e-8, "{s}");
+        // Two trades, 1 and 3 GPU-hours, at 1 and 2: m = 1.75, sum w (v - m)^2 / sum w
+        // = (0.5625 + 3 x 0.0625) / 4 = 0.1875; x 2 / 1 = 0.375; sd = 0.612372.
+        let s = weighted_std(&[1.0, 2.0], &[1.0, 3.0]).unwrap();
+        assert!((s - 0.375f64.sqrt()).abs() < 1e-12, "{s}");
     }
 }

@@ -42,12 +42,10 @@ fn candidate_at(names: &[String], y: f64) -> String {
     }
 }
 
-fn draw_bars<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    spec: &Spec<'_>,
-    bars: &[Bar],
-) -> Result<(), String> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+/// The value axis of a bar chart: from zero (or 1.25 times the lowest value or
+/// whisker, when one is negative: an effectiveness below zero is drawn left of zero,
+/// to scale) to 1.25 times the highest.
+fn x_range(bars: &[Bar]) -> (f64, f64) {
     let top = bars
         .iter()
         .flat_map(|b| [b.value, b.whisker.map(|w| w.1)])
@@ -55,6 +53,28 @@ fn draw_bars<DB: DrawingBackend>(
         .fold(0.0f64, f64::max)
         .max(1e-9)
         * 1.25;
+    let bottom = bars
+        .iter()
+        .flat_map(|b| [b.value, b.whisker.map(|w| w.0)])
+        .flatten()
+        .fold(0.0f64, f64::min)
+        * 1.25;
+    (bottom, top)
+}
+
+/// The effectiveness bar: the median and its p25-p75 whisker as they are, negative
+/// included (a hedge that adds variance is worse than none, not "0%").
+fn effectiveness_bar(median: Option<f64>, p25: Option<f64>, p75: Option<f64>) -> BarValue {
+    (median, p25.zip(p75))
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    spec: &Spec<'_>,
+    bars: &[Bar],
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let (bottom, top) = x_range(bars);
     let n = bars.len().max(1);
     let names: Vec<String> = bars.iter().map(|b| b.name.clone()).collect();
     let mut chart = ChartBuilder::on(&root)
@@ -62,7 +82,7 @@ fn draw_bars<DB: DrawingBackend>(
         .margin(14)
         .x_label_area_size(40)
         .y_label_area_size(240)
-        .build_cartesian_2d(0f64..top, 0f64..n as f64)
+        .build_cartesian_2d(bottom..top, 0f64..n as f64)
         .map_err(e)?;
     chart
         .configure_mesh()
@@ -78,6 +98,14 @@ fn draw_bars<DB: DrawingBackend>(
         .draw()
         .map_err(e)?;
     let label = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    if bottom < 0.0 {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, 0.0), (0.0, n as f64)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(e)?;
+    }
     for (i, b) in bars.iter().enumerate() {
         // The first candidate at the top.
         let y = (n - 1 - i) as f64;
@@ -98,7 +126,9 @@ fn draw_bars<DB: DrawingBackend>(
                 )))
                 .map_err(e)?;
         }
-        let end = b.value.map_or(0.0, |v| v.max(b.whisker.map_or(v, |w| w.1)));
+        let end = b
+            .value
+            .map_or(0.0, |v| v.max(b.whisker.map_or(v, |w| w.1)).max(0.0));
         let text = b.value.map_or(spec.missing.to_string(), |v| (spec.fmt)(v));
         chart
             .draw_series(std::iter::once(Text::new(
@@ -284,11 +314,10 @@ pub fn contract_lab_charts(out: &Path, c: &Comparison) -> Result<(), String> {
                 fmt: &|x| format!("{:.0}%", x * 100.0),
             },
             bars(&|r| {
-                (
-                    r.effectiveness_median.map(|v| v.max(0.0)),
-                    r.effectiveness_p25
-                        .zip(r.effectiveness_p75)
-                        .map(|(a, b)| (a.max(0.0), b.max(0.0))),
+                effectiveness_bar(
+                    r.effectiveness_median,
+                    r.effectiveness_p25,
+                    r.effectiveness_p75,
                 )
             }),
         ),
@@ -316,4 +345,56 @@ pub fn contract_lab_charts(out: &Path, c: &Comparison) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_effectiveness_is_drawn_below_zero() {
+        // The final-fixing design of the demo: median -15%, p25-p75 -83% to -1%.
+        // It was drawn as 0% (clamped); now the bar and whisker keep their sign and
+        // the axis reaches 1.25 x -83% = -103.75% on the left.
+        let v = effectiveness_bar(Some(-0.15), Some(-0.83), Some(-0.01));
+        assert_eq!(v, (Some(-0.15), Some((-0.83, -0.01))));
+        let bars = [
+            Bar {
+                name: "final".into(),
+                value: v.0,
+                whisker: v.1,
+            },
+            Bar {
+                name: "monthly".into(),
+                value: Some(0.60),
+                whisker: Some((0.11, 0.98)),
+            },
+        ];
+        let (lo, hi) = x_range(&bars);
+        assert!(
+            (lo + 1.0375).abs() < 1e-12 && (hi - 1.225).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        // Drawn: the label reads -15%, not 0%.
+        crate::font::ensure_font();
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (800, 300)).into_drawing_area();
+            let spec = Spec {
+                title: "t",
+                axis: "a",
+                missing: "none",
+                fmt: &|x| format!("{:.0}%", x * 100.0),
+            };
+            draw_bars(root, &spec, &bars).unwrap();
+        }
+        let texts: Vec<&str> = svg.split('>').filter(|t| t.contains('%')).collect();
+        // The axis now reaches below zero, and the bar's label is -15%.
+        let has = |label: &str| {
+            texts
+                .iter()
+                .any(|t| t.split_whitespace().next() == Some(label))
+        };
+        assert!(has("-15%") && has("-100%"), "{texts:?}");
+    }
 }
