@@ -29,8 +29,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Normalize offers and trades into a store and print the ingest summary.
     #[command(
-        after_help = "Example:\n  rentix ingest --store store data/sample/observations.csv\n  \
-                            rentix ingest --store store --mapping data/mappings/primeintellect_by_provider.toml by_provider.csv"
+        after_help = "Example:\n  rentix ingest --store store sim/observations.csv   # after `rentix simulate --out sim`\n  \
+                            rentix ingest --store real --mapping primeintellect_by_provider by_provider.csv   # a shipped mapping, by name"
     )]
     Ingest(IngestArgs),
     /// Write a synthetic GPU rental market with known truth.
@@ -43,25 +43,26 @@ pub enum Command {
     #[command(
         after_help = "Example:\n  rentix index --store store --out fixings.csv\n  \
                             rentix index --store store --out h100.parquet --grade 'h100-*/*/*' \\\n      \
-                            --methodology data/methodologies/settlement_business_days.toml --from 2025-01-01"
+                            --methodology settlement_business_days --from 2024-07-01   # a shipped methodology, by name"
     )]
     Index(IndexArgs),
     /// Backtest a futures hedge of a rent series on an index.
     #[command(
-        after_help = "Example:\n  rentix backtest --index fixings.csv --rent rent_producer_h100.csv \\\n      \
-                            --events events_producer_h100.csv --out bt\n  \
-                            rentix backtest --index fixings.csv --rent rent.csv --underlying 'h200-sxm-141gb/bare-metal/on-demand' \\\n      \
-                            --strategy one-to-one --strategy walk-forward --out bt"
+        after_help = "Example:\n  rentix backtest --index fixings.csv --rent sim/rent_producer_h100.csv \\\n      \
+                            --events sim/events_producer_h100.csv --out bt\n  \
+                            rentix backtest --index fixings.csv --rent sim/rent_neocloud_h200.csv --underlying 'h200-sxm-141gb/bare-metal/on-demand' \\\n      \
+                            --contract nymex-gpu1-h100 --strategy one-to-one --strategy walk-forward --out bt_h200"
     )]
     Backtest(BacktestArgs),
     /// Rank every grade in a fixings file by how well it tracks (and would hedge) a rent.
     #[command(
-        after_help = "Example:\n  rentix track --index fixings.csv --rent rent_neocloud_h200.csv --out track.csv"
+        after_help = "Example:\n  rentix track --index fixings.csv --rent sim/rent_neocloud_h200.csv --out track.csv"
     )]
     Track(TrackArgs),
     /// Render the human report (one self-contained HTML file) for a backtest or index output.
     #[command(
-        after_help = "Example:\n  rentix report --in reports/demo --out reports/demo/report.html"
+        after_help = "Example:\n  rentix report --in bt --out bt/report.html\n  \
+                            rentix report --in fixings.csv --out index.html"
     )]
     Report(ReportArgs),
     /// Inspect or maintain a store: `rentix store check` reads back every run and partition, `rentix store compact` merges each date's files into one.
@@ -73,24 +74,25 @@ pub enum Command {
         after_help = "Exit codes:\n  0  the publication is identical to its recomputation\n  \
                             1  it differs (the first differences are named; --out lists all)\n  \
                             2  it could not be checked (unreadable file, bad methodology, store error)\n\n\
-                            Example:\n  rentix verify --store store --fixings fixings.csv --methodology data/methodologies/default.toml\n  \
-                            rentix verify --store store --fixings fixings.csv --methodology m.toml --out differences.csv"
+                            Example:\n  rentix verify --store store --fixings fixings.csv\n  \
+                            rentix verify --store store --fixings fixings.csv --methodology default --out differences.csv"
     )]
     Verify(VerifyArgs),
     /// The cost of useful output: rent per million useful tokens by operator, and the
     /// industry cost curve (operators sorted by cost, bar width = capacity).
     #[command(
-        after_help = "Example:\n  rentix cost --throughput throughput.csv --out cost\n  \
-                            rentix cost --throughput throughput.csv --fixings fixings.csv --date 2025-06-30 --out cost"
+        after_help = "Example:\n  rentix cost --throughput sim/throughput.csv --store store --out cost\n  \
+                            rentix cost --throughput sim/throughput.csv --fixings fixings.csv --date 2024-06-30 --out cost_fixings"
     )]
     Cost(CostArgs),
     /// The contract design lab: evaluate candidate methodology + contract pairs for
     /// sufficiency, manipulation cost, representativeness, hedger utility and
     /// economics, and compare them.
     #[command(after_help = "Example:\n  rentix contract --store store \\\n      \
-                            --candidate trades=data/methodologies/default.toml:data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml \\\n      \
-                            --candidate listings=data/methodologies/listings_only_naive.toml:data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml \\\n      \
-                            --rent-dir sim --truth sim/truth.csv --out lab")]
+                            --candidate trades=default:h100-sxm-80gb-bare-metal-on-demand \\\n      \
+                            --candidate listings=listings_only_naive:h100-sxm-80gb-bare-metal-on-demand \\\n      \
+                            --rent-dir sim --truth sim/truth.csv --out lab\n\n\
+                            Methodologies and contracts are files, or the shipped ones by name (data/methodologies, data/contracts).")]
     Contract(ContractArgs),
 }
 
@@ -193,9 +195,11 @@ pub struct VerifyArgs {
     /// Published fixings file (.csv or .parquet).
     #[arg(long)]
     pub fixings: PathBuf,
-    /// The methodology the fixings name (its version must match theirs).
+    /// The methodology the fixings name (its version must match theirs): a file, or
+    /// a shipped methodology's name; by default the shipped methodology whose version
+    /// the fixings record.
     #[arg(long)]
-    pub methodology: PathBuf,
+    pub methodology: Option<PathBuf>,
     /// Write every difference to this CSV file.
     #[arg(long)]
     pub out: Option<PathBuf>,

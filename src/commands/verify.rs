@@ -263,7 +263,11 @@ fn scope(a: &VerifyArgs, published: &TextTable, version: &str) -> anyhow::Result
             a.fixings.display(),
             other,
             version,
-            a.methodology.display()
+            a.methodology
+                .as_ref()
+                .map_or("the shipped methodology of that version".into(), |p| p
+                    .display()
+                    .to_string())
         );
     }
     let dates: Vec<NaiveDate> = published
@@ -278,11 +282,49 @@ fn scope(a: &VerifyArgs, published: &TextTable, version: &str) -> anyhow::Result
     Ok(Scope { from, to, grades })
 }
 
+/// The methodology to verify under: `--methodology`, or else the shipped methodology
+/// whose version the published rows name.
+fn methodology_of(a: &VerifyArgs, published: &TextTable) -> anyhow::Result<Methodology> {
+    if let Some(p) = &a.methodology {
+        return Ok(Methodology::from_file(p)?);
+    }
+    let vi = published
+        .names
+        .iter()
+        .position(|n| n == "methodology_version");
+    let versions: BTreeSet<String> = published
+        .rows
+        .iter()
+        .filter_map(|r| r.get(vi?).cloned())
+        .collect();
+    let [version] = versions.iter().collect::<Vec<_>>()[..] else {
+        bail!(
+            "{} names {} methodology versions ({}): pass --methodology FILE",
+            a.fixings.display(),
+            versions.len(),
+            versions.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    };
+    rentix_core::ConfigKind::Methodology
+        .bundled()
+        .iter()
+        .filter_map(|(name, text)| {
+            Methodology::from_toml(text, std::path::Path::new(name)).ok()
+        })
+        .find(|m| &m.version == version)
+        .with_context(|| {
+            format!(
+                "{} was published under {version:?}, which no shipped methodology carries: pass --methodology FILE",
+                a.fixings.display()
+            )
+        })
+}
+
 fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
-    let methodology = Methodology::from_file(&a.methodology)?;
     let format = TableFormat::of(&a.fixings)
         .with_context(|| format!("--fixings {}", a.fixings.display()))?;
     let published = read_cells(&a.fixings)?;
+    let methodology = methodology_of(a, &published)?;
     let scope = scope(a, &published, &methodology.version)?;
     let publication = publications(&a.fixings)?;
     let store = Store::open(&a.store)?;

@@ -13,6 +13,7 @@ mod demo_cli;
 mod fixture;
 mod fuzz;
 mod hedge_invariants;
+mod help_examples;
 mod hostile;
 mod index_cli;
 mod ingest_cli;

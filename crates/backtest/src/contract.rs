@@ -176,12 +176,13 @@ impl ContractSpec {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, BacktestError> {
-        let text = rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES).map_err(|e| {
-            BacktestError::File {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            }
-        })?;
+        let text =
+            rentix_core::read_config(path, rentix_core::ConfigKind::Contract).map_err(|e| {
+                BacktestError::File {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
         Self::from_toml(&text, path)
     }
 

@@ -5,6 +5,7 @@
 //! newtypes that refuse NaN, infinities and negatives, price units, the fixing
 //! cut-off, the dated FX table, and a date-keyed series type.
 
+mod bundled;
 mod calendar;
 mod error;
 mod fixing_time;
@@ -22,6 +23,7 @@ mod term;
 mod tier;
 mod unit;
 
+pub use bundled::{bundled, read_config, ConfigKind};
 pub use calendar::{DayRule, HolidayCalendar};
 pub use error::CoreError;
 pub use fixing_time::{Cutoff, FixingClock};

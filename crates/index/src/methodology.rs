@@ -378,12 +378,13 @@ impl Methodology {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, IndexError> {
-        let text = rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES).map_err(|e| {
-            IndexError::Input {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            }
-        })?;
+        let text =
+            rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(|e| {
+                IndexError::Input {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
         Self::from_toml(&text, path)
     }
 

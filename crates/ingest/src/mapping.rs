@@ -169,7 +169,7 @@ pub struct Mapping {
 impl Mapping {
     pub fn from_file(path: &Path) -> Result<Self> {
         let text =
-            rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES).map_err(|source| {
+            rentix_core::read_config(path, rentix_core::ConfigKind::Mapping).map_err(|source| {
                 IngestError::Read {
                     path: path.to_path_buf(),
                     source,
