@@ -508,21 +508,25 @@ fn the_recommendation_never_says_hedge_when_the_hedge_adds_risk() {
     // A rent that runs against the index: every fitted ratio is negative.
     let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| 5.0 - x, &s);
     let out = dir.path().join("bt");
-    let o = rentix_ok(&[
-        "backtest",
-        "--index",
-        p(&index),
-        "--rent",
-        p(&rent),
-        "--underlying",
-        GRADE,
-        "--out",
-        p(&out),
-        "--resamples",
-        "200",
-    ]);
-    let sum: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    // The console's first line and summary.json, with a bootstrap interval.
+    let run = |rent: &Path| -> (String, Value) {
+        let o = rentix_ok(&[
+            "backtest",
+            "--index",
+            p(&index),
+            "--rent",
+            p(rent),
+            "--underlying",
+            GRADE,
+            "--out",
+            p(&out),
+            "--resamples",
+            "200",
+        ]);
+        let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+        (o, serde_json::from_str(&text).unwrap())
+    };
+    let (o, sum) = run(&rent);
     let rec = &sum["recommendation"];
     assert_eq!(rec["decision"], "do_not_hedge", "{rec}");
     assert!(rec["contracts"].is_null(), "{rec}");
@@ -540,21 +544,7 @@ fn the_recommendation_never_says_hedge_when_the_hedge_adds_risk() {
     }
     // A rent that tracks the index: hedge, buy (a payer), 10 contracts.
     let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| x + 0.2, &s);
-    let o = rentix_ok(&[
-        "backtest",
-        "--index",
-        p(&index),
-        "--rent",
-        p(&rent),
-        "--underlying",
-        GRADE,
-        "--out",
-        p(&out),
-        "--resamples",
-        "200",
-    ]);
-    let sum: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let (o, sum) = run(&rent);
     let rec = &sum["recommendation"];
     assert_eq!(rec["decision"], "hedge", "{rec}");
     assert_eq!(rec["futures_side"], "buy");

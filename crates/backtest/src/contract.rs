@@ -317,12 +317,7 @@ impl ContractSpec {
             .range(start..next)
             .filter(|(d, _)| rule.counts(*d))
             .collect();
-        let keep = match self.settlement {
-            Settlement::MonthlyAverage => days.len(),
-            Settlement::Final => 1,
-            Settlement::LastNAverage => self.last_n,
-        };
-        Ok(days[days.len().saturating_sub(keep)..].to_vec())
+        Ok(self.kept(&days).to_vec())
     }
 
     /// Final settlement price of the month containing `month`, or why it does not
@@ -452,6 +447,17 @@ impl ContractSpec {
         Ok(outcome(status, Some(mean), reason))
     }
 
+    /// The tail of a month's settlement days (or fixings) the rule averages: all of
+    /// them (monthly average), the last one (final) or the last `last_n`.
+    fn kept<'a, T>(&self, days: &'a [T]) -> &'a [T] {
+        let keep = match self.settlement {
+            Settlement::MonthlyAverage => days.len(),
+            Settlement::Final => 1,
+            Settlement::LastNAverage => self.last_n,
+        };
+        &days[days.len().saturating_sub(keep)..]
+    }
+
     /// The days of `month` the settlement rule uses, published or not: every counted
     /// day (monthly average), the last one (final) or the last `last_n`.
     fn settlement_days_of(&self, month: NaiveDate) -> Result<Vec<NaiveDate>, String> {
@@ -463,12 +469,7 @@ impl ContractSpec {
             .take_while(|d| *d < next)
             .filter(|d| rule.counts(*d))
             .collect();
-        let keep = match self.settlement {
-            Settlement::MonthlyAverage => days.len(),
-            Settlement::Final => 1,
-            Settlement::LastNAverage => self.last_n,
-        };
-        Ok(days[days.len().saturating_sub(keep)..].to_vec())
+        Ok(self.kept(&days).to_vec())
     }
 }
 
