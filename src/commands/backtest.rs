@@ -33,9 +33,7 @@ pub fn fixings_views(
     as_restated: bool,
 ) -> anyhow::Result<(Vec<Fixing>, Option<Vec<Fixing>>)> {
     let today = read_fixings(index)?;
-    check_fixings(&today)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| index.display().to_string())?;
+    check_fixings(&today).with_context(|| index.display().to_string())?;
     let log = restatements_path(index);
     if as_restated || !log.exists() {
         return Ok((today, None));
@@ -146,7 +144,6 @@ pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
         restated,
     };
     let r = run_backtest(&rent, &events, &inputs, &plan.config)
-        .map_err(anyhow::Error::msg)
         .with_context(|| format!("backtest of {} on {}", plan.rent.display(), c.underlying))?;
     write_backtest(&plan.out, &r)?;
     Ok(r)

@@ -120,9 +120,7 @@ pub fn execute(
     let pricer = match (&a.fixings, &a.store) {
         (Some(f), _) => {
             let fixings = rentix_index::read_fixings(f)?;
-            rentix_backtest::check_fixings(&fixings)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| f.display().to_string())?;
+            rentix_backtest::check_fixings(&fixings).with_context(|| f.display().to_string())?;
             Pricer::Fixings(underlyings(&fixings))
         }
         (_, Some(s)) => Pricer::Store(

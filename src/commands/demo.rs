@@ -296,8 +296,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
             seed: a.seed,
             ..TrackOptions::default()
         },
-    )
-    .map_err(anyhow::Error::msg)?;
+    )?;
     track_table(&ranked).write(&out.join("track_neocloud_h200.csv"))?;
     bar.inc(1);
 

@@ -30,7 +30,6 @@ pub fn run(a: TrackArgs) -> anyhow::Result<()> {
         seed: a.seed,
     };
     let rows = track(&rent, &events, &fixings, &contract, &opt)
-        .map_err(anyhow::Error::msg)
         .with_context(|| format!("track of {}", a.rent.display()))?;
     let ranked = rows.iter().filter(|r| r.rank.is_some()).count();
     if let Some(out) = &a.out {

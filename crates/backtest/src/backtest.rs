@@ -6,6 +6,7 @@
 //! locked in (`periods` explains the reference), so both legs cover the same horizon.
 
 use crate::contract::{month_start, ContractSpec, EntryAssumption};
+use crate::error::BacktestError;
 use crate::periods::{build_periods, LeftOut, Period, Periods, LAYERS};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
 use crate::recommendation::{recommend, tradable, Candidate, Recommendation};
@@ -748,7 +749,7 @@ fn restated_months(
 
 /// Refuses a tick at or above the index's typical (median) level: every settlement
 /// would round to 0 or one tick, and the hedge would measure the rounding.
-fn check_tick(contract: &ContractSpec, index: &Underlying) -> Result<(), String> {
+fn check_tick(contract: &ContractSpec, index: &Underlying) -> Result<(), BacktestError> {
     let mut v: Vec<f64> = index.values.iter().map(|(_, x)| x).collect();
     if v.is_empty() {
         return Ok(());
@@ -756,10 +757,10 @@ fn check_tick(contract: &ContractSpec, index: &Underlying) -> Result<(), String>
     v.sort_by(f64::total_cmp);
     let median = v[v.len() / 2];
     if contract.tick >= median {
-        return Err(format!(
+        return Err(BacktestError::ContractOnIndex(format!(
             "the contract's tick {} is at or above the typical level {median} of {} (its median fixing): every settlement would round to a tick or to zero",
             contract.tick, contract.underlying
-        ));
+        )));
     }
     Ok(())
 }
@@ -770,14 +771,14 @@ pub fn run(
     events: &[Event],
     idx: &IndexInputs,
     cfg: &BacktestConfig,
-) -> Result<BacktestResult, String> {
+) -> Result<BacktestResult, BacktestError> {
     let contract = &cfg.contract;
     let unit = idx.underlying.unit;
     let (rebase, idx) = match unit {
         IndexUnit::UsdPerGpuHour => (None, idx.clone()),
         IndexUnit::Points => {
             let k = rebase_factor(rent, &idx.underlying).ok_or_else(|| {
-                format!("{} is in index points and has no value in any month of the rent: nothing to rebase it on", contract.underlying)
+                BacktestError::ContractOnIndex(format!("{} is in index points and has no value in any month of the rent: nothing to rebase it on", contract.underlying))
             })?;
             let mut scaled = idx.clone();
             scaled.underlying = idx.underlying.scaled(k);
@@ -798,11 +799,12 @@ pub fn run(
             .map(|l| format!("{}: {}", l.month.format("%Y-%m"), l.reason))
             .collect::<Vec<_>>()
             .join("; ");
-        return Err(format!(
-            "only {} month(s) where the rent covers every day, {} settles and a basis was observed before entry; a backtest needs at least 3 (left out: {why})",
-            periods.len(),
-            contract.underlying
-        ));
+        return Err(BacktestError::TooFewPeriods {
+            periods: periods.len(),
+            needed: 3,
+            underlying: contract.underlying.clone(),
+            left_out: why,
+        });
     }
     let sign = rent.side.sign();
     let events_total: f64 = events.iter().map(|e| e.usd_loss).sum();

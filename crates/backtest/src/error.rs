@@ -51,6 +51,27 @@ pub enum BacktestError {
     Contract { path: PathBuf, detail: String },
     #[error("{0}")]
     Data(String),
+    /// Too few hedge periods for a backtest, with the first months left out.
+    #[error("only {periods} month(s) where the rent covers every day, {underlying} settles and a basis was observed before entry; a backtest needs at least {needed} (left out: {left_out})")]
+    TooFewPeriods {
+        periods: usize,
+        needed: usize,
+        underlying: String,
+        left_out: String,
+    },
+    /// A contract whose terms cannot work on this index.
+    #[error("{0}")]
+    ContractOnIndex(String),
+    /// A fixings file no backtest can settle on: the date and index named.
+    #[error("{0}")]
+    Fixings(String),
+    /// `track`: nothing in the fixings file could be backtested against the rent.
+    #[error("no candidate of the {candidates} in the fixings file could be backtested against this rent (e.g. {example}: {why})")]
+    NoCandidate {
+        candidates: usize,
+        example: String,
+        why: String,
+    },
     #[error(transparent)]
     Index(#[from] rentix_index::IndexError),
     #[error(transparent)]

@@ -93,7 +93,7 @@ pub fn track(
     fixings: &[Fixing],
     base: &ContractSpec,
     opt: &TrackOptions,
-) -> Result<Vec<TrackRow>, String> {
+) -> Result<Vec<TrackRow>, crate::error::BacktestError> {
     let ranked_by = if opt.resamples > 0 {
         "oos_effectiveness_ci_low"
     } else {
@@ -101,7 +101,9 @@ pub fn track(
     };
     let candidates: Vec<_> = underlyings(fixings).into_values().collect();
     if candidates.is_empty() {
-        return Err("the fixings file has no index with a value".into());
+        return Err(crate::error::BacktestError::Fixings(
+            "the fixings file has no index with a value".into(),
+        ));
     }
     let mut rows: Vec<TrackRow> = candidates
         .par_iter()
@@ -183,11 +185,11 @@ pub fn track(
         .collect();
     if rows.iter().all(|r| r.periods == 0) {
         let why = rows.first().map(|r| r.note.clone()).unwrap_or_default();
-        return Err(format!(
-            "no candidate of the {} in the fixings file could be backtested against this rent (e.g. {}: {why})",
-            rows.len(),
-            rows.first().map(|r| r.grade.as_str()).unwrap_or("")
-        ));
+        return Err(crate::error::BacktestError::NoCandidate {
+            candidates: rows.len(),
+            example: rows.first().map(|r| r.grade.clone()).unwrap_or_default(),
+            why,
+        });
     }
     let eligible = |r: &TrackRow| !r.note.contains("not ranked");
     rows.sort_by(|a, b| {

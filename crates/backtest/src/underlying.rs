@@ -55,20 +55,21 @@ impl Underlying {
 /// Refuses a fixings file a backtest cannot settle on: a value at or below zero (no
 /// rental price or index level is), or two rows for one date and index (which of
 /// them settles is ambiguous). The error names the rows' date and index.
-pub fn check_fixings(fixings: &[Fixing]) -> Result<(), String> {
+pub fn check_fixings(fixings: &[Fixing]) -> Result<(), crate::error::BacktestError> {
+    use crate::error::BacktestError::Fixings;
     let mut seen: BTreeSet<(&str, NaiveDate)> = BTreeSet::new();
     for f in fixings {
         if let Some(v) = f.value.filter(|v| *v <= 0.0) {
-            return Err(format!(
+            return Err(Fixings(format!(
                 "the fixing of {} on {} is {v}: an index value must be above zero",
                 f.grade, f.date
-            ));
+            )));
         }
         if !seen.insert((f.grade.as_str(), f.date)) {
-            return Err(format!(
+            return Err(Fixings(format!(
                 "{} has two rows on {}: a fixings file holds one row per date and index",
                 f.grade, f.date
-            ));
+            )));
         }
     }
     Ok(())

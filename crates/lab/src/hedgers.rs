@@ -94,7 +94,7 @@ pub fn hedge_all(
             Err(e) => HedgerResult {
                 hedger: h.name.clone(),
                 effectiveness: None,
-                failed: Some(e),
+                failed: Some(e.to_string()),
             },
         })
         .collect()
