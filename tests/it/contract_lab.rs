@@ -97,6 +97,20 @@ fn three_candidates_compared_with_every_measure_and_chart() {
     ] {
         assert!(by["trades"].contains_key(col), "{col}");
     }
+    // Every month is settled, in review or to determination under the coverage rule
+    // (the reference one: none of these contracts has its own), and a month missing
+    // a settlement day is never counted as settled at 100% coverage.
+    for c in ["trades", "listings", "final"] {
+        let n = |col: &str| num(c, col) as usize;
+        assert_eq!(
+            n("coverage_rule_settled")
+                + n("coverage_rule_review")
+                + n("coverage_rule_determination"),
+            n("months"),
+            "{c}"
+        );
+        assert!(n("months_missing_a_settlement_day") <= n("months"));
+    }
     // Listings-only fixes nothing from trades; the default mostly does.
     assert_eq!(num("listings", "share_trades"), 0.0);
     assert!(num("trades", "share_trades") > 0.5);

@@ -30,6 +30,17 @@ pub struct CandidateRow {
     pub months: usize,
     pub months_settled: usize,
     pub months_not_settled: usize,
+    /// Months with at least one settlement day whose fixing is missing or does not
+    /// qualify (what a contract without a missing-day clause, as NYMEX GPU1/GPU2
+    /// files, averages over fewer days).
+    pub months_missing_a_settlement_day: usize,
+    /// The candidate's months under a coverage rule: its own `[coverage]` table, or
+    /// the reference one (settle at 98% with gaps of at most 2%, review at 90%, gaps
+    /// filled by the mean of the last 5 fixings): settled, in review, to
+    /// determination.
+    pub coverage_rule_settled: usize,
+    pub coverage_rule_review: usize,
+    pub coverage_rule_determination: usize,
     pub median_contributors: Option<f64>,
     pub median_max_contributor_share: Option<f64>,
     pub max_max_contributor_share: Option<f64>,
@@ -161,6 +172,10 @@ pub fn comparison_table(rows: &[CandidateRow]) -> Table {
     col!(months, count);
     col!(months_settled, count);
     col!(months_not_settled, count);
+    col!(months_missing_a_settlement_day, count);
+    col!(coverage_rule_settled, count);
+    col!(coverage_rule_review, count);
+    col!(coverage_rule_determination, count);
     col!(median_contributors, opt);
     col!(median_max_contributor_share, opt);
     col!(max_max_contributor_share, opt);

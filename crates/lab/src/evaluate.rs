@@ -9,7 +9,7 @@ use crate::market::{Change, GradeMarket};
 use crate::stats::{median, quantile, sample_std};
 use chrono::NaiveDate;
 use rayon::prelude::*;
-use rentix_backtest::{Settlement, Underlying};
+use rentix_backtest::{ContractSpec, Settlement, Underlying};
 use rentix_core::{DateSeries, GradePattern};
 use rentix_index::{group_by_grade, Fixing, IndexRequest, LEVEL_CARRIED};
 use rentix_ingest::StoredObservation;
@@ -133,6 +133,10 @@ pub fn evaluate(
         months: 0,
         months_settled: 0,
         months_not_settled: 0,
+        months_missing_a_settlement_day: 0,
+        coverage_rule_settled: 0,
+        coverage_rule_review: 0,
+        coverage_rule_determination: 0,
         median_contributors: None,
         median_max_contributor_share: None,
         max_max_contributor_share: None,
@@ -295,6 +299,7 @@ pub fn evaluate(
     row.months = month_rows.len();
     row.months_settled = settled.len();
     row.months_not_settled = row.months - row.months_settled;
+    coverage_counts(&mut row, contract, &full, &months);
 
     let pick = |k: usize| median_found(settled.iter().map(|r| r.fake_share[k]));
     row.fake_share_to_move_tick = pick(0).0;
@@ -369,4 +374,42 @@ pub fn evaluate(
         months: month_rows,
         hedgers: hedger_results,
     })
+}
+
+/// The reference coverage rule a candidate without one is judged under: the
+/// Computable GPU index's contract defaults.
+fn reference_coverage() -> rentix_backtest::CoverageRule {
+    rentix_backtest::CoverageRule {
+        settle_at: 0.98,
+        review_at: 0.90,
+        max_gap_share: 0.02,
+        gap_fill: rentix_backtest::GapFill::MeanLastN,
+        gap_fill_n: 5,
+    }
+}
+
+/// Counts the candidate's months by coverage status (its own `[coverage]` rule or
+/// the reference one) and those missing a settlement day.
+fn coverage_counts(
+    row: &mut CandidateRow,
+    contract: &ContractSpec,
+    full: &Underlying,
+    months: &[NaiveDate],
+) {
+    use rentix_backtest::SettlementStatus;
+    let mut judged = contract.clone();
+    judged.coverage = Some(contract.coverage.clone().unwrap_or_else(reference_coverage));
+    for &m in months {
+        let Ok(o) = judged.settle_outcome(full, m) else {
+            continue;
+        };
+        if o.coverage < 1.0 {
+            row.months_missing_a_settlement_day += 1;
+        }
+        match o.status {
+            SettlementStatus::Settled => row.coverage_rule_settled += 1,
+            SettlementStatus::Review => row.coverage_rule_review += 1,
+            SettlementStatus::Determination => row.coverage_rule_determination += 1,
+        }
+    }
 }
