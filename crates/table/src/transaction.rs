@@ -232,6 +232,13 @@ pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery>
 mod tests {
     use super::*;
 
+    fn put(w: &mut dyn Write, bytes: &[u8]) -> Result<()> {
+        w.write_all(bytes).map_err(|source| TableError::Write {
+            path: PathBuf::from("test"),
+            source,
+        })
+    }
+
     #[test]
     fn temporary_names_map_back_to_their_target() {
         assert_eq!(target_of(".f.v1.csv.Ab12xZ.tmp"), Some("f.v1.csv"));
@@ -247,16 +254,13 @@ mod tests {
         std::fs::write(&a, "old a").unwrap();
         let journal = dir.path().join("a.csv.publishing");
         let mut tx = Transaction::new(&journal);
-        tx.stage(&a, |w| Ok(w.write_all(b"new a").unwrap()))
-            .unwrap();
+        tx.stage(&a, |w| put(w, b"new a")).unwrap();
         drop(tx);
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let mut tx = Transaction::new(&journal);
-        tx.stage(&b, |w| Ok(w.write_all(b"new b").unwrap()))
-            .unwrap();
-        tx.stage(&a, |w| Ok(w.write_all(b"new a").unwrap()))
-            .unwrap();
+        tx.stage(&b, |w| put(w, b"new b")).unwrap();
+        tx.stage(&a, |w| put(w, b"new a")).unwrap();
         tx.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
