@@ -78,6 +78,12 @@ pub(crate) fn sibling(out: &Path, suffix: &str) -> PathBuf {
 pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
+    if m.grades.regional && !m.grades.patterns.iter().any(|p| p.contains('@')) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "rentix: warning: grades.regional = true, but no grades.patterns entry has an @REGION part (such as \"*/*/*@*\"), so no regional grade is fixed"
+        );
+    }
     // The whole history of the requested grades (all dates).
     let whole = IndexRequest {
         from: None,
