@@ -10,6 +10,7 @@ use rentix_index::{
 use rentix_ingest::Store;
 use rentix_table::TableFormat;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Validated index configuration.
@@ -77,6 +78,12 @@ pub(crate) fn sibling(out: &Path, suffix: &str) -> PathBuf {
 pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
+    if m.grades.regional && !m.grades.patterns.iter().any(|p| p.contains('@')) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "rentix: warning: grades.regional = true, but no grades.patterns entry has an @REGION part (such as \"*/*/*@*\"), so no regional grade is fixed"
+        );
+    }
     // The whole history of the requested grades (all dates).
     let whole = IndexRequest {
         from: None,
@@ -95,19 +102,40 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             cfg.store.display()
         );
     }
-    let publication = publish(&cfg.out, result.fixings, window.clone())
+    // The files beside the fixings are published in the same transaction.
+    let tier_floors = !m.grades.tier_floors.is_empty();
+    let differentials = (!result.tier_differentials.is_empty()
+        && cfg.request.grade_filters.is_empty())
+    .then(|| tier_differentials_table(&result.tier_differentials));
+    let companions = |rows: &[Fixing]| {
+        let mut v = Vec::new();
+        if m.forward_curve {
+            v.push((forward_path(&cfg.out), forward_table(&forward_curves(rows))));
+        }
+        // Always over the whole history; not from a subset of grades (--grade).
+        if let Some(t) = differentials {
+            v.push((sibling(&cfg.out, "_tier_differentials"), t));
+        }
+        if tier_floors {
+            v.push((
+                sibling(&cfg.out, "_tier_spreads"),
+                tier_spreads_table(&tier_spreads(rows)),
+            ));
+        }
+        v
+    };
+    let publication = publish(&cfg.out, result.fixings, window.clone(), companions)
         .with_context(|| format!("writing {}", cfg.out.display()))?;
-    if m.forward_curve {
-        forward_table(&forward_curves(&publication.rows)).write(&forward_path(&cfg.out))?;
+    if let Some(stale) = &publication.replaced_stale_lock {
+        let _ = writeln!(std::io::stderr(), "rentix: {stale}");
     }
-    // Always over the whole history; not from a subset of grades (--grade).
-    if !result.tier_differentials.is_empty() && cfg.request.grade_filters.is_empty() {
-        tier_differentials_table(&result.tier_differentials)
-            .write(&sibling(&cfg.out, "_tier_differentials"))?;
-    }
-    if !m.grades.tier_floors.is_empty() {
-        tier_spreads_table(&tier_spreads(&publication.rows))
-            .write(&sibling(&cfg.out, "_tier_spreads"))?;
+    if !publication.recovered.is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "rentix: finished an interrupted publication of {} ({} file(s) put in place)",
+            cfg.out.display(),
+            publication.recovered.len()
+        );
     }
     let published: Vec<&Fixing> = publication
         .rows

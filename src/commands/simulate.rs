@@ -26,6 +26,11 @@ pub fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
         p.days = d;
     }
     if let Some(r) = a.rows {
+        if r == 0 {
+            anyhow::bail!(
+                "--rows 0: a market needs at least one observation (leave --rows out for the default size)"
+            );
+        }
         p.rows = r;
     }
     p.validate()?;

@@ -30,6 +30,23 @@ fn fill(s: &str, dir: &Path) -> String {
         .replace("{repo}", data("").to_string_lossy().trim_end_matches('/'))
 }
 
+/// Expands `{repeat:N:TEXT}` (TEXT without `}`) to TEXT written N times: inputs too
+/// large to keep in the catalogue.
+fn expand_repeats(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find("{repeat:") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "{repeat:".len()..];
+        let end = after.find('}').expect("a {repeat:N:TEXT} closes");
+        let (n, text) = after[..end].split_once(':').expect("{repeat:N:TEXT}");
+        out.push_str(&text.repeat(n.parse().expect("a count")));
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Runs one case; returns what went wrong.
 fn run_case(case: &Value) -> Vec<String> {
     let name = case
@@ -43,7 +60,7 @@ fn run_case(case: &Value) -> Vec<String> {
     if let Some(files) = case.get("files").and_then(Value::as_table) {
         for (f, text) in files {
             let body = fill(text.as_str().unwrap_or(""), dir);
-            let body = body.replace("{big_version}", &"v".repeat(100_000));
+            let body = expand_repeats(&body.replace("{big_version}", &"v".repeat(100_000)));
             let path = dir.join(f);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, body).unwrap();

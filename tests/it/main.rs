@@ -21,6 +21,7 @@ mod ingest_real;
 mod methodology_vectors;
 mod outside_readers;
 mod point_in_time;
+mod publication;
 mod report_cli;
 mod run_ids;
 mod sim_calibration;

@@ -64,13 +64,32 @@ impl FixingClock {
         }
     }
 
-    /// The fixing date an observation made at `t` contributes to.
+    /// The fixing date an observation made at `t` contributes to: its local date, or
+    /// the next one when `t` is after that date's cut-off instant. The cut-off is an
+    /// instant, not a wall time: in a DST fold (01:30 twice in New York in November)
+    /// it is the first 01:30, and in a gap (spring forward) the first valid minute
+    /// after it, so a later observation never lands on an earlier fixing date.
     pub fn fixing_date(&self, t: DateTime<Utc>) -> NaiveDate {
         let local = self.tz.from_utc_datetime(&t.naive_utc());
         let day = local.date_naive();
-        match self.time {
-            Some(cut) if local.time() > cut => day.checked_add_days(Days::new(1)).unwrap_or(day),
-            _ => day,
+        let Some(cut) = self.time else {
+            return day;
+        };
+        let mut wall = day.and_time(cut);
+        // A gap is at most a few hours: step to the first minute that exists.
+        let mut instant = None;
+        for _ in 0..=240 {
+            if let Some(i) = self.tz.from_local_datetime(&wall).earliest() {
+                instant = Some(i.with_timezone(&Utc));
+                break;
+            }
+            wall += chrono::Duration::minutes(1);
+        }
+        match instant {
+            Some(i) if t > i => day.checked_add_days(Days::new(1)).unwrap_or(day),
+            Some(_) => day,
+            None if local.time() > cut => day.checked_add_days(Days::new(1)).unwrap_or(day),
+            None => day,
         }
     }
 }
@@ -81,6 +100,27 @@ mod tests {
 
     fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_cutoff_in_a_dst_fold_is_an_instant() {
+        let c = FixingClock::new(&Cutoff {
+            time: "01:30".into(),
+            timezone: "America/New_York".into(),
+        })
+        .unwrap();
+        let d = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        // 2025-11-02: 01:30 EDT is 05:30Z, 01:30 EST is 06:30Z.
+        assert_eq!(c.fixing_date(at("2025-11-02T05:15:00Z")), d("2025-11-02"));
+        assert_eq!(c.fixing_date(at("2025-11-02T05:45:00Z")), d("2025-11-03"));
+        // 30 minutes later, 01:15 EST on the wall clock: still after the cut-off.
+        assert_eq!(c.fixing_date(at("2025-11-02T06:15:00Z")), d("2025-11-03"));
+        // A leap second at the end of a UTC day stays on that day.
+        let utc = FixingClock::utc_midnight();
+        let leap = DateTime::parse_from_rfc3339("2016-12-31T23:59:60Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(utc.fixing_date(leap), d("2016-12-31"));
     }
 
     #[test]

@@ -49,8 +49,8 @@ pub use output::{
     fixings_table, forward_table, read_cells, read_fixings, read_forward, FIXING_COLUMNS,
 };
 pub use restatement::{
-    first_published, publish, read_restatements, restatements_path, Publication, Restatement,
-    Window,
+    first_published, publication_lock_path, publish, read_restatements, restatements_path,
+    Publication, Restatement, Window,
 };
 pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table, TierSpread};
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};

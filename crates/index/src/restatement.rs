@@ -12,8 +12,8 @@ use crate::fixing::{Fixing, IndexUnit};
 use crate::output::{fixings_table, read_fixings};
 use chrono::NaiveDate;
 use rentix_core::{Grade, GradePattern};
-use rentix_table::{Col, Table};
-use std::collections::BTreeMap;
+use rentix_table::{fail_point, Col, Table, Transaction};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// One restated fixing.
@@ -40,6 +40,12 @@ pub struct Publication {
     pub rows: Vec<Fixing>,
     /// Rows of the window that were published for the first time.
     pub new_rows: usize,
+    /// Files an interrupted publication had staged and this one put in place.
+    pub recovered: Vec<PathBuf>,
+    /// Temporaries of a publication killed before its commit, removed.
+    pub swept: Vec<PathBuf>,
+    /// Set when a lock left by a killed publisher was replaced: whose it was.
+    pub replaced_stale_lock: Option<String>,
 }
 
 /// What a run publishes: the dates `from..=to` (every date when open), and with
@@ -169,11 +175,127 @@ pub fn first_published(fixings: &[Fixing], log: &[Restatement]) -> Vec<Fixing> {
         .collect()
 }
 
+/// The publication lock beside a fixings file: `<name>.lock` (`f.csv.lock`).
+pub fn publication_lock_path(fixings: &Path) -> PathBuf {
+    with_suffix(fixings, ".lock")
+}
+
+/// The journal of a publication being committed: `<name>.publishing`.
+fn journal_path(fixings: &Path) -> PathBuf {
+    with_suffix(fixings, ".publishing")
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// Whether `name` is an archive `<stem>.vN.<ext>` of the fixings file `out`.
+fn is_archive_of(out: &Path, name: &str) -> bool {
+    let stem = out.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = out.extension().unwrap_or_default().to_string_lossy();
+    name.strip_prefix(&format!("{stem}.v"))
+        .and_then(|r| r.strip_suffix(&format!(".{ext}")))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Publishes `rows` (a run's fixings; only those inside `window` are used) into the
 /// file at `out`: rows of the existing file outside the window are kept, rows inside
 /// are replaced, changed rows are restated (publication number raised, old file
-/// archived, restatement log appended).
-pub fn publish(out: &Path, rows: Vec<Fixing>, window: Window) -> Result<Publication, IndexError> {
+/// archived, restatement log appended). `companions` builds, from the whole file as
+/// it will be written, the files published beside it (forward curves, tier files).
+///
+/// One transaction under the publication lock `<name>.lock` (a second publisher of
+/// the same file fails, naming the holder): the archive, the log, the companions and
+/// the fixings file are written to temporary names and fsynced, then renamed into
+/// place with the fixings file last. A publication killed part way is finished (or
+/// its temporaries removed) by the next one before it reads anything.
+pub fn publish(
+    out: &Path,
+    rows: Vec<Fixing>,
+    window: Window,
+    companions: impl FnOnce(&[Fixing]) -> Vec<(PathBuf, Table)>,
+) -> Result<Publication, IndexError> {
+    let name = out.file_name().unwrap_or_default().to_string_lossy();
+    let lock = rentix_ingest::StoreLock::acquire(
+        &publication_lock_path(out),
+        &format!("index --out {name}"),
+    )?;
+    let journal = journal_path(out);
+    // Roll an interrupted commit forward before reading the file it replaced.
+    let mut recovery = rentix_table::recover(&journal, |_| false)?;
+    let mut result = plan(out, rows, window)?;
+    let extra = companions(&result.rows);
+    let log = restatements_path(out);
+    let owned: BTreeSet<String> = [out, log.as_path()]
+        .into_iter()
+        .chain(extra.iter().map(|(p, _)| p.as_path()))
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string()
+        })
+        .collect();
+    let swept = rentix_table::recover(&journal, |t| owned.contains(t) || is_archive_of(out, t))?;
+    recovery.removed.extend(swept.removed);
+    let mut tx = Transaction::new(&journal);
+    if let Some(archived) = &result.archived {
+        stage_copy(&mut tx, out, archived)?;
+        fail_point("publish:archive_staged").map_err(|e| write_err(archived, e))?;
+        let mut t = if log.exists() {
+            read_log(&log)?
+        } else {
+            Table::new()
+        };
+        append_log(&mut t, &result.restatements);
+        t.stage(&mut tx, &log)?;
+        fail_point("publish:log_staged").map_err(|e| write_err(&log, e))?;
+    }
+    for (p, t) in &extra {
+        t.stage(&mut tx, p)?;
+    }
+    fixings_table(&result.rows).stage(&mut tx, out)?;
+    fail_point("publish:staged").map_err(|e| write_err(out, e))?;
+    tx.commit()?;
+    lock.verify()?;
+    result.recovered = recovery.completed;
+    result.swept = recovery.removed;
+    result.replaced_stale_lock = lock.replaced_stale.clone();
+    Ok(result)
+}
+
+fn write_err(path: &Path, e: std::io::Error) -> IndexError {
+    IndexError::Input {
+        path: path.to_path_buf(),
+        detail: format!("cannot write: {e}"),
+    }
+}
+
+/// Stages a byte-for-byte copy of `from` as `to`.
+fn stage_copy(tx: &mut Transaction, from: &Path, to: &Path) -> Result<(), IndexError> {
+    let werr = |source| rentix_table::TableError::Write {
+        path: to.to_path_buf(),
+        source,
+    };
+    let bytes = std::fs::read(from).map_err(|e| IndexError::Input {
+        path: from.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    tx.stage(to, |w| {
+        // The hook splits the copy mid-file, where a full disk would stop it.
+        let half = bytes.len() / 2;
+        w.write_all(&bytes[..half]).map_err(werr)?;
+        w.flush().map_err(werr)?;
+        fail_point("publish:archive_write").map_err(werr)?;
+        w.write_all(&bytes[half..]).map_err(werr)
+    })?;
+    Ok(())
+}
+
+/// What a publication would do, computed from the file as it is.
+fn plan(out: &Path, rows: Vec<Fixing>, window: Window) -> Result<Publication, IndexError> {
     let mut rows: Vec<Fixing> = rows.into_iter().filter(|r| window.contains(r)).collect();
     let mut result = Publication::default();
     let old = if out.exists() {
@@ -185,7 +307,7 @@ pub fn publish(out: &Path, rows: Vec<Fixing>, window: Window) -> Result<Publicat
         .iter()
         .map(|f| ((f.date, f.grade.as_str()), f))
         .collect();
-    let new_keys: std::collections::BTreeSet<(NaiveDate, &str)> =
+    let new_keys: BTreeSet<(NaiveDate, &str)> =
         rows.iter().map(|f| (f.date, f.grade.as_str())).collect();
     let mut withdrawn = Vec::new();
     for o in old.iter().filter(|o| window.contains(o)) {
@@ -248,28 +370,14 @@ pub fn publish(out: &Path, rows: Vec<Fixing>, window: Window) -> Result<Publicat
             .map(|e| e.to_string_lossy().to_string())
             .unwrap_or_else(|| "csv".into());
         let mut k = 1;
-        let archived = loop {
+        result.archived = Some(loop {
             let p = sibling(out, &format!(".v{k}"), &ext);
             if !p.exists() {
                 break p;
             }
             k += 1;
-        };
-        std::fs::copy(out, &archived).map_err(|e| IndexError::Input {
-            path: archived.clone(),
-            detail: e.to_string(),
-        })?;
-        result.archived = Some(archived);
-        let log = restatements_path(out);
-        let mut t = if log.exists() {
-            read_log(&log)?
-        } else {
-            Table::new()
-        };
-        append_log(&mut t, &result.restatements);
-        t.write(&log)?;
+        });
     }
-    fixings_table(&merged).write(out)?;
     result.rows = merged;
     Ok(result)
 }

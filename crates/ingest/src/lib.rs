@@ -20,6 +20,7 @@ mod quarantine;
 mod raw;
 mod reason;
 mod schema;
+mod sizes;
 mod spill;
 mod store;
 mod summary;
@@ -46,6 +47,10 @@ pub use rentix_table::{
 };
 pub use schema::{
     content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_COLUMNS,
+};
+pub use sizes::{
+    MAX_EMIT_BLOCKS, MAX_FIELD_BYTES, MAX_HEADER_COLUMNS, MAX_RECORD_BYTES,
+    QUARANTINE_EXTRA_FIELDS, QUARANTINE_VALUE_BYTES,
 };
 pub use store::{partition_date, partition_path, run_name, run_number, Delivery, Store};
 pub use summary::{Conflict, FileSummary, IngestSummary, PartitionChecksum};

@@ -187,6 +187,13 @@ impl Mapping {
         if file.emit.is_empty() {
             return Err(err("at least one [[emit]] block is needed".into()));
         }
+        if file.emit.len() > crate::MAX_EMIT_BLOCKS {
+            return Err(err(format!(
+                "{} [[emit]] blocks is more than the {} a mapping may have (each block makes one observation of every record)",
+                file.emit.len(),
+                crate::MAX_EMIT_BLOCKS
+            )));
+        }
         let mut emits = Vec::new();
         for (i, block) in file.emit.into_iter().enumerate() {
             let mut when = None;

@@ -135,6 +135,8 @@ impl Fields {
 
 /// Records validated together in parallel.
 const PARALLEL_BATCH: usize = 16_384;
+/// Bytes of records read ahead in one batch, at most (about).
+const BATCH_BYTES: usize = 32 << 20;
 
 /// Progress callback: rows read so far.
 pub type Progress<'a> = &'a mut dyn FnMut(u64);
@@ -414,14 +416,15 @@ fn read_file(
     progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
     let file_name = path.to_string_lossy().to_string();
+    let file = File::open(path).map_err(|source| IngestError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (bounded, cut) = crate::sizes::LineBound::new(file, crate::MAX_RECORD_BYTES);
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(true)
-        .from_path(path)
-        .map_err(|e| IngestError::Read {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+        .from_reader(bounded);
     let header_bytes = rdr.byte_headers().map_err(|e| IngestError::BadHeader {
         path: path.to_path_buf(),
         detail: e.to_string(),
@@ -437,6 +440,15 @@ fn read_file(
                 })
         })
         .collect::<Result<_>>()?;
+    if cut.lock().is_ok_and(|c| c.contains(&1)) {
+        return Err(IngestError::BadHeader {
+            path: path.to_path_buf(),
+            detail: format!(
+                "the header line is longer than {} bytes",
+                crate::MAX_RECORD_BYTES
+            ),
+        });
+    }
     check_header(path, &header)?;
     let canonical;
     let mapping = match mapping {
@@ -461,7 +473,7 @@ fn read_file(
         header: &header,
     };
     std::thread::scope(|scope| -> Result<()> {
-        scope.spawn(|| read_records(rdr, path, &header, tx));
+        scope.spawn(|| read_records(rdr, &cut, path, &header, tx));
         let mut normalized: Option<(Vec<PendingRecord>, Vec<Outcomes>)> = None;
         for batch in rx {
             let batch = batch?;
@@ -518,6 +530,16 @@ fn normalize_batch(
                 .apply(&fields)
                 .into_iter()
                 .map(|raw| {
+                    if let Some((field, n)) = raw.too_long(crate::MAX_FIELD_BYTES) {
+                        return Err(Rejection::new(
+                            crate::Reason::FieldTooLong,
+                            field,
+                            format!(
+                                "{n} bytes; a field may have at most {}",
+                                crate::MAX_FIELD_BYTES
+                            ),
+                        ));
+                    }
                     normalizer.normalize(&raw, file_name, *row).map(|obs| {
                         let key = dedupe_key(&obs, raw.obs_id.is_some());
                         StoredObservation {
@@ -552,6 +574,18 @@ fn stage(
             raw: header_pairs(header, &fields.lossy()),
         };
         match early {
+            Some((reason @ crate::Reason::RecordTooLong, _)) => {
+                fs.rows_read += 1;
+                quarantine.push(reject(
+                    reason,
+                    "",
+                    format!(
+                        "the record is longer than {} bytes; the fields shown are those of its first {} bytes",
+                        crate::MAX_RECORD_BYTES,
+                        crate::MAX_RECORD_BYTES
+                    ),
+                ));
+            }
             Some((reason @ crate::Reason::WrongColumnCount, _)) => {
                 fs.rows_read += 1;
                 quarantine.push(reject(
@@ -597,7 +631,8 @@ fn stage(
 /// Reads the records of `rdr` in batches of [`PARALLEL_BATCH`] and sends them in
 /// order; stops at the first error (sent too), or when the receiver hangs up.
 fn read_records(
-    mut rdr: csv::Reader<File>,
+    mut rdr: csv::Reader<crate::sizes::LineBound<File>>,
+    cut: &crate::sizes::CutLines,
     path: &Path,
     header: &[String],
     tx: std::sync::mpsc::SyncSender<Result<Vec<PendingRecord>>>,
@@ -605,6 +640,9 @@ fn read_records(
     let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
     let mut record = csv::ByteRecord::new();
     let mut row: u64 = 0;
+    // Bytes the batch holds: a batch is sent at PARALLEL_BATCH records or at
+    // BATCH_BYTES, so that long records cannot make it large.
+    let mut held = 0usize;
     loop {
         let more = match rdr.read_byte_record(&mut record) {
             Ok(more) => more,
@@ -637,7 +675,12 @@ fn read_records(
                 }));
                 return;
             }
-            let pending = if record.len() != header.len() {
+            let line = record.position().map_or(0, |p| p.line());
+            let too_long = cut.lock().is_ok_and(|c| c.contains(&line));
+            let pending = if too_long {
+                let (fields, _) = Fields::of(record.clone());
+                (fields, Some((crate::Reason::RecordTooLong, usize::MAX)))
+            } else if record.len() != header.len() {
                 (
                     Fields::Bytes(record.clone()),
                     Some((crate::Reason::WrongColumnCount, usize::MAX)),
@@ -646,9 +689,11 @@ fn read_records(
                 let (fields, bad) = Fields::of(record.clone());
                 (fields, bad.map(|f| (crate::Reason::InvalidUtf8, f)))
             };
+            held += record.as_slice().len() + 8 * record.len();
             batch.push((row, pending.0, pending.1));
         }
-        if batch.len() >= PARALLEL_BATCH || !more {
+        if batch.len() >= PARALLEL_BATCH || held >= BATCH_BYTES || !more {
+            held = 0;
             let full = std::mem::replace(&mut batch, Vec::with_capacity(PARALLEL_BATCH));
             if tx.send(Ok(full)).is_err() || !more {
                 return;
@@ -664,6 +709,13 @@ fn check_header(path: &Path, header: &[String]) -> Result<()> {
         path: path.to_path_buf(),
         detail,
     };
+    if header.len() > crate::MAX_HEADER_COLUMNS {
+        return Err(bad(format!(
+            "{} columns is more than the {} a header may have",
+            header.len(),
+            crate::MAX_HEADER_COLUMNS
+        )));
+    }
     if header.iter().all(String::is_empty) {
         return Err(bad(
             "the file is empty or its first line is blank: a header row is needed".into(),
@@ -688,15 +740,22 @@ fn check_header(path: &Path, header: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// A quarantine row's `raw`: each field by its column name (`_extra_N` beyond the
+/// header, at most [`crate::QUARANTINE_EXTRA_FIELDS`] of them), each value cut to
+/// [`crate::QUARANTINE_VALUE_BYTES`].
 fn header_pairs(header: &[String], fields: &[String]) -> Vec<(String, String)> {
-    let n = header.len().max(fields.len());
+    let n = header
+        .len()
+        .max(fields.len())
+        .min(header.len() + crate::QUARANTINE_EXTRA_FIELDS);
     (0..n)
         .map(|i| {
             let name = header
                 .get(i)
                 .cloned()
                 .unwrap_or_else(|| format!("_extra_{}", i + 1 - header.len()));
-            (name, fields.get(i).cloned().unwrap_or_default())
+            let value = fields.get(i).cloned().unwrap_or_default();
+            (name, crate::sizes::prefix(value))
         })
         .collect()
 }

@@ -79,6 +79,41 @@ impl<'a> RawObservation<'a> {
     }
 }
 
+impl RawObservation<'_> {
+    /// The first field longer than `limit` bytes: its name and length.
+    pub fn too_long(&self, limit: usize) -> Option<(&'static str, usize)> {
+        let fields = [
+            &self.obs_id,
+            &self.kind,
+            &self.observed_at,
+            &self.source,
+            &self.gpu,
+            &self.scope,
+            &self.term,
+            &self.price,
+            &self.price_unit,
+            &self.currency,
+            &self.quantity_gpu_hours,
+            &self.gpus_per_unit,
+            &self.region,
+            &self.interconnect,
+            &self.cluster_gpus,
+            &self.operator_tier,
+            &self.upfront,
+            &self.term_start,
+        ];
+        rentix_core::CANONICAL_COLUMNS
+            .iter()
+            .zip(fields)
+            .find_map(|(name, v)| {
+                v.as_ref()
+                    .map(|v| v.len())
+                    .filter(|&n| n > limit)
+                    .map(|n| (*name, n))
+            })
+    }
+}
+
 /// The position of canonical field `name` in [`rentix_core::CANONICAL_COLUMNS`].
 pub fn field_position(name: &str) -> Option<usize> {
     rentix_core::CANONICAL_COLUMNS

@@ -42,6 +42,10 @@ pub enum Reason {
     ImplausiblePrice,
     /// A quantity above the plausible maximum of GPU-hours for one observation.
     ImplausibleQuantity,
+    /// A record (line) longer than `MAX_RECORD_BYTES`.
+    RecordTooLong,
+    /// A mapped text field longer than `MAX_FIELD_BYTES`.
+    FieldTooLong,
 }
 
 impl Reason {
@@ -70,6 +74,8 @@ impl Reason {
             Reason::ImplausibleQuantity => "implausible_quantity",
             Reason::UpfrontWithoutTerm => "upfront_without_term",
             Reason::UnknownOperatorTier => "unknown_operator_tier",
+            Reason::RecordTooLong => "record_too_long",
+            Reason::FieldTooLong => "field_too_long",
         }
     }
 }

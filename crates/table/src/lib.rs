@@ -3,6 +3,10 @@
 //! formatting of numbers (shortest round-trip text in CSV) and the atomic
 //! write-then-rename are the same everywhere.
 
+mod transaction;
+
+pub use transaction::{fail_point, recover, Recovery, Transaction};
+
 use polars::prelude::*;
 use rayon::prelude::*;
 use std::fs::File;
@@ -270,6 +274,16 @@ impl Table {
     pub fn write(&self, path: &Path) -> Result<()> {
         let format = TableFormat::of(path)?;
         write_atomic(path, |w| match format {
+            TableFormat::Csv => self.write_csv(w),
+            TableFormat::Parquet => self.write_parquet(w, path),
+        })
+    }
+
+    /// Stages the table for `path` in a transaction (written and fsynced under a
+    /// temporary name; `path` changes at the commit).
+    pub fn stage(&self, tx: &mut Transaction, path: &Path) -> Result<()> {
+        let format = TableFormat::of(path)?;
+        tx.stage(path, |w| match format {
             TableFormat::Csv => self.write_csv(w),
             TableFormat::Parquet => self.write_parquet(w, path),
         })
@@ -706,18 +720,9 @@ pub fn write_unsynced_parquet_batches(
 /// (`.<name>.XXXXXX.tmp`), fsync, then rename over `path`. A killed process leaves
 /// either the old file or the new one, never half of one, and two writers of the same
 /// path never share a temporary file: the last rename wins whole.
-pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let werr = |source| TableError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(werr)?;
-            dir
-        }
-        None => Path::new("."),
-    };
+/// A new file under a unique temporary name beside `path`, in `dir`:
+/// `.<name>.XXXXXX.tmp`.
+fn temp_file(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(path.file_name().unwrap_or_default());
     prefix.push(".");
@@ -730,7 +735,22 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let tmp = builder.tempfile_in(dir).map_err(werr)?;
+    builder.tempfile_in(dir)
+}
+
+pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let werr = |source| TableError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(werr)?;
+            dir
+        }
+        None => Path::new("."),
+    };
+    let tmp = temp_file(path, dir).map_err(werr)?;
     let mut w = BufWriter::new(tmp);
     fill(&mut w)?;
     let tmp = w.into_inner().map_err(|e| werr(e.into_error()))?;

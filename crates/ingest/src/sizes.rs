@@ -1,0 +1,182 @@
+//! Bounds on every size an input file can choose, so that no file can make an
+//! ingest hold or write more than a known amount per record: the header's width,
+//! a record's length in bytes (and so its number of fields), the length of each
+//! mapped text field, what a quarantine row keeps of a value, and the number of
+//! `[[emit]]` blocks of a mapping (observations made per record). Documented in
+//! docs/formats.md ("Size bounds").
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+
+/// Columns a header may have.
+pub const MAX_HEADER_COLUMNS: usize = 1_000;
+/// Bytes a record (one line) may have; a longer one is quarantined as
+/// `record_too_long` from its first `MAX_RECORD_BYTES` bytes.
+pub const MAX_RECORD_BYTES: usize = 1 << 20;
+/// Bytes a mapped text field (GPU name, source, region, ...) may have; a longer one
+/// is quarantined as `field_too_long`.
+pub const MAX_FIELD_BYTES: usize = 1 << 10;
+/// Bytes of a value a quarantine row keeps; the rest is replaced by its length.
+pub const QUARANTINE_VALUE_BYTES: usize = 256;
+/// Fields beyond the header's a quarantine row keeps of a record that has more.
+pub const QUARANTINE_EXTRA_FIELDS: usize = 16;
+/// `[[emit]]` blocks a mapping may have (observations made from one record).
+pub const MAX_EMIT_BLOCKS: usize = 64;
+
+/// `value` cut to at most [`QUARANTINE_VALUE_BYTES`] at a character boundary, with
+/// its length in bytes when it was cut.
+pub(crate) fn prefix(value: String) -> String {
+    if value.len() <= QUARANTINE_VALUE_BYTES {
+        return value;
+    }
+    let mut end = QUARANTINE_VALUE_BYTES;
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…({} bytes)", &value[..end], value.len())
+}
+
+/// Lines (1-based) that [`LineBound`] cut.
+pub(crate) type CutLines = Arc<Mutex<BTreeSet<u64>>>;
+
+/// A reader that passes each line through up to `limit` bytes and drops the rest of
+/// a longer one (closing a quote the cut left open, so that the cut line still
+/// parses as one record), noting its number in `cut`. Records never span lines
+/// (the reader refuses a field with a line break), so this bounds every record.
+pub(crate) struct LineBound<R> {
+    inner: R,
+    limit: usize,
+    line: u64,
+    in_line: usize,
+    quote_open: bool,
+    skipping: bool,
+    cut: CutLines,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+    at: usize,
+    eof: bool,
+}
+
+impl<R: Read> LineBound<R> {
+    pub(crate) fn new(inner: R, limit: usize) -> (Self, CutLines) {
+        let cut = CutLines::default();
+        let me = Self {
+            inner,
+            limit,
+            line: 1,
+            in_line: 0,
+            quote_open: false,
+            skipping: false,
+            cut: cut.clone(),
+            buf: vec![0; 1 << 16],
+            out: Vec::with_capacity(1 << 16),
+            at: 0,
+            eof: false,
+        };
+        (me, cut)
+    }
+
+    fn end_cut(&mut self) {
+        if self.skipping && self.quote_open {
+            self.out.push(b'"');
+        }
+        self.skipping = false;
+    }
+
+    fn fill(&mut self) -> std::io::Result<()> {
+        self.out.clear();
+        self.at = 0;
+        while self.out.is_empty() && !self.eof {
+            let n = self.inner.read(&mut self.buf)?;
+            if n == 0 {
+                self.eof = true;
+                self.end_cut();
+                break;
+            }
+            let buf = std::mem::take(&mut self.buf);
+            let mut chunk = &buf[..n];
+            while !chunk.is_empty() {
+                let nl = chunk.iter().position(|&b| b == b'\n');
+                let seg = &chunk[..nl.unwrap_or(chunk.len())];
+                if !self.skipping {
+                    let room = self.limit - self.in_line;
+                    let take = seg.len().min(room);
+                    let kept = &seg[..take];
+                    if kept.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
+                        self.quote_open = !self.quote_open;
+                    }
+                    self.out.extend_from_slice(kept);
+                    self.in_line += take;
+                    if take < seg.len() {
+                        self.skipping = true;
+                        if let Ok(mut c) = self.cut.lock() {
+                            c.insert(self.line);
+                        }
+                    }
+                }
+                match nl {
+                    Some(i) => {
+                        self.end_cut();
+                        self.out.push(b'\n');
+                        self.line += 1;
+                        self.in_line = 0;
+                        self.quote_open = false;
+                        chunk = &chunk[i + 1..];
+                    }
+                    None => chunk = &[],
+                }
+            }
+            self.buf = buf;
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for LineBound<R> {
+    fn read(&mut self, dst: &mut [u8]) -> std::io::Result<usize> {
+        if self.at >= self.out.len() {
+            self.fill()?;
+        }
+        let n = dst.len().min(self.out.len() - self.at);
+        dst[..n].copy_from_slice(&self.out[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn through(text: &str, limit: usize) -> (String, Vec<u64>) {
+        let (mut r, cut) = LineBound::new(text.as_bytes(), limit);
+        let mut s = String::new();
+        r.read_to_string(&mut s).unwrap();
+        let lines = cut.lock().unwrap().iter().copied().collect();
+        (s, lines)
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_an_open_quote_closed() {
+        assert_eq!(through("ab\ncd\n", 4), ("ab\ncd\n".into(), vec![]));
+        assert_eq!(
+            through("ab\ncdefgh\nij", 4),
+            ("ab\ncdef\nij".into(), vec![2])
+        );
+        assert_eq!(
+            through("a,\"bcdefg\"\nx", 4),
+            ("a,\"b\"\nx".into(), vec![1])
+        );
+        assert_eq!(through("abcdef", 4), ("abcd".into(), vec![1]));
+    }
+
+    #[test]
+    fn prefixes_keep_a_char_boundary_and_say_the_length() {
+        assert_eq!(prefix("short".into()), "short");
+        let long = "é".repeat(300);
+        let p = prefix(long);
+        assert!(p.ends_with("…(600 bytes)"), "{p}");
+        assert!(p.len() < 300);
+    }
+}

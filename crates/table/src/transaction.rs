@@ -1,0 +1,287 @@
+//! Several files of one directory replaced as one transaction.
+//!
+//! Each file is first written whole to a unique temporary name beside its target
+//! (`.<name>.XXXXXX.tmp`) and fsynced. The commit then writes a journal naming those
+//! temporaries (itself written to a temporary, fsynced and renamed), renames each
+//! temporary onto its target in the order staged, fsyncs the directory and removes
+//! the journal. A process killed at any step leaves either no journal (nothing
+//! visible changed; [`recover`] removes the orphaned temporaries) or a journal that
+//! [`recover`] rolls forward (the renames still to do are done). The caller holds a
+//! lock over the directory's files for the whole span, so no other writer runs
+//! between the steps.
+//!
+//! `RENTIX_FAIL_AT` is a test hook, documented in docs/formats.md: when it names a
+//! step ([`fail_point`]), the process aborts there as a kill would (no destructor
+//! runs), or with a `:error` suffix that step fails with an I/O error (a full disk).
+
+use crate::{Result, TableError};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The test hook: aborts the process at the step `name` when `RENTIX_FAIL_AT` names
+/// it, or returns an injected I/O error when it names `name:error`.
+pub fn fail_point(name: &str) -> std::io::Result<()> {
+    let Some(at) = std::env::var_os("RENTIX_FAIL_AT") else {
+        return Ok(());
+    };
+    let at = at.to_string_lossy();
+    if at == name {
+        let _ = writeln!(
+            std::io::stderr(),
+            "rentix: RENTIX_FAIL_AT={name}: aborting here (test hook)"
+        );
+        std::process::abort();
+    }
+    if at.strip_suffix(":error") == Some(name) {
+        return Err(std::io::Error::other(format!(
+            "injected failure at {name} (RENTIX_FAIL_AT)"
+        )));
+    }
+    Ok(())
+}
+
+/// The target a temporary name `.<target>.XXXXXX.tmp` stands for (six random
+/// letters or digits, as tempfile makes them).
+fn target_of(tmp_name: &str) -> Option<&str> {
+    let inner = tmp_name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (target, random) = inner.rsplit_once('.')?;
+    (!target.is_empty() && random.len() == 6 && random.chars().all(|c| c.is_ascii_alphanumeric()))
+        .then_some(target)
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+fn dir_of(path: &Path) -> &Path {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d,
+        None => Path::new("."),
+    }
+}
+
+/// A set of files being replaced together in one directory.
+#[derive(Debug)]
+pub struct Transaction {
+    journal: PathBuf,
+    /// (temporary, target), in the order staged.
+    staged: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Transaction {
+    /// A transaction whose journal is `journal` (every target must be in its
+    /// directory).
+    pub fn new(journal: &Path) -> Self {
+        Self {
+            journal: journal.to_path_buf(),
+            staged: Vec::new(),
+        }
+    }
+
+    /// Writes `target`'s new content to a unique temporary beside it and fsyncs it;
+    /// the target itself is untouched until [`Transaction::commit`].
+    pub fn stage(
+        &mut self,
+        target: &Path,
+        fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        let werr = |source| TableError::Write {
+            path: target.to_path_buf(),
+            source,
+        };
+        let dir = dir_of(target);
+        if dir != dir_of(&self.journal) {
+            return Err(werr(std::io::Error::other(
+                "a transaction's files must share one directory",
+            )));
+        }
+        let name = target.file_name().unwrap_or_default().to_string_lossy();
+        if name.contains('\n') {
+            return Err(werr(std::io::Error::other(
+                "a file name with a line break cannot be journaled",
+            )));
+        }
+        let tmp = crate::temp_file(target, dir).map_err(werr)?;
+        let mut w = BufWriter::new(tmp);
+        fill(&mut w)?;
+        let tmp = w.into_inner().map_err(|e| werr(e.into_error()))?;
+        tmp.as_file().sync_all().map_err(werr)?;
+        // Kept: a commit renames it, a failure before the commit removes it (drop of
+        // the transaction) and a kill leaves it for `recover`.
+        let (_, path) = tmp.keep().map_err(|e| werr(e.error))?;
+        self.staged.push((path, target.to_path_buf()));
+        Ok(())
+    }
+
+    /// Makes every staged file its target's content, the last staged last.
+    pub fn commit(mut self) -> Result<()> {
+        let jerr = |source| TableError::Write {
+            path: self.journal.clone(),
+            source,
+        };
+        let mut text = String::new();
+        for (tmp, _) in &self.staged {
+            text.push_str(&tmp.file_name().unwrap_or_default().to_string_lossy());
+            text.push('\n');
+        }
+        crate::write_atomic(&self.journal, |w| {
+            w.write_all(text.as_bytes()).map_err(jerr)
+        })?;
+        sync_dir(dir_of(&self.journal)).map_err(jerr)?;
+        fail_point("publish:journal").map_err(jerr)?;
+        let staged = std::mem::take(&mut self.staged);
+        for (tmp, target) in &staged {
+            std::fs::rename(tmp, target).map_err(|source| TableError::Write {
+                path: target.clone(),
+                source,
+            })?;
+            let name = target.file_name().unwrap_or_default().to_string_lossy();
+            fail_point(&format!("publish:renamed:{name}")).map_err(jerr)?;
+        }
+        sync_dir(dir_of(&self.journal)).map_err(jerr)?;
+        std::fs::remove_file(&self.journal).map_err(jerr)?;
+        Ok(())
+    }
+}
+
+impl Drop for Transaction {
+    /// A transaction dropped uncommitted (an error while staging) removes its
+    /// temporaries; the targets were never touched.
+    fn drop(&mut self) {
+        for (tmp, _) in &self.staged {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recovery {
+    /// Targets that an interrupted commit had not yet renamed into place, now done.
+    pub completed: Vec<PathBuf>,
+    /// Orphaned temporaries of an uncommitted transaction, removed.
+    pub removed: Vec<PathBuf>,
+}
+
+/// Finishes or undoes what a killed transaction left, under the caller's lock:
+/// with a journal, renames each temporary it names that is still there onto its
+/// target and removes the journal; then removes every temporary
+/// `.<target>.XXXXXX.tmp` of a target for which `owned(target name)` holds.
+pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery> {
+    let dir = dir_of(journal);
+    let jerr = |source| TableError::Write {
+        path: journal.to_path_buf(),
+        source,
+    };
+    let mut done = Recovery::default();
+    match std::fs::read_to_string(journal) {
+        Ok(text) => {
+            for tmp_name in text.lines().filter(|l| !l.is_empty()) {
+                let Some(target) = target_of(tmp_name) else {
+                    return Err(jerr(std::io::Error::other(format!(
+                        "the journal names {tmp_name:?}, not a temporary file"
+                    ))));
+                };
+                let tmp = dir.join(tmp_name);
+                if tmp.exists() {
+                    let target = dir.join(target);
+                    std::fs::rename(&tmp, &target).map_err(|source| TableError::Write {
+                        path: target.clone(),
+                        source,
+                    })?;
+                    done.completed.push(target);
+                }
+            }
+            sync_dir(dir).map_err(jerr)?;
+            std::fs::remove_file(journal).map_err(jerr)?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(TableError::Read {
+                path: journal.to_path_buf(),
+                source,
+            })
+        }
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| TableError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if target_of(&name).is_some_and(&owned) {
+            let p = e.path();
+            std::fs::remove_file(&p).map_err(|source| TableError::Write {
+                path: p.clone(),
+                source,
+            })?;
+            done.removed.push(p);
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(w: &mut dyn Write, bytes: &[u8]) -> Result<()> {
+        w.write_all(bytes).map_err(|source| TableError::Write {
+            path: PathBuf::from("test"),
+            source,
+        })
+    }
+
+    #[test]
+    fn temporary_names_map_back_to_their_target() {
+        assert_eq!(target_of(".f.v1.csv.Ab12xZ.tmp"), Some("f.v1.csv"));
+        assert_eq!(target_of(".f.csv.tmp"), None);
+        assert_eq!(target_of("f.csv.Ab12xZ.tmp"), None);
+    }
+
+    #[test]
+    fn a_commit_replaces_every_file_and_a_dropped_one_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        let b = dir.path().join("b.csv");
+        std::fs::write(&a, "old a").unwrap();
+        let journal = dir.path().join("a.csv.publishing");
+        let mut tx = Transaction::new(&journal);
+        tx.stage(&a, |w| put(w, b"new a")).unwrap();
+        drop(tx);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let mut tx = Transaction::new(&journal);
+        tx.stage(&b, |w| put(w, b"new b")).unwrap();
+        tx.stage(&a, |w| put(w, b"new a")).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn recovery_rolls_a_journaled_commit_forward_and_sweeps_orphans() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        std::fs::write(&a, "old a").unwrap();
+        std::fs::write(dir.path().join(".a.csv.Q1w2E3.tmp"), "new a").unwrap();
+        std::fs::write(dir.path().join(".a_log.csv.R4t5Y6.tmp"), "orphan").unwrap();
+        std::fs::write(dir.path().join(".other.csv.R4t5Y6.tmp"), "not ours").unwrap();
+        let journal = dir.path().join("a.csv.publishing");
+        std::fs::write(&journal, ".a.csv.Q1w2E3.tmp\n.a_gone.csv.Z9x8C7.tmp\n").unwrap();
+        let r = recover(&journal, |t| t.starts_with("a")).unwrap();
+        assert_eq!(r.completed, vec![a.clone()]);
+        assert_eq!(r.removed.len(), 1);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert!(!journal.exists());
+        assert!(dir.path().join(".other.csv.R4t5Y6.tmp").exists());
+    }
+}

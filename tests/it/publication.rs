@@ -1,0 +1,207 @@
+//! `index --out F` publishes as one transaction: a run killed at any step of a
+//! restating publication (or failing on a full disk) is followed by a run whose
+//! files are byte-identical to an uninterrupted run's, and concurrent publishers of
+//! one file never archive or log twice.
+
+use crate::util::{p, rentix, rentix_ok};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const HEAD: &str =
+    "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours";
+
+/// Every file of `dir` by name, with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for (name, bytes) in snapshot(from) {
+        std::fs::write(to.join(name), bytes).unwrap();
+    }
+}
+
+/// A store with a published `base/fix.csv` that late data will restate.
+fn restating_setup(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let store = root.join("s");
+    let a = root.join("a.csv");
+    let body: Vec<String> = (0..3)
+        .map(|i| format!("trade,2025-05-0{}T1{i}:00:00Z,s{i},h100-sxm-80gb,vm,on-demand,2.{i},gpu_hour,USD,100", 1 + i % 2))
+        .collect();
+    std::fs::write(&a, format!("{HEAD}\n{}\n", body.join("\n"))).unwrap();
+    rentix_ok(&["ingest", "--store", p(&store), p(&a)]);
+    let base = root.join("base");
+    std::fs::create_dir_all(&base).unwrap();
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&base.join("fix.csv")),
+    ]);
+    let b = root.join("b.csv");
+    std::fs::write(&b, format!("{HEAD}\ntrade,2025-05-01T18:00:00Z,s9,h100-sxm-80gb,vm,on-demand,1.9,gpu_hour,USD,1000\n")).unwrap();
+    rentix_ok(&["ingest", "--store", p(&store), p(&b)]);
+    (store, base)
+}
+
+fn index_with(store: &Path, dir: &Path, fail_at: Option<&str>) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rentix"));
+    c.args([
+        "index",
+        "--store",
+        p(store),
+        "--out",
+        p(&dir.join("fix.csv")),
+    ]);
+    if let Some(f) = fail_at {
+        c.env("RENTIX_FAIL_AT", f);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_publication_killed_at_any_step_is_finished_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, base) = restating_setup(tmp.path());
+    let reference = tmp.path().join("ref");
+    copy_dir(&base, &reference);
+    let msg = rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&reference.join("fix.csv")),
+    ]);
+    assert!(msg.contains("restated"), "{msg}");
+    let want = snapshot(&reference);
+    assert!(want.contains_key("fix.v1.csv") && want.contains_key("fix_restatements.csv"));
+    assert!(!want.contains_key("fix.csv.lock"), "the lock is released");
+    for step in [
+        "publish:archive_write",
+        "publish:archive_staged",
+        "publish:log_staged",
+        "publish:staged",
+        "publish:journal",
+        "publish:renamed:fix.v1.csv",
+        "publish:renamed:fix_restatements.csv",
+        "publish:renamed:fix.csv",
+    ] {
+        let d = tmp.path().join(step.replace(':', "_"));
+        copy_dir(&base, &d);
+        let killed = index_with(&store, &d, Some(step));
+        assert!(!killed.status.success(), "{step}: the hook did not fire");
+        assert!(
+            String::from_utf8_lossy(&killed.stderr).contains("RENTIX_FAIL_AT"),
+            "{step}: {}",
+            String::from_utf8_lossy(&killed.stderr)
+        );
+        let again = index_with(&store, &d, None);
+        assert!(
+            again.status.success(),
+            "{step}: {}",
+            String::from_utf8_lossy(&again.stderr)
+        );
+        let got = snapshot(&d);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{step}: files differ"
+        );
+        for (name, bytes) in &want {
+            assert!(&got[name] == bytes, "{step}: {name} differs");
+        }
+    }
+}
+
+#[test]
+fn a_full_disk_while_archiving_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, base) = restating_setup(tmp.path());
+    let reference = tmp.path().join("ref");
+    copy_dir(&base, &reference);
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&reference.join("fix.csv")),
+    ]);
+    let d = tmp.path().join("full");
+    copy_dir(&base, &d);
+    let o = index_with(&store, &d, Some("publish:archive_write:error"));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("fix.v1.csv") && err.contains("injected"),
+        "{err}"
+    );
+    assert_eq!(
+        snapshot(&d),
+        snapshot(&base),
+        "no truncated archive, no temporary"
+    );
+    assert!(index_with(&store, &d, None).status.success());
+    assert_eq!(
+        snapshot(&d),
+        snapshot(&reference),
+        "the archive is v1, not v2"
+    );
+}
+
+#[test]
+fn concurrent_publishers_of_one_file_archive_and_log_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, base) = restating_setup(tmp.path());
+    let reference = tmp.path().join("ref");
+    copy_dir(&base, &reference);
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&reference.join("fix.csv")),
+    ]);
+    let d = tmp.path().join("six");
+    copy_dir(&base, &d);
+    let out = d.join("fix.csv");
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_rentix"))
+                .args(["index", "--store", p(&store), "--out", p(&out)])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut ok = 0;
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        if o.status.success() {
+            ok += 1;
+        } else {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("fix.csv.lock") && err.contains("locked by"),
+                "{err}"
+            );
+        }
+    }
+    assert!(ok >= 1);
+    assert_eq!(snapshot(&d), snapshot(&reference));
+    // A lock held by a live process is named; one left by a killed one is replaced.
+    let o = rentix(&["index", "--store", p(&store), "--out", p(&out)]);
+    assert!(o.status.success());
+}
