@@ -184,3 +184,96 @@ fn ratings_attach_by_operator_scope_and_date() {
         "{err}"
     );
 }
+
+/// The docs say "add an alias and ingest again": a file first ingested with an
+/// unknown GPU and a bad price, then again with a mapping whose `[aliases]` names
+/// the GPU, gets the GPU's row in (retried, accepted) without reading its good rows
+/// again; the bad price stays quarantined and is retried by the next run; a third
+/// run with nothing new retries only it.
+#[test]
+fn reingest_retries_the_rows_the_last_run_quarantined() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(
+        &obs,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n\
+         listing,2025-03-03T12:00:00Z,a,h100-sxm-80gb,vm,on-demand,2.5,gpu_hour,USD\n\
+         listing,2025-03-03T12:00:00Z,b,H100 Hyperion,vm,on-demand,2.6,gpu_hour,USD\n\
+         listing,2025-03-03T12:00:00Z,c,h100-sxm-80gb,vm,on-demand,abc,gpu_hour,USD\n",
+    )
+    .unwrap();
+    let mapping = dir.path().join("aliases.toml");
+    std::fs::write(
+        &mapping,
+        "name = \"canonical-with-aliases\"\n[aliases]\n\"H100 Hyperion\" = \"h100-sxm-80gb\"\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec!["ingest", "--store", p(&store)];
+        args.extend_from_slice(extra);
+        args.push(p(&obs));
+        serde_json::from_str(&rentix_ok(&args)).unwrap()
+    };
+    let n = |s: &Value, k: &str| s[k].as_u64().unwrap_or(0);
+
+    let first = run(&[]);
+    assert_eq!(
+        (n(&first, "accepted"), n(&first, "quarantined")),
+        (1, 2),
+        "{first}"
+    );
+    assert_eq!(first["quarantined_by_reason"]["unknown_gpu"], 1);
+
+    let second = run(&["--mapping", p(&mapping)]);
+    let f = &second["files"][0];
+    assert_eq!(f["already_ingested"], true, "{second}");
+    assert_eq!(n(f, "retried"), 2, "{second}");
+    assert_eq!(n(f, "rows_read"), 2, "the good row is not read again: {second}");
+    assert_eq!(
+        (n(&second, "accepted"), n(&second, "quarantined"), n(&second, "retried")),
+        (1, 1, 2)
+    );
+    assert_eq!(second["quarantined_by_reason"]["unparseable_price"], 1);
+
+    let third = run(&["--mapping", p(&mapping)]);
+    assert_eq!(
+        (n(&third, "accepted"), n(&third, "quarantined"), n(&third, "retried")),
+        (0, 1, 1),
+        "{third}"
+    );
+
+    // Both valid rows are in the store once.
+    let out = dir.path().join("fixings.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "n_listings").unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.contains("h100-sxm-80gb/vm/on-demand"))
+        .unwrap();
+    assert_eq!(row.split(',').nth(col), Some("2"), "{text}");
+}
+
+/// A mapping with neither `[[emit]]` nor `[aliases]` / `[value_map]` does nothing
+/// and is refused, saying what it needs.
+#[test]
+fn an_empty_mapping_is_refused_saying_what_it_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mapping = dir.path().join("empty.toml");
+    std::fs::write(&mapping, "name = \"nothing\"\n").unwrap();
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(&obs, "kind\n").unwrap();
+    let out = rentix(&[
+        "ingest",
+        "--store",
+        p(&dir.path().join("s")),
+        "--mapping",
+        p(&mapping),
+        p(&obs),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[[emit]]") && err.contains("[aliases]"), "{err}");
+}

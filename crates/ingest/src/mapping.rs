@@ -11,9 +11,9 @@
 //! The canonical layout is the identity mapping built from the header.
 
 use crate::error::{IngestError, Result};
+use std::borrow::Cow;
 use crate::raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 use serde::Deserialize;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -142,6 +142,7 @@ struct MappingFile {
     name: String,
     #[serde(default)]
     description: String,
+    #[serde(default)]
     emit: Vec<BTreeMap<String, String>>,
     #[serde(default)]
     value_map: BTreeMap<String, BTreeMap<String, String>>,
@@ -184,8 +185,10 @@ impl Mapping {
             detail,
         };
         let file: MappingFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
-        if file.emit.is_empty() {
-            return Err(err("at least one [[emit]] block is needed".into()));
+        if file.emit.is_empty() && file.aliases.is_empty() && file.value_map.is_empty() {
+            return Err(err(
+                "at least one [[emit]] block is needed (or, for files in the canonical layout, [aliases] or [value_map] alone)".into(),
+            ));
         }
         if file.emit.len() > crate::MAX_EMIT_BLOCKS {
             return Err(err(format!(
@@ -235,6 +238,21 @@ impl Mapping {
             value_map: file.value_map,
             aliases: file.aliases,
         })
+    }
+
+    /// The mapping that reads a file with `header`: this one, or, when it has no
+    /// `[[emit]]` block (only `[aliases]` or `[value_map]`), the canonical layout with
+    /// its value maps. Errors if a column it needs is absent.
+    pub fn for_header(&self, header: &[String], path: &Path) -> Result<Cow<'_, Self>> {
+        if self.emits.is_empty() {
+            let mut canonical = Self::canonical(header, path)?;
+            canonical.name.clone_from(&self.name);
+            canonical.value_map.clone_from(&self.value_map);
+            canonical.aliases.clone_from(&self.aliases);
+            return Ok(Cow::Owned(canonical));
+        }
+        self.check_header(header, path)?;
+        Ok(Cow::Borrowed(self))
     }
 
     /// The identity mapping for the canonical layout, built from a file's header.

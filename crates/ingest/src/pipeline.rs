@@ -205,24 +205,43 @@ impl Stager {
     }
 }
 
+/// A reader that hashes every byte it passes on, so that the SHA-256 a run records is
+/// that of the bytes it read, not of a file that changed between hashing and reading.
+pub(crate) struct HashingReader<R> {
+    inner: R,
+    hash: Sha256,
+}
+
+impl<R: Read> HashingReader<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        Self {
+            inner,
+            hash: Sha256::new(),
+        }
+    }
+
+    /// Reads what is left to the end and returns the hash of every byte read.
+    pub(crate) fn finish(mut self) -> std::io::Result<String> {
+        std::io::copy(&mut self, &mut std::io::sink())?;
+        Ok(hex(&self.hash.finalize()))
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
 pub(crate) fn sha256_file(path: &Path) -> Result<String> {
-    let mut f = File::open(path).map_err(|source| IngestError::Read {
+    let read_err = |source| IngestError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf).map_err(|source| IngestError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
+    };
+    let f = File::open(path).map_err(read_err)?;
+    HashingReader::new(f).finish().map_err(read_err)
 }
 
 /// Ingests `files` into the store at `store_dir` and returns the run's summary.
@@ -239,7 +258,7 @@ pub fn ingest(
     let run_id = store.next_run_id()?;
     store.sweep(&lock)?;
     let stale_lock = lock.replaced_stale.clone();
-    let already = store.ingested_hashes()?;
+    let history = store.runs()?;
 
     let mapping = match &opts.mapping {
         Some(p) => Some(Mapping::from_file(p)?),
@@ -307,30 +326,57 @@ pub fn ingest(
     };
     let mut read_total = 0u64;
 
-    for path in files {
-        let sha = sha256_file(path)?;
+    // Every input is hashed before any is read, so that which files were read before
+    // is decided once; each is hashed again as it is read, and a file whose bytes
+    // changed in between is refused (the run would record a hash of other bytes).
+    let hashed: Vec<(&PathBuf, String)> = files
+        .iter()
+        .map(|f| sha256_file(f).map(|sha| (f, sha)))
+        .collect::<Result<_>>()?;
+    for (path, sha) in hashed {
         let display = path.to_string_lossy().to_string();
-        summary.input_sha256.insert(display.clone(), sha.clone());
         let mut fs = FileSummary {
             path: display.clone(),
             input_sha256: sha.clone(),
             ..Default::default()
         };
-        if already.contains(&sha) || summary.files.iter().any(|f| f.input_sha256 == sha) {
+        // A file read before is not read again, except the rows that the latest run
+        // which read it quarantined: this run's mapping, FX table or bounds may
+        // accept them now (an alias added after an unknown GPU).
+        let retry = if summary.files.iter().any(|f| f.input_sha256 == sha) {
+            Some(BTreeSet::new())
+        } else {
+            store.retry_rows(&history, &sha)?
+        };
+        summary.input_sha256.insert(display.clone(), sha.clone());
+        if let Some(rows) = &retry {
             fs.already_ingested = true;
-            summary.files.push(fs);
-            continue;
+            fs.retried = rows.len() as u64;
+            if rows.is_empty() {
+                summary.files.push(fs);
+                continue;
+            }
         }
-        read_file(
+        let read_sha = read_file(
             path,
             mapping.as_ref(),
             &normalizer,
             &mut stager,
             &mut quarantine,
             &mut fs,
+            retry.as_ref(),
             &mut |n| progress(read_total + n),
         )?;
+        if read_sha != sha {
+            return Err(IngestError::Read {
+                path: path.clone(),
+                source: std::io::Error::other(format!(
+                    "the file changed while it was being ingested (SHA-256 {sha} before reading, {read_sha} of the bytes read); nothing was committed: ingest it again once it is complete"
+                )),
+            });
+        }
         read_total += fs.source_rows;
+        summary.retried += fs.retried;
         summary.files.push(fs);
     }
 
@@ -413,14 +459,16 @@ fn read_file(
     stager: &mut Stager,
     quarantine: &mut QuarantineWriter,
     fs: &mut FileSummary,
+    only: Option<&BTreeSet<u64>>,
     progress: &mut dyn FnMut(u64),
-) -> Result<()> {
+) -> Result<String> {
     let file_name = path.to_string_lossy().to_string();
     let file = File::open(path).map_err(|source| IngestError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let (bounded, cut) = crate::sizes::LineBound::new(file, crate::MAX_RECORD_BYTES);
+    let (bounded, cut) =
+        crate::sizes::LineBound::new(HashingReader::new(file), crate::MAX_RECORD_BYTES);
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(true)
@@ -450,16 +498,9 @@ fn read_file(
         });
     }
     check_header(path, &header)?;
-    let canonical;
     let mapping = match mapping {
-        Some(m) => {
-            m.check_header(&header, path)?;
-            m
-        }
-        None => {
-            canonical = Mapping::canonical(&header, path)?;
-            &canonical
-        }
+        Some(m) => m.for_header(&header, path)?,
+        None => std::borrow::Cow::Owned(Mapping::canonical(&header, path)?),
     };
     let mapping = mapping.bind(&header);
 
@@ -467,21 +508,20 @@ fn read_file(
     // while the previous one is staged (spilled when the stage is full). Batches are
     // staged in file order, so the result does not depend on the thread count or on
     // which side runs ahead.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<PendingRecord>>>(2);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(u64, Vec<PendingRecord>)>>(2);
     let file = FileContext {
         name: &file_name,
         header: &header,
     };
-    std::thread::scope(|scope| -> Result<()> {
-        scope.spawn(|| read_records(rdr, &cut, path, &header, tx));
+    let read_sha = std::thread::scope(|scope| -> Result<String> {
+        let reader = scope.spawn(|| read_records(rdr, &cut, path, &header, only, tx));
         let mut normalized: Option<(Vec<PendingRecord>, Vec<Outcomes>)> = None;
         for batch in rx {
-            let batch = batch?;
-            let Some(last) = batch.last().map(|b| b.0) else {
+            let (rows_seen, batch) = batch?;
+            progress(rows_seen);
+            if batch.is_empty() {
                 continue;
-            };
-            fs.source_rows = last;
-            progress(last);
+            }
             let (staged, results) = rayon::join(
                 || match normalized.take() {
                     Some((b, r)) => stage(&file, b, r, stager, quarantine, fs),
@@ -492,13 +532,21 @@ fn read_file(
             staged?;
             normalized = Some((batch, results));
         }
-        match normalized {
-            Some((b, r)) => stage(&file, b, r, stager, quarantine, fs),
-            None => Ok(()),
+        if let Some((b, r)) = normalized {
+            stage(&file, b, r, stager, quarantine, fs)?;
         }
+        let (rows, sha) = reader.join().map_err(|_| IngestError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("the reading thread stopped unexpectedly"),
+        })?;
+        fs.source_rows = rows;
+        sha.map_err(|source| IngestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
     })?;
     fs.quarantined = quarantine.count_for(&file_name);
-    Ok(())
+    Ok(read_sha)
 }
 
 /// Each record's observations (a mapping may make several of one record) or why
@@ -629,14 +677,19 @@ fn stage(
 }
 
 /// Reads the records of `rdr` in batches of [`PARALLEL_BATCH`] and sends them in
-/// order; stops at the first error (sent too), or when the receiver hangs up.
+/// order with the number of records read so far; with `only`, just the records of
+/// those row numbers. Stops at the first error (sent too), or when the receiver
+/// hangs up. Returns the records in the file and the SHA-256 of its bytes once it
+/// has read them all (an error if it stopped before).
 fn read_records(
-    mut rdr: csv::Reader<crate::sizes::LineBound<File>>,
+    mut rdr: csv::Reader<crate::sizes::LineBound<HashingReader<File>>>,
     cut: &crate::sizes::CutLines,
     path: &Path,
     header: &[String],
-    tx: std::sync::mpsc::SyncSender<Result<Vec<PendingRecord>>>,
-) {
+    only: Option<&BTreeSet<u64>>,
+    tx: std::sync::mpsc::SyncSender<Result<(u64, Vec<PendingRecord>)>>,
+) -> (u64, std::io::Result<String>) {
+    let stopped = || Err(std::io::Error::other("reading stopped before the end"));
     let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
     let mut record = csv::ByteRecord::new();
     let mut row: u64 = 0;
@@ -652,7 +705,7 @@ fn read_records(
                     row: row + 1,
                     detail: e.to_string(),
                 }));
-                return;
+                return (row, stopped());
             }
         };
         if more {
@@ -673,7 +726,10 @@ fn read_records(
                         header.get(f).map_or("?", String::as_str)
                     ),
                 }));
-                return;
+                return (row, stopped());
+            }
+            if only.is_some_and(|rows| !rows.contains(&row)) {
+                continue;
             }
             let line = record.position().map_or(0, |p| p.line());
             let too_long = cut.lock().is_ok_and(|c| c.contains(&line));
@@ -695,8 +751,11 @@ fn read_records(
         if batch.len() >= PARALLEL_BATCH || held >= BATCH_BYTES || !more {
             held = 0;
             let full = std::mem::replace(&mut batch, Vec::with_capacity(PARALLEL_BATCH));
-            if tx.send(Ok(full)).is_err() || !more {
-                return;
+            if tx.send(Ok((row, full))).is_err() {
+                return (row, stopped());
+            }
+            if !more {
+                return (row, rdr.into_inner().into_inner().finish());
             }
         }
     }
@@ -758,4 +817,66 @@ fn header_pairs(header: &[String], fields: &[String]) -> Vec<(String, String)> {
             (name, crate::sizes::prefix(value))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n";
+
+    fn listing(source: &str, price: &str) -> String {
+        format!("listing,2025-03-03T12:00:00Z,{source},h100-sxm-80gb,vm,on-demand,{price},gpu_hour,USD\n")
+    }
+
+    /// b.csv is hashed, then rewritten while a.csv is read (from the progress
+    /// callback), then read: the run must refuse it, not record the old hash with the
+    /// new rows (the old bytes would then count as ingested, their rows never in).
+    #[test]
+    fn a_file_rewritten_between_hashing_and_reading_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        let b = dir.path().join("b.csv");
+        std::fs::write(&a, format!("{HEADER}{}", listing("a", "2.5"))).unwrap();
+        std::fs::write(&b, format!("{HEADER}{}", listing("b", "2.6"))).unwrap();
+        let store = dir.path().join("store");
+        let mut rewritten = false;
+        let mut progress = |_: u64| {
+            if !rewritten {
+                std::fs::write(&b, format!("{HEADER}{}", listing("b", "9.9"))).unwrap();
+                rewritten = true;
+            }
+        };
+        let err = ingest(
+            &store,
+            &[a.clone(), b.clone()],
+            &IngestOptions::default(),
+            &mut progress,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("b.csv") && err.contains("changed while"), "{err}");
+        assert!(Store::open(&store).unwrap().runs().unwrap().is_empty());
+
+        // Once it stops changing, the file is ingested with the hash of what was read.
+        let s = ingest(&store, &[a, b.clone()], &IngestOptions::default(), &mut |_| {}).unwrap();
+        assert_eq!(s.accepted, 2);
+        assert_eq!(s.files[1].input_sha256, sha256_file(&b).unwrap());
+    }
+
+    /// The hash of the bytes read equals the hash of the file, whatever the reader
+    /// left unread (the CSV reader stops at its last record).
+    #[test]
+    fn hashing_reader_hashes_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f.csv");
+        std::fs::write(&f, "x\n1\n2\n\n\n").unwrap();
+        let mut r = HashingReader::new(File::open(&f).unwrap());
+        let mut two = [0u8; 2];
+        r.read_exact(&mut two).unwrap();
+        // From `printf 'x\n1\n2\n\n\n' | sha256sum`.
+        let want = "500c5bf8464e1601bec17cbd9f563db69a382d6796e3fdb1192520ea2a7ce13e";
+        assert_eq!(r.finish().unwrap(), want);
+        assert_eq!(sha256_file(&f).unwrap(), want);
+    }
 }

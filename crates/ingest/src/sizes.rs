@@ -77,6 +77,11 @@ impl<R: Read> LineBound<R> {
         (me, cut)
     }
 
+    /// The reader this one wraps, once reading is done.
+    pub(crate) fn into_inner(self) -> R {
+        self.inner
+    }
+
     fn end_cut(&mut self) {
         if self.skipping && self.quote_open {
             self.out.push(b'"');

@@ -395,18 +395,46 @@ impl Store {
         Ok(rows)
     }
 
-    /// Input hashes of every committed run.
-    pub fn ingested_hashes(&self) -> Result<BTreeSet<String>> {
-        Ok(self
-            .runs()?
-            .into_iter()
-            .flat_map(|r| {
-                r.files
-                    .into_iter()
-                    .filter(|f| !f.already_ingested)
-                    .map(|f| f.input_sha256)
-            })
-            .collect())
+    /// For a file whose bytes hash to `sha`: `None` if no run of `runs` read it,
+    /// otherwise the row numbers that the latest run which read it (first read or
+    /// retry) quarantined, which a new ingest of the file retries.
+    pub fn retry_rows(
+        &self,
+        runs: &[IngestSummary],
+        sha: &str,
+    ) -> Result<Option<BTreeSet<u64>>> {
+        let latest = runs.iter().rev().find_map(|r| {
+            r.files
+                .iter()
+                .find(|f| f.input_sha256 == sha && (!f.already_ingested || f.retried > 0))
+                .map(|f| (r, f))
+        });
+        let Some((run, file)) = latest else {
+            return Ok(None);
+        };
+        if file.quarantined == 0 {
+            return Ok(Some(BTreeSet::new()));
+        }
+        let path = self.root.join(&run.quarantine_file);
+        let bad = |detail: String| IngestError::Store {
+            path: path.clone(),
+            detail,
+        };
+        let mut rdr = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+        // The quarantine's `file` cell is the path as the run named it, neutralized
+        // against formula injection like every text cell.
+        let name = rentix_table::neutralize(file.path.clone());
+        let mut rows = BTreeSet::new();
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| bad(e.to_string()))?;
+            if rec.get(0) == Some(name.as_str()) {
+                let row = rec.get(1).and_then(|r| r.parse::<u64>().ok()).ok_or_else(|| {
+                    bad(format!("row {:?} is not a row number", rec.get(1)))
+                })?;
+                rows.insert(row);
+            }
+        }
+        Ok(Some(rows))
     }
 
     /// Removes what a killed run left: staging files, partition or quarantine files

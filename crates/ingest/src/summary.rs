@@ -16,8 +16,13 @@ pub struct FileSummary {
     pub accepted: u64,
     pub quarantined: u64,
     pub duplicates: u64,
-    /// The same bytes were committed by an earlier run: nothing was read or added.
+    /// The same bytes were read by an earlier run: only the rows that the latest run
+    /// which read them quarantined were read again (`retried`).
     pub already_ingested: bool,
+    /// Records of an already-ingested file read again because the latest run that
+    /// read them quarantined them; those now valid are among `accepted`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried: u64,
     /// Raw GPU names the catalog does not know, with their row counts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown_gpus: BTreeMap<String, u64>,
@@ -79,6 +84,9 @@ pub struct IngestSummary {
     /// Duplicates of a row in this run / of a row already in the store.
     pub duplicates_within_run: u64,
     pub duplicates_of_store: u64,
+    /// Records of already-ingested files retried after an earlier quarantine.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried: u64,
     /// Duplicates (same source and `obs_id`, or same content key) whose content
     /// differs from the row kept: counted among the duplicates, and listed.
     #[serde(default)]
