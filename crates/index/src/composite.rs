@@ -69,7 +69,8 @@ fn composite_rules(
     (publish, flags)
 }
 
-/// Chained Jevons or Dutot over the component grades' fixings.
+/// Chained Jevons or Dutot over the component grades' fixings, on the dates at least
+/// one component has a row.
 pub fn chained(
     spec: &CompositeSpec,
     fixings: &[Fixing],
@@ -101,6 +102,13 @@ pub fn chained(
             .copied()
             .collect();
         if present.is_empty() && level.is_none() {
+            continue;
+        }
+        // No component lives on `d` (each is silent beyond its carry): no row, as
+        // for the components themselves; the next link starts afresh, as after a
+        // day with every price missing.
+        if rows.iter().all(Option::is_none) {
+            prev = Some(vec![None; comps.len()]);
             continue;
         }
         let mut flags = Vec::new();
