@@ -206,3 +206,33 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Readers check the cheap part: `index` (and `verify`, which reads the same way)
+/// refuses a partition whose size is not the committed one, naming the file and
+/// pointing at `store check --deep`, instead of fixing from changed bytes.
+#[test]
+fn index_refuses_a_partition_whose_size_changed_since_its_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = one_partition(dir.path());
+    let part = store.join(PART);
+    let mut bytes = std::fs::read(&part).unwrap();
+    bytes.extend_from_slice(b"appended");
+    std::fs::write(&part, &bytes).unwrap();
+    let out = rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&dir.path().join("f.csv")),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("run-000001.parquet") && err.contains("changed after its commit"),
+        "{err}"
+    );
+    assert!(err.contains("store check --deep"), "{err}");
+    // store check still reports it (it does not stop at the first reader's refusal).
+    let (code, stdout, stderr) = check(&store, false);
+    assert_ne!(code, Some(0), "{stdout}{stderr}");
+}

@@ -184,6 +184,9 @@ impl Store {
                             self.root.display()
                         ),
                     })?;
+                if let Some(sum) = run.partition_checksums.get(&part) {
+                    self.check_size(&part, sum.bytes, &run.run_id)?;
+                }
                 out.entry(date).or_default().push(part);
             }
         }
@@ -191,6 +194,25 @@ impl Store {
             v.sort();
         }
         Ok(out)
+    }
+
+    /// The cheap part of a partition's checksum, checked by every reader: its size
+    /// as committed. A file truncated, appended to or replaced since is refused,
+    /// naming it (`store check --deep` compares every byte's hash). A file that is
+    /// gone is left to the reader (a compaction may have replaced it meanwhile).
+    fn check_size(&self, part: &str, committed: u64, run_id: &str) -> Result<()> {
+        let path = self.root.join(part);
+        match fs::metadata(&path) {
+            Ok(meta) if meta.len() != committed => Err(IngestError::Store {
+                path,
+                detail: format!(
+                    "is {} bytes, but {run_id} committed it at {committed}: the file was changed after its commit; `rentix store check --deep --store {}` lists every damaged file",
+                    meta.len(),
+                    self.root.display()
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Reads the committed observations with `from <= fixing_date <= to`.
