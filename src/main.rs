@@ -38,12 +38,13 @@ fn main() -> ExitCode {
     // partitions is let finish first, so a run is in the store whole or not at all;
     // the next run sweeps what this one staged.
     let _ = ctrlc::set_handler(|| {
-        let message = if rentix_ingest::release_all_locks() {
-            "rentix: interrupted after this run was committed (its run record lists it)"
-        } else {
-            "rentix: interrupted; nothing was committed by this run"
+        let _ = match rentix_ingest::release_all_locks() {
+            Some(what) => writeln!(std::io::stderr(), "rentix: interrupted after {what}"),
+            None => writeln!(
+                std::io::stderr(),
+                "rentix: interrupted; nothing was committed by this run (the store and any earlier publication are as they were)"
+            ),
         };
-        let _ = writeln!(std::io::stderr(), "{message}");
         std::process::exit(130);
     });
     match commands::run(args) {

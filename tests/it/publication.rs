@@ -205,3 +205,49 @@ fn concurrent_publishers_of_one_file_archive_and_log_once() {
     let o = rentix(&["index", "--store", p(&store), "--out", p(&out)]);
     assert!(o.status.success());
 }
+
+/// Ctrl-C (SIGTERM) during a publication: inside the commit the signal waits for the
+/// renames, the message says the publication is in place, and the files are an
+/// uninterrupted run's; before the commit the message says nothing was committed,
+/// the previous publication is untouched, and the next run gives the same files.
+/// (The message used to say "nothing was committed" in both cases.)
+#[test]
+fn ctrl_c_during_a_publication_says_what_was_committed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, base) = restating_setup(tmp.path());
+    let reference = tmp.path().join("ref");
+    copy_dir(&base, &reference);
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&reference.join("fix.csv")),
+    ]);
+    let want = snapshot(&reference);
+    for (step, says, done) in [
+        (
+            "publish:journal:signal",
+            "interrupted after the publication was put in place whole",
+            true,
+        ),
+        ("publish:staged:signal", "nothing was committed", false),
+    ] {
+        let d = tmp.path().join(step.replace(':', "_"));
+        copy_dir(&base, &d);
+        let before = snapshot(&d);
+        let out = index_with(&store, &d, Some(step));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{step}: {stderr}");
+        assert!(stderr.contains(says), "{step}: {stderr}");
+        assert!(!d.join("fix.csv.lock").exists(), "{step}: lock left");
+        if done {
+            assert_eq!(snapshot(&d), want, "{step}");
+        } else {
+            assert_eq!(snapshot(&d)["fix.csv"], before["fix.csv"], "{step}");
+            let again = index_with(&store, &d, None);
+            assert!(again.status.success(), "{step}");
+            assert_eq!(snapshot(&d), want, "{step}");
+        }
+    }
+}

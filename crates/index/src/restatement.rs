@@ -258,7 +258,12 @@ pub fn publish(
     }
     fixings_table(&result.rows).stage(&mut tx, out)?;
     fail_point("publish:staged").map_err(|e| write_err(out, e))?;
+    // A signal waits for the renames: the publication is in place whole or not at
+    // all, and the message on exit says which.
+    let mut committed = rentix_ingest::committing();
     tx.commit()?;
+    *committed = Some("the publication was put in place whole");
+    drop(committed);
     lock.verify()?;
     result.recovered = recovery.completed;
     result.swept = recovery.removed;

@@ -31,7 +31,7 @@ pub use check::{check_store, check_store_deep, StoreReport};
 pub use compact::{compact, CompactSummary};
 pub use error::{IngestError, Result};
 pub use fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
-pub use lock::{release_all as release_all_locks, LockOwner, StoreLock};
+pub use lock::{committing, release_all as release_all_locks, LockOwner, StoreLock};
 pub use mapping::{Mapping, Template};
 pub use normalize::{
     dedupe_key, hex, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,

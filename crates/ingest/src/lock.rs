@@ -60,20 +60,21 @@ static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Held while a run publishes (moves its partitions into place and writes its run
 /// record); true once a run of this process has published.
-static PUBLISHING: Mutex<bool> = Mutex::new(false);
+static PUBLISHING: Mutex<Option<&'static str>> = Mutex::new(None);
 
-/// The right to publish a run, for the publication's whole span; set it to true
-/// when the run record is written.
-pub(crate) fn publishing() -> MutexGuard<'static, bool> {
+/// The right to commit, for the commit's whole span: an ingest publishing its run,
+/// or `index` renaming a publication into place. Set it to what was committed once
+/// it is (a signal handler then says so).
+pub fn committing() -> MutexGuard<'static, Option<&'static str>> {
     PUBLISHING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// For a signal handler before exiting: waits for a run that is publishing to
-/// finish (a run is published whole or not at all, never cut between its partitions
-/// and its record), keeps any other from starting, and removes every lock this
-/// process holds. Returns whether a run of this process was published.
-pub fn release_all() -> bool {
-    let publishing = publishing();
+/// For a signal handler before exiting: waits for a commit in progress to finish (a
+/// run or a publication is committed whole or not at all), keeps any other from
+/// starting, and removes every lock this process holds. Returns what this process
+/// committed, if anything.
+pub fn release_all() -> Option<&'static str> {
+    let publishing = committing();
     let published = *publishing;
     // Never released: the process is about to exit.
     std::mem::forget(publishing);

@@ -40,7 +40,7 @@ pub(crate) fn publish(
         path: record.clone(),
         detail: e.to_string(),
     })?;
-    let mut published = crate::lock::publishing();
+    let mut published = crate::lock::committing();
     lock.verify()?;
     rentix_table::sync_files(&files)?;
     let observations = store_dir.join("observations");
@@ -71,7 +71,7 @@ pub(crate) fn publish(
                 source,
             })
     })?;
-    *published = true;
+    *published = Some("this run was committed (its run record lists it)");
     Ok(())
 }
 

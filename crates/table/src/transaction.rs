@@ -12,7 +12,8 @@
 //!
 //! `RENTIX_FAIL_AT` is a test hook, documented in docs/formats.md: when it names a
 //! step ([`fail_point`]), the process aborts there as a kill would (no destructor
-//! runs), or with a `:error` suffix that step fails with an I/O error (a full disk).
+//! runs), or with a `:error` suffix that step fails with an I/O error (a full disk),
+//! or with a `:signal` suffix the process sends itself SIGTERM there (a Ctrl-C).
 
 use crate::{Result, TableError};
 use std::fs::File;
@@ -20,7 +21,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// The test hook: aborts the process at the step `name` when `RENTIX_FAIL_AT` names
-/// it, or returns an injected I/O error when it names `name:error`.
+/// it, returns an injected I/O error when it names `name:error`, and sends the
+/// process SIGTERM there when it names `name:signal`.
 pub fn fail_point(name: &str) -> std::io::Result<()> {
     let Some(at) = std::env::var_os("RENTIX_FAIL_AT") else {
         return Ok(());
@@ -32,6 +34,15 @@ pub fn fail_point(name: &str) -> std::io::Result<()> {
             "rentix: RENTIX_FAIL_AT={name}: aborting here (test hook)"
         );
         std::process::abort();
+    }
+    if at.strip_suffix(":signal") == Some(name) {
+        // As an operator's Ctrl-C would: SIGTERM to this process, then a pause long
+        // enough for the handler to run before the step goes on.
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &std::process::id().to_string()])
+            .status();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        return Ok(());
     }
     if at.strip_suffix(":error") == Some(name) {
         return Err(std::io::Error::other(format!(
