@@ -229,16 +229,28 @@ fn reingest_retries_the_rows_the_last_run_quarantined() {
     let f = &second["files"][0];
     assert_eq!(f["already_ingested"], true, "{second}");
     assert_eq!(n(f, "retried"), 2, "{second}");
-    assert_eq!(n(f, "rows_read"), 2, "the good row is not read again: {second}");
     assert_eq!(
-        (n(&second, "accepted"), n(&second, "quarantined"), n(&second, "retried")),
+        n(f, "rows_read"),
+        2,
+        "the good row is not read again: {second}"
+    );
+    assert_eq!(
+        (
+            n(&second, "accepted"),
+            n(&second, "quarantined"),
+            n(&second, "retried")
+        ),
         (1, 1, 2)
     );
     assert_eq!(second["quarantined_by_reason"]["unparseable_price"], 1);
 
     let third = run(&["--mapping", p(&mapping)]);
     assert_eq!(
-        (n(&third, "accepted"), n(&third, "quarantined"), n(&third, "retried")),
+        (
+            n(&third, "accepted"),
+            n(&third, "quarantined"),
+            n(&third, "retried")
+        ),
         (0, 1, 1),
         "{third}"
     );
@@ -275,5 +287,8 @@ fn an_empty_mapping_is_refused_saying_what_it_needs() {
     ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("[[emit]]") && err.contains("[aliases]"), "{err}");
+    assert!(
+        err.contains("[[emit]]") && err.contains("[aliases]"),
+        "{err}"
+    );
 }

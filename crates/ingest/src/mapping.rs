@@ -11,9 +11,9 @@
 //! The canonical layout is the identity mapping built from the header.
 
 use crate::error::{IngestError, Result};
-use std::borrow::Cow;
 use crate::raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

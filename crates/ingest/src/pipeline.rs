@@ -357,14 +357,17 @@ pub fn ingest(
                 continue;
             }
         }
-        let read_sha = read_file(
+        let input = Input {
             path,
-            mapping.as_ref(),
+            mapping: mapping.as_ref(),
+            only: retry.as_ref(),
+        };
+        let read_sha = read_file(
+            &input,
             &normalizer,
             &mut stager,
             &mut quarantine,
             &mut fs,
-            retry.as_ref(),
             &mut |n| progress(read_total + n),
         )?;
         if read_sha != sha {
@@ -452,16 +455,28 @@ pub fn ingest(
     Ok(summary)
 }
 
+/// A file to read: its path, the mapping that reads it (`None`: the canonical
+/// layout) and, for a retry, the only row numbers to read.
+struct Input<'a> {
+    path: &'a Path,
+    mapping: Option<&'a Mapping>,
+    only: Option<&'a BTreeSet<u64>>,
+}
+
+/// Reads, normalizes and stages one file; returns the SHA-256 of the bytes read.
 fn read_file(
-    path: &Path,
-    mapping: Option<&Mapping>,
+    input: &Input<'_>,
     normalizer: &Normalizer,
     stager: &mut Stager,
     quarantine: &mut QuarantineWriter,
     fs: &mut FileSummary,
-    only: Option<&BTreeSet<u64>>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<String> {
+    let Input {
+        path,
+        mapping,
+        only,
+    } = *input;
     let file_name = path.to_string_lossy().to_string();
     let file = File::open(path).map_err(|source| IngestError::Read {
         path: path.to_path_buf(),
@@ -855,11 +870,20 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("b.csv") && err.contains("changed while"), "{err}");
+        assert!(
+            err.contains("b.csv") && err.contains("changed while"),
+            "{err}"
+        );
         assert!(Store::open(&store).unwrap().runs().unwrap().is_empty());
 
         // Once it stops changing, the file is ingested with the hash of what was read.
-        let s = ingest(&store, &[a, b.clone()], &IngestOptions::default(), &mut |_| {}).unwrap();
+        let s = ingest(
+            &store,
+            &[a, b.clone()],
+            &IngestOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(s.accepted, 2);
         assert_eq!(s.files[1].input_sha256, sha256_file(&b).unwrap());
     }

@@ -420,11 +420,7 @@ impl Store {
     /// For a file whose bytes hash to `sha`: `None` if no run of `runs` read it,
     /// otherwise the row numbers that the latest run which read it (first read or
     /// retry) quarantined, which a new ingest of the file retries.
-    pub fn retry_rows(
-        &self,
-        runs: &[IngestSummary],
-        sha: &str,
-    ) -> Result<Option<BTreeSet<u64>>> {
+    pub fn retry_rows(&self, runs: &[IngestSummary], sha: &str) -> Result<Option<BTreeSet<u64>>> {
         let latest = runs.iter().rev().find_map(|r| {
             r.files
                 .iter()
@@ -450,9 +446,10 @@ impl Store {
         for rec in rdr.records() {
             let rec = rec.map_err(|e| bad(e.to_string()))?;
             if rec.get(0) == Some(name.as_str()) {
-                let row = rec.get(1).and_then(|r| r.parse::<u64>().ok()).ok_or_else(|| {
-                    bad(format!("row {:?} is not a row number", rec.get(1)))
-                })?;
+                let row = rec
+                    .get(1)
+                    .and_then(|r| r.parse::<u64>().ok())
+                    .ok_or_else(|| bad(format!("row {:?} is not a row number", rec.get(1))))?;
                 rows.insert(row);
             }
         }
