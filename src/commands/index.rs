@@ -3,9 +3,11 @@
 use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
+use rentix_index::incremental::{self, Decision};
 use rentix_index::{
-    compute_from_store, forward_curves, forward_table, publish, tier_differentials_table,
-    tier_spreads, tier_spreads_table, Fixing, IndexRequest, Methodology, Window,
+    compute_from_partitions, compute_from_store, forward_curves, forward_table, publish,
+    tier_differentials_table, tier_spreads, tier_spreads_table, Fixing, IndexRequest, Methodology,
+    Window,
 };
 use rentix_ingest::Store;
 use rentix_table::TableFormat;
@@ -70,11 +72,14 @@ pub(crate) fn sibling(out: &Path, suffix: &str) -> PathBuf {
 
 /// Runs the index and publishes it; returns a printable summary.
 ///
-/// Fixings are always computed over the store's whole history, so that the listing
-/// spread, carried values and composite chains on the requested dates are exactly
-/// those of a full run; only the requested dates are then published, merged into
-/// the existing file (the daily cycle: `--from D --to D` adds day D and touches
-/// nothing else). The forward curves are rebuilt from the merged file.
+/// The requested dates are published merged into the existing file (the daily
+/// cycle: `--from D --to D` adds day D and touches nothing else), with exactly the
+/// values a run over the whole history gives them. With `--from`, and the state the
+/// previous publication left beside the file (`F_state.json`), only the store
+/// partitions those dates can depend on are read and the chained composites continue
+/// from their recorded levels ([`rentix_index::incremental`]); without it, or when
+/// the store changed under what it holds, the whole history is read. The forward
+/// curves are rebuilt from the merged file.
 pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
@@ -84,13 +89,45 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             "rentix: warning: grades.regional = true, but no grades.patterns entry has an @REGION part (such as \"*/*/*@*\"), so no regional grade is fixed"
         );
     }
-    // The whole history of the requested grades (all dates).
+    let runs = store.runs()?;
+    let grade_texts: Vec<String> = cfg
+        .request
+        .grade_filters
+        .iter()
+        .map(|g| g.as_str().to_string())
+        .collect();
+    let state_file = incremental::state_path(&cfg.out);
+    let previous = incremental::read_state(&state_file);
+    let decision = incremental::plan(
+        &incremental::Request {
+            methodology: m,
+            grade_filters: &grade_texts,
+            from: cfg.request.from,
+            to: cfg.request.to,
+            runs: &runs,
+        },
+        previous.clone(),
+    );
+    // Computed over every date the read allows; only the requested ones are published.
     let whole = IndexRequest {
         from: None,
         to: None,
         ..cfg.request.clone()
     };
-    let result = compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?;
+    let (result, read) = match &decision {
+        Decision::Incremental(plan) => (
+            compute_from_partitions(&store, &whole, Some(plan.partitions), Some(&plan.seeds))
+                .map_err(anyhow::Error::msg)?,
+            format!(
+                "read: partitions from {} (incremental, continuing the composites after {})",
+                plan.partitions.0, plan.after
+            ),
+        ),
+        Decision::Full(why) => (
+            compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?,
+            format!("read: the whole store ({why})"),
+        ),
+    };
     let window = Window {
         from: cfg.request.from,
         to: cfg.request.to,
@@ -102,11 +139,56 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             cfg.store.display()
         );
     }
-    // The files beside the fixings are published in the same transaction.
+    // The tier differentials over the whole history: an incremental run's after the
+    // day it continues from, the published file's before.
+    let plan = match &decision {
+        Decision::Incremental(plan) => Some(plan),
+        Decision::Full(_) => None,
+    };
+    let differentials_path = sibling(&cfg.out, "_tier_differentials");
+    let differentials = match plan {
+        Some(plan) if differentials_path.exists() => incremental::merge_tier_differentials(
+            m,
+            incremental::read_tier_differentials(&differentials_path)
+                .map_err(anyhow::Error::msg)?,
+            result.tier_differentials.clone(),
+            plan.after,
+            cfg.request.to,
+        ),
+        _ => result.tier_differentials.clone(),
+    };
+    let last_computed = result.fixings.iter().map(|f| f.date).max();
+    let through = match (plan, cfg.request.to, last_computed) {
+        (Some(_), Some(to), Some(last)) => to.min(last),
+        (_, _, Some(last)) => last,
+        (_, _, None) => unreachable!("a window row exists"),
+    };
+    let old_state = match (&previous, plan) {
+        (Ok(Some(s)), Some(p)) => Some((s, p.after)),
+        _ => None,
+    };
     let tier_floors = !m.grades.tier_floors.is_empty();
-    let differentials = (!result.tier_differentials.is_empty()
-        && cfg.request.grade_filters.is_empty())
-    .then(|| tier_differentials_table(&result.tier_differentials));
+    let differentials = (!differentials.is_empty() && cfg.request.grade_filters.is_empty())
+        .then(|| tier_differentials_table(&differentials));
+    let state = incremental::next_state(
+        m,
+        &grade_texts,
+        &runs,
+        old_state,
+        &result.levels,
+        through,
+        differentials.is_some(),
+    );
+    if let Some((old, _)) = old_state {
+        if old.tier_differentials && differentials.is_none() {
+            bail!(
+                "{} is missing: the last publication wrote one (restore it, or delete {} to publish from the whole history)",
+                differentials_path.display(),
+                state_file.display()
+            );
+        }
+    }
+    // The files beside the fixings are published in the same transaction.
     let companions = |rows: &[Fixing]| {
         let mut v = Vec::new();
         if m.forward_curve {
@@ -114,7 +196,7 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         }
         // Always over the whole history; not from a subset of grades (--grade).
         if let Some(t) = differentials {
-            v.push((sibling(&cfg.out, "_tier_differentials"), t));
+            v.push((differentials_path.clone(), t));
         }
         if tier_floors {
             v.push((
@@ -124,8 +206,14 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         }
         v
     };
-    let publication = publish(&cfg.out, result.fixings, window.clone(), companions)
-        .with_context(|| format!("writing {}", cfg.out.display()))?;
+    let publication = publish(
+        &cfg.out,
+        result.fixings,
+        window.clone(),
+        companions,
+        vec![(state_file, incremental::state_json(&state))],
+    )
+    .with_context(|| format!("writing {}", cfg.out.display()))?;
     if let Some(stale) = &publication.replaced_stale_lock {
         let _ = writeln!(std::io::stderr(), "rentix: {stale}");
     }
@@ -188,6 +276,8 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
                 .unwrap_or_default()
         ));
     }
+    s.push_str(&read);
+    s.push('\n');
     s.push_str(&format!("wrote {}", cfg.out.display()));
     Ok(s)
 }

@@ -15,6 +15,7 @@ mod fuzz;
 mod hedge_invariants;
 mod help_examples;
 mod hostile;
+mod incremental;
 mod index_cli;
 mod ingest_cli;
 mod ingest_real;

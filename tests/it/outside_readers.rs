@@ -181,6 +181,9 @@ fn a_hand_edited_partition_is_refused_by_the_index() {
             "row 2",
         ),
     ];
+    // Edited without updating the run record's checksums (which the size check
+    // would refuse first): what the index reads of the file itself.
+    crate::util::forget_checksums(&store);
     for (column, value, expected) in cases {
         let mut t = original.clone();
         let at = t.names.iter().position(|n| n == column).unwrap();

@@ -206,11 +206,14 @@ fn concurrent_publishers_of_one_file_archive_and_log_once() {
     assert!(o.status.success());
 }
 
-/// Ctrl-C (SIGTERM) during a publication: inside the commit the signal waits for the
-/// renames, the message says the publication is in place, and the files are an
-/// uninterrupted run's; before the commit the message says nothing was committed,
-/// the previous publication is untouched, and the next run gives the same files.
-/// (The message used to say "nothing was committed" in both cases.)
+/// Ctrl-C (SIGTERM) during a publication: the message on exit says what is on disk.
+/// Inside the commit the signal waits for the renames, so the message says the
+/// publication is in place, and the files are an uninterrupted run's; before the
+/// commit it says nothing was committed, the previous publication is untouched, and
+/// the next run gives the same files. (The message used to say "nothing was
+/// committed" in both cases.) The signal is delivered to a handler thread: on a busy
+/// machine it may come after the run finished, which then exits 0 with every file in
+/// place; what is checked is that the message never disagrees with the files.
 #[test]
 fn ctrl_c_during_a_publication_says_what_was_committed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -225,29 +228,30 @@ fn ctrl_c_during_a_publication_says_what_was_committed() {
         p(&reference.join("fix.csv")),
     ]);
     let want = snapshot(&reference);
-    for (step, says, done) in [
-        (
-            "publish:journal:signal",
-            "interrupted after the publication was put in place whole",
-            true,
-        ),
-        ("publish:staged:signal", "nothing was committed", false),
-    ] {
+    let mut interrupted = 0;
+    for step in ["publish:journal:signal", "publish:staged:signal"] {
         let d = tmp.path().join(step.replace(':', "_"));
         copy_dir(&base, &d);
         let before = snapshot(&d);
         let out = index_with(&store, &d, Some(step));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(130), "{step}: {stderr}");
-        assert!(stderr.contains(says), "{step}: {stderr}");
         assert!(!d.join("fix.csv.lock").exists(), "{step}: lock left");
-        if done {
-            assert_eq!(snapshot(&d), want, "{step}");
-        } else {
-            assert_eq!(snapshot(&d)["fix.csv"], before["fix.csv"], "{step}");
-            let again = index_with(&store, &d, None);
-            assert!(again.status.success(), "{step}");
-            assert_eq!(snapshot(&d), want, "{step}");
+        match out.status.code() {
+            Some(0) => assert_eq!(snapshot(&d), want, "{step}"),
+            Some(130) if stderr.contains("after the publication was put in place whole") => {
+                interrupted += 1;
+                assert_eq!(snapshot(&d), want, "{step}");
+            }
+            Some(130) if stderr.contains("nothing was committed") => {
+                interrupted += 1;
+                assert!(step.contains("staged"), "{step}: the commit had begun");
+                assert_eq!(snapshot(&d)["fix.csv"], before["fix.csv"], "{step}");
+                let again = index_with(&store, &d, None);
+                assert!(again.status.success(), "{step}");
+                assert_eq!(snapshot(&d), want, "{step}");
+            }
+            other => panic!("{step}: exit {other:?}: {stderr}"),
         }
     }
+    assert!(interrupted > 0, "no signal arrived in time in either run");
 }

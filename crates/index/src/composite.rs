@@ -76,9 +76,10 @@ pub fn chained(
     fixings: &[Fixing],
     dates: &[NaiveDate],
     m: &Methodology,
-) -> Vec<Fixing> {
+    seed: Option<&ChainSeed>,
+) -> (Vec<Fixing>, Vec<(NaiveDate, f64)>) {
     let Some(formula) = spec.method.elementary() else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let comps: Vec<(&String, f64)> = spec.weights.iter().map(|(g, w)| (g, *w)).collect();
     let weights: Vec<f64> = comps.iter().map(|c| c.1).collect();
@@ -86,10 +87,23 @@ pub fn chained(
     for f in fixings {
         by_key.insert((f.date, f.grade.as_str()), f);
     }
+    let prices_on = |d: NaiveDate| -> Vec<Option<f64>> {
+        comps
+            .iter()
+            .map(|(g, _)| by_key.get(&(d, g.as_str())).and_then(|f| f.value))
+            .collect()
+    };
     let mut out = Vec::new();
+    let mut levels = Vec::new();
     let mut level: Option<f64> = None;
     let mut prev: Option<Vec<Option<f64>>> = None;
-    for &d in dates {
+    // Continued from a seed: where a full run stood at the end of `seed.after` (its
+    // level, and the component prices of that date to link from).
+    if let Some(seed) = seed {
+        level = seed.level.map(|(_, l)| l);
+        prev = level.map(|_| prices_on(seed.after));
+    }
+    for &d in dates.iter().filter(|d| seed.is_none_or(|s| **d > s.after)) {
         let rows: Vec<Option<&Fixing>> = comps
             .iter()
             .map(|(g, _)| by_key.get(&(d, g.as_str())).copied())
@@ -168,9 +182,10 @@ pub fn chained(
             change_7d: None,
             change_30d: None,
         });
+        levels.extend(level.map(|l| (d, l)));
         prev = Some(prices);
     }
-    out
+    (out, levels)
 }
 
 /// Characteristics of an observation of `grade` for the hedonic regression:
@@ -269,7 +284,8 @@ pub fn hedonic(
     fixings: &[Fixing],
     dates: &[NaiveDate],
     m: &Methodology,
-) -> (Vec<Fixing>, Vec<TierDifferential>) {
+    seed: Option<&ChainSeed>,
+) -> Chain {
     let cat = GpuCatalog::bundled();
     let patterns: Vec<GradePattern> = spec
         .patterns
@@ -347,9 +363,16 @@ pub fn hedonic(
         .collect();
     let mut out = Vec::new();
     let mut tiers = Vec::new();
+    let mut levels = Vec::new();
     let mut level: Option<f64> = None;
     let mut prev: Option<NaiveDate> = None;
-    for &d in dates {
+    // Continued from a seed: the level of the last day with data on or before
+    // `seed.after`, that day being the one the next link regresses against.
+    if let Some((day, l)) = seed.and_then(|s| s.level) {
+        level = Some(l);
+        prev = Some(day);
+    }
+    for &d in dates.iter().filter(|d| seed.is_none_or(|s| **d > s.after)) {
         let Some(today) = by_day.get(&d) else {
             continue;
         };
@@ -429,9 +452,14 @@ pub fn hedonic(
             change_7d: None,
             change_30d: None,
         });
+        levels.extend(level.map(|l| (d, l)));
         prev = Some(d);
     }
-    (out, tiers)
+    Chain {
+        rows: out,
+        tiers,
+        levels,
+    }
 }
 
 /// A market price over several grades: their observations pooled and fixed as one
@@ -463,26 +491,55 @@ fn pooled(
     rows
 }
 
-/// Every composite of the methodology, and the hedonic composites' daily tier
-/// differentials.
+/// Where a chained composite stood at the end of a date, as a full run computed it:
+/// an incremental run ([`crate::incremental`]) continues the chain from here.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChainSeed {
+    /// Dates up to this one are not fixed again.
+    pub after: NaiveDate,
+    /// The composite's last row on or before `after`: its date and unrounded level
+    /// (`None`: the chain had not started).
+    pub level: Option<(NaiveDate, f64)>,
+}
+
+/// A chained composite's rows, its tier differentials (hedonic) and the unrounded
+/// level of each row.
+#[derive(Debug, Clone, Default)]
+pub struct Chain {
+    pub rows: Vec<Fixing>,
+    pub tiers: Vec<TierDifferential>,
+    pub levels: Vec<(NaiveDate, f64)>,
+}
+
+/// Every composite of the methodology, the hedonic composites' daily tier
+/// differentials, and the chained composites' unrounded levels by name. With
+/// `seeds` (by composite name, every chained composite present), the chained
+/// composites continue from them and fix only the dates after.
 pub fn composites(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     fixings: &[Fixing],
     dates: &[NaiveDate],
     m: &Methodology,
-) -> (Vec<Fixing>, Vec<TierDifferential>) {
-    let mut rows = Vec::new();
-    let mut tiers = Vec::new();
+    seeds: Option<&BTreeMap<String, ChainSeed>>,
+) -> (Chain, BTreeMap<String, Vec<(NaiveDate, f64)>>) {
+    let mut all = Chain::default();
+    let mut levels = BTreeMap::new();
     for c in &m.composite {
+        let seed = seeds.and_then(|s| s.get(&c.name));
         match c.method {
             CompositeMethod::Hedonic => {
-                let (r, t) = hedonic(c, groups, fixings, dates, m);
-                rows.extend(r);
-                tiers.extend(t);
+                let chain = hedonic(c, groups, fixings, dates, m, seed);
+                all.rows.extend(chain.rows);
+                all.tiers.extend(chain.tiers);
+                levels.insert(c.name.clone(), chain.levels);
             }
-            CompositeMethod::Pooled => rows.extend(pooled(c, groups, dates, m)),
-            _ => rows.extend(chained(c, fixings, dates, m)),
+            CompositeMethod::Pooled => all.rows.extend(pooled(c, groups, dates, m)),
+            _ => {
+                let (rows, l) = chained(c, fixings, dates, m, seed);
+                all.rows.extend(rows);
+                levels.insert(c.name.clone(), l);
+            }
         }
     }
-    (rows, tiers)
+    (all, levels)
 }

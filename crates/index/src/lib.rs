@@ -18,6 +18,7 @@ mod error;
 mod fixing;
 mod forward;
 mod hedonic;
+pub mod incremental;
 mod methodology;
 mod ols;
 mod outliers;
@@ -27,7 +28,7 @@ mod tier_spread;
 mod weighted_quantile;
 
 pub use aggregation::{aggregate, trimmed_mean, Aggregation};
-pub use composite::{composites, TierDifferential};
+pub use composite::{composites, Chain, ChainSeed, TierDifferential};
 pub use contributor_id::{fold as fold_contributor, ContributorAliases};
 pub use contributors::{cap_weights, cap_weights_proportional};
 pub use elementary::{chained, direct, link, Elementary};
@@ -56,6 +57,7 @@ pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table
 pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
 
 use rentix_ingest::StoredObservation;
+use std::collections::BTreeMap;
 
 /// The result of one index run.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +68,9 @@ pub struct IndexResult {
     pub tier_differentials: Vec<TierDifferential>,
     /// Stored trades left out for being smaller than `inputs.min_trade_gpu_hours`.
     pub below_clip: usize,
+    /// The chained and hedonic composites' unrounded level on each of their rows, by
+    /// name: what an incremental run continues from ([`incremental`]).
+    pub levels: BTreeMap<String, Vec<(chrono::NaiveDate, f64)>>,
 }
 
 /// Computes fixings, composites and forward curves from store observations.
@@ -82,11 +87,27 @@ pub fn compute_from_store(
     store: &rentix_ingest::Store,
     req: &IndexRequest,
 ) -> Result<IndexResult, String> {
+    compute_from_partitions(store, req, None, None)
+}
+
+/// [`compute_from_store`] on the partitions of fixing dates `from..=to` only, the
+/// chained composites continued from `seeds`: the incremental run's read
+/// ([`incremental::Plan`]).
+pub fn compute_from_partitions(
+    store: &rentix_ingest::Store,
+    req: &IndexRequest,
+    partitions: Option<(chrono::NaiveDate, Option<chrono::NaiveDate>)>,
+    seeds: Option<&BTreeMap<String, ChainSeed>>,
+) -> Result<IndexResult, String> {
     let clock = req.methodology.cutoff_clock()?;
     let mut grouper = GradeGrouper::new(req, clock)?;
     let mut bad = Ok(());
+    let (from, to) = match partitions {
+        Some((from, to)) => (Some(from), to),
+        None => (None, None),
+    };
     store
-        .for_each_fixing_part(None, None, |delivery| match delivery {
+        .for_each_fixing_part(from, to, |delivery| match delivery {
             rentix_ingest::Delivery::Part(part) => {
                 if bad.is_ok() {
                     bad = grouper.add_part(&part);
@@ -99,12 +120,20 @@ pub fn compute_from_store(
         })
         .map_err(|e| format!("reading the store: {e}"))?;
     bad?;
-    compute_grouped(grouper.finish(), req)
+    compute_seeded(grouper.finish(), req, seeds)
 }
 
 /// [`compute`] on observations already grouped by a [`GradeGrouper`] (which a
 /// caller can feed one store partition at a time).
 pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResult, String> {
+    compute_seeded(grouped, req, None)
+}
+
+fn compute_seeded(
+    grouped: Grouped,
+    req: &IndexRequest,
+    seeds: Option<&BTreeMap<String, ChainSeed>>,
+) -> Result<IndexResult, String> {
     let below_clip = grouped.below_clip;
     let groups = grouped.grades;
     let m = &req.methodology;
@@ -116,13 +145,14 @@ pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResu
     } else {
         Vec::new()
     };
-    let (rows, tier_differentials) = composites(&groups, &fixings, &dates, m);
-    fixings.extend(rows);
+    let (chain, levels) = composites(&groups, &fixings, &dates, m, seeds);
+    fixings.extend(chain.rows);
     fixings.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     Ok(IndexResult {
         fixings,
         forward,
-        tier_differentials,
+        tier_differentials: chain.tiers,
         below_clip,
+        levels,
     })
 }

@@ -216,6 +216,7 @@ pub fn publish(
     rows: Vec<Fixing>,
     window: Window,
     companions: impl FnOnce(&[Fixing]) -> Vec<(PathBuf, Table)>,
+    raw: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<Publication, IndexError> {
     let name = out.file_name().unwrap_or_default().to_string_lossy();
     let lock = rentix_ingest::StoreLock::acquire(
@@ -231,6 +232,7 @@ pub fn publish(
     let owned: BTreeSet<String> = [out, log.as_path()]
         .into_iter()
         .chain(extra.iter().map(|(p, _)| p.as_path()))
+        .chain(raw.iter().map(|(p, _)| p.as_path()))
         .map(|p| {
             p.file_name()
                 .unwrap_or_default()
@@ -255,6 +257,15 @@ pub fn publish(
     }
     for (p, t) in &extra {
         t.stage(&mut tx, p)?;
+    }
+    for (p, bytes) in &raw {
+        tx.stage(p, |w| {
+            w.write_all(bytes)
+                .map_err(|e| rentix_table::TableError::Write {
+                    path: p.clone(),
+                    source: e,
+                })
+        })?;
     }
     fixings_table(&result.rows).stage(&mut tx, out)?;
     fail_point("publish:staged").map_err(|e| write_err(out, e))?;

@@ -41,7 +41,7 @@ pub fn fail_point(name: &str) -> std::io::Result<()> {
         let _ = std::process::Command::new("kill")
             .args(["-TERM", &std::process::id().to_string()])
             .status();
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::thread::sleep(std::time::Duration::from_millis(1000));
         return Ok(());
     }
     if at.strip_suffix(":error") == Some(name) {

@@ -1,0 +1,348 @@
+//! Incremental publication: `index --from D1 [--to D2] --out F` reads only the store
+//! partitions that the fixings of D1 onwards can depend on, and continues the
+//! chained composites from where the previous publication left them, writing the
+//! same bytes a run over the whole history would.
+//!
+//! What a fixing on D depends on before D is bounded by the methodology (the window
+//! and lag, the contributor carry-in, carried values and the listing spread's
+//! look-back, the 30-day change, and a grade's life, which a silence of more than
+//! [`MAX_SILENT_DAYS`] ends). The chained and hedonic composites are not bounded:
+//! their level on D is the product of every link since their first day. Each
+//! publication therefore writes its state beside the fixings, `F_state.json`
+//! ([`State`]): the composites' unrounded levels, the store runs it read and what
+//! it was computed with. The next publication uses it only when nothing it holds can
+//! have changed: the same methodology, grade filters and rentix version, and every
+//! run committed since it bringing only observations of dates after the ones it
+//! continues from (a compaction changes no row). Otherwise it reads the whole store,
+//! as it always did, and says why.
+
+use crate::composite::{ChainSeed, TierDifferential};
+use crate::engine::MAX_SILENT_DAYS;
+use crate::methodology::{CompositeMethod, Methodology, Roll};
+use chrono::{Days, NaiveDate};
+use rentix_ingest::IngestSummary;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The version of the state file's layout.
+pub const STATE_FORMAT: u32 = 1;
+
+/// Calendar days a change column looks back (`change_30d`).
+const LONGEST_CHANGE_DAYS: u64 = 30;
+
+/// Days between an observation's partition (the ingest's cut-off) and the day the
+/// methodology's own cut-off gives it, at most: time zones and cut-offs differ by
+/// less than two days.
+const CLOCK_SKEW_DAYS: u64 = 3;
+
+/// Days `roll = "next-publication-day"` can move an observation forward, at most.
+const LONGEST_ROLL_DAYS: u64 = 31;
+
+/// What a publication leaves beside its fixings for the next one to continue from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub format: u32,
+    /// The rentix version that computed it.
+    pub rentix: String,
+    /// SHA-256 of the methodology as parsed ([`fingerprint`]).
+    pub methodology_sha256: String,
+    /// `--grade` filters of the run (empty: every grade).
+    pub grades: Vec<String>,
+    /// The store's run records when it was computed.
+    pub runs: Vec<String>,
+    /// The last fixing date the levels are complete and final to.
+    pub through: NaiveDate,
+    /// Whether the publication has a tier-differentials file.
+    pub tier_differentials: bool,
+    /// Each chained or hedonic composite's unrounded level on each of its rows.
+    pub levels: BTreeMap<String, BTreeMap<NaiveDate, f64>>,
+}
+
+/// `F_state.json` beside a fixings file `F.csv` (or `F.parquet`).
+pub fn state_path(fixings: &Path) -> PathBuf {
+    let stem = fixings
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    fixings.with_file_name(format!("{stem}_state.json"))
+}
+
+/// SHA-256 of the methodology as parsed (its JSON form): any change to a rule, a
+/// weight or a composite changes it.
+pub fn fingerprint(m: &Methodology) -> String {
+    let json = serde_json::to_string(m).unwrap_or_default();
+    let mut h = Sha256::new();
+    h.update(json.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads a state file; `None` when there is none, an explanation when it cannot be
+/// used (it is then ignored and the whole store read).
+pub fn read_state(path: &Path) -> Result<Option<State>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{} is unreadable ({e})", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// How an incremental run reads the store and continues the composites.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Partitions to read: first fixing date, and last (`None`: to the end).
+    pub partitions: (NaiveDate, Option<NaiveDate>),
+    /// The date the chains continue after: composites are fixed after it only.
+    pub after: NaiveDate,
+    /// Where each chained composite stood at the end of `after`.
+    pub seeds: BTreeMap<String, ChainSeed>,
+}
+
+/// What a run with `--from` reads: only what it needs, or the whole store and why.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Incremental(Plan),
+    Full(String),
+}
+
+/// What [`plan`] is given: the run's request and the store as it is now.
+pub struct Request<'a> {
+    pub methodology: &'a Methodology,
+    pub grade_filters: &'a [String],
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    /// The store's run records.
+    pub runs: &'a [IngestSummary],
+}
+
+/// Decides how a run reads the store, from the previous publication's state.
+pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision {
+    let full = |why: &str| Decision::Full(why.to_string());
+    let Some(d1) = req.from else {
+        return full("no --from: every date is published");
+    };
+    let state = match state {
+        Ok(Some(s)) => s,
+        Ok(None) => return full("no state file beside the published file (a first publication)"),
+        Err(e) => return Decision::Full(e),
+    };
+    let m = req.methodology;
+    if state.format != STATE_FORMAT || state.rentix != env!("CARGO_PKG_VERSION") {
+        return full("the state file was written by another rentix version");
+    }
+    if state.methodology_sha256 != fingerprint(m) {
+        return full("the methodology changed since the last publication");
+    }
+    if state.grades != req.grade_filters {
+        return full("the --grade filters differ from the last publication's");
+    }
+    let Ok(rule) = m.day_rule() else {
+        return full("the methodology's calendar cannot be read");
+    };
+    // The chains continue after the last publication day before D1 that the state
+    // has final levels for.
+    let Some(before) = (1..=400u64)
+        .map(|k| d1 - Days::new(k))
+        .find(|d| rule.counts(*d))
+    else {
+        return full("no publication day in the 400 days before --from");
+    };
+    let after = before.min(state.through);
+    let chained: Vec<&str> = m
+        .composite
+        .iter()
+        .filter(|c| c.method != CompositeMethod::Pooled)
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut seeds = BTreeMap::new();
+    for name in &chained {
+        let Some(levels) = state.levels.get(*name) else {
+            return full("the state file lacks a composite of the methodology");
+        };
+        let level = levels.range(..=after).next_back().map(|(d, l)| (*d, *l));
+        seeds.insert(name.to_string(), ChainSeed { after, level });
+    }
+    // Every row from `exact` on must be what a full run gives: those published, the
+    // 30 days their changes look back to, and the composites' day `after`.
+    let exact = (d1 - Days::new(LONGEST_CHANGE_DAYS)).min(after);
+    let lag = u64::from(m.pooling.lag_days);
+    let carry = u64::from(m.fallback.carry_forward_days);
+    let spread = if m.fallback.listing_spread {
+        u64::from(m.fallback.spread_lookback_days)
+    } else {
+        0
+    };
+    // A carried value is a fix up to `carry` days old, spread-adjusted from the
+    // spreads of the `spread` days before it, each fixed on its own window, whose
+    // missing contributors are carried in from `carry_missing_days` before.
+    let oldest_fix = exact - Days::new(carry + spread);
+    let inputs_from = m.window_of(oldest_fix, Some(&rule)).0
+        - Days::new(u64::from(m.contributors.carry_missing_days));
+    // A grade lives on `exact` only through an observation at most a silence,
+    // the lag and the carry before it.
+    let life_from = exact - Days::new(MAX_SILENT_DAYS + lag + carry);
+    // The hedonic link after `after` regresses against the last day with data.
+    let seed_day = seeds.values().filter_map(|s| s.level.map(|l| l.0)).min();
+    let mut first = inputs_from.min(life_from);
+    if let Some(d) = seed_day {
+        first = first.min(d);
+    }
+    let roll = if m.calendar.roll == Roll::NextPublicationDay {
+        LONGEST_ROLL_DAYS
+    } else {
+        0
+    };
+    let first = first - Days::new(CLOCK_SKEW_DAYS + roll);
+    // Rows up to D2 depend on observations after it only through a grade's life.
+    let last = req
+        .to
+        .map(|d2| d2 + Days::new(MAX_SILENT_DAYS + lag + carry + CLOCK_SKEW_DAYS));
+    // What the state holds must not have changed: runs committed since bring
+    // observations only after `after` (under the methodology's own cut-off; a run
+    // under another may put them a day or two earlier).
+    let known: BTreeSet<&str> = state.runs.iter().map(String::as_str).collect();
+    for run in req
+        .runs
+        .iter()
+        .filter(|r| !known.contains(r.run_id.as_str()))
+    {
+        if !run.replaces.is_empty() {
+            continue; // a compaction: the same rows in fewer files
+        }
+        let skew = if run.cutoff == m.cutoff() {
+            0
+        } else {
+            CLOCK_SKEW_DAYS
+        };
+        let earliest = run
+            .partitions
+            .iter()
+            .filter_map(|p| rentix_ingest::partition_date(p))
+            .min();
+        if earliest.is_some_and(|p| p <= after + Days::new(skew)) {
+            return Decision::Full(format!(
+                "{} brought observations of {} or before, which the last publication's state already covers",
+                run.run_id, after
+            ));
+        }
+    }
+    if req.runs.len() < state.runs.len()
+        || state
+            .runs
+            .iter()
+            .any(|r| !req.runs.iter().any(|s| &s.run_id == r))
+    {
+        return full("a run the last publication read is no longer in the store");
+    }
+    Decision::Incremental(Plan {
+        partitions: (first, last),
+        after,
+        seeds,
+    })
+}
+
+/// The state a publication leaves: levels up to `after` from the previous state,
+/// those computed after it from `computed`, up to `through`.
+pub fn next_state(
+    m: &Methodology,
+    grade_filters: &[String],
+    runs: &[IngestSummary],
+    previous: Option<(&State, NaiveDate)>,
+    computed: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
+    through: NaiveDate,
+    tier_differentials: bool,
+) -> State {
+    let mut levels: BTreeMap<String, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    for (name, new) in computed {
+        let mut v: BTreeMap<NaiveDate, f64> = match previous {
+            Some((old, after)) => old
+                .levels
+                .get(name)
+                .map(|l| l.range(..=after).map(|(d, x)| (*d, *x)).collect())
+                .unwrap_or_default(),
+            None => BTreeMap::new(),
+        };
+        let from = previous.map(|(_, after)| after);
+        v.extend(
+            new.iter()
+                .filter(|(d, _)| from.is_none_or(|a| *d > a) && *d <= through)
+                .copied(),
+        );
+        levels.insert(name.clone(), v);
+    }
+    State {
+        format: STATE_FORMAT,
+        rentix: env!("CARGO_PKG_VERSION").to_string(),
+        methodology_sha256: fingerprint(m),
+        grades: grade_filters.to_vec(),
+        runs: runs.iter().map(|r| r.run_id.clone()).collect(),
+        through,
+        tier_differentials,
+        levels,
+    }
+}
+
+/// The state as its file holds it.
+pub fn state_json(state: &State) -> Vec<u8> {
+    let mut s = serde_json::to_string_pretty(state).unwrap_or_default();
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// The tier differentials of a published file: those of the previous file on or
+/// before `after` (or after `to`), and those computed after `after` up to `to`, in
+/// the methodology's composite order, then date.
+pub fn merge_tier_differentials(
+    m: &Methodology,
+    old: Vec<TierDifferential>,
+    new: Vec<TierDifferential>,
+    after: NaiveDate,
+    to: Option<NaiveDate>,
+) -> Vec<TierDifferential> {
+    let inside = |d: NaiveDate| d > after && to.is_none_or(|t| d <= t);
+    let mut all: Vec<TierDifferential> = old
+        .into_iter()
+        .filter(|t| !inside(t.date))
+        .chain(new.into_iter().filter(|t| inside(t.date)))
+        .collect();
+    let position = |name: &str| m.composite.iter().position(|c| c.name == name);
+    all.sort_by_key(|t| (position(&t.composite), t.date));
+    all
+}
+
+/// Reads a tier-differentials file as [`crate::tier_differentials_table`] wrote it.
+pub fn read_tier_differentials(path: &Path) -> Result<Vec<TierDifferential>, String> {
+    let t = rentix_table::TextTable::read(path).map_err(|e| e.to_string())?;
+    let col = |name: &str| {
+        t.names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("{}: no column {name:?}", path.display()))
+    };
+    let (d, c, l, p, n) = (
+        col("date")?,
+        col("composite")?,
+        col("log_price_per_tier_step")?,
+        col("premium_per_tier_step")?,
+        col("n_obs")?,
+    );
+    t.rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let bad = |what: &str| format!("{} row {}: {what}", path.display(), i + 1);
+            Ok(TierDifferential {
+                date: r[d].parse().map_err(|_| bad("date"))?,
+                composite: r[c].clone(),
+                log_price_per_tier_step: r[l]
+                    .parse()
+                    .map_err(|_| bad("log_price_per_tier_step"))?,
+                premium_per_tier_step: r[p].parse().map_err(|_| bad("premium_per_tier_step"))?,
+                n_obs: r[n].parse().map_err(|_| bad("n_obs"))?,
+            })
+        })
+        .collect()
+}

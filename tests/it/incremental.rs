@@ -1,0 +1,245 @@
+//! Incremental publication: `index --from D` with the state the last publication
+//! left (`F_state.json`) reads only the partitions D can depend on, and publishes
+//! the bytes a run over the whole history would, for every shipped methodology.
+
+use crate::fixture::market;
+use crate::util::{data, p, rentix, rentix_ok};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Every published file of `dir` but the state, by name, with its bytes.
+fn published(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| !e.file_name().to_string_lossy().ends_with("_state.json"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn index(store: &Path, out: &Path, methodology: &Path, range: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "index",
+        "--store",
+        p(store),
+        "--out",
+        p(out),
+        "--methodology",
+        p(methodology),
+    ];
+    args.extend_from_slice(range);
+    rentix(&args)
+}
+
+/// The shipped methodologies, every third from `start`.
+fn methodologies(start: usize) -> Vec<std::path::PathBuf> {
+    let mut all: Vec<_> = std::fs::read_dir(data("data/methodologies"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    all.sort();
+    all.into_iter().skip(start).step_by(3).collect()
+}
+
+/// One run through 2025-03-27, then one-day runs to 2025-04-02 (a weekend, a month
+/// end; days a business-day calendar does not publish are refused as before), equal
+/// to one run through 2025-04-02 in every file. Each one-day run reads from about
+/// four months back, not from 2024-01-01.
+fn day_by_day_equals_one_run(start: usize) {
+    let m = market();
+    let store = m.store();
+    let tmp = tempfile::tempdir().unwrap();
+    for methodology in methodologies(start) {
+        let name = methodology
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let reference = tmp.path().join(format!("{name}-ref"));
+        let daily = tmp.path().join(format!("{name}-daily"));
+        std::fs::create_dir_all(&reference).unwrap();
+        std::fs::create_dir_all(&daily).unwrap();
+        let ok = |o: std::process::Output| {
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            String::from_utf8_lossy(&o.stdout).to_string()
+        };
+        ok(index(
+            &store,
+            &reference.join("f.csv"),
+            &methodology,
+            &["--to", "2025-04-02"],
+        ));
+        ok(index(
+            &store,
+            &daily.join("f.csv"),
+            &methodology,
+            &["--to", "2025-03-27"],
+        ));
+        let mut incremental = 0;
+        for day in [
+            "2025-03-28",
+            "2025-03-29",
+            "2025-03-30",
+            "2025-03-31",
+            "2025-04-01",
+            "2025-04-02",
+        ] {
+            let o = index(
+                &store,
+                &daily.join("f.csv"),
+                &methodology,
+                &["--from", day, "--to", day],
+            );
+            let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+            if !o.status.success() && stderr.contains("requested range") {
+                continue; // not a publication day of this calendar
+            }
+            let stdout = ok(o);
+            assert!(stdout.contains("(incremental"), "{name} {day}: {stdout}");
+            assert!(!stdout.contains("restated"), "{name} {day}: {stdout}");
+            incremental += 1;
+        }
+        assert!(incremental >= 4, "{name}: {incremental} one-day runs");
+        let (want, got) = (published(&reference), published(&daily));
+        assert_eq!(
+            want.keys().collect::<Vec<_>>(),
+            got.keys().collect::<Vec<_>>(),
+            "{name}"
+        );
+        for (file, bytes) in &want {
+            assert!(&got[file] == bytes, "{name}: {file} differs from one run");
+        }
+    }
+}
+
+#[test]
+fn day_by_day_equals_one_run_first_third() {
+    day_by_day_equals_one_run(0);
+}
+
+#[test]
+fn day_by_day_equals_one_run_second_third() {
+    day_by_day_equals_one_run(1);
+}
+
+#[test]
+fn day_by_day_equals_one_run_last_third() {
+    day_by_day_equals_one_run(2);
+}
+
+/// The daily cycle as an administrator runs it: each day's observations ingested,
+/// then that day published. The store grows under the publication; each day reads
+/// only recent partitions and the file equals one run over the finished store. Late
+/// data (a file for a day already published) makes the next run read the whole store
+/// and restate, as before.
+#[test]
+fn a_growing_store_published_daily_equals_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    rentix_ok(&[
+        "simulate",
+        "--out",
+        p(&dir.join("sim")),
+        "--seed",
+        "5",
+        "--start",
+        "2025-01-01",
+        "--days",
+        "70",
+    ]);
+    // The observations split by day (the header on each file).
+    let mut rdr = csv::Reader::from_path(dir.join("sim/observations.csv")).unwrap();
+    let header = rdr.headers().unwrap().clone();
+    let at = header.iter().position(|h| h == "observed_at").unwrap();
+    let mut by_day: BTreeMap<String, Vec<csv::StringRecord>> = BTreeMap::new();
+    for r in rdr.records() {
+        let r = r.unwrap();
+        // A few rows are written the messy way (`03/01/2025`): with the first day.
+        let day = match r[at].get(..10) {
+            Some(d) if d.starts_with("20") => d.to_string(),
+            _ => "0000-00-00".to_string(),
+        };
+        by_day.entry(day).or_default().push(r);
+    }
+    let store = dir.join("store");
+    let write_day = |day: &str, rows: &[csv::StringRecord]| {
+        let f = dir.join(format!("obs-{day}.csv"));
+        let mut w = csv::Writer::from_path(&f).unwrap();
+        w.write_record(&header).unwrap();
+        for r in rows {
+            w.write_record(r).unwrap();
+        }
+        w.flush().unwrap();
+        f
+    };
+    let days: Vec<&String> = by_day.keys().collect();
+    let (first, rest) = days.split_at(days.len() - 8);
+    let history: Vec<csv::StringRecord> = first.iter().flat_map(|d| by_day[*d].clone()).collect();
+    let f = write_day("history", &history);
+    rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    let out = dir.join("pub/f.csv");
+    std::fs::create_dir_all(dir.join("pub")).unwrap();
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    for day in rest {
+        let f = write_day(day, &by_day[*day]);
+        rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+        let msg = rentix_ok(&[
+            "index",
+            "--store",
+            p(&store),
+            "--out",
+            p(&out),
+            "--from",
+            day,
+        ]);
+        assert!(msg.contains("(incremental"), "{day}: {msg}");
+    }
+    let reference = dir.join("ref/f.csv");
+    std::fs::create_dir_all(dir.join("ref")).unwrap();
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&reference)]);
+    let (want, got) = (published(&dir.join("ref")), published(&dir.join("pub")));
+    assert_eq!(
+        want.keys().collect::<Vec<_>>(),
+        got.keys().collect::<Vec<_>>()
+    );
+    for (file, bytes) in &want {
+        assert!(&got[file] == bytes, "{file} differs from one run");
+    }
+
+    // Late data: a trade for a day already published. The next daily run cannot
+    // continue from the state and says so; it reads the whole store.
+    let late_day = rest[2];
+    let late = dir.join("late.csv");
+    std::fs::write(
+        &late,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n"
+            .to_string()
+            + &format!(
+                "trade,{late_day}T12:00:00Z,late-desk,h100-sxm-80gb,vm,on-demand,1.5,gpu_hour,USD,5000\n"
+            ),
+    )
+    .unwrap();
+    rentix_ok(&["ingest", "--store", p(&store), p(&late)]);
+    let last = rest[rest.len() - 1];
+    let msg = rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--from",
+        last,
+    ]);
+    assert!(msg.contains("read: the whole store"), "{msg}");
+    assert!(msg.contains("already covers"), "{msg}");
+}
