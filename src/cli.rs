@@ -39,11 +39,13 @@ pub enum Command {
                             rentix simulate --out big --rows 10000000   # for benchmarks"
     )]
     Simulate(SimulateArgs),
-    /// Compute fixings for each grade (and composites) from a store.
+    /// Compute fixings for each grade (and composites) from a store, or from raw files
+    /// in memory (`--input`).
     #[command(
         after_help = "Example:\n  rentix index --store store --out fixings.csv\n  \
                             rentix index --store store --out h100.parquet --grade 'h100-*/*/*' \\\n      \
-                            --methodology settlement_business_days --from 2024-07-01   # a shipped methodology, by name"
+                            --methodology settlement_business_days --from 2024-07-01   # a shipped methodology, by name\n  \
+                            rentix index --input sim/observations.csv --out oneshot.csv   # raw files, no store"
     )]
     Index(IndexArgs),
     /// Backtest a futures hedge of a rent series on an index.
@@ -314,8 +316,16 @@ pub struct TrackArgs {
 #[derive(Debug, Args)]
 pub struct IndexArgs {
     /// Store directory written by `rentix ingest`.
-    #[arg(long)]
-    pub store: PathBuf,
+    #[arg(long, required_unless_present = "input", conflicts_with = "input")]
+    pub store: Option<PathBuf>,
+    /// Fix these observation files directly, normalized and deduplicated in memory as
+    /// `ingest` would, with no store (for reproducing an index from raw files);
+    /// repeatable.
+    #[arg(long, num_args = 1..)]
+    pub input: Vec<PathBuf>,
+    /// Mapping file for a foreign layout of the `--input` files.
+    #[arg(long, requires = "input")]
+    pub mapping: Option<PathBuf>,
     /// Output file, .csv or .parquet. A forward curve is written beside it
     /// (`<stem>_forward.<ext>`); an existing file is restated, not overwritten.
     #[arg(long)]

@@ -212,6 +212,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     std::fs::write(out.join("methodology.toml"), &text)?;
     let index_cfg = IndexConfig {
         store: work.join("store"),
+        inputs: Vec::new(),
+        mapping: None,
         out: out.join("fixings.parquet"),
         request: IndexRequest {
             methodology,

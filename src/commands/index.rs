@@ -6,8 +6,8 @@ use rentix_core::GradePattern;
 use rentix_index::incremental::{self, Decision};
 use rentix_index::{
     compute_from_partitions, compute_from_store, forward_curves, forward_table, publish,
-    tier_differentials_table, tier_spreads, tier_spreads_table, Fixing, IndexRequest, Methodology,
-    Window,
+    tier_differentials_table, tier_spreads, tier_spreads_table, Fixing, IndexRequest, IndexResult,
+    Methodology, TierDifferential, Window,
 };
 use rentix_ingest::Store;
 use rentix_table::TableFormat;
@@ -18,6 +18,11 @@ use std::path::{Path, PathBuf};
 /// Validated index configuration.
 pub struct IndexConfig {
     pub store: PathBuf,
+    /// Observation files fixed in memory with no store (`--input`); the store is
+    /// not read when any is given.
+    pub inputs: Vec<PathBuf>,
+    /// Mapping of the `--input` files' layout.
+    pub mapping: Option<PathBuf>,
     pub out: PathBuf,
     pub request: IndexRequest,
 }
@@ -40,7 +45,9 @@ impl IndexConfig {
             }
         }
         Ok(Self {
-            store: a.store.clone(),
+            store: a.store.clone().unwrap_or_default(),
+            inputs: a.input.clone(),
+            mapping: a.mapping.clone(),
             out: a.out.clone(),
             request: IndexRequest {
                 methodology,
@@ -109,9 +116,10 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         previous.clone(),
     );
     // Computed over every date the read allows; only the requested ones are published.
+    // ... and through `--to` when it is past the store's last day (a feed outage).
     let whole = IndexRequest {
         from: None,
-        to: None,
+        to: rentix_index::past_the_store(&runs, cfg.request.to),
         ..cfg.request.clone()
     };
     let (result, read) = match &decision {
@@ -128,12 +136,7 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             format!("read: the whole store ({why})"),
         ),
     };
-    let window = Window {
-        from: cfg.request.from,
-        to: cfg.request.to,
-        grades: cfg.request.grade_filters.clone(),
-    };
-    if !result.fixings.iter().any(|f| window.contains(f)) {
+    if !result.fixings.iter().any(|f| window_of(cfg).contains(f)) {
         bail!(
             "no observation in {} matches the methodology's grades and the requested range",
             cfg.store.display()
@@ -167,9 +170,7 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         (Ok(Some(s)), Some(p)) => Some((s, p.after)),
         _ => None,
     };
-    let tier_floors = !m.grades.tier_floors.is_empty();
-    let differentials = (!differentials.is_empty() && cfg.request.grade_filters.is_empty())
-        .then(|| tier_differentials_table(&differentials));
+    let has_differentials = !differentials.is_empty() && cfg.request.grade_filters.is_empty();
     let state = incremental::next_state(
         m,
         &grade_texts,
@@ -177,10 +178,10 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         old_state,
         &result.levels,
         through,
-        differentials.is_some(),
+        has_differentials,
     );
     if let Some((old, _)) = old_state {
-        if old.tier_differentials && differentials.is_none() {
+        if old.tier_differentials && !has_differentials {
             bail!(
                 "{} is missing: the last publication wrote one (restore it, or delete {} to publish from the whole history)",
                 differentials_path.display(),
@@ -188,6 +189,97 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             );
         }
     }
+    publish_result(
+        cfg,
+        result,
+        &differentials,
+        vec![(state_file, incremental::state_json(&state))],
+        &read,
+    )
+}
+
+/// `index --input FILE...`: the files read, validated, normalized and deduplicated
+/// in memory exactly as `ingest` would into an empty store, then fixed and published
+/// as from a store (the same fixings, tested). Refused rows are written to
+/// `<stem>_quarantine.csv` beside the output. No state is left for an incremental
+/// run (there is no store to continue from).
+pub fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
+    let opts = rentix_ingest::IngestOptions {
+        mapping: cfg.mapping.clone(),
+        ..Default::default()
+    };
+    let mut read = rentix_ingest::read_in_memory(&cfg.inputs, &opts, &mut |_| {})?;
+    let whole = IndexRequest {
+        from: None,
+        to: cfg.request.to.filter(|t| {
+            read.summary
+                .last_fixing_date
+                .as_ref()
+                .and_then(|d| d.parse::<chrono::NaiveDate>().ok())
+                .is_none_or(|l| *t > l)
+        }),
+        ..cfg.request.clone()
+    };
+    let result = rentix_index::compute(&read.rows, &whole).map_err(anyhow::Error::msg)?;
+    if !result.fixings.iter().any(|f| window_of(cfg).contains(f)) {
+        bail!(
+            "no observation in the --input files matches the methodology's grades and the requested range ({} rows read, {} accepted)",
+            read.summary.rows_read,
+            read.summary.accepted
+        );
+    }
+    let quarantine = sibling(&cfg.out, "_quarantine").with_extension("csv");
+    let s = &read.summary;
+    let mut line = format!(
+        "read: {} file(s) in memory, no store: {} rows read, {} accepted, {} duplicates, {} quarantined",
+        s.files.len(),
+        s.rows_read,
+        s.accepted,
+        s.duplicates,
+        s.quarantined
+    );
+    if s.quarantined > 0 {
+        read.quarantine.write(&quarantine)?;
+        line.push_str(&format!(" ({})", quarantine.display()));
+    } else if quarantine.exists() {
+        std::fs::remove_file(&quarantine)
+            .with_context(|| format!("removing the stale {}", quarantine.display()))?;
+    }
+    let differentials = result.tier_differentials.clone();
+    let out = publish_result(cfg, result, &differentials, Vec::new(), &line)?;
+    // A state left by a store's publication of this file no longer describes it.
+    let state = incremental::state_path(&cfg.out);
+    if state.exists() {
+        std::fs::remove_file(&state).with_context(|| format!("removing {}", state.display()))?;
+    }
+    Ok(out)
+}
+
+/// The requested window of a run.
+fn window_of(cfg: &IndexConfig) -> Window {
+    Window {
+        from: cfg.request.from,
+        to: cfg.request.to,
+        grades: cfg.request.grade_filters.clone(),
+    }
+}
+
+/// Publishes a run's fixings in its window with the files beside them (the forward
+/// curves, the tier differentials over the whole history, the tier spreads, and
+/// `raw` files such as the state) as one transaction; returns the printable summary.
+fn publish_result(
+    cfg: &IndexConfig,
+    result: IndexResult,
+    differentials: &[TierDifferential],
+    raw: Vec<(PathBuf, Vec<u8>)>,
+    read: &str,
+) -> anyhow::Result<String> {
+    let m = &cfg.request.methodology;
+    let window = window_of(cfg);
+    let tier_floors = !m.grades.tier_floors.is_empty();
+    let differentials = (!differentials.is_empty() && cfg.request.grade_filters.is_empty())
+        .then(|| tier_differentials_table(differentials));
+    let differentials_path = sibling(&cfg.out, "_tier_differentials");
     // The files beside the fixings are published in the same transaction.
     let companions = |rows: &[Fixing]| {
         let mut v = Vec::new();
@@ -206,14 +298,8 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         }
         v
     };
-    let publication = publish(
-        &cfg.out,
-        result.fixings,
-        window.clone(),
-        companions,
-        vec![(state_file, incremental::state_json(&state))],
-    )
-    .with_context(|| format!("writing {}", cfg.out.display()))?;
+    let publication = publish(&cfg.out, result.fixings, window.clone(), companions, raw)
+        .with_context(|| format!("writing {}", cfg.out.display()))?;
     if let Some(stale) = &publication.replaced_stale_lock {
         let _ = writeln!(std::io::stderr(), "rentix: {stale}");
     }
@@ -276,7 +362,7 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
                 .unwrap_or_default()
         ));
     }
-    s.push_str(&read);
+    s.push_str(read);
     s.push('\n');
     s.push_str(&format!("wrote {}", cfg.out.display()));
     Ok(s)
@@ -285,7 +371,11 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
 pub fn run(a: IndexArgs) -> anyhow::Result<()> {
     let cfg = IndexConfig::from_args(&a)?;
     let bar = crate::progress::working("reading the store and fixing every grade");
-    let summary = execute(&cfg);
+    let summary = if cfg.inputs.is_empty() {
+        execute(&cfg)
+    } else {
+        one_shot(&cfg)
+    };
     bar.finish_and_clear();
     outln!("{}", summary?);
     Ok(())

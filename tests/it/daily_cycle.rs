@@ -98,3 +98,69 @@ fn publishing_day_by_day_builds_the_same_file_as_one_run() {
         "day-by-day publication differs from one run"
     );
 }
+
+/// A feed outage on the publication day: the store ends on 2025-03-05 and the day
+/// published is 2025-03-06. The run used to stop at the last observation and refuse
+/// ("no observation ... matches"); it now fixes through the requested day, so each
+/// grade carries its last value (the default methodology carries up to 5 days) and
+/// says so, and `verify` certifies the file. On 2025-03-12, past the carry, there is
+/// nothing to publish and the refusal stands.
+#[test]
+fn an_outage_day_is_published_with_carried_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let obs = dir.path().join("obs.csv");
+    let mut text =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for day in ["2025-03-03", "2025-03-04", "2025-03-05"] {
+        for (i, src) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+            text.push_str(&format!(
+                "listing,{day}T12:00:00Z,{src},h100-sxm-80gb,vm,on-demand,2.{i},gpu_hour,USD\n"
+            ));
+        }
+    }
+    std::fs::write(&obs, text).unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let out = dir.path().join("f.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    let msg = rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--from",
+        "2025-03-06",
+        "--to",
+        "2025-03-06",
+    ]);
+    assert!(msg.contains("4 carried"), "{msg}");
+    let rows = crate::csvutil::rows(&out);
+    let day: Vec<_> = rows
+        .iter()
+        .filter(|r| r["date"] == "2025-03-06" && r["grade"] == "h100-sxm-80gb/vm/on-demand")
+        .collect();
+    assert_eq!(day.len(), 1, "{rows:?}");
+    assert_eq!(day[0]["level"], "4");
+    assert!(day[0]["flags"].contains("carried_forward"), "{:?}", day[0]);
+    assert_eq!(day[0]["value"], "2.2", "the median of 2.0 .. 2.4, carried");
+    let verify = crate::util::rentix(&["verify", "--store", p(&store), "--fixings", p(&out)]);
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    let past = crate::util::rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--from",
+        "2025-03-12",
+        "--to",
+        "2025-03-12",
+    ]);
+    assert!(!past.status.success());
+}

@@ -345,3 +345,74 @@ fn a_long_silence_ends_a_grades_life_instead_of_filling_it_with_rows() {
     assert_eq!(count("h100-sxm-80gb/on-demand-blend"), 7);
     assert!(rows.len() < 40, "{} rows", rows.len());
 }
+
+/// `index --input FILE...` fixes raw files in memory with no store: the same bytes as
+/// `ingest` + `index` (the shared two-year market, every companion file), and the
+/// same through a mapping (the Prime Intellect sample); refused rows go to
+/// `<stem>_quarantine.csv`, and the console says how many rows it read and kept.
+#[test]
+fn one_shot_fixing_from_files_equals_ingest_then_index() {
+    let m = crate::fixture::market();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fixings.csv");
+    let msg = rentix_ok(&[
+        "index",
+        "--input",
+        p(&m.sim("observations.csv")),
+        "--out",
+        p(&out),
+    ]);
+    assert!(msg.contains("in memory, no store"), "{msg}");
+    assert!(
+        std::fs::read(&out).unwrap() == std::fs::read(m.fixings()).unwrap(),
+        "one-shot fixings differ from ingest + index"
+    );
+    let beside = |d: &std::path::Path, f: &str| std::fs::read(d.join(f)).unwrap();
+    for f in ["fixings_forward.csv", "fixings_tier_differentials.csv"] {
+        assert!(beside(dir.path(), f) == beside(&m.dir, f), "{f} differs");
+    }
+    assert!(
+        dir.path().join("fixings_quarantine.csv").exists(),
+        "the sim has bad rows"
+    );
+    assert!(!dir.path().join("fixings_state.json").exists());
+
+    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let mapping = data("data/mappings/primeintellect_by_provider.toml");
+    let store = dir.path().join("store");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        "--mapping",
+        p(&mapping),
+        p(&sample),
+    ]);
+    let a = dir.path().join("a.csv");
+    let b = dir.path().join("b.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&a)]);
+    rentix_ok(&[
+        "index",
+        "--input",
+        p(&sample),
+        "--mapping",
+        p(&mapping),
+        "--out",
+        p(&b),
+    ]);
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap());
+
+    let both = rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--input",
+        p(&sample),
+        "--out",
+        p(&b),
+    ]);
+    assert!(!both.status.success());
+    let neither = rentix(&["index", "--out", p(&b)]);
+    assert!(!neither.status.success());
+    assert!(String::from_utf8_lossy(&neither.stderr).contains("--store"));
+}

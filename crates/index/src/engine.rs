@@ -341,8 +341,9 @@ fn key_of(text: &str, at: &dyn std::fmt::Display) -> Result<ObsKey, String> {
     })
 }
 
-/// The fixing dates between the first and last observation day, clipped to the
-/// request, that the calendar counts.
+/// The fixing dates from the first observation day (or the request's `from`) to the
+/// last observation day plus the lag (or the request's `to`, earlier or later), that
+/// the calendar counts.
 pub fn fixing_dates(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     req: &IndexRequest,
@@ -365,8 +366,10 @@ pub fn fixing_dates(
     if let Some(f) = req.from {
         d = d.max(f);
     }
+    // Through the requested day, even past the last observation: a day of a feed
+    // outage gets its carried rows (or none, past the carry) instead of no run.
     if let Some(t) = req.to {
-        end = end.min(t);
+        end = t;
     }
     let mut out = Vec::new();
     while d <= end {

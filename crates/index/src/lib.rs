@@ -73,6 +73,21 @@ pub struct IndexResult {
     pub levels: BTreeMap<String, Vec<(chrono::NaiveDate, f64)>>,
 }
 
+/// `to` if it is later than every partition the store's `runs` committed: the day a
+/// run must fix through although no observation reaches it (a feed outage on the
+/// publication day), where the last observation would otherwise end the run.
+pub fn past_the_store(
+    runs: &[rentix_ingest::IngestSummary],
+    to: Option<chrono::NaiveDate>,
+) -> Option<chrono::NaiveDate> {
+    let last = runs
+        .iter()
+        .flat_map(|r| r.partitions.iter())
+        .filter_map(|p| rentix_ingest::partition_date(p))
+        .max();
+    to.filter(|t| last.is_none_or(|l| *t > l))
+}
+
 /// Computes fixings, composites and forward curves from store observations.
 pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexResult, String> {
     let clock = req.methodology.cutoff_clock()?;

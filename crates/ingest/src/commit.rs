@@ -359,10 +359,28 @@ fn commit_in_memory(
         crate::spill::read_section(section, &mut rows)?;
     }
     rows.extend(held);
+    let kept = keep_survivors(&mut rows, dedupe);
+    if kept == 0 {
+        return Ok(0);
+    }
+    let kept = &mut rows[..kept];
+    // Converted and written a row group at a time: the rows are never held as one
+    // whole table (and once more as polars' columns) beside themselves.
+    rentix_table::write_unsynced_parquet_batches(
+        staged,
+        kept.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
+    )?;
+    Ok(kept.len() as u64)
+}
+
+/// Keeps one row per dedupe key of a date's rows (in input order), judged by
+/// `dedupe`: the survivors are moved to the front of `rows` in partition order, and
+/// their number returned.
+pub(crate) fn keep_survivors(rows: &mut [StoredObservation], dedupe: &mut Dedupe<'_>) -> usize {
     // Rows stay where they are; their positions are sorted (in parallel: a date of
     // many quotes is committed by one task). Moving the rows themselves, hundreds of
     // bytes each, was most of a busy date's commit.
-    let order = key_order(&rows);
+    let order = key_order(rows);
     let mut survivors: Vec<usize> = Vec::with_capacity(rows.len());
     let mut group: Vec<&StoredObservation> = Vec::new();
     let mut start = 0;
@@ -380,23 +398,32 @@ fn commit_in_memory(
         start = end;
     }
     drop(group);
-    if survivors.is_empty() {
-        return Ok(0);
-    }
     // The partition's row order, sorted by position; then the survivors are moved
     // to the front of `rows` in that order, in place. (Keys are unique among
     // survivors: the order is total.)
     survivors.par_sort_unstable_by(|a, b| partition_order(&rows[*a], &rows[*b]));
     let order = survivors_first(&survivors, rows.len());
-    permute(&mut rows, &order);
-    let kept = &mut rows[..survivors.len()];
-    // Converted and written a row group at a time: the rows are never held as one
-    // whole table (and once more as polars' columns) beside themselves.
-    rentix_table::write_unsynced_parquet_batches(
-        staged,
-        kept.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
-    )?;
-    Ok(survivors.len() as u64)
+    permute(rows, &order);
+    survivors.len()
+}
+
+/// A date's rows deduplicated in memory as a commit into an empty store would: the
+/// rows kept, in partition order, and what the date's commit would count.
+pub(crate) fn dedupe_in_memory(
+    date: NaiveDate,
+    mut rows: Vec<StoredObservation>,
+) -> (Vec<StoredObservation>, DateOutcome) {
+    let empty = BTreeMap::new();
+    let mut dedupe = Dedupe {
+        stored: &empty,
+        out: DateOutcome::default(),
+    };
+    let kept = keep_survivors(&mut rows, &mut dedupe);
+    rows.truncate(kept);
+    let mut out = dedupe.out;
+    out.date = Some(date);
+    out.accepted = kept as u64;
+    (rows, out)
 }
 
 #[cfg(test)]

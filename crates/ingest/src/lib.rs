@@ -38,7 +38,7 @@ pub use normalize::{
     DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, DEFAULT_MIN_USD_PER_GPU_HOUR,
     EARLIEST_DATE,
 };
-pub use pipeline::{ingest, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
+pub use pipeline::{ingest, read_in_memory, InMemory, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
 pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
 pub use reason::{Reason, Rejection};

@@ -244,22 +244,9 @@ pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     HashingReader::new(f).finish().map_err(read_err)
 }
 
-/// Ingests `files` into the store at `store_dir` and returns the run's summary.
-pub fn ingest(
-    store_dir: &Path,
-    files: &[PathBuf],
-    opts: &IngestOptions,
-    progress: Progress<'_>,
-) -> Result<IngestSummary> {
-    check_inputs(files)?;
-    let store = Store::create(store_dir)?;
-    let lock = store.lock()?;
-    // Before the sweep: a killed run's leftovers keep their id from being reused.
-    let run_id = store.next_run_id()?;
-    store.sweep(&lock)?;
-    let stale_lock = lock.replaced_stale.clone();
-    let history = store.runs()?;
-
+/// The mapping (if any) and the normalizer a run reads its files with: the bundled
+/// catalog plus the mapping's aliases, the FX table, the cut-off, bounds, ratings.
+fn prepare(opts: &IngestOptions) -> Result<(Option<Mapping>, Normalizer)> {
     let mapping = match &opts.mapping {
         Some(p) => Some(Mapping::from_file(p)?),
         None => None,
@@ -288,7 +275,7 @@ pub fn ingest(
         None => FxTable::bundled(),
     };
     let clock = FixingClock::new(&opts.cutoff).map_err(|e| IngestError::Store {
-        path: store_dir.to_path_buf(),
+        path: PathBuf::from("--cutoff"),
         detail: format!("cut-off: {e}"),
     })?;
     let normalizer = Normalizer {
@@ -298,6 +285,27 @@ pub fn ingest(
         bounds: opts.bounds,
         ratings: opts.ratings.clone(),
     };
+
+    Ok((mapping, normalizer))
+}
+
+/// Ingests `files` into the store at `store_dir` and returns the run's summary.
+pub fn ingest(
+    store_dir: &Path,
+    files: &[PathBuf],
+    opts: &IngestOptions,
+    progress: Progress<'_>,
+) -> Result<IngestSummary> {
+    check_inputs(files)?;
+    let store = Store::create(store_dir)?;
+    let lock = store.lock()?;
+    // Before the sweep: a killed run's leftovers keep their id from being reused.
+    let run_id = store.next_run_id()?;
+    store.sweep(&lock)?;
+    let stale_lock = lock.replaced_stale.clone();
+    let history = store.runs()?;
+
+    let (mapping, normalizer) = prepare(opts)?;
 
     let staging = store_dir.join("staging").join(&run_id);
     std::fs::create_dir_all(&staging).map_err(|source| IngestError::Write {
@@ -385,8 +393,7 @@ pub fn ingest(
 
     // Commit phase: dates in parallel by chunks, merged in date order.
     let committed = store.partitions()?;
-    let mut dup_by_file: BTreeMap<String, u64> = BTreeMap::new();
-    let mut accepted_by_file: BTreeMap<String, u64> = BTreeMap::new();
+    let mut tally = Tally::default();
     let staging_commit = stager.dir.join("commit");
     let ctx = CommitCtx {
         store: &store,
@@ -398,61 +405,184 @@ pub fn ingest(
     let dates: Vec<NaiveDate> = stager.dates().into_iter().collect();
     for chunk in dates.chunks(COMMIT_CHUNK_DATES) {
         let inputs: Vec<DateInput> = chunk.iter().map(|&d| stager.detach(d)).collect();
-        for o in commit_dates(&ctx, inputs)? {
-            summary.duplicates_within_run += o.duplicates_within_run;
-            summary.duplicates_of_store += o.duplicates_of_store;
-            summary.conflicts += o.conflicts;
-            let room = MAX_CONFLICT_EXAMPLES.saturating_sub(summary.conflict_examples.len());
-            summary
-                .conflict_examples
-                .extend(o.conflict_examples.into_iter().take(room));
-            for (f, n) in o.accepted_by_file {
-                *accepted_by_file.entry(f).or_default() += n;
-            }
-            for (f, n) in o.duplicates_by_file {
-                *dup_by_file.entry(f).or_default() += n;
-            }
-            if let (Some(rel), Some(date)) = (o.partition, o.date) {
-                summary.accepted += o.accepted;
+        for mut o in commit_dates(&ctx, inputs)? {
+            if let Some(rel) = o.partition.take() {
                 summary.partitions.push(rel);
-                let d = date.to_string();
-                if summary.first_fixing_date.is_none() {
-                    summary.first_fixing_date = Some(d.clone());
-                }
-                summary.last_fixing_date = Some(d);
             }
+            tally.add(&mut summary, o);
         }
     }
-
-    let mut unknown: BTreeMap<String, u64> = BTreeMap::new();
-    for f in &summary.files {
-        for (k, v) in &f.unknown_gpus {
-            *unknown.entry(k.clone()).or_default() += v;
-        }
-    }
-    let mut unknown: Vec<(String, u64)> = unknown.into_iter().collect();
-    unknown.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    unknown.truncate(100);
-    summary.unknown_gpus = unknown;
-    for f in summary.files.iter_mut() {
-        f.accepted = accepted_by_file.get(&f.path).copied().unwrap_or(0);
-        f.duplicates = dup_by_file.get(&f.path).copied().unwrap_or(0);
-        summary.rows_read += f.rows_read;
-        summary.rated_rows += f.rated_rows;
-        summary.unrated_rows += f.unrated_rows;
-    }
-    summary.duplicates = summary.duplicates_within_run + summary.duplicates_of_store;
-    for (reason, n) in quarantine.counts() {
-        summary.quarantined_by_reason.insert(reason.to_string(), n);
-    }
-    summary.quarantined = quarantine.len() as u64;
-    summary.check().map_err(IngestError::Accounting)?;
+    tally.finish(&mut summary, &quarantine)?;
 
     quarantine.write(&store_dir.join(&quarantine_rel))?;
     crate::publish::publish(store_dir, &lock, &stager.dir.join("commit"), &summary)?;
     crate::publish::remove_staging(store_dir, &run_id);
     drop(lock);
     Ok(summary)
+}
+
+/// A run's counts per file, gathered date by date as the dates are committed.
+#[derive(Default)]
+struct Tally {
+    accepted_by_file: BTreeMap<String, u64>,
+    duplicates_by_file: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    /// Adds a committed date's counts to the run's summary.
+    fn add(&mut self, summary: &mut IngestSummary, o: crate::commit::DateOutcome) {
+        summary.duplicates_within_run += o.duplicates_within_run;
+        summary.duplicates_of_store += o.duplicates_of_store;
+        summary.conflicts += o.conflicts;
+        let room = MAX_CONFLICT_EXAMPLES.saturating_sub(summary.conflict_examples.len());
+        summary
+            .conflict_examples
+            .extend(o.conflict_examples.into_iter().take(room));
+        for (f, n) in o.accepted_by_file {
+            *self.accepted_by_file.entry(f).or_default() += n;
+        }
+        for (f, n) in o.duplicates_by_file {
+            *self.duplicates_by_file.entry(f).or_default() += n;
+        }
+        if let (true, Some(date)) = (o.accepted > 0, o.date) {
+            summary.accepted += o.accepted;
+            let d = date.to_string();
+            if summary.first_fixing_date.is_none() {
+                summary.first_fixing_date = Some(d.clone());
+            }
+            summary.last_fixing_date = Some(d);
+        }
+    }
+
+    /// Completes the summary from the files' counts and the quarantine, and checks
+    /// that `rows_read = accepted + quarantined + duplicates` holds.
+    fn finish(self, summary: &mut IngestSummary, quarantine: &QuarantineWriter) -> Result<()> {
+        let mut unknown: BTreeMap<String, u64> = BTreeMap::new();
+        for f in &summary.files {
+            for (k, v) in &f.unknown_gpus {
+                *unknown.entry(k.clone()).or_default() += v;
+            }
+        }
+        let mut unknown: Vec<(String, u64)> = unknown.into_iter().collect();
+        unknown.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        unknown.truncate(100);
+        summary.unknown_gpus = unknown;
+        let (mut read, mut rated, mut unrated) = (0, 0, 0);
+        for f in summary.files.iter_mut() {
+            f.accepted = self.accepted_by_file.get(&f.path).copied().unwrap_or(0);
+            f.duplicates = self.duplicates_by_file.get(&f.path).copied().unwrap_or(0);
+            read += f.rows_read;
+            rated += f.rated_rows;
+            unrated += f.unrated_rows;
+        }
+        summary.rows_read += read;
+        summary.rated_rows += rated;
+        summary.unrated_rows += unrated;
+        summary.duplicates = summary.duplicates_within_run + summary.duplicates_of_store;
+        for (reason, n) in quarantine.counts() {
+            summary.quarantined_by_reason.insert(reason.to_string(), n);
+        }
+        summary.quarantined = quarantine.len() as u64;
+        summary.check().map_err(IngestError::Accounting)
+    }
+}
+
+/// What [`read_in_memory`] gives: the observations an ingest into an empty store
+/// would commit, in partition order date by date, with the run's counts (no run id,
+/// partitions or checksums) and its quarantine.
+#[derive(Debug)]
+pub struct InMemory {
+    pub rows: Vec<StoredObservation>,
+    pub summary: IngestSummary,
+    pub quarantine: QuarantineWriter,
+}
+
+/// Reads, validates, normalizes and deduplicates `files` exactly as [`ingest`] does
+/// into an empty store, but in memory and with no store: for reproducing an index
+/// from raw files (`rentix index --input`). Memory holds every accepted row.
+pub fn read_in_memory(
+    files: &[PathBuf],
+    opts: &IngestOptions,
+    progress: Progress<'_>,
+) -> Result<InMemory> {
+    check_inputs(files)?;
+    let (mapping, normalizer) = prepare(opts)?;
+    let mut stager = Stager {
+        dir: PathBuf::new(),
+        batch_rows: usize::MAX,
+        held: 0,
+        buckets: BTreeMap::new(),
+        spills: BTreeMap::new(),
+        seq: 0,
+    };
+    let mut quarantine = QuarantineWriter::default();
+    let mut summary = IngestSummary {
+        mapping: mapping
+            .as_ref()
+            .map_or("canonical".into(), |m| m.name.clone()),
+        cutoff: opts.cutoff.clone(),
+        ..Default::default()
+    };
+    let hashed: Vec<(&PathBuf, String)> = files
+        .iter()
+        .map(|f| sha256_file(f).map(|sha| (f, sha)))
+        .collect::<Result<_>>()?;
+    let mut read_total = 0u64;
+    for (path, sha) in hashed {
+        let display = path.to_string_lossy().to_string();
+        let mut fs = FileSummary {
+            path: display.clone(),
+            input_sha256: sha.clone(),
+            ..Default::default()
+        };
+        summary.input_sha256.insert(display, sha.clone());
+        if summary.files.iter().any(|f| f.input_sha256 == sha) {
+            fs.already_ingested = true;
+            summary.files.push(fs);
+            continue;
+        }
+        let input = Input {
+            path,
+            mapping: mapping.as_ref(),
+            only: None,
+        };
+        let read_sha = read_file(
+            &input,
+            &normalizer,
+            &mut stager,
+            &mut quarantine,
+            &mut fs,
+            &mut |n| progress(read_total + n),
+        )?;
+        if read_sha != sha {
+            return Err(IngestError::Read {
+                path: path.clone(),
+                source: std::io::Error::other(
+                    "the file changed while it was being read; read it again once it is complete",
+                ),
+            });
+        }
+        read_total += fs.source_rows;
+        summary.files.push(fs);
+    }
+    let dates: Vec<(NaiveDate, Vec<StoredObservation>)> =
+        std::mem::take(&mut stager.buckets).into_iter().collect();
+    let outcomes: Vec<(Vec<StoredObservation>, crate::commit::DateOutcome)> = dates
+        .into_par_iter()
+        .map(|(date, rows)| crate::commit::dedupe_in_memory(date, rows))
+        .collect();
+    let mut rows = Vec::with_capacity(outcomes.iter().map(|o| o.0.len()).sum());
+    let mut tally = Tally::default();
+    for (kept, o) in outcomes {
+        tally.add(&mut summary, o);
+        rows.extend(kept);
+    }
+    tally.finish(&mut summary, &quarantine)?;
+    Ok(InMemory {
+        rows,
+        summary,
+        quarantine,
+    })
 }
 
 /// A file to read: its path, the mapping that reads it (`None`: the canonical

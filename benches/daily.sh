@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The daily publication against the length of the history (issue 27): a one-day
+# `index --from D --to D` on a 1-year and on an 8-year store of the same daily
+# volume, with the state the previous publication left (incremental) and without it
+# (the whole store read, as every run did before). A measurement, never a test.
+#
+#   cargo build --release && bash benches/daily.sh [WORKDIR] [ROWS_PER_DAY]
+#
+# Needs GNU time (/usr/bin/time -v). At 5,000 rows a day the 8-year store is 14.6M
+# rows: about 3 GB of workdir and a few minutes to build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+R="${RENTIX:-${CARGO_TARGET_DIR:-target}/release/rentix}"
+W="${1:-$(mktemp -d)}"
+PER_DAY="${2:-5000}"
+mkdir -p "$W"
+echo "binary: $R   workdir: $W   rows a day: $PER_DAY   cores: $(nproc)"
+
+measure() { # name, command...
+  local name=$1; shift
+  /usr/bin/time -v "$@" > "$W/$name.out" 2> "$W/$name.time"
+  local secs rss
+  secs=$(grep "Elapsed (wall clock)" "$W/$name.time" | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
+  rss=$(grep "Maximum resident set size" "$W/$name.time" | awk '{print $NF}')
+  printf '%-36s %8.2f s  peak %7.1f MiB\n' "$name" "$secs" "$(awk -v r="$rss" 'BEGIN{print r/1024}')"
+  echo "$secs" > "$W/$name.secs"; echo "$rss" > "$W/$name.rss"
+}
+ratio() { # what, a, b
+  printf '  %s ratio %s / %s = %.2f\n' "$1" "$2" "$3" "$(awk -v a="$(cat "$W/$2.$1")" -v b="$(cat "$W/$3.$1")" 'BEGIN{print a/b}')"
+}
+
+for years in 1 8; do
+  days=$((years * 365 + years / 4))
+  start=$((2026 - years))-01-01
+  if [ ! -d "$W/store$years" ]; then
+    "$R" simulate --out "$W/sim$years" --seed 3 --start "$start" --days "$days" --rows $((days * PER_DAY)) > /dev/null
+    measure "ingest ${years}y" "$R" ingest --store "$W/store$years" "$W/sim$years/observations.csv"
+    rm -rf "$W/sim$years"
+  fi
+  last=$(ls "$W/store$years/observations" | sort | tail -1 | sed 's/^date=//')
+  rm -rf "$W/pub$years"; mkdir -p "$W/pub$years"
+  measure "index full ${years}y" "$R" index --store "$W/store$years" --out "$W/pub$years/f.csv"
+  measure "one day, incremental ${years}y" "$R" index --store "$W/store$years" --out "$W/pub$years/f.csv" --from "$last" --to "$last"
+  grep '^read:' "$W/one day, incremental ${years}y.out" | sed 's/^/  /'
+  rm "$W/pub$years/f_state.json"
+  measure "one day, whole store ${years}y" "$R" index --store "$W/store$years" --out "$W/pub$years/f.csv" --from "$last" --to "$last"
+done
+echo "== ratios (8 years / 1 year)"
+ratio secs "one day, incremental 8y" "one day, incremental 1y"
+ratio rss "one day, incremental 8y" "one day, incremental 1y"
+ratio secs "one day, whole store 8y" "one day, whole store 1y"
+ratio rss "one day, whole store 8y" "one day, whole store 1y"
+ratio secs "index full 8y" "index full 1y"
+ratio rss "index full 8y" "index full 1y"
+echo "== the day against the whole history, same store"
+ratio secs "one day, incremental 8y" "one day, whole store 8y"
