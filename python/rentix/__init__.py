@@ -1,0 +1,190 @@
+"""rentix: GPU rental price indices from messy prices, with the engine the CLI uses.
+
+DataFrames in and out are polars (``to_pandas()`` for pandas). Every function calls
+the same Rust crates as the ``rentix`` command line, so the fixings are the CLI's to
+the byte (tested). Errors raise :class:`RentixError` with the CLI's message.
+
+Example::
+
+    import rentix
+    obs, quarantine = rentix.normalize("observations.csv")
+    fixings = rentix.fix(obs, methodology="default")
+    store = rentix.Store("store")
+    store.ingest(["observations.csv"])
+    fixings = store.index(methodology="settlement_business_days")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+import polars as pl
+
+from . import _rentix
+from ._rentix import RentixError
+
+__all__ = ["RentixError", "Store", "fix", "normalize", "version"]
+
+Observations = Union[str, os.PathLike, Iterable[Union[str, os.PathLike]], pl.DataFrame]
+Methodology = Union[str, os.PathLike, Dict[str, Any]]
+
+
+def version() -> str:
+    """The version of the rentix engine."""
+    return _rentix.version()
+
+
+def _methodology(m: Methodology) -> str:
+    """A methodology as the engine takes it: a path, a shipped name, or a dict."""
+    if isinstance(m, dict):
+        return json.dumps(m)
+    return os.fspath(m)
+
+
+def _dates(from_: Optional[str], to: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+    return (None if from_ is None else str(from_), None if to is None else str(to))
+
+
+class _Files:
+    """Observation files for the engine: paths as given, or a DataFrame written to a
+    temporary CSV in the canonical layout (removed on exit)."""
+
+    def __init__(self, observations: Observations):
+        self._tmp = None
+        if isinstance(observations, pl.DataFrame):
+            self._tmp = tempfile.TemporaryDirectory(prefix="rentix-")
+            path = Path(self._tmp.name) / "observations.csv"
+            observations.write_csv(path)
+            self.paths = [str(path)]
+        elif isinstance(observations, (str, os.PathLike)):
+            self.paths = [os.fspath(observations)]
+        else:
+            self.paths = [os.fspath(p) for p in observations]
+        if not self.paths:
+            raise RentixError("no observation files given")
+
+    def __enter__(self) -> List[str]:
+        return self.paths
+
+    def __exit__(self, *exc: object) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
+def _read_parquet(path: str) -> pl.DataFrame:
+    # Read whole before the temporary directory goes.
+    return pl.read_parquet(path, memory_map=False)
+
+
+def normalize(
+    observations: Observations, mapping: Optional[Union[str, os.PathLike]] = None
+) -> Tuple[pl.DataFrame, pl.DataFrame]:
+    """Validates, normalizes (USD per GPU-hour) and deduplicates observations exactly
+    as ``rentix ingest`` does, in memory.
+
+    ``observations`` is a path, a list of paths, or a polars DataFrame in the
+    canonical layout (``kind, observed_at, source, gpu, scope, term, price,
+    price_unit, currency``, ...); ``mapping`` a mapping file (or a shipped mapping's
+    name) for a foreign layout. Returns ``(observations, quarantine)``: the rows
+    kept, with the store's columns, and the refused rows with their reason.
+
+    >>> obs, quarantine = rentix.normalize("observations.csv")
+    >>> quarantine.group_by("reason").len()
+    """
+    with _Files(observations) as paths, tempfile.TemporaryDirectory(prefix="rentix-") as d:
+        obs, quarantine = str(Path(d) / "obs.parquet"), str(Path(d) / "quarantine.csv")
+        _rentix.read_files(paths, obs, quarantine, None if mapping is None else os.fspath(mapping))
+        return _read_parquet(obs), pl.read_csv(quarantine, infer_schema_length=0)
+
+
+def fix(
+    observations: Observations,
+    methodology: Methodology = "default",
+    *,
+    mapping: Optional[Union[str, os.PathLike]] = None,
+    grades: Iterable[str] = (),
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> pl.DataFrame:
+    """Fixes raw observations under a methodology, in memory and with no store: the
+    fixings of ``rentix index --input`` (every column, one row per grade or
+    composite and date).
+
+    ``methodology`` is a path, a shipped name (``"default"``,
+    ``"settlement_business_days"``, ...) or a dict in the methodology file's shape.
+
+    >>> fixings = rentix.fix("observations.csv", "listings_7d_sigma")
+    >>> fixings.filter(pl.col("grade") == "h100-sxm-80gb/vm/on-demand")
+    """
+    f, t = _dates(from_, to)
+    with _Files(observations) as paths, tempfile.TemporaryDirectory(prefix="rentix-") as d:
+        out = str(Path(d) / "fixings.parquet")
+        _rentix.fix_files(
+            paths,
+            _methodology(methodology),
+            out,
+            None if mapping is None else os.fspath(mapping),
+            list(grades),
+            f,
+            t,
+        )
+        return _read_parquet(out)
+
+
+class Store:
+    """A rentix store directory (``rentix ingest`` writes it).
+
+    >>> store = rentix.Store("store")
+    >>> store.ingest(["today.csv"])["accepted"]
+    >>> store.observations().filter(pl.col("kind") == "trade").collect()
+    >>> store.index("default", from_="2025-06-01")
+    """
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+
+    def ingest(
+        self,
+        files: Iterable[Union[str, os.PathLike]],
+        mapping: Optional[Union[str, os.PathLike]] = None,
+    ) -> Dict[str, Any]:
+        """Ingests files into the store (``rentix ingest``); returns the run's
+        summary (``rows_read``, ``accepted``, ``quarantined``, ``duplicates``, ...)."""
+        summary = _rentix.ingest(
+            self.path,
+            [os.fspath(f) for f in files],
+            None if mapping is None else os.fspath(mapping),
+        )
+        return json.loads(summary)
+
+    def observations(self) -> pl.LazyFrame:
+        """The committed observations as a lazy polars scan of the store's
+        partitions (only files a run committed; compaction leftovers and partial
+        runs are never read)."""
+        files = [str(Path(self.path) / p) for p in _rentix.partitions(self.path)]
+        if not files:
+            raise RentixError(f"{self.path}: the store holds no observations")
+        return pl.scan_parquet(files)
+
+    def index(
+        self,
+        methodology: Methodology = "default",
+        *,
+        grades: Iterable[str] = (),
+        from_: Optional[str] = None,
+        to: Optional[str] = None,
+    ) -> pl.DataFrame:
+        """Fixes the store over its whole history (``rentix index``) and returns the
+        fixings of ``[from_, to]`` (every date by default)."""
+        f, t = _dates(from_, to)
+        with tempfile.TemporaryDirectory(prefix="rentix-") as d:
+            out = str(Path(d) / "fixings.parquet")
+            _rentix.fix_store(self.path, _methodology(methodology), out, list(grades), f, t)
+            return _read_parquet(out)
+
+    def __repr__(self) -> str:
+        return f"rentix.Store({self.path!r})"

@@ -1,0 +1,40 @@
+"""Type stubs of the rentix package."""
+
+import os
+from typing import Any, Dict, Iterable, Optional, Tuple, Union
+
+import polars as pl
+
+from ._rentix import RentixError as RentixError
+
+Observations = Union[str, os.PathLike[str], Iterable[Union[str, os.PathLike[str]]], pl.DataFrame]
+Methodology = Union[str, os.PathLike[str], Dict[str, Any]]
+PathLike = Union[str, os.PathLike[str]]
+
+def version() -> str: ...
+def normalize(
+    observations: Observations, mapping: Optional[PathLike] = None
+) -> Tuple[pl.DataFrame, pl.DataFrame]: ...
+def fix(
+    observations: Observations,
+    methodology: Methodology = "default",
+    *,
+    mapping: Optional[PathLike] = None,
+    grades: Iterable[str] = (),
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> pl.DataFrame: ...
+
+class Store:
+    path: str
+    def __init__(self, path: PathLike) -> None: ...
+    def ingest(self, files: Iterable[PathLike], mapping: Optional[PathLike] = None) -> Dict[str, Any]: ...
+    def observations(self) -> pl.LazyFrame: ...
+    def index(
+        self,
+        methodology: Methodology = "default",
+        *,
+        grades: Iterable[str] = (),
+        from_: Optional[str] = None,
+        to: Optional[str] = None,
+    ) -> pl.DataFrame: ...

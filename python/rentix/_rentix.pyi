@@ -1,0 +1,33 @@
+"""Type stubs of the Rust extension (python/src/lib.rs)."""
+
+from typing import List, Optional
+
+class RentixError(ValueError):
+    """An input rentix refused, with the CLI's message (file, row, field)."""
+
+def read_files(
+    files: List[str],
+    observations_out: str,
+    quarantine_out: str,
+    mapping: Optional[str] = None,
+) -> str: ...
+def fix_files(
+    files: List[str],
+    methodology: str,
+    out: str,
+    mapping: Optional[str] = None,
+    grades: List[str] = ...,
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> int: ...
+def fix_store(
+    store: str,
+    methodology: str,
+    out: str,
+    grades: List[str] = ...,
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> int: ...
+def ingest(store: str, files: List[str], mapping: Optional[str] = None) -> str: ...
+def partitions(store: str) -> List[str]: ...
+def version() -> str: ...

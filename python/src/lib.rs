@@ -1,0 +1,210 @@
+//! `rentix._rentix`: the engine the CLI uses, for the Python package in
+//! `python/rentix`. Functions take and write files (Parquet, CSV) that the Python
+//! side hands to and reads with polars; errors are `rentix.RentixError` carrying the
+//! CLI's file/row/field message. The GIL is released while the engine works.
+
+use pyo3::create_exception;
+use pyo3::prelude::*;
+use rentix_index::{compute, compute_from_store, fixings_table, Fixing, IndexRequest, Methodology};
+use rentix_ingest::{IngestOptions, Store};
+use std::path::{Path, PathBuf};
+
+create_exception!(
+    _rentix,
+    RentixError,
+    pyo3::exceptions::PyValueError,
+    "An input rentix refused, with the CLI's message (file, row, field)."
+);
+
+fn fail(e: impl std::fmt::Display) -> PyErr {
+    RentixError::new_err(e.to_string())
+}
+
+/// A methodology given as a path, a shipped name (`"default"`,
+/// `"settlement_business_days"`) or a JSON object (a Python dict, serialized).
+fn methodology(spec: &str) -> PyResult<Methodology> {
+    let spec = spec.trim();
+    if spec.starts_with('{') {
+        let value: serde_json::Value = serde_json::from_str(spec).map_err(fail)?;
+        let text = toml::to_string(&value).map_err(fail)?;
+        return Methodology::from_toml(&text, Path::new("<dict>")).map_err(fail);
+    }
+    if spec == "default" {
+        return Ok(Methodology::default_methodology());
+    }
+    Methodology::from_file(Path::new(spec)).map_err(fail)
+}
+
+fn request(m: Methodology, grades: &[String]) -> PyResult<IndexRequest> {
+    let grade_filters = grades
+        .iter()
+        .map(|g| rentix_core::GradePattern::new(g).map_err(|e| fail(format!("grade {g:?}: {e}"))))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(IndexRequest {
+        methodology: m,
+        grade_filters,
+        from: None,
+        to: None,
+    })
+}
+
+fn paths(v: &[String]) -> Vec<PathBuf> {
+    v.iter().map(PathBuf::from).collect()
+}
+
+fn ingest_options(mapping: Option<String>) -> IngestOptions {
+    IngestOptions {
+        mapping: mapping.map(PathBuf::from),
+        ..Default::default()
+    }
+}
+
+/// Writes the fixings of `[from, to]` (every date when absent) to `out`.
+fn write_fixings(
+    fixings: Vec<Fixing>,
+    from: Option<chrono::NaiveDate>,
+    to: Option<chrono::NaiveDate>,
+    out: &str,
+) -> PyResult<usize> {
+    let rows: Vec<Fixing> = fixings
+        .into_iter()
+        .filter(|f| from.is_none_or(|d| f.date >= d) && to.is_none_or(|d| f.date <= d))
+        .collect();
+    fixings_table(&rows).write(Path::new(out)).map_err(fail)?;
+    Ok(rows.len())
+}
+
+fn date(s: Option<String>) -> PyResult<Option<chrono::NaiveDate>> {
+    s.map(|d| {
+        d.parse()
+            .map_err(|_| fail(format!("{d:?} is not a date (YYYY-MM-DD)")))
+    })
+    .transpose()
+}
+
+/// Reads, validates, normalizes and deduplicates `files` as `rentix ingest` would;
+/// writes the observations kept to `observations_out` (Parquet, the store's columns)
+/// and the refused rows to `quarantine_out` (CSV). Returns the summary as JSON.
+#[pyfunction]
+#[pyo3(signature = (files, observations_out, quarantine_out, mapping=None))]
+fn read_files(
+    py: Python<'_>,
+    files: Vec<String>,
+    observations_out: String,
+    quarantine_out: String,
+    mapping: Option<String>,
+) -> PyResult<String> {
+    py.detach(|| {
+        let mut read =
+            rentix_ingest::read_in_memory(&paths(&files), &ingest_options(mapping), &mut |_| {})
+                .map_err(fail)?;
+        rentix_ingest::to_table(&mut read.rows)
+            .write(Path::new(&observations_out))
+            .map_err(fail)?;
+        read.quarantine
+            .write(Path::new(&quarantine_out))
+            .map_err(fail)?;
+        serde_json::to_string(&read.summary).map_err(fail)
+    })
+}
+
+/// Fixes `files` in memory under `methodology` (as `rentix index --input`) and
+/// writes the fixings of `[from_, to]` to `out`; returns how many.
+#[pyfunction]
+#[pyo3(signature = (files, methodology, out, mapping=None, grades=Vec::new(), from_=None, to=None))]
+#[allow(clippy::too_many_arguments)]
+fn fix_files(
+    py: Python<'_>,
+    files: Vec<String>,
+    methodology: String,
+    out: String,
+    mapping: Option<String>,
+    grades: Vec<String>,
+    from_: Option<String>,
+    to: Option<String>,
+) -> PyResult<usize> {
+    let req = request(self::methodology(&methodology)?, &grades)?;
+    let (from, to) = (date(from_)?, date(to)?);
+    py.detach(|| {
+        let read =
+            rentix_ingest::read_in_memory(&paths(&files), &ingest_options(mapping), &mut |_| {})
+                .map_err(fail)?;
+        let result = compute(&read.rows, &req).map_err(fail)?;
+        write_fixings(result.fixings, from, to, &out)
+    })
+}
+
+/// Fixes the store at `store` under `methodology` over its whole history (as
+/// `rentix index`) and writes the fixings of `[from_, to]` to `out`; returns how
+/// many.
+#[pyfunction]
+#[pyo3(signature = (store, methodology, out, grades=Vec::new(), from_=None, to=None))]
+fn fix_store(
+    py: Python<'_>,
+    store: String,
+    methodology: String,
+    out: String,
+    grades: Vec<String>,
+    from_: Option<String>,
+    to: Option<String>,
+) -> PyResult<usize> {
+    let req = request(self::methodology(&methodology)?, &grades)?;
+    let (from, to) = (date(from_)?, date(to)?);
+    py.detach(|| {
+        let store = Store::open(Path::new(&store)).map_err(fail)?;
+        let result = compute_from_store(&store, &req).map_err(fail)?;
+        write_fixings(result.fixings, from, to, &out)
+    })
+}
+
+/// Ingests `files` into the store at `store` (as `rentix ingest`); returns the run's
+/// summary as JSON.
+#[pyfunction]
+#[pyo3(signature = (store, files, mapping=None))]
+fn ingest(
+    py: Python<'_>,
+    store: String,
+    files: Vec<String>,
+    mapping: Option<String>,
+) -> PyResult<String> {
+    py.detach(|| {
+        let summary = rentix_ingest::ingest(
+            Path::new(&store),
+            &paths(&files),
+            &ingest_options(mapping),
+            &mut |_| {},
+        )
+        .map_err(fail)?;
+        serde_json::to_string(&summary).map_err(fail)
+    })
+}
+
+/// The committed partition files of the store at `store` (paths relative to it).
+#[pyfunction]
+fn partitions(store: String) -> PyResult<Vec<String>> {
+    let store = Store::open(Path::new(&store)).map_err(fail)?;
+    Ok(store
+        .partitions()
+        .map_err(fail)?
+        .into_values()
+        .flatten()
+        .collect())
+}
+
+/// The version of the engine.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("RentixError", m.py().get_type::<RentixError>())?;
+    m.add_function(wrap_pyfunction!(read_files, m)?)?;
+    m.add_function(wrap_pyfunction!(fix_files, m)?)?;
+    m.add_function(wrap_pyfunction!(fix_store, m)?)?;
+    m.add_function(wrap_pyfunction!(ingest, m)?)?;
+    m.add_function(wrap_pyfunction!(partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}
