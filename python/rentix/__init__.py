@@ -27,7 +27,16 @@ import polars as pl
 from . import _rentix
 from ._rentix import RentixError
 
-__all__ = ["RentixError", "Store", "fix", "normalize", "version"]
+__all__ = [
+    "Backtest",
+    "RentixError",
+    "Store",
+    "backtest",
+    "fix",
+    "normalize",
+    "track",
+    "version",
+]
 
 Observations = Union[str, os.PathLike, Iterable[Union[str, os.PathLike]], pl.DataFrame]
 Methodology = Union[str, os.PathLike, Dict[str, Any]]
@@ -131,6 +140,139 @@ def fix(
             list(grades),
             f,
             t,
+        )
+        return _read_parquet(out)
+
+
+class _Table:
+    """A table argument for the engine: a path as given, or a DataFrame written to a
+    temporary CSV (removed on exit)."""
+
+    def __init__(self, table: Union[str, os.PathLike, pl.DataFrame, None], name: str):
+        self._tmp = None
+        if table is None:
+            self.path = None
+        elif isinstance(table, pl.DataFrame):
+            self._tmp = tempfile.TemporaryDirectory(prefix="rentix-")
+            self.path = str(Path(self._tmp.name) / f"{name}.csv")
+            table.write_csv(self.path)
+        else:
+            self.path = os.fspath(table)
+
+    def __enter__(self) -> Optional[str]:
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
+class Backtest:
+    """A backtest's result: ``summary`` (``summary.json`` as a dict, with the
+    ``recommendation`` first a person reads), ``periods`` and ``daily``."""
+
+    def __init__(self, summary: Dict[str, Any], periods: pl.DataFrame, daily: pl.DataFrame):
+        self.summary = summary
+        self.periods = periods
+        self.daily = daily
+
+    @property
+    def recommendation(self) -> Dict[str, Any]:
+        """Hedge, do not hedge, or not enough data: the decision and its reason."""
+        return self.summary["recommendation"]
+
+    def __repr__(self) -> str:
+        rec = self.summary.get("recommendation", {})
+        return f"rentix.Backtest({rec.get('decision')!r}: {rec.get('reason', '')!r})"
+
+
+Table = Union[str, os.PathLike, pl.DataFrame]
+
+
+def backtest(
+    fixings: Table,
+    rent: Table,
+    events: Optional[Table] = None,
+    *,
+    contract: Optional[Union[str, os.PathLike]] = None,
+    underlying: Optional[str] = None,
+    side: Optional[str] = None,
+    period_end: str = "exclusive",
+    strategies: Iterable[str] = (),
+    resamples: int = 1000,
+    seed: int = 20240101,
+    as_restated: bool = False,
+    out: Optional[Union[str, os.PathLike]] = None,
+) -> Backtest:
+    """Backtests a futures hedge of a rent on an index's fixings (``rentix
+    backtest``): the same ``summary.json`` numbers as the CLI.
+
+    ``fixings`` is a fixings file (its restatement log beside it makes the backtest
+    settle on fixings as first published) or a DataFrame; ``rent`` and ``events``
+    files or DataFrames; ``contract`` a contract file or a shipped name
+    (``"nymex-gpu1-h100"``); ``underlying`` the grade it settles on; ``side`` ``"pay"``
+    or ``"earn"`` for a rent without a ``side`` column. ``out`` keeps the CLI's files.
+
+    >>> bt = rentix.backtest("fixings.csv", "rent.csv", "events.csv")
+    >>> bt.recommendation["decision"], bt.periods.select("hedge_pnl").sum()
+    """
+    with _Table(fixings, "fixings") as f, _Table(rent, "rent") as r, _Table(
+        events, "events"
+    ) as e, tempfile.TemporaryDirectory(prefix="rentix-") as d:
+        dst = os.fspath(out) if out is not None else d
+        summary = _rentix.backtest(
+            f,
+            r,
+            dst,
+            e,
+            None if contract is None else os.fspath(contract),
+            underlying,
+            side,
+            period_end,
+            list(strategies),
+            resamples,
+            seed,
+            as_restated,
+        )
+        periods = pl.read_csv(Path(dst) / "periods.csv")
+        daily = pl.read_csv(Path(dst) / "daily.csv")
+        return Backtest(json.loads(summary), periods, daily)
+
+
+def track(
+    fixings: Table,
+    rent: Table,
+    events: Optional[Table] = None,
+    *,
+    contract: Optional[Union[str, os.PathLike]] = None,
+    side: Optional[str] = None,
+    period_end: str = "exclusive",
+    min_periods: int = 6,
+    min_sufficient_share: float = 0.5,
+    resamples: int = 1000,
+    seed: int = 20240101,
+) -> pl.DataFrame:
+    """Ranks every grade and composite of a fixings file by how well it tracks (and
+    would hedge) a rent (``rentix track``); the unranked rows say why.
+
+    >>> rentix.track("fixings.csv", "rent.csv").filter(pl.col("rank").is_not_null())
+    """
+    with _Table(fixings, "fixings") as f, _Table(rent, "rent") as r, _Table(
+        events, "events"
+    ) as e, tempfile.TemporaryDirectory(prefix="rentix-") as d:
+        out = str(Path(d) / "track.parquet")
+        _rentix.track(
+            f,
+            r,
+            out,
+            e,
+            None if contract is None else os.fspath(contract),
+            side,
+            period_end,
+            min_periods,
+            min_sufficient_share,
+            resamples,
+            seed,
         )
         return _read_parquet(out)
 

@@ -25,6 +25,44 @@ def fix(
     to: Optional[str] = None,
 ) -> pl.DataFrame: ...
 
+Table = Union[str, os.PathLike[str], pl.DataFrame]
+
+class Backtest:
+    summary: Dict[str, Any]
+    periods: pl.DataFrame
+    daily: pl.DataFrame
+    @property
+    def recommendation(self) -> Dict[str, Any]: ...
+
+def backtest(
+    fixings: Table,
+    rent: Table,
+    events: Optional[Table] = None,
+    *,
+    contract: Optional[PathLike] = None,
+    underlying: Optional[str] = None,
+    side: Optional[str] = None,
+    period_end: str = "exclusive",
+    strategies: Iterable[str] = (),
+    resamples: int = 1000,
+    seed: int = 20240101,
+    as_restated: bool = False,
+    out: Optional[PathLike] = None,
+) -> Backtest: ...
+def track(
+    fixings: Table,
+    rent: Table,
+    events: Optional[Table] = None,
+    *,
+    contract: Optional[PathLike] = None,
+    side: Optional[str] = None,
+    period_end: str = "exclusive",
+    min_periods: int = 6,
+    min_sufficient_share: float = 0.5,
+    resamples: int = 1000,
+    seed: int = 20240101,
+) -> pl.DataFrame: ...
+
 class Store:
     path: str
     def __init__(self, path: PathLike) -> None: ...

@@ -31,3 +31,30 @@ def fix_store(
 def ingest(store: str, files: List[str], mapping: Optional[str] = None) -> str: ...
 def partitions(store: str) -> List[str]: ...
 def version() -> str: ...
+def backtest(
+    index: str,
+    rent: str,
+    out: str,
+    events: Optional[str] = None,
+    contract: Optional[str] = None,
+    underlying: Optional[str] = None,
+    side: Optional[str] = None,
+    period_end: str = "exclusive",
+    strategies: List[str] = ...,
+    resamples: int = 1000,
+    seed: int = 20240101,
+    as_restated: bool = False,
+) -> str: ...
+def track(
+    index: str,
+    rent: str,
+    out: str,
+    events: Optional[str] = None,
+    contract: Optional[str] = None,
+    side: Optional[str] = None,
+    period_end: str = "exclusive",
+    min_periods: int = 6,
+    min_sufficient_share: float = 0.5,
+    resamples: int = 1000,
+    seed: int = 20240101,
+) -> int: ...

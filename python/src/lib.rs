@@ -6,6 +6,9 @@
 use pyo3::create_exception;
 use pyo3::prelude::*;
 use rentix_index::{compute, compute_from_store, fixings_table, Fixing, IndexRequest, Methodology};
+use rentix_backtest::{
+    BacktestConfig, BacktestFiles, ContractSpec, PeriodEnd, RentSeries, Side, Strategy,
+};
 use rentix_ingest::{IngestOptions, Store};
 use std::path::{Path, PathBuf};
 
@@ -191,6 +194,141 @@ fn partitions(store: String) -> PyResult<Vec<String>> {
         .collect())
 }
 
+fn contract(path: Option<String>, underlying: Option<String>) -> PyResult<ContractSpec> {
+    let mut c = match path {
+        Some(p) => ContractSpec::from_file(Path::new(&p)).map_err(fail)?,
+        None => ContractSpec::default_contract(),
+    };
+    if let Some(u) = underlying {
+        rentix_backtest::validate_index_name(&u).map_err(|e| fail(format!("underlying: {e}")))?;
+        c = c.on_underlying(&u);
+    }
+    c.validate().map_err(|e| fail(format!("contract: {e}")))?;
+    Ok(c)
+}
+
+fn side(s: Option<String>) -> PyResult<Option<Side>> {
+    match s.as_deref() {
+        None => Ok(None),
+        Some("pay") => Ok(Some(Side::Pay)),
+        Some("earn") => Ok(Some(Side::Earn)),
+        Some(other) => Err(fail(format!("side {other:?}: expected \"pay\" or \"earn\""))),
+    }
+}
+
+/// Backtests a hedge of `rent` with futures on `index`'s fixings (as `rentix
+/// backtest`) and writes `summary.json`, `periods.csv` and `daily.csv` to `out`;
+/// returns the summary as JSON.
+#[pyfunction]
+#[pyo3(signature = (index, rent, out, events=None, contract=None, underlying=None, side=None,
+    period_end="exclusive".to_string(), strategies=Vec::new(), resamples=1000, seed=20240101,
+    as_restated=false))]
+#[allow(clippy::too_many_arguments)]
+fn backtest(
+    py: Python<'_>,
+    index: String,
+    rent: String,
+    out: String,
+    events: Option<String>,
+    contract: Option<String>,
+    underlying: Option<String>,
+    side: Option<String>,
+    period_end: String,
+    strategies: Vec<String>,
+    resamples: usize,
+    seed: u64,
+    as_restated: bool,
+) -> PyResult<String> {
+    let contract = self::contract(contract, underlying)?;
+    let mut strategies = if strategies.is_empty() {
+        Strategy::ALL.to_vec()
+    } else {
+        strategies
+            .iter()
+            .map(|s| s.parse::<Strategy>().map_err(fail))
+            .collect::<PyResult<Vec<_>>>()?
+    };
+    strategies.sort();
+    strategies.dedup();
+    if resamples > 100_000 {
+        return Err(fail(format!("resamples {resamples} is more than 100000")));
+    }
+    let files = BacktestFiles {
+        index: PathBuf::from(index),
+        rent: PathBuf::from(rent),
+        period_end: period_end.parse::<PeriodEnd>().map_err(fail)?,
+        side: self::side(side)?,
+        events: events.map(PathBuf::from),
+        // A contract that applies revisions after expiry settles on today's view.
+        as_restated: as_restated || !contract.ignore_revisions_after_expiry,
+    };
+    let config = BacktestConfig {
+        contract,
+        strategies,
+        bootstrap_resamples: resamples,
+        seed,
+        rolling_window: 12,
+    };
+    py.detach(|| {
+        let r = rentix_backtest::backtest_files(&files, &config).map_err(fail)?;
+        rentix_backtest::write_backtest(Path::new(&out), &r).map_err(fail)?;
+        serde_json::to_string(&r).map_err(fail)
+    })
+}
+
+/// Ranks every grade and composite of `index` by how well it tracks (and would
+/// hedge) `rent` (as `rentix track`) and writes the ranking to `out`.
+#[pyfunction]
+#[pyo3(signature = (index, rent, out, events=None, contract=None, side=None,
+    period_end="exclusive".to_string(), min_periods=rentix_backtest::DEFAULT_MIN_PERIODS,
+    min_sufficient_share=rentix_backtest::DEFAULT_MIN_SUFFICIENT_SHARE, resamples=1000,
+    seed=20240101))]
+#[allow(clippy::too_many_arguments)]
+fn track(
+    py: Python<'_>,
+    index: String,
+    rent: String,
+    out: String,
+    events: Option<String>,
+    contract: Option<String>,
+    side: Option<String>,
+    period_end: String,
+    min_periods: usize,
+    min_sufficient_share: f64,
+    resamples: usize,
+    seed: u64,
+) -> PyResult<usize> {
+    if !(0.0..=1.0).contains(&min_sufficient_share) {
+        return Err(fail(format!(
+            "min_sufficient_share {min_sufficient_share} is not a share between 0 and 1"
+        )));
+    }
+    let contract = self::contract(contract, None)?;
+    let period_end = period_end.parse::<PeriodEnd>().map_err(fail)?;
+    let side = self::side(side)?;
+    let opt = rentix_backtest::TrackOptions {
+        min_periods,
+        min_sufficient_share,
+        resamples,
+        seed,
+    };
+    py.detach(|| {
+        let (fixings, _) =
+            rentix_backtest::fixings_views(Path::new(&index), false).map_err(fail)?;
+        let rent = RentSeries::from_csv_with(Path::new(&rent), period_end, side).map_err(fail)?;
+        let events = match events {
+            Some(p) => rentix_backtest::read_events(Path::new(&p), period_end).map_err(fail)?,
+            None => Vec::new(),
+        };
+        let rows =
+            rentix_backtest::track(&rent, &events, &fixings, &contract, &opt).map_err(fail)?;
+        rentix_backtest::track_table(&rows)
+            .write(Path::new(&out))
+            .map_err(fail)?;
+        Ok(rows.iter().filter(|r| r.rank.is_some()).count())
+    })
+}
+
 /// The version of the engine.
 #[pyfunction]
 fn version() -> &'static str {
@@ -205,6 +343,8 @@ fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fix_store, m)?)?;
     m.add_function(wrap_pyfunction!(ingest, m)?)?;
     m.add_function(wrap_pyfunction!(partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(backtest, m)?)?;
+    m.add_function(wrap_pyfunction!(track, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -44,7 +44,7 @@ class Market(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="rentix-py-")
         cls.dir = Path(cls.tmp.name)
-        run("simulate", "--out", str(cls.dir / "sim"), "--seed", "9", "--start", "2025-01-01", "--days", "90")
+        run("simulate", "--out", str(cls.dir / "sim"), "--seed", "9", "--start", "2025-01-01", "--days", "240")
         cls.obs = cls.dir / "sim" / "observations.csv"
         cls.store = cls.dir / "store"
         run("ingest", "--store", str(cls.store), str(cls.obs))
@@ -114,6 +114,33 @@ class Market(unittest.TestCase):
         self.assertIn('"gpu"', str(e.exception))
         with self.assertRaises(rentix.RentixError):
             rentix.Store(self.dir / "nowhere").index()
+
+    def test_backtest_and_track_give_the_clis_numbers(self):
+        fixings = self.dir / "bt" / "fixings.csv"
+        fixings.parent.mkdir(exist_ok=True)
+        run("index", "--store", str(self.store), "--out", str(fixings))
+        sim = self.dir / "sim"
+        rent, events = sim / "rent_producer_h100.csv", sim / "events_producer_h100.csv"
+        cli_out = self.dir / "bt" / "cli"
+        run("backtest", "--index", str(fixings), "--rent", str(rent), "--events", str(events),
+            "--resamples", "200", "--out", str(cli_out))
+        import json
+        want = json.loads((cli_out / "summary.json").read_text())
+        bt = rentix.backtest(fixings, rent, events, resamples=200)
+        self.assertEqual(bt.summary, want)
+        self.assertIn(bt.recommendation["decision"], ("hedge", "do_not_hedge", "not_enough_data"))
+        self.assertTrue(bt.periods.equals(pl.read_csv(cli_out / "periods.csv")))
+        # The rent as a DataFrame backtests the same.
+        self.assertEqual(rentix.backtest(fixings, pl.read_csv(rent, infer_schema_length=0), events,
+                                         resamples=200).summary, want)
+        track_out = self.dir / "bt" / "track.parquet"
+        run("track", "--index", str(fixings), "--rent", str(rent), "--resamples", "100",
+            "--out", str(track_out))
+        got = rentix.track(fixings, rent, resamples=100)
+        self.assertTrue(got.equals(pl.read_parquet(track_out)))
+        with self.assertRaises(rentix.RentixError) as e:
+            rentix.backtest(fixings, rent, side="lend")
+        self.assertIn("lend", str(e.exception))
 
     def test_pandas_via_to_pandas(self):
         try:

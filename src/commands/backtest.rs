@@ -3,11 +3,10 @@
 use crate::cli::BacktestArgs;
 use anyhow::{bail, Context};
 use rentix_backtest::{
-    check_fixings, decompose_cost, read_events, read_throughput, run as run_backtest, underlyings,
-    validate_index_name, write_backtest, BacktestConfig, BacktestResult, ContractSpec, CostMonth,
-    EntryAssumption, IndexInputs, PeriodEnd, RentSeries, Side, Strategy,
+    backtest_files, decompose_cost, read_throughput, validate_index_name, write_backtest,
+    BacktestConfig, BacktestFiles, BacktestResult, ContractSpec, CostMonth, EntryAssumption,
+    PeriodEnd, Side, Strategy,
 };
-use rentix_index::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
 use rentix_table::{Col, Table};
 use std::path::{Path, PathBuf};
 
@@ -23,23 +22,6 @@ pub struct BacktestPlan {
     /// Settle on today's restated fixings rather than as first published.
     pub as_restated: bool,
     pub out: PathBuf,
-}
-
-/// The fixings as the backtest should see them, and today's view when that differs:
-/// with a restatement log beside the file, each fixing as first published (unless
-/// `as_restated`).
-pub fn fixings_views(
-    index: &Path,
-    as_restated: bool,
-) -> anyhow::Result<(Vec<Fixing>, Option<Vec<Fixing>>)> {
-    let today = read_fixings(index)?;
-    check_fixings(&today).with_context(|| index.display().to_string())?;
-    let log = restatements_path(index);
-    if as_restated || !log.exists() {
-        return Ok((today, None));
-    }
-    let log = read_restatements(&log)?;
-    Ok((first_published(&today, &log), Some(today)))
 }
 
 /// `--side pay|earn` (clap has checked the spelling).
@@ -116,35 +98,21 @@ impl BacktestPlan {
 
 /// Loads inputs and runs the backtest.
 pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
-    let (fixings, today) = fixings_views(&plan.index, plan.as_restated)?;
-    let mut series = underlyings(&fixings);
-    let c = &plan.config.contract;
-    let underlying = series.remove(&c.underlying).with_context(|| {
+    let files = BacktestFiles {
+        index: plan.index.clone(),
+        rent: plan.rent.clone(),
+        period_end: plan.period_end,
+        side: plan.side,
+        events: plan.events.clone(),
+        as_restated: plan.as_restated,
+    };
+    let r = backtest_files(&files, &plan.config).with_context(|| {
         format!(
-            "{} has no fixing with a value for {}",
-            plan.index.display(),
-            c.underlying
+            "backtest of {} on {}",
+            plan.rent.display(),
+            plan.config.contract.underlying
         )
     })?;
-    let forward = c
-        .entry
-        .forward_grade
-        .as_ref()
-        .and_then(|g| series.remove(g))
-        .map(|u| u.values);
-    let restated = today.and_then(|t| underlyings(&t).remove(&c.underlying));
-    let rent = RentSeries::from_csv_with(&plan.rent, plan.period_end, plan.side)?;
-    let events = match &plan.events {
-        Some(p) => read_events(p, plan.period_end)?,
-        None => Vec::new(),
-    };
-    let inputs = IndexInputs {
-        underlying,
-        forward,
-        restated,
-    };
-    let r = run_backtest(&rent, &events, &inputs, &plan.config)
-        .with_context(|| format!("backtest of {} on {}", plan.rent.display(), c.underlying))?;
     write_backtest(&plan.out, &r)?;
     Ok(r)
 }

@@ -1,7 +1,8 @@
 //! `rentix track`.
 
 use crate::cli::TrackArgs;
-use crate::commands::backtest::{contract_from, fixings_views, side_arg};
+use crate::commands::backtest::{contract_from, side_arg};
+use rentix_backtest::fixings_views;
 use anyhow::{bail, Context};
 use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions, TrackRow};
 

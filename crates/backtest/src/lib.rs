@@ -13,6 +13,7 @@ mod contract;
 mod cost;
 mod cost_decomposition;
 mod error;
+mod files;
 mod output;
 mod periods;
 mod pnl;
@@ -38,6 +39,7 @@ pub use cost::{
 };
 pub use cost_decomposition::{decompose_cost, shapley3, CostMonth};
 pub use error::BacktestError;
+pub use files::{backtest_files, fixings_views, BacktestFiles};
 pub use output::{daily_table, periods_table, write_backtest};
 pub use periods::{
     build_periods, LeftOut, Period, Periods, ReferenceSlope, Tranche, LAYERS, MIN_SLOPE_PAIRS,

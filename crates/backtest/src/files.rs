@@ -1,0 +1,78 @@
+//! A backtest from files, as the CLI and the Python package run it: the fixings
+//! (each as first published when a restatement log lies beside them), the rent, the
+//! events, and the contract's underlying and forward grade found in the fixings.
+
+use crate::error::BacktestError;
+use crate::{
+    check_fixings, read_events, run, underlyings, BacktestConfig, BacktestResult, IndexInputs,
+    PeriodEnd, RentSeries, Side,
+};
+use rentix_index::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
+use std::path::{Path, PathBuf};
+
+/// The files of one backtest.
+#[derive(Debug, Clone)]
+pub struct BacktestFiles {
+    /// Fixings written by `rentix index`.
+    pub index: PathBuf,
+    pub rent: PathBuf,
+    /// How the rent's and events' period ends read.
+    pub period_end: PeriodEnd,
+    /// The rent's side for a file without a `side` column.
+    pub side: Option<Side>,
+    pub events: Option<PathBuf>,
+    /// Settle on today's restated fixings rather than as first published.
+    pub as_restated: bool,
+}
+
+/// The fixings as the backtest should see them, and today's view when that differs:
+/// with a restatement log beside the file, each fixing as first published (unless
+/// `as_restated`).
+pub fn fixings_views(
+    index: &Path,
+    as_restated: bool,
+) -> Result<(Vec<Fixing>, Option<Vec<Fixing>>), BacktestError> {
+    let today = read_fixings(index)?;
+    check_fixings(&today).map_err(|e| BacktestError::File {
+        path: index.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let log = restatements_path(index);
+    if as_restated || !log.exists() {
+        return Ok((today, None));
+    }
+    let log = read_restatements(&log)?;
+    Ok((first_published(&today, &log), Some(today)))
+}
+
+/// Loads the files and runs the backtest of `config` on them.
+pub fn backtest_files(
+    files: &BacktestFiles,
+    config: &BacktestConfig,
+) -> Result<BacktestResult, BacktestError> {
+    let (fixings, today) = fixings_views(&files.index, files.as_restated)?;
+    let mut series = underlyings(&fixings);
+    let c = &config.contract;
+    let underlying = series.remove(&c.underlying).ok_or_else(|| BacktestError::File {
+        path: files.index.clone(),
+        detail: format!("has no fixing with a value for {}", c.underlying),
+    })?;
+    let forward = c
+        .entry
+        .forward_grade
+        .as_ref()
+        .and_then(|g| series.remove(g))
+        .map(|u| u.values);
+    let restated = today.and_then(|t| underlyings(&t).remove(&c.underlying));
+    let rent = RentSeries::from_csv_with(&files.rent, files.period_end, files.side)?;
+    let events = match &files.events {
+        Some(p) => read_events(p, files.period_end)?,
+        None => Vec::new(),
+    };
+    let inputs = IndexInputs {
+        underlying,
+        forward,
+        restated,
+    };
+    run(&rent, &events, &inputs, config)
+}
