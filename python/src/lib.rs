@@ -5,10 +5,10 @@
 
 use pyo3::create_exception;
 use pyo3::prelude::*;
-use rentix_index::{compute, compute_from_store, fixings_table, Fixing, IndexRequest, Methodology};
 use rentix_backtest::{
     BacktestConfig, BacktestFiles, ContractSpec, PeriodEnd, RentSeries, Side, Strategy,
 };
+use rentix_index::{compute, compute_from_store, fixings_table, Fixing, IndexRequest, Methodology};
 use rentix_ingest::{IngestOptions, Store};
 use std::path::{Path, PathBuf};
 
@@ -212,7 +212,9 @@ fn side(s: Option<String>) -> PyResult<Option<Side>> {
         None => Ok(None),
         Some("pay") => Ok(Some(Side::Pay)),
         Some("earn") => Ok(Some(Side::Earn)),
-        Some(other) => Err(fail(format!("side {other:?}: expected \"pay\" or \"earn\""))),
+        Some(other) => Err(fail(format!(
+            "side {other:?}: expected \"pay\" or \"earn\""
+        ))),
     }
 }
 

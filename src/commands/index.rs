@@ -105,21 +105,35 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         .collect();
     let state_file = incremental::state_path(&cfg.out);
     let previous = incremental::read_state(&state_file);
-    let decision = incremental::plan(
-        &incremental::Request {
-            methodology: m,
-            grade_filters: &grade_texts,
-            from: cfg.request.from,
-            to: cfg.request.to,
-            runs: &runs,
-        },
-        previous.clone(),
-    );
+    let published = cfg
+        .out
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let differentials_path = sibling(&cfg.out, "_tier_differentials");
+    let state_req = incremental::Request {
+        published: &published,
+        methodology: m,
+        grade_filters: &grade_texts,
+        from: cfg.request.from,
+        to: cfg.request.to,
+        runs: &runs,
+    };
+    let mut decision = incremental::plan(&state_req, previous.clone());
+    // The differentials before the day the chains continue from come from the file.
+    if let (Decision::Incremental(_), Ok(Some(old))) = (&decision, &previous) {
+        if old.tier_differentials && !differentials_path.exists() {
+            decision = Decision::Full(format!(
+                "{} that the last publication wrote is missing",
+                differentials_path.display()
+            ));
+        }
+    }
     // Computed over every date the read allows; only the requested ones are published.
     // ... and through `--to` when it is past the store's last day (a feed outage).
     let whole = IndexRequest {
         from: None,
-        to: rentix_index::past_the_store(&runs, cfg.request.to),
+        to: rentix_index::past_the_store(&runs, cfg.request.to, chrono::Utc::now().date_naive()),
         ..cfg.request.clone()
     };
     let (result, read) = match &decision {
@@ -136,6 +150,23 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             format!("read: the whole store ({why})"),
         ),
     };
+    // A run committed while the store was read: its rows may be in the fixings but
+    // not in the seeds or the state. Read again, whole.
+    let (result, read, decision) = if matches!(decision, Decision::Incremental(_))
+        && store
+            .runs()?
+            .iter()
+            .map(|r| &r.run_id)
+            .ne(runs.iter().map(|r| &r.run_id))
+    {
+        (
+            compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?,
+            "read: the whole store (a run was committed while it was read)".to_string(),
+            Decision::Full("a run was committed while the store was read".into()),
+        )
+    } else {
+        (result, read, decision)
+    };
     if !result.fixings.iter().any(|f| window_of(cfg).contains(f)) {
         bail!(
             "no observation in {} matches the methodology's grades and the requested range",
@@ -148,7 +179,6 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         Decision::Incremental(plan) => Some(plan),
         Decision::Full(_) => None,
     };
-    let differentials_path = sibling(&cfg.out, "_tier_differentials");
     let differentials = match plan {
         Some(plan) if differentials_path.exists() => incremental::merge_tier_differentials(
             m,
@@ -172,23 +202,12 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     };
     let has_differentials = !differentials.is_empty() && cfg.request.grade_filters.is_empty();
     let state = incremental::next_state(
-        m,
-        &grade_texts,
-        &runs,
+        &state_req,
         old_state,
         &result.levels,
         through,
         has_differentials,
     );
-    if let Some((old, _)) = old_state {
-        if old.tier_differentials && !has_differentials {
-            bail!(
-                "{} is missing: the last publication wrote one (restore it, or delete {} to publish from the whole history)",
-                differentials_path.display(),
-                state_file.display()
-            );
-        }
-    }
     publish_result(
         cfg,
         result,
@@ -211,13 +230,17 @@ pub fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     let mut read = rentix_ingest::read_in_memory(&cfg.inputs, &opts, &mut |_| {})?;
     let whole = IndexRequest {
         from: None,
-        to: cfg.request.to.filter(|t| {
-            read.summary
-                .last_fixing_date
-                .as_ref()
-                .and_then(|d| d.parse::<chrono::NaiveDate>().ok())
-                .is_none_or(|l| *t > l)
-        }),
+        to: cfg
+            .request
+            .to
+            .filter(|t| {
+                read.summary
+                    .last_fixing_date
+                    .as_ref()
+                    .and_then(|d| d.parse::<chrono::NaiveDate>().ok())
+                    .is_none_or(|l| *t > l)
+            })
+            .map(|t| t.min(chrono::Utc::now().date_naive())),
         ..cfg.request.clone()
     };
     let result = rentix_index::compute(&read.rows, &whole).map_err(anyhow::Error::msg)?;
@@ -238,19 +261,26 @@ pub fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
         s.duplicates,
         s.quarantined
     );
+    // The quarantine is published with the fixings, in the same transaction.
+    let mut raw = Vec::new();
     if s.quarantined > 0 {
-        read.quarantine.write(&quarantine)?;
+        let tmp = tempfile::tempdir().context("a temporary directory")?;
+        let rendered = tmp.path().join("quarantine.csv");
+        read.quarantine.write(&rendered)?;
+        raw.push((quarantine.clone(), std::fs::read(&rendered)?));
         line.push_str(&format!(" ({})", quarantine.display()));
-    } else if quarantine.exists() {
-        std::fs::remove_file(&quarantine)
-            .with_context(|| format!("removing the stale {}", quarantine.display()))?;
     }
-    let differentials = result.tier_differentials.clone();
-    let out = publish_result(cfg, result, &differentials, Vec::new(), &line)?;
-    // A state left by a store's publication of this file no longer describes it.
+    // A state left by a store's publication of this file would no longer describe
+    // it: removed first, so that no kill leaves it beside the new file.
     let state = incremental::state_path(&cfg.out);
     if state.exists() {
         std::fs::remove_file(&state).with_context(|| format!("removing {}", state.display()))?;
+    }
+    let differentials = result.tier_differentials.clone();
+    let out = publish_result(cfg, result, &differentials, raw, &line)?;
+    if read.summary.quarantined == 0 && quarantine.exists() {
+        std::fs::remove_file(&quarantine)
+            .with_context(|| format!("removing the stale {}", quarantine.display()))?;
     }
     Ok(out)
 }

@@ -2,8 +2,8 @@
 
 use crate::cli::TrackArgs;
 use crate::commands::backtest::{contract_from, side_arg};
-use rentix_backtest::fixings_views;
 use anyhow::{bail, Context};
+use rentix_backtest::fixings_views;
 use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions, TrackRow};
 
 pub fn run(a: TrackArgs) -> anyhow::Result<()> {

@@ -334,7 +334,11 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
         methodology,
         grade_filters: Vec::new(),
         from: None,
-        to: rentix_index::past_the_store(&store.runs()?, Some(scope.to)),
+        to: rentix_index::past_the_store(
+            &store.runs()?,
+            Some(scope.to),
+            chrono::Utc::now().date_naive(),
+        ),
     };
     let again = compute_from_store(&store, &req).map_err(anyhow::Error::msg)?;
     let expected: Vec<Fixing> = again

@@ -164,3 +164,38 @@ fn an_outage_day_is_published_with_carried_values() {
     ]);
     assert!(!past.status.success());
 }
+
+/// A day to come is not an outage: with observations through yesterday, `--to` a
+/// week ahead publishes through today (carried), not carried values for days that
+/// have not happened.
+#[test]
+fn a_to_date_in_the_future_publishes_through_today_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let today = chrono::Utc::now().date_naive();
+    let yesterday = today - chrono::Days::new(1);
+    let obs = dir.path().join("obs.csv");
+    let mut text =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for src in ["a", "b", "c", "d", "e"] {
+        text.push_str(&format!(
+            "listing,{yesterday}T12:00:00Z,{src},h100-sxm-80gb,vm,on-demand,2.5,gpu_hour,USD\n"
+        ));
+    }
+    std::fs::write(&obs, text).unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let out = dir.path().join("f.csv");
+    let ahead = (today + chrono::Days::new(7)).to_string();
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--to",
+        &ahead,
+    ]);
+    let rows = crate::csvutil::rows(&out);
+    let last = rows.iter().map(|r| r["date"].clone()).max().unwrap();
+    assert_eq!(last, today.to_string(), "{rows:?}");
+}

@@ -243,3 +243,98 @@ fn a_growing_store_published_daily_equals_one_run() {
     assert!(msg.contains("read: the whole store"), "{msg}");
     assert!(msg.contains("already covers"), "{msg}");
 }
+
+/// A small store: 5 contributors' listings of one H100 grade on each of `days`, at
+/// `price`.
+fn small_store(dir: &Path, name: &str, days: &[&str], price: &str) -> std::path::PathBuf {
+    let obs = dir.join(format!("{name}.csv"));
+    let mut text =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for day in days {
+        for src in ["a", "b", "c", "d", "e"] {
+            text.push_str(&format!(
+                "listing,{day}T12:00:00Z,{src},h100-sxm-80gb,vm,on-demand,{price},gpu_hour,USD\n"
+            ));
+        }
+    }
+    std::fs::write(&obs, text).unwrap();
+    let store = dir.join(name);
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    store
+}
+
+/// What a state holds must be what the store holds, not just the same run ids: a
+/// store rebuilt with other prices (its first run is `run-000001` again), a
+/// publication of another file beside the same state (`F.parquet` beside `F.csv`),
+/// and a tier-differentials file deleted since are each read whole, saying why.
+#[test]
+fn a_state_that_no_longer_describes_the_store_or_the_file_is_not_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let days = ["2025-03-03", "2025-03-04", "2025-03-05", "2025-03-06"];
+    let store = small_store(dir, "store", &days, "2.5");
+    let out = dir.join("pub/f.csv");
+    std::fs::create_dir_all(dir.join("pub")).unwrap();
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--to",
+        "2025-03-05",
+    ]);
+    let next = |store: &Path, out: &Path| {
+        rentix_ok(&[
+            "index",
+            "--store",
+            p(store),
+            "--out",
+            p(out),
+            "--from",
+            "2025-03-06",
+            "--to",
+            "2025-03-06",
+        ])
+    };
+    // Rebuilt with other prices under the same run id.
+    std::fs::remove_dir_all(&store).unwrap();
+    let store = small_store(dir, "store", &days, "3.5");
+    let msg = next(&store, &out);
+    assert!(msg.contains("read: the whole store (run-000001"), "{msg}");
+
+    // Another publication beside the same state file.
+    let parquet = dir.join("pub/f.parquet");
+    let msg = next(&store, &parquet);
+    assert!(msg.contains("another publication"), "{msg}");
+}
+
+/// The tier differentials before the day the chains continue from come from the
+/// published file: deleted since, the run reads the whole store and writes it whole
+/// (it used to keep only the days after).
+#[test]
+fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
+    let m = market();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("f.csv");
+    let default = data("data/methodologies/default.toml");
+    let ok = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    ok(index(&m.store(), &out, &default, &["--to", "2025-03-27"]));
+    let differentials = tmp.path().join("f_tier_differentials.csv");
+    let whole = std::fs::read(&differentials).unwrap();
+    std::fs::remove_file(&differentials).unwrap();
+    let msg = ok(index(
+        &m.store(),
+        &out,
+        &default,
+        &["--from", "2025-03-28", "--to", "2025-03-28"],
+    ));
+    assert!(
+        msg.contains("read: the whole store") && msg.contains("missing"),
+        "{msg}"
+    );
+    assert!(std::fs::read(&differentials).unwrap() == whole);
+}

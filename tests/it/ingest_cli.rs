@@ -292,3 +292,50 @@ fn an_empty_mapping_is_refused_saying_what_it_needs() {
         "{err}"
     );
 }
+
+/// A retry never breaks a run: a file read before whose header today's mapping does
+/// not fit (an earlier vendor's file among today's) is left as it is, and rows
+/// refused for their bytes (a wrong number of fields), which no mapping changes, are
+/// not read again; the run ingests the rest.
+#[test]
+fn a_retry_skips_files_the_mapping_does_not_fit_and_rows_no_mapping_can_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let old = dir.path().join("old.csv");
+    std::fs::write(
+        &old,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n\
+         listing,2025-03-03T12:00:00Z,a,H100 Hyperion,vm,on-demand,2.6,gpu_hour,USD\n\
+         listing,2025-03-03T12:00:00Z,b,h100-sxm-80gb,vm,on-demand,2.6,gpu_hour\n",
+    )
+    .unwrap();
+    let first: Value =
+        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&old)])).unwrap();
+    assert_eq!(first["quarantined"], 2, "{first}");
+    // Today's file is FSDL's rate card, read with its mapping; old.csv rides along.
+    let fsdl = data("tests/data/real/fsdl_cloud_gpus_sample.csv");
+    let mapping = data("data/mappings/fsdl_cloud_gpus.toml");
+    let out = rentix(&[
+        "ingest",
+        "--store",
+        p(&store),
+        "--mapping",
+        p(&mapping),
+        p(&old),
+        p(&fsdl),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["files"][0]["already_ingested"], true);
+    assert_eq!(s["files"][0]["rows_read"], 0, "{s}");
+    assert!(s["files"][1]["accepted"].as_u64().unwrap() > 0);
+    // Again with the canonical layout: only the unknown GPU's row is retried, not the
+    // row with a field missing.
+    let again: Value =
+        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&old)])).unwrap();
+    assert_eq!(again["files"][0]["retried"], 1, "{again}");
+}

@@ -53,10 +53,12 @@ pub fn backtest_files(
     let (fixings, today) = fixings_views(&files.index, files.as_restated)?;
     let mut series = underlyings(&fixings);
     let c = &config.contract;
-    let underlying = series.remove(&c.underlying).ok_or_else(|| BacktestError::File {
-        path: files.index.clone(),
-        detail: format!("has no fixing with a value for {}", c.underlying),
-    })?;
+    let underlying = series
+        .remove(&c.underlying)
+        .ok_or_else(|| BacktestError::File {
+            path: files.index.clone(),
+            detail: format!("has no fixing with a value for {}", c.underlying),
+        })?;
     let forward = c
         .entry
         .forward_grade

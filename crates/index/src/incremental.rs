@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The version of the state file's layout.
-pub const STATE_FORMAT: u32 = 1;
+pub const STATE_FORMAT: u32 = 2;
 
 /// Calendar days a change column looks back (`change_30d`).
 const LONGEST_CHANGE_DAYS: u64 = 30;
@@ -50,7 +50,11 @@ pub struct State {
     pub methodology_sha256: String,
     /// `--grade` filters of the run (empty: every grade).
     pub grades: Vec<String>,
-    /// The store's run records when it was computed.
+    /// The published file's name: a state beside `F.csv` is not `F.parquet`'s.
+    pub published: String,
+    /// The store's run records when it was computed, each as `run-id:digest` (a
+    /// digest of what it committed, [`run_digest`]): a store rebuilt or replayed
+    /// with other content has the same ids but not the same digests.
     pub runs: Vec<String>,
     /// The last fixing date the levels are complete and final to.
     pub through: NaiveDate,
@@ -58,6 +62,21 @@ pub struct State {
     pub tier_differentials: bool,
     /// Each chained or hedonic composite's unrounded level on each of its rows.
     pub levels: BTreeMap<String, BTreeMap<NaiveDate, f64>>,
+}
+
+/// A run record as the state knows it: `run-id:` and the SHA-256 of its partitions,
+/// their checksums and the inputs it read.
+pub fn run_digest(run: &IngestSummary) -> String {
+    let what = serde_json::json!([
+        run.partitions,
+        run.partition_checksums,
+        run.input_sha256,
+        run.replaces
+    ]);
+    let mut h = Sha256::new();
+    h.update(what.to_string().as_bytes());
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}:{}", run.run_id, &hex[..16])
 }
 
 /// `F_state.json` beside a fixings file `F.csv` (or `F.parquet`).
@@ -110,6 +129,8 @@ pub enum Decision {
 
 /// What [`plan`] is given: the run's request and the store as it is now.
 pub struct Request<'a> {
+    /// The published file's name.
+    pub published: &'a str,
     pub methodology: &'a Methodology,
     pub grade_filters: &'a [String],
     pub from: Option<NaiveDate>,
@@ -138,6 +159,9 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
     }
     if state.grades != req.grade_filters {
         return full("the --grade filters differ from the last publication's");
+    }
+    if state.published != req.published {
+        return full("the state file was written for another publication");
     }
     let Ok(rule) = m.day_rule() else {
         return full("the methodology's calendar cannot be read");
@@ -185,7 +209,12 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
     // the lag and the carry before it.
     let life_from = exact - Days::new(MAX_SILENT_DAYS + lag + carry);
     // The hedonic link after `after` regresses against the last day with data.
-    let seed_day = seeds.values().filter_map(|s| s.level.map(|l| l.0)).min();
+    let seed_day = m
+        .composite
+        .iter()
+        .filter(|c| c.method == CompositeMethod::Hedonic)
+        .filter_map(|c| seeds.get(&c.name).and_then(|s| s.level.map(|l| l.0)))
+        .min();
     let mut first = inputs_from.min(life_from);
     if let Some(d) = seed_day {
         first = first.min(d);
@@ -204,13 +233,10 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
     // observations only after `after` (under the methodology's own cut-off; a run
     // under another may put them a day or two earlier).
     let known: BTreeSet<&str> = state.runs.iter().map(String::as_str).collect();
-    for run in req
-        .runs
-        .iter()
-        .filter(|r| !known.contains(r.run_id.as_str()))
-    {
-        if !run.replaces.is_empty() {
-            continue; // a compaction: the same rows in fewer files
+    let now: Vec<String> = req.runs.iter().map(run_digest).collect();
+    for (run, digest) in req.runs.iter().zip(&now) {
+        if known.contains(digest.as_str()) || !run.replaces.is_empty() {
+            continue; // seen, or a compaction: the same rows in fewer files
         }
         let skew = if run.cutoff == m.cutoff() {
             0
@@ -229,13 +255,12 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
             ));
         }
     }
-    if req.runs.len() < state.runs.len()
-        || state
-            .runs
-            .iter()
-            .any(|r| !req.runs.iter().any(|s| &s.run_id == r))
-    {
-        return full("a run the last publication read is no longer in the store");
+    let now: BTreeSet<&str> = now.iter().map(String::as_str).collect();
+    if let Some(gone) = state.runs.iter().find(|r| !now.contains(r.as_str())) {
+        return Decision::Full(format!(
+            "{} that the last publication read is no longer in the store as it was",
+            gone.split(':').next().unwrap_or(gone)
+        ));
     }
     Decision::Incremental(Plan {
         partitions: (first, last),
@@ -247,9 +272,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
 /// The state a publication leaves: levels up to `after` from the previous state,
 /// those computed after it from `computed`, up to `through`.
 pub fn next_state(
-    m: &Methodology,
-    grade_filters: &[String],
-    runs: &[IngestSummary],
+    req: &Request<'_>,
     previous: Option<(&State, NaiveDate)>,
     computed: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
     through: NaiveDate,
@@ -276,9 +299,10 @@ pub fn next_state(
     State {
         format: STATE_FORMAT,
         rentix: env!("CARGO_PKG_VERSION").to_string(),
-        methodology_sha256: fingerprint(m),
-        grades: grade_filters.to_vec(),
-        runs: runs.iter().map(|r| r.run_id.clone()).collect(),
+        methodology_sha256: fingerprint(req.methodology),
+        grades: req.grade_filters.to_vec(),
+        published: req.published.to_string(),
+        runs: req.runs.iter().map(run_digest).collect(),
         through,
         tier_differentials,
         levels,

@@ -73,19 +73,22 @@ pub struct IndexResult {
     pub levels: BTreeMap<String, Vec<(chrono::NaiveDate, f64)>>,
 }
 
-/// `to` if it is later than every partition the store's `runs` committed: the day a
-/// run must fix through although no observation reaches it (a feed outage on the
-/// publication day), where the last observation would otherwise end the run.
+/// The day a run must fix through although no observation reaches it (a feed
+/// outage on the publication day): `to` if it is later than every partition the
+/// store's `runs` committed, but never later than `today` (a date to come is not an
+/// outage: its rows would be carried values published ahead of time).
 pub fn past_the_store(
     runs: &[rentix_ingest::IngestSummary],
     to: Option<chrono::NaiveDate>,
+    today: chrono::NaiveDate,
 ) -> Option<chrono::NaiveDate> {
     let last = runs
         .iter()
         .flat_map(|r| r.partitions.iter())
         .filter_map(|p| rentix_ingest::partition_date(p))
         .max();
-    to.filter(|t| last.is_none_or(|l| *t > l))
+    to.map(|t| t.min(today))
+        .filter(|t| last.is_none_or(|l| *t > l))
 }
 
 /// Computes fixings, composites and forward curves from store observations.

@@ -370,14 +370,26 @@ pub fn ingest(
             mapping: mapping.as_ref(),
             only: retry.as_ref(),
         };
-        let read_sha = read_file(
+        let read_sha = match read_file(
             &input,
             &normalizer,
             &mut stager,
             &mut quarantine,
             &mut fs,
             &mut |n| progress(read_total + n),
-        )?;
+        ) {
+            Ok(sha) => sha,
+            // A file read before whose header this run's mapping does not fit (an
+            // earlier vendor's file among today's): nothing to retry with it.
+            Err(IngestError::MissingColumn { .. } | IngestError::BadHeader { .. })
+                if input.only.is_some() =>
+            {
+                fs.retried = 0;
+                summary.files.push(fs);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if read_sha != sha {
             return Err(IngestError::Read {
                 path: path.clone(),

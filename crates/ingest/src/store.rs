@@ -419,7 +419,9 @@ impl Store {
 
     /// For a file whose bytes hash to `sha`: `None` if no run of `runs` read it,
     /// otherwise the row numbers that the latest run which read it (first read or
-    /// retry) quarantined, which a new ingest of the file retries.
+    /// retry) quarantined, which a new ingest of the file retries: not those refused
+    /// for their bytes (`wrong_column_count`, `invalid_utf8`, `record_too_long`),
+    /// which no mapping changes, and none when that quarantine file is gone.
     pub fn retry_rows(&self, runs: &[IngestSummary], sha: &str) -> Result<Option<BTreeSet<u64>>> {
         let latest = runs.iter().rev().find_map(|r| {
             r.files
@@ -434,6 +436,10 @@ impl Store {
             return Ok(Some(BTreeSet::new()));
         }
         let path = self.root.join(&run.quarantine_file);
+        if !path.exists() {
+            // Pruned by hand: nothing is known to retry.
+            return Ok(Some(BTreeSet::new()));
+        }
         let bad = |detail: String| IngestError::Store {
             path: path.clone(),
             detail,
@@ -445,7 +451,13 @@ impl Store {
         let mut rows = BTreeSet::new();
         for rec in rdr.records() {
             let rec = rec.map_err(|e| bad(e.to_string()))?;
-            if rec.get(0) == Some(name.as_str()) {
+            // A record refused for its bytes (a count of fields, its encoding, its
+            // length) is refused again whatever the mapping: not retried.
+            let permanent = matches!(
+                rec.get(2),
+                Some("wrong_column_count" | "invalid_utf8" | "record_too_long")
+            );
+            if rec.get(0) == Some(name.as_str()) && !permanent {
                 let row = rec
                     .get(1)
                     .and_then(|r| r.parse::<u64>().ok())
