@@ -160,6 +160,63 @@ fn fix_store(
     })
 }
 
+/// Fixes observations already normalized (a Parquet file in the store's columns: a
+/// store partition, or rows of one from a Spark task) under `methodology` and writes
+/// every fixing to `out`. With `grades_only`, the methodology's composites (which
+/// span grades) are left out: what one task of a job split by grade can fix.
+#[pyfunction]
+#[pyo3(signature = (observations, methodology, out, grades_only=false, through=None))]
+fn fix_observations(
+    py: Python<'_>,
+    observations: String,
+    methodology: String,
+    out: String,
+    grades_only: bool,
+    through: Option<String>,
+) -> PyResult<usize> {
+    let mut m = self::methodology(&methodology)?;
+    if grades_only {
+        m.composite.clear();
+    }
+    let mut req = request(m, &[])?;
+    // A group's run ends where the whole store's does: a grade whose last
+    // observation comes earlier is carried to there, as in one run.
+    req.to = date(through)?;
+    py.detach(|| {
+        let path = Path::new(&observations);
+        let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
+        let rows = rentix_ingest::from_table(table, path, rentix_ingest::Projection::All)
+            .map_err(fail)?;
+        let result = compute(&rows, &req).map_err(fail)?;
+        write_fixings(result.fixings, None, None, &out)
+    })
+}
+
+/// The last fixing date of a run over the store at `store` under `methodology`: where
+/// every group of a job split by grade must end (its tail is read: the last week of
+/// partitions).
+#[pyfunction]
+fn fixing_end(py: Python<'_>, store: String, methodology: String) -> PyResult<Option<String>> {
+    let req = request(self::methodology(&methodology)?, &[])?;
+    py.detach(|| {
+        let store = Store::open(Path::new(&store)).map_err(fail)?;
+        let Some(last) = store.partitions().map_err(fail)?.keys().max().copied() else {
+            return Ok(None);
+        };
+        let tail = (last - chrono::Days::new(7), None);
+        let result = rentix_index::compute_from_partitions(&store, &req, Some(tail), None)
+            .map_err(fail)?;
+        Ok(result.fixings.iter().map(|f| f.date).max().map(|d| d.to_string()))
+    })
+}
+
+/// Whether a methodology has composites (which a job split by grade cannot fix in
+/// its tasks).
+#[pyfunction]
+fn has_composites(methodology: String) -> PyResult<bool> {
+    Ok(!self::methodology(&methodology)?.composite.is_empty())
+}
+
 /// Ingests `files` into the store at `store` (as `rentix ingest`); returns the run's
 /// summary as JSON.
 #[pyfunction]
@@ -346,6 +403,9 @@ fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ingest, m)?)?;
     m.add_function(wrap_pyfunction!(partitions, m)?)?;
     m.add_function(wrap_pyfunction!(backtest, m)?)?;
+    m.add_function(wrap_pyfunction!(fix_observations, m)?)?;
+    m.add_function(wrap_pyfunction!(has_composites, m)?)?;
+    m.add_function(wrap_pyfunction!(fixing_end, m)?)?;
     m.add_function(wrap_pyfunction!(track, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
