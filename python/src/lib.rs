@@ -185,8 +185,8 @@ fn fix_observations(
     py.detach(|| {
         let path = Path::new(&observations);
         let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
-        let rows = rentix_ingest::from_table(table, path, rentix_ingest::Projection::All)
-            .map_err(fail)?;
+        let rows =
+            rentix_ingest::from_table(table, path, rentix_ingest::Projection::All).map_err(fail)?;
         let result = compute(&rows, &req).map_err(fail)?;
         write_fixings(result.fixings, None, None, &out)
     })
@@ -204,9 +204,14 @@ fn fixing_end(py: Python<'_>, store: String, methodology: String) -> PyResult<Op
             return Ok(None);
         };
         let tail = (last - chrono::Days::new(7), None);
-        let result = rentix_index::compute_from_partitions(&store, &req, Some(tail), None)
-            .map_err(fail)?;
-        Ok(result.fixings.iter().map(|f| f.date).max().map(|d| d.to_string()))
+        let result =
+            rentix_index::compute_from_partitions(&store, &req, Some(tail), None).map_err(fail)?;
+        Ok(result
+            .fixings
+            .iter()
+            .map(|f| f.date)
+            .max()
+            .map(|d| d.to_string()))
     })
 }
 
