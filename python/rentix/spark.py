@@ -17,9 +17,9 @@ observations of their base grade) and fixes each group with the engine:
                              rentix.spark.FIXINGS_SCHEMA))
 
 The rows are those of ``rentix index`` on the same store (tested in local mode).
-Composites span grades; a methodology with composites is refused here unless
-``grades_only=True`` (its grade rows are then still exact; the composite rows are
-not computed). Each task needs the rentix wheel installed on its executor and
+Composites span grades: :func:`fix_group` refuses a methodology with composites
+unless ``grades_only=True``; :func:`fix` runs the whole methodology, each composite
+in a task of its members' observations. Each task needs the rentix wheel installed on its executor and
 memory for its group's observations (about 1 KB per observation, see
 docs/scaling.md).
 """
@@ -94,13 +94,55 @@ def fix_group(
             "composites with `rentix index` on one machine"
         )
 
+    return _task(spec, grades_only, through)
+
+
+def _task(spec: str, grades_only: bool, through: Optional[str]) -> Callable[[Any], Any]:
+    """The function a Spark task runs on its group (a pyarrow Table): the engine on
+    the group's observations; a group keyed by ``_composite`` gets that composite's
+    rows alone."""
+
     def fix(table: Any) -> Any:
         import pyarrow.parquet as pq
 
+        composite = None
+        if "_composite" in table.column_names and table.num_rows:
+            composite = table.column("_composite")[0].as_py()
+        keep = [c for c in table.column_names if not c.startswith("_")]
         with tempfile.TemporaryDirectory(prefix="rentix-spark-") as d:
             src, out = str(Path(d) / "obs.parquet"), str(Path(d) / "fixings.parquet")
-            pq.write_table(table, src)
-            _rentix.fix_observations(src, spec, out, grades_only, through)
+            pq.write_table(table.select(keep), src)
+            _rentix.fix_observations(src, spec, out, grades_only, through, composite)
             return _plain_strings(pq.read_table(out))
 
     return fix
+
+
+def fix(observations: Any, methodology: Any = "default", *, through: Optional[str] = None) -> Any:
+    """The whole methodology on Spark: each grade's rows from a task holding that base
+    grade's observations, and each composite's rows from a task holding its members'
+    observations (a hedonic index over every on-demand grade is one task). Returns a
+    Spark DataFrame of :data:`FIXINGS_SCHEMA`; sorted by date and grade it is
+    ``rentix index`` (tested with the default methodology).
+
+    >>> obs = spark.read.parquet(*rentix.spark.partitions("store"))
+    >>> rentix.spark.fix(obs, "default", through=rentix.spark.fixing_end("store"))
+    """
+    from pyspark.sql import functions as F
+
+    spec = _methodology(methodology)
+    keyed = observations.withColumn("_base_grade", F.split(observations["grade"], "@").getItem(0))
+    grades = keyed.groupBy("_base_grade").applyInArrow(_task(spec, True, through), FIXINGS_SCHEMA)
+    if not _rentix.has_composites(spec):
+        return grades
+    bases = [r[0] for r in keyed.select("_base_grade").distinct().collect()]
+    pairs = [(b, c) for b in bases for c in _rentix.composite_members(spec, b)]
+    if not pairs:
+        return grades
+    members = observations.sparkSession.createDataFrame(pairs, "_base_grade string, _composite string")
+    composites = (
+        keyed.join(members, "_base_grade")
+        .groupBy("_composite")
+        .applyInArrow(_task(spec, False, through), FIXINGS_SCHEMA)
+    )
+    return grades.unionByName(composites)

@@ -165,7 +165,8 @@ fn fix_store(
 /// every fixing to `out`. With `grades_only`, the methodology's composites (which
 /// span grades) are left out: what one task of a job split by grade can fix.
 #[pyfunction]
-#[pyo3(signature = (observations, methodology, out, grades_only=false, through=None))]
+#[pyo3(signature = (observations, methodology, out, grades_only=false, through=None, composite=None))]
+#[allow(clippy::too_many_arguments)]
 fn fix_observations(
     py: Python<'_>,
     observations: String,
@@ -173,10 +174,18 @@ fn fix_observations(
     out: String,
     grades_only: bool,
     through: Option<String>,
+    composite: Option<String>,
 ) -> PyResult<usize> {
     let mut m = self::methodology(&methodology)?;
     if grades_only {
         m.composite.clear();
+    }
+    // One composite's rows alone, from its members' observations.
+    if let Some(name) = &composite {
+        m.composite.retain(|c| &c.name == name);
+        if m.composite.is_empty() {
+            return Err(fail(format!("the methodology has no composite {name:?}")));
+        }
     }
     let mut req = request(m, &[])?;
     // A group's run ends where the whole store's does: a grade whose last
@@ -187,9 +196,44 @@ fn fix_observations(
         let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
         let rows =
             rentix_ingest::from_table(table, path, rentix_ingest::Projection::All).map_err(fail)?;
-        let result = compute(&rows, &req).map_err(fail)?;
-        write_fixings(result.fixings, None, None, &out)
+        let mut fixings = compute(&rows, &req).map_err(fail)?.fixings;
+        if let Some(name) = &composite {
+            fixings.retain(|f| &f.grade == name);
+        }
+        write_fixings(fixings, None, None, &out)
     })
+}
+
+/// A grade key's first three segments (GPU/SCOPE/TERM), without a region or tier.
+fn base_of(key: &str) -> String {
+    let key = key.split('@').next().unwrap_or(key);
+    key.split('/').take(3).collect::<Vec<_>>().join("/")
+}
+
+/// The composites of `methodology` whose fixing can use observations of the base
+/// grade `grade` (GPU/SCOPE/TERM): a superset (tier and region parts of patterns are
+/// ignored; the engine itself picks the grades a composite covers), so that a group
+/// of a composite's members holds every observation it needs.
+#[pyfunction]
+fn composite_members(methodology: String, grade: String) -> PyResult<Vec<String>> {
+    let m = self::methodology(&methodology)?;
+    let g: rentix_core::Grade = grade
+        .parse()
+        .map_err(|e| fail(format!("grade {grade:?}: {e}")))?;
+    let mut out = Vec::new();
+    for c in &m.composite {
+        let member = match c.method {
+            rentix_index::CompositeMethod::Hedonic | rentix_index::CompositeMethod::Pooled => c
+                .patterns
+                .iter()
+                .any(|p| rentix_core::GradePattern::new(&base_of(p)).is_ok_and(|p| p.matches(&g))),
+            _ => c.weights.keys().any(|k| base_of(k) == grade),
+        };
+        if member {
+            out.push(c.name.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// The last fixing date of a run over the store at `store` under `methodology`: where
@@ -411,6 +455,7 @@ fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fix_observations, m)?)?;
     m.add_function(wrap_pyfunction!(has_composites, m)?)?;
     m.add_function(wrap_pyfunction!(fixing_end, m)?)?;
+    m.add_function(wrap_pyfunction!(composite_members, m)?)?;
     m.add_function(wrap_pyfunction!(track, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())

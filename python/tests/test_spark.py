@@ -62,6 +62,17 @@ class Spark(unittest.TestCase):
                 self.assertEqual(got.height, want.height)
                 self.assertTrue(got.equals(want), f"{methodology}: Spark and rentix index differ")
 
+    def test_the_whole_default_methodology_with_its_composites_equals_rentix_index(self):
+        obs = self.spark.read.parquet(*rentix.spark.partitions(self.store))
+        out = self.dir / "default.parquet"
+        run("index", "--store", str(self.store), "--out", str(out))
+        want = pl.read_parquet(out)
+        self.assertTrue(want["method"].is_in(["jevons-chained", "hedonic-time-dummy"]).any())
+        fixed = rentix.spark.fix(obs, "default", through=rentix.spark.fixing_end(self.store))
+        got = pl.from_arrow(fixed.toArrow()).sort("date", "grade")
+        self.assertEqual(got.height, want.height)
+        self.assertTrue(got.equals(want), "Spark and rentix index differ on the default methodology")
+
     def test_a_methodology_with_composites_is_refused_unless_grades_only(self):
         with self.assertRaises(rentix.RentixError) as e:
             rentix.spark.fix_group("default")
