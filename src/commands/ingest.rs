@@ -67,7 +67,88 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     let summary = ingest(&a.store, &a.files, &opts, &mut |n| bar.set_position(n))
         .with_context(|| format!("ingest into {} failed", a.store.display()))?;
     bar.finish_and_clear();
-    let json = serde_json::to_string_pretty(&summary)?;
-    outln!("{json}");
+    if a.json {
+        let json = serde_json::to_string_pretty(&summary)?;
+        outln!("{json}");
+    } else {
+        outln!("{}", human(&summary, &a.store));
+    }
     Ok(())
+}
+
+/// What a person reads first: rows in, where they went and why, where the refused
+/// rows are, and what to do about unknown GPUs.
+pub fn human(s: &rentix_ingest::IngestSummary, store: &std::path::Path) -> String {
+    let mut out = format!(
+        "ingested {} file(s) into {} ({}): {} rows read\n",
+        s.files.len(),
+        store.display(),
+        s.run_id,
+        s.rows_read
+    );
+    let dates = match (&s.first_fixing_date, &s.last_fixing_date) {
+        (Some(a), Some(b)) if a == b => format!(" (fixing date {a})"),
+        (Some(a), Some(b)) => format!(" (fixing dates {a} to {b})"),
+        _ => String::new(),
+    };
+    out.push_str(&format!("  accepted     {:>9}{dates}\n", s.accepted));
+    if s.duplicates > 0 {
+        out.push_str(&format!(
+            "  duplicates   {:>9}  rows seen before (same source and id, or the same content on the same fixing date: a snapshot feed repeats its rows); {} within this run, {} already in the store\n",
+            s.duplicates, s.duplicates_within_run, s.duplicates_of_store
+        ));
+    }
+    if s.conflicts > 0 {
+        out.push_str(&format!(
+            "  conflicts    {:>9}  duplicates whose price differs from the row kept (`--json` lists the first {})\n",
+            s.conflicts,
+            s.conflict_examples.len()
+        ));
+    }
+    let quarantine = store.join(&s.quarantine_file);
+    if s.quarantined > 0 {
+        let mut reasons: Vec<(&String, &u64)> = s.quarantined_by_reason.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        out.push_str(&format!(
+            "  quarantined  {:>9}  {}\n               rows with the reason and every field: {}\n",
+            s.quarantined,
+            reasons.join(", "),
+            quarantine.display()
+        ));
+    } else {
+        out.push_str("  quarantined          0\n");
+    }
+    if !s.unknown_gpus.is_empty() {
+        let names: Vec<String> = s
+            .unknown_gpus
+            .iter()
+            .take(5)
+            .map(|(g, n)| format!("{g:?} ({n})"))
+            .collect();
+        out.push_str(&format!(
+            "  unknown GPUs: {}{}: add an alias (data/gpus.toml, or a mapping file's [aliases]) and ingest the same files again; only their rows are read again\n",
+            names.join(", "),
+            if s.unknown_gpus.len() > 5 { ", ..." } else { "" }
+        ));
+    }
+    for f in s.files.iter().filter(|f| f.already_ingested) {
+        let retried = if f.retried > 0 {
+            format!(
+                ": {} row(s) it had quarantined retried, {} accepted",
+                f.retried, f.accepted
+            )
+        } else {
+            ": nothing read".to_string()
+        };
+        out.push_str(&format!("  already ingested: {}{retried}\n", f.path));
+    }
+    out.push_str(&format!(
+        "full summary: --json, or {}",
+        store
+            .join("runs")
+            .join(format!("{}.json", s.run_id))
+            .display()
+    ));
+    out
 }

@@ -28,7 +28,13 @@ fn one_partition(dir: &Path) -> PathBuf {
     }
     std::fs::write(dir.join("obs.csv"), s).unwrap();
     let store = dir.join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&dir.join("obs.csv"))]);
+    rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&dir.join("obs.csv")),
+    ]);
     store
 }
 

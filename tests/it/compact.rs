@@ -82,7 +82,7 @@ fn three_runs(dir: &Path) -> std::path::PathBuf {
     for (i, part) in parts.iter().enumerate() {
         let f = dir.join(format!("part{i}.csv"));
         std::fs::write(&f, part).unwrap();
-        rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+        rentix_ok(&["ingest", "--json", "--store", p(&store), p(&f)]);
     }
     store
 }
@@ -168,8 +168,14 @@ fn later_runs_deduplicate_against_compacted_rows_and_compact_again() {
         format!("{header}\n{}\n{}\n", resent.join("\n"), new_row.join(",")),
     )
     .unwrap();
-    let summary: Value =
-        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&late)])).unwrap();
+    let summary: Value = serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&late),
+    ]))
+    .unwrap();
     assert_eq!(summary["duplicates_of_store"], 50, "{summary}");
     assert_eq!(summary["accepted"], 1, "{summary}");
     assert_eq!(

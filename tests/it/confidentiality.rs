@@ -46,7 +46,7 @@ fn no_published_field_reveals_a_contributors_quote() {
     let obs = dir.path().join("obs.csv");
     std::fs::write(&obs, body.join("\n") + "\n").unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
     let m = data("data/methodologies/confidential_listings.toml");
     let fixings: Vec<_> = fix(&store, &out, &m)
@@ -139,7 +139,7 @@ fn five_spellings_of_one_contributor_count_once() {
     let obs = dir.path().join("obs.csv");
     std::fs::write(&obs, body.join("\n") + "\n").unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
     let m = data("data/methodologies/confidential_listings.toml");
     let rows = fix(&store, &out, &m);

@@ -120,7 +120,7 @@ fn an_outage_day_is_published_with_carried_values() {
     }
     std::fs::write(&obs, text).unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
     rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
     let msg = rentix_ok(&[
@@ -183,7 +183,7 @@ fn a_to_date_in_the_future_publishes_through_today_only() {
     }
     std::fs::write(&obs, text).unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
     let ahead = (today + chrono::Days::new(7)).to_string();
     rentix_ok(&[

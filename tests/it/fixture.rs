@@ -31,6 +31,7 @@ pub fn market() -> &'static Market {
         rentix_ok(&["simulate", "--out", p(&dir.join("sim")), "--seed", "11"]);
         rentix_ok(&[
             "ingest",
+            "--json",
             "--store",
             p(&dir.join("store")),
             p(&dir.join("sim/observations.csv")),

@@ -199,6 +199,7 @@ fn a_terminated_ingest_leaves_no_lock_and_no_data() {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rentix"))
         .args([
             "ingest",
+            "--json",
             "--store",
             store.to_str().unwrap(),
             obs.to_str().unwrap(),
@@ -250,6 +251,7 @@ fn a_terminated_ingest_leaves_no_lock_and_no_data() {
     assert!(report.contains("\"rows\": 0"), "{report}");
     let again = rentix(&[
         "ingest",
+        "--json",
         "--store",
         store.to_str().unwrap(),
         obs.to_str().unwrap(),

@@ -186,13 +186,13 @@ fn a_growing_store_published_daily_equals_one_run() {
     let (first, rest) = days.split_at(days.len() - 8);
     let history: Vec<csv::StringRecord> = first.iter().flat_map(|d| by_day[*d].clone()).collect();
     let f = write_day("history", &history);
-    rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&f)]);
     let out = dir.join("pub/f.csv");
     std::fs::create_dir_all(dir.join("pub")).unwrap();
     rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
     for day in rest {
         let f = write_day(day, &by_day[*day]);
-        rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+        rentix_ok(&["ingest", "--json", "--store", p(&store), p(&f)]);
         let msg = rentix_ok(&[
             "index",
             "--store",
@@ -229,7 +229,7 @@ fn a_growing_store_published_daily_equals_one_run() {
             ),
     )
     .unwrap();
-    rentix_ok(&["ingest", "--store", p(&store), p(&late)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&late)]);
     let last = rest[rest.len() - 1];
     let msg = rentix_ok(&[
         "index",
@@ -259,7 +259,7 @@ fn small_store(dir: &Path, name: &str, days: &[&str], price: &str) -> std::path:
     }
     std::fs::write(&obs, text).unwrap();
     let store = dir.join(name);
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     store
 }
 

@@ -95,6 +95,7 @@ fn seven_day_pooled_listings_on_real_data_checked_by_hand() {
     let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
     rentix_ok(&[
         "ingest",
+        "--json",
         "--store",
         p(&store),
         "--mapping",
@@ -184,7 +185,7 @@ fn shuffled_inputs_and_thread_counts_give_identical_bytes() {
     let store = dir.path().join("store");
     // Ingest on one thread; the fixture's store was ingested on all of them.
     let o = Command::new(env!("CARGO_BIN_EXE_rentix"))
-        .args(["ingest", "--store", p(&store), p(&shuffled)])
+        .args(["ingest", "--json", "--store", p(&store), p(&shuffled)])
         .env("RAYON_NUM_THREADS", "1")
         .output()
         .unwrap();
@@ -219,7 +220,7 @@ fn late_data_restates_instead_of_overwriting() {
         .map(|i| format!("trade,2025-05-01T1{i}:00:00Z,s{i},h100-sxm-80gb,vm,on-demand,2.{i},gpu_hour,USD,100"))
         .collect();
     std::fs::write(&a, format!("{head}\n{}\n", body.join("\n"))).unwrap();
-    rentix_ok(&["ingest", "--store", p(&store), p(&a)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&a)]);
     let out = dir.path().join("fix.csv");
     rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
     let grade_rows = |path: &std::path::Path| -> Vec<BTreeMap<String, String>> {
@@ -234,7 +235,7 @@ fn late_data_restates_instead_of_overwriting() {
     // 2.0-2.2, so it is not filtered as an outlier).
     let b = dir.path().join("b.csv");
     std::fs::write(&b, format!("{head}\ntrade,2025-05-01T18:00:00Z,s9,h100-sxm-80gb,vm,on-demand,1.9,gpu_hour,USD,1000\n")).unwrap();
-    rentix_ok(&["ingest", "--store", p(&store), p(&b)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&b)]);
     let msg = rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
     assert!(msg.contains("restated"), "{msg}");
     let second = grade_rows(&out);
@@ -335,7 +336,7 @@ fn a_long_silence_ends_a_grades_life_instead_of_filling_it_with_rows() {
     }
     std::fs::write(&obs, text).unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
     rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
     let rows = crate::csvutil::rows(&out);
@@ -382,6 +383,7 @@ fn one_shot_fixing_from_files_equals_ingest_then_index() {
     let store = dir.path().join("store");
     rentix_ok(&[
         "ingest",
+        "--json",
         "--store",
         p(&store),
         "--mapping",

@@ -11,6 +11,7 @@ fn ingest_prints_a_summary_that_adds_up_and_reingest_adds_nothing() {
     let mapping = data("data/mappings/primeintellect_by_provider.toml");
     let args = [
         "ingest",
+        "--json",
         "--store",
         p(&store),
         "--mapping",
@@ -38,7 +39,13 @@ fn missing_column_is_one_clear_error_naming_file_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.csv");
     std::fs::write(&bad, "kind,observed_at,source\ntrade,2025-01-01,x\n").unwrap();
-    let out = rentix(&["ingest", "--store", p(&dir.path().join("s")), p(&bad)]);
+    let out = rentix(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&dir.path().join("s")),
+        p(&bad),
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.csv") && err.contains("\"gpu\""), "{err}");
@@ -54,8 +61,14 @@ fn invalid_utf8_is_quarantined_with_its_row() {
     bytes.extend_from_slice(b"listing,2025-01-01,cafe,H100 SXM,vm,on-demand,2.5,gpu_hour,USD\n");
     std::fs::write(&f, bytes).unwrap();
     let store = dir.path().join("s");
-    let s: Value =
-        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&f)])).unwrap();
+    let s: Value = serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&f),
+    ]))
+    .unwrap();
     assert_eq!(s["quarantined_by_reason"]["invalid_utf8"].as_u64(), Some(1));
     assert_eq!(s["accepted"].as_u64(), Some(1));
     let q = std::fs::read_to_string(store.join("quarantine/run-000001.csv")).unwrap();
@@ -100,7 +113,7 @@ fn gpus_rented_at_scale_resolve_and_unknown_names_are_counted() {
     let f = dir.path().join("obs.csv");
     std::fs::write(&f, body.join("\n") + "\n").unwrap();
     let store = dir.path().join("store");
-    let out = rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    let out = rentix_ok(&["ingest", "--json", "--store", p(&store), p(&f)]);
     let s: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(s["accepted"], known.len() as u64, "{out}");
     assert_eq!(
@@ -137,6 +150,7 @@ fn ratings_attach_by_operator_scope_and_date() {
     let store = dir.path().join("store");
     let out = rentix_ok(&[
         "ingest",
+        "--json",
         "--store",
         p(&store),
         "--ratings",
@@ -176,7 +190,15 @@ fn ratings_attach_by_operator_scope_and_date() {
         "operator,scope,tier,effective_from,source\nX,vm,diamond,2025-01-01,me\n",
     )
     .unwrap();
-    let o = rentix(&["ingest", "--store", p(&store), "--ratings", p(&bad), p(&f)]);
+    let o = rentix(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        "--ratings",
+        p(&bad),
+        p(&f),
+    ]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -210,7 +232,7 @@ fn reingest_retries_the_rows_the_last_run_quarantined() {
     )
     .unwrap();
     let run = |extra: &[&str]| -> Value {
-        let mut args = vec!["ingest", "--store", p(&store)];
+        let mut args = vec!["ingest", "--json", "--store", p(&store)];
         args.extend_from_slice(extra);
         args.push(p(&obs));
         serde_json::from_str(&rentix_ok(&args)).unwrap()
@@ -279,6 +301,7 @@ fn an_empty_mapping_is_refused_saying_what_it_needs() {
     std::fs::write(&obs, "kind\n").unwrap();
     let out = rentix(&[
         "ingest",
+        "--json",
         "--store",
         p(&dir.path().join("s")),
         "--mapping",
@@ -309,14 +332,21 @@ fn a_retry_skips_files_the_mapping_does_not_fit_and_rows_no_mapping_can_fix() {
          listing,2025-03-03T12:00:00Z,b,h100-sxm-80gb,vm,on-demand,2.6,gpu_hour\n",
     )
     .unwrap();
-    let first: Value =
-        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&old)])).unwrap();
+    let first: Value = serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&old),
+    ]))
+    .unwrap();
     assert_eq!(first["quarantined"], 2, "{first}");
     // Today's file is FSDL's rate card, read with its mapping; old.csv rides along.
     let fsdl = data("tests/data/real/fsdl_cloud_gpus_sample.csv");
     let mapping = data("data/mappings/fsdl_cloud_gpus.toml");
     let out = rentix(&[
         "ingest",
+        "--json",
         "--store",
         p(&store),
         "--mapping",
@@ -335,7 +365,46 @@ fn a_retry_skips_files_the_mapping_does_not_fit_and_rows_no_mapping_can_fix() {
     assert!(s["files"][1]["accepted"].as_u64().unwrap() > 0);
     // Again with the canonical layout: only the unknown GPU's row is retried, not the
     // row with a field missing.
-    let again: Value =
-        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&old)])).unwrap();
+    let again: Value = serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&old),
+    ]))
+    .unwrap();
     assert_eq!(again["files"][0]["retried"], 1, "{again}");
+}
+
+/// `ingest` speaks first to a person: a few lines with the counts, why duplicates
+/// happen, the quarantine by reason with the file's full path, and what to do about
+/// an unknown GPU; the JSON with `--json`.
+#[test]
+fn ingest_prints_a_human_summary_and_the_json_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(
+        &obs,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n\
+         listing,2025-03-03T12:00:00Z,a,h100-sxm-80gb,vm,on-demand,2.5,gpu_hour,USD\n\
+         listing,2025-03-03T12:00:00Z,a,h100-sxm-80gb,vm,on-demand,2.5,gpu_hour,USD\n\
+         listing,2025-03-03T12:00:00Z,b,H100 Hyperion,vm,on-demand,2.6,gpu_hour,USD\n",
+    )
+    .unwrap();
+    let text = rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    assert!(text.lines().count() <= 10, "{text}");
+    assert!(text.contains("3 rows read"), "{text}");
+    assert!(text.contains("accepted             1"), "{text}");
+    assert!(text.contains("snapshot feed"), "{text}");
+    assert!(text.contains("unknown_gpu 1"), "{text}");
+    let q = store.join("quarantine/run-000001.csv");
+    assert!(text.contains(&q.display().to_string()), "{text}");
+    assert!(
+        text.contains("\"H100 Hyperion\" (1)") && text.contains("[aliases]"),
+        "{text}"
+    );
+    let again = rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
+    let s: Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(s["files"][0]["already_ingested"], true);
 }

@@ -87,7 +87,7 @@ fn run_case(path: &Path, errors: &mut Vec<String>) {
     let obs = dir.path().join("observations.csv");
     std::fs::write(&obs, text(&v, "observations")).unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let base = std::fs::read_to_string(data(&text(&v, "methodology"))).unwrap();
     let methodology = replaced(&case, base, &v);
     let fix_under = |m: &str, name: &str| {

@@ -157,6 +157,7 @@ fn a_hand_edited_partition_is_refused_by_the_index() {
     ]);
     rentix_ok(&[
         "ingest",
+        "--json",
         "--store",
         p(&store),
         p(&sim.join("observations.csv")),

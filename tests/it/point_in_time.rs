@@ -41,7 +41,7 @@ fn a_late_trade_after_settlement_leaves_settled_pnl_unchanged() {
         |d, c| 2.0 + 0.1 * d.month() as f64 + 0.01 * c as f64 + 0.001 * d.day() as f64,
         "a",
     );
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let fixings = dp.join("fixings.csv");
     rentix_ok(&[
         "index",
@@ -112,7 +112,7 @@ fn a_late_trade_after_settlement_leaves_settled_pnl_unchanged() {
         .unwrap()
         .replace(",100,late", ",1000,late");
     std::fs::write(&late, text).unwrap();
-    rentix_ok(&["ingest", "--store", p(&store), p(&late)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&late)]);
     rentix_ok(&[
         "index",
         "--store",

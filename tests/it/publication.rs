@@ -40,7 +40,7 @@ fn restating_setup(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
         .map(|i| format!("trade,2025-05-0{}T1{i}:00:00Z,s{i},h100-sxm-80gb,vm,on-demand,2.{i},gpu_hour,USD,100", 1 + i % 2))
         .collect();
     std::fs::write(&a, format!("{HEAD}\n{}\n", body.join("\n"))).unwrap();
-    rentix_ok(&["ingest", "--store", p(&store), p(&a)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&a)]);
     let base = root.join("base");
     std::fs::create_dir_all(&base).unwrap();
     rentix_ok(&[
@@ -52,7 +52,7 @@ fn restating_setup(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     ]);
     let b = root.join("b.csv");
     std::fs::write(&b, format!("{HEAD}\ntrade,2025-05-01T18:00:00Z,s9,h100-sxm-80gb,vm,on-demand,1.9,gpu_hour,USD,1000\n")).unwrap();
-    rentix_ok(&["ingest", "--store", p(&store), p(&b)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&b)]);
     (store, base)
 }
 

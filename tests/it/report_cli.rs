@@ -31,7 +31,13 @@ fn report_escapes_input_strings_and_renders_in_chromium() {
         "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\nlisting,2025-01-01,<script>x</script>,H100 SXM,vm,on-demand,2.5,gpu_hour,USD\n",
     )
     .unwrap();
-    let summary = rentix_ok(&["ingest", "--store", p(&dir.path().join("s")), p(&hostile)]);
+    let summary = rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&dir.path().join("s")),
+        p(&hostile),
+    ]);
     std::fs::write(rep.join("ingest_summary.json"), summary).unwrap();
     std::fs::copy(m.fixings(), rep.join("fixings.csv")).unwrap();
     let methodology = std::fs::read_to_string(data("data/methodologies/default.toml"))

@@ -20,7 +20,14 @@ fn listings(path: &Path, date: &str, base: f64) {
 }
 
 fn ingest(store: &Path, file: &Path) -> serde_json::Value {
-    serde_json::from_str(&rentix_ok(&["ingest", "--store", p(store), p(file)])).unwrap()
+    serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(store),
+        p(file),
+    ]))
+    .unwrap()
 }
 
 fn record(store: &Path, id: &str) -> serde_json::Value {
@@ -77,7 +84,13 @@ fn a_copied_record_is_refused_by_readers_and_named_by_check() {
     for args in [
         vec!["index", "--store", p(&store), "--out", p(&out)],
         vec!["store", "check", "--store", p(&store)],
-        vec!["ingest", "--store", p(&store), p(&dir.path().join("a.csv"))],
+        vec![
+            "ingest",
+            "--json",
+            "--store",
+            p(&store),
+            p(&dir.path().join("a.csv")),
+        ],
     ] {
         let o = rentix(&args);
         let err = String::from_utf8_lossy(&o.stderr);

@@ -31,6 +31,7 @@ fn a_gold_plus_grade_fixes_from_gold_or_better_with_point_in_time_ratings() {
     let store = dir.path().join("store");
     rentix_ok(&[
         "ingest",
+        "--json",
         "--store",
         p(&store),
         "--ratings",
@@ -122,7 +123,7 @@ fn the_hedonic_composite_publishes_its_tier_differential() {
     let obs = dir.path().join("obs.csv");
     std::fs::write(&obs, body.join("\n") + "\n").unwrap();
     let store = dir.path().join("store");
-    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
     fix(&store, &out, &data("data/methodologies/default.toml"));
     let d = rows(&dir.path().join("f_tier_differentials.csv"));

@@ -14,6 +14,7 @@ fn tiny_prints_at_ten_times_the_price_change_no_fixing() {
     let store = dir.path().join("store");
     rentix_ok(&[
         "ingest",
+        "--json",
         "--store",
         p(&store),
         p(&sim.join("observations.csv")),
@@ -57,8 +58,14 @@ fn tiny_prints_at_ten_times_the_price_change_no_fixing() {
     assert!(injected > 100, "only {injected} trades to copy");
     let fake_csv = dir.path().join("tiny.csv");
     std::fs::write(&fake_csv, fakes.join("\n") + "\n").unwrap();
-    let summary: serde_json::Value =
-        serde_json::from_str(&rentix_ok(&["ingest", "--store", p(&store), p(&fake_csv)])).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&fake_csv),
+    ]))
+    .unwrap();
     // Stored: every fake but the rows ingest refuses (a fake of a trade whose units
     // it reads differently); those are quarantined with a reason, not counted here.
     let stored = summary["accepted"].as_u64().unwrap() as usize;

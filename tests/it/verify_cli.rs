@@ -39,6 +39,7 @@ impl Published {
         std::fs::write(dir.join("obs.csv"), obs).unwrap();
         rentix_ok(&[
             "ingest",
+            "--json",
             "--store",
             p(&dir.join("store")),
             p(&dir.join("obs.csv")),
@@ -286,7 +287,13 @@ fn a_restated_publication_verifies() {
          trade,2025-03-04T13:00:00Z,f,h100-sxm-80gb,vm,on-demand,2.9,gpu_hour,USD,900\n",
     )
     .unwrap();
-    rentix_ok(&["ingest", "--store", p(&pb.dir.join("store")), p(&late)]);
+    rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&pb.dir.join("store")),
+        p(&late),
+    ]);
     let out = rentix_ok(&[
         "index",
         "--store",
