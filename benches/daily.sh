@@ -16,16 +16,8 @@ PER_DAY="${2:-5000}"
 mkdir -p "$W"
 echo "binary: $R   workdir: $W   rows a day: $PER_DAY   cores: $(nproc)"
 
-measure() { # name, command...
-  local name=$1; shift
-  /usr/bin/time -v "$@" > "$W/$name.out" 2> "$W/$name.time"
-  local secs rss
-  secs=$(grep "Elapsed (wall clock)" "$W/$name.time" | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
-  rss=$(grep "Maximum resident set size" "$W/$name.time" | awk '{print $NF}')
-  printf '%-36s %8.2f s  peak %7.1f MiB\n' "$name" "$secs" "$(awk -v r="$rss" 'BEGIN{print r/1024}')"
-  echo "$secs" > "$W/$name.secs"; echo "$rss" > "$W/$name.rss"
-}
-ratio() { # what, a, b
+source benches/lib.sh
+ratio_of() { # what (secs or rss), a, b
   printf '  %s ratio %s / %s = %.2f\n' "$1" "$2" "$3" "$(awk -v a="$(cat "$W/$2.$1")" -v b="$(cat "$W/$3.$1")" 'BEGIN{print a/b}')"
 }
 
@@ -46,11 +38,11 @@ for years in 1 8; do
   measure "one day, whole store ${years}y" "$R" index --store "$W/store$years" --out "$W/pub$years/f.csv" --from "$last" --to "$last"
 done
 echo "== ratios (8 years / 1 year)"
-ratio secs "one day, incremental 8y" "one day, incremental 1y"
-ratio rss "one day, incremental 8y" "one day, incremental 1y"
-ratio secs "one day, whole store 8y" "one day, whole store 1y"
-ratio rss "one day, whole store 8y" "one day, whole store 1y"
-ratio secs "index full 8y" "index full 1y"
-ratio rss "index full 8y" "index full 1y"
+ratio_of secs "one day, incremental 8y" "one day, incremental 1y"
+ratio_of rss "one day, incremental 8y" "one day, incremental 1y"
+ratio_of secs "one day, whole store 8y" "one day, whole store 1y"
+ratio_of rss "one day, whole store 8y" "one day, whole store 1y"
+ratio_of secs "index full 8y" "index full 1y"
+ratio_of rss "index full 8y" "index full 1y"
 echo "== the day against the whole history, same store"
-ratio secs "one day, incremental 8y" "one day, whole store 8y"
+ratio_of secs "one day, incremental 8y" "one day, whole store 8y"

@@ -14,16 +14,7 @@ W="${1:-$(mktemp -d)}"
 mkdir -p "$W"
 echo "binary: $R   workdir: $W   cores: $(nproc)"
 
-measure() { # name, command...
-  local name=$1; shift
-  /usr/bin/time -v "$@" > "$W/$name.out" 2> "$W/$name.time"
-  local secs rss
-  secs=$(grep "Elapsed (wall clock)" "$W/$name.time" | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
-  rss=$(grep "Maximum resident set size" "$W/$name.time" | awk '{print $NF}')
-  printf '%-28s %8.2f s  peak %7.1f MiB\n' "$name" "$secs" "$(awk -v r="$rss" 'BEGIN{print r/1024}')"
-  echo "$secs" > "$W/$name.secs"
-}
-ratio() { printf '  ratio %s / %s = %.1f\n' "$1" "$2" "$(awk -v a="$(cat "$W/$1.secs")" -v b="$(cat "$W/$2.secs")" 'BEGIN{print a/b}')"; }
+source benches/lib.sh
 
 # Baseline: CPython's csv module counting the rows of a file (a plain parse).
 CSV_COUNT=(python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1]))))")

@@ -109,16 +109,12 @@ fn publishing_day_by_day_builds_the_same_file_as_one_run() {
 fn an_outage_day_is_published_with_carried_values() {
     let dir = tempfile::tempdir().unwrap();
     let obs = dir.path().join("obs.csv");
-    let mut text =
-        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
-    for day in ["2025-03-03", "2025-03-04", "2025-03-05"] {
-        for (i, src) in ["a", "b", "c", "d", "e"].iter().enumerate() {
-            text.push_str(&format!(
-                "listing,{day}T12:00:00Z,{src},h100-sxm-80gb,vm,on-demand,2.{i},gpu_hour,USD\n"
-            ));
-        }
-    }
-    std::fs::write(&obs, text).unwrap();
+    let days = ["2025-03-03", "2025-03-04", "2025-03-05"].map(|d| ("h100-sxm-80gb", d));
+    std::fs::write(
+        &obs,
+        crate::util::five_listings(&days, |i| format!("2.{i}")),
+    )
+    .unwrap();
     let store = dir.path().join("store");
     rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");
@@ -174,13 +170,8 @@ fn a_to_date_in_the_future_publishes_through_today_only() {
     let today = chrono::Utc::now().date_naive();
     let yesterday = today - chrono::Days::new(1);
     let obs = dir.path().join("obs.csv");
-    let mut text =
-        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
-    for src in ["a", "b", "c", "d", "e"] {
-        text.push_str(&format!(
-            "listing,{yesterday}T12:00:00Z,{src},h100-sxm-80gb,vm,on-demand,2.5,gpu_hour,USD\n"
-        ));
-    }
+    let day = yesterday.to_string();
+    let text = crate::util::five_listings(&[("h100-sxm-80gb", &day)], |_| "2.5".into());
     std::fs::write(&obs, text).unwrap();
     let store = dir.path().join("store");
     rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);

@@ -248,16 +248,8 @@ fn a_growing_store_published_daily_equals_one_run() {
 /// `price`.
 fn small_store(dir: &Path, name: &str, days: &[&str], price: &str) -> std::path::PathBuf {
     let obs = dir.join(format!("{name}.csv"));
-    let mut text =
-        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
-    for day in days {
-        for src in ["a", "b", "c", "d", "e"] {
-            text.push_str(&format!(
-                "listing,{day}T12:00:00Z,{src},h100-sxm-80gb,vm,on-demand,{price},gpu_hour,USD\n"
-            ));
-        }
-    }
-    std::fs::write(&obs, text).unwrap();
+    let pairs: Vec<(&str, &str)> = days.iter().map(|d| ("h100-sxm-80gb", *d)).collect();
+    std::fs::write(&obs, crate::util::five_listings(&pairs, |_| price.into())).unwrap();
     let store = dir.join(name);
     rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     store

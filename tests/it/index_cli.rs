@@ -320,21 +320,13 @@ fn streaming_the_store_fixes_what_reading_it_whole_fixes() {
 fn a_long_silence_ends_a_grades_life_instead_of_filling_it_with_rows() {
     let dir = tempfile::tempdir().unwrap();
     let obs = dir.path().join("obs.csv");
-    let mut text =
-        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
-    for (gpu, day) in [
+    let pairs = [
         ("h100-sxm-80gb", "2011-01-03"),
         ("h100-sxm-80gb", "2026-01-05"),
         ("a100-sxm-80gb", "2025-03-03"),
         ("a100-sxm-80gb", "2025-03-13"),
-    ] {
-        for src in ["a", "b", "c", "d", "e"] {
-            text.push_str(&format!(
-                "listing,{day}T12:00:00Z,{src},{gpu},vm,on-demand,2.5,gpu_hour,USD\n"
-            ));
-        }
-    }
-    std::fs::write(&obs, text).unwrap();
+    ];
+    std::fs::write(&obs, crate::util::five_listings(&pairs, |_| "2.5".into())).unwrap();
     let store = dir.path().join("store");
     rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let out = dir.path().join("f.csv");

@@ -67,3 +67,20 @@ pub fn forget_checksums(store: &Path) {
         std::fs::write(&path, serde_json::to_string_pretty(&run).expect("json")).expect("write");
     }
 }
+
+/// A canonical observations file: for each `(gpu, day)`, listings of `gpu`'s
+/// `vm/on-demand` grade at noon UTC by five contributors `a`..`e`, priced by
+/// `price(contributor index)`.
+pub fn five_listings(pairs: &[(&str, &str)], price: impl Fn(usize) -> String) -> String {
+    let mut text =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for (gpu, day) in pairs {
+        for (i, src) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+            text.push_str(&format!(
+                "listing,{day}T12:00:00Z,{src},{gpu},vm,on-demand,{},gpu_hour,USD\n",
+                price(i)
+            ));
+        }
+    }
+    text
+}

@@ -235,6 +235,14 @@ impl<R: Read> Read for HashingReader<R> {
     }
 }
 
+/// Each input with the SHA-256 of its bytes, in the order given.
+fn hash_inputs(files: &[PathBuf]) -> Result<Vec<(&PathBuf, String)>> {
+    files
+        .iter()
+        .map(|f| sha256_file(f).map(|sha| (f, sha)))
+        .collect()
+}
+
 pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     let read_err = |source| IngestError::Read {
         path: path.to_path_buf(),
@@ -337,16 +345,13 @@ pub fn ingest(
     // Every input is hashed before any is read, so that which files were read before
     // is decided once; each is hashed again as it is read, and a file whose bytes
     // changed in between is refused (the run would record a hash of other bytes).
-    let hashed: Vec<(&PathBuf, String)> = files
-        .iter()
-        .map(|f| sha256_file(f).map(|sha| (f, sha)))
-        .collect::<Result<_>>()?;
+    let hashed = hash_inputs(files)?;
     for (path, sha) in hashed {
         let display = path.to_string_lossy().to_string();
         let mut fs = FileSummary {
             path: display.clone(),
             input_sha256: sha.clone(),
-            ..Default::default()
+            ..FileSummary::default()
         };
         // A file read before is not read again, except the rows that the latest run
         // which read it quarantined: this run's mapping, FX table or bounds may
@@ -535,17 +540,14 @@ pub fn read_in_memory(
         cutoff: opts.cutoff.clone(),
         ..Default::default()
     };
-    let hashed: Vec<(&PathBuf, String)> = files
-        .iter()
-        .map(|f| sha256_file(f).map(|sha| (f, sha)))
-        .collect::<Result<_>>()?;
+    let hashed = hash_inputs(files)?;
     let mut read_total = 0u64;
     for (path, sha) in hashed {
         let display = path.to_string_lossy().to_string();
         let mut fs = FileSummary {
             path: display.clone(),
             input_sha256: sha.clone(),
-            ..Default::default()
+            ..FileSummary::default()
         };
         summary.input_sha256.insert(display, sha.clone());
         if summary.files.iter().any(|f| f.input_sha256 == sha) {
