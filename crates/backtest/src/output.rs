@@ -6,11 +6,28 @@ use crate::error::BacktestError;
 use rentix_table::{write_atomic, Col, Table};
 use std::path::Path;
 
+/// A number as `periods.csv` and `daily.csv` write it: to 12 significant digits and
+/// at most 9 decimals, and never `-0`, so that a move of 3.847 - 3.915 reads
+/// `-0.068`, not `-0.06800000000000006` (`summary.json` keeps every digit).
+pub fn as_written(x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return if x == 0.0 { 0.0 } else { x };
+    }
+    let digits = x.abs().log10().floor() as i32 + 1;
+    let p = 10f64.powi((12 - digits).clamp(0, 9));
+    let r = (x * p).round() / p;
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
+}
+
 /// `periods.csv`: one row per strategy and month.
 pub fn periods_table(r: &BacktestResult) -> Table {
     let rows = &r.rows;
     let f = |g: &dyn Fn(&crate::backtest::PeriodRow) -> f64| {
-        Col::F64(rows.iter().map(|x| Some(g(x))).collect())
+        Col::F64(rows.iter().map(|x| Some(as_written(g(x)))).collect())
     };
     let mut t = Table::new();
     t.push(
@@ -78,13 +95,16 @@ pub fn daily_table(r: &BacktestResult) -> Table {
     );
     t.push(
         "rent_usd_per_gpu_hour",
-        Col::F64(d.iter().map(|x| Some(x.rent)).collect()),
+        Col::F64(d.iter().map(|x| Some(as_written(x.rent))).collect()),
     );
     t.push(
         "index_usd_per_gpu_hour",
-        Col::F64(d.iter().map(|x| Some(x.index)).collect()),
+        Col::F64(d.iter().map(|x| Some(as_written(x.index))).collect()),
     );
-    t.push("basis", Col::F64(d.iter().map(|x| Some(x.basis)).collect()));
+    t.push(
+        "basis",
+        Col::F64(d.iter().map(|x| Some(as_written(x.basis))).collect()),
+    );
     t
 }
 
@@ -107,4 +127,23 @@ pub fn write_backtest(dir: &Path, r: &BacktestResult) -> Result<(), BacktestErro
             })
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_written;
+
+    /// Hand arithmetic: 3.847 - 3.915 in f64 is -0.06800000000000006; 2.90 built as
+    /// 3.1 - 0.2 is 2.9000000000000004; a P&L of 1604.7797182839192 USD keeps 12
+    /// significant digits; -0.0 is written 0; a million-dollar figure keeps cents'
+    /// worth and more (12 digits).
+    #[test]
+    fn numbers_are_written_at_the_precision_they_carry() {
+        assert_eq!(as_written(3.847 - 3.915), -0.068);
+        assert_eq!(as_written(3.1 - 0.2), 2.9);
+        assert_eq!(as_written(1604.7797182839192), 1604.77971828);
+        assert_eq!(as_written(-0.0).to_bits(), 0.0f64.to_bits());
+        assert_eq!(as_written(1_234_567.891234567), 1_234_567.89123);
+        assert_eq!(as_written(0.000_123_456_789_123_4), 0.000_123_457);
+    }
 }
