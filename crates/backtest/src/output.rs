@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(as_written(3.1 - 0.2), 2.9);
         assert_eq!(as_written(1604.7797182839192), 1604.77971828);
         assert_eq!(as_written(-0.0).to_bits(), 0.0f64.to_bits());
-        assert_eq!(as_written(1_234_567.891234567), 1_234_567.89123);
+        assert_eq!(as_written(1_234_567.891_234_567), 1_234_567.891_23);
         assert_eq!(as_written(0.000_123_456_789_123_4), 0.000_123_457);
     }
 }
