@@ -326,6 +326,11 @@ pub struct IndexArgs {
     /// Mapping file for a foreign layout of the `--input` files.
     #[arg(long, requires = "input")]
     pub mapping: Option<PathBuf>,
+    /// Write only rows with a value (a sparse source, such as a rate card revised now
+    /// and then, leaves most days of a grade without one); `verify` recognizes such a
+    /// file.
+    #[arg(long)]
+    pub valued_only: bool,
     /// Output file, .csv or .parquet. A forward curve is written beside it
     /// (`<stem>_forward.<ext>`); an existing file is restated, not overwritten.
     #[arg(long)]

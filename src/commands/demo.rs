@@ -214,6 +214,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         store: work.join("store"),
         inputs: Vec::new(),
         mapping: None,
+        valued_only: false,
         out: out.join("fixings.parquet"),
         request: IndexRequest {
             methodology,

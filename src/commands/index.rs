@@ -23,6 +23,8 @@ pub struct IndexConfig {
     pub inputs: Vec<PathBuf>,
     /// Mapping of the `--input` files' layout.
     pub mapping: Option<PathBuf>,
+    /// Publish only rows with a value (`--valued-only`).
+    pub valued_only: bool,
     pub out: PathBuf,
     pub request: IndexRequest,
 }
@@ -48,6 +50,7 @@ impl IndexConfig {
             store: a.store.clone().unwrap_or_default(),
             inputs: a.input.clone(),
             mapping: a.mapping.clone(),
+            valued_only: a.valued_only,
             out: a.out.clone(),
             request: IndexRequest {
                 methodology,
@@ -299,13 +302,16 @@ fn window_of(cfg: &IndexConfig) -> Window {
 /// `raw` files such as the state) as one transaction; returns the printable summary.
 fn publish_result(
     cfg: &IndexConfig,
-    result: IndexResult,
+    mut result: IndexResult,
     differentials: &[TierDifferential],
     raw: Vec<(PathBuf, Vec<u8>)>,
     read: &str,
 ) -> anyhow::Result<String> {
     let m = &cfg.request.methodology;
     let window = window_of(cfg);
+    if cfg.valued_only {
+        result.fixings.retain(|f| f.value.is_some());
+    }
     let tier_floors = !m.grades.tier_floors.is_empty();
     let differentials = (!differentials.is_empty() && cfg.request.grade_filters.is_empty())
         .then(|| tier_differentials_table(differentials));

@@ -320,6 +320,20 @@ fn methodology_of(a: &VerifyArgs, published: &TextTable) -> anyhow::Result<Metho
         })
 }
 
+/// Whether a published file has a value in every row (`index --valued-only`).
+fn valued_only(published: &TextTable) -> bool {
+    published
+        .names
+        .iter()
+        .position(|n| n == "value")
+        .is_some_and(|v| {
+            published
+                .rows
+                .iter()
+                .all(|r| r.get(v).is_some_and(|c| !c.is_empty()))
+        })
+}
+
 fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
     let format = TableFormat::of(&a.fixings)
         .with_context(|| format!("--fixings {}", a.fixings.display()))?;
@@ -341,10 +355,13 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
         ),
     };
     let again = compute_from_store(&store, &req).map_err(anyhow::Error::msg)?;
+    // A file published with `--valued-only` has a value in every row: rows without
+    // one are not expected in it.
+    let valued_only = valued_only(&published);
     let expected: Vec<Fixing> = again
         .fixings
         .into_iter()
-        .filter(|f| scope.contains(f))
+        .filter(|f| scope.contains(f) && (!valued_only || f.value.is_some()))
         .map(|mut f| {
             if let Some(&n) = publication.get(&(f.date, f.grade.clone())) {
                 f.publication = n;

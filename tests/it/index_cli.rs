@@ -410,3 +410,60 @@ fn one_shot_fixing_from_files_equals_ingest_then_index() {
     assert!(!neither.status.success());
     assert!(String::from_utf8_lossy(&neither.stderr).contains("--store"));
 }
+
+/// A rate card revised now and then leaves most days of a grade without a value:
+/// `--valued-only` writes only the rows with one (the Prime Intellect sample under
+/// the 7-day listings methodology: every row has a value, fewer rows than the full
+/// grid), and `verify` certifies such a file.
+#[test]
+fn valued_only_writes_rows_with_a_value_and_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let mapping = data("data/mappings/primeintellect_by_provider.toml");
+    let store = dir.path().join("store");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        "--mapping",
+        p(&mapping),
+        p(&sample),
+    ]);
+    let all = dir.path().join("all.csv");
+    let valued = dir.path().join("valued.csv");
+    let m = "listings_7d_sigma";
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&all),
+        "--methodology",
+        m,
+    ]);
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&valued),
+        "--methodology",
+        m,
+        "--valued-only",
+    ]);
+    let (all, valued_rows) = (rows(&all), rows(&valued));
+    let with_value = all.iter().filter(|r| !r["value"].is_empty()).count();
+    assert!(
+        with_value < all.len(),
+        "the sample should leave some days empty"
+    );
+    assert_eq!(valued_rows.len(), with_value);
+    assert!(valued_rows.iter().all(|r| !r["value"].is_empty()));
+    let out = rentix(&["verify", "--store", p(&store), "--fixings", p(&valued)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
