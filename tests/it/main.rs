@@ -23,6 +23,7 @@ mod methodology_vectors;
 mod outside_readers;
 mod point_in_time;
 mod publication;
+mod readme_commands;
 mod report_cli;
 mod run_ids;
 mod sim_calibration;
