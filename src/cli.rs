@@ -260,6 +260,14 @@ pub struct BacktestArgs {
     /// Override the contract's entry-price assumption: index, forward or premium.
     #[arg(long)]
     pub entry: Option<String>,
+    /// Also hedge with a perpetual swap on the same index (a perp TOML, or the
+    /// shipped `h100-sxm-80gb-bare-metal-perp`): the same strategies, statistics and
+    /// decision beside the futures, with its funding (summary.json `perp`).
+    #[arg(long)]
+    pub perp: Option<PathBuf>,
+    /// Override the perp's premium (mark minus index), USD per GPU-hour.
+    #[arg(long, requires = "perp", allow_hyphen_values = true)]
+    pub perp_premium: Option<f64>,
     /// Strategies to run (default: all): unhedged, one-to-one, static-min-variance,
     /// walk-forward, ewma, layered.
     #[arg(long = "strategy")]

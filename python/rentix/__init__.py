@@ -202,6 +202,8 @@ def backtest(
     resamples: int = 1000,
     seed: int = 20240101,
     as_restated: bool = False,
+    perp: Optional[Union[str, os.PathLike]] = None,
+    perp_premium: Optional[float] = None,
     out: Optional[Union[str, os.PathLike]] = None,
 ) -> Backtest:
     """Backtests a futures hedge of a rent on an index's fixings (``rentix
@@ -211,7 +213,10 @@ def backtest(
     settle on fixings as first published) or a DataFrame; ``rent`` and ``events``
     files or DataFrames; ``contract`` a contract file or a shipped name
     (``"nymex-gpu1-h100"``); ``underlying`` the grade it settles on; ``side`` ``"pay"``
-    or ``"earn"`` for a rent without a ``side`` column. ``out`` keeps the CLI's files.
+    or ``"earn"`` for a rent without a ``side`` column. ``perp`` (a perp spec or
+    ``"h100-sxm-80gb-bare-metal-perp"``) runs a perpetual swap beside the futures
+    (``summary["perp"]``, rows with ``instrument == "perp"``), ``perp_premium`` its
+    mark's premium over the index. ``out`` keeps the CLI's files.
 
     >>> bt = rentix.backtest("fixings.csv", "rent.csv", "events.csv")
     >>> bt.recommendation["decision"], bt.periods.select("hedge_pnl").sum()
@@ -233,6 +238,8 @@ def backtest(
             resamples,
             seed,
             as_restated,
+            None if perp is None else os.fspath(perp),
+            perp_premium,
         )
         periods = pl.read_csv(Path(dst) / "periods.csv")
         daily = pl.read_csv(Path(dst) / "daily.csv")

@@ -47,6 +47,8 @@ def backtest(
     resamples: int = 1000,
     seed: int = 20240101,
     as_restated: bool = False,
+    perp: Optional[PathLike] = None,
+    perp_premium: Optional[float] = None,
     out: Optional[PathLike] = None,
 ) -> Backtest: ...
 def track(

@@ -44,6 +44,8 @@ def backtest(
     resamples: int = 1000,
     seed: int = 20240101,
     as_restated: bool = False,
+    perp: Optional[str] = None,
+    perp_premium: Optional[float] = None,
 ) -> str: ...
 def track(
     index: str,

@@ -324,13 +324,13 @@ fn side(s: Option<String>) -> PyResult<Option<Side>> {
     }
 }
 
-/// Backtests a hedge of `rent` with futures on `index`'s fixings (as `rentix
-/// backtest`) and writes `summary.json`, `periods.csv` and `daily.csv` to `out`;
+/// Backtests a hedge of `rent` with futures on `index`'s fixings (and a perp beside
+/// them when `perp` names one) (as `rentix backtest`) and writes `summary.json`, `periods.csv` and `daily.csv` to `out`;
 /// returns the summary as JSON.
 #[pyfunction]
 #[pyo3(signature = (index, rent, out, events=None, contract=None, underlying=None, side=None,
     period_end="exclusive".to_string(), strategies=Vec::new(), resamples=1000, seed=20240101,
-    as_restated=false))]
+    as_restated=false, perp=None, perp_premium=None))]
 #[allow(clippy::too_many_arguments)]
 fn backtest(
     py: Python<'_>,
@@ -346,8 +346,25 @@ fn backtest(
     resamples: usize,
     seed: u64,
     as_restated: bool,
+    perp: Option<String>,
+    perp_premium: Option<f64>,
 ) -> PyResult<String> {
     let contract = self::contract(contract, underlying)?;
+    let perp = match perp {
+        None if perp_premium.is_some() => {
+            return Err(fail(
+                "perp_premium needs perp (a perp spec or a shipped name)",
+            ))
+        }
+        None => None,
+        Some(p) => {
+            let spec = rentix_backtest::PerpSpec::from_file(Path::new(&p)).map_err(fail)?;
+            Some(match perp_premium {
+                Some(x) => spec.with_constant_premium(x).map_err(fail)?,
+                None => spec,
+            })
+        }
+    };
     let mut strategies = if strategies.is_empty() {
         Strategy::ALL.to_vec()
     } else {
@@ -376,6 +393,7 @@ fn backtest(
         bootstrap_resamples: resamples,
         seed,
         rolling_window: 12,
+        perp,
     };
     py.detach(|| {
         let r = rentix_backtest::backtest_files(&files, &config).map_err(fail)?;

@@ -141,6 +141,16 @@ class Market(unittest.TestCase):
         with self.assertRaises(rentix.RentixError) as e:
             rentix.backtest(fixings, rent, side="lend")
         self.assertIn("lend", str(e.exception))
+        # A perp beside the futures: the CLI's numbers too.
+        perp_out = self.dir / "bt" / "perp"
+        run("backtest", "--index", str(fixings), "--rent", str(rent), "--resamples", "50",
+            "--perp", "h100-sxm-80gb-bare-metal-perp", "--perp-premium", "0.01",
+            "--out", str(perp_out))
+        bt = rentix.backtest(fixings, rent, resamples=50, perp="h100-sxm-80gb-bare-metal-perp",
+                             perp_premium=0.01)
+        self.assertEqual(bt.summary, json.loads((perp_out / "summary.json").read_text()))
+        self.assertLess(bt.summary["perp"]["strategies"]["one-to-one"]["total_funding_pnl"], 0)
+        self.assertEqual(set(bt.periods["instrument"]), {"futures", "perp"})
 
     def test_pandas_via_to_pandas(self):
         try:

@@ -5,7 +5,7 @@ use anyhow::{bail, Context};
 use rentix_backtest::{
     backtest_files, decompose_cost, read_throughput, validate_index_name, write_backtest,
     BacktestConfig, BacktestFiles, BacktestResult, ContractSpec, CostMonth, EntryAssumption,
-    PeriodEnd, Side, Strategy,
+    PeriodEnd, PerpSpec, Side, Strategy,
 };
 use rentix_table::{Col, Table};
 use std::path::{Path, PathBuf};
@@ -73,6 +73,19 @@ impl BacktestPlan {
             v.dedup();
             v
         };
+        let perp = match &a.perp {
+            None => None,
+            Some(p) => {
+                let mut spec = PerpSpec::from_file(p)?;
+                if let Some(premium) = a.perp_premium {
+                    spec = spec
+                        .with_constant_premium(premium)
+                        .map_err(anyhow::Error::msg)
+                        .context("--perp-premium")?;
+                }
+                Some(spec)
+            }
+        };
         if a.resamples > 100_000 {
             bail!("--resamples {} is more than 100000", a.resamples);
         }
@@ -90,6 +103,7 @@ impl BacktestPlan {
                 bootstrap_resamples: a.resamples,
                 seed: a.seed,
                 rolling_window: 12,
+                perp,
             },
             out: a.out.clone(),
         })
@@ -149,6 +163,28 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
             st.total_fees
         ));
     }
+    if let Some(perp) = &r.perp {
+        s.push_str(&format!(
+            "perp beside the futures ({}; mark = index + premium {}, funding per {} h): {}\n",
+            perp.spec.name,
+            perp.premium,
+            perp.spec.funding_period_hours,
+            perp.recommendation.reason
+        ));
+        // Whole dollars, never "-0".
+        let usd = |x: f64| if x.abs() < 0.5 { 0.0 } else { x };
+        for (st, fut) in perp.strategies.iter().zip(&r.strategies) {
+            s.push_str(&format!(
+                "  {:<20} ratio {:>5.2}  effectiveness {} (futures {})  funding ${:.0}  fees ${:.0}\n",
+                st.strategy.as_str(),
+                st.hedge_ratio,
+                st.effectiveness.map_or("n/a".into(), |e| format!("{e:.3}")),
+                fut.effectiveness.map_or("n/a".into(), |e| format!("{e:.3}")),
+                usd(st.total_funding_pnl),
+                usd(st.total_fees)
+            ));
+        }
+    }
     if let Some(st) = r.strategies.first() {
         s.push_str(&format!(
             "  operational loss (never netted into the hedge): ${:.0}\n",
@@ -192,11 +228,10 @@ pub fn cost_decomposition(
     let rows = read_throughput(throughput)?;
     let featured = [Strategy::WalkForward, Strategy::OneToOne]
         .into_iter()
-        .find(|s| r.rows.iter().any(|p| p.strategy == *s))
-        .or_else(|| r.rows.first().map(|p| p.strategy));
+        .find(|s| r.futures_rows().any(|p| p.strategy == *s))
+        .or_else(|| r.futures_rows().next().map(|p| p.strategy));
     let periods: Vec<_> = r
-        .rows
-        .iter()
+        .futures_rows()
         .filter(|p| Some(p.strategy) == featured)
         .cloned()
         .collect();

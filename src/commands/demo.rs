@@ -247,6 +247,15 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 bootstrap_resamples: 1000,
                 seed: a.seed,
                 rolling_window: 12,
+                // The spot-rate producer also sees the shipped H100 perp beside
+                // the futures.
+                perp: (user == "producer_h100_spot_rate")
+                    .then(|| {
+                        rentix_backtest::PerpSpec::from_file(Path::new(
+                            "h100-sxm-80gb-bare-metal-perp",
+                        ))
+                    })
+                    .transpose()?,
             },
             out: out.join(format!("backtest_{user}")),
         };

@@ -164,7 +164,7 @@ proptest! {
             std::fs::write(&rp, rent).unwrap();
             let r = RentSeries::from_csv(&rp, PeriodEnd::Exclusive).unwrap();
             let u = Underlying::from_series(&c.underlying, DateSeries::from_points(pts).unwrap());
-            let cfg = BacktestConfig { contract: c, strategies: HedgeStrategy::ALL.to_vec(), bootstrap_resamples: 10, seed: 1, rolling_window: 6 };
+            let cfg = BacktestConfig { contract: c, strategies: HedgeStrategy::ALL.to_vec(), bootstrap_resamples: 10, seed: 1, rolling_window: 6, perp: None };
             let _ = run(&r, &[], &IndexInputs::of(u), &cfg);
         }
     }

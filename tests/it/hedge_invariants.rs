@@ -924,3 +924,206 @@ fn a_rent_file_as_people_export_it_is_read_or_told_what_to_fix_at_once() {
     let err = String::from_utf8_lossy(&run(&path, &[]).stderr).to_string();
     assert!(err.contains(";-separated"), "{err}");
 }
+
+/// The bundled default contract with each `key = value` put in place of its line.
+fn contract_edited(dir: &Path, edits: &[(&str, &str)], name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(
+        crate::util::repo().join("data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
+    )
+    .unwrap();
+    let mut edited = String::new();
+    for l in text.lines() {
+        match edits.iter().find(|(k, _)| l.starts_with(&format!("{k} ="))) {
+            Some((k, v)) => edited.push_str(&format!("{k} = {v}\n")),
+            None => edited.push_str(&format!("{l}\n")),
+        }
+    }
+    let path = dir.join(format!("contract_{name}.toml"));
+    std::fs::write(&path, edited).unwrap();
+    path
+}
+
+/// A daily rent file at each day's fixing of `index` (its `date,grade,value` rows),
+/// 2024-01..2025-12, `MONTHLY_GPU_HOURS` a month spread over the days.
+fn rent_at_the_fixings(dir: &Path, index: &Path, side: &str) -> PathBuf {
+    let mut text = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
+    for r in rows(index) {
+        let day = d(&r["date"]);
+        if day < d("2024-01-01") {
+            continue;
+        }
+        let days = (day.with_day(1).unwrap() + Months::new(1) - day.with_day(1).unwrap()).num_days()
+            as f64;
+        text.push_str(&format!(
+            "{day},{},{},{},{side}\n",
+            day + Days::new(1),
+            r["value"],
+            MONTHLY_GPU_HOURS / days
+        ));
+    }
+    let path = dir.join(format!("rent_at_fixings_{side}.csv"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_perp_on_an_index_equal_to_the_rent_hedges_it_whole_and_pays_no_funding() {
+    // Rent every day at the day's fixing; a contract whose tick (1e-9) and one-day
+    // entry look-back leave the rent reference at the entry day's fixing. The perp's
+    // strip then earns the month's mean fixing minus the entry day's (module `perp`),
+    // the rent changes by exactly that: every hedging strategy offsets it whole.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = index_file(dir.path());
+    let contract = contract_edited(
+        dir.path(),
+        &[
+            ("tick", "0.000000001"),
+            ("lookback_days", "1"),
+            ("fee_per_contract", "0.0"),
+        ],
+        "fine",
+    );
+    for side in ["pay", "earn"] {
+        let rent = rent_at_the_fixings(dir.path(), &index, side);
+        let out = dir.path().join(format!("perp_{side}"));
+        let (s, periods) = backtest(
+            &index,
+            &rent,
+            &out,
+            &[
+                "--contract",
+                p(&contract),
+                "--perp",
+                "h100-sxm-80gb-bare-metal-perp",
+            ],
+        );
+        let perp = &s["perp"];
+        for st in ["one-to-one", "walk-forward", "layered"] {
+            let e = perp["strategies"][st]["effectiveness"].as_f64().unwrap();
+            assert!(
+                (e - 1.0).abs() < 1e-9,
+                "{side} {st}: perp effectiveness {e}"
+            );
+            assert_eq!(
+                perp["strategies"][st]["total_funding_pnl"], 0.0,
+                "{side} {st}"
+            );
+        }
+        assert_eq!(perp["recommendation"]["decision"], "hedge", "{perp}");
+        assert_eq!(perp["recommendation"]["instrument"], "perp");
+        let reason = perp["recommendation"]["reason"].as_str().unwrap();
+        let (verb, _) = if side == "pay" {
+            ("go long", "")
+        } else {
+            ("go short", "")
+        };
+        assert!(
+            reason.contains(verb) && reason.contains("7300 GPU-hours"),
+            "{reason}"
+        );
+        // Both instruments in one periods.csv, on the same months and rent changes.
+        let fut: Vec<_> = periods
+            .iter()
+            .filter(|r| r["instrument"] == "futures")
+            .collect();
+        let per: Vec<_> = periods
+            .iter()
+            .filter(|r| r["instrument"] == "perp")
+            .collect();
+        assert_eq!(fut.len(), per.len());
+        assert!(!per.is_empty());
+        for (f, q) in fut.iter().zip(&per) {
+            assert_eq!(
+                (&f["strategy"], &f["period_start"]),
+                (&q["strategy"], &q["period_start"])
+            );
+            assert_eq!(f["rent_change"], q["rent_change"]);
+            assert_eq!(q["funding_pnl"], "0");
+            assert_eq!(f["funding_pnl"], "0");
+        }
+    }
+}
+
+#[test]
+fn a_constant_premium_costs_premium_times_position_times_time() {
+    // Premium 0.02 USD per GPU-hour paid in full once a day (the shipped perp). A
+    // one-to-one payer is long 7300 GPU-hours from the close of the month's eve (one
+    // look-back day), stepped down daily: held 1 + (D-1)/D + ... + 1/D = (D + 1) / 2
+    // days, so a 31-day month pays 0.02 x 7300 x 16 = 2336 USD and a 30-day one
+    // 0.02 x 7300 x 15.5 = 2263. The earner, short, receives the same.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = index_file(dir.path());
+    let contract = contract_edited(
+        dir.path(),
+        &[("tick", "0.000000001"), ("lookback_days", "1")],
+        "fine",
+    );
+    for (side, sign) in [("pay", -1.0), ("earn", 1.0)] {
+        let rent = rent_at_the_fixings(dir.path(), &index, side);
+        let out = dir.path().join(format!("premium_{side}"));
+        let (s, periods) = backtest(
+            &index,
+            &rent,
+            &out,
+            &[
+                "--contract",
+                p(&contract),
+                "--perp",
+                "h100-sxm-80gb-bare-metal-perp",
+                "--perp-premium",
+                "0.02",
+                "--strategy",
+                "one-to-one",
+            ],
+        );
+        let mut total = 0.0;
+        for r in periods.iter().filter(|r| r["instrument"] == "perp") {
+            let days = (d(&r["period_end"]) - d(&r["period_start"])).num_days() as f64;
+            let want = sign * 0.02 * 7300.0 * (days + 1.0) / 2.0;
+            let got = num(r, "funding_pnl");
+            assert!(
+                (got - want).abs() < 1e-6,
+                "{side} {}: {got} != {want}",
+                r["period_start"]
+            );
+            // The premium is in the entry and in every mark: it never moves the price.
+            assert!(num(r, "basis_pnl").abs() < 1e-4, "{r:?}");
+            total += got;
+        }
+        let st = &s["perp"]["strategies"]["one-to-one"];
+        assert!((st["total_funding_pnl"].as_f64().unwrap() - total).abs() < 1e-6);
+        // 15.5 to 16 days per unit premium held, once a day.
+        let per_unit = s["perp"]["funding_per_unit_premium"].as_f64().unwrap();
+        assert!((15.0..=16.0).contains(&per_unit), "{per_unit}");
+    }
+}
+
+#[test]
+fn a_backtest_without_a_perp_writes_what_it_wrote_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| x, &s);
+    let (sum, periods) = backtest(&index, &rent, &dir.path().join("bt"), &[]);
+    assert!(sum.get("perp").is_none(), "no perp section without --perp");
+    assert!(sum["recommendation"].get("instrument").is_none());
+    assert!(periods.iter().all(|r| r["instrument"] == "futures"));
+    // A perp spec that cannot be one is refused naming the field.
+    let bad = dir.path().join("bad_perp.toml");
+    std::fs::write(&bad, "name = \"x\"\nrebalance_days = 40\n").unwrap();
+    refused(
+        &[
+            "backtest",
+            "--index",
+            p(&index),
+            "--rent",
+            p(&rent),
+            "--underlying",
+            GRADE,
+            "--perp",
+            p(&bad),
+            "--out",
+            p(&dir.path().join("bt2")),
+        ],
+        &["bad_perp.toml", "rebalance_days = 40"],
+    );
+}

@@ -8,8 +8,9 @@
 use crate::contract::{month_start, ContractSpec, EntryAssumption};
 use crate::error::BacktestError;
 use crate::periods::{build_periods, LeftOut, Period, Periods, LAYERS};
+use crate::perp::{mean_leg, tranche_leg, Instrument, PerpLeg, PerpSpec};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
-use crate::recommendation::{recommend, tradable, Candidate, Recommendation};
+use crate::recommendation::{recommend, recommend_for, tradable, Candidate, Recommendation};
 use crate::rent::{Event, RentSeries, Side};
 use crate::stats::basis::{basis_stats, BasisStats};
 use crate::stats::bootstrap::{confidence_interval, Interval};
@@ -40,6 +41,8 @@ pub struct BacktestConfig {
     pub seed: u64,
     /// Rolling-effectiveness window, months.
     pub rolling_window: usize,
+    /// A perpetual swap run beside the futures on the same months (`perp`).
+    pub perp: Option<PerpSpec>,
 }
 
 /// The index series a backtest needs: the underlying (as the backtest should see
@@ -67,6 +70,7 @@ impl IndexInputs {
 /// One row of `periods.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeriodRow {
+    pub instrument: Instrument,
     pub strategy: Strategy,
     pub period_start: NaiveDate,
     pub period_end: NaiveDate,
@@ -169,6 +173,9 @@ pub struct StrategySummary {
     pub total_unhedged_pnl: f64,
     pub total_basis_pnl: f64,
     pub total_entry_carry_pnl: f64,
+    /// A perp's funding P&L over the backtest, USD (0 for futures).
+    #[serde(default)]
+    pub total_funding_pnl: f64,
     /// Fees of the whole backtest, USD: a cost known at entry, reported beside the
     /// effectiveness and never inside it.
     pub total_fees: f64,
@@ -231,10 +238,33 @@ pub struct BacktestResult {
     )]
     pub strategies: Vec<StrategySummary>,
     pub entry_sensitivity: Vec<EntrySensitivity>,
+    /// The perpetual swap run beside the futures, if one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perp: Option<PerpResult>,
     #[serde(skip)]
     pub rows: Vec<PeriodRow>,
     #[serde(skip)]
     pub daily: Vec<DailyPoint>,
+}
+
+/// A perpetual swap's results beside the futures: the same strategies, statistics
+/// and decision on the same months and the same rent changes (`perp`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PerpResult {
+    pub spec: PerpSpec,
+    /// The premium assumption, as a person reads it.
+    pub premium: String,
+    /// What to do with the perp, by the same rule as the futures.
+    pub recommendation: Recommendation,
+    /// Funding per GPU-hour of a month's hedge for each 1 USD per GPU-hour of
+    /// premium held throughout (mean over the months, one tranche): multiply by a
+    /// premium to see what it would cost.
+    pub funding_per_unit_premium: f64,
+    #[serde(
+        serialize_with = "by_strategy_name",
+        deserialize_with = "from_strategy_name"
+    )]
+    pub strategies: Vec<StrategySummary>,
 }
 
 /// Serializes the strategy summaries as an object keyed by strategy name, in run
@@ -292,6 +322,13 @@ impl BacktestResult {
             path: path.to_path_buf(),
             detail: format!("not a backtest summary: {e}"),
         })
+    }
+
+    /// The futures' months (`rows` also holds a perp's, when one ran).
+    pub fn futures_rows(&self) -> impl Iterator<Item = &PeriodRow> + '_ {
+        self.rows
+            .iter()
+            .filter(|r| r.instrument == Instrument::Futures)
     }
 
     /// The summary of `strategy`, if it ran.
@@ -452,6 +489,7 @@ fn period_pnl(
         lost: p.lost_gpu_hours,
         hedged_gpu_hours: n as f64 * contract.contract_gpu_hours,
         fees: n as f64 * fee,
+        funding: 0.0,
     });
     (n, pnl)
 }
@@ -537,6 +575,7 @@ fn run_strategy(
             m.worst_day_variation_margin = m.worst_day_variation_margin.min(worst_day);
         }
         run.rows.push(PeriodRow {
+            instrument: Instrument::Futures,
             strategy,
             period_start: p.start,
             period_end: p.end,
@@ -560,6 +599,148 @@ fn run_strategy(
         run.pnls.push(pnl);
     }
     run
+}
+
+/// A perp's months for `strategy` (module `perp`): the same tranches and rent
+/// references as the futures, the perp's own entry, price change and funding.
+fn run_perp_strategy(
+    contract: &ContractSpec,
+    spec: &PerpSpec,
+    idx: &IndexInputs,
+    sign: f64,
+    periods: &[Period],
+    strategy: Strategy,
+    beta: f64,
+) -> Result<StrategyRun, BacktestError> {
+    let layers = if strategy == Strategy::Layered {
+        LAYERS.min(contract.listed_months) as usize
+    } else {
+        1
+    };
+    let mut legs = Vec::with_capacity(periods.len());
+    let mut perps: Vec<PerpLeg> = Vec::with_capacity(periods.len());
+    for p in periods {
+        let tranches = p.tranches[..layers.min(p.tranches.len())]
+            .iter()
+            .map(|t| {
+                tranche_leg(
+                    spec,
+                    &idx.underlying.values,
+                    t.entry_day,
+                    contract.entry.lookback_days,
+                    p.start,
+                    p.end,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                BacktestError::ContractOnIndex(format!(
+                    "perp {:?}, month {}: {e}",
+                    spec.name,
+                    p.start.format("%Y-%m")
+                ))
+            })?;
+        let perp = mean_leg(&tranches);
+        let mut l = leg(contract, idx, EntryAssumption::Index, strategy, p, beta);
+        l.entry = perp.entry_mark;
+        l.fallback = false;
+        legs.push(l);
+        perps.push(perp);
+    }
+    let ch: Vec<Changes> = periods
+        .iter()
+        .zip(legs.iter().zip(&perps))
+        .map(|(p, (l, perp))| Changes {
+            rent: p.rent - l.reference,
+            futures: perp.price_change,
+            carry: 0.0,
+        })
+        .collect();
+    let dr: Vec<f64> = ch.iter().map(|c| c.rent).collect();
+    let df: Vec<f64> = ch.iter().map(|c| c.futures).collect();
+    let h = ratios(strategy, &dr, &df);
+    let mut run = StrategyRun {
+        legs,
+        dr,
+        df,
+        h,
+        pnls: Vec::new(),
+        rows: Vec::new(),
+        margin: Margin {
+            initial_margin_max: 0.0,
+            peak_cash_need: 0.0,
+            worst_day_variation_margin: 0.0,
+        },
+        fees: 0.0,
+        rounding: 0.0,
+    };
+    let lot = spec.lot_gpu_hours;
+    for (t, p) in periods.iter().enumerate() {
+        let (h, l, perp) = (run.h[t], run.legs[t], &perps[t]);
+        let unrounded = h * p.exposure / lot;
+        let n = contracts(h, p.exposure, lot).max(0);
+        let q = n as f64 * lot;
+        let pnl = decompose(PnlInputs {
+            sign,
+            rent_change: ch[t].rent,
+            futures_change: ch[t].futures,
+            carry: 0.0,
+            exposure: p.exposure,
+            lost: p.lost_gpu_hours,
+            hedged_gpu_hours: q,
+            fees: spec.fee_rate * q * perp.turnover,
+            // A long (payer, sign -1) pays the funding, a short receives it.
+            funding: sign * q * perp.funding,
+        });
+        run.rounding += (n as f64 - unrounded) * lot;
+        run.fees += pnl.fees;
+        if n > 0 {
+            let im = spec.initial_margin * perp.entry_mark * q;
+            let (mut cum, mut worst_cum, mut worst_day) = (0.0, 0.0f64, 0.0f64);
+            for (price, funding) in perp.daily.values() {
+                let cash = -sign * q * price + sign * q * funding;
+                cum += cash;
+                worst_cum = worst_cum.min(cum);
+                worst_day = worst_day.min(cash);
+            }
+            let m = &mut run.margin;
+            m.initial_margin_max = m.initial_margin_max.max(im);
+            m.peak_cash_need = m.peak_cash_need.max(im - worst_cum);
+            m.worst_day_variation_margin = m.worst_day_variation_margin.min(worst_day);
+        }
+        run.rows.push(PeriodRow {
+            instrument: Instrument::Perp,
+            strategy,
+            period_start: p.start,
+            period_end: p.end,
+            exposure_gpu_hours: p.exposure,
+            delivered_gpu_hours: (p.exposure - p.lost_gpu_hours).max(0.0),
+            rent_usd_per_gpu_hour: p.rent,
+            rent_reference: l.reference,
+            rent_change: ch[t].rent,
+            index_at_entry: l.index_entry,
+            entry_price: perp.entry_mark,
+            settlement: perp.mean_mark,
+            futures_change: ch[t].futures,
+            carry: 0.0,
+            tranches: l.tranches,
+            hedge_ratio: h,
+            contracts_unrounded: unrounded,
+            contracts: n,
+            pnl,
+            operational_loss: p.operational_loss,
+        });
+        run.pnls.push(pnl);
+    }
+    Ok(run)
+}
+
+/// How a strategy's position is counted: GPU-hours per contract (or perp lot) and
+/// the position limit, if any.
+#[derive(Debug, Clone, Copy)]
+struct Sizing {
+    gpu_hours: f64,
+    limit: Option<u32>,
 }
 
 /// Bootstrap intervals of effectiveness, hedge ratio and correlation of changes.
@@ -594,8 +775,8 @@ fn summarize(
     periods: &[Period],
     unit: IndexUnit,
     outside_periods_usd: f64,
+    sizing: Sizing,
 ) -> StrategySummary {
-    let contract = &cfg.contract;
     // The risk measures use the position before fees (a cost known at entry); the
     // VaR is of what the month costs, fees included.
     let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_before_fees).collect();
@@ -622,8 +803,8 @@ fn summarize(
     StrategySummary {
         strategy,
         hedge_ratio: hr,
-        contracts: contracts(hr, mean_exposure, contract.contract_gpu_hours),
-        contracts_unrounded: hr * mean_exposure / contract.contract_gpu_hours,
+        contracts: contracts(hr, mean_exposure, sizing.gpu_hours),
+        contracts_unrounded: hr * mean_exposure / sizing.gpu_hours,
         effectiveness: if hedging {
             effectiveness(&hedged, &unhedged)
         } else {
@@ -653,10 +834,11 @@ fn summarize(
         total_unhedged_pnl: unhedged.iter().sum(),
         total_basis_pnl: r.pnls.iter().map(|p| p.basis).sum(),
         total_entry_carry_pnl: r.pnls.iter().map(|p| p.entry_carry).sum(),
+        total_funding_pnl: r.pnls.iter().map(|p| p.funding).sum(),
         total_fees: r.fees,
         contracts_rounding_gpu_hours: r.rounding,
         max_contracts: r.rows.iter().map(|x| x.contracts).max().unwrap_or(0),
-        months_over_position_limit: contract.position_limit.map_or(0, |l| {
+        months_over_position_limit: sizing.limit.map_or(0, |l| {
             r.rows.iter().filter(|x| x.contracts > i64::from(l)).count()
         }),
         margin: r.margin.clone(),
@@ -765,6 +947,81 @@ fn check_tick(contract: &ContractSpec, index: &Underlying) -> Result<(), Backtes
     Ok(())
 }
 
+/// Every strategy of `cfg` hedged with the perp `spec`, and its decision.
+#[allow(clippy::too_many_arguments)]
+fn run_perp(
+    cfg: &BacktestConfig,
+    spec: &PerpSpec,
+    idx: &IndexInputs,
+    side: Side,
+    periods: &[Period],
+    beta: f64,
+    unit: IndexUnit,
+    outside: f64,
+) -> Result<(PerpResult, Vec<PeriodRow>), BacktestError> {
+    let contract = &cfg.contract;
+    let sign = side.sign();
+    let sizing = Sizing {
+        gpu_hours: spec.lot_gpu_hours,
+        limit: None,
+    };
+    let latest_exposure = periods.last().map_or(0.0, |p| p.exposure);
+    let (mut rows, mut summaries, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
+    let mut per_unit = Vec::new();
+    for &strategy in &cfg.strategies {
+        let r = run_perp_strategy(contract, spec, idx, sign, periods, strategy, beta)?;
+        let summary = summarize(cfg, strategy, &r, periods, unit, outside, sizing);
+        if tradable(strategy) {
+            let h = next_ratio(strategy, &r.dr, &r.df);
+            candidates.push(Candidate {
+                strategy,
+                effectiveness: summary.effectiveness,
+                interval: summary.confidence_intervals.effectiveness,
+                next_ratio: h,
+                next_contracts: contracts(h, latest_exposure, spec.lot_gpu_hours),
+            });
+        }
+        summaries.push(summary);
+        rows.extend(r.rows);
+    }
+    // Funding per unit premium: one tranche's weight-days, in funding periods.
+    let mut unit_spec = spec.clone();
+    unit_spec.premium = 1.0;
+    unit_spec.premium_file = None;
+    let unit_spec = unit_spec.without_premiums();
+    for p in periods {
+        let t = &p.tranches[0];
+        if let Ok(l) = tranche_leg(
+            &unit_spec,
+            &idx.underlying.values,
+            t.entry_day,
+            contract.entry.lookback_days,
+            p.start,
+            p.end,
+        ) {
+            per_unit.push(l.funding);
+        }
+    }
+    let recommendation = recommend_for(
+        Instrument::Perp,
+        spec.lot_gpu_hours,
+        side,
+        periods.len(),
+        &candidates,
+        &contract.underlying,
+    );
+    Ok((
+        PerpResult {
+            spec: spec.clone(),
+            premium: spec.premium_text(),
+            recommendation,
+            funding_per_unit_premium: mean(&per_unit).unwrap_or(0.0),
+            strategies: summaries,
+        },
+        rows,
+    ))
+}
+
 /// Runs every strategy of `cfg` for `rent` against `idx`.
 pub fn run(
     rent: &RentSeries,
@@ -816,7 +1073,11 @@ pub fn run(
     let latest_exposure = periods.last().map_or(0.0, |p| p.exposure);
     for &strategy in &cfg.strategies {
         let r = run_strategy(contract, &idx, sign, &periods, strategy, beta);
-        let summary = summarize(cfg, strategy, &r, &periods, unit, outside);
+        let futures = Sizing {
+            gpu_hours: contract.contract_gpu_hours,
+            limit: contract.position_limit,
+        };
+        let summary = summarize(cfg, strategy, &r, &periods, unit, outside, futures);
         if tradable(strategy) {
             let h = next_ratio(strategy, &r.dr, &r.df);
             candidates.push(Candidate {
@@ -842,6 +1103,15 @@ pub fn run(
             });
         }
     }
+    let perp = match &cfg.perp {
+        None => None,
+        Some(spec) => {
+            let (result, perp_rows) =
+                run_perp(cfg, spec, &idx, rent.side, &periods, beta, unit, outside)?;
+            rows.extend(perp_rows);
+            Some(result)
+        }
+    };
     // Strategy-free price statistics: one tranche, entry at the index.
     let (dr1, di1): (Vec<f64>, Vec<f64>) = periods
         .iter()
@@ -899,6 +1169,7 @@ pub fn run(
         recommendation,
         strategies: summaries,
         entry_sensitivity: entry_sensitivity(contract, &idx, sign, &periods, beta),
+        perp,
         rows,
         daily,
     })

@@ -6,7 +6,8 @@
 //! one-to-one, in-sample minimum variance, walk-forward, EWMA, layered), decomposes
 //! P&L into rent change, futures, basis and volume mismatch with operational loss
 //! reported apart, and measures the hedge with the statistics a risk committee asks
-//! for. `track` ranks every grade of a fixings file for one rent series.
+//! for. A perpetual swap on the same index can be run beside the futures (`perp`).
+//! `track` ranks every grade of a fixings file for one rent series.
 
 mod backtest;
 mod contract;
@@ -16,6 +17,7 @@ mod error;
 mod files;
 mod output;
 mod periods;
+mod perp;
 mod pnl;
 mod recommendation;
 mod rent;
@@ -44,9 +46,11 @@ pub use output::{daily_table, periods_table, write_backtest};
 pub use periods::{
     build_periods, LeftOut, Period, Periods, ReferenceSlope, Tranche, LAYERS, MIN_SLOPE_PAIRS,
 };
+pub use perp::{Instrument, PerpSpec};
 pub use pnl::{decompose, PeriodPnl, PnlInputs};
 pub use recommendation::{
-    recommend, tradable, Candidate, Decision, Recommendation, FEW_PERIODS, MIN_DECISION_PERIODS,
+    recommend, recommend_for, tradable, Candidate, Decision, Recommendation, FEW_PERIODS,
+    MIN_DECISION_PERIODS,
 };
 pub use rent::{
     events_over, read_events, Coverage, Event, PeriodEnd, RentPeriod, RentSeries, Side, EVENT_KINDS,

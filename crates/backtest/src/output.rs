@@ -23,13 +23,21 @@ pub fn as_written(x: f64) -> f64 {
     }
 }
 
-/// `periods.csv`: one row per strategy and month.
+/// `periods.csv`: one row per instrument, strategy and month.
 pub fn periods_table(r: &BacktestResult) -> Table {
     let rows = &r.rows;
     let f = |g: &dyn Fn(&crate::backtest::PeriodRow) -> f64| {
         Col::F64(rows.iter().map(|x| Some(as_written(g(x)))).collect())
     };
     let mut t = Table::new();
+    t.push(
+        "instrument",
+        Col::Str(
+            rows.iter()
+                .map(|x| Some(x.instrument.to_string()))
+                .collect(),
+        ),
+    );
     t.push(
         "strategy",
         Col::Str(rows.iter().map(|x| Some(x.strategy.to_string())).collect()),
@@ -77,6 +85,7 @@ pub fn periods_table(r: &BacktestResult) -> Table {
     t.push("volume_mismatch_pnl", f(&|x| x.pnl.volume_mismatch));
     t.push("unhedged_remainder_pnl", f(&|x| x.pnl.unhedged_remainder));
     t.push("over_hedge_pnl", f(&|x| x.pnl.over_hedge));
+    t.push("funding_pnl", f(&|x| x.pnl.funding));
     t.push("fees", f(&|x| x.pnl.fees));
     t.push("operational_loss", f(&|x| x.operational_loss));
     t.push("hedged_before_fees", f(&|x| x.pnl.hedged_before_fees));

@@ -19,10 +19,12 @@
 //! - unhedged remainder   `s dr max(D - Q, 0)`;
 //! - over-hedge           `-s dI max(Q - E, 0)`: hedged beyond the exposure by choice.
 //!
-//! The last five add up to rent change + futures exactly (`hedged_before_fees`, the
-//! position's risk); `hedged_total` subtracts the fees, a cost known at entry and so
-//! no part of the risk the effectiveness measures. Operational loss (the USD the
-//! events cost) is reported beside, never inside, these numbers.
+//! The last five add up to rent change + futures exactly. A perpetual swap (`perp`)
+//! adds its funding P&L (0 for futures): the position's risk is
+//! `hedged_before_fees`, the rent change plus futures plus funding; `hedged_total`
+//! subtracts the fees, a cost known at entry and so no part of the risk the
+//! effectiveness measures. Operational loss (the USD the events cost) is reported
+//! beside, never inside, these numbers.
 
 use serde::Serialize;
 
@@ -38,6 +40,8 @@ pub struct PnlInputs {
     pub lost: f64,
     pub hedged_gpu_hours: f64,
     pub fees: f64,
+    /// A perp's funding P&L, USD (0 for futures).
+    pub funding: f64,
 }
 
 /// One period's P&L in USD.
@@ -50,8 +54,10 @@ pub struct PeriodPnl {
     pub volume_mismatch: f64,
     pub unhedged_remainder: f64,
     pub over_hedge: f64,
+    /// A perp's funding P&L (0 for futures).
+    pub funding: f64,
     pub fees: f64,
-    /// Rent change plus futures: the hedged position's risk, before the fees that
+    /// Rent change plus futures (plus a perp's funding): the hedged position's risk, before the fees that
     /// are known at entry (effectiveness is measured on this).
     pub hedged_before_fees: f64,
     /// `hedged_before_fees - fees`.
@@ -84,9 +90,10 @@ pub fn decompose(i: PnlInputs) -> PeriodPnl {
         volume_mismatch,
         unhedged_remainder,
         over_hedge,
+        funding: i.funding,
         fees: i.fees,
-        hedged_before_fees: rent_change + futures,
-        hedged_total: rent_change + futures - i.fees,
+        hedged_before_fees: rent_change + futures + i.funding,
+        hedged_total: rent_change + futures + i.funding - i.fees,
         unhedged_total: rent_change,
     }
 }
@@ -115,6 +122,7 @@ mod tests {
                 lost,
                 hedged_gpu_hours: q,
                 fees: 10.0,
+                funding: 0.0,
             });
             let parts =
                 p.basis + p.entry_carry + p.volume_mismatch + p.unhedged_remainder + p.over_hedge;
@@ -136,6 +144,7 @@ mod tests {
             lost: 400.0,
             hedged_gpu_hours: 1000.0,
             fees: 0.0,
+            funding: 0.0,
         });
         assert_eq!(p.basis, 0.0, "rent and index moved together: no basis");
         assert!(
@@ -159,6 +168,7 @@ mod tests {
             lost: 0.0,
             hedged_gpu_hours: 730.0,
             fees: 0.0,
+            funding: 0.0,
         });
         assert!(p.basis.abs() < 1e-12, "{p:?}");
         assert!((p.entry_carry + 0.05 * 730.0).abs() < 1e-9, "{p:?}");

@@ -29,6 +29,7 @@
 //! same risk, not by accident) and uses the interval rather than the point estimate
 //! so that a short or noisy history cannot pass on a lucky draw (as `track` ranks).
 
+use crate::perp::Instrument;
 use crate::rent::Side;
 use crate::stats::bootstrap::Interval;
 use crate::strategy::Strategy;
@@ -62,11 +63,15 @@ impl Decision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
     pub decision: Decision,
+    /// What the decision trades (futures unless written).
+    #[serde(default, skip_serializing_if = "Instrument::is_futures")]
+    pub instrument: Instrument,
     /// The strategy the decision rests on (the best tradable one).
     pub strategy: Option<Strategy>,
-    /// `buy` (a payer) or `sell` (an earner) futures; only for `hedge`.
+    /// `buy` (a payer) or `sell` (an earner) the instrument; only for `hedge`.
     pub futures_side: Option<String>,
-    /// Contracts for the next month; only for `hedge`.
+    /// Contracts for the next month (for a perp: lots of its `lot_gpu_hours`); only
+    /// for `hedge`.
     pub contracts: Option<i64>,
     pub hedge_ratio: Option<f64>,
     pub effectiveness: Option<f64>,
@@ -98,15 +103,37 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", 100.0 * x)
 }
 
-/// Applies the rule (module doc) to `candidates`, in run order.
+/// Applies the rule (module doc) to futures `candidates`, in run order.
 pub fn recommend(
     side: Side,
     periods: usize,
     candidates: &[Candidate],
     underlying: &str,
 ) -> Recommendation {
+    recommend_for(
+        Instrument::Futures,
+        0.0,
+        side,
+        periods,
+        candidates,
+        underlying,
+    )
+}
+
+/// Applies the rule (module doc) to `candidates` hedging with `instrument`; a perp's
+/// lots are `lot_gpu_hours` GPU-hours each.
+pub fn recommend_for(
+    instrument: Instrument,
+    lot_gpu_hours: f64,
+    side: Side,
+    periods: usize,
+    candidates: &[Candidate],
+    underlying: &str,
+) -> Recommendation {
+    let what = instrument.noun(underlying);
     let mut r = Recommendation {
         decision: Decision::NotEnoughData,
+        instrument,
         strategy: None,
         futures_side: None,
         contracts: None,
@@ -141,7 +168,7 @@ pub fn recommend(
         r.decision = Decision::DoNotHedge;
         r.reason = if candidates.iter().any(|c| tradable(c.strategy)) {
             format!(
-                "do not hedge: your rent did not change from month to month in the {periods} periods, so there is no risk for {underlying} futures to remove"
+                "do not hedge: your rent did not change from month to month in the {periods} periods, so there is no risk for {what} to remove"
             )
         } else {
             "no decision: no strategy a hedger could trade was run (one-to-one, walk-forward, ewma or layered; --strategy)".into()
@@ -163,10 +190,20 @@ pub fn recommend(
         r.decision = Decision::Hedge;
         r.futures_side = Some(if buy { "buy" } else { "sell" }.into());
         r.contracts = Some(best.next_contracts);
+        let trade = match instrument {
+            Instrument::Futures => format!(
+                "{} {} {underlying} futures contracts a month",
+                if buy { "buy" } else { "sell" },
+                best.next_contracts
+            ),
+            Instrument::Perp => format!(
+                "go {} {} GPU-hours of {what} for next month's rent, stepped down as the month is delivered",
+                if buy { "long" } else { "short" },
+                best.next_contracts as f64 * lot_gpu_hours
+            ),
+        };
         r.reason = format!(
-            "hedge: {} {} {underlying} futures contracts a month ({}, ratio {:.2}); out of sample it removed {} of your rent's month-to-month risk{interval}",
-            if buy { "buy" } else { "sell" },
-            best.next_contracts,
+            "hedge: {trade} ({}, ratio {:.2}); out of sample it removed {} of your rent's month-to-month risk{interval}",
             best.strategy.as_str(),
             best.next_ratio,
             pct(eff)
@@ -176,9 +213,13 @@ pub fn recommend(
     r.decision = Decision::DoNotHedge;
     r.reason = if removes {
         format!(
-            "do not hedge: the best hedge ({}, ratio {:.2}) is less than half a contract on your latest month's exposure",
+            "do not hedge: the best hedge ({}, ratio {:.2}) is less than half a {} on your latest month's exposure",
             best.strategy.as_str(),
-            best.next_ratio
+            best.next_ratio,
+            match instrument {
+                Instrument::Futures => "contract",
+                Instrument::Perp => "lot",
+            }
         )
     } else if eff < 0.0 {
         let adds = best
@@ -196,13 +237,13 @@ pub fn recommend(
             })
             .unwrap_or_default();
         format!(
-            "do not hedge: {underlying} futures would add risk: the best tradable hedge ({}) added {} to your rent's month-to-month risk{adds}; run `rentix track` to find an index whose changes track your rent",
+            "do not hedge: {what} would add risk: the best tradable hedge ({}) added {} to your rent's month-to-month risk{adds}; run `rentix track` to find an index whose changes track your rent",
             best.strategy.as_str(),
             pct(-eff)
         )
     } else {
         format!(
-            "do not hedge: {underlying} futures removed no risk that can be told from chance: the best tradable hedge ({}) removed {}{interval}, an interval that reaches zero; run `rentix track` to find an index whose changes track your rent",
+            "do not hedge: {what} removed no risk that can be told from chance: the best tradable hedge ({}) removed {}{interval}, an interval that reaches zero; run `rentix track` to find an index whose changes track your rent",
             best.strategy.as_str(),
             pct(eff)
         )

@@ -112,7 +112,10 @@ pub(crate) fn unique_header(path: &Path, header: &[String]) -> Result<(), Backte
     Ok(())
 }
 
-fn records(path: &Path, required: &[&str]) -> Result<Vec<BTreeMap<String, String>>, BacktestError> {
+pub(crate) fn records(
+    path: &Path,
+    required: &[&str],
+) -> Result<Vec<BTreeMap<String, String>>, BacktestError> {
     rentix_core::check_file(path, rentix_core::MAX_TABLE_BYTES).map_err(|e| {
         BacktestError::File {
             path: path.to_path_buf(),
@@ -178,7 +181,7 @@ const MAX_PERIOD_DAYS: i64 = 3660;
 const MAX_RENT: f64 = 10_000.0;
 const MAX_GPU_HOURS: f64 = 1.0e12;
 
-fn date(
+pub(crate) fn date(
     path: &Path,
     row: usize,
     rec: &BTreeMap<String, String>,

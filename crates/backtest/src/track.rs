@@ -117,6 +117,7 @@ pub fn track(
                 bootstrap_resamples: opt.resamples,
                 seed: opt.seed,
                 rolling_window: 12,
+                perp: None,
             };
             let mut row = TrackRow {
                 rank: None,

@@ -1,5 +1,5 @@
 //! The configuration files rentix ships (`data/methodologies/`, `data/contracts/`,
-//! `data/mappings/`), compiled into the binary so that a methodology, a contract or
+//! `data/mappings/`, `data/perps/`), compiled into the binary so that a methodology, a contract or
 //! a mapping can be named (`--methodology settlement_business_days`) from any
 //! directory, with nothing but the binary. A path that exists on disk always wins;
 //! a path that does not is looked up by its file stem among the shipped files of its
@@ -14,6 +14,7 @@ pub enum ConfigKind {
     Methodology,
     Contract,
     Mapping,
+    Perp,
 }
 
 impl ConfigKind {
@@ -22,6 +23,7 @@ impl ConfigKind {
             ConfigKind::Methodology => "methodology",
             ConfigKind::Contract => "contract",
             ConfigKind::Mapping => "mapping",
+            ConfigKind::Perp => "perp",
         }
     }
 
@@ -31,6 +33,7 @@ impl ConfigKind {
             ConfigKind::Methodology => METHODOLOGIES,
             ConfigKind::Contract => CONTRACTS,
             ConfigKind::Mapping => MAPPINGS,
+            ConfigKind::Perp => PERPS,
         }
     }
 
@@ -40,6 +43,7 @@ impl ConfigKind {
             ConfigKind::Methodology => "data/methodologies",
             ConfigKind::Contract => "data/contracts",
             ConfigKind::Mapping => "data/mappings",
+            ConfigKind::Perp => "data/perps",
         }
     }
 }
@@ -142,6 +146,11 @@ static CONTRACTS: &[(&str, &str)] = &[
     ),
 ];
 
+static PERPS: &[(&str, &str)] = &[(
+    "h100-sxm-80gb-bare-metal-perp",
+    include_str!("../../../data/perps/h100-sxm-80gb-bare-metal-perp.toml"),
+)];
+
 static MAPPINGS: &[(&str, &str)] = &[
     (
         "fsdl_cloud_gpus",
@@ -201,6 +210,7 @@ mod tests {
             ConfigKind::Methodology,
             ConfigKind::Contract,
             ConfigKind::Mapping,
+            ConfigKind::Perp,
         ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../..")

@@ -77,6 +77,7 @@ pub fn hedge_all(
         bootstrap_resamples: 0,
         seed: 0,
         rolling_window: 12,
+        perp: None,
     };
     let idx = IndexInputs::of(underlying.clone());
     hedgers

@@ -52,7 +52,7 @@ pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), String> {
     let Some(feat) = featured(r) else {
         return Ok(());
     };
-    let rows: Vec<_> = r.rows.iter().filter(|x| x.strategy == feat).collect();
+    let rows: Vec<_> = r.futures_rows().filter(|x| x.strategy == feat).collect();
     let hedged: Vec<f64> = rows.iter().map(|x| x.pnl.hedged_total).collect();
     let unhedged: Vec<f64> = rows.iter().map(|x| x.pnl.unhedged_total).collect();
     let t = format!("Monthly P&L, hedged ({feat}) vs unhedged");
@@ -68,8 +68,7 @@ pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), String> {
         .filter(|s| !s.rolling_effectiveness.is_empty())
         .map(|s| {
             let ends: Vec<_> = r
-                .rows
-                .iter()
+                .futures_rows()
                 .filter(|x| x.strategy == s.strategy)
                 .map(|x| x.period_start)
                 .collect();

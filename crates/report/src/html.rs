@@ -495,6 +495,7 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         );
     }
     let _ = writeln!(html, "</table>");
+    perp_section(html, &v);
     if !v.entry_sensitivity.is_empty() {
         let _ = writeln!(html, "<p>How the one-to-one result depends on the futures entry-price assumption (no futures price history exists):</p><table><tr><th class=l>entry price</th><th>effectiveness</th><th>mean futures P&L per month</th><th>of which entry carry</th><th>months without a forward</th></tr>");
         for e in &v.entry_sensitivity {
@@ -566,6 +567,47 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// A perpetual swap run beside the futures: its decision, and each strategy's
+/// effectiveness beside the futures', with the funding the futures do not pay.
+fn perp_section(html: &mut String, v: &BacktestResult) {
+    let Some(perp) = &v.perp else {
+        return;
+    };
+    let _ = writeln!(
+        html,
+        "<h3>Perpetual swap beside the futures</h3><p><b>{}</b></p><p class=\"note\">{}: mark = index + premium ({}), funding paid in full every {} hours, rebalanced every {} day(s) to what is left of the month to deliver. A premium of 0.01 USD per GPU-hour held throughout would cost {} USD per GPU-hour hedged a month. A perp has no monthly-average mismatch with the rent but pays funding; the futures pay none.</p>",
+        esc(&perp.recommendation.reason),
+        esc(&perp.spec.name),
+        esc(&perp.premium),
+        perp.spec.funding_period_hours,
+        perp.spec.rebalance_days,
+        num(Some(0.01 * perp.funding_per_unit_premium), 4)
+    );
+    let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>futures effectiveness</th><th>perp effectiveness [95% CI]</th><th>perp funding</th><th>perp fees</th><th>futures fees</th><th>perp peak cash need</th><th>futures peak cash need</th></tr>");
+    for s in &perp.strategies {
+        let fut = v.strategy(s.strategy);
+        let ci = s
+            .confidence_intervals
+            .effectiveness
+            .map(|ci| format!(" [{:.2}, {:.2}]", ci.low, ci.high))
+            .unwrap_or_default();
+        let _ = writeln!(
+            html,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(s.strategy.as_str()),
+            num(fut.and_then(|f| f.effectiveness), 3),
+            num(s.effectiveness, 3),
+            ci,
+            whole(Some(s.total_funding_pnl)),
+            whole(Some(s.total_fees)),
+            whole(fut.map(|f| f.total_fees)),
+            whole(Some(s.margin.peak_cash_need)),
+            whole(fut.map(|f| f.margin.peak_cash_need))
+        );
+    }
+    let _ = writeln!(html, "</table>");
 }
 
 /// Where the data came from: rows read, accepted, quarantined by reason, per file.
