@@ -377,6 +377,10 @@ pub struct SimulateArgs {
     /// Target number of observation rows (scales market activity).
     #[arg(long)]
     pub rows: Option<u64>,
+    /// Read every provider's listings at every stamp of this cadence (`15m`, `1h`)
+    /// for an intraday index, instead of a few sightings a day.
+    #[arg(long)]
+    pub cadence: Option<String>,
 }
 
 #[derive(Debug, Args)]

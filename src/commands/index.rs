@@ -4,6 +4,9 @@ use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
 use rentix_index::incremental::{self, Decision};
+use rentix_index::intraday::{
+    fix_intraday, intraday_table, receipts_table, IntradayInput, IntradayMethodology,
+};
 use rentix_index::{
     compute_from_partitions, compute_from_store, forward_curves, forward_table, publish,
     tier_differentials_table, tier_spreads, tier_spreads_table, Fixing, IndexRequest, IndexResult,
@@ -405,6 +408,17 @@ fn publish_result(
 }
 
 pub fn run(a: IndexArgs) -> anyhow::Result<()> {
+    if let Some(path) = &a.methodology {
+        let text = rentix_core::read_config(path, rentix_core::ConfigKind::Methodology)
+            .with_context(|| format!("--methodology {}", path.display()))?;
+        if IntradayMethodology::cadence_of(&text).is_some() {
+            let bar = crate::progress::working("reading the store and fixing every stamp");
+            let summary = intraday(&a, path);
+            bar.finish_and_clear();
+            outln!("{}", summary?);
+            return Ok(());
+        }
+    }
     let cfg = IndexConfig::from_args(&a)?;
     let bar = crate::progress::working("reading the store and fixing every grade");
     let summary = if cfg.inputs.is_empty() {
@@ -415,4 +429,63 @@ pub fn run(a: IndexArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     outln!("{}", summary?);
     Ok(())
+}
+
+/// `rentix index` with an intraday methodology: every stamp of every day from the
+/// store's first observation (or `--from`) to its last (or `--to`).
+fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
+    let m = IntradayMethodology::from_file(path)?;
+    if !a.input.is_empty() || !a.grades.is_empty() || a.valued_only {
+        bail!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
+    }
+    TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    let store_path = a.store.clone().unwrap_or_default();
+    let store = Store::open(&store_path)?;
+    let parts = store.partitions()?;
+    let (Some(first), Some(last)) = (
+        parts.keys().next().copied(),
+        parts.keys().next_back().copied(),
+    ) else {
+        bail!("{}: the store holds no observations", store_path.display());
+    };
+    let from = a.from.unwrap_or(first);
+    let to = a.to.unwrap_or(last);
+    if from > to {
+        bail!("--from {from} is after --to {to} (the store holds {first} to {last})");
+    }
+    // The day before `from` too: observations stamped just before midnight UTC can
+    // sit in the previous fixing date's partition under a cut-off.
+    let rows = store.read_projected(
+        Some(from - chrono::Days::new(1)),
+        Some(to + chrono::Days::new(1)),
+        rentix_ingest::Projection::Fixing,
+    )?;
+    let input = IntradayInput::from_rows(&rows, &m).map_err(anyhow::Error::msg)?;
+    drop(rows);
+    let r = fix_intraday(&m, &input, from, to).map_err(anyhow::Error::msg)?;
+    let mut journal = a.out.file_name().unwrap_or_default().to_os_string();
+    journal.push(".publishing");
+    let journal = a.out.with_file_name(journal);
+    rentix_table::recover(&journal, |_| false)?;
+    let mut tx = rentix_table::Transaction::new(&journal);
+    intraday_table(&r, &m).stage(&mut tx, &a.out)?;
+    let receipts = sibling(&a.out, "_receipts");
+    if m.intraday.publish_receipts {
+        receipts_table(&r).stage(&mut tx, &receipts)?;
+    }
+    tx.commit()?;
+    let valued = r.fixings.iter().filter(|f| f.value.is_some()).count();
+    let grades = input.grades.len();
+    Ok(format!(
+        "{} intraday fixings ({} a day at {}) of {grades} grade(s), {from} to {to}, {valued} with a value; wrote {}{}",
+        r.fixings.len(),
+        1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440),
+        m.calendar.cadence,
+        a.out.display(),
+        if m.intraday.publish_receipts {
+            format!(" and {}", receipts.display())
+        } else {
+            String::new()
+        }
+    ))
 }

@@ -33,6 +33,12 @@ pub fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
         }
         p.rows = r;
     }
+    if let Some(c) = &a.cadence {
+        let m = rentix_index::intraday::parse_minutes(c)
+            .map_err(anyhow::Error::msg)
+            .context("--cadence")?;
+        p.cadence_minutes = (m != 1440).then_some(m as u32);
+    }
     p.validate()?;
     Ok(p)
 }

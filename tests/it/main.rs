@@ -19,6 +19,7 @@ mod incremental;
 mod index_cli;
 mod ingest_cli;
 mod ingest_real;
+mod intraday;
 mod methodology_vectors;
 mod outside_readers;
 mod point_in_time;

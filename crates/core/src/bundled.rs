@@ -48,7 +48,13 @@ impl ConfigKind {
     }
 }
 
+/// Intraday methodologies ship in `data/methodologies/intraday/` (a folder of their
+/// own: they are not daily methodologies) and are named like the others.
 static METHODOLOGIES: &[(&str, &str)] = &[
+    (
+        "intraday_lowest_listing_15m",
+        include_str!("../../../data/methodologies/intraday/intraday_lowest_listing_15m.toml"),
+    ),
     (
         "confidential_listings",
         include_str!("../../../data/methodologies/confidential_listings.toml"),
@@ -212,10 +218,14 @@ mod tests {
             ConfigKind::Mapping,
             ConfigKind::Perp,
         ] {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../..")
-                .join(kind.folder());
-            for e in std::fs::read_dir(&dir).unwrap() {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            let mut files: Vec<_> = std::fs::read_dir(root.join(kind.folder()))
+                .unwrap()
+                .collect();
+            if kind == ConfigKind::Methodology {
+                files.extend(std::fs::read_dir(root.join("data/methodologies/intraday")).unwrap());
+            }
+            for e in files {
                 let p = e.unwrap().path();
                 if p.extension().and_then(|x| x.to_str()) != Some("toml") {
                     continue;

@@ -19,6 +19,7 @@ mod fixing;
 mod forward;
 mod hedonic;
 pub mod incremental;
+pub mod intraday;
 mod methodology;
 mod ols;
 mod outliers;

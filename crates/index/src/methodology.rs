@@ -38,6 +38,10 @@ const MAX_DAYS: u32 = 3660;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CalendarSpec {
+    /// `"1d"` (or absent): one fixing a day. An intraday cadence (`"15m"`) is a
+    /// methodology of its own shape, read by `intraday`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cadence: Option<String>,
     /// Cut-off `HH:MM` (24:00 = end of day).
     pub cutoff: String,
     pub timezone: String,
@@ -409,6 +413,16 @@ impl Methodology {
         if self.version.len() > MAX_VERSION_LEN || self.version.chars().any(char::is_control) {
             return Err(format!(
                 "version must be at most {MAX_VERSION_LEN} printable characters (it is written into every fixing)"
+            ));
+        }
+        if let Some(c) = self
+            .calendar
+            .cadence
+            .as_deref()
+            .filter(|c| c.trim() != "1d")
+        {
+            return Err(format!(
+                "calendar.cadence = {c:?}: this methodology's shape is a daily one; an intraday methodology has [calendar] cadence and an [intraday] table (docs/methodology.md, \"Intraday fixings\")"
             ));
         }
         if self.name.len() > 1000 || self.description.len() > 10_000 {

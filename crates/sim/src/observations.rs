@@ -230,7 +230,40 @@ impl Context<'_> {
 
                 // Listings: the same posted price, seen zero or more times today.
                 let n_list = poisson(&mut rng, sightings * self.activity);
-                if n_list > 0 {
+                if let Some(c) = self.params.cadence_minutes {
+                    // Read at every stamp instead (the draw above is kept, so the
+                    // rest of the day is the daily market's): the posted price
+                    // drifts within the day, and 3% of reads miss.
+                    if let Some(usd) = self.listing_usd(p, pi, oi, day, listing_region) {
+                        let mut r = stream(
+                            seed,
+                            &[tag("intraday"), u64::from(day), pi as u64, oi as u64],
+                        );
+                        let step: Normal<f64> = Normal::new(0.0, 0.004).expect("normal");
+                        let mut x = 0.0f64;
+                        for s in 0..(1440 / c) {
+                            x = 0.9 * x + step.sample(&mut r);
+                            if r.gen::<f64>() < 0.03 {
+                                continue;
+                            }
+                            let q = self.quote(p, usd * x.exp(), o.term, date, false);
+                            let secs = s * c * 60 + r.gen_range(0..c * 60);
+                            // A read of the page has an id of its own: a listing
+                            // without one is deduplicated by its content per day,
+                            // and an unchanged price at two stamps is two reads.
+                            let row = base_row(
+                                format!("L-{}-{day}-{oi}-{s}", p.code),
+                                "listing",
+                                secs,
+                                listing_region,
+                                &q,
+                                String::new(),
+                                String::new(),
+                            );
+                            out.rows.push(row);
+                        }
+                    }
+                } else if n_list > 0 {
                     if let Some(usd) = self.listing_usd(p, pi, oi, day, listing_region) {
                         let q = self.quote(p, usd, o.term, date, false);
                         for _ in 0..n_list {

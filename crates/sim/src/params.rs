@@ -89,6 +89,11 @@ pub struct SimParams {
     pub start: NaiveDate,
     pub days: u32,
     pub rows: u64,
+    /// Listings at every stamp of this many minutes (`simulate --cadence 15m`)
+    /// instead of a few sightings a day of one posted price: each provider's page
+    /// read every stamp, its price moving a little within the day. Absent: daily.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cadence_minutes: Option<u32>,
     pub market: MarketParams,
     pub scope_premium: BTreeMap<String, f64>,
     pub tier_premium: BTreeMap<String, f64>,
@@ -114,6 +119,13 @@ impl SimParams {
     /// Refuses parameters that would make a meaningless market.
     pub fn validate(&self) -> Result<(), SimError> {
         let bad = |m: String| Err(SimError::Params(m));
+        if let Some(c) = self.cadence_minutes {
+            if c == 0 || c >= 1440 || 1440 % c != 0 {
+                return bad(format!(
+                    "cadence of {c} minutes: a whole number of minutes that divides a day, shorter than a day"
+                ));
+            }
+        }
         if self.days == 0 || self.days > 20_000 {
             return bad(format!("days must be 1..=20000, got {}", self.days));
         }

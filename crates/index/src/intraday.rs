@@ -1,0 +1,1228 @@
+//! Intraday fixings: a methodology whose `[calendar] cadence` is shorter than a day
+//! (`"15m"`, `"1h"`, any whole number of minutes that divides a day) is fixed at
+//! every stamp of every day by the rules below, each generic, each optional where
+//! it says so. A daily methodology (`cadence` absent or `"1d"`) never comes here.
+//!
+//! ## A stamp
+//!
+//! The fixing at stamp `t` (`fixed_at`, UTC; a day's stamps are 00:15 .. 24:00 for
+//! 15 minutes, so a day has `1440 / cadence` of them, and `date` is the day the
+//! stamp's interval starts in) reads the observations of `kinds` in `(t - cadence, t]`:
+//!
+//! 1. **Print**: each contributor's observations in the interval reduced to one
+//!    price, `per_contributor = "lowest" | "median" | "last"` (the lowest eligible
+//!    listing is what a renter could have had).
+//! 2. **Screens** (`[intraday.screen]`, optional), against the contributor's own
+//!    history: a print more than `jump` (a share) from the contributor's previous
+//!    accepted print is accepted only if at least `corroborating` other contributors
+//!    moved by more than `jump` the same way at this stamp; otherwise, once the
+//!    contributor has `warm_up` accepted prints, a print more than `k_sigma` sigma
+//!    from the mean of its last `history` accepted prints is rejected, sigma being
+//!    their sample standard deviation over their mean, floored at `sigma_floor`. A
+//!    rejected print leaves the contributor's previous vote in place (carried).
+//! 3. **Vote**: an exponentially weighted average of the accepted prints with time
+//!    constant `vote_ewma` (`v += (1 - exp(-dt / tau)) (p - v)`, `dt` the time since
+//!    the previous accepted print; absent or `"0m"`: the print itself).
+//! 4. **Panel**: a contributor votes while its last accepted print is at most
+//!    `max_carry` old; it is *observed* when that print is inside `window`, else
+//!    *carried*. Fewer than `min_panel` observed contributors: no value, flag
+//!    `thin_panel` (carried votes never make a panel).
+//! 5. **Weights** (`[intraday.weights]`, optional; equal weights otherwise): a file
+//!    of `date,contributor,weight` (the latest row on or before the stamp's date; a
+//!    contributor the file does not weigh does not vote, status `no_weight`), so an
+//!    administrator's own relevance or quality scores can be used; normalized over
+//!    the voters, raised to `floor` and capped at `cap` with the excess shared in
+//!    proportion among the others (flag `cap_not_held` when `cap x voters < 1`).
+//! 6. **Sigma votes** (`[intraday.sigma_votes]`, optional): each contributor votes a
+//!    third of its weight at `v`, `v (1 + s)` and `v (1 - s)`, `s` the standard
+//!    deviation of its accepted prints over the last `days` days over their mean,
+//!    floored at `floor`: a volatile contributor spreads its vote.
+//! 7. **Value**: the weighted mean of the votes after cutting `trim` of the weight
+//!    from each side (a fractional weight at each cut), rounded half-even to
+//!    `decimals` places (a tie is a remainder within 1e-9 of a half).
+//!
+//! Every stamp's contributors are written as receipts (`<stem>_receipts.csv`: print,
+//! vote, sigma, weight, status) when `publish_receipts = true`: for listings of
+//! public rate cards, where confidentiality allows.
+
+use crate::contributor_id::ContributorAliases;
+use crate::error::IndexError;
+use chrono::{DateTime, Days, NaiveDate, Utc};
+use rayon::prelude::*;
+use rentix_core::{GradePattern, ObservationKind};
+use rentix_ingest::StoredObservation;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+/// Columns of an intraday fixings file, in order.
+pub const INTRADAY_COLUMNS: [&str; 12] = [
+    "date",
+    "fixed_at",
+    "grade",
+    "value",
+    "method",
+    "n_contributors",
+    "n_observed",
+    "n_carried",
+    "n_rejected",
+    "sufficient",
+    "flags",
+    "methodology_version",
+];
+
+/// Minutes in a day.
+const DAY_MINUTES: i64 = 1440;
+/// Most stamps one run may fix per grade (a year of minutes would be 525,600).
+const MAX_STAMPS: i64 = 400_000;
+
+/// A duration written `"15m"`, `"1h"` or `"7d"`, in whole minutes.
+pub fn parse_minutes(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.len().saturating_sub(1));
+    let n: i64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (15m, 1h, 7d)"))?;
+    let per = match unit {
+        "m" => 1,
+        "h" => 60,
+        "d" => DAY_MINUTES,
+        _ => return Err(format!("{text:?} is not a duration (15m, 1h, 7d)")),
+    };
+    if !(0..=3660 * DAY_MINUTES).contains(&(n * per)) {
+        return Err(format!("{text:?} is outside 0 minutes .. 3660 days"));
+    }
+    Ok(n * per)
+}
+
+/// How a contributor's observations in a stamp become one print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reduction {
+    Lowest,
+    Median,
+    Last,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntradayCalendar {
+    /// `"15m"`, `"1h"`, ...: whole minutes dividing a day, shorter than a day.
+    pub cadence: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntradayGrades {
+    /// Grades to fix (glob patterns over `GPU/SCOPE/TERM`; regions are pooled).
+    pub patterns: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Screen {
+    pub history: usize,
+    pub warm_up: usize,
+    pub k_sigma: f64,
+    pub sigma_floor: f64,
+    pub jump: f64,
+    pub corroborating: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SigmaVotes {
+    pub days: u32,
+    pub floor: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightSpec {
+    /// `date,contributor,weight` rows (relative to the methodology's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    #[serde(default)]
+    pub floor: f64,
+    #[serde(default = "whole")]
+    pub cap: f64,
+}
+
+fn whole() -> f64 {
+    1.0
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntradaySpec {
+    pub kinds: Vec<ObservationKind>,
+    pub per_contributor: Reduction,
+    /// A contributor is observed while its last accepted print is this recent.
+    pub window: String,
+    /// A contributor votes while its last accepted print is this recent.
+    pub max_carry: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote_ewma: Option<String>,
+    pub min_panel: usize,
+    #[serde(default)]
+    pub trim: f64,
+    pub decimals: u32,
+    #[serde(default)]
+    pub publish_receipts: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Screen>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma_votes: Option<SigmaVotes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<WeightSpec>,
+}
+
+/// An intraday methodology file (module doc).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntradayMethodology {
+    pub version: String,
+    #[serde(default)]
+    pub description: String,
+    pub calendar: IntradayCalendar,
+    pub grades: IntradayGrades,
+    pub intraday: IntradaySpec,
+    #[serde(skip)]
+    weights_table: Option<WeightTable>,
+}
+
+/// The parsed durations of a methodology, in minutes.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    cadence: i64,
+    window: i64,
+    max_carry: i64,
+    tau: i64,
+}
+
+impl IntradayMethodology {
+    /// The cadence a methodology text asks for, without parsing the rest: `None`
+    /// for a daily methodology (no `[calendar] cadence`, or `"1d"`).
+    pub fn cadence_of(text: &str) -> Option<String> {
+        let v: toml::Value = toml::from_str(text).ok()?;
+        let c = v
+            .get("calendar")?
+            .get("cadence")?
+            .as_str()?
+            .trim()
+            .to_string();
+        (c != "1d").then_some(c)
+    }
+
+    /// Reads an intraday methodology (a path, or a shipped methodology's name) and
+    /// its weights file.
+    pub fn from_file(path: &Path) -> Result<Self, IndexError> {
+        let text =
+            rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(|e| {
+                IndexError::Methodology {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
+        let mut m = Self::from_toml(&text, path)?;
+        if let Some(file) = m.intraday.weights.as_ref().and_then(|w| w.file.clone()) {
+            let file = if file.is_relative() {
+                path.parent().unwrap_or(Path::new(".")).join(file)
+            } else {
+                file
+            };
+            m.weights_table =
+                Some(
+                    WeightTable::read(&file).map_err(|detail| IndexError::Methodology {
+                        path: file.clone(),
+                        detail,
+                    })?,
+                );
+        }
+        Ok(m)
+    }
+
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, IndexError> {
+        let bad = |detail: String| IndexError::Methodology {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let m: Self = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        m.validate().map_err(bad)?;
+        Ok(m)
+    }
+
+    /// With weights given in code rather than a file.
+    pub fn with_weights(mut self, table: WeightTable) -> Self {
+        self.weights_table = Some(table);
+        self
+    }
+
+    fn clock(&self) -> Result<Clock, String> {
+        let s = &self.intraday;
+        Ok(Clock {
+            cadence: parse_minutes(&self.calendar.cadence)?,
+            window: parse_minutes(&s.window)?,
+            max_carry: parse_minutes(&s.max_carry)?,
+            tau: s
+                .vote_ewma
+                .as_deref()
+                .map(parse_minutes)
+                .transpose()?
+                .unwrap_or(0),
+        })
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.version.trim().is_empty() || self.version.len() > 64 {
+            return Err("version: 1 to 64 characters".into());
+        }
+        let c = self.clock()?;
+        if c.cadence < 1 || c.cadence >= DAY_MINUTES || DAY_MINUTES % c.cadence != 0 {
+            return Err(format!(
+                "calendar.cadence = {:?}: an intraday cadence is a whole number of minutes that divides a day (15m, 1h, 4h); a daily methodology writes \"1d\" or leaves it out",
+                self.calendar.cadence
+            ));
+        }
+        if c.window < c.cadence || c.max_carry < c.window {
+            return Err(format!(
+                "intraday.window ({}) must be at least the cadence and intraday.max_carry ({}) at least the window",
+                self.intraday.window, self.intraday.max_carry
+            ));
+        }
+        let s = &self.intraday;
+        if s.kinds.is_empty() {
+            return Err("intraday.kinds is empty".into());
+        }
+        if s.min_panel == 0 {
+            return Err("intraday.min_panel must be at least 1".into());
+        }
+        if !(s.trim.is_finite() && (0.0..0.5).contains(&s.trim)) {
+            return Err(format!(
+                "intraday.trim = {}: expected 0 to below 0.5",
+                s.trim
+            ));
+        }
+        if s.decimals > 9 {
+            return Err(format!("intraday.decimals = {}: at most 9", s.decimals));
+        }
+        if let Some(sc) = &s.screen {
+            let shares = [sc.k_sigma, sc.sigma_floor, sc.jump];
+            if shares.iter().any(|x| !(x.is_finite() && *x > 0.0)) || sc.history < 2 {
+                return Err(
+                    "intraday.screen: history >= 2 and k_sigma, sigma_floor, jump > 0".into(),
+                );
+            }
+            if sc.warm_up > sc.history {
+                return Err("intraday.screen.warm_up is more than history".into());
+            }
+        }
+        if let Some(sv) = &s.sigma_votes {
+            if sv.days == 0 || !(sv.floor.is_finite() && sv.floor >= 0.0 && sv.floor < 1.0) {
+                return Err("intraday.sigma_votes: days >= 1, 0 <= floor < 1".into());
+            }
+        }
+        if let Some(w) = &s.weights {
+            if !(w.floor.is_finite()
+                && w.cap.is_finite()
+                && w.floor >= 0.0
+                && w.cap > w.floor
+                && w.cap <= 1.0)
+            {
+                return Err(format!(
+                    "intraday.weights: 0 <= floor ({}) < cap ({}) <= 1",
+                    w.floor, w.cap
+                ));
+            }
+        }
+        patterns(&self.grades.patterns)?;
+        Ok(())
+    }
+}
+
+fn patterns(p: &[String]) -> Result<Vec<GradePattern>, String> {
+    if p.is_empty() {
+        return Err("grades.patterns is empty".into());
+    }
+    p.iter()
+        .map(|x| GradePattern::new(x).map_err(|e| format!("grades.patterns {x:?}: {e}")))
+        .collect()
+}
+
+/// Dated contributor weights: for each contributor (folded name), its weights by
+/// the date they apply from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WeightTable {
+    by_contributor: HashMap<String, BTreeMap<NaiveDate, f64>>,
+}
+
+impl WeightTable {
+    /// Reads `date,contributor,weight` rows.
+    pub fn read(path: &Path) -> Result<Self, String> {
+        rentix_core::check_file(path, rentix_core::MAX_TABLE_BYTES).map_err(|e| e.to_string())?;
+        let mut rdr =
+            csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let header: Vec<String> = rdr
+            .headers()
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        let col = |name: &str| {
+            header
+                .iter()
+                .position(|h| h == name)
+                .ok_or_else(|| format!("{}: the header has no column {name:?}", path.display()))
+        };
+        let (d, c, w) = (col("date")?, col("contributor")?, col("weight")?);
+        let aliases = ContributorAliases::with(&BTreeMap::new())?;
+        let mut t = WeightTable::default();
+        for (i, rec) in rdr.records().enumerate() {
+            let line = i + 2;
+            let rec = rec.map_err(|e| format!("{} line {line}: {e}", path.display()))?;
+            let get = |k: usize| rec.get(k).unwrap_or("").trim();
+            let date = NaiveDate::parse_from_str(get(d), "%Y-%m-%d").map_err(|_| {
+                format!(
+                    "{} line {line}, field date: {:?} is not a date",
+                    path.display(),
+                    get(d)
+                )
+            })?;
+            let weight: f64 = get(w)
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| {
+                    format!(
+                        "{} line {line}, field weight: {:?} is not a finite number >= 0",
+                        path.display(),
+                        get(w)
+                    )
+                })?;
+            if get(c).is_empty() {
+                return Err(format!(
+                    "{} line {line}, field contributor: empty",
+                    path.display()
+                ));
+            }
+            t.insert(&aliases.identity(get(c)), date, weight);
+        }
+        Ok(t)
+    }
+
+    /// Sets `contributor`'s weight from `date` on.
+    pub fn insert(&mut self, contributor: &str, date: NaiveDate, weight: f64) {
+        self.by_contributor
+            .entry(contributor.to_string())
+            .or_default()
+            .insert(date, weight);
+    }
+
+    fn weight(&self, contributor: &str, date: NaiveDate) -> Option<f64> {
+        self.by_contributor
+            .get(contributor)?
+            .range(..=date)
+            .next_back()
+            .map(|(_, w)| *w)
+            .filter(|w| *w > 0.0)
+    }
+}
+
+/// One observation as the intraday engine reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntradayObs {
+    /// Seconds since the epoch.
+    pub at: i64,
+    pub price: f64,
+    pub contributor: u32,
+}
+
+/// One intraday fixing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntradayFixing {
+    pub date: NaiveDate,
+    pub fixed_at: DateTime<Utc>,
+    pub grade: String,
+    pub value: Option<f64>,
+    pub n_contributors: usize,
+    pub n_observed: usize,
+    pub n_carried: usize,
+    pub n_rejected: usize,
+    pub flags: String,
+}
+
+/// What one contributor contributed at one stamp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receipt {
+    pub fixed_at: DateTime<Utc>,
+    pub grade: String,
+    pub contributor: String,
+    pub print: Option<f64>,
+    pub vote: Option<f64>,
+    pub sigma: Option<f64>,
+    pub weight: f64,
+    pub status: &'static str,
+}
+
+/// Observations grouped by the grade they feed, and the contributor names.
+#[derive(Debug, Clone, Default)]
+pub struct IntradayInput {
+    pub grades: BTreeMap<String, Vec<IntradayObs>>,
+    pub contributors: Vec<String>,
+}
+
+impl IntradayInput {
+    /// Groups store rows by the (region-pooled) grades `m` fixes, of its kinds.
+    pub fn from_rows(rows: &[StoredObservation], m: &IntradayMethodology) -> Result<Self, String> {
+        let patterns = patterns(&m.grades.patterns)?;
+        let aliases = ContributorAliases::with(&BTreeMap::new())?;
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut input = IntradayInput::default();
+        for r in rows {
+            let o = &r.obs;
+            if !m.intraday.kinds.contains(&o.kind) {
+                continue;
+            }
+            let grade = o.grade.clone().with_region(None);
+            if !patterns.iter().any(|p| p.matches(&grade)) {
+                continue;
+            }
+            let who = aliases.identity(&o.source);
+            let next = ids.len() as u32;
+            let id = *ids.entry(who.clone()).or_insert_with(|| {
+                input.contributors.push(who);
+                next
+            });
+            input
+                .grades
+                .entry(grade.key())
+                .or_default()
+                .push(IntradayObs {
+                    at: o.observed_at.timestamp(),
+                    price: o.usd_per_gpu_hour.get(),
+                    contributor: id,
+                });
+        }
+        Ok(input)
+    }
+}
+
+/// Everything an intraday run publishes.
+#[derive(Debug, Clone, Default)]
+pub struct IntradayResult {
+    pub fixings: Vec<IntradayFixing>,
+    pub receipts: Vec<Receipt>,
+}
+
+/// Fixes every grade of `input` at every stamp of the days `from..=to` (module doc).
+pub fn fix_intraday(
+    m: &IntradayMethodology,
+    input: &IntradayInput,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<IntradayResult, String> {
+    let clock = m.clock()?;
+    let days = (to - from).num_days() + 1;
+    if days < 1 {
+        return Err(format!("--from {from} is after --to {to}"));
+    }
+    let stamps = days * DAY_MINUTES / clock.cadence;
+    if stamps > MAX_STAMPS {
+        return Err(format!(
+            "{days} days at {} are {stamps} stamps a grade, more than {MAX_STAMPS}: fix a shorter range (--from, --to)",
+            m.calendar.cadence
+        ));
+    }
+    let start = from
+        .and_hms_opt(0, 0, 0)
+        .map(|t| t.and_utc().timestamp())
+        .ok_or("bad --from")?;
+    let per_grade: Vec<IntradayResult> = input
+        .grades
+        .par_iter()
+        .map(|(grade, obs)| {
+            let mut obs = obs.clone();
+            obs.sort_by(|a, b| {
+                (a.at, a.contributor)
+                    .cmp(&(b.at, b.contributor))
+                    .then(a.price.total_cmp(&b.price))
+            });
+            fix_grade(m, clock, grade, &obs, &input.contributors, start, stamps)
+        })
+        .collect();
+    let mut out = IntradayResult::default();
+    for r in per_grade {
+        out.fixings.extend(r.fixings);
+        out.receipts.extend(r.receipts);
+    }
+    Ok(out)
+}
+
+/// A contributor's state as the stamps go by.
+#[derive(Debug, Clone, Default)]
+struct Contributor {
+    vote: Option<f64>,
+    last_accepted_at: Option<i64>,
+    last_accepted: Option<f64>,
+    history: VecDeque<f64>,
+    dated: VecDeque<(i64, f64)>,
+}
+
+fn mean_sd(v: impl Iterator<Item = f64> + Clone) -> Option<(f64, f64)> {
+    let n = v.clone().count();
+    if n < 2 {
+        return None;
+    }
+    let m = v.clone().sum::<f64>() / n as f64;
+    let var = v.map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
+    Some((m, var.sqrt()))
+}
+
+fn reduce(prices: &mut [f64], how: Reduction, last: f64) -> f64 {
+    match how {
+        Reduction::Lowest => prices.iter().copied().fold(f64::INFINITY, f64::min),
+        Reduction::Last => last,
+        Reduction::Median => {
+            prices.sort_by(f64::total_cmp);
+            let n = prices.len();
+            if n % 2 == 1 {
+                prices[n / 2]
+            } else {
+                (prices[n / 2 - 1] + prices[n / 2]) / 2.0
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fix_grade(
+    m: &IntradayMethodology,
+    clock: Clock,
+    grade: &str,
+    obs: &[IntradayObs],
+    names: &[String],
+    start: i64,
+    stamps: i64,
+) -> IntradayResult {
+    let s = &m.intraday;
+    let step = clock.cadence * 60;
+    let mut state: BTreeMap<u32, Contributor> = BTreeMap::new();
+    let mut out = IntradayResult::default();
+    // Observations before the first stamp's interval only warm the state up if they
+    // fall in it; the cursor starts at the first one inside (start - step, ...].
+    let mut i = obs.partition_point(|o| o.at <= start);
+    for k in 1..=stamps {
+        let t = start + k * step;
+        let mut prints: BTreeMap<u32, (Vec<f64>, f64)> = BTreeMap::new();
+        while i < obs.len() && obs[i].at <= t {
+            let o = obs[i];
+            let e = prints
+                .entry(o.contributor)
+                .or_insert_with(|| (Vec::new(), o.price));
+            e.0.push(o.price);
+            e.1 = o.price;
+            i += 1;
+        }
+        let prints: BTreeMap<u32, f64> = prints
+            .into_iter()
+            .map(|(c, (mut v, last))| (c, reduce(&mut v, s.per_contributor, last)))
+            .collect();
+        let statuses = screen(s.screen.as_ref(), &prints, &state);
+        for (&c, &p) in &prints {
+            if statuses.get(&c) != Some(&"observed") {
+                continue;
+            }
+            let st = state.entry(c).or_default();
+            st.vote = Some(match (st.vote, st.last_accepted_at) {
+                (Some(v), Some(at)) if clock.tau > 0 => {
+                    let dt = (t - at) as f64 / 60.0;
+                    v + (1.0 - (-dt / clock.tau as f64).exp()) * (p - v)
+                }
+                _ => p,
+            });
+            st.last_accepted_at = Some(t);
+            st.last_accepted = Some(p);
+            if let Some(sc) = &s.screen {
+                st.history.push_back(p);
+                while st.history.len() > sc.history {
+                    st.history.pop_front();
+                }
+            }
+            if let Some(sv) = &s.sigma_votes {
+                st.dated.push_back((t, p));
+                let oldest = t - i64::from(sv.days) * 86_400;
+                while st.dated.front().is_some_and(|(at, _)| *at <= oldest) {
+                    st.dated.pop_front();
+                }
+            }
+        }
+        let (fixing, receipts) = value_at(m, clock, grade, names, t, &prints, &statuses, &state);
+        out.fixings.push(fixing);
+        if s.publish_receipts {
+            out.receipts.extend(receipts);
+        }
+    }
+    out
+}
+
+/// Each printing contributor's status at this stamp: `observed` (accepted),
+/// `rejected_jump` or `rejected_sigma`.
+fn screen(
+    sc: Option<&Screen>,
+    prints: &BTreeMap<u32, f64>,
+    state: &BTreeMap<u32, Contributor>,
+) -> BTreeMap<u32, &'static str> {
+    let Some(sc) = sc else {
+        return prints.keys().map(|c| (*c, "observed")).collect();
+    };
+    let moves: BTreeMap<u32, f64> = prints
+        .iter()
+        .filter_map(|(c, p)| {
+            let prev = state.get(c)?.last_accepted?;
+            Some((*c, p / prev - 1.0))
+        })
+        .collect();
+    prints
+        .iter()
+        .map(|(c, p)| {
+            let st = state.get(c);
+            let status = match moves.get(c) {
+                Some(mv) if mv.abs() > sc.jump => {
+                    let with = moves
+                        .iter()
+                        .filter(|(o, x)| *o != c && x.abs() > sc.jump && x.signum() == mv.signum())
+                        .count();
+                    if with >= sc.corroborating {
+                        "observed"
+                    } else {
+                        "rejected_jump"
+                    }
+                }
+                _ => match st.filter(|st| st.history.len() >= sc.warm_up.max(2)) {
+                    Some(st) => {
+                        let (mean, sd) = mean_sd(st.history.iter().copied()).unwrap_or((*p, 0.0));
+                        let sigma = (sd / mean).max(sc.sigma_floor);
+                        if (p - mean).abs() > sc.k_sigma * sigma * mean {
+                            "rejected_sigma"
+                        } else {
+                            "observed"
+                        }
+                    }
+                    None => "observed",
+                },
+            };
+            (*c, status)
+        })
+        .collect()
+}
+
+/// Normalizes `w`, raises each to `floor` and caps each at `cap`, sharing what is
+/// moved in proportion among the others; `false` when the cap cannot hold.
+pub fn floor_and_cap(w: &mut [f64], floor: f64, cap: f64) -> bool {
+    let n = w.len() as f64;
+    let total: f64 = w.iter().sum();
+    if w.is_empty() || total <= 0.0 {
+        return true;
+    }
+    w.iter_mut().for_each(|x| *x /= total);
+    if cap * n < 1.0 - 1e-12 || floor * n > 1.0 + 1e-12 {
+        w.iter_mut().for_each(|x| *x = 1.0 / n);
+        return cap * n >= 1.0 - 1e-12;
+    }
+    for _ in 0..w.len() + 1 {
+        let mut moved = false;
+        // Raise to the floor, taking the shortfall from those above it.
+        let short: f64 = w.iter().map(|x| (floor - x).max(0.0)).sum();
+        if short > 1e-15 {
+            let above: f64 = w.iter().filter(|x| **x > floor).map(|x| x - floor).sum();
+            for x in w.iter_mut() {
+                if *x < floor {
+                    *x = floor;
+                } else if above > 0.0 {
+                    *x -= short * (*x - floor) / above;
+                }
+            }
+            moved = true;
+        }
+        // Cap, sharing the excess among those below the cap.
+        let excess: f64 = w.iter().map(|x| (x - cap).max(0.0)).sum();
+        if excess > 1e-15 {
+            let below: f64 = w.iter().filter(|x| **x < cap).sum();
+            for x in w.iter_mut() {
+                if *x > cap {
+                    *x = cap;
+                } else if below > 0.0 {
+                    *x += excess * *x / below;
+                }
+            }
+            moved = true;
+        }
+        if !moved {
+            break;
+        }
+    }
+    true
+}
+
+/// Weighted mean of `(value, weight)` after cutting `trim` of the weight from each
+/// side, a fractional weight at each cut.
+pub fn trimmed_weighted_mean(votes: &mut [(f64, f64)], trim: f64) -> Option<f64> {
+    votes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = votes.iter().map(|v| v.1).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let (lo, hi) = (trim * total, (1.0 - trim) * total);
+    let (mut acc, mut sum, mut kept) = (0.0, 0.0, 0.0);
+    for &(v, w) in votes.iter() {
+        let (a, b) = (acc, acc + w);
+        let part = (b.min(hi) - a.max(lo)).max(0.0);
+        sum += v * part;
+        kept += part;
+        acc = b;
+    }
+    (kept > 0.0).then(|| sum / kept)
+}
+
+/// `x` rounded half-even to `decimals` places; a tie is a remainder within 1e-9 of
+/// a half (binary noise).
+pub fn round_half_even(x: f64, decimals: u32) -> f64 {
+    let p = 10f64.powi(decimals as i32);
+    let y = x * p;
+    let f = y.floor();
+    let r = if ((y - f) - 0.5).abs() < 1e-9 {
+        if f % 2.0 == 0.0 {
+            f
+        } else {
+            f + 1.0
+        }
+    } else {
+        y.round()
+    };
+    let v = r / p;
+    if v == 0.0 {
+        0.0
+    } else {
+        v
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn value_at(
+    m: &IntradayMethodology,
+    clock: Clock,
+    grade: &str,
+    names: &[String],
+    t: i64,
+    prints: &BTreeMap<u32, f64>,
+    statuses: &BTreeMap<u32, &'static str>,
+    state: &BTreeMap<u32, Contributor>,
+) -> (IntradayFixing, Vec<Receipt>) {
+    let s = &m.intraday;
+    let fixed_at = DateTime::<Utc>::from_timestamp(t, 0).unwrap_or_default();
+    let date = fixed_at.date_naive()
+        - if t % 86_400 == 0 {
+            Days::new(1)
+        } else {
+            Days::new(0)
+        };
+    let mut flags = Vec::new();
+    let mut receipts = Vec::new();
+    let mut voters: Vec<(u32, f64, f64, &'static str)> = Vec::new();
+    let mut observed = 0;
+    let mut carried = 0;
+    for (&c, st) in state {
+        let (Some(vote), Some(at)) = (st.vote, st.last_accepted_at) else {
+            continue;
+        };
+        if t - at > clock.max_carry * 60 {
+            continue;
+        }
+        let printed = statuses.get(&c).copied();
+        let status = match printed {
+            Some("observed") => "observed",
+            Some(rejected) => rejected,
+            None if t - at < clock.window * 60 => "observed",
+            None => "carried",
+        };
+        let base = match (&s.weights, &m.weights_table) {
+            (Some(_), Some(table)) => table.weight(&names[c as usize], date),
+            _ => Some(1.0),
+        };
+        let Some(base) = base else {
+            receipts.push(Receipt {
+                fixed_at,
+                grade: grade.into(),
+                contributor: names[c as usize].clone(),
+                print: prints.get(&c).copied(),
+                vote: Some(vote),
+                sigma: None,
+                weight: 0.0,
+                status: "no_weight",
+            });
+            continue;
+        };
+        if status == "observed" {
+            observed += 1;
+        } else {
+            carried += 1;
+        }
+        voters.push((c, vote, base, status));
+    }
+    let rejected = statuses.values().filter(|s| **s != "observed").count();
+    let mut weights: Vec<f64> = voters.iter().map(|v| v.2).collect();
+    if let Some(w) = &s.weights {
+        if !floor_and_cap(&mut weights, w.floor, w.cap) {
+            flags.push("cap_not_held");
+        }
+    } else {
+        floor_and_cap(&mut weights, 0.0, 1.0);
+    }
+    let mut votes = Vec::new();
+    for ((c, vote, _, status), w) in voters.iter().zip(&weights) {
+        let sigma = s.sigma_votes.as_ref().map(|sv| {
+            let st = &state[c];
+            mean_sd(st.dated.iter().map(|x| x.1))
+                .map_or(sv.floor, |(mean, sd)| (sd / mean).max(sv.floor))
+        });
+        match sigma {
+            Some(sg) => {
+                for v in [*vote, vote * (1.0 + sg), vote * (1.0 - sg)] {
+                    votes.push((v, w / 3.0));
+                }
+            }
+            None => votes.push((*vote, *w)),
+        }
+        receipts.push(Receipt {
+            fixed_at,
+            grade: grade.into(),
+            contributor: names[*c as usize].clone(),
+            print: prints.get(c).copied(),
+            vote: Some(*vote),
+            sigma,
+            weight: *w,
+            status,
+        });
+    }
+    let value = if observed < s.min_panel {
+        flags.push("thin_panel");
+        None
+    } else {
+        trimmed_weighted_mean(&mut votes, s.trim).map(|v| round_half_even(v, s.decimals))
+    };
+    if carried > 0 {
+        flags.push("carried_votes");
+    }
+    (
+        IntradayFixing {
+            date,
+            fixed_at,
+            grade: grade.into(),
+            value,
+            n_contributors: voters.len(),
+            n_observed: observed,
+            n_carried: carried,
+            n_rejected: rejected,
+            flags: flags.join(";"),
+        },
+        receipts,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_cadences() {
+        assert_eq!(parse_minutes("15m"), Ok(15));
+        assert_eq!(parse_minutes("1h"), Ok(60));
+        assert_eq!(parse_minutes("7d"), Ok(7 * 1440));
+        for bad in ["15", "m", "1.5h", "-1h", "1w"] {
+            assert!(parse_minutes(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn half_even_rounding_by_hand() {
+        // 2.0000005 is a tie at 6 places: the even neighbour 2.000000; 2.0000015 ->
+        // 2.000002; 2.0000016 -> 2.000002 (not a tie).
+        assert_eq!(round_half_even(2.0000005, 6), 2.0);
+        assert_eq!(round_half_even(2.0000015, 6), 2.000002);
+        assert_eq!(round_half_even(2.0000016, 6), 2.000002);
+        assert_eq!(round_half_even(2.5, 0), 2.0);
+        assert_eq!(round_half_even(3.5, 0), 4.0);
+    }
+
+    #[test]
+    fn a_trimmed_weighted_mean_cuts_fractional_weights() {
+        // Six equal votes 1..6, trim 1/6 from each side: drop 1 and 6, mean of 2..5 = 3.5.
+        let mut v: Vec<(f64, f64)> = (1..=6).map(|x| (x as f64, 1.0)).collect();
+        assert!((trimmed_weighted_mean(&mut v, 1.0 / 6.0).unwrap() - 3.5).abs() < 1e-12);
+        // Votes 1 (w 1), 2 (w 1), 10 (w 2), trim 0.25 of 4: cut 1 from the bottom
+        // (the whole vote at 1) and 1 from the top (half of 10's): (2 + 10) / 2 = 6.
+        let mut v = vec![(10.0, 2.0), (1.0, 1.0), (2.0, 1.0)];
+        assert!((trimmed_weighted_mean(&mut v, 0.25).unwrap() - 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn weights_floored_and_capped_with_the_excess_shared() {
+        // 0.6, 0.2, 0.1, 0.1 capped at 0.4: 0.2 excess shared 2:1:1 over the others ->
+        // 0.4, 0.3, 0.15, 0.15.
+        let mut w = vec![0.6, 0.2, 0.1, 0.1];
+        assert!(floor_and_cap(&mut w, 0.0, 0.4));
+        for (a, b) in w.iter().zip([0.4, 0.3, 0.15, 0.15]) {
+            assert!((a - b).abs() < 1e-12, "{w:?}");
+        }
+        // A floor of 0.2 on 0.7, 0.25, 0.05: 0.15 short, taken from those above the
+        // floor in proportion to (0.5, 0.05): 0.7 - 0.136364, 0.25 - 0.013636, 0.2.
+        let mut w = vec![0.7, 0.25, 0.05];
+        assert!(floor_and_cap(&mut w, 0.2, 1.0));
+        assert!((w[2] - 0.2).abs() < 1e-12 && (w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!((w[0] - (0.7 - 0.15 * 0.5 / 0.55)).abs() < 1e-12, "{w:?}");
+        // Three voters cannot hold a 30% cap.
+        let mut w = vec![1.0, 1.0, 1.0];
+        assert!(!floor_and_cap(&mut w, 0.0, 0.3));
+    }
+}
+
+/// The intraday fixings as a table ([`INTRADAY_COLUMNS`]).
+pub fn intraday_table(r: &IntradayResult, m: &IntradayMethodology) -> rentix_table::Table {
+    use rentix_table::{Col, Table};
+    let f = &r.fixings;
+    let text =
+        |g: &dyn Fn(&IntradayFixing) -> String| Col::Str(f.iter().map(|x| Some(g(x))).collect());
+    let int = |g: &dyn Fn(&IntradayFixing) -> usize| {
+        Col::I64(f.iter().map(|x| Some(g(x) as i64)).collect())
+    };
+    let mut t = Table::new();
+    // Typed: a Parquet DATE and TIMESTAMP(UTC), YYYY-MM-DD and RFC 3339 in CSV.
+    t.push(
+        "date",
+        Col::Date(
+            f.iter()
+                .map(|x| Some(rentix_table::epoch_days(x.date)))
+                .collect(),
+        ),
+    );
+    t.push(
+        "fixed_at",
+        Col::Timestamp(
+            f.iter()
+                .map(|x| Some(rentix_table::micros(x.fixed_at)))
+                .collect(),
+        ),
+    );
+    t.push("grade", text(&|x| x.grade.clone()));
+    t.push("value", Col::F64(f.iter().map(|x| x.value).collect()));
+    t.push("method", text(&|_| "intraday".into()));
+    t.push("n_contributors", int(&|x| x.n_contributors));
+    t.push("n_observed", int(&|x| x.n_observed));
+    t.push("n_carried", int(&|x| x.n_carried));
+    t.push("n_rejected", int(&|x| x.n_rejected));
+    t.push(
+        "sufficient",
+        Col::Bool(f.iter().map(|x| Some(x.value.is_some())).collect()),
+    );
+    t.push("flags", text(&|x| x.flags.clone()));
+    t.push("methodology_version", text(&|_| m.version.clone()));
+    t
+}
+
+/// What each contributor contributed at each stamp (`<stem>_receipts`).
+pub fn receipts_table(r: &IntradayResult) -> rentix_table::Table {
+    use rentix_table::{Col, Table};
+    let v = &r.receipts;
+    let text = |g: &dyn Fn(&Receipt) -> String| Col::Str(v.iter().map(|x| Some(g(x))).collect());
+    let mut t = Table::new();
+    t.push(
+        "fixed_at",
+        Col::Timestamp(
+            v.iter()
+                .map(|x| Some(rentix_table::micros(x.fixed_at)))
+                .collect(),
+        ),
+    );
+    t.push("grade", text(&|x| x.grade.clone()));
+    t.push("contributor", text(&|x| x.contributor.clone()));
+    t.push("print", Col::F64(v.iter().map(|x| x.print).collect()));
+    t.push("vote", Col::F64(v.iter().map(|x| x.vote).collect()));
+    t.push("sigma", Col::F64(v.iter().map(|x| x.sigma).collect()));
+    t.push(
+        "weight",
+        Col::F64(v.iter().map(|x| Some(x.weight)).collect()),
+    );
+    t.push("status", text(&|x| x.status.to_string()));
+    t
+}
+
+#[cfg(test)]
+mod stamp_tests {
+    use super::*;
+
+    const BASE: &str = r#"
+version = "t"
+[calendar]
+cadence = "15m"
+[grades]
+patterns = ["*/*/*"]
+[intraday]
+kinds = ["listing"]
+per_contributor = "lowest"
+window = "1h"
+max_carry = "1h"
+min_panel = 3
+decimals = 6
+publish_receipts = true
+"#;
+
+    fn method(extra: &str) -> IntradayMethodology {
+        IntradayMethodology::from_toml(&format!("{BASE}{extra}"), Path::new("t.toml")).unwrap()
+    }
+
+    /// `prints[k]` are the (contributor, price) of stamp k + 1 of 2025-06-01, each
+    /// seen 5 minutes before the stamp.
+    fn run(m: &IntradayMethodology, prints: &[Vec<(u32, f64)>]) -> IntradayResult {
+        let day = NaiveDate::from_ymd_opt(2025, 6, 1).unwrap();
+        let start = day.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
+        let mut obs = Vec::new();
+        for (k, stamp) in prints.iter().enumerate() {
+            for &(c, price) in stamp {
+                let at = start + (k as i64 + 1) * 900 - 300;
+                obs.push(IntradayObs {
+                    at,
+                    price,
+                    contributor: c,
+                });
+            }
+        }
+        let input = IntradayInput {
+            grades: BTreeMap::from([("g".to_string(), obs)]),
+            contributors: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+        };
+        fix_intraday(m, &input, day, day).unwrap()
+    }
+
+    #[test]
+    fn screens_reject_a_spike_and_a_lone_jump_and_pass_a_corroborated_one() {
+        let m = method(
+            "[intraday.screen]\nhistory = 5\nwarm_up = 3\nk_sigma = 3.0\nsigma_floor = 0.03\njump = 0.25\ncorroborating = 2\n",
+        );
+        let calm = vec![(0, 2.00), (1, 2.02), (2, 1.98), (3, 2.00)];
+        let mut p = vec![calm.clone(); 4];
+        // Stamp 5: a's 2.20 is 10% up (no jump) but more than 3 x 3% (the floor: its
+        // history never moved) from its mean 2.00: rejected, its 2.00 carried.
+        // (2.00 + 2.02 + 1.98 + 2.00) / 4 = 2.00, three observed, one carried.
+        p.push(vec![(0, 2.20), (1, 2.02), (2, 1.98), (3, 2.00)]);
+        // Stamp 6: a, b, c up 30% together: each jump has two corroborating, so all
+        // pass (the sigma screen is not asked): (2.6 + 2.626 + 2.574 + 2.0) / 4 = 2.45.
+        let up = vec![(0, 2.6), (1, 2.626), (2, 2.574), (3, 2.00)];
+        p.push(up);
+        // Stamp 7: d alone up 30%: no one corroborates, rejected, 2.00 carried: 2.45.
+        p.push(vec![(0, 2.6), (1, 2.626), (2, 2.574), (3, 2.6)]);
+        let r = run(&m, &p);
+        let f = &r.fixings;
+        assert_eq!(f.len(), 96, "a stamp every 15 minutes");
+        assert_eq!(f[3].value, Some(2.0));
+        assert_eq!(
+            (f[4].value, f[4].n_observed, f[4].n_carried, f[4].n_rejected),
+            (Some(2.0), 3, 1, 1)
+        );
+        assert_eq!((f[5].value, f[5].n_rejected), (Some(2.45), 0));
+        assert_eq!((f[6].value, f[6].n_rejected), (Some(2.45), 1));
+        let status = |k: usize, who: &str| {
+            let t = f[k].fixed_at;
+            r.receipts
+                .iter()
+                .find(|x| x.fixed_at == t && x.contributor == who)
+                .unwrap()
+                .status
+        };
+        assert_eq!(status(4, "a"), "rejected_sigma");
+        assert_eq!(status(5, "a"), "observed");
+        assert_eq!(status(6, "d"), "rejected_jump");
+        // No prints after stamp 7: a print under an hour old is still observed (the
+        // window), so stamp 8 keeps its value; at stamp 11 a, b and c's prints are an
+        // hour old: carried, no panel, no value (d's, from stamp 6, is past
+        // max_carry); from stamp 12 nobody votes.
+        assert_eq!(
+            (f[7].value, f[7].n_observed),
+            (Some(2.45), 4),
+            "inside the 1h window"
+        );
+        assert!(
+            f[10].value.is_none() && f[10].flags.contains("thin_panel"),
+            "{:?}",
+            f[10]
+        );
+        assert_eq!((f[10].n_carried, f[10].n_observed), (3, 0));
+        assert_eq!(f[11].n_contributors, 0, "past max_carry");
+        assert_eq!(f[0].date.to_string(), "2025-06-01");
+        assert_eq!(f[95].date.to_string(), "2025-06-01", "24:00 closes the day");
+        assert_eq!(f[95].fixed_at.to_rfc3339(), "2025-06-02T00:00:00+00:00");
+    }
+
+    #[test]
+    fn an_ewma_vote_moves_a_share_of_the_way() {
+        // tau = 1h, prints 2.0 then 3.0 fifteen minutes later: 2 + (1 - e^-0.25) x 1
+        // = 2.221199 (e^-0.25 = 0.7788008).
+        let m = IntradayMethodology::from_toml(
+            &format!("{BASE}vote_ewma = \"1h\"\n").replace("min_panel = 3", "min_panel = 1"),
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let r = run(&m, &[vec![(0, 2.0)], vec![(0, 3.0)]]);
+        assert_eq!(r.fixings[0].value, Some(2.0));
+        assert_eq!(r.fixings[1].value, Some(2.221199));
+    }
+
+    #[test]
+    fn sigma_votes_and_weights_from_a_file() {
+        // Weights: a 3, b 1 (c unweighted: it does not vote). Capped at 0.6: 0.75 ->
+        // 0.6, b 0.4. Prices a 2.0, b 3.0: 0.6 x 2 + 0.4 x 3 = 2.4. Sigma votes at the
+        // 3% floor are symmetric, so the mean is unchanged.
+        let mut w = WeightTable::default();
+        let d = NaiveDate::from_ymd_opt(2025, 1, 1).unwrap();
+        w.insert("a", d, 3.0);
+        w.insert("b", d, 1.0);
+        let m = IntradayMethodology::from_toml(
+            &format!(
+                "{}[intraday.sigma_votes]\ndays = 90\nfloor = 0.03\n[intraday.weights]\nfloor = 0.0\ncap = 0.6\n",
+                BASE.replace("min_panel = 3", "min_panel = 2")
+            ),
+            Path::new("t.toml"),
+        )
+        .unwrap()
+        .with_weights(w);
+        let r = run(&m, &[vec![(0, 2.0), (1, 3.0), (2, 9.0)]]);
+        assert_eq!(r.fixings[0].value, Some(2.4));
+        assert_eq!(r.fixings[0].n_contributors, 2);
+        let c = r.receipts.iter().find(|x| x.contributor == "c").unwrap();
+        assert_eq!(c.status, "no_weight");
+    }
+
+    #[test]
+    fn a_daily_cadence_or_a_bad_one_is_not_intraday() {
+        assert_eq!(
+            IntradayMethodology::cadence_of("[calendar]\ncadence = \"1d\"\n"),
+            None
+        );
+        assert_eq!(
+            IntradayMethodology::cadence_of("[calendar]\ncutoff = \"24:00\"\n"),
+            None
+        );
+        assert_eq!(
+            IntradayMethodology::cadence_of("[calendar]\ncadence = \"15m\"\n").as_deref(),
+            Some("15m")
+        );
+        for bad in ["7m", "1d", "25h", "0m"] {
+            let e = IntradayMethodology::from_toml(
+                &BASE.replace("\"15m\"", &format!("\"{bad}\"")),
+                Path::new("t.toml"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("cadence") || e.contains("window"), "{bad}: {e}");
+        }
+    }
+}
