@@ -1127,3 +1127,93 @@ fn a_backtest_without_a_perp_writes_what_it_wrote_before() {
         &["bad_perp.toml", "rebalance_days = 40"],
     );
 }
+
+#[test]
+fn an_hourly_index_settles_on_its_stamps_and_hedges_a_rent_at_its_daily_means() {
+    // The daily index of `index_file`, published hourly with an intraday wave
+    // (+/- 1% over the day, in 4 decimals), as an intraday fixings file. A rent every
+    // day at that day's mean of the stamps; the contract averages every stamp of the
+    // month (1e-9 tick): futures and perp hedge it whole.
+    let dir = tempfile::tempdir().unwrap();
+    let (daily, _) = index_file(dir.path());
+    let mut text = String::from(
+        "date,fixed_at,grade,value,method,n_contributors,n_observed,n_carried,n_rejected,sufficient,flags,methodology_version\n",
+    );
+    let mut rent = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
+    for r in rows(&daily) {
+        let day = d(&r["date"]);
+        let v: f64 = r["value"].parse().unwrap();
+        let mut sum = 0.0;
+        for h in 1..=24u32 {
+            let x = ((v * (1.0 + 0.01 * (f64::from(h) * 0.2618).sin())) * 1e4).round() / 1e4;
+            sum += x;
+            let at = if h == 24 {
+                format!("{}T00:00:00Z", day + Days::new(1))
+            } else {
+                format!("{day}T{h:02}:00:00Z")
+            };
+            text.push_str(&format!(
+                "{day},{at},{GRADE},{x},intraday,6,6,0,0,true,,h-1\n"
+            ));
+        }
+        if day >= d("2024-01-01") {
+            let days =
+                (day.with_day(1).unwrap() + Months::new(1) - day.with_day(1).unwrap()).num_days();
+            rent.push_str(&format!(
+                "{day},{},{},{},pay\n",
+                day + Days::new(1),
+                sum / 24.0,
+                MONTHLY_GPU_HOURS / days as f64
+            ));
+        }
+    }
+    let index = dir.path().join("hourly.csv");
+    std::fs::write(&index, text).unwrap();
+    let rent_path = dir.path().join("rent.csv");
+    std::fs::write(&rent_path, rent).unwrap();
+    let contract = contract_edited(
+        dir.path(),
+        &[("tick", "0.000000001"), ("lookback_days", "1")],
+        "hourly",
+    );
+    let (s, periods) = backtest(
+        &index,
+        &rent_path,
+        &dir.path().join("bt"),
+        &[
+            "--contract",
+            p(&contract),
+            "--perp",
+            "h100-sxm-80gb-bare-metal-perp",
+        ],
+    );
+    assert!(s["periods"].as_u64().unwrap() >= 22, "{}", s["periods"]);
+    for st in ["one-to-one", "walk-forward"] {
+        let e = s["strategies"][st]["effectiveness"].as_f64().unwrap();
+        assert!((e - 1.0).abs() < 1e-9, "futures {st}: {e}");
+        let e = s["perp"]["strategies"][st]["effectiveness"]
+            .as_f64()
+            .unwrap();
+        assert!((e - 1.0).abs() < 1e-9, "perp {st}: {e}");
+    }
+    // Each month's settlement is the mean of its 24 x D stamps.
+    let hourly = rows(&index);
+    for r in periods
+        .iter()
+        .filter(|r| r["instrument"] == "futures" && r["strategy"] == "one-to-one")
+        .take(3)
+    {
+        let m = &r["period_start"][..7];
+        let v: Vec<f64> = hourly
+            .iter()
+            .filter(|h| h["date"].starts_with(m))
+            .map(|h| h["value"].parse().unwrap())
+            .collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        assert!(
+            (num(r, "settlement") - mean).abs() < 1e-8,
+            "{m}: {} vs {mean}",
+            r["settlement"]
+        );
+    }
+}

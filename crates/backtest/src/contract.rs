@@ -2,7 +2,7 @@
 
 use crate::error::BacktestError;
 use crate::settlement_rule::{classify, coverage_of, fill_value, CoverageRule, SettlementStatus};
-use crate::underlying::Underlying;
+use crate::underlying::{Stamps, Underlying};
 use chrono::{Datelike, Months, NaiveDate};
 use rentix_core::{DateSeries, DayRule, Grade};
 use serde::{Deserialize, Serialize};
@@ -337,6 +337,9 @@ impl ContractSpec {
         index: &Underlying,
         month: NaiveDate,
     ) -> Result<SettlementOutcome, String> {
+        if let Some(stamps) = &index.stamps {
+            return self.settle_stamps(stamps, month);
+        }
         let used = self.settlement_fixings(index, month)?;
         let days = self.settlement_days_of(month)?;
         let flags: Vec<bool> = days
@@ -447,6 +450,145 @@ impl ContractSpec {
         Ok(outcome(status, Some(mean), reason))
     }
 
+    /// The settlement of an intraday index: the mean of the stamps of the month's
+    /// settlement days (the last stamp for `final`, the last `last_n` for
+    /// `last-n-average`), under the coverage rule counted in stamps: coverage is the
+    /// share of those stamps with a value, the longest gap the longest run without
+    /// one as a share of them, and a gap stamp is filled as `gap_fill` says (`carry`:
+    /// the last value published, a prediction market's rule). Without a
+    /// `[coverage]` table a month needs `min_settlement_fixings` valued stamps. No
+    /// stamp valued in the month: the last value before its end when
+    /// `last_published_fallback`, else a determination.
+    fn settle_stamps(&self, st: &Stamps, month: NaiveDate) -> Result<SettlementOutcome, String> {
+        let per_day = (86_400 / st.step.max(1)).max(1);
+        let mut expected: Vec<i64> = Vec::new();
+        for d in self.settlement_days_of_all(month)? {
+            let start = d
+                .and_hms_opt(0, 0, 0)
+                .ok_or("bad date")?
+                .and_utc()
+                .timestamp();
+            expected.extend((1..=per_day).map(|k| start + k * st.step));
+        }
+        let keep = match self.settlement {
+            Settlement::MonthlyAverage => expected.len(),
+            Settlement::Final => 1,
+            Settlement::LastNAverage => self.last_n,
+        };
+        let expected = &expected[expected.len().saturating_sub(keep)..];
+        let flags: Vec<bool> = expected.iter().map(|t| st.values.contains_key(t)).collect();
+        let (coverage, longest_gap) = coverage_of(&flags);
+        let outcome = |status, value: Option<f64>, reason: String| SettlementOutcome {
+            status,
+            value: value.map(|v| self.to_tick(v)),
+            coverage,
+            longest_gap,
+            reason,
+        };
+        let valued = flags.iter().filter(|f| **f).count();
+        let end = expected.last().copied().unwrap_or(0);
+        if valued == 0 {
+            if let Some((t, v)) = self
+                .last_published_fallback
+                .then(|| st.values.range(..=end).next_back())
+                .flatten()
+            {
+                let when =
+                    chrono::DateTime::<chrono::Utc>::from_timestamp(*t, 0).unwrap_or_default();
+                return Ok(outcome(
+                    SettlementStatus::Settled,
+                    Some(*v),
+                    format!(
+                        "no stamp published in the month: settled on the last value published, {}",
+                        when.to_rfc3339()
+                    ),
+                ));
+            }
+            return Ok(outcome(
+                SettlementStatus::Determination,
+                None,
+                format!(
+                    "no stamp of {} published on a settlement day",
+                    self.underlying
+                ),
+            ));
+        }
+        let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+        let Some(rule) = &self.coverage else {
+            let needed = self.min_settlement_fixings.min(expected.len());
+            if valued < needed {
+                return Ok(outcome(
+                    SettlementStatus::Determination,
+                    None,
+                    format!("not settled: {valued} of the {} stamps have a value; min_settlement_fixings needs {needed}", expected.len()),
+                ));
+            }
+            let mean = expected
+                .iter()
+                .filter_map(|t| st.values.get(t))
+                .sum::<f64>()
+                / valued as f64;
+            return Ok(outcome(
+                SettlementStatus::Settled,
+                Some(mean),
+                String::new(),
+            ));
+        };
+        let status = classify(rule, coverage, longest_gap);
+        if status == SettlementStatus::Determination {
+            return Ok(outcome(
+                status,
+                None,
+                format!(
+                    "to determination: {} of the stamps published (review needs {}), longest gap {}",
+                    pct(coverage),
+                    pct(rule.review_at),
+                    pct(longest_gap)
+                ),
+            ));
+        }
+        let mut values = Vec::with_capacity(expected.len());
+        for t in expected {
+            if let Some(v) = st.values.get(t) {
+                values.push(*v);
+                continue;
+            }
+            let mut before: Vec<f64> = st
+                .values
+                .range(..*t)
+                .rev()
+                .take(rule.gap_fill_n)
+                .map(|(_, v)| *v)
+                .collect();
+            before.reverse();
+            values.extend(fill_value(rule.gap_fill, rule.gap_fill_n, &before));
+        }
+        let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+        let reason = match status {
+            SettlementStatus::Review => format!(
+                "in review: {} of the stamps published (settling needs {} with gaps of at most {}), longest gap {}",
+                pct(coverage),
+                pct(rule.settle_at),
+                pct(rule.max_gap_share),
+                pct(longest_gap)
+            ),
+            _ => String::new(),
+        };
+        Ok(outcome(status, Some(mean), reason))
+    }
+
+    /// Every day of `month` the contract counts.
+    fn settlement_days_of_all(&self, month: NaiveDate) -> Result<Vec<NaiveDate>, String> {
+        let rule = self.day_rule()?;
+        let start = month_start(month);
+        let next = start + Months::new(1);
+        Ok(start
+            .iter_days()
+            .take_while(|d| *d < next)
+            .filter(|d| rule.counts(*d))
+            .collect())
+    }
+
     /// The tail of a month's settlement days (or fixings) the rule averages: all of
     /// them (monthly average), the last one (final) or the last `last_n`.
     fn kept<'a, T>(&self, days: &'a [T]) -> &'a [T] {
@@ -481,6 +623,7 @@ pub fn month_start(d: NaiveDate) -> NaiveDate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn d(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
@@ -657,6 +800,90 @@ mod tests {
         assert!(ContractSpec::from_toml(&format!("{good}\n"), p).is_ok());
         assert!(
             ContractSpec::from_toml(&good.replace("[entry]", "[entry]\npremium = nan"), p).is_err()
+        );
+    }
+
+    /// June 2025 hourly (720 stamps): 2.00 everywhere but the 24 stamps of the 15th
+    /// at 2.72, less the stamps `missing` (indices into the month's stamps).
+    fn hourly_june(missing: &[usize]) -> Underlying {
+        let start = d("2025-06-01")
+            .and_hms_opt(0, 0, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp();
+        let mut values = BTreeMap::new();
+        for k in 0..720usize {
+            if missing.contains(&k) {
+                continue;
+            }
+            let v = if k / 24 == 14 { 2.72 } else { 2.0 };
+            values.insert(start + (k as i64 + 1) * 3600, v);
+        }
+        let mut u = Underlying::from_series(
+            "g",
+            DateSeries::from_points([(d("2025-06-01"), 2.0)]).unwrap(),
+        );
+        u.stamps = Some(Stamps { step: 3600, values });
+        u
+    }
+
+    #[test]
+    fn an_intraday_index_settles_on_the_mean_of_its_stamps_counted_in_stamps() {
+        use crate::settlement_rule::SettlementStatus as S;
+        let good = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+        let c = ContractSpec::from_toml(
+            &format!(
+                "{good}\n[coverage]\nsettle_at = 0.98\nreview_at = 0.9\ngap_fill = \"carry\"\n"
+            ),
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        let june = d("2025-06-10");
+        // Every stamp: (696 x 2.00 + 24 x 2.72) / 720 = 2 + 24 x 0.72 / 720 = 2.024.
+        let o = c.settle_outcome(&hourly_june(&[]), june).unwrap();
+        assert_eq!(
+            (o.status, o.value, o.coverage),
+            (S::Settled, Some(2.024), 1.0)
+        );
+        // Ten stamps missing here and there (98.6%), each carried from the hour
+        // before: the same 2.024. Stamp 336 (the 15th's first) carries 2.00, not 2.72.
+        let o = c
+            .settle_outcome(
+                &hourly_june(&[3, 50, 100, 200, 300, 400, 500, 600, 650, 700]),
+                june,
+            )
+            .unwrap();
+        assert_eq!((o.status, o.value), (S::Settled, Some(2.024)));
+        let o = c.settle_outcome(&hourly_june(&[336]), june).unwrap();
+        // 2.024 - 0.72 / 720 = 2.023.
+        assert_eq!((o.status, o.value), (S::Settled, Some(2.023)));
+        // Fifteen hours in a row (2.08% of the month, coverage 97.9%): review, the
+        // value still computed.
+        let gap: Vec<usize> = (100..115).collect();
+        let o = c.settle_outcome(&hourly_june(&gap), june).unwrap();
+        assert_eq!((o.status, o.value), (S::Review, Some(2.024)));
+        assert!(o.reason.contains("stamps"), "{}", o.reason);
+        // Eighty hours missing (88.9%): determination, no number.
+        let gap: Vec<usize> = (0..80).map(|k| k * 9).collect();
+        let o = c.settle_outcome(&hourly_june(&gap), june).unwrap();
+        assert_eq!((o.status, o.value), (S::Determination, None));
+        // A final-fixing contract settles on the month's last stamp (24:00 on the 30th).
+        let mut f = c.clone();
+        f.settlement = Settlement::Final;
+        assert_eq!(f.settle(&hourly_june(&[]), june), Ok(2.0));
+        // Nothing published in July: the last value published when the contract says so.
+        let mut fb = c.clone();
+        fb.last_published_fallback = true;
+        let o = fb
+            .settle_outcome(&hourly_june(&[]), d("2025-07-10"))
+            .unwrap();
+        assert_eq!((o.status, o.value), (S::Settled, Some(2.0)));
+        assert!(o.reason.contains("last value published"));
+        assert_eq!(
+            c.settle_outcome(&hourly_june(&[]), d("2025-07-10"))
+                .unwrap()
+                .status,
+            S::Determination
         );
     }
 }

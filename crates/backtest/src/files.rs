@@ -50,8 +50,14 @@ pub fn backtest_files(
     files: &BacktestFiles,
     config: &BacktestConfig,
 ) -> Result<BacktestResult, BacktestError> {
-    let (fixings, today) = fixings_views(&files.index, files.as_restated)?;
-    let mut series = underlyings(&fixings);
+    let (mut series, today) = if rentix_index::intraday::is_intraday_file(&files.index)? {
+        // An intraday index has no restatement log: published stamps are final.
+        let f = rentix_index::intraday::read_intraday(&files.index)?;
+        (crate::underlying::intraday_underlyings(&f), None)
+    } else {
+        let (fixings, today) = fixings_views(&files.index, files.as_restated)?;
+        (underlyings(&fixings), today)
+    };
     let c = &config.contract;
     let underlying = series
         .remove(&c.underlying)

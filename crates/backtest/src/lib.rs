@@ -64,4 +64,4 @@ pub use strategy::{
 pub use track::{
     track, track_table, TrackOptions, TrackRow, DEFAULT_MIN_PERIODS, DEFAULT_MIN_SUFFICIENT_SHARE,
 };
-pub use underlying::{check_fixings, underlyings, Underlying};
+pub use underlying::{check_fixings, intraday_underlyings, underlyings, Stamps, Underlying};

@@ -7,6 +7,15 @@ use rentix_core::DateSeries;
 use rentix_index::{Fixing, IndexUnit, LEVEL_CARRIED};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// An intraday index's stamps: every value it published, by instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamps {
+    /// Seconds between stamps (the cadence).
+    pub step: i64,
+    /// Valued, sufficient stamps: seconds since the epoch -> value.
+    pub values: BTreeMap<i64, f64>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Underlying {
     /// Grade key or composite name.
@@ -18,6 +27,9 @@ pub struct Underlying {
     /// Rows in the fixings file, and how many were sufficient.
     pub rows: usize,
     pub sufficient_rows: usize,
+    /// For an intraday index: its stamps, which a settlement averages (the daily
+    /// `values` are each day's mean of them, for entry levels and charts).
+    pub stamps: Option<Stamps>,
 }
 
 impl Underlying {
@@ -32,6 +44,7 @@ impl Underlying {
             qualifying,
             rows,
             sufficient_rows: rows,
+            stamps: None,
         }
     }
 
@@ -45,8 +58,13 @@ impl Underlying {
     pub fn scaled(&self, k: f64) -> Self {
         let values = DateSeries::from_points(self.values.iter().map(|(d, v)| (d, v * k)))
             .unwrap_or_default();
+        let stamps = self.stamps.as_ref().map(|s| Stamps {
+            step: s.step,
+            values: s.values.iter().map(|(t, v)| (*t, v * k)).collect(),
+        });
         Self {
             values,
+            stamps,
             ..self.clone()
         }
     }
@@ -99,6 +117,46 @@ pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
         .filter_map(|(name, (u, points))| {
             let values = DateSeries::from_points(points).ok()?;
             Some((name.to_string(), Underlying { values, ..u }))
+        })
+        .collect()
+}
+
+/// Every grade of an intraday fixings file: its stamps, and each day's mean of them
+/// as the daily values (a day qualifies when any of its stamps has a value).
+pub fn intraday_underlyings(
+    fixings: &[rentix_index::intraday::IntradayFixing],
+) -> BTreeMap<String, Underlying> {
+    let mut by: BTreeMap<&str, Vec<&rentix_index::intraday::IntradayFixing>> = BTreeMap::new();
+    for f in fixings {
+        by.entry(f.grade.as_str()).or_default().push(f);
+    }
+    by.into_iter()
+        .filter_map(|(name, mut rows)| {
+            rows.sort_by_key(|f| f.fixed_at);
+            let times: Vec<i64> = rows.iter().map(|f| f.fixed_at.timestamp()).collect();
+            let step = times
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .filter(|d| *d > 0)
+                .min()
+                .unwrap_or(86_400);
+            let mut days: BTreeMap<NaiveDate, (f64, usize)> = BTreeMap::new();
+            let mut values = BTreeMap::new();
+            for f in &rows {
+                if let Some(v) = f.value {
+                    values.insert(f.fixed_at.timestamp(), v);
+                    let e = days.entry(f.date).or_default();
+                    e.0 += v;
+                    e.1 += 1;
+                }
+            }
+            let daily =
+                DateSeries::from_points(days.iter().map(|(d, (s, n))| (*d, s / *n as f64))).ok()?;
+            let mut u = Underlying::from_series(name, daily);
+            u.rows = rows.len();
+            u.sufficient_rows = values.len();
+            u.stamps = Some(Stamps { step, values });
+            Some((name.to_string(), u))
         })
         .collect()
 }

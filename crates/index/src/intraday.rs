@@ -1029,6 +1029,71 @@ pub fn intraday_table(r: &IntradayResult, m: &IntradayMethodology) -> rentix_tab
     t
 }
 
+/// Whether `path` is an intraday fixings file (it has a `fixed_at` column).
+pub fn is_intraday_file(path: &Path) -> Result<bool, IndexError> {
+    let r = crate::output::records(path)?;
+    Ok(r.index.contains_key("fixed_at") && !r.index.contains_key("level"))
+}
+
+/// Reads an intraday fixings file ([`INTRADAY_COLUMNS`]), CSV or Parquet.
+pub fn read_intraday(path: &Path) -> Result<Vec<IntradayFixing>, IndexError> {
+    let r = crate::output::records(path)?;
+    let bad = |row: usize, detail: String| IndexError::Fixings {
+        path: path.to_path_buf(),
+        row,
+        detail,
+    };
+    let mut out = Vec::with_capacity(r.rows.len());
+    for (n, rec) in r.rows.iter().enumerate() {
+        let row = n + 1;
+        let get = |name: &str| {
+            r.get(rec, name)
+                .ok_or_else(|| bad(row, format!("missing column {name}")))
+        };
+        let count = |name: &str| -> Result<usize, IndexError> {
+            let v = get(name)?;
+            v.parse()
+                .map_err(|_| bad(row, format!("{name}: {v:?} is not a count")))
+        };
+        let date = NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
+            .map_err(|e| bad(row, format!("date: {e}")))?;
+        let fixed_at = DateTime::parse_from_rfc3339(get("fixed_at")?)
+            .map_err(|e| bad(row, format!("fixed_at: {e}")))?
+            .with_timezone(&Utc);
+        let v = get("value")?;
+        let value = if v.is_empty() {
+            None
+        } else {
+            let x: f64 = v
+                .parse()
+                .map_err(|_| bad(row, format!("value: {v:?} is not a number")))?;
+            if !x.is_finite() {
+                return Err(bad(row, format!("value: {v:?} is not finite")));
+            }
+            Some(x)
+        };
+        let grade = get("grade")?;
+        if grade.is_empty() || grade.len() > 200 {
+            return Err(bad(
+                row,
+                "grade: empty or longer than 200 characters".into(),
+            ));
+        }
+        out.push(IntradayFixing {
+            date,
+            fixed_at,
+            grade: grade.to_string(),
+            value,
+            n_contributors: count("n_contributors")?,
+            n_observed: count("n_observed")?,
+            n_carried: count("n_carried")?,
+            n_rejected: count("n_rejected")?,
+            flags: get("flags")?.to_string(),
+        });
+    }
+    Ok(out)
+}
+
 /// What each contributor contributed at each stamp (`<stem>_receipts`).
 pub fn receipts_table(r: &IntradayResult) -> rentix_table::Table {
     use rentix_table::{Col, Table};

@@ -133,19 +133,19 @@ pub fn forward_table(rows: &[ForwardPoint]) -> Table {
 
 /// Every record of a CSV or Parquet table as text, one buffer per record, with the
 /// column positions looked up once.
-struct Records {
-    index: std::collections::HashMap<String, usize>,
-    rows: Vec<csv::StringRecord>,
+pub(crate) struct Records {
+    pub(crate) index: std::collections::HashMap<String, usize>,
+    pub(crate) rows: Vec<csv::StringRecord>,
 }
 
 impl Records {
     /// The text of column `name` in `rec` (`None`: no such column).
-    fn get<'a>(&self, rec: &'a csv::StringRecord, name: &str) -> Option<&'a str> {
+    pub(crate) fn get<'a>(&self, rec: &'a csv::StringRecord, name: &str) -> Option<&'a str> {
         self.index.get(name).and_then(|&i| rec.get(i))
     }
 }
 
-fn records(path: &Path) -> Result<Records, IndexError> {
+pub(crate) fn records(path: &Path) -> Result<Records, IndexError> {
     let bad = |row: usize, detail: String| IndexError::Fixings {
         path: path.to_path_buf(),
         row,
@@ -256,6 +256,12 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
         detail,
     };
     let records = records(path)?;
+    if records.index.contains_key("fixed_at") && !records.index.contains_key("level") {
+        return Err(IndexError::Input {
+            path: path.to_path_buf(),
+            detail: "is an intraday fixings file (it has fixed_at): read it with the intraday reader (backtest reads both)".into(),
+        });
+    }
     let mut out = Vec::with_capacity(records.rows.len());
     for (n, rec) in records.rows.iter().enumerate() {
         let row = n + 1;
