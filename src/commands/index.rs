@@ -5,7 +5,7 @@ use anyhow::{bail, Context};
 use rentix_core::GradePattern;
 use rentix_index::incremental::{self, Decision};
 use rentix_index::intraday::{
-    fix_intraday, intraday_table, receipts_table, IntradayInput, IntradayMethodology,
+    fix_intraday, intraday_table, receipts_table, IntradayInputBuilder, IntradayMethodology,
 };
 use rentix_index::{
     compute_from_partitions, compute_from_store, forward_curves, forward_table, publish,
@@ -455,13 +455,14 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
     }
     // The day before `from` too: observations stamped just before midnight UTC can
     // sit in the previous fixing date's partition under a cut-off.
-    let rows = store.read_projected(
-        Some(from - chrono::Days::new(1)),
-        Some(to + chrono::Days::new(1)),
-        rentix_ingest::Projection::Fixing,
-    )?;
-    let input = IntradayInput::from_rows(&rows, &m).map_err(anyhow::Error::msg)?;
-    drop(rows);
+    // A partition at a time: memory holds the engine's compact rows.
+    let mut builder = IntradayInputBuilder::new(&m).map_err(anyhow::Error::msg)?;
+    for (_, files) in parts.range(from - chrono::Days::new(1)..=to + chrono::Days::new(1)) {
+        for f in files {
+            builder.add(&store.read_part_for_fixing(f)?);
+        }
+    }
+    let input = builder.finish();
     let r = fix_intraday(&m, &input, from, to).map_err(anyhow::Error::msg)?;
     let mut journal = a.out.file_name().unwrap_or_default().to_os_string();
     journal.push(".publishing");

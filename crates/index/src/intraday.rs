@@ -474,26 +474,51 @@ pub struct IntradayInput {
 impl IntradayInput {
     /// Groups store rows by the (region-pooled) grades `m` fixes, of its kinds.
     pub fn from_rows(rows: &[StoredObservation], m: &IntradayMethodology) -> Result<Self, String> {
-        let patterns = patterns(&m.grades.patterns)?;
-        let aliases = ContributorAliases::with(&BTreeMap::new())?;
-        let mut ids: HashMap<String, u32> = HashMap::new();
-        let mut input = IntradayInput::default();
+        let mut b = IntradayInputBuilder::new(m)?;
+        b.add(rows);
+        Ok(b.finish())
+    }
+}
+
+/// [`IntradayInput`] fed a batch (a store partition) at a time: memory holds the
+/// engine's compact rows, not the store's.
+pub struct IntradayInputBuilder<'a> {
+    m: &'a IntradayMethodology,
+    patterns: Vec<GradePattern>,
+    aliases: ContributorAliases,
+    ids: HashMap<String, u32>,
+    input: IntradayInput,
+}
+
+impl<'a> IntradayInputBuilder<'a> {
+    pub fn new(m: &'a IntradayMethodology) -> Result<Self, String> {
+        Ok(Self {
+            m,
+            patterns: patterns(&m.grades.patterns)?,
+            aliases: ContributorAliases::with(&BTreeMap::new())?,
+            ids: HashMap::new(),
+            input: IntradayInput::default(),
+        })
+    }
+
+    pub fn add(&mut self, rows: &[StoredObservation]) {
         for r in rows {
             let o = &r.obs;
-            if !m.intraday.kinds.contains(&o.kind) {
+            if !self.m.intraday.kinds.contains(&o.kind) {
                 continue;
             }
             let grade = o.grade.clone().with_region(None);
-            if !patterns.iter().any(|p| p.matches(&grade)) {
+            if !self.patterns.iter().any(|p| p.matches(&grade)) {
                 continue;
             }
-            let who = aliases.identity(&o.source);
-            let next = ids.len() as u32;
-            let id = *ids.entry(who.clone()).or_insert_with(|| {
-                input.contributors.push(who);
+            let who = self.aliases.identity(&o.source);
+            let next = self.ids.len() as u32;
+            let contributors = &mut self.input.contributors;
+            let id = *self.ids.entry(who.clone()).or_insert_with(|| {
+                contributors.push(who);
                 next
             });
-            input
+            self.input
                 .grades
                 .entry(grade.key())
                 .or_default()
@@ -503,7 +528,10 @@ impl IntradayInput {
                     contributor: id,
                 });
         }
-        Ok(input)
+    }
+
+    pub fn finish(self) -> IntradayInput {
+        self.input
     }
 }
 

@@ -379,6 +379,11 @@ impl Store {
         self.read_part_projected(rel, Projection::All)
     }
 
+    /// [`Store::read_part`] of the columns fixing reads ([`Projection::Fixing`]).
+    pub fn read_part_for_fixing(&self, rel: &str) -> Result<Vec<StoredObservation>> {
+        self.read_part_projected(rel, Projection::Fixing)
+    }
+
     fn read_part_projected(
         &self,
         rel: &str,
