@@ -438,9 +438,79 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
     if !a.input.is_empty() || !a.grades.is_empty() || a.valued_only {
         bail!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
     }
-    TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    let format = TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     let store_path = a.store.clone().unwrap_or_default();
-    let store = Store::open(&store_path)?;
+    let (r, grades, from, to) = intraday_from_store(&store_path, &m, a.from, a.to)?;
+    let mut journal = a.out.file_name().unwrap_or_default().to_os_string();
+    journal.push(".publishing");
+    let journal = a.out.with_file_name(journal);
+    rentix_table::recover(&journal, |_| false)?;
+    let mut tx = rentix_table::Transaction::new(&journal);
+    let table = intraday_table(&r, &m);
+    table.stage(&mut tx, &a.out)?;
+    // The digest of the file's canonical content (its cells as text), in
+    // sha256sum's layout: `verify` checks it before recomputing.
+    let digest = sha256_path(&a.out);
+    let line = format!(
+        "{}  {}\n",
+        rentix_index::intraday::canonical_sha256(&table, format)?,
+        file_name_of(&a.out)
+    );
+    tx.stage(&digest, |w| {
+        w.write_all(line.as_bytes())
+            .map_err(|source| rentix_table::TableError::Write {
+                path: digest.clone(),
+                source,
+            })
+    })?;
+    let receipts = sibling(&a.out, "_receipts");
+    if m.intraday.publish_receipts {
+        receipts_table(&r).stage(&mut tx, &receipts)?;
+    }
+    tx.commit()?;
+    let valued = r.fixings.iter().filter(|f| f.value.is_some()).count();
+    Ok(format!(
+        "{} intraday fixings ({} a day at {}) of {grades} grade(s), {from} to {to}, {valued} with a value; wrote {} (digest {}){}",
+        r.fixings.len(),
+        1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440),
+        m.calendar.cadence,
+        a.out.display(),
+        file_name_of(&digest),
+        if m.intraday.publish_receipts {
+            format!(" and {}", receipts.display())
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// `<file>.sha256` beside an intraday publication.
+pub(crate) fn sha256_path(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".sha256");
+    out.with_file_name(name)
+}
+
+fn file_name_of(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+/// An intraday methodology's fixings from a store, over `from..=to` (the store's
+/// whole range by default), read a partition at a time; and how many grades.
+pub(crate) fn intraday_from_store(
+    store_path: &Path,
+    m: &IntradayMethodology,
+    from: Option<chrono::NaiveDate>,
+    to: Option<chrono::NaiveDate>,
+) -> anyhow::Result<(
+    rentix_index::intraday::IntradayResult,
+    usize,
+    chrono::NaiveDate,
+    chrono::NaiveDate,
+)> {
+    let store = Store::open(store_path)?;
     let parts = store.partitions()?;
     let (Some(first), Some(last)) = (
         parts.keys().next().copied(),
@@ -448,45 +518,21 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
     ) else {
         bail!("{}: the store holds no observations", store_path.display());
     };
-    let from = a.from.unwrap_or(first);
-    let to = a.to.unwrap_or(last);
+    let from = from.unwrap_or(first);
+    let to = to.unwrap_or(last);
     if from > to {
         bail!("--from {from} is after --to {to} (the store holds {first} to {last})");
     }
-    // The day before `from` too: observations stamped just before midnight UTC can
-    // sit in the previous fixing date's partition under a cut-off.
-    // A partition at a time: memory holds the engine's compact rows.
-    let mut builder = IntradayInputBuilder::new(&m).map_err(anyhow::Error::msg)?;
+    // A partition at a time: memory holds the engine's compact rows. The day
+    // before `from` too: an observation just before midnight UTC can sit in the
+    // previous fixing date's partition under a cut-off.
+    let mut builder = IntradayInputBuilder::new(m).map_err(anyhow::Error::msg)?;
     for (_, files) in parts.range(from - chrono::Days::new(1)..=to + chrono::Days::new(1)) {
         for f in files {
             builder.add(&store.read_part_for_fixing(f)?);
         }
     }
     let input = builder.finish();
-    let r = fix_intraday(&m, &input, from, to).map_err(anyhow::Error::msg)?;
-    let mut journal = a.out.file_name().unwrap_or_default().to_os_string();
-    journal.push(".publishing");
-    let journal = a.out.with_file_name(journal);
-    rentix_table::recover(&journal, |_| false)?;
-    let mut tx = rentix_table::Transaction::new(&journal);
-    intraday_table(&r, &m).stage(&mut tx, &a.out)?;
-    let receipts = sibling(&a.out, "_receipts");
-    if m.intraday.publish_receipts {
-        receipts_table(&r).stage(&mut tx, &receipts)?;
-    }
-    tx.commit()?;
-    let valued = r.fixings.iter().filter(|f| f.value.is_some()).count();
-    let grades = input.grades.len();
-    Ok(format!(
-        "{} intraday fixings ({} a day at {}) of {grades} grade(s), {from} to {to}, {valued} with a value; wrote {}{}",
-        r.fixings.len(),
-        1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440),
-        m.calendar.cadence,
-        a.out.display(),
-        if m.intraday.publish_receipts {
-            format!(" and {}", receipts.display())
-        } else {
-            String::new()
-        }
-    ))
+    let r = fix_intraday(m, &input, from, to).map_err(anyhow::Error::msg)?;
+    Ok((r, input.grades.len(), from, to))
 }

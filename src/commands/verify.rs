@@ -12,6 +12,7 @@ use crate::cli::VerifyArgs;
 use crate::commands::index::sibling;
 use anyhow::{bail, Context};
 use chrono::NaiveDate;
+use rentix_index::intraday::IntradayMethodology;
 use rentix_index::{
     compute_from_store, fixings_table, forward_curves, forward_table, read_cells,
     read_restatements, restatements_path, tier_differentials_table, tier_spreads,
@@ -337,6 +338,9 @@ fn valued_only(published: &TextTable) -> bool {
 fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
     let format = TableFormat::of(&a.fixings)
         .with_context(|| format!("--fixings {}", a.fixings.display()))?;
+    if rentix_index::intraday::is_intraday_file(&a.fixings)? {
+        return check_intraday(a, format);
+    }
     let published = read_cells(&a.fixings)?;
     let methodology = methodology_of(a, &published)?;
     let scope = scope(a, &published, &methodology.version)?;
@@ -405,6 +409,110 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
             .then(|| tier_differentials_table(&again.tier_differentials)),
         2,
     )?;
+    Ok(Outcome {
+        rows: published.rows.len(),
+        version: m.version.clone(),
+        differences,
+        companions,
+    })
+}
+
+/// The intraday methodology of `--methodology`, or the shipped one whose version
+/// the file records.
+fn intraday_methodology_of(
+    a: &VerifyArgs,
+    published: &TextTable,
+) -> anyhow::Result<IntradayMethodology> {
+    if let Some(p) = &a.methodology {
+        return Ok(IntradayMethodology::from_file(p)?);
+    }
+    let vi = published
+        .names
+        .iter()
+        .position(|n| n == "methodology_version")
+        .context("the file has no methodology_version column: pass --methodology FILE")?;
+    let versions: BTreeSet<&String> = published.rows.iter().filter_map(|r| r.get(vi)).collect();
+    let [version] = versions.iter().collect::<Vec<_>>()[..] else {
+        bail!(
+            "{} names {} methodology versions: pass --methodology FILE",
+            a.fixings.display(),
+            versions.len()
+        );
+    };
+    rentix_core::ConfigKind::Methodology
+        .bundled()
+        .iter()
+        .filter_map(|(name, text)| IntradayMethodology::from_toml(text, Path::new(name)).ok())
+        .find(|m| &m.version == *version)
+        .with_context(|| format!("{} was published under {version:?}, which no shipped intraday methodology carries: pass --methodology FILE", a.fixings.display()))
+}
+
+/// `verify` of an intraday publication: its digest, then every cell of every stamp
+/// (and of the receipts beside it) against a recomputation over its dates.
+fn check_intraday(a: &VerifyArgs, format: TableFormat) -> anyhow::Result<Outcome> {
+    use rentix_index::intraday::{canonical_sha256_text, intraday_table, receipts_table};
+    let published = read_cells(&a.fixings)?;
+    let mut differences = Vec::new();
+    let digest = crate::commands::index::sha256_path(&a.fixings);
+    let name = file_name(&a.fixings);
+    let actual = canonical_sha256_text(&published);
+    match std::fs::read_to_string(&digest) {
+        Ok(text) => {
+            let recorded = text.split_whitespace().next().unwrap_or("").to_string();
+            if recorded != actual {
+                differences.push(Difference {
+                    file: name.clone(),
+                    date: String::new(),
+                    key: String::new(),
+                    column: "sha256".into(),
+                    published: recorded,
+                    recomputed: actual,
+                });
+            }
+        }
+        Err(_) => differences.push(Difference {
+            file: file_name(&digest),
+            date: String::new(),
+            key: String::new(),
+            column: "sha256".into(),
+            published: "(no digest file)".into(),
+            recomputed: actual,
+        }),
+    }
+    let m = intraday_methodology_of(a, &published)?;
+    let di = published
+        .names
+        .iter()
+        .position(|n| n == "date")
+        .context("no date column")?;
+    let dates: Vec<NaiveDate> = published
+        .rows
+        .iter()
+        .filter_map(|r| NaiveDate::parse_from_str(r.get(di)?, "%Y-%m-%d").ok())
+        .collect();
+    let (Some(&from), Some(&to)) = (dates.iter().min(), dates.iter().max()) else {
+        bail!("{} has no dated row to verify", a.fixings.display());
+    };
+    let (r, _, _, _) =
+        crate::commands::index::intraday_from_store(&a.store, &m, Some(from), Some(to))?;
+    differences.extend(compare(
+        &name,
+        &published,
+        &intraday_table(&r, &m).rendered(format)?,
+        3,
+    ));
+    let mut companions = vec![file_name(&digest)];
+    let receipts = sibling(&a.fixings, "_receipts");
+    if m.intraday.publish_receipts && receipts.exists() {
+        let written = read_cells(&receipts)?;
+        differences.extend(compare(
+            &file_name(&receipts),
+            &written,
+            &receipts_table(&r).rendered(format)?,
+            3,
+        ));
+        companions.push(file_name(&receipts));
+    }
     Ok(Outcome {
         rows: published.rows.len(),
         version: m.version.clone(),

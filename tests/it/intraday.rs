@@ -160,6 +160,12 @@ fn the_simulated_15_minute_market_fixes_96_stamps_a_grade_a_day() {
         "--out",
         p(&csv),
     ]);
+    // Verified with no --methodology: the version the file records is shipped.
+    let said = rentix_ok(&["verify", "--store", p(&store), "--fixings", p(&out)]);
+    assert!(
+        said.contains("rentix-intraday-lowest-listing-1.0"),
+        "{said}"
+    );
     let f = rows(&csv);
     let mut per: BTreeMap<(String, String), usize> = BTreeMap::new();
     for r in &f {
@@ -217,4 +223,92 @@ fn the_simulated_15_minute_market_fixes_96_stamps_a_grade_a_day() {
     ]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--grade"));
+}
+
+#[test]
+fn verify_checks_an_intraday_publications_digest_and_every_stamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(&obs, day_of_listings()).unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let m = dir.path().join("plain.toml");
+    std::fs::write(
+        &m,
+        PLAIN.replace("decimals = 6", "decimals = 6\npublish_receipts = true"),
+    )
+    .unwrap();
+    for ext in ["csv", "parquet"] {
+        let out = dir.path().join(format!("fx.{ext}"));
+        rentix_ok(&[
+            "index",
+            "--store",
+            p(&store),
+            "--methodology",
+            p(&m),
+            "--out",
+            p(&out),
+        ]);
+        let said = rentix_ok(&[
+            "verify",
+            "--store",
+            p(&store),
+            "--fixings",
+            p(&out),
+            "--methodology",
+            p(&m),
+        ]);
+        assert!(
+            said.contains("verified 96") && said.contains("fx_receipts"),
+            "{said}"
+        );
+        assert!(dir.path().join(format!("fx.{ext}.sha256")).exists());
+    }
+    let out = dir.path().join("fx.csv");
+    let verify = || {
+        rentix(&[
+            "verify",
+            "--store",
+            p(&store),
+            "--fixings",
+            p(&out),
+            "--methodology",
+            p(&m),
+        ])
+    };
+    let good = std::fs::read_to_string(&out).unwrap();
+    // One digit of one value changed: the digest and the cell both say so (exit 1).
+    let v = rows(&out)[40]["value"].clone();
+    let changed = format!("{}9", &v[..v.len() - 1]);
+    std::fs::write(
+        &out,
+        good.replacen(&format!(",{v},"), &format!(",{changed},"), 1),
+    )
+    .unwrap();
+    let o = verify();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("sha256") && err.contains(&format!("published \"{changed}\"")),
+        "{err}"
+    );
+    // A row removed: missing, named by its stamp.
+    let lines: Vec<&str> = good.lines().collect();
+    let gone = lines[10];
+    let without: String = lines
+        .iter()
+        .filter(|l| **l != gone)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&out, without).unwrap();
+    let o = verify();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("missing"), "{err}");
+    // The digest file gone: reported, not ignored.
+    std::fs::write(&out, &good).unwrap();
+    std::fs::remove_file(dir.path().join("fx.csv.sha256")).unwrap();
+    let o = verify();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no digest file"));
 }
