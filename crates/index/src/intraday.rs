@@ -56,11 +56,13 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// Columns of an intraday fixings file, in order.
-pub const INTRADAY_COLUMNS: [&str; 12] = [
+pub const INTRADAY_COLUMNS: [&str; 14] = [
     "date",
     "fixed_at",
     "grade",
     "value",
+    "band",
+    "votes_p25_p75",
     "method",
     "n_contributors",
     "n_observed",
@@ -444,6 +446,11 @@ pub struct IntradayFixing {
     pub fixed_at: DateTime<Utc>,
     pub grade: String,
     pub value: Option<f64>,
+    /// The larger distance from the value to the weighted 25th or 75th percentile
+    /// of the votes (rounded like the value): how far the panel spreads.
+    pub band: Option<f64>,
+    /// The weighted 25th and 75th percentiles of the votes, `p25;p75`.
+    pub quartiles: Option<(f64, f64)>,
     pub n_contributors: usize,
     pub n_observed: usize,
     pub n_carried: usize,
@@ -938,6 +945,19 @@ fn value_at(
     } else {
         trimmed_weighted_mean(&mut votes, s.trim).map(|v| round_half_even(v, s.decimals))
     };
+    let (vals, ws): (Vec<f64>, Vec<f64>) = votes.iter().copied().unzip();
+    let q = |p: f64| {
+        crate::weighted_quantile::weighted_quantile(
+            &vals,
+            &ws,
+            p,
+            crate::weighted_quantile::TieRule::Midpoint,
+        )
+    };
+    let quartiles = value.and(q(0.25).zip(q(0.75)));
+    let band = value
+        .zip(quartiles)
+        .map(|(v, (lo, hi))| round_half_even((v - lo).max(hi - v).max(0.0), s.decimals));
     if carried > 0 {
         flags.push("carried_votes");
     }
@@ -947,6 +967,13 @@ fn value_at(
             fixed_at,
             grade: grade.into(),
             value,
+            band,
+            quartiles: quartiles.map(|(a, b)| {
+                (
+                    round_half_even(a, s.decimals),
+                    round_half_even(b, s.decimals),
+                )
+            }),
             n_contributors: voters.len(),
             n_observed: observed,
             n_carried: carried,
@@ -1043,6 +1070,15 @@ pub fn intraday_table(r: &IntradayResult, m: &IntradayMethodology) -> rentix_tab
     );
     t.push("grade", text(&|x| x.grade.clone()));
     t.push("value", Col::F64(f.iter().map(|x| x.value).collect()));
+    t.push("band", Col::F64(f.iter().map(|x| x.band).collect()));
+    t.push(
+        "votes_p25_p75",
+        Col::Str(
+            f.iter()
+                .map(|x| x.quartiles.map(|(a, b)| format!("{a};{b}")))
+                .collect(),
+        ),
+    );
     t.push("method", text(&|_| "intraday".into()));
     t.push("n_contributors", int(&|x| x.n_contributors));
     t.push("n_observed", int(&|x| x.n_observed));
@@ -1130,11 +1166,34 @@ pub fn read_intraday(path: &Path) -> Result<Vec<IntradayFixing>, IndexError> {
                 "grade: empty or longer than 200 characters".into(),
             ));
         }
+        // Files written before the band was published have neither column.
+        let band = match r.get(rec, "band").unwrap_or("") {
+            "" => None,
+            b => Some(
+                b.parse::<f64>()
+                    .map_err(|_| bad(row, format!("band: {b:?} is not a number")))?,
+            ),
+        };
+        let quartiles = match r.get(rec, "votes_p25_p75").unwrap_or("") {
+            "" => None,
+            q => {
+                let (a, b) = q
+                    .split_once(';')
+                    .ok_or_else(|| bad(row, format!("votes_p25_p75: {q:?} is not p25;p75")))?;
+                let num = |x: &str| {
+                    x.parse::<f64>()
+                        .map_err(|_| bad(row, format!("votes_p25_p75: {q:?} is not p25;p75")))
+                };
+                Some((num(a)?, num(b)?))
+            }
+        };
         out.push(IntradayFixing {
             date,
             fixed_at,
             grade: grade.to_string(),
             value,
+            band,
+            quartiles,
             n_contributors: count("n_contributors")?,
             n_observed: count("n_observed")?,
             n_carried: count("n_carried")?,
@@ -1245,6 +1304,11 @@ publish_receipts = true
             (Some(2.0), 3, 1, 1)
         );
         assert_eq!((f[5].value, f[5].n_rejected), (Some(2.45), 0));
+        // Its band: equal weights on 2.0, 2.574, 2.6, 2.626; the weighted p25 falls on
+        // the boundary after 2.0 (midpoint 2.287), p75 after 2.6 (2.613): both 0.163
+        // from 2.45.
+        assert_eq!(f[5].quartiles, Some((2.287, 2.613)));
+        assert_eq!(f[5].band, Some(0.163));
         assert_eq!((f[6].value, f[6].n_rejected), (Some(2.45), 1));
         let status = |k: usize, who: &str| {
             let t = f[k].fixed_at;
