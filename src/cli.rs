@@ -11,7 +11,14 @@ use std::path::PathBuf;
     about = "GPU rental price indices, and how well a futures contract on them would hedge your rent",
     long_about = "rentix turns GPU rental prices (trades, firm offers, listings) into daily \
                   fixings that say which tier fixed them and how much data stood behind them, \
-                  and backtests cash-settled futures hedges of a user's own rent."
+                  and backtests cash-settled futures hedges of a user's own rent.",
+    after_help = "Exit codes (every command):\n  \
+                  0    done\n  \
+                  1    a finding: verify found differences, store check found problems\n  \
+                  2    usage or configuration: a flag, a methodology, contract, perp or mapping that cannot be run\n  \
+                  3    bad input data: a file, row or store that cannot be used (named in the message)\n  \
+                  4    I/O: a file that could not be read or written\n  \
+                  130  interrupted (Ctrl-C, SIGTERM); the message says what was committed"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -75,7 +82,8 @@ pub enum Command {
     #[command(
         after_help = "Exit codes:\n  0  the publication is identical to its recomputation\n  \
                             1  it differs (the first differences are named; --out lists all)\n  \
-                            2  it could not be checked (unreadable file, bad methodology, store error)\n\n\
+                            2  it could not be checked for a usage or methodology error, 3 for input it \
+                            cannot use (a store or file), 4 for I/O (never 1)\n\n\
                             Example:\n  rentix verify --store store --fixings fixings.csv\n  \
                             rentix verify --store store --fixings fixings.csv --methodology default --out differences.csv"
     )]

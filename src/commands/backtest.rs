@@ -1,7 +1,7 @@
 //! `rentix backtest`.
 
 use crate::cli::BacktestArgs;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rentix_backtest::{
     backtest_files, decompose_cost, read_throughput, validate_index_name, write_backtest,
     BacktestConfig, BacktestFiles, BacktestResult, ContractSpec, CostMonth, EntryAssumption,
@@ -45,8 +45,7 @@ impl BacktestPlan {
         let mut contract = contract_from(&a.contract)?;
         if let Some(u) = &a.underlying {
             validate_index_name(u)
-                .map_err(anyhow::Error::msg)
-                .context("--underlying")?;
+                .map_err(|e| crate::commands::Usage(format!("--underlying: {e}")))?;
             contract = contract.on_underlying(u);
         }
         if let Some(e) = &a.entry {
@@ -54,20 +53,24 @@ impl BacktestPlan {
                 "index" => EntryAssumption::Index,
                 "forward" => EntryAssumption::Forward,
                 "premium" => EntryAssumption::Premium,
-                other => bail!("--entry {other:?}: expected index, forward or premium"),
+                other => {
+                    crate::commands::usage!("--entry {other:?}: expected index, forward or premium")
+                }
             };
         }
         contract
             .validate()
-            .map_err(anyhow::Error::msg)
-            .context("contract")?;
+            .map_err(|e| crate::commands::Usage(format!("contract: {e}")))?;
         let strategies = if a.strategies.is_empty() {
             Strategy::ALL.to_vec()
         } else {
             let mut v = a
                 .strategies
                 .iter()
-                .map(|s| s.parse::<Strategy>().map_err(anyhow::Error::msg))
+                .map(|s| {
+                    s.parse::<Strategy>()
+                        .map_err(|e| crate::commands::Usage(e).into())
+                })
                 .collect::<anyhow::Result<Vec<_>>>()?;
             v.sort();
             v.dedup();
@@ -87,7 +90,7 @@ impl BacktestPlan {
             }
         };
         if a.resamples > 100_000 {
-            bail!("--resamples {} is more than 100000", a.resamples);
+            crate::commands::usage!("--resamples {} is more than 100000", a.resamples);
         }
         Ok(Self {
             index: a.index.clone(),

@@ -1,7 +1,7 @@
 //! `rentix contract`: the contract design lab.
 
 use crate::cli::ContractArgs;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rentix_ingest::Store;
 use rentix_lab::{
     check_names, evaluate, read_hedgers, read_truth, write, Candidate, Comparison, LabOptions,
@@ -34,14 +34,14 @@ impl LabPlan {
             && a.attack_price_pct > 0.0
             && a.attack_price_pct <= 100.0)
         {
-            bail!(
+            crate::commands::usage!(
                 "--attack-price-pct {} must be above 0 and at most 100",
                 a.attack_price_pct
             );
         }
         if let (Some(f), Some(t)) = (a.from, a.to) {
             if f > t {
-                bail!("--from {f} is after --to {t}");
+                crate::commands::usage!("--from {f} is after --to {t}");
             }
         }
         Ok(Self {

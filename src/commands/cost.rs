@@ -1,7 +1,7 @@
 //! `rentix cost`: rent per million useful tokens by operator and the cost curve.
 
 use crate::cli::CostArgs;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use chrono::{Days, NaiveDate};
 use rentix_backtest::{
     cost_curves, position_changes, read_throughput, underlyings, CostPoint, Throughput,
@@ -114,7 +114,7 @@ pub fn execute(
     a: &CostArgs,
 ) -> anyhow::Result<(Vec<CostPoint>, Vec<rentix_backtest::PositionChange>)> {
     if a.fixings.is_some() && a.store.is_some() {
-        bail!("price from --fixings or from --store, not both");
+        crate::commands::usage!("price from --fixings or from --store, not both");
     }
     let rows = read_throughput(&a.throughput)?;
     let pricer = match (&a.fixings, &a.store) {

@@ -46,7 +46,7 @@ impl IndexConfig {
             .collect::<anyhow::Result<Vec<_>>>()?;
         if let (Some(f), Some(t)) = (a.from, a.to) {
             if f > t {
-                bail!("--from {f} is after --to {t}");
+                crate::commands::usage!("--from {f} is after --to {t}");
             }
         }
         Ok(Self {
@@ -436,7 +436,7 @@ pub fn run(a: IndexArgs) -> anyhow::Result<()> {
 fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
     let m = IntradayMethodology::from_file(path)?;
     if !a.input.is_empty() || !a.grades.is_empty() || a.valued_only {
-        bail!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
+        crate::commands::usage!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
     }
     let format = TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     let store_path = a.store.clone().unwrap_or_default();
@@ -521,7 +521,9 @@ pub(crate) fn intraday_from_store(
     let from = from.unwrap_or(first);
     let to = to.unwrap_or(last);
     if from > to {
-        bail!("--from {from} is after --to {to} (the store holds {first} to {last})");
+        crate::commands::usage!(
+            "--from {from} is after --to {to} (the store holds {first} to {last})"
+        );
     }
     // A partition at a time: memory holds the engine's compact rows. The day
     // before `from` too: an observation just before midnight UTC can sit in the

@@ -2,7 +2,7 @@
 
 use crate::cli::IngestArgs;
 use crate::progress;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rentix_core::{Cutoff, FixingClock};
 use rentix_ingest::{ingest, Bounds, IngestOptions};
 
@@ -25,29 +25,29 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     };
     FixingClock::new(&cutoff).context("invalid --cutoff/--timezone")?;
     if !(a.max_price.is_finite() && a.max_price > 0.0) {
-        bail!("--max-price {} must be a positive number", a.max_price);
+        crate::commands::usage!("--max-price {} must be a positive number", a.max_price);
     }
     if !(a.min_price.is_finite() && a.min_price >= 0.0 && a.min_price < a.max_price) {
-        bail!(
+        crate::commands::usage!(
             "--min-price {} must be a number >= 0 and below --max-price {}",
             a.min_price,
             a.max_price
         );
     }
     if !(a.max_quantity.is_finite() && a.max_quantity > 0.0) {
-        bail!(
+        crate::commands::usage!(
             "--max-quantity {} must be a positive number",
             a.max_quantity
         );
     }
     if a.max_future_days > 3660 {
-        bail!(
+        crate::commands::usage!(
             "--max-future-days {} is more than ten years",
             a.max_future_days
         );
     }
     if a.batch_rows == 0 || a.batch_rows > 50_000_000 {
-        bail!("--batch-rows {} must be 1..=50000000", a.batch_rows);
+        crate::commands::usage!("--batch-rows {} must be 1..=50000000", a.batch_rows);
     }
     let ratings = load_ratings(&a.ratings)?;
     let opts = IngestOptions {

@@ -30,15 +30,110 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// The exit code of a failed command, by the class of its error: 2 when `verify`
-/// could not make its check ([`verify::Unchecked`]), 1 otherwise (a `verify` that
-/// found differences, [`verify::Differs`], and every other command's errors).
-pub fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.downcast_ref::<verify::Differs>().is_some() {
-        1
-    } else if err.downcast_ref::<verify::Unchecked>().is_some() {
-        2
-    } else {
-        1
+/// A command's failure that is its finding, not a failure to run: `verify`'s
+/// differences, `store check`'s problems. Exit 1.
+#[derive(Debug)]
+pub struct Finding(pub String);
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
+}
+
+impl std::error::Error for Finding {}
+
+/// A command line or configuration that cannot be run: exit 2.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// `bail!` for a usage or configuration error (exit 2).
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err(crate::commands::Usage(format!($($arg)*)).into())
+    };
+}
+pub(crate) use usage;
+
+/// Exit codes, by the class of a failure (`rentix --help`, README).
+pub const FINDING: u8 = 1;
+pub const USAGE: u8 = 2;
+pub const INPUT: u8 = 3;
+pub const IO: u8 = 4;
+
+/// The class of one error of a chain, when its type says it.
+fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
+    use rentix_backtest::BacktestError as B;
+    use rentix_index::IndexError as X;
+    use rentix_ingest::IngestError as G;
+    use rentix_table::TableError as T;
+    if e.is::<Finding>() || e.is::<verify::Differs>() {
+        return Some(FINDING);
+    }
+    if e.is::<Usage>() {
+        return Some(USAGE);
+    }
+    if let Some(e) = e.downcast_ref::<T>() {
+        return Some(match e {
+            T::Read { .. } | T::Write { .. } => IO,
+            T::Format { .. } => USAGE,
+            _ => INPUT,
+        });
+    }
+    if let Some(e) = e.downcast_ref::<G>() {
+        return match e {
+            G::Read { .. } | G::Write { .. } => Some(IO),
+            G::Mapping { .. } => Some(USAGE),
+            G::Table(t) => class_of(t),
+            _ => Some(INPUT),
+        };
+    }
+    if let Some(e) = e.downcast_ref::<X>() {
+        return match e {
+            X::Methodology { .. } => Some(USAGE),
+            X::Store(g) => class_of(g),
+            X::Table(t) => class_of(t),
+            _ => Some(INPUT),
+        };
+    }
+    if let Some(e) = e.downcast_ref::<B>() {
+        return match e {
+            B::Contract { .. } | B::ContractOnIndex(_) => Some(USAGE),
+            B::Index(x) => class_of(x),
+            B::Table(t) => class_of(t),
+            _ => Some(INPUT),
+        };
+    }
+    if let Some(e) = e.downcast_ref::<rentix_sim::SimError>() {
+        return Some(match e {
+            rentix_sim::SimError::Params(_) => USAGE,
+            _ => IO,
+        });
+    }
+    if e.is::<rentix_core::CoreError>() || e.is::<serde_json::Error>() {
+        return Some(INPUT);
+    }
+    if e.is::<std::io::Error>() {
+        return Some(IO);
+    }
+    None
+}
+
+/// The exit code of a failed command: the class of the first error of its chain
+/// whose type says one (outermost first); 3 (what the run was given could not be
+/// used) when none does. `verify` that could not check never exits 1.
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    let class = err.chain().find_map(class_of).unwrap_or(INPUT);
+    if err.downcast_ref::<verify::Unchecked>().is_some() && class == FINDING {
+        return INPUT;
+    }
+    class
 }

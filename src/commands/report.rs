@@ -1,11 +1,11 @@
 //! `rentix report`.
 
 use crate::cli::ReportArgs;
-use anyhow::{bail, Context};
+use anyhow::Context;
 
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     if a.out.extension().and_then(|e| e.to_str()) != Some("html") {
-        bail!("--out {} must end in .html", a.out.display());
+        crate::commands::usage!("--out {} must end in .html", a.out.display());
     }
     rentix_report::render_report(&a.input, &a.out)
         .map_err(anyhow::Error::msg)

@@ -27,7 +27,7 @@ pub fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
     }
     if let Some(r) = a.rows {
         if r == 0 {
-            anyhow::bail!(
+            crate::commands::usage!(
                 "--rows 0: a market needs at least one observation (leave --rows out for the default size)"
             );
         }

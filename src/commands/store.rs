@@ -1,7 +1,6 @@
 //! `rentix store check` and `rentix store compact`.
 
 use crate::cli::{StoreArgs, StoreCommand};
-use anyhow::bail;
 use rentix_ingest::{check_store, check_store_deep, compact, Store};
 
 pub fn run(a: StoreArgs) -> anyhow::Result<()> {
@@ -15,12 +14,13 @@ pub fn run(a: StoreArgs) -> anyhow::Result<()> {
             };
             outln!("{}", serde_json::to_string_pretty(&r)?);
             if !r.is_sound() {
-                bail!(
+                return Err(crate::commands::Finding(format!(
                     "{}: {} problem(s); the first: {}",
                     store.display(),
                     r.problems.len(),
                     r.problems[0]
-                );
+                ))
+                .into());
             }
             Ok(())
         }

@@ -2,7 +2,7 @@
 
 use crate::cli::TrackArgs;
 use crate::commands::backtest::{contract_from, side_arg};
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rentix_backtest::fixings_views;
 use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions, TrackRow};
 
@@ -11,7 +11,7 @@ pub fn run(a: TrackArgs) -> anyhow::Result<()> {
         rentix_table::TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
     }
     if !(0.0..=1.0).contains(&a.min_sufficient_share) {
-        bail!(
+        crate::commands::usage!(
             "--min-sufficient-share {} is not a share between 0 and 1",
             a.min_sufficient_share
         );

@@ -259,7 +259,7 @@ fn scope(a: &VerifyArgs, published: &TextTable, version: &str) -> anyhow::Result
             .first()
             .map(|r| cell(r, vi))
             .unwrap_or_default();
-        bail!(
+        crate::commands::usage!(
             "{} was published under methodology {:?}, not {:?} ({}): no row names it",
             a.fixings.display(),
             other,
@@ -299,7 +299,7 @@ fn methodology_of(a: &VerifyArgs, published: &TextTable) -> anyhow::Result<Metho
         .filter_map(|r| r.get(vi?).cloned())
         .collect();
     let [version] = versions.iter().collect::<Vec<_>>()[..] else {
-        bail!(
+        crate::commands::usage!(
             "{} names {} methodology versions ({}): pass --methodology FILE",
             a.fixings.display(),
             versions.len(),
@@ -433,7 +433,7 @@ fn intraday_methodology_of(
         .context("the file has no methodology_version column: pass --methodology FILE")?;
     let versions: BTreeSet<&String> = published.rows.iter().filter_map(|r| r.get(vi)).collect();
     let [version] = versions.iter().collect::<Vec<_>>()[..] else {
-        bail!(
+        crate::commands::usage!(
             "{} names {} methodology versions: pass --methodology FILE",
             a.fixings.display(),
             versions.len()

@@ -10,6 +10,7 @@ mod cost_cli;
 mod csvutil;
 mod daily_cycle;
 mod demo_cli;
+mod exit_codes;
 mod fixture;
 mod fuzz;
 mod hedge_invariants;

@@ -247,19 +247,20 @@ fn an_edited_forward_curve_exits_1_naming_the_file() {
 }
 
 #[test]
-fn what_cannot_be_checked_exits_2() {
+fn what_cannot_be_checked_exits_by_its_cause_never_1() {
     let pb = Published::new("csv");
     // A store whose run record is not JSON.
     let store = pb.dir.join("store");
     let broken = pb.dir.join("broken");
     std::fs::create_dir_all(broken.join("runs")).unwrap();
     std::fs::write(broken.join("runs/run-000001.json"), "{").unwrap();
+    // Exit 3: what it was given (a store whose record is not JSON) cannot be used.
     let (code, _, err) = pb.verify_store(&broken, &pb.fixings());
-    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("could not verify"), "{err}");
-    // A fixings file that does not exist.
+    // A fixings file that does not exist: input that cannot be used, 3.
     let (code, _, err) = pb.verify_store(&store, &pb.dir.join("none.csv"));
-    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("none.csv"), "{err}");
     // A methodology that is not valid.
     std::fs::write(pb.dir.join("m.toml"), "version = 3").unwrap();
@@ -272,7 +273,11 @@ fn what_cannot_be_checked_exits_2() {
         "--methodology",
         p(&pb.dir.join("m.toml")),
     ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a methodology that cannot be one is usage"
+    );
 }
 
 /// Late data restates a fixing (publication 2, logged beside the file): the restated

@@ -1,0 +1,131 @@
+//! Every command exits by the class of what happened (`rentix --help`): 2 usage or
+//! configuration, 3 input it cannot use, 4 I/O; 1 is reserved for findings
+//! (verify, store check: tested with them).
+
+use crate::util::{p, rentix, rentix_ok};
+
+fn code(args: &[&str]) -> (Option<i32>, String) {
+    let o = rentix(args);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+#[test]
+fn failures_exit_by_their_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let obs = d.join("obs.csv");
+    std::fs::write(
+        &obs,
+        crate::util::five_listings(&[("h100-sxm-80gb", "2025-03-03")], |i| format!("2.{i}")),
+    )
+    .unwrap();
+    let store = d.join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let bad_methodology = d.join("m.toml");
+    std::fs::write(&bad_methodology, "version = 3").unwrap();
+    let rent = d.join("rent.csv");
+    std::fs::write(&rent, "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n2025-01-01,2025-02-01,$2.95,730,pay\n").unwrap();
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&d.join("f.csv"))]);
+    for (args, want, why) in [
+        (
+            vec![
+                "index",
+                "--store",
+                p(&store),
+                "--out",
+                p(&d.join("x.csv")),
+                "--from",
+                "2025-03-04",
+                "--to",
+                "2025-03-01",
+            ],
+            2,
+            "--from after --to",
+        ),
+        (
+            vec![
+                "index",
+                "--store",
+                p(&store),
+                "--out",
+                p(&d.join("x.csv")),
+                "--methodology",
+                p(&bad_methodology),
+            ],
+            2,
+            "a methodology that is not one",
+        ),
+        (
+            vec!["index", "--store", p(&store), "--out", p(&d.join("x.txt"))],
+            2,
+            "an output format that does not exist",
+        ),
+        (
+            vec!["simulate", "--out", p(&d.join("s")), "--cadence", "7m"],
+            2,
+            "a cadence that does not divide a day",
+        ),
+        (
+            vec![
+                "backtest",
+                "--index",
+                p(&d.join("f.csv")),
+                "--rent",
+                p(&rent),
+                "--out",
+                p(&d.join("b")),
+                "--strategy",
+                "nope",
+            ],
+            2,
+            "an unknown strategy",
+        ),
+        (
+            vec![
+                "index",
+                "--store",
+                p(&d.join("nowhere")),
+                "--out",
+                p(&d.join("x.csv")),
+            ],
+            3,
+            "not a store",
+        ),
+        (
+            vec![
+                "backtest",
+                "--index",
+                p(&d.join("f.csv")),
+                "--rent",
+                p(&rent),
+                "--out",
+                p(&d.join("b")),
+            ],
+            3,
+            "a rent row with a currency sign",
+        ),
+        (
+            vec![
+                "index",
+                "--store",
+                p(&store),
+                "--out",
+                "/proc/rentix-cannot-write/f.csv",
+            ],
+            4,
+            "a file that cannot be written",
+        ),
+    ] {
+        let (c, err) = code(&args);
+        assert_eq!(c, Some(want), "{why}: {args:?}: {err}");
+        assert!(
+            err.starts_with("rentix: error:") || want == 2,
+            "{why}: {err}"
+        );
+    }
+    // clap's own usage errors are 2 as well.
+    assert_eq!(code(&["index", "--no-such-flag"]).0, Some(2));
+}
