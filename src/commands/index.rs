@@ -450,12 +450,8 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
     table.stage(&mut tx, &a.out)?;
     // The digest of the file's canonical content (its cells as text), in
     // sha256sum's layout: `verify` checks it before recomputing.
-    let digest = sha256_path(&a.out);
-    let line = format!(
-        "{}  {}\n",
-        rentix_index::intraday::canonical_sha256(&table, format)?,
-        file_name_of(&a.out)
-    );
+    let digest = rentix_index::digest_path(&a.out);
+    let line = rentix_index::digest_line(&a.out, &rentix_index::canonical_sha256(&table, format)?);
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
             .map_err(|source| rentix_table::TableError::Write {
@@ -482,13 +478,6 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
             String::new()
         }
     ))
-}
-
-/// `<file>.sha256` beside an intraday publication.
-pub(crate) fn sha256_path(out: &Path) -> PathBuf {
-    let mut name = out.file_name().unwrap_or_default().to_os_string();
-    name.push(".sha256");
-    out.with_file_name(name)
 }
 
 fn file_name_of(p: &Path) -> String {

@@ -374,9 +374,11 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
         })
         .collect();
     let rendered = fixings_table(&expected).rendered(format)?;
-    let mut differences = compare(&file_name(&a.fixings), &published, &rendered, 2);
+    let (digest_diff, digest_name) = digest_check(&a.fixings, &published);
+    let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
+    differences.extend(compare(&file_name(&a.fixings), &published, &rendered, 2));
     let m = &req.methodology;
-    let mut companions = Vec::new();
+    let mut companions = vec![digest_name];
     let mut beside = |suffix: &str, table: Option<Table>, key: usize| -> anyhow::Result<()> {
         let path = sibling(&a.fixings, suffix);
         let Some(table) = table.filter(|_| path.exists()) else {
@@ -417,6 +419,29 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
     })
 }
 
+/// The digest beside a publication against the file's cells: a difference when it
+/// differs or is missing, and the digest file's name when it was checked.
+fn digest_check(fixings: &Path, published: &TextTable) -> (Option<Difference>, String) {
+    let digest = rentix_index::digest_path(fixings);
+    let actual = rentix_index::canonical_sha256_text(published);
+    let diff = |file: String, recorded: String| Difference {
+        file,
+        date: String::new(),
+        key: String::new(),
+        column: "sha256".into(),
+        published: recorded,
+        recomputed: actual.clone(),
+    };
+    let d = match std::fs::read_to_string(&digest) {
+        Ok(text) => {
+            let recorded = text.split_whitespace().next().unwrap_or("").to_string();
+            (recorded != actual).then(|| diff(file_name(fixings), recorded))
+        }
+        Err(_) => Some(diff(file_name(&digest), "(no digest file)".into())),
+    };
+    (d, file_name(&digest))
+}
+
 /// The intraday methodology of `--methodology`, or the shipped one whose version
 /// the file records.
 fn intraday_methodology_of(
@@ -450,35 +475,10 @@ fn intraday_methodology_of(
 /// `verify` of an intraday publication: its digest, then every cell of every stamp
 /// (and of the receipts beside it) against a recomputation over its dates.
 fn check_intraday(a: &VerifyArgs, format: TableFormat) -> anyhow::Result<Outcome> {
-    use rentix_index::intraday::{canonical_sha256_text, intraday_table, receipts_table};
+    use rentix_index::intraday::{intraday_table, receipts_table};
     let published = read_cells(&a.fixings)?;
-    let mut differences = Vec::new();
-    let digest = crate::commands::index::sha256_path(&a.fixings);
-    let name = file_name(&a.fixings);
-    let actual = canonical_sha256_text(&published);
-    match std::fs::read_to_string(&digest) {
-        Ok(text) => {
-            let recorded = text.split_whitespace().next().unwrap_or("").to_string();
-            if recorded != actual {
-                differences.push(Difference {
-                    file: name.clone(),
-                    date: String::new(),
-                    key: String::new(),
-                    column: "sha256".into(),
-                    published: recorded,
-                    recomputed: actual,
-                });
-            }
-        }
-        Err(_) => differences.push(Difference {
-            file: file_name(&digest),
-            date: String::new(),
-            key: String::new(),
-            column: "sha256".into(),
-            published: "(no digest file)".into(),
-            recomputed: actual,
-        }),
-    }
+    let (digest_diff, digest_name) = digest_check(&a.fixings, &published);
+    let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
     let m = intraday_methodology_of(a, &published)?;
     let di = published
         .names
@@ -496,12 +496,12 @@ fn check_intraday(a: &VerifyArgs, format: TableFormat) -> anyhow::Result<Outcome
     let (r, _, _, _) =
         crate::commands::index::intraday_from_store(&a.store, &m, Some(from), Some(to))?;
     differences.extend(compare(
-        &name,
+        &file_name(&a.fixings),
         &published,
         &intraday_table(&r, &m).rendered(format)?,
         3,
     ));
-    let mut companions = vec![file_name(&digest)];
+    let mut companions = vec![digest_name];
     let receipts = sibling(&a.fixings, "_receipts");
     if m.intraday.publish_receipts && receipts.exists() {
         let written = read_cells(&receipts)?;

@@ -213,7 +213,37 @@ fn a_deleted_row_exits_1_naming_it() {
         err.contains(&format!("2025-03-05 {GRADE} row: missing")),
         "{err}"
     );
-    assert!(err.contains("1 difference"), "{err}");
+    // The row, and the digest a publication writes beside the file (this copy was
+    // made by hand, so it has none).
+    assert!(err.contains("2 difference"), "{err}");
+    assert!(
+        err.contains("deleted.csv.sha256: sha256: published \"(no digest file)\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_changed_cell_that_recomputes_is_still_caught_by_the_digest() {
+    // The digest covers every cell, also those verify does not recompute the same
+    // way by construction: a publication edited after it was written is named.
+    let pb = Published::new("csv");
+    let f = pb.fixings();
+    let text = std::fs::read_to_string(&f).unwrap();
+    let digest = std::fs::read_to_string(rentix_index::digest_path(&f)).unwrap();
+    assert!(
+        digest.ends_with(&format!("  {}\n", f.file_name().unwrap().to_string_lossy())),
+        "{digest}"
+    );
+    // Reordering two rows changes no cell verify compares by key, but the bytes.
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.swap(1, 2);
+    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("1 difference") && err.contains("sha256"),
+        "{err}"
+    );
 }
 
 #[test]

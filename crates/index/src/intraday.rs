@@ -1093,28 +1093,7 @@ pub fn intraday_table(r: &IntradayResult, m: &IntradayMethodology) -> rentix_tab
     t
 }
 
-/// SHA-256 (hex) of a table's cells as text, rendered as `format` stores them (the
-/// cells `rentix verify` reads back from the file): its canonical content.
-pub fn canonical_sha256(
-    t: &rentix_table::Table,
-    format: rentix_table::TableFormat,
-) -> Result<String, IndexError> {
-    Ok(canonical_sha256_text(&t.rendered(format)?))
-}
-
-/// [`canonical_sha256`] of cells already read as text (a file as published).
-pub fn canonical_sha256_text(t: &rentix_table::TextTable) -> String {
-    use sha2::{Digest, Sha256};
-    // Writing CSV into memory cannot fail; a record that could not be written
-    // would change the digest, never pass unnoticed.
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(&t.names);
-    for r in &t.rows {
-        let _ = w.write_record(r);
-    }
-    let _ = w.flush();
-    rentix_ingest::hex(&Sha256::digest(w.get_ref()))
-}
+pub use crate::output::{canonical_sha256, canonical_sha256_text, digest_path};
 
 /// Whether `path` is an intraday fixings file (it has a `fixed_at` column).
 pub fn is_intraday_file(path: &Path) -> Result<bool, IndexError> {

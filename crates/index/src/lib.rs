@@ -48,7 +48,8 @@ pub use methodology::{
 pub use ols::ols;
 pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
 pub use output::{
-    fixings_table, forward_table, read_cells, read_fixings, read_forward, FIXING_COLUMNS,
+    canonical_sha256, canonical_sha256_text, digest_line, digest_path, fixings_table,
+    forward_table, read_cells, read_fixings, read_forward, FIXING_COLUMNS,
 };
 pub use restatement::{
     first_published, publication_lock_path, publish, read_restatements, restatements_path,

@@ -190,6 +190,45 @@ pub(crate) fn records(path: &Path) -> Result<Records, IndexError> {
     }
 }
 
+/// SHA-256 (hex) of a table's cells as text, rendered as `format` stores them (the
+/// cells `rentix verify` reads back from the file): its canonical content.
+pub fn canonical_sha256(
+    t: &rentix_table::Table,
+    format: rentix_table::TableFormat,
+) -> Result<String, IndexError> {
+    Ok(canonical_sha256_text(&t.rendered(format)?))
+}
+
+/// [`canonical_sha256`] of cells already read as text (a file as published).
+pub fn canonical_sha256_text(t: &rentix_table::TextTable) -> String {
+    use sha2::{Digest, Sha256};
+    // Writing CSV into memory cannot fail; a record that could not be written
+    // would change the digest, never pass unnoticed.
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(&t.names);
+    for r in &t.rows {
+        let _ = w.write_record(r);
+    }
+    let _ = w.flush();
+    rentix_ingest::hex(&Sha256::digest(w.get_ref()))
+}
+
+/// `<file>.sha256` beside a publication: [`canonical_sha256`] of its cells and the
+/// file's name, in `sha256sum`'s layout.
+pub fn digest_path(out: &Path) -> std::path::PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".sha256");
+    out.with_file_name(name)
+}
+
+/// The line a digest file holds for `out` with digest `hex`.
+pub fn digest_line(out: &Path, hex: &str) -> String {
+    format!(
+        "{hex}  {}\n",
+        out.file_name().unwrap_or_default().to_string_lossy()
+    )
+}
+
 /// A fixings file (or one written beside it) as text cells, exactly as they stand:
 /// what `rentix verify` compares, cell by cell, with a recomputation rendered the
 /// same way ([`Table::rendered`]). A CSV file must be within the fixings size limit.

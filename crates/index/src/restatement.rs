@@ -12,7 +12,7 @@ use crate::fixing::{Fixing, IndexUnit};
 use crate::output::{fixings_table, read_fixings};
 use chrono::NaiveDate;
 use rentix_core::{Grade, GradePattern};
-use rentix_table::{fail_point, Col, Table, Transaction};
+use rentix_table::{fail_point, Col, Table, TableFormat, Transaction};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -229,7 +229,8 @@ pub fn publish(
     let mut result = plan(out, rows, window)?;
     let extra = companions(&result.rows);
     let log = restatements_path(out);
-    let owned: BTreeSet<String> = [out, log.as_path()]
+    let digest = crate::output::digest_path(out);
+    let owned: BTreeSet<String> = [out, log.as_path(), digest.as_path()]
         .into_iter()
         .chain(extra.iter().map(|(p, _)| p.as_path()))
         .chain(raw.iter().map(|(p, _)| p.as_path()))
@@ -267,7 +268,20 @@ pub fn publish(
                 })
         })?;
     }
-    fixings_table(&result.rows).stage(&mut tx, out)?;
+    let table = fixings_table(&result.rows);
+    table.stage(&mut tx, out)?;
+    // The digest of the file's cells (`verify` checks it), in the same transaction.
+    let line = crate::output::digest_line(
+        out,
+        &crate::output::canonical_sha256(&table, TableFormat::of(out)?)?,
+    );
+    tx.stage(&digest, |w| {
+        w.write_all(line.as_bytes())
+            .map_err(|e| rentix_table::TableError::Write {
+                path: digest.clone(),
+                source: e,
+            })
+    })?;
     fail_point("publish:staged").map_err(|e| write_err(out, e))?;
     // A signal waits for the renames: the publication is in place whole or not at
     // all, and the message on exit says which.
