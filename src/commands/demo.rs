@@ -12,7 +12,7 @@ use crate::cli::DemoArgs;
 use crate::commands::backtest::{cost_decomposition, execute as backtest, BacktestPlan};
 use crate::commands::contract::{execute as lab_execute, LabPlan};
 use crate::commands::cost;
-use crate::commands::index::{execute as index, IndexConfig};
+use crate::commands::index::{execute as index, publish_intraday, IndexConfig, IntradayPublished};
 use crate::progress;
 use anyhow::Context;
 use rentix_backtest::{
@@ -51,7 +51,7 @@ fn clean(out: &Path) -> anyhow::Result<()> {
             std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
         }
     }
-    for d in ["work", "charts", "cost", "contract_lab"] {
+    for d in ["work", "charts", "cost", "contract_lab", "intraday"] {
         let p = out.join(d);
         if p.exists() {
             std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
@@ -61,6 +61,40 @@ fn clean(out: &Path) -> anyhow::Result<()> {
 }
 
 /// The default methodology, plus gold+ grades: the operator matters.
+/// The intraday index of the demo: the last two days of the market read every 15
+/// minutes (`simulate --cadence 15m`), fixed by the shipped intraday methodology on
+/// the H100 grades into `intraday/fixings.parquet` (its receipts and digest beside).
+fn intraday_demo(out: &Path, daily: &SimParams) -> anyhow::Result<IntradayPublished> {
+    let work = out.join("work");
+    let mut p = daily.clone();
+    p.cadence_minutes = Some(15);
+    p.start = daily.start + chrono::Days::new(u64::from(daily.days.saturating_sub(2)));
+    p.days = 2;
+    p.rows = 0;
+    let sim = work.join("sim15");
+    simulate(&sim, &p, &|_| {}).context("simulate --cadence 15m")?;
+    ingest(
+        &work.join("store15"),
+        &[sim.join("observations.csv")],
+        &IngestOptions::default(),
+        &mut |_| {},
+    )
+    .context("ingest of the 15-minute market")?;
+    let mut m = rentix_index::intraday::IntradayMethodology::from_file(Path::new(
+        "intraday_lowest_listing_15m",
+    ))?;
+    m.grades.patterns = vec!["h100-sxm-80gb/*/on-demand".into()];
+    let dir = out.join("intraday");
+    std::fs::create_dir_all(&dir)?;
+    publish_intraday(
+        &work.join("store15"),
+        &m,
+        None,
+        None,
+        &dir.join("fixings.parquet"),
+    )
+}
+
 fn methodology_text() -> String {
     include_str!("../../data/methodologies/default.toml").replace(
         "regional = false",
@@ -158,7 +192,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     clean(out)?;
     let work = out.join("work");
-    let bar = progress::steps("demo", 8);
+    let bar = progress::steps("demo", 9);
 
     bar.set_message("simulating a market with known truth");
     let mut params = SimParams::default_params();
@@ -326,6 +360,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let lab = contract_lab(out, &sim_dir, &methodology_text())?;
     bar.inc(1);
 
+    bar.set_message("fixing a 15-minute index");
+    let intraday = intraday_demo(out, &params)?;
+    bar.inc(1);
+
     bar.set_message("writing the report");
     let report = out.join("report.html");
     rentix_report::render_report(out, &report).map_err(anyhow::Error::msg)?;
@@ -358,6 +396,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         fixings.len(),
         fixings.iter().map(|f| f.grade.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
         100.0 * fixings.iter().filter(|f| f.sufficient).count() as f64 / fixings.len().max(1) as f64
+    );
+    outln!(
+        "intraday: {} fixings of {} H100 grades, {} a day at 15 minutes over two days, {} with a panel of five providers; each with its band and receipts",
+        intraday.fixings, intraday.grades, intraday.per_day, intraday.valued
     );
     outln!(
         "producer: H100 futures remove {} of the rent's monthly variance out of sample; billed monthly by invoice, {}; paying {premium:+.2}/GPU-h over the index still hedges {}",

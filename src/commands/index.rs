@@ -438,20 +438,42 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
     if !a.input.is_empty() || !a.grades.is_empty() || a.valued_only {
         crate::commands::usage!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
     }
-    let format = TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    let store_path = a.store.clone().unwrap_or_default();
-    let (r, grades, from, to) = intraday_from_store(&store_path, &m, a.from, a.to)?;
-    let mut journal = a.out.file_name().unwrap_or_default().to_os_string();
+    let store = a.store.clone().unwrap_or_default();
+    Ok(publish_intraday(&store, &m, a.from, a.to, &a.out)?.line)
+}
+
+/// What an intraday publication wrote.
+pub struct IntradayPublished {
+    pub fixings: usize,
+    pub valued: usize,
+    pub grades: usize,
+    pub per_day: i64,
+    /// The line `index` prints.
+    pub line: String,
+}
+
+/// Fixes `m` from the store over `from..=to` and publishes the fixings, their
+/// digest and (when the methodology says) the receipts in one transaction.
+pub fn publish_intraday(
+    store: &Path,
+    m: &IntradayMethodology,
+    from: Option<chrono::NaiveDate>,
+    to: Option<chrono::NaiveDate>,
+    out: &Path,
+) -> anyhow::Result<IntradayPublished> {
+    let format = TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
+    let (r, grades, from, to) = intraday_from_store(store, m, from, to)?;
+    let mut journal = out.file_name().unwrap_or_default().to_os_string();
     journal.push(".publishing");
-    let journal = a.out.with_file_name(journal);
+    let journal = out.with_file_name(journal);
     rentix_table::recover(&journal, |_| false)?;
     let mut tx = rentix_table::Transaction::new(&journal);
-    let table = intraday_table(&r, &m);
-    table.stage(&mut tx, &a.out)?;
+    let table = intraday_table(&r, m);
+    table.stage(&mut tx, out)?;
     // The digest of the file's canonical content (its cells as text), in
     // sha256sum's layout: `verify` checks it before recomputing.
-    let digest = rentix_index::digest_path(&a.out);
-    let line = rentix_index::digest_line(&a.out, &rentix_index::canonical_sha256(&table, format)?);
+    let digest = rentix_index::digest_path(out);
+    let line = rentix_index::digest_line(out, &rentix_index::canonical_sha256(&table, format)?);
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
             .map_err(|source| rentix_table::TableError::Write {
@@ -459,25 +481,32 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
                 source,
             })
     })?;
-    let receipts = sibling(&a.out, "_receipts");
+    let receipts = sibling(out, "_receipts");
     if m.intraday.publish_receipts {
         receipts_table(&r).stage(&mut tx, &receipts)?;
     }
     tx.commit()?;
     let valued = r.fixings.iter().filter(|f| f.value.is_some()).count();
-    Ok(format!(
-        "{} intraday fixings ({} a day at {}) of {grades} grade(s), {from} to {to}, {valued} with a value; wrote {} (digest {}){}",
+    let per_day = 1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440);
+    let line = format!(
+        "{} intraday fixings ({per_day} a day at {}) of {grades} grade(s), {from} to {to}, {valued} with a value; wrote {} (digest {}){}",
         r.fixings.len(),
-        1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440),
         m.calendar.cadence,
-        a.out.display(),
+        out.display(),
         file_name_of(&digest),
         if m.intraday.publish_receipts {
             format!(" and {}", receipts.display())
         } else {
             String::new()
         }
-    ))
+    );
+    Ok(IntradayPublished {
+        fixings: r.fixings.len(),
+        valued,
+        grades,
+        per_day,
+        line,
+    })
 }
 
 fn file_name_of(p: &Path) -> String {

@@ -1018,7 +1018,7 @@ fn a_perp_on_an_index_equal_to_the_rent_hedges_it_whole_and_pays_no_funding() {
             ("go short", "")
         };
         assert!(
-            reason.contains(verb) && reason.contains("7300 GPU-hours"),
+            reason.contains(verb) && reason.contains("7,300 GPU-hours"),
             "{reason}"
         );
         // Both instruments in one periods.csv, on the same months and rent changes.

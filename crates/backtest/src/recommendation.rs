@@ -99,6 +99,22 @@ pub fn tradable(s: Strategy) -> bool {
     !matches!(s, Strategy::Unhedged | Strategy::StaticMinVariance)
 }
 
+/// A whole number with thousands separators (190,464).
+fn grouped(x: f64) -> String {
+    let digits = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if x < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
 fn pct(x: f64) -> String {
     format!("{:.0}%", 100.0 * x)
 }
@@ -199,7 +215,7 @@ pub fn recommend_for(
             Instrument::Perp => format!(
                 "go {} {} GPU-hours of {what} for next month's rent, stepped down as the month is delivered",
                 if buy { "long" } else { "short" },
-                best.next_contracts as f64 * lot_gpu_hours
+                grouped(best.next_contracts as f64 * lot_gpu_hours)
             ),
         };
         r.reason = format!(

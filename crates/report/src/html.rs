@@ -62,6 +62,8 @@ pub struct ReportInputs {
     pub backtests: Vec<PathBuf>,
     /// A contract lab's output directory (holding comparison.json).
     pub lab: Option<PathBuf>,
+    /// The directory has an intraday index (`intraday/fixings.parquet`).
+    pub intraday: bool,
 }
 
 /// Finds the parts of a report in `dir`.
@@ -91,6 +93,7 @@ pub fn discover(dir: &Path) -> ReportInputs {
         lab: [dir.to_path_buf(), dir.join("contract_lab")]
             .into_iter()
             .find(|d| d.join("comparison.json").exists()),
+        intraday: crate::intraday_section::intraday_file(dir).is_some(),
     }
 }
 
@@ -667,6 +670,9 @@ fn contents(inputs: &ReportInputs) -> String {
     if inputs.lab.is_some() {
         links.push("<a href=\"#lab\">contract lab</a>".to_string());
     }
+    if inputs.intraday {
+        links.push("<a href=\"#intraday\">intraday index</a>".to_string());
+    }
     if inputs.ingest_summary.is_some() {
         links.push("<a href=\"#inputs\">inputs</a>".to_string());
     }
@@ -738,6 +744,7 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
     html.push_str(&at_a_glance(&inputs));
     html.push_str(&contents(&inputs));
     index_section(&mut html, &inputs, &in_dir.join("charts"))?;
+    crate::intraday_section::intraday_section(&mut html, in_dir)?;
     crate::operator_section::operator_section(&mut html, in_dir, inputs.fixings.as_deref());
     for b in &inputs.backtests {
         backtest_section(&mut html, b)?;

@@ -10,6 +10,7 @@ mod format;
 mod hedge_card;
 mod html;
 mod index_charts;
+mod intraday_section;
 mod lab_charts;
 mod lab_section;
 mod operator_section;
