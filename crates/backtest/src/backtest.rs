@@ -523,6 +523,93 @@ struct StrategyRun {
     rounding: f64,
 }
 
+impl StrategyRun {
+    /// A run of `strategy` on the months' `legs` and changes, its ratios fitted,
+    /// before any month is booked.
+    fn start(strategy: Strategy, legs: Vec<Leg>, ch: &[Changes]) -> Self {
+        let dr: Vec<f64> = ch.iter().map(|c| c.rent).collect();
+        let df: Vec<f64> = ch.iter().map(|c| c.futures).collect();
+        let h = ratios(strategy, &dr, &df);
+        Self {
+            legs,
+            dr,
+            df,
+            h,
+            pnls: Vec::new(),
+            rows: Vec::new(),
+            margin: Margin {
+                initial_margin_max: 0.0,
+                peak_cash_need: 0.0,
+                worst_day_variation_margin: 0.0,
+            },
+            fees: 0.0,
+            rounding: 0.0,
+        }
+    }
+
+    /// Books month `t`: its P&L and row, the fees and rounding, and the month's
+    /// margin (initial margin, worst cumulative and worst single day of cash paid).
+    fn book(&mut self, t: usize, month: Booked, margin: (f64, f64, f64)) {
+        let Booked { row, size } = month;
+        self.rounding += (row.contracts as f64 - row.contracts_unrounded) * size;
+        self.fees += row.pnl.fees;
+        if row.contracts > 0 {
+            let (im, paid, worst_day) = margin;
+            let m = &mut self.margin;
+            m.initial_margin_max = m.initial_margin_max.max(im);
+            m.peak_cash_need = m.peak_cash_need.max(im + paid);
+            m.worst_day_variation_margin = m.worst_day_variation_margin.min(worst_day);
+        }
+        debug_assert_eq!(self.rows.len(), t);
+        self.pnls.push(row.pnl);
+        self.rows.push(row);
+    }
+}
+
+/// One month's row and the GPU-hours of one contract (or perp lot).
+struct Booked {
+    row: PeriodRow,
+    size: f64,
+}
+
+/// The row of month `p` for the leg `l`, its changes and position.
+#[allow(clippy::too_many_arguments)]
+fn period_row(
+    instrument: Instrument,
+    strategy: Strategy,
+    p: &Period,
+    l: &Leg,
+    ch: Changes,
+    h: f64,
+    unrounded: f64,
+    n: i64,
+    pnl: PeriodPnl,
+    settlement: f64,
+) -> PeriodRow {
+    PeriodRow {
+        instrument,
+        strategy,
+        period_start: p.start,
+        period_end: p.end,
+        exposure_gpu_hours: p.exposure,
+        delivered_gpu_hours: (p.exposure - p.lost_gpu_hours).max(0.0),
+        rent_usd_per_gpu_hour: p.rent,
+        rent_reference: l.reference,
+        rent_change: ch.rent,
+        index_at_entry: l.index_entry,
+        entry_price: l.entry,
+        settlement,
+        futures_change: ch.futures,
+        carry: ch.carry,
+        tranches: l.tranches,
+        hedge_ratio: h,
+        contracts_unrounded: unrounded,
+        contracts: n,
+        pnl,
+        operational_loss: p.operational_loss,
+    }
+}
+
 fn run_strategy(
     contract: &ContractSpec,
     idx: &IndexInputs,
@@ -540,63 +627,33 @@ fn run_strategy(
         .zip(&legs)
         .map(|(p, l)| changes(p, l))
         .collect();
-    let dr: Vec<f64> = ch.iter().map(|c| c.rent).collect();
-    let df: Vec<f64> = ch.iter().map(|c| c.futures).collect();
-    let h = ratios(strategy, &dr, &df);
-    let mut run = StrategyRun {
-        legs,
-        dr,
-        df,
-        h,
-        pnls: Vec::new(),
-        rows: Vec::new(),
-        margin: Margin {
-            initial_margin_max: 0.0,
-            peak_cash_need: 0.0,
-            worst_day_variation_margin: 0.0,
-        },
-        fees: 0.0,
-        rounding: 0.0,
-    };
+    let mut run = StrategyRun::start(strategy, legs, &ch);
     for (t, p) in periods.iter().enumerate() {
         let (h, l) = (run.h[t], run.legs[t]);
-        let unrounded = h * p.exposure / contract.contract_gpu_hours;
+        let size = contract.contract_gpu_hours;
+        let unrounded = h * p.exposure / size;
         let (n, pnl) = period_pnl(contract, sign, p, ch[t], h, contract.fee_per_contract);
-        run.rounding += (n as f64 - unrounded) * contract.contract_gpu_hours;
-        run.fees += pnl.fees;
-        if n > 0 {
-            let q = n as f64 * contract.contract_gpu_hours;
-            let im = contract.initial_margin * l.entry * q;
+        let q = n as f64 * size;
+        let margin = if n > 0 {
             let (paid, worst_day) =
                 margin_for(contract, &idx.underlying.values, p, l.entry, q, sign);
-            let m = &mut run.margin;
-            m.initial_margin_max = m.initial_margin_max.max(im);
-            m.peak_cash_need = m.peak_cash_need.max(im + paid);
-            m.worst_day_variation_margin = m.worst_day_variation_margin.min(worst_day);
-        }
-        run.rows.push(PeriodRow {
-            instrument: Instrument::Futures,
+            (contract.initial_margin * l.entry * q, paid, worst_day)
+        } else {
+            (0.0, 0.0, 0.0)
+        };
+        let row = period_row(
+            Instrument::Futures,
             strategy,
-            period_start: p.start,
-            period_end: p.end,
-            exposure_gpu_hours: p.exposure,
-            delivered_gpu_hours: (p.exposure - p.lost_gpu_hours).max(0.0),
-            rent_usd_per_gpu_hour: p.rent,
-            rent_reference: l.reference,
-            rent_change: ch[t].rent,
-            index_at_entry: l.index_entry,
-            entry_price: l.entry,
-            settlement: p.settlement,
-            futures_change: ch[t].futures,
-            carry: ch[t].carry,
-            tranches: l.tranches,
-            hedge_ratio: h,
-            contracts_unrounded: unrounded,
-            contracts: n,
+            p,
+            &l,
+            ch[t],
+            h,
+            unrounded,
+            n,
             pnl,
-            operational_loss: p.operational_loss,
-        });
-        run.pnls.push(pnl);
+            p.settlement,
+        );
+        run.book(t, Booked { row, size }, margin);
     }
     run
 }
@@ -656,24 +713,7 @@ fn run_perp_strategy(
             carry: 0.0,
         })
         .collect();
-    let dr: Vec<f64> = ch.iter().map(|c| c.rent).collect();
-    let df: Vec<f64> = ch.iter().map(|c| c.futures).collect();
-    let h = ratios(strategy, &dr, &df);
-    let mut run = StrategyRun {
-        legs,
-        dr,
-        df,
-        h,
-        pnls: Vec::new(),
-        rows: Vec::new(),
-        margin: Margin {
-            initial_margin_max: 0.0,
-            peak_cash_need: 0.0,
-            worst_day_variation_margin: 0.0,
-        },
-        fees: 0.0,
-        rounding: 0.0,
-    };
+    let mut run = StrategyRun::start(strategy, legs, &ch);
     let lot = spec.lot_gpu_hours;
     for (t, p) in periods.iter().enumerate() {
         let (h, l, perp) = (run.h[t], run.legs[t], &perps[t]);
@@ -692,10 +732,7 @@ fn run_perp_strategy(
             // A long (payer, sign -1) pays the funding, a short receives it.
             funding: sign * q * perp.funding,
         });
-        run.rounding += (n as f64 - unrounded) * lot;
-        run.fees += pnl.fees;
-        if n > 0 {
-            let im = spec.initial_margin * perp.entry_mark * q;
+        let margin = if n > 0 {
             let (mut cum, mut worst_cum, mut worst_day) = (0.0, 0.0f64, 0.0f64);
             for (price, funding) in perp.daily.values() {
                 let cash = -sign * q * price + sign * q * funding;
@@ -703,34 +740,27 @@ fn run_perp_strategy(
                 worst_cum = worst_cum.min(cum);
                 worst_day = worst_day.min(cash);
             }
-            let m = &mut run.margin;
-            m.initial_margin_max = m.initial_margin_max.max(im);
-            m.peak_cash_need = m.peak_cash_need.max(im - worst_cum);
-            m.worst_day_variation_margin = m.worst_day_variation_margin.min(worst_day);
-        }
-        run.rows.push(PeriodRow {
-            instrument: Instrument::Perp,
+            (
+                spec.initial_margin * perp.entry_mark * q,
+                -worst_cum,
+                worst_day,
+            )
+        } else {
+            (0.0, 0.0, 0.0)
+        };
+        let row = period_row(
+            Instrument::Perp,
             strategy,
-            period_start: p.start,
-            period_end: p.end,
-            exposure_gpu_hours: p.exposure,
-            delivered_gpu_hours: (p.exposure - p.lost_gpu_hours).max(0.0),
-            rent_usd_per_gpu_hour: p.rent,
-            rent_reference: l.reference,
-            rent_change: ch[t].rent,
-            index_at_entry: l.index_entry,
-            entry_price: perp.entry_mark,
-            settlement: perp.mean_mark,
-            futures_change: ch[t].futures,
-            carry: 0.0,
-            tranches: l.tranches,
-            hedge_ratio: h,
-            contracts_unrounded: unrounded,
-            contracts: n,
+            p,
+            &l,
+            ch[t],
+            h,
+            unrounded,
+            n,
             pnl,
-            operational_loss: p.operational_loss,
-        });
-        run.pnls.push(pnl);
+            perp.mean_mark,
+        );
+        run.book(t, Booked { row, size: lot }, margin);
     }
     Ok(run)
 }
