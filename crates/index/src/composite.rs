@@ -5,6 +5,7 @@
 use crate::elementary::link;
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, SourceId};
 use crate::fixing::{round_to, Fixing};
+use crate::flag::Flag;
 use crate::hedonic::{time_dummy, HedonicObs};
 use crate::methodology::{CompositeMethod, CompositeSpec, Methodology, WhenShort};
 use crate::outliers::keep;
@@ -45,26 +46,26 @@ fn composite_rules(
     m: &Methodology,
     by_contributor: &BTreeMap<SourceId, usize>,
     components: &[&Fixing],
-) -> (bool, Vec<String>) {
+) -> (bool, Vec<Flag>) {
     let c = &m.contributors;
     let mut flags = Vec::new();
     let mut publish = true;
     if by_contributor.len() < c.min_contributors {
-        flags.push("few_contributors".to_string());
+        flags.push(Flag::FewContributors);
         publish &= c.below_minimum == WhenShort::PublishFlagged;
     }
     let total: usize = by_contributor.values().sum();
     let largest = by_contributor.values().copied().max().unwrap_or(0);
     if total > 0 && largest as f64 / total as f64 > c.max_concentration + 1e-12 {
-        flags.push("concentrated".to_string());
+        flags.push(Flag::Concentrated);
         publish = false;
     }
     if all_suppressed(components) {
-        flags.push("components_suppressed".to_string());
+        flags.push(Flag::ComponentsSuppressed);
         publish = false;
     }
     if !publish {
-        flags.insert(0, "suppressed".to_string());
+        flags.insert(0, Flag::Suppressed);
     }
     (publish, flags)
 }
@@ -131,7 +132,7 @@ pub fn chained(
             (Some(l), Some(p)) => match link(formula, p, &prices, &weights) {
                 Some(x) => Some(l * x),
                 None => {
-                    flags.push("no_link".to_string());
+                    flags.push(Flag::NoLink);
                     Some(l)
                 }
             },
@@ -139,16 +140,16 @@ pub fn chained(
         };
         let missing = prices.iter().filter(|p| p.is_none()).count();
         if missing > 0 {
-            flags.push(format!("missing_components={missing}"));
+            flags.push(Flag::MissingComponents(missing));
         }
         let withheld = all_suppressed(&rows.iter().flatten().copied().collect::<Vec<_>>());
         if withheld {
-            flags.insert(0, "suppressed".into());
-            flags.push("components_suppressed".into());
+            flags.insert(0, Flag::Suppressed);
+            flags.push(Flag::ComponentsSuppressed);
         }
         let sufficient = !withheld && missing == 0 && present.iter().all(|f| f.sufficient);
         if !sufficient {
-            flags.insert(0, "low_confidence".into());
+            flags.insert(0, Flag::LowConfidence);
         }
         out.push(Fixing {
             date: d,
@@ -174,7 +175,7 @@ pub fn chained(
                 .reduce(f64::max),
             contributor_hhi: None,
             sufficient,
-            flags: flags.join(";"),
+            flags: Flag::join(&flags),
             methodology_version: m.version.clone(),
             input_sha256: hash_strings(present.iter().map(|f| f.input_sha256.as_str())),
             publication: 1,
@@ -393,7 +394,7 @@ pub fn hedonic(
                     Some(l * link.index / 100.0)
                 }
                 None => {
-                    flags.push("singular_regression".to_string());
+                    flags.push(Flag::SingularRegression);
                     Some(l)
                 }
             },
@@ -411,7 +412,7 @@ pub fn hedonic(
         let sufficient = flags.is_empty() && rules.is_empty() && today.len() >= 20;
         flags.extend(rules);
         if !sufficient {
-            flags.insert(0, "low_confidence".into());
+            flags.insert(0, Flag::LowConfidence);
         }
         out.push(Fixing {
             date: d,
@@ -444,7 +445,7 @@ pub fn hedonic(
             max_contributor_share: None,
             contributor_hhi: None,
             sufficient,
-            flags: flags.join(";"),
+            flags: Flag::join(&flags),
             methodology_version: m.version.clone(),
             input_sha256: keys_sha256(today.iter().map(|t| t.1.key)),
             publication: 1,

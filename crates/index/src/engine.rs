@@ -25,6 +25,7 @@ use crate::contributor_id::ContributorAliases;
 use crate::contributors::{cap_weights, cap_weights_proportional};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
 use crate::fixing::{round_to, Fixing, LEVEL_CARRIED};
+use crate::flag::Flag;
 use crate::methodology::{
     FilterScope, Methodology, PerContributor, Roll, ThinDays, TooFewForCap, WhenShort,
 };
@@ -394,14 +395,14 @@ enum Shortfall {
 }
 
 impl Shortfall {
-    fn code(self) -> &'static str {
+    fn flag(self) -> Flag {
         match self {
-            Shortfall::FewObs => "few_obs",
-            Shortfall::FewValidDays => "few_valid_days",
-            Shortfall::LowVolume => "low_volume",
-            Shortfall::FewContributors => "few_contributors",
-            Shortfall::Concentrated => "concentrated",
-            Shortfall::CapNotHeld => "cap_not_held",
+            Shortfall::FewObs => Flag::FewObs,
+            Shortfall::FewValidDays => Flag::FewValidDays,
+            Shortfall::LowVolume => Flag::LowVolume,
+            Shortfall::FewContributors => Flag::FewContributors,
+            Shortfall::Concentrated => Flag::Concentrated,
+            Shortfall::CapNotHeld => Flag::CapNotHeld,
         }
     }
 }
@@ -888,11 +889,13 @@ pub fn fix_grade(
                 }
             }
         }
-        let mut flags: Vec<String> = Vec::new();
+        let mut flags: Vec<Flag> = Vec::new();
         let accepted = tiers.iter().find(|(_, t)| t.accepted());
         for (k, t) in tiers.iter().take_while(|(_, t)| !t.accepted()) {
-            let codes: Vec<&str> = t.shortfalls.iter().map(|s| s.code()).collect();
-            flags.push(format!("{k}_failed={}", codes.join("+")));
+            flags.push(Flag::Failed {
+                kind: *k,
+                reasons: t.shortfalls.iter().map(|s| s.flag()).collect(),
+            });
         }
         let chosen = accepted.or_else(|| tiers.iter().find(|(_, t)| t.publishable(m)));
         let row = match chosen {
@@ -904,33 +907,33 @@ pub fn fix_grade(
                     let recent: Vec<f64> = spreads.range(from..d).map(|(_, v)| *v).collect();
                     if recent.len() as u32 >= m.fallback.spread_min_days {
                         factor = median(recent).unwrap_or(1.0);
-                        flags.push("listing_spread_adjusted".into());
+                        flags.push(Flag::ListingSpreadAdjusted);
                     } else {
-                        flags.push("listing_spread_unavailable".into());
+                        flags.push(Flag::ListingSpreadUnavailable);
                     }
                 }
                 if kind != first_tier {
-                    flags.push(format!("fallback_{kind}"));
+                    flags.push(Flag::Fallback(kind));
                 }
                 let sufficient = t.accepted();
                 for s in &t.shortfalls {
-                    flags.push(s.code().into());
+                    flags.push(s.flag());
                 }
                 if t.removed > 0 {
-                    flags.push(format!("outliers_removed={}", t.removed));
+                    flags.push(Flag::OutliersRemoved(t.removed));
                 }
                 if t.carried_contributors > 0 {
-                    flags.push(format!("contributors_carried={}", t.carried_contributors));
+                    flags.push(Flag::ContributorsCarried(t.carried_contributors));
                 }
                 if t.cap_not_applied {
-                    flags.push("cap_not_applied".into());
+                    flags.push(Flag::CapNotApplied);
                 }
                 if t.below_floor > 0 {
-                    flags.push(format!("below_floor={}", t.below_floor));
+                    flags.push(Flag::BelowFloor(t.below_floor));
                 }
                 let show_p = t.contributors >= m.contributors.min_for_percentiles;
                 if !show_p {
-                    flags.push("percentiles_withheld".into());
+                    flags.push(Flag::PercentilesWithheld);
                 }
                 let pct = |x: f64| show_p.then(|| round_to(x * factor, dec));
                 let now = t.by_contributor.clone();
@@ -971,18 +974,15 @@ pub fn fix_grade(
                 });
                 let (value, level) = match carry {
                     Some((_, f)) => {
-                        flags.push("carried_forward".into());
+                        flags.push(Flag::CarriedForward);
                         (f.value, Some(LEVEL_CARRIED))
                     }
                     None => {
-                        flags.push(
-                            if tiers.is_empty() {
-                                "no_data"
-                            } else {
-                                "suppressed"
-                            }
-                            .into(),
-                        );
+                        flags.push(if tiers.is_empty() {
+                            Flag::NoData
+                        } else {
+                            Flag::Suppressed
+                        });
                         (None, None)
                     }
                 };
@@ -1019,9 +1019,9 @@ pub fn fix_grade(
         };
         let mut row = row;
         if !row.sufficient {
-            flags.insert(0, "low_confidence".into());
+            flags.insert(0, Flag::LowConfidence);
         }
-        row.flags = flags.join(";");
+        row.flags = Flag::join(&flags);
         if row.level.is_some_and(|l| l < LEVEL_CARRIED) {
             last_fix = Some((d, row.clone()));
         }

@@ -16,6 +16,7 @@ mod engine;
 mod engine_obs;
 mod error;
 mod fixing;
+mod flag;
 mod forward;
 mod hedonic;
 pub mod incremental;
@@ -40,6 +41,7 @@ pub use engine::{
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
 pub use fixing::{round_to, Fixing, IndexUnit, LEVEL_CARRIED};
+pub use flag::Flag;
 pub use forward::{forward_curves, ForwardPoint};
 pub use hedonic::{time_dummy, HedonicFit, HedonicObs};
 pub use methodology::{
