@@ -328,7 +328,9 @@ class Store:
         to: Optional[str] = None,
     ) -> pl.DataFrame:
         """Fixes the store over its whole history (``rentix index``) and returns the
-        fixings of ``[from_, to]`` (every date by default)."""
+        fixings of ``[from_, to]`` (every date by default). An intraday methodology
+        (``"intraday_lowest_listing_15m"``) returns a row per grade and stamp, with
+        ``fixed_at``."""
         f, t = _dates(from_, to)
         with tempfile.TemporaryDirectory(prefix="rentix-") as d:
             out = str(Path(d) / "fixings.parquet")

@@ -151,13 +151,56 @@ fn fix_store(
     from_: Option<String>,
     to: Option<String>,
 ) -> PyResult<usize> {
-    let req = request(self::methodology(&methodology)?, &grades)?;
     let (from, to) = (date(from_)?, date(to)?);
+    if let Some(m) = intraday(&methodology)? {
+        if !grades.is_empty() {
+            return Err(fail(
+                "an intraday methodology fixes its own grades: leave grades out",
+            ));
+        }
+        return py.detach(|| {
+            let store = Store::open(Path::new(&store)).map_err(fail)?;
+            let (r, _, _, _) =
+                rentix_index::intraday::fix_store(&store, &m, from, to).map_err(fail)?;
+            rentix_index::intraday::intraday_table(&r, &m)
+                .write(Path::new(&out))
+                .map_err(fail)?;
+            Ok(r.fixings.len())
+        });
+    }
+    let req = request(self::methodology(&methodology)?, &grades)?;
     py.detach(|| {
         let store = Store::open(Path::new(&store)).map_err(fail)?;
         let result = compute_from_store(&store, &req).map_err(fail)?;
         write_fixings(result.fixings, from, to, &out)
     })
+}
+
+/// The intraday methodology `spec` names (a path or a shipped name whose
+/// `[calendar] cadence` is shorter than a day), or `None` for a daily one.
+fn intraday(spec: &str) -> PyResult<Option<rentix_index::intraday::IntradayMethodology>> {
+    use rentix_index::intraday::IntradayMethodology;
+    let spec = spec.trim();
+    if spec.starts_with('{') {
+        let value: serde_json::Value = serde_json::from_str(spec).map_err(fail)?;
+        let text = toml::to_string(&value).map_err(fail)?;
+        return match IntradayMethodology::cadence_of(&text) {
+            Some(_) => Ok(Some(
+                IntradayMethodology::from_toml(&text, Path::new("<dict>")).map_err(fail)?,
+            )),
+            None => Ok(None),
+        };
+    }
+    if spec == "default" {
+        return Ok(None);
+    }
+    let path = Path::new(spec);
+    let text =
+        rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(fail)?;
+    match IntradayMethodology::cadence_of(&text) {
+        Some(_) => Ok(Some(IntradayMethodology::from_file(path).map_err(fail)?)),
+        None => Ok(None),
+    }
 }
 
 /// Fixes observations already normalized (a Parquet file in the store's columns: a

@@ -71,6 +71,16 @@ class Market(unittest.TestCase):
                 got = store.index(m.stem)
                 self.assertTrue(got.equals(want), f"{m.stem}: Python and CLI fixings differ")
 
+    def test_store_index_of_an_intraday_methodology_equals_the_cli(self):
+        sim, store = self.dir / "sim15", self.dir / "store15"
+        run("simulate", "--out", str(sim), "--days", "1", "--start", "2025-06-01", "--cadence", "15m")
+        run("ingest", "--store", str(store), str(sim / "observations.csv"))
+        want = self.cli_fixings("--store", str(store), "--methodology", "intraday_lowest_listing_15m")
+        got = rentix.Store(store).index("intraday_lowest_listing_15m")
+        self.assertTrue(got.equals(want), "Python and CLI intraday fixings differ")
+        self.assertEqual(got.height % 96, 0)
+        self.assertIn("fixed_at", got.columns)
+
     def test_fix_from_files_equals_index_input(self):
         want = self.cli_fixings("--input", str(self.obs), "--methodology", "listings_7d_sigma")
         got = rentix.fix(self.obs, "listings_7d_sigma")

@@ -4,9 +4,7 @@ use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
 use rentix_index::incremental::{self, Decision};
-use rentix_index::intraday::{
-    fix_intraday, intraday_table, receipts_table, IntradayInputBuilder, IntradayMethodology,
-};
+use rentix_index::intraday::{intraday_table, receipts_table, IntradayMethodology};
 use rentix_index::{
     compute_from_partitions, compute_from_store, forward_curves, forward_table, publish,
     tier_differentials_table, tier_spreads, tier_spreads_table, Fixing, IndexRequest, IndexResult,
@@ -515,8 +513,8 @@ fn file_name_of(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// An intraday methodology's fixings from a store, over `from..=to` (the store's
-/// whole range by default), read a partition at a time; and how many grades.
+/// An intraday methodology's fixings from the store at `store_path`, over
+/// `from..=to` (the store's whole range by default); and how many grades.
 pub(crate) fn intraday_from_store(
     store_path: &Path,
     m: &IntradayMethodology,
@@ -529,30 +527,5 @@ pub(crate) fn intraday_from_store(
     chrono::NaiveDate,
 )> {
     let store = Store::open(store_path)?;
-    let parts = store.partitions()?;
-    let (Some(first), Some(last)) = (
-        parts.keys().next().copied(),
-        parts.keys().next_back().copied(),
-    ) else {
-        bail!("{}: the store holds no observations", store_path.display());
-    };
-    let from = from.unwrap_or(first);
-    let to = to.unwrap_or(last);
-    if from > to {
-        crate::commands::usage!(
-            "--from {from} is after --to {to} (the store holds {first} to {last})"
-        );
-    }
-    // A partition at a time: memory holds the engine's compact rows. The day
-    // before `from` too: an observation just before midnight UTC can sit in the
-    // previous fixing date's partition under a cut-off.
-    let mut builder = IntradayInputBuilder::new(m).map_err(anyhow::Error::msg)?;
-    for (_, files) in parts.range(from - chrono::Days::new(1)..=to + chrono::Days::new(1)) {
-        for f in files {
-            builder.add(&store.read_part_for_fixing(f)?);
-        }
-    }
-    let input = builder.finish();
-    let r = fix_intraday(m, &input, from, to).map_err(anyhow::Error::msg)?;
-    Ok((r, input.grades.len(), from, to))
+    Ok(rentix_index::intraday::fix_store(&store, m, from, to)?)
 }

@@ -542,6 +542,46 @@ impl<'a> IntradayInputBuilder<'a> {
     }
 }
 
+/// Fixes `m` from `store` over `from..=to` (the store's first to last fixing date
+/// by default), reading a partition at a time (memory holds the engine's compact
+/// rows); returns the fixings, how many grades were fixed, and the range.
+pub fn fix_store(
+    store: &rentix_ingest::Store,
+    m: &IntradayMethodology,
+    from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
+) -> Result<(IntradayResult, usize, NaiveDate, NaiveDate), IndexError> {
+    let input_err = |detail: String| IndexError::Input {
+        path: store.root().to_path_buf(),
+        detail,
+    };
+    let parts = store.partitions()?;
+    let (Some(first), Some(last)) = (
+        parts.keys().next().copied(),
+        parts.keys().next_back().copied(),
+    ) else {
+        return Err(input_err("the store holds no observations".into()));
+    };
+    let from = from.unwrap_or(first);
+    let to = to.unwrap_or(last);
+    if from > to {
+        return Err(input_err(format!(
+            "--from {from} is after --to {to} (the store holds {first} to {last})"
+        )));
+    }
+    // The day before `from` too: an observation just before midnight UTC can sit in
+    // the previous fixing date's partition under a cut-off.
+    let mut builder = IntradayInputBuilder::new(m).map_err(input_err)?;
+    for (_, files) in parts.range(from - Days::new(1)..=to + Days::new(1)) {
+        for f in files {
+            builder.add(&store.read_part_for_fixing(f)?);
+        }
+    }
+    let input = builder.finish();
+    let r = fix_intraday(m, &input, from, to).map_err(input_err)?;
+    Ok((r, input.grades.len(), from, to))
+}
+
 /// Everything an intraday run publishes.
 #[derive(Debug, Clone, Default)]
 pub struct IntradayResult {
