@@ -19,6 +19,7 @@ mod price;
 mod rating;
 mod scope;
 mod series;
+pub mod stats;
 mod term;
 mod tier;
 mod unit;

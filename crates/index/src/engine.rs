@@ -33,6 +33,7 @@ use crate::outliers::keep;
 use crate::weighted_quantile::{sorted_pairs, weighted_quantile_sorted, TieRule};
 use chrono::{Days, NaiveDate};
 use rayon::prelude::*;
+use rentix_core::stats::median;
 use rentix_core::{DayRule, FixingClock, Grade, GradePattern, ObservationKind, OperatorTier};
 use rentix_ingest::{FixingPart, StoredObservation};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -454,20 +455,6 @@ struct GradeCtx<'a> {
     rule: Option<DayRule>,
 }
 
-/// Median with the midpoint rule; `None` for no values.
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 impl GradeCtx<'_> {
     /// First and last day of the window of fixing date `d`.
     fn window(&self, d: NaiveDate) -> (NaiveDate, NaiveDate) {
@@ -594,7 +581,10 @@ impl GradeCtx<'_> {
         let by_contributor: BTreeMap<SourceId, f64> = by_source
             .iter()
             .filter_map(|(s, ix)| {
-                Some((*s, median(ix.iter().map(|&i| self.obs[i].price).collect())?))
+                Some((
+                    *s,
+                    median(&ix.iter().map(|&i| self.obs[i].price).collect::<Vec<_>>())?,
+                ))
             })
             .collect();
         // Values and raw weights: one per observation, or one per contributor.
@@ -906,7 +896,7 @@ pub fn fix_grade(
                     let from = d - Days::new(u64::from(m.fallback.spread_lookback_days));
                     let recent: Vec<f64> = spreads.range(from..d).map(|(_, v)| *v).collect();
                     if recent.len() as u32 >= m.fallback.spread_min_days {
-                        factor = median(recent).unwrap_or(1.0);
+                        factor = median(&recent).unwrap_or(1.0);
                         flags.push(Flag::ListingSpreadAdjusted);
                     } else {
                         flags.push(Flag::ListingSpreadUnavailable);

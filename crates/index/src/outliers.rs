@@ -116,15 +116,7 @@ pub fn weighted_std(values: &[f64], weights: &[f64]) -> Option<f64> {
 }
 
 /// Sample standard deviation (n - 1 denominator).
-pub fn sample_std(values: &[f64]) -> Option<f64> {
-    let n = values.len();
-    if n < 2 {
-        return None;
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    let ss: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
-    Some((ss / (n - 1) as f64).sqrt())
-}
+pub use rentix_core::stats::sample_std;
 
 /// `|v - c| <= band`, with a relative tolerance of 1e-12 so that identical values
 /// (scale 0) whose mean differs from them by rounding are not all removed.

@@ -21,15 +21,7 @@ pub fn median(v: &[f64]) -> Option<f64> {
     quantile(v, 0.5)
 }
 
-/// Sample standard deviation (n - 1); `None` below two values.
-pub fn sample_std(v: &[f64]) -> Option<f64> {
-    if v.len() < 2 {
-        return None;
-    }
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let ss: f64 = v.iter().map(|x| (x - mean).powi(2)).sum();
-    Some((ss / (v.len() - 1) as f64).sqrt())
-}
+pub use rentix_core::stats::sample_std;
 
 #[cfg(test)]
 mod tests {

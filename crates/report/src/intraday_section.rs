@@ -126,19 +126,6 @@ fn stamps_chart<DB: DrawingBackend>(
     Ok(())
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 /// The intraday section of the report, when `dir` has an intraday fixings file.
 pub fn intraday_section(html: &mut String, dir: &Path) -> Result<(), String> {
     let Some(file) = intraday_file(dir) else {
@@ -208,7 +195,7 @@ pub fn intraday_section(html: &mut String, dir: &Path) -> Result<(), String> {
             esc(g),
             v.len(),
             100.0 * valued.len() as f64 / v.len().max(1) as f64,
-            median(valued.iter().filter_map(|f| f.band).collect()).map_or("n/a".into(), |b| format!("{b:.4}")),
+            rentix_core::stats::median(&valued.iter().filter_map(|f| f.band).collect::<Vec<_>>()).map_or("n/a".into(), |b| format!("{b:.4}")),
             v.iter().map(|f| f.n_rejected).sum::<usize>(),
             v.iter().map(|f| f.n_carried).sum::<usize>(),
             last.and_then(|f| f.value).map_or("n/a".into(), |x| format!("{x:.4}")),
