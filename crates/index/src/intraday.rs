@@ -254,6 +254,17 @@ impl IntradayMethodology {
         Ok(m)
     }
 
+    /// Days of history a run from a date reads first (and does not publish) so
+    /// that its stamps equal a run over the whole store: the longest of the sigma
+    /// votes' window, the carry and a week (the screens' last prints), plus a day.
+    pub fn warm_up_days(&self) -> u64 {
+        let s = &self.intraday;
+        let carry_minutes = self.clock().map_or(0, |c| c.max_carry).max(0) as u64;
+        let carry = carry_minutes.div_ceil(DAY_MINUTES as u64);
+        let sigma = s.sigma_votes.as_ref().map_or(0, |v| u64::from(v.days));
+        carry.max(sigma).max(7) + 1
+    }
+
     /// With weights given in code rather than a file.
     pub fn with_weights(mut self, table: WeightTable) -> Self {
         self.weights_table = Some(table);
@@ -569,16 +580,25 @@ pub fn fix_store(
             "--from {from} is after --to {to} (the store holds {first} to {last})"
         )));
     }
-    // The day before `from` too: an observation just before midnight UTC can sit in
-    // the previous fixing date's partition under a cut-off.
+    // Screens, votes and sigmas carry state from stamp to stamp: a run from `from`
+    // starts `warm_up_days` earlier (not published), so that its stamps are those a
+    // run over the whole store gives. The day before that too: an observation just
+    // before midnight UTC can sit in the previous fixing date's partition.
+    let start = (from - Days::new(m.warm_up_days())).max(first).min(from);
     let mut builder = IntradayInputBuilder::new(m).map_err(input_err)?;
-    for (_, files) in parts.range(from - Days::new(1)..=to + Days::new(1)) {
+    for (_, files) in parts.range(start - Days::new(1)..=to + Days::new(1)) {
         for f in files {
             builder.add(&store.read_part_for_fixing(f)?);
         }
     }
     let input = builder.finish();
-    let r = fix_intraday(m, &input, from, to).map_err(input_err)?;
+    let mut r = fix_intraday(m, &input, start, to).map_err(input_err)?;
+    if start < from {
+        let first_stamp = from.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
+        r.fixings.retain(|f| f.date >= from);
+        r.receipts
+            .retain(|x| first_stamp.is_some_and(|t| x.fixed_at > t));
+    }
     Ok((r, input.grades.len(), from, to))
 }
 
