@@ -342,6 +342,10 @@ pub struct IndexArgs {
     /// Mapping file for a foreign layout of the `--input` files.
     #[arg(long, requires = "input")]
     pub mapping: Option<PathBuf>,
+    /// Operator ratings for the `--input` files' rows without a tier, as `ingest
+    /// --ratings`; repeatable.
+    #[arg(long = "ratings", requires = "input")]
+    pub ratings: Vec<PathBuf>,
     /// Write only rows with a value (a sparse source, such as a rate card revised now
     /// and then, leaves most days of a grade without one); `verify` recognizes such a
     /// file.

@@ -89,8 +89,17 @@ def _read_parquet(path: str) -> pl.DataFrame:
     return pl.read_parquet(path, memory_map=False)
 
 
+def _ratings(ratings: Iterable[Union[str, os.PathLike]]) -> List[str]:
+    if isinstance(ratings, (str, os.PathLike)):
+        return [os.fspath(ratings)]
+    return [os.fspath(r) for r in ratings]
+
+
 def normalize(
-    observations: Observations, mapping: Optional[Union[str, os.PathLike]] = None
+    observations: Observations,
+    mapping: Optional[Union[str, os.PathLike]] = None,
+    *,
+    ratings: Iterable[Union[str, os.PathLike]] = (),
 ) -> Tuple[pl.DataFrame, pl.DataFrame]:
     """Validates, normalizes (USD per GPU-hour) and deduplicates observations exactly
     as ``rentix ingest`` does, in memory.
@@ -98,7 +107,8 @@ def normalize(
     ``observations`` is a path, a list of paths, or a polars DataFrame in the
     canonical layout (``kind, observed_at, source, gpu, scope, term, price,
     price_unit, currency``, ...); ``mapping`` a mapping file (or a shipped mapping's
-    name) for a foreign layout. Returns ``(observations, quarantine)``: the rows
+    name) for a foreign layout; ``ratings`` operator-rating files (``ingest
+    --ratings``) for rows without a tier. Returns ``(observations, quarantine)``: the rows
     kept, with the store's columns, and the refused rows with their reason.
 
     >>> obs, quarantine = rentix.normalize("observations.csv")
@@ -106,7 +116,9 @@ def normalize(
     """
     with _Files(observations) as paths, tempfile.TemporaryDirectory(prefix="rentix-") as d:
         obs, quarantine = str(Path(d) / "obs.parquet"), str(Path(d) / "quarantine.csv")
-        _rentix.read_files(paths, obs, quarantine, None if mapping is None else os.fspath(mapping))
+        _rentix.read_files(
+            paths, obs, quarantine, None if mapping is None else os.fspath(mapping), _ratings(ratings)
+        )
         return _read_parquet(obs), pl.read_csv(quarantine, infer_schema_length=0)
 
 
@@ -118,6 +130,7 @@ def fix(
     grades: Iterable[str] = (),
     from_: Optional[str] = None,
     to: Optional[str] = None,
+    ratings: Iterable[Union[str, os.PathLike]] = (),
 ) -> pl.DataFrame:
     """Fixes raw observations under a methodology, in memory and with no store: the
     fixings of ``rentix index --input`` (every column, one row per grade or
@@ -140,6 +153,7 @@ def fix(
             list(grades),
             f,
             t,
+            _ratings(ratings),
         )
         return _read_parquet(out)
 
@@ -300,6 +314,8 @@ class Store:
         self,
         files: Iterable[Union[str, os.PathLike]],
         mapping: Optional[Union[str, os.PathLike]] = None,
+        *,
+        ratings: Iterable[Union[str, os.PathLike]] = (),
     ) -> Dict[str, Any]:
         """Ingests files into the store (``rentix ingest``); returns the run's
         summary (``rows_read``, ``accepted``, ``quarantined``, ``duplicates``, ...)."""
@@ -307,6 +323,7 @@ class Store:
             self.path,
             [os.fspath(f) for f in files],
             None if mapping is None else os.fspath(mapping),
+            _ratings(ratings),
         )
         return json.loads(summary)
 

@@ -13,7 +13,10 @@ PathLike = Union[str, os.PathLike[str]]
 
 def version() -> str: ...
 def normalize(
-    observations: Observations, mapping: Optional[PathLike] = None
+    observations: Observations,
+    mapping: Optional[PathLike] = None,
+    *,
+    ratings: Union[PathLike, Iterable[PathLike]] = (),
 ) -> Tuple[pl.DataFrame, pl.DataFrame]: ...
 def fix(
     observations: Observations,
@@ -23,6 +26,7 @@ def fix(
     grades: Iterable[str] = (),
     from_: Optional[str] = None,
     to: Optional[str] = None,
+    ratings: Union[PathLike, Iterable[PathLike]] = (),
 ) -> pl.DataFrame: ...
 
 Table = Union[str, os.PathLike[str], pl.DataFrame]
@@ -68,7 +72,13 @@ def track(
 class Store:
     path: str
     def __init__(self, path: PathLike) -> None: ...
-    def ingest(self, files: Iterable[PathLike], mapping: Optional[PathLike] = None) -> Dict[str, Any]: ...
+    def ingest(
+        self,
+        files: Iterable[PathLike],
+        mapping: Optional[PathLike] = None,
+        *,
+        ratings: Union[PathLike, Iterable[PathLike]] = (),
+    ) -> Dict[str, Any]: ...
     def observations(self) -> pl.LazyFrame: ...
     def index(
         self,

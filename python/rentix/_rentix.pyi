@@ -1,6 +1,6 @@
 """Type stubs of the Rust extension (python/src/lib.rs)."""
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 class RentixError(ValueError):
     """An input rentix refused, with the CLI's message (file, row, field)."""
@@ -10,6 +10,7 @@ def read_files(
     observations_out: str,
     quarantine_out: str,
     mapping: Optional[str] = None,
+    ratings: List[str] = ...,
 ) -> str: ...
 def fix_files(
     files: List[str],
@@ -19,6 +20,7 @@ def fix_files(
     grades: List[str] = ...,
     from_: Optional[str] = None,
     to: Optional[str] = None,
+    ratings: List[str] = ...,
 ) -> int: ...
 def fix_store(
     store: str,
@@ -28,7 +30,7 @@ def fix_store(
     from_: Optional[str] = None,
     to: Optional[str] = None,
 ) -> int: ...
-def ingest(store: str, files: List[str], mapping: Optional[str] = None) -> str: ...
+def ingest(store: str, files: List[str], mapping: Optional[str] = None, ratings: List[str] = ...) -> str: ...
 def partitions(store: str) -> List[str]: ...
 def version() -> str: ...
 def backtest(
@@ -67,7 +69,31 @@ def fix_observations(
     grades_only: bool = False,
     through: Optional[str] = None,
     composite: Optional[str] = None,
+    keep_from: Optional[str] = None,
+    keep_to: Optional[str] = None,
 ) -> int: ...
+def observation_days(methodology: str, from_: str, to: str) -> Tuple[str, str]: ...
+def lab_candidates(candidates: List[str]) -> List[Tuple[str, str]]: ...
+def lab_check(attack_price_pct: float = 10.0, from_: Optional[str] = None, to: Optional[str] = None) -> None: ...
+def lab_evaluate(
+    observations: str,
+    candidate: str,
+    truth: Optional[str] = None,
+    rent_dir: Optional[str] = None,
+    attack_price_pct: float = 10.0,
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> str: ...
+def lab_write(
+    out: str,
+    evaluations: List[str],
+    store: str,
+    truth: Optional[str] = None,
+    rent_dir: Optional[str] = None,
+    attack_price_pct: float = 10.0,
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> None: ...
 def composite_members(methodology: str, grade: str) -> List[str]: ...
 def fixing_end(store: str, methodology: str) -> Optional[str]: ...
 def has_composites(methodology: str) -> bool: ...

@@ -55,11 +55,12 @@ fn paths(v: &[String]) -> Vec<PathBuf> {
     v.iter().map(PathBuf::from).collect()
 }
 
-fn ingest_options(mapping: Option<String>) -> IngestOptions {
-    IngestOptions {
+fn ingest_options(mapping: Option<String>, ratings: &[String]) -> PyResult<IngestOptions> {
+    Ok(IngestOptions {
         mapping: mapping.map(PathBuf::from),
+        ratings: rentix_core::RatingTable::from_files(&paths(ratings)).map_err(fail)?,
         ..Default::default()
-    }
+    })
 }
 
 /// Writes the fixings of `[from, to]` (every date when absent) to `out`.
@@ -89,18 +90,19 @@ fn date(s: Option<String>) -> PyResult<Option<chrono::NaiveDate>> {
 /// writes the observations kept to `observations_out` (Parquet, the store's columns)
 /// and the refused rows to `quarantine_out` (CSV). Returns the summary as JSON.
 #[pyfunction]
-#[pyo3(signature = (files, observations_out, quarantine_out, mapping=None))]
+#[pyo3(signature = (files, observations_out, quarantine_out, mapping=None, ratings=Vec::new()))]
 fn read_files(
     py: Python<'_>,
     files: Vec<String>,
     observations_out: String,
     quarantine_out: String,
     mapping: Option<String>,
+    ratings: Vec<String>,
 ) -> PyResult<String> {
+    let options = ingest_options(mapping, &ratings)?;
     py.detach(|| {
         let mut read =
-            rentix_ingest::read_in_memory(&paths(&files), &ingest_options(mapping), &mut |_| {})
-                .map_err(fail)?;
+            rentix_ingest::read_in_memory(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
         rentix_ingest::to_table(&mut read.rows)
             .write(Path::new(&observations_out))
             .map_err(fail)?;
@@ -114,7 +116,7 @@ fn read_files(
 /// Fixes `files` in memory under `methodology` (as `rentix index --input`) and
 /// writes the fixings of `[from_, to]` to `out`; returns how many.
 #[pyfunction]
-#[pyo3(signature = (files, methodology, out, mapping=None, grades=Vec::new(), from_=None, to=None))]
+#[pyo3(signature = (files, methodology, out, mapping=None, grades=Vec::new(), from_=None, to=None, ratings=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn fix_files(
     py: Python<'_>,
@@ -125,13 +127,14 @@ fn fix_files(
     grades: Vec<String>,
     from_: Option<String>,
     to: Option<String>,
+    ratings: Vec<String>,
 ) -> PyResult<usize> {
     let req = request(self::methodology(&methodology)?, &grades)?;
     let (from, to) = (date(from_)?, date(to)?);
+    let options = ingest_options(mapping, &ratings)?;
     py.detach(|| {
         let read =
-            rentix_ingest::read_in_memory(&paths(&files), &ingest_options(mapping), &mut |_| {})
-                .map_err(fail)?;
+            rentix_ingest::read_in_memory(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
         let result = compute(&read.rows, &req).map_err(fail)?;
         write_fixings(result.fixings, from, to, &out)
     })
@@ -208,7 +211,7 @@ fn intraday(spec: &str) -> PyResult<Option<rentix_index::intraday::IntradayMetho
 /// every fixing to `out`. With `grades_only`, the methodology's composites (which
 /// span grades) are left out: what one task of a job split by grade can fix.
 #[pyfunction]
-#[pyo3(signature = (observations, methodology, out, grades_only=false, through=None, composite=None))]
+#[pyo3(signature = (observations, methodology, out, grades_only=false, through=None, composite=None, keep_from=None, keep_to=None))]
 #[allow(clippy::too_many_arguments)]
 fn fix_observations(
     py: Python<'_>,
@@ -218,6 +221,8 @@ fn fix_observations(
     grades_only: bool,
     through: Option<String>,
     composite: Option<String>,
+    keep_from: Option<String>,
+    keep_to: Option<String>,
 ) -> PyResult<usize> {
     let mut m = self::methodology(&methodology)?;
     if grades_only {
@@ -232,8 +237,10 @@ fn fix_observations(
     }
     let mut req = request(m, &[])?;
     // A group's run ends where the whole store's does: a grade whose last
-    // observation comes earlier is carried to there, as in one run.
-    req.to = date(through)?;
+    // observation comes earlier is carried to there, as in one run. A task of one
+    // date range ([`observation_days`]) fixes through its range and keeps it alone.
+    let (keep_from, keep_to) = (date(keep_from)?, date(keep_to)?);
+    req.to = keep_to.or(date(through)?);
     py.detach(|| {
         let path = Path::new(&observations);
         let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
@@ -243,7 +250,7 @@ fn fix_observations(
         if let Some(name) = &composite {
             fixings.retain(|f| &f.grade == name);
         }
-        write_fixings(fixings, None, None, &out)
+        write_fixings(fixings, keep_from, keep_to, &out)
     })
 }
 
@@ -302,6 +309,139 @@ fn fixing_end(py: Python<'_>, store: String, methodology: String) -> PyResult<Op
     })
 }
 
+/// The observation days `(first, last)` that the grade rows of `from_` through
+/// `to` depend on under `methodology`: a task fixing a grade from only these
+/// observations and keeping its rows of `[from_, to]` gives the rows of one run
+/// over the whole history.
+#[pyfunction]
+fn observation_days(methodology: String, from_: String, to: String) -> PyResult<(String, String)> {
+    let m = self::methodology(&methodology)?;
+    let (Some(d1), Some(d2)) = (date(Some(from_))?, date(Some(to))?) else {
+        return Err(fail("a date range needs both ends"));
+    };
+    if d1 > d2 {
+        return Err(fail(format!(
+            "the range {d1} to {d2} ends before it starts"
+        )));
+    }
+    let rule = m.day_rule().map_err(fail)?;
+    let exact = rentix_index::incremental::first_exact_day(d1);
+    let (first, last) = rentix_index::incremental::observation_days(&m, &rule, exact, Some(d2));
+    let last = last.unwrap_or(d2);
+    Ok((first.to_string(), last.to_string()))
+}
+
+/// The contract lab's candidates (`[NAME=]METHODOLOGY:CONTRACT`, as `rentix
+/// contract --candidate`) parsed and checked: `(name, base grade)` each, the base
+/// grade (GPU/SCOPE/TERM) being the observations its evaluation reads.
+#[pyfunction]
+fn lab_candidates(candidates: Vec<String>) -> PyResult<Vec<(String, String)>> {
+    let parsed = candidates
+        .iter()
+        .map(|c| rentix_lab::Candidate::parse(c).map_err(fail))
+        .collect::<PyResult<Vec<_>>>()?;
+    rentix_lab::check_names(&parsed).map_err(fail)?;
+    if parsed.is_empty() {
+        return Err(fail("no candidate given"));
+    }
+    Ok(parsed
+        .into_iter()
+        .map(|c| {
+            let base = base_of(&c.contract.underlying);
+            (c.name, base)
+        })
+        .collect())
+}
+
+fn lab_options(
+    attack_price_pct: f64,
+    from_: Option<String>,
+    to: Option<String>,
+) -> PyResult<rentix_lab::LabOptions> {
+    let options = rentix_lab::LabOptions {
+        attack_price_pct,
+        from: date(from_)?,
+        to: date(to)?,
+    };
+    options.check().map_err(fail)?;
+    Ok(options)
+}
+
+/// Refuses lab settings no run could mean (as `rentix contract` does).
+#[pyfunction]
+#[pyo3(signature = (attack_price_pct=10.0, from_=None, to=None))]
+fn lab_check(attack_price_pct: f64, from_: Option<String>, to: Option<String>) -> PyResult<()> {
+    lab_options(attack_price_pct, from_, to).map(|_| ())
+}
+
+/// One lab candidate evaluated on the observations in `observations` (Parquet, the
+/// store's columns; those of its base grade suffice): the evaluation as JSON, for
+/// [`lab_write`].
+#[pyfunction]
+#[pyo3(signature = (observations, candidate, truth=None, rent_dir=None, attack_price_pct=10.0, from_=None, to=None))]
+#[allow(clippy::too_many_arguments)]
+fn lab_evaluate(
+    py: Python<'_>,
+    observations: String,
+    candidate: String,
+    truth: Option<String>,
+    rent_dir: Option<String>,
+    attack_price_pct: f64,
+    from_: Option<String>,
+    to: Option<String>,
+) -> PyResult<String> {
+    let options = lab_options(attack_price_pct, from_, to)?;
+    let cand = rentix_lab::Candidate::parse(&candidate).map_err(fail)?;
+    py.detach(|| {
+        let truth = truth
+            .map(|p| rentix_lab::read_truth(Path::new(&p)))
+            .transpose()
+            .map_err(fail)?;
+        let hedgers = match rent_dir {
+            Some(d) => rentix_lab::read_hedgers(Path::new(&d)).map_err(fail)?,
+            None => Vec::new(),
+        };
+        let path = Path::new(&observations);
+        let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
+        let rows = rentix_ingest::from_table(table, path, rentix_ingest::Projection::Fixing)
+            .map_err(fail)?;
+        let e = rentix_lab::evaluate(&rows, &cand, truth.as_ref(), &hedgers, &options)
+            .map_err(|e| fail(format!("candidate {}: {e}", cand.name)))?;
+        serde_json::to_string(&e).map_err(fail)
+    })
+}
+
+/// Writes what `rentix contract --out out` writes (comparison.csv, by_month.csv,
+/// comparison.json, the charts) from evaluations ([`lab_evaluate`]) in candidate
+/// order; `store`, `truth` and `rent_dir` are the labels comparison.json shows.
+#[pyfunction]
+#[pyo3(signature = (out, evaluations, store, truth=None, rent_dir=None, attack_price_pct=10.0, from_=None, to=None))]
+#[allow(clippy::too_many_arguments)]
+fn lab_write(
+    py: Python<'_>,
+    out: String,
+    evaluations: Vec<String>,
+    store: String,
+    truth: Option<String>,
+    rent_dir: Option<String>,
+    attack_price_pct: f64,
+    from_: Option<String>,
+    to: Option<String>,
+) -> PyResult<()> {
+    let options = lab_options(attack_price_pct, from_, to)?;
+    let evaluations = evaluations
+        .iter()
+        .map(|e| serde_json::from_str::<rentix_lab::Evaluation>(e).map_err(fail))
+        .collect::<PyResult<Vec<_>>>()?;
+    py.detach(|| {
+        let (comparison, months) =
+            rentix_lab::Comparison::assemble(store, truth, rent_dir, &options, evaluations);
+        let out = Path::new(&out);
+        rentix_lab::write(out, &comparison, &months).map_err(fail)?;
+        rentix_report::contract_lab_charts(out, &comparison).map_err(fail)
+    })
+}
+
 /// Whether a methodology has composites (which a job split by grade cannot fix in
 /// its tasks).
 #[pyfunction]
@@ -312,21 +452,19 @@ fn has_composites(methodology: String) -> PyResult<bool> {
 /// Ingests `files` into the store at `store` (as `rentix ingest`); returns the run's
 /// summary as JSON.
 #[pyfunction]
-#[pyo3(signature = (store, files, mapping=None))]
+#[pyo3(signature = (store, files, mapping=None, ratings=Vec::new()))]
 fn ingest(
     py: Python<'_>,
     store: String,
     files: Vec<String>,
     mapping: Option<String>,
+    ratings: Vec<String>,
 ) -> PyResult<String> {
+    let options = ingest_options(mapping, &ratings)?;
     py.detach(|| {
-        let summary = rentix_ingest::ingest(
-            Path::new(&store),
-            &paths(&files),
-            &ingest_options(mapping),
-            &mut |_| {},
-        )
-        .map_err(fail)?;
+        let summary =
+            rentix_ingest::ingest(Path::new(&store), &paths(&files), &options, &mut |_| {})
+                .map_err(fail)?;
         serde_json::to_string(&summary).map_err(fail)
     })
 }
@@ -515,6 +653,11 @@ fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backtest, m)?)?;
     m.add_function(wrap_pyfunction!(fix_observations, m)?)?;
     m.add_function(wrap_pyfunction!(has_composites, m)?)?;
+    m.add_function(wrap_pyfunction!(observation_days, m)?)?;
+    m.add_function(wrap_pyfunction!(lab_candidates, m)?)?;
+    m.add_function(wrap_pyfunction!(lab_check, m)?)?;
+    m.add_function(wrap_pyfunction!(lab_evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(lab_write, m)?)?;
     m.add_function(wrap_pyfunction!(fixing_end, m)?)?;
     m.add_function(wrap_pyfunction!(composite_members, m)?)?;
     m.add_function(wrap_pyfunction!(track, m)?)?;

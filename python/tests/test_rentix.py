@@ -174,3 +174,53 @@ class Market(unittest.TestCase):
 
 if __name__ == "__main__":
     sys.exit(unittest.main())
+
+
+class DemoStore(unittest.TestCase):
+    """The demo's own store (`rentix demo`): `rentix.fix` on the raw file the demo
+    ingested gives the CLI's fixings of that store for every shipped methodology."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="rentix-demo-")
+        cls.out = Path(cls.tmp.name) / "demo"
+        run("demo", "--out", str(cls.out))
+        cls.sim = cls.out / "work" / "sim"
+        cls.store = cls.out / "work" / "store"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_fix_equals_rentix_index_on_the_demo_store_for_every_shipped_methodology(self):
+        methodologies = sorted((REPO / "data" / "methodologies").glob("*.toml"))
+        self.assertGreaterEqual(len(methodologies), 17)
+        cli_out = Path(self.tmp.name) / "cli.parquet"
+        for m in methodologies:
+            with self.subTest(methodology=m.stem):
+                for f in Path(self.tmp.name).glob("cli*"):
+                    f.unlink()
+                run("index", "--store", str(self.store), "--out", str(cli_out), "--methodology", m.stem)
+                want = pl.read_parquet(cli_out)
+                got = rentix.fix(self.sim / "observations.csv", m.stem, ratings=self.sim / "ratings.csv")
+                self.assertGreater(got.height, 10_000)
+                self.assertTrue(got.equals(want), f"{m.stem}: rentix.fix and rentix index differ")
+
+    def test_the_ratings_give_rows_without_a_tier_theirs(self):
+        # The simulator writes each row's tier; with the column emptied, the ratings
+        # file (operator, scope, tier from a date) puts back the same tiers, and
+        # without it the rows stay unrated.
+        rows = pl.read_csv(self.sim / "observations.csv", n_rows=2000, infer_schema_length=0)
+        head = Path(self.tmp.name) / "untiered.csv"
+        rows.with_columns(operator_tier=pl.lit(None, pl.String)).write_csv(head)
+        rated, _ = rentix.normalize(head, ratings=self.sim / "ratings.csv")
+        plain, _ = rentix.normalize(head)
+        want, _ = rentix.normalize(self.sim / "observations.csv")
+        self.assertEqual(plain["operator_tier"].null_count(), plain.height)
+        self.assertEqual(rated["operator_tier"].null_count(), 0)
+        key = ["dedupe_key"]
+        joined = rated.select(key + ["operator_tier"]).join(
+            want.select(key + [pl.col("operator_tier").alias("sim_tier")]), on=key
+        )
+        self.assertEqual(joined.height, rated.height)
+        self.assertTrue((joined["operator_tier"] == joined["sim_tier"]).all())

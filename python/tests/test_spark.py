@@ -73,6 +73,58 @@ class Spark(unittest.TestCase):
         self.assertEqual(got.height, want.height)
         self.assertTrue(got.equals(want), "Spark and rentix index differ on the default methodology")
 
+    def test_a_history_split_into_date_ranges_equals_rentix_index(self):
+        # 75 days in ranges of 20: each task holds only the observations its rows
+        # depend on (the engine's look-back), and the rows join up to one run's,
+        # change columns included. The default methodology's composites stay whole.
+        obs = self.spark.read.parquet(*rentix.spark.partitions(self.store))
+        for methodology in ["listings_7d_sigma", "settlement_business_days", "default"]:
+            with self.subTest(methodology=methodology):
+                out = self.dir / f"split-{methodology}.parquet"
+                run("index", "--store", str(self.store), "--out", str(out), "--methodology", methodology)
+                want = pl.read_parquet(out)
+                end = rentix.spark.fixing_end(self.store, methodology)
+                fixed = rentix.spark.fix(obs, methodology, through=end, split_days=20)
+                got = pl.from_arrow(fixed.toArrow()).sort("date", "grade")
+                self.assertEqual(got.height, want.height)
+                self.assertTrue(got.equals(want), f"{methodology}: ranges and rentix index differ")
+
+    def test_each_range_task_reads_only_its_look_back(self):
+        # listings_7d_sigma: lag 0, carry 3, a 7-day window. Rows from 2025-03-01 are
+        # exact from 30 days before (their change_30d): 2025-01-30. A grade lives
+        # there through an observation at most 92 + 0 + 3 days before (2024-10-27),
+        # less 3 days of clock skew: 2024-10-24 (the window, 7 + 3 days, is shorter).
+        # Rows through 2025-03-20 see later observations only through a grade's
+        # life: 2025-03-20 + 92 + 0 + 3 + 3 = 2025-06-26.
+        days = rentix._rentix.observation_days(rentix._methodology("listings_7d_sigma"), "2025-03-01", "2025-03-20")
+        self.assertEqual(days, ("2024-10-24", "2025-06-26"))
+        with self.assertRaises(rentix.RentixError):
+            rentix.spark.fix(
+                self.spark.read.parquet(*rentix.spark.partitions(self.store)), "listings_7d_sigma", split_days=20
+            )
+
+    def test_the_contract_lab_in_spark_tasks_equals_rentix_contract(self):
+        candidates = [
+            "monthly=settlement_business_days:h100-sxm-80gb-bare-metal-on-demand",
+            "final=default:h100-sxm-80gb-bare-metal-on-demand-final",
+            "b200=listings_7d_sigma:nymex-gpu2-b200",
+        ]
+        cli_out = self.dir / "lab-cli"
+        args = ["contract", "--store", str(self.store), "--out", str(cli_out)]
+        for c in candidates:
+            args += ["--candidate", c]
+        args += ["--truth", str(self.dir / "sim" / "truth.csv")]
+        run(*args)
+        obs = self.spark.read.parquet(*rentix.spark.partitions(self.store))
+        spark_out = self.dir / "lab-spark"
+        table = rentix.spark.contract_lab(
+            obs, candidates, spark_out, store=str(self.store), truth=self.dir / "sim" / "truth.csv"
+        )
+        self.assertEqual(table["candidate"].to_list(), ["monthly", "final", "b200"])
+        for f in ["comparison.csv", "by_month.csv", "comparison.json"]:
+            with self.subTest(file=f):
+                self.assertEqual((spark_out / f).read_bytes(), (cli_out / f).read_bytes(), f)
+
     def test_a_methodology_with_composites_is_refused_unless_grades_only(self):
         with self.assertRaises(rentix.RentixError) as e:
             rentix.spark.fix_group("default")

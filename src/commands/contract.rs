@@ -30,30 +30,20 @@ impl LabPlan {
             .map(|c| Candidate::parse(c).map_err(anyhow::Error::msg))
             .collect::<anyhow::Result<Vec<_>>>()?;
         check_names(&candidates).map_err(anyhow::Error::msg)?;
-        if !(a.attack_price_pct.is_finite()
-            && a.attack_price_pct > 0.0
-            && a.attack_price_pct <= 100.0)
-        {
-            crate::commands::usage!(
-                "--attack-price-pct {} must be above 0 and at most 100",
-                a.attack_price_pct
-            );
-        }
-        if let (Some(f), Some(t)) = (a.from, a.to) {
-            if f > t {
-                crate::commands::usage!("--from {f} is after --to {t}");
-            }
+        let options = LabOptions {
+            attack_price_pct: a.attack_price_pct,
+            from: a.from,
+            to: a.to,
+        };
+        if let Err(e) = options.check() {
+            crate::commands::usage!("{e}");
         }
         Ok(Self {
             store: a.store.clone(),
             candidates,
             rent_dir: a.rent_dir.clone(),
             truth: a.truth.clone(),
-            options: LabOptions {
-                attack_price_pct: a.attack_price_pct,
-                from: a.from,
-                to: a.to,
-            },
+            options,
             out: a.out.clone(),
             relative_to: None,
         })
@@ -76,17 +66,13 @@ pub fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
         .read_projected(None, None, rentix_ingest::Projection::Fixing)
         .context("reading the store")?;
     let bar = crate::progress::steps("contract lab", plan.candidates.len() as u64);
-    let mut candidates = Vec::new();
-    let mut months = Vec::new();
-    let mut by_hedger = Vec::new();
+    let mut evaluations = Vec::new();
     for c in &plan.candidates {
         bar.set_message(c.name.clone());
         let e = evaluate(&rows, c, truth.as_ref(), &hedgers, &plan.options)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("candidate {}", c.name))?;
-        candidates.push(e.row);
-        months.extend(e.months);
-        by_hedger.push((c.name.clone(), e.hedgers));
+        evaluations.push(e);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -98,16 +84,13 @@ pub fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
             .display()
             .to_string()
     };
-    let comparison = Comparison {
-        store: shown(&plan.store),
-        attack_price_pct: plan.options.attack_price_pct,
-        max_fake_ratio: MAX_FAKE_RATIO,
-        max_fake_listings_per_day: MAX_FAKE_LISTINGS_PER_DAY,
-        truth: plan.truth.as_deref().map(shown),
-        rent_dir: plan.rent_dir.as_deref().map(shown),
-        candidates,
-        hedgers: by_hedger,
-    };
+    let (comparison, months) = Comparison::assemble(
+        shown(&plan.store),
+        plan.truth.as_deref().map(shown),
+        plan.rent_dir.as_deref().map(shown),
+        &plan.options,
+        evaluations,
+    );
     write(&plan.out, &comparison, &months).map_err(anyhow::Error::msg)?;
     rentix_report::contract_lab_charts(&plan.out, &comparison).map_err(anyhow::Error::msg)?;
     Ok((comparison, months))

@@ -248,6 +248,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         store: work.join("store"),
         inputs: Vec::new(),
         mapping: None,
+        ratings: Vec::new(),
         valued_only: false,
         out: out.join("fixings.parquet"),
         request: IndexRequest {

@@ -24,6 +24,8 @@ pub struct IndexConfig {
     pub inputs: Vec<PathBuf>,
     /// Mapping of the `--input` files' layout.
     pub mapping: Option<PathBuf>,
+    /// Operator ratings of the `--input` files' rows.
+    pub ratings: Vec<PathBuf>,
     /// Publish only rows with a value (`--valued-only`).
     pub valued_only: bool,
     pub out: PathBuf,
@@ -51,6 +53,7 @@ impl IndexConfig {
             store: a.store.clone().unwrap_or_default(),
             inputs: a.input.clone(),
             mapping: a.mapping.clone(),
+            ratings: a.ratings.clone(),
             valued_only: a.valued_only,
             out: a.out.clone(),
             request: IndexRequest {
@@ -229,6 +232,7 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
 pub fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     let opts = rentix_ingest::IngestOptions {
         mapping: cfg.mapping.clone(),
+        ratings: rentix_core::RatingTable::from_files(&cfg.ratings)?,
         ..Default::default()
     };
     let mut read = rentix_ingest::read_in_memory(&cfg.inputs, &opts, &mut |_| {})?;

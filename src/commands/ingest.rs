@@ -6,18 +6,6 @@ use anyhow::Context;
 use rentix_core::{Cutoff, FixingClock};
 use rentix_ingest::{ingest, Bounds, IngestOptions};
 
-/// Reads every `--ratings` file into one table.
-fn load_ratings(paths: &[std::path::PathBuf]) -> anyhow::Result<rentix_core::RatingTable> {
-    let mut all = rentix_core::RatingTable::default();
-    for p in paths {
-        let t = rentix_core::RatingTable::from_file(p)?;
-        all.merge(t)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("--ratings {}", p.display()))?;
-    }
-    Ok(all)
-}
-
 pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     let cutoff = Cutoff {
         time: a.cutoff,
@@ -49,7 +37,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
     if a.batch_rows == 0 || a.batch_rows > 50_000_000 {
         crate::commands::usage!("--batch-rows {} must be 1..=50000000", a.batch_rows);
     }
-    let ratings = load_ratings(&a.ratings)?;
+    let ratings = rentix_core::RatingTable::from_files(&a.ratings)?;
     let opts = IngestOptions {
         mapping: a.mapping,
         fx: a.fx,

@@ -74,6 +74,25 @@ fn a_gold_plus_grade_fixes_from_gold_or_better_with_point_in_time_ratings() {
         s,
         vec![("2025-05-31".into(), 0.2), ("2025-06-01".into(), 0.4)]
     );
+    // The same from the raw file in memory (`index --input --ratings`), byte for
+    // byte; without the ratings the gold+ grade has no row at all.
+    let one_shot = dir.path().join("g.csv");
+    let ratings = data("data/ratings/example.csv");
+    let with = [
+        "index",
+        "--input",
+        p(&obs),
+        "--ratings",
+        p(&ratings),
+        "--methodology",
+        p(&mp),
+        "--out",
+        p(&one_shot),
+    ];
+    rentix_ok(&with);
+    assert!(std::fs::read(&one_shot).unwrap() == std::fs::read(&out).unwrap());
+    rentix_ok(&[with[..3].to_vec(), with[5..].to_vec()].concat());
+    assert!(!rows(&one_shot).iter().any(|r| r["grade"] == gold));
     // backtest and track accept a tier-qualified grade as an underlying name.
     let o = crate::util::rentix(&[
         "backtest",

@@ -141,6 +141,19 @@ impl RatingTable {
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }
+
+    /// Every file's ratings in one table (`--ratings` given several times); an
+    /// operator and scope rated from the same date in two files is an error naming
+    /// the second file.
+    pub fn from_files(paths: &[std::path::PathBuf]) -> Result<Self, CoreError> {
+        let mut all = Self::default();
+        for p in paths {
+            let shown = p.display().to_string();
+            all.merge(Self::from_file(p)?)
+                .map_err(|detail| bad(&shown, 0, detail))?;
+        }
+        Ok(all)
+    }
 }
 
 #[cfg(test)]

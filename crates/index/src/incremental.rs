@@ -20,6 +20,7 @@ use crate::composite::{ChainSeed, TierDifferential};
 use crate::engine::MAX_SILENT_DAYS;
 use crate::methodology::{CompositeMethod, Methodology, Roll};
 use chrono::{Days, NaiveDate};
+use rentix_core::DayRule;
 use rentix_ingest::IngestSummary;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -191,23 +192,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
     }
     // Every row from `exact` on must be what a full run gives: those published, the
     // 30 days their changes look back to, and the composites' day `after`.
-    let exact = (d1 - Days::new(LONGEST_CHANGE_DAYS)).min(after);
-    let lag = u64::from(m.pooling.lag_days);
-    let carry = u64::from(m.fallback.carry_forward_days);
-    let spread = if m.fallback.listing_spread {
-        u64::from(m.fallback.spread_lookback_days)
-    } else {
-        0
-    };
-    // A carried value is a fix up to `carry` days old, spread-adjusted from the
-    // spreads of the `spread` days before it, each fixed on its own window, whose
-    // missing contributors are carried in from `carry_missing_days` before.
-    let oldest_fix = exact - Days::new(carry + spread);
-    let inputs_from = m.window_of(oldest_fix, Some(&rule)).0
-        - Days::new(u64::from(m.contributors.carry_missing_days));
-    // A grade lives on `exact` only through an observation at most a silence,
-    // the lag and the carry before it.
-    let life_from = exact - Days::new(MAX_SILENT_DAYS + lag + carry);
+    let exact = first_exact_day(d1).min(after);
     // The hedonic link after `after` regresses against the last day with data.
     let seed_day = m
         .composite
@@ -215,20 +200,10 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
         .filter(|c| c.method == CompositeMethod::Hedonic)
         .filter_map(|c| seeds.get(&c.name).and_then(|s| s.level.map(|l| l.0)))
         .min();
-    let mut first = inputs_from.min(life_from);
+    let (mut first, last) = observation_days(m, &rule, exact, req.to);
     if let Some(d) = seed_day {
-        first = first.min(d);
+        first = first.min(d - Days::new(CLOCK_SKEW_DAYS + roll_days(m)));
     }
-    let roll = if m.calendar.roll == Roll::NextPublicationDay {
-        LONGEST_ROLL_DAYS
-    } else {
-        0
-    };
-    let first = first - Days::new(CLOCK_SKEW_DAYS + roll);
-    // Rows up to D2 depend on observations after it only through a grade's life.
-    let last = req
-        .to
-        .map(|d2| d2 + Days::new(MAX_SILENT_DAYS + lag + carry + CLOCK_SKEW_DAYS));
     // What the state holds must not have changed: runs committed since bring
     // observations only after `after` (under the methodology's own cut-off; a run
     // under another may put them a day or two earlier).
@@ -267,6 +242,54 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
         after,
         seeds,
     })
+}
+
+/// The observation days (of the store's partitions) that grade rows from `exact`
+/// through `to` can depend on under `m`: `(first, last)`, `last` open without a
+/// `to`. Fixing a grade from only these observations and keeping its rows from
+/// `exact` on gives the rows a run over the whole history gives (composites'
+/// chains aside, which go back to their first day).
+pub fn observation_days(
+    m: &Methodology,
+    rule: &DayRule,
+    exact: NaiveDate,
+    to: Option<NaiveDate>,
+) -> (NaiveDate, Option<NaiveDate>) {
+    let lag = u64::from(m.pooling.lag_days);
+    let carry = u64::from(m.fallback.carry_forward_days);
+    let spread = if m.fallback.listing_spread {
+        u64::from(m.fallback.spread_lookback_days)
+    } else {
+        0
+    };
+    // A carried value is a fix up to `carry` days old, spread-adjusted from the
+    // spreads of the `spread` days before it, each fixed on its own window, whose
+    // missing contributors are carried in from `carry_missing_days` before.
+    let oldest_fix = exact - Days::new(carry + spread);
+    let inputs_from = m.window_of(oldest_fix, Some(rule)).0
+        - Days::new(u64::from(m.contributors.carry_missing_days));
+    // A grade lives on `exact` only through an observation at most a silence,
+    // the lag and the carry before it.
+    let life_from = exact - Days::new(MAX_SILENT_DAYS + lag + carry);
+    let first = inputs_from.min(life_from) - Days::new(CLOCK_SKEW_DAYS + roll_days(m));
+    // Rows up to `to` depend on observations after it only through a grade's life.
+    let last = to.map(|d2| d2 + Days::new(MAX_SILENT_DAYS + lag + carry + CLOCK_SKEW_DAYS));
+    (first, last)
+}
+
+/// The days the methodology's roll can move an observation forward, at most.
+fn roll_days(m: &Methodology) -> u64 {
+    if m.calendar.roll == Roll::NextPublicationDay {
+        LONGEST_ROLL_DAYS
+    } else {
+        0
+    }
+}
+
+/// The first row a run from `d1` publishes exactly, with its change columns: `d1`
+/// less the longest change's look-back.
+pub fn first_exact_day(d1: NaiveDate) -> NaiveDate {
+    d1 - Days::new(LONGEST_CHANGE_DAYS)
 }
 
 /// The state a publication leaves: levels up to `after` from the previous state,

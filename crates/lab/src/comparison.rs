@@ -124,6 +124,38 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The comparison of evaluated candidates, in their order, and their month rows:
+    /// what `rentix contract` writes, however the evaluations were computed (one
+    /// process or Spark tasks). `store`, `truth` and `rent_dir` are the labels the
+    /// file shows.
+    pub fn assemble(
+        store: String,
+        truth: Option<String>,
+        rent_dir: Option<String>,
+        options: &crate::LabOptions,
+        evaluations: Vec<crate::Evaluation>,
+    ) -> (Self, Vec<MonthRow>) {
+        let mut candidates = Vec::new();
+        let mut months = Vec::new();
+        let mut hedgers = Vec::new();
+        for e in evaluations {
+            hedgers.push((e.row.candidate.clone(), e.hedgers));
+            candidates.push(e.row);
+            months.extend(e.months);
+        }
+        let comparison = Self {
+            store,
+            attack_price_pct: options.attack_price_pct,
+            max_fake_ratio: crate::MAX_FAKE_RATIO,
+            max_fake_listings_per_day: crate::MAX_FAKE_LISTINGS_PER_DAY,
+            truth,
+            rent_dir,
+            candidates,
+            hedgers,
+        };
+        (comparison, months)
+    }
+
     pub fn read(path: &Path) -> Result<Self, String> {
         let text = rentix_core::read_text(path, rentix_core::MAX_TABLE_BYTES)
             .map_err(|e| format!("{}: {e}", path.display()))?;

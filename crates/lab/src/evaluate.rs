@@ -24,6 +24,25 @@ pub struct LabOptions {
     pub to: Option<NaiveDate>,
 }
 
+impl LabOptions {
+    /// Refuses settings no run could mean: an attack price outside (0, 100] percent,
+    /// a range that ends before it starts.
+    pub fn check(&self) -> Result<(), String> {
+        let p = self.attack_price_pct;
+        if !(p.is_finite() && p > 0.0 && p <= 100.0) {
+            return Err(format!(
+                "--attack-price-pct {p} must be above 0 and at most 100"
+            ));
+        }
+        if let (Some(f), Some(t)) = (self.from, self.to) {
+            if f > t {
+                return Err(format!("--from {f} is after --to {t}"));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for LabOptions {
     fn default() -> Self {
         Self {
@@ -35,7 +54,7 @@ impl Default for LabOptions {
 }
 
 /// Everything measured for one candidate.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Evaluation {
     pub row: CandidateRow,
     pub months: Vec<MonthRow>,
