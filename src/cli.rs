@@ -20,13 +20,13 @@ use std::path::PathBuf;
                   4    I/O: a file that could not be read or written\n  \
                   130  interrupted (Ctrl-C, SIGTERM); the message says what was committed"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the whole pipeline on a simulated market: simulate, ingest, index,
     /// backtest, track, report.
     #[command(
@@ -107,7 +107,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct ContractArgs {
+pub(crate) struct ContractArgs {
     /// Store to evaluate over.
     #[arg(long)]
     pub store: PathBuf,
@@ -135,7 +135,7 @@ pub struct ContractArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CostArgs {
+pub(crate) struct CostArgs {
     /// Throughput CSV: operator, gpu, scope, model, input_tokens, output_tokens,
     /// target_tokens_per_s_per_user, output_tokens_per_s_per_gpu, success_rate,
     /// capacity_gpus, optional usd_per_gpu_hour and date.
@@ -156,13 +156,13 @@ pub struct CostArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct StoreArgs {
+pub(crate) struct StoreArgs {
     #[command(subcommand)]
     pub command: StoreCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum StoreCommand {
+pub(crate) enum StoreCommand {
     /// Read back every run record and partition; name what cannot be read or does
     /// not add up (exit 1), and list uncommitted leftovers and a held lock.
     #[command(
@@ -198,7 +198,7 @@ pub enum StoreCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// Store the fixings were computed from.
     #[arg(long)]
     pub store: PathBuf,
@@ -216,7 +216,7 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A backtest output directory, a directory holding fixings.csv (or
     /// fixings.parquet), both (the demo's), a contract lab's output directory, or a
     /// fixings file of any name itself (`--in real.csv`).
@@ -228,7 +228,7 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct BacktestArgs {
+pub(crate) struct BacktestArgs {
     /// Fixings file written by `rentix index` (.csv or .parquet).
     #[arg(long)]
     pub index: PathBuf,
@@ -292,7 +292,7 @@ pub struct BacktestArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TrackArgs {
+pub(crate) struct TrackArgs {
     /// Fixings file written by `rentix index`.
     #[arg(long)]
     pub index: PathBuf,
@@ -330,7 +330,7 @@ pub struct TrackArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct IndexArgs {
+pub(crate) struct IndexArgs {
     /// Store directory written by `rentix ingest`.
     #[arg(long, required_unless_present = "input", conflicts_with = "input")]
     pub store: Option<PathBuf>,
@@ -370,7 +370,7 @@ pub struct IndexArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SimulateArgs {
+pub(crate) struct SimulateArgs {
     /// Output directory.
     #[arg(long)]
     pub out: PathBuf,
@@ -396,7 +396,7 @@ pub struct SimulateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Output directory (its generated files are replaced).
     #[arg(long, default_value = "reports/demo")]
     pub out: PathBuf,
@@ -406,7 +406,7 @@ pub struct DemoArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct IngestArgs {
+pub(crate) struct IngestArgs {
     /// Store directory (created if missing).
     #[arg(long)]
     pub store: PathBuf,

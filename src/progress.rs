@@ -4,7 +4,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
 /// A spinner that counts rows, drawn only when stderr is a terminal.
-pub fn spinner(message: &str) -> ProgressBar {
+pub(crate) fn spinner(message: &str) -> ProgressBar {
     let bar = if std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
     } else {
@@ -19,7 +19,7 @@ pub fn spinner(message: &str) -> ProgressBar {
 }
 
 /// A bar over a known number of steps, drawn only on a terminal.
-pub fn steps(message: &str, len: u64) -> ProgressBar {
+pub(crate) fn steps(message: &str, len: u64) -> ProgressBar {
     let bar = if std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr())
     } else {
@@ -35,7 +35,7 @@ pub fn steps(message: &str, len: u64) -> ProgressBar {
 
 /// A spinner with the elapsed time, for long work without a count (fixing every
 /// grade of a store), drawn only on a terminal.
-pub fn working(message: &str) -> ProgressBar {
+pub(crate) fn working(message: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

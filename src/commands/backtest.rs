@@ -11,7 +11,7 @@ use rentix_table::{Col, Table};
 use std::path::{Path, PathBuf};
 
 /// Validated backtest configuration.
-pub struct BacktestPlan {
+pub(super) struct BacktestPlan {
     pub index: PathBuf,
     pub rent: PathBuf,
     pub period_end: PeriodEnd,
@@ -25,7 +25,7 @@ pub struct BacktestPlan {
 }
 
 /// `--side pay|earn` (clap has checked the spelling).
-pub fn side_arg(s: &Option<String>) -> Option<Side> {
+pub(super) fn side_arg(s: &Option<String>) -> Option<Side> {
     match s.as_deref() {
         Some("pay") => Some(Side::Pay),
         Some("earn") => Some(Side::Earn),
@@ -33,7 +33,7 @@ pub fn side_arg(s: &Option<String>) -> Option<Side> {
     }
 }
 
-pub fn contract_from(path: &Option<PathBuf>) -> anyhow::Result<ContractSpec> {
+pub(super) fn contract_from(path: &Option<PathBuf>) -> anyhow::Result<ContractSpec> {
     Ok(match path {
         Some(p) => ContractSpec::from_file(p)?,
         None => ContractSpec::default_contract(),
@@ -41,7 +41,7 @@ pub fn contract_from(path: &Option<PathBuf>) -> anyhow::Result<ContractSpec> {
 }
 
 impl BacktestPlan {
-    pub fn from_args(a: &BacktestArgs) -> anyhow::Result<Self> {
+    pub(super) fn from_args(a: &BacktestArgs) -> anyhow::Result<Self> {
         let mut contract = contract_from(&a.contract)?;
         if let Some(u) = &a.underlying {
             validate_index_name(u)
@@ -114,7 +114,7 @@ impl BacktestPlan {
 }
 
 /// Loads inputs and runs the backtest.
-pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
+pub(super) fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
     let files = BacktestFiles {
         index: plan.index.clone(),
         rent: plan.rent.clone(),
@@ -135,7 +135,7 @@ pub fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
 }
 
 /// A few lines a person reads first: the decision, then the strategies.
-pub fn headline(r: &BacktestResult, out: &Path) -> String {
+pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
     let rec = &r.recommendation;
     let mut s = format!("{}\n", rec.reason);
     if let Some(w) = &rec.warning {
@@ -222,7 +222,7 @@ pub fn headline(r: &BacktestResult, out: &Path) -> String {
 
 /// The cost-per-useful-token decomposition of the featured strategy's months:
 /// `cost_decomposition.csv` and the percentile chart; returns a line to print.
-pub fn cost_decomposition(
+pub(super) fn cost_decomposition(
     r: &BacktestResult,
     throughput: &Path,
     operator: &str,
@@ -299,7 +299,7 @@ pub fn cost_decomposition(
     ))
 }
 
-pub fn run(a: BacktestArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: BacktestArgs) -> anyhow::Result<()> {
     let plan = BacktestPlan::from_args(&a)?;
     let r = execute(&plan)?;
     rentix_report::backtest_charts(&plan.out, &r)

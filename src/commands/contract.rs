@@ -10,7 +10,7 @@ use rentix_lab::{
 use std::path::PathBuf;
 
 /// A validated lab run.
-pub struct LabPlan {
+pub(super) struct LabPlan {
     pub store: PathBuf,
     pub candidates: Vec<Candidate>,
     pub rent_dir: Option<PathBuf>,
@@ -23,7 +23,7 @@ pub struct LabPlan {
 }
 
 impl LabPlan {
-    pub fn from_args(a: &ContractArgs) -> anyhow::Result<Self> {
+    pub(super) fn from_args(a: &ContractArgs) -> anyhow::Result<Self> {
         let candidates = a
             .candidates
             .iter()
@@ -51,7 +51,7 @@ impl LabPlan {
 }
 
 /// Evaluates every candidate and writes the outputs and charts.
-pub fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
+pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
     let truth = plan
         .truth
         .as_ref()
@@ -180,7 +180,7 @@ fn console_row(r: &rentix_lab::CandidateRow) -> (Vec<String>, Vec<String>) {
     (cells, notes)
 }
 
-pub fn run(a: ContractArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: ContractArgs) -> anyhow::Result<()> {
     let plan = LabPlan::from_args(&a)?;
     let (c, _) = execute(&plan)?;
     outln!(

@@ -110,7 +110,7 @@ fn table(points: &[CostPoint]) -> Table {
 
 /// Prices, writes `cost_curve.csv`, `position_changes.csv` and the chart; returns
 /// the curve shown (the latest of the model with most capacity) and the changes.
-pub fn execute(
+pub(super) fn execute(
     a: &CostArgs,
 ) -> anyhow::Result<(Vec<CostPoint>, Vec<rentix_backtest::PositionChange>)> {
     if a.fixings.is_some() && a.store.is_some() {
@@ -194,7 +194,7 @@ pub fn execute(
     Ok((shown, changes))
 }
 
-pub fn run(a: CostArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: CostArgs) -> anyhow::Result<()> {
     let (shown, changes) = execute(&a)?;
     for p in &shown {
         outln!(

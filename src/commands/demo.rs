@@ -17,15 +17,15 @@ use crate::progress;
 use anyhow::Context;
 use rentix_backtest::{
     read_events, track, track_table, BacktestConfig, ContractSpec, PeriodEnd, RentSeries, Strategy,
-    TrackOptions,
+    TrackOptions, TrackRow,
 };
-use rentix_index::{read_fixings, IndexRequest, Methodology};
-use rentix_ingest::{ingest, IngestOptions};
+use rentix_index::{read_fixings, Fixing, IndexRequest, Methodology};
+use rentix_ingest::{ingest, IngestOptions, IngestSummary};
 use rentix_sim::{simulate, SimParams};
 use std::path::Path;
 
 /// The users the demo backtests, with the grade each hedges on.
-pub const DEMO_USERS: [(&str, &str); 4] = [
+pub(super) const DEMO_USERS: [(&str, &str); 4] = [
     (
         "producer_h100_spot_rate",
         "h100-sxm-80gb/bare-metal/on-demand",
@@ -187,7 +187,7 @@ fn contract_lab(
     Ok(lab_execute(&plan)?.0)
 }
 
-pub fn run(a: DemoArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: DemoArgs) -> anyhow::Result<()> {
     let out = &a.out;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     clean(out)?;
@@ -212,32 +212,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         &mut |_| {},
     )
     .context("ingest")?;
-    // Paths relative to the output directory, so that the committed demo output does
-    // not depend on where it was generated.
-    let mut shown = summary.clone();
-    let rel = |p: &str| {
-        Path::new(p)
-            .strip_prefix(out)
-            .map(|r| r.to_string_lossy().to_string())
-            .unwrap_or_else(|_| p.to_string())
-    };
-    shown.input_sha256 = shown
-        .input_sha256
-        .iter()
-        .map(|(k, v)| (rel(k), v.clone()))
-        .collect();
-    for f in &mut shown.files {
-        f.path = rel(&f.path);
-    }
-    for c in &mut shown.conflict_examples {
-        c.file = rel(&c.file);
-    }
-    std::fs::write(
-        out.join("ingest_summary.json"),
-        serde_json::to_string_pretty(&shown)?
-            + "
-",
-    )?;
+    write_ingest_summary(out, &summary)?;
     bar.inc(1);
 
     bar.set_message("fixing every grade");
@@ -262,89 +237,11 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     bar.inc(1);
 
     bar.set_message("backtesting hedges");
-    let mut results = Vec::new();
-    for (user, grade) in DEMO_USERS {
-        let mut contract = ContractSpec::default_contract();
-        contract = contract.on_underlying(grade);
-        if let Some(g) = &mut contract.entry.forward_grade {
-            *g = grade.replace("/on-demand", "/1m");
-        }
-        let plan = BacktestPlan {
-            index: out.join("fixings.parquet"),
-            rent: sim_dir.join(format!("rent_{user}.csv")),
-            period_end: PeriodEnd::Exclusive,
-            side: None,
-            events: Some(sim_dir.join(format!("events_{user}.csv"))),
-            as_restated: false,
-            config: BacktestConfig {
-                contract,
-                strategies: Strategy::ALL.to_vec(),
-                bootstrap_resamples: 1000,
-                seed: a.seed,
-                rolling_window: 12,
-                // The spot-rate producer also sees the shipped H100 perp beside
-                // the futures.
-                perp: (user == "producer_h100_spot_rate")
-                    .then(|| {
-                        rentix_backtest::PerpSpec::from_file(Path::new(
-                            "h100-sxm-80gb-bare-metal-perp",
-                        ))
-                    })
-                    .transpose()?,
-            },
-            out: out.join(format!("backtest_{user}")),
-        };
-        let r = backtest(&plan).with_context(|| format!("backtest of {user}"))?;
-        rentix_report::backtest_charts(&plan.out, &r).map_err(anyhow::Error::msg)?;
-        if user == "neocloud_h200" {
-            cost_decomposition(&r, &sim_dir.join("throughput.csv"), user, &plan.out)?;
-        }
-        if let Some(wf) = r
-            .strategies
-            .iter()
-            .find(|s| s.strategy == Strategy::WalkForward)
-        {
-            results.push((
-                user,
-                // The figure of the strategy the recommendation rests on, as the
-                // report's first screen gives it.
-                r.recommendation.effectiveness.map(|e| {
-                    (
-                        e,
-                        r.recommendation.decision,
-                        r.recommendation.strategy.map_or("", |s| s.as_str()),
-                    )
-                }),
-                wf.hedge_ratio,
-                wf.basis.map(|b| b.mean),
-                wf.operational_loss.total_usd + wf.operational_loss.outside_periods_usd,
-            ));
-        }
-    }
+    let users = backtest_users(out, &sim_dir, a.seed)?;
     bar.inc(1);
 
     bar.set_message("ranking grades for the H200 neocloud");
-    let fixings = read_fixings(&out.join("fixings.parquet"))?;
-    let rent = RentSeries::from_csv(
-        &sim_dir.join("rent_neocloud_h200.csv"),
-        PeriodEnd::Exclusive,
-    )?;
-    let events = read_events(
-        &sim_dir.join("events_neocloud_h200.csv"),
-        PeriodEnd::Exclusive,
-    )?;
-    let ranked = track(
-        &rent,
-        &events,
-        &fixings,
-        &ContractSpec::default_contract(),
-        &TrackOptions {
-            resamples: 200,
-            seed: a.seed,
-            ..TrackOptions::default()
-        },
-    )?;
-    track_table(&ranked).write(&out.join("track_neocloud_h200.csv"))?;
+    let (fixings, ranked) = rank_for_h200(out, &sim_dir, a.seed)?;
     bar.inc(1);
 
     bar.set_message("the cost of useful output");
@@ -370,27 +267,194 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     rentix_report::render_report(out, &report).map_err(anyhow::Error::msg)?;
     bar.finish_and_clear();
 
-    // The report's path, then five lines a person reads first.
+    print_summary(&Outcome {
+        report: &report,
+        observations: manifest.observations,
+        ingest: &summary,
+        fixings: &fixings,
+        intraday: &intraday,
+        users: &users,
+        ranked: &ranked,
+        lab: &lab,
+        curve: &curve,
+    })
+}
+
+/// `ingest_summary.json` with paths relative to the output directory, so that the
+/// committed demo output does not depend on where it was generated.
+fn write_ingest_summary(out: &Path, summary: &IngestSummary) -> anyhow::Result<()> {
+    let mut shown = summary.clone();
+    let rel = |p: &str| {
+        Path::new(p)
+            .strip_prefix(out)
+            .map(|r| r.to_string_lossy().to_string())
+            .unwrap_or_else(|_| p.to_string())
+    };
+    shown.input_sha256 = shown
+        .input_sha256
+        .iter()
+        .map(|(k, v)| (rel(k), v.clone()))
+        .collect();
+    for f in &mut shown.files {
+        f.path = rel(&f.path);
+    }
+    for c in &mut shown.conflict_examples {
+        c.file = rel(&c.file);
+    }
+    std::fs::write(
+        out.join("ingest_summary.json"),
+        serde_json::to_string_pretty(&shown)?
+            + "
+",
+    )?;
+    Ok(())
+}
+
+/// What the summary lines say of one simulated user's backtest.
+struct UserResult {
+    user: &'static str,
+    /// The recommendation's effectiveness, decision and strategy.
+    answer: Option<(f64, rentix_backtest::Decision, &'static str)>,
+    /// The walk-forward strategy's mean basis.
+    basis_mean: Option<f64>,
+    /// Operational losses, inside and outside the periods.
+    operational_loss: f64,
+}
+
+/// Backtests every demo user on the fixings (the spot-rate producer also on the
+/// shipped perp), with its charts, and the H200 neocloud's cost decomposition.
+fn backtest_users(out: &Path, sim_dir: &Path, seed: u64) -> anyhow::Result<Vec<UserResult>> {
+    let mut results = Vec::new();
+    for (user, grade) in DEMO_USERS {
+        let mut contract = ContractSpec::default_contract();
+        contract = contract.on_underlying(grade);
+        if let Some(g) = &mut contract.entry.forward_grade {
+            *g = grade.replace("/on-demand", "/1m");
+        }
+        let plan = BacktestPlan {
+            index: out.join("fixings.parquet"),
+            rent: sim_dir.join(format!("rent_{user}.csv")),
+            period_end: PeriodEnd::Exclusive,
+            side: None,
+            events: Some(sim_dir.join(format!("events_{user}.csv"))),
+            as_restated: false,
+            config: BacktestConfig {
+                contract,
+                strategies: Strategy::ALL.to_vec(),
+                bootstrap_resamples: 1000,
+                seed,
+                rolling_window: 12,
+                // The spot-rate producer also sees the shipped H100 perp beside
+                // the futures.
+                perp: (user == "producer_h100_spot_rate")
+                    .then(|| {
+                        rentix_backtest::PerpSpec::from_file(Path::new(
+                            "h100-sxm-80gb-bare-metal-perp",
+                        ))
+                    })
+                    .transpose()?,
+            },
+            out: out.join(format!("backtest_{user}")),
+        };
+        let r = backtest(&plan).with_context(|| format!("backtest of {user}"))?;
+        rentix_report::backtest_charts(&plan.out, &r).map_err(anyhow::Error::msg)?;
+        if user == "neocloud_h200" {
+            cost_decomposition(&r, &sim_dir.join("throughput.csv"), user, &plan.out)?;
+        }
+        if let Some(wf) = r
+            .strategies
+            .iter()
+            .find(|s| s.strategy == Strategy::WalkForward)
+        {
+            results.push(UserResult {
+                user,
+                // The figure of the strategy the recommendation rests on, as the
+                // report's first screen gives it.
+                answer: r.recommendation.effectiveness.map(|e| {
+                    (
+                        e,
+                        r.recommendation.decision,
+                        r.recommendation.strategy.map_or("", |s| s.as_str()),
+                    )
+                }),
+                basis_mean: wf.basis.map(|b| b.mean),
+                operational_loss: wf.operational_loss.total_usd
+                    + wf.operational_loss.outside_periods_usd,
+            });
+        }
+    }
+    Ok(results)
+}
+
+/// The demo's fixings, and every grade ranked for the H200 neocloud's rent
+/// (`track_neocloud_h200.csv`).
+fn rank_for_h200(
+    out: &Path,
+    sim_dir: &Path,
+    seed: u64,
+) -> anyhow::Result<(Vec<Fixing>, Vec<TrackRow>)> {
+    let fixings = read_fixings(&out.join("fixings.parquet"))?;
+    let rent = RentSeries::from_csv(
+        &sim_dir.join("rent_neocloud_h200.csv"),
+        PeriodEnd::Exclusive,
+    )?;
+    let events = read_events(
+        &sim_dir.join("events_neocloud_h200.csv"),
+        PeriodEnd::Exclusive,
+    )?;
+    let ranked = track(
+        &rent,
+        &events,
+        &fixings,
+        &ContractSpec::default_contract(),
+        &TrackOptions {
+            resamples: 200,
+            seed,
+            ..TrackOptions::default()
+        },
+    )?;
+    track_table(&ranked).write(&out.join("track_neocloud_h200.csv"))?;
+    Ok((fixings, ranked))
+}
+
+/// What the demo's console summary is made of.
+struct Outcome<'a> {
+    report: &'a Path,
+    observations: u64,
+    ingest: &'a IngestSummary,
+    fixings: &'a [Fixing],
+    intraday: &'a IntradayPublished,
+    users: &'a [UserResult],
+    ranked: &'a [TrackRow],
+    lab: &'a rentix_lab::Comparison,
+    curve: &'a [rentix_backtest::CostPoint],
+}
+
+/// The report's path, then the lines a person reads first.
+fn print_summary(o: &Outcome<'_>) -> anyhow::Result<()> {
+    let (report, summary, fixings, intraday, results, ranked, lab, curve) = (
+        o.report, o.ingest, o.fixings, o.intraday, o.users, o.ranked, o.lab, o.curve,
+    );
     let best = ranked.iter().find(|r| r.rank.is_some());
     let eff = |u: &str| {
         results
             .iter()
-            .find(|r| r.0 == u)
-            .and_then(|r| r.1)
+            .find(|r| r.user == u)
+            .and_then(|r| r.answer)
             .map_or("n/a".to_string(), |(e, d, s)| {
                 format!("{:.0}% ({}, {s})", e * 100.0, d.as_str().replace('_', " "))
             })
     };
     let premium = results
         .iter()
-        .find(|r| r.0 == "producer_premium")
-        .and_then(|r| r.3)
+        .find(|r| r.user == "producer_premium")
+        .and_then(|r| r.basis_mean)
         .unwrap_or(0.0);
-    let op_loss: f64 = results.iter().map(|r| r.4).sum();
+    let op_loss: f64 = results.iter().map(|r| r.operational_loss).sum();
     outln!("report: {}", report.display());
     outln!(
         "market:   {} observations simulated; {} accepted, {} quarantined with a reason, {} duplicates",
-        manifest.observations, summary.accepted, summary.quarantined, summary.duplicates
+        o.observations, summary.accepted, summary.quarantined, summary.duplicates
     );
     outln!(
         "index:    {} fixings of {} grades and composites, {:.0}% sufficient; every row says which tier fixed it",

@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Validated index configuration.
-pub struct IndexConfig {
+pub(super) struct IndexConfig {
     pub store: PathBuf,
     /// Observation files fixed in memory with no store (`--input`); the store is
     /// not read when any is given.
@@ -33,7 +33,7 @@ pub struct IndexConfig {
 }
 
 impl IndexConfig {
-    pub fn from_args(a: &IndexArgs) -> anyhow::Result<Self> {
+    pub(super) fn from_args(a: &IndexArgs) -> anyhow::Result<Self> {
         TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
         let methodology = match &a.methodology {
             Some(p) => Methodology::from_file(p)?,
@@ -67,7 +67,7 @@ impl IndexConfig {
 }
 
 /// `<dir>/<stem>_forward.<ext>` beside a fixings file.
-pub fn forward_path(out: &Path) -> PathBuf {
+pub(super) fn forward_path(out: &Path) -> PathBuf {
     sibling(out, "_forward")
 }
 
@@ -94,7 +94,7 @@ pub(crate) fn sibling(out: &Path, suffix: &str) -> PathBuf {
 /// from their recorded levels ([`rentix_index::incremental`]); without it, or when
 /// the store changed under what it holds, the whole history is read. The forward
 /// curves are rebuilt from the merged file.
-pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
+pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
     if m.grades.regional && !m.grades.patterns.iter().any(|p| p.contains('@')) {
@@ -229,7 +229,7 @@ pub fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
 /// as from a store (the same fixings, tested). Refused rows are written to
 /// `<stem>_quarantine.csv` beside the output. No state is left for an incremental
 /// run (there is no store to continue from).
-pub fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
+pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     let opts = rentix_ingest::IngestOptions {
         mapping: cfg.mapping.clone(),
         ratings: rentix_core::RatingTable::from_files(&cfg.ratings)?,
@@ -409,7 +409,7 @@ fn publish_result(
     Ok(s)
 }
 
-pub fn run(a: IndexArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: IndexArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.methodology {
         let text = rentix_core::read_config(path, rentix_core::ConfigKind::Methodology)
             .with_context(|| format!("--methodology {}", path.display()))?;
@@ -445,7 +445,7 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
 }
 
 /// What an intraday publication wrote.
-pub struct IntradayPublished {
+pub(super) struct IntradayPublished {
     pub fixings: usize,
     pub valued: usize,
     pub grades: usize,
@@ -456,7 +456,7 @@ pub struct IntradayPublished {
 
 /// Fixes `m` from the store over `from..=to` and publishes the fixings, their
 /// digest and (when the methodology says) the receipts in one transaction.
-pub fn publish_intraday(
+pub(super) fn publish_intraday(
     store: &Path,
     m: &IntradayMethodology,
     from: Option<chrono::NaiveDate>,

@@ -6,7 +6,7 @@ use anyhow::Context;
 use rentix_core::{Cutoff, FixingClock};
 use rentix_ingest::{ingest, Bounds, IngestOptions};
 
-pub fn run(a: IngestArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: IngestArgs) -> anyhow::Result<()> {
     let cutoff = Cutoff {
         time: a.cutoff,
         timezone: a.timezone,
@@ -66,7 +66,7 @@ pub fn run(a: IngestArgs) -> anyhow::Result<()> {
 
 /// What a person reads first: rows in, where they went and why, where the refused
 /// rows are, and what to do about unknown GPUs.
-pub fn human(s: &rentix_ingest::IngestSummary, store: &std::path::Path) -> String {
+pub(super) fn human(s: &rentix_ingest::IngestSummary, store: &std::path::Path) -> String {
     let mut out = format!(
         "ingested {} file(s) into {} ({}): {} rows read\n",
         s.files.len(),

@@ -14,7 +14,7 @@ mod verify;
 
 use crate::cli::{Cli, Command};
 
-pub fn run(cli: Cli) -> anyhow::Result<()> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Ingest(a) => ingest::run(a),
@@ -33,7 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 /// A command's failure that is its finding, not a failure to run: `verify`'s
 /// differences, `store check`'s problems. Exit 1.
 #[derive(Debug)]
-pub struct Finding(pub String);
+pub(crate) struct Finding(pub String);
 
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -45,7 +45,7 @@ impl std::error::Error for Finding {}
 
 /// A command line or configuration that cannot be run: exit 2.
 #[derive(Debug)]
-pub struct Usage(pub String);
+pub(crate) struct Usage(pub String);
 
 impl std::fmt::Display for Usage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -64,10 +64,10 @@ macro_rules! usage {
 pub(crate) use usage;
 
 /// Exit codes, by the class of a failure (`rentix --help`, README).
-pub const FINDING: u8 = 1;
-pub const USAGE: u8 = 2;
-pub const INPUT: u8 = 3;
-pub const IO: u8 = 4;
+pub(crate) const FINDING: u8 = 1;
+pub(crate) const USAGE: u8 = 2;
+pub(crate) const INPUT: u8 = 3;
+pub(crate) const IO: u8 = 4;
 
 /// The class of one error of a chain, when its type says it.
 fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
@@ -130,7 +130,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
 /// The exit code of a failed command: the class of the first error of its chain
 /// whose type says one (outermost first); 3 (what the run was given could not be
 /// used) when none does. `verify` that could not check never exits 1.
-pub fn exit_code(err: &anyhow::Error) -> u8 {
+pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
     let class = err.chain().find_map(class_of).unwrap_or(INPUT);
     if err.downcast_ref::<verify::Unchecked>().is_some() && class == FINDING {
         return INPUT;

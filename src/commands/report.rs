@@ -3,7 +3,7 @@
 use crate::cli::ReportArgs;
 use anyhow::Context;
 
-pub fn run(a: ReportArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: ReportArgs) -> anyhow::Result<()> {
     if a.out.extension().and_then(|e| e.to_str()) != Some("html") {
         crate::commands::usage!("--out {} must end in .html", a.out.display());
     }

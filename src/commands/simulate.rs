@@ -7,7 +7,7 @@ use rentix_sim::{simulate, SimParams};
 
 /// The parameters a simulate command line asks for: the file (or the default) with
 /// the command-line overrides applied.
-pub fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
+pub(super) fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
     let mut p = match &a.params {
         Some(path) => {
             let text = rentix_core::read_text(path, rentix_core::MAX_CONFIG_BYTES)
@@ -43,7 +43,7 @@ pub fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
     Ok(p)
 }
 
-pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: SimulateArgs) -> anyhow::Result<()> {
     let p = params_from(&a)?;
     let bar = progress::steps("simulating days", u64::from(p.days));
     let m = simulate(&a.out, &p, &|d| bar.set_position(d))

@@ -3,7 +3,7 @@
 use crate::cli::{StoreArgs, StoreCommand};
 use rentix_ingest::{check_store, check_store_deep, compact, Store};
 
-pub fn run(a: StoreArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: StoreArgs) -> anyhow::Result<()> {
     match a.command {
         StoreCommand::Check { store, deep } => {
             let s = Store::open(&store)?;

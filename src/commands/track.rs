@@ -6,7 +6,7 @@ use anyhow::Context;
 use rentix_backtest::fixings_views;
 use rentix_backtest::{read_events, track, track_table, RentSeries, TrackOptions, TrackRow};
 
-pub fn run(a: TrackArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: TrackArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.out {
         rentix_table::TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
     }

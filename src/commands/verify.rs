@@ -28,7 +28,7 @@ const SHOWN: usize = 10;
 
 /// The publication and its recomputation differ: `verify` exits 1.
 #[derive(Debug)]
-pub struct Differs(String);
+pub(super) struct Differs(String);
 
 impl std::fmt::Display for Differs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,7 +41,7 @@ impl std::error::Error for Differs {}
 /// `verify` could not make its check (the context of any error other than
 /// [`Differs`]): it exits 2.
 #[derive(Debug)]
-pub struct Unchecked;
+pub(super) struct Unchecked;
 
 impl std::fmt::Display for Unchecked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -535,7 +535,7 @@ fn write_differences(out: &Path, diffs: &[Difference]) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(a: VerifyArgs) -> anyhow::Result<()> {
+pub(super) fn run(a: VerifyArgs) -> anyhow::Result<()> {
     let outcome = match check(&a) {
         Ok(o) => o,
         Err(e) => return Err(e.context(Unchecked)),

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Every row as column -> text.
-pub fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut rdr = csv::Reader::from_path(path).expect("open csv");
     let header: Vec<String> = rdr
         .headers()
@@ -25,7 +25,7 @@ pub fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
 }
 
 /// `date -> value` of one grade in a fixings or truth file.
-pub fn series(path: &Path, grade: &str, value_col: &str) -> BTreeMap<String, f64> {
+pub(crate) fn series(path: &Path, grade: &str, value_col: &str) -> BTreeMap<String, f64> {
     rows(path)
         .into_iter()
         .filter(|r| r["grade"] == grade)

@@ -4,19 +4,19 @@ use crate::util::{p, rentix_ok};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-pub struct Market {
+pub(crate) struct Market {
     pub dir: PathBuf,
     _tmp: tempfile::TempDir,
 }
 
 impl Market {
-    pub fn sim(&self, f: &str) -> PathBuf {
+    pub(crate) fn sim(&self, f: &str) -> PathBuf {
         self.dir.join("sim").join(f)
     }
-    pub fn fixings(&self) -> PathBuf {
+    pub(crate) fn fixings(&self) -> PathBuf {
         self.dir.join("fixings.csv")
     }
-    pub fn store(&self) -> PathBuf {
+    pub(crate) fn store(&self) -> PathBuf {
         self.dir.join("store")
     }
 }
@@ -24,7 +24,7 @@ impl Market {
 static MARKET: OnceLock<Market> = OnceLock::new();
 
 /// The default simulated market (two years), its store and its default fixings.
-pub fn market() -> &'static Market {
+pub(crate) fn market() -> &'static Market {
     MARKET.get_or_init(|| {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().to_path_buf();

@@ -1,5 +1,7 @@
 //! End-to-end tests of the `rentix` binary, one test binary for link time.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failed unwrap is a failed test
+
 mod backtest_cli;
 mod build_graph;
 mod checksums;

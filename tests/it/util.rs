@@ -3,16 +3,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn data(rel: &str) -> PathBuf {
+pub(crate) fn data(rel: &str) -> PathBuf {
     repo().join(rel)
 }
 
 /// Runs `rentix ARGS` and returns its output.
-pub fn rentix(args: &[&str]) -> Output {
+pub(crate) fn rentix(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rentix"))
         .args(args)
         .output()
@@ -20,7 +20,7 @@ pub fn rentix(args: &[&str]) -> Output {
 }
 
 /// Runs `rentix ARGS`, panicking with stderr when it fails.
-pub fn rentix_ok(args: &[&str]) -> String {
+pub(crate) fn rentix_ok(args: &[&str]) -> String {
     let out = rentix(args);
     assert!(
         out.status.success(),
@@ -30,13 +30,13 @@ pub fn rentix_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
-pub fn p(path: &Path) -> &str {
+pub(crate) fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
 
 /// Runs `rentix index` on `store` under `methodology` into `out` and returns the
 /// fixings rows.
-pub fn fix(
+pub(crate) fn fix(
     store: &Path,
     out: &Path,
     methodology: &Path,
@@ -56,7 +56,7 @@ pub fn fix(
 /// Removes the partition checksums from every run record of `store`, as a store
 /// written before checksums has none: for tests of what readers do with a partition
 /// edited by hand, which the size check would otherwise refuse first.
-pub fn forget_checksums(store: &Path) {
+pub(crate) fn forget_checksums(store: &Path) {
     for e in std::fs::read_dir(store.join("runs")).expect("runs/") {
         let path = e.expect("entry").path();
         let mut run: serde_json::Value =
@@ -71,7 +71,7 @@ pub fn forget_checksums(store: &Path) {
 /// A canonical observations file: for each `(gpu, day)`, listings of `gpu`'s
 /// `vm/on-demand` grade at noon UTC by five contributors `a`..`e`, priced by
 /// `price(contributor index)`.
-pub fn five_listings(pairs: &[(&str, &str)], price: impl Fn(usize) -> String) -> String {
+pub(crate) fn five_listings(pairs: &[(&str, &str)], price: impl Fn(usize) -> String) -> String {
     let mut text =
         String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
     for (gpu, day) in pairs {

@@ -167,6 +167,10 @@ pub fn validate_index_name(name: &str) -> Result<(), String> {
 }
 
 impl ContractSpec {
+    #[allow(
+        clippy::expect_used,
+        reason = "compiled-in data, checked by a unit test: failing is a build defect"
+    )]
     pub fn default_contract() -> Self {
         Self::from_toml(
             DEFAULT,

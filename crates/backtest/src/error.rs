@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Problems of one file listed at most.
-pub const MAX_PROBLEMS: usize = 20;
+pub(crate) const MAX_PROBLEMS: usize = 20;
 
 fn rows_message(path: &Path, problems: &[BacktestError], more: usize) -> String {
     let n = problems.len() + more;

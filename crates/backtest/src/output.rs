@@ -9,7 +9,7 @@ use std::path::Path;
 /// A number as `periods.csv` and `daily.csv` write it: to 12 significant digits and
 /// at most 9 decimals, and never `-0`, so that a move of 3.847 - 3.915 reads
 /// `-0.068`, not `-0.06800000000000006` (`summary.json` keeps every digit).
-pub fn as_written(x: f64) -> f64 {
+pub(crate) fn as_written(x: f64) -> f64 {
     if !x.is_finite() || x == 0.0 {
         return if x == 0.0 { 0.0 } else { x };
     }

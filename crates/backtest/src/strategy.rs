@@ -147,7 +147,7 @@ fn fitted(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
 }
 
 /// Mean of the ratios actually applied.
-pub fn mean_ratio(r: &[f64]) -> f64 {
+pub(crate) fn mean_ratio(r: &[f64]) -> f64 {
     mean(r).unwrap_or(0.0)
 }
 

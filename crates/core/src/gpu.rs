@@ -94,6 +94,10 @@ pub fn alias_key(raw: &str) -> String {
 
 impl GpuCatalog {
     /// The catalog shipped in `data/gpus.toml`, compiled into the binary.
+    #[allow(
+        clippy::expect_used,
+        reason = "compiled-in data, checked by a unit test"
+    )]
     pub fn bundled() -> Self {
         // The bundled file is checked by a unit test; failing here is a build defect.
         Self::from_toml(BUNDLED).expect("data/gpus.toml is valid")

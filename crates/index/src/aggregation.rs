@@ -89,7 +89,7 @@ pub fn trimmed_mean(values: &[f64], trim: f64, count: TrimCount) -> Option<f64> 
 
 /// The weighted mean of the central `1 - 2 trim` of the weight, boundary observations
 /// entering pro rata.
-pub fn vw_trimmed_mean(values: &[f64], weights: &[f64], trim: f64) -> Option<f64> {
+pub(crate) fn vw_trimmed_mean(values: &[f64], weights: &[f64], trim: f64) -> Option<f64> {
     let pairs = sorted_pairs(values, weights);
     let total: f64 = pairs.iter().map(|p| p.1).sum();
     if total <= 0.0 || !total.is_finite() {

@@ -72,7 +72,7 @@ fn composite_rules(
 
 /// Chained Jevons or Dutot over the component grades' fixings, on the dates at least
 /// one component has a row.
-pub fn chained(
+pub(crate) fn chained(
     spec: &CompositeSpec,
     fixings: &[Fixing],
     dates: &[NaiveDate],
@@ -279,7 +279,7 @@ struct Link {
 
 /// Adjacent-period time-dummy hedonic index, chained: each link regresses the
 /// observations of two consecutive fixing dates with one time dummy.
-pub fn hedonic(
+pub(crate) fn hedonic(
     spec: &CompositeSpec,
     groups: &BTreeMap<String, Vec<EngineObs>>,
     fixings: &[Fixing],

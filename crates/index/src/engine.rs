@@ -783,14 +783,14 @@ pub fn below_clip(o: &EngineObs, m: &Methodology) -> bool {
 /// Shorter gaps are fixed day by day (carried, then `no_data`), as a contract's
 /// coverage rules need; without a bound, two observations sixteen years apart gave a
 /// grade 5,800 rows, and a 216 KB file of such grades 8.9 million.
-pub const MAX_SILENT_DAYS: u64 = 92;
+pub(crate) const MAX_SILENT_DAYS: u64 = 92;
 
 /// The stretches of fixing dates a grade lives, from its days with observations that
 /// count (in order): each runs from a first day plus the lag to a last day plus the
 /// lag and the carry-forward limit, and a new one starts after a silence of more
 /// than [`MAX_SILENT_DAYS`]. A grade therefore has at most about
 /// `MAX_SILENT_DAYS + lag + carry` rows per day with observations.
-pub fn lives(
+pub(crate) fn lives(
     days: impl Iterator<Item = NaiveDate>,
     lag: u64,
     carry: u64,

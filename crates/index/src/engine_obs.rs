@@ -64,7 +64,7 @@ impl ObsKey {
 }
 
 /// The input hash of a fixing: SHA-256 of the sorted keys' text, one per line.
-pub fn keys_sha256(keys: impl Iterator<Item = ObsKey>) -> String {
+pub(crate) fn keys_sha256(keys: impl Iterator<Item = ObsKey>) -> String {
     let mut keys: Vec<ObsKey> = keys.collect();
     keys.sort_unstable();
     let mut h = Sha256::new();
@@ -156,7 +156,7 @@ pub(crate) struct Interner {
 }
 
 impl Interner {
-    pub fn new(aliases: ContributorAliases) -> Self {
+    pub(crate) fn new(aliases: ContributorAliases) -> Self {
         Self {
             aliases,
             ..Self::default()
@@ -164,7 +164,7 @@ impl Interner {
     }
 
     /// The provisional id of `name`'s identity; `None` past 2^32 identities.
-    pub fn id(&mut self, name: &str) -> Option<u32> {
+    pub(crate) fn id(&mut self, name: &str) -> Option<u32> {
         if let Some(id) = self.raw.get(name) {
             return Some(*id);
         }
@@ -189,7 +189,7 @@ impl Interner {
     }
 
     /// The sorted names, and for each provisional id its final one.
-    pub fn finish(self) -> (Sources, Vec<SourceId>) {
+    pub(crate) fn finish(self) -> (Sources, Vec<SourceId>) {
         let mut order: Vec<u32> = (0..self.names.len() as u32).collect();
         order.sort_unstable_by(|a, b| self.names[*a as usize].cmp(&self.names[*b as usize]));
         let mut remap = vec![SourceId(0); order.len()];

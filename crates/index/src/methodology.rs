@@ -376,6 +376,10 @@ fn yes() -> bool {
 }
 
 impl Methodology {
+    #[allow(
+        clippy::expect_used,
+        reason = "compiled-in data, checked by a unit test: failing is a build defect"
+    )]
     pub fn default_methodology() -> Self {
         Self::from_toml(DEFAULT, Path::new("data/methodologies/default.toml"))
             .expect("default methodology is valid")

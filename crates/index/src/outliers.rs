@@ -73,7 +73,7 @@ pub struct FilterParams {
 }
 
 /// The median and the robust scale `S` of the values (module doc); `None` if empty.
-pub fn robust_scale(values: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn robust_scale(values: &[f64]) -> Option<(f64, f64)> {
     let ones = vec![1.0; values.len()];
     let med = weighted_quantile(values, &ones, 0.5, TieRule::Midpoint)?;
     let dev: Vec<f64> = values.iter().map(|v| (v - med).abs()).collect();
@@ -88,7 +88,7 @@ pub fn robust_scale(values: &[f64]) -> Option<(f64, f64)> {
 /// [`robust_scale`] with weights: the weighted median (midpoint rule) and `S` from
 /// the weighted MAD, or the weighted MeanAD when that is 0. `None` if the weights do
 /// not add up to a positive number.
-pub fn robust_scale_weighted(values: &[f64], weights: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn robust_scale_weighted(values: &[f64], weights: &[f64]) -> Option<(f64, f64)> {
     let med = weighted_quantile(values, weights, 0.5, TieRule::Midpoint)?;
     let dev: Vec<f64> = values.iter().map(|v| (v - med).abs()).collect();
     let mad = weighted_quantile(&dev, weights, 0.5, TieRule::Midpoint)?;
@@ -103,7 +103,7 @@ pub fn robust_scale_weighted(values: &[f64], weights: &[f64]) -> Option<(f64, f6
 
 /// Weighted sample standard deviation: `sqrt(n / (n - 1) sum w (v - m)^2 / sum w)`
 /// around the weighted mean `m` (the sample standard deviation with equal weights).
-pub fn weighted_std(values: &[f64], weights: &[f64]) -> Option<f64> {
+pub(crate) fn weighted_std(values: &[f64], weights: &[f64]) -> Option<f64> {
     let n = values.len();
     let pairs = sorted_pairs(values, weights);
     let total: f64 = pairs.iter().map(|p| p.1).sum();

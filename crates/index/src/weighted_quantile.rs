@@ -26,7 +26,7 @@ pub enum TieRule {
 
 /// Sorts (value, weight) pairs by value, then weight (a total order, so the result
 /// does not depend on input order).
-pub fn sorted_pairs(values: &[f64], weights: &[f64]) -> Vec<(f64, f64)> {
+pub(crate) fn sorted_pairs(values: &[f64], weights: &[f64]) -> Vec<(f64, f64)> {
     let mut v: Vec<(f64, f64)> = values
         .iter()
         .copied()
@@ -40,7 +40,7 @@ pub fn sorted_pairs(values: &[f64], weights: &[f64]) -> Vec<(f64, f64)> {
 /// cumulative weight counted from the top reaches `(1 - q)` times the total. A
 /// `[q, 1 - q]` band cut with [`weighted_quantile_sorted`] (lower rule) below and
 /// this above is symmetric: on 1..10 with equal weights, `q = 0.1` keeps 1..10.
-pub fn upper_quantile_sorted(pairs: &[(f64, f64)], q: f64) -> Option<f64> {
+pub(crate) fn upper_quantile_sorted(pairs: &[(f64, f64)], q: f64) -> Option<f64> {
     let total: f64 = pairs.iter().map(|p| p.1).sum();
     if pairs.is_empty() || total <= 0.0 || !total.is_finite() {
         return None;
@@ -65,7 +65,7 @@ pub fn weighted_quantile(values: &[f64], weights: &[f64], q: f64, rule: TieRule)
 }
 
 /// As [`weighted_quantile`] on pairs already sorted by [`sorted_pairs`].
-pub fn weighted_quantile_sorted(pairs: &[(f64, f64)], q: f64, rule: TieRule) -> Option<f64> {
+pub(crate) fn weighted_quantile_sorted(pairs: &[(f64, f64)], q: f64, rule: TieRule) -> Option<f64> {
     let total: f64 = pairs.iter().map(|p| p.1).sum();
     if pairs.is_empty() || total <= 0.0 || !total.is_finite() {
         return None;

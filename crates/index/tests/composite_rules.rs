@@ -4,6 +4,8 @@
 //! contributors, and the hedonic composite still published 100 -> 110 as
 //! sufficient with 0 contributors.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failed unwrap is a failed test
+
 use chrono::NaiveDate;
 use rentix_core::ObservationKind;
 use rentix_index::{

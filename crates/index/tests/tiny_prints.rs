@@ -4,6 +4,8 @@
 //! The day: five honest trades of 100 GPU-hours from five contributors, at 2.00,
 //! 2.02, 2.04, 2.06 and 2.24, and a 0.001 GPU-hour print at 2.30 from a sixth.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failed unwrap is a failed test
+
 use chrono::NaiveDate;
 use rentix_core::ObservationKind;
 use rentix_index::{fix_grade, sort_obs, EngineObs, Fixing, Methodology, ObsKey, SourceId};

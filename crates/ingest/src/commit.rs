@@ -235,7 +235,7 @@ pub(crate) struct Dedupe<'s> {
 impl Dedupe<'_> {
     /// The survivor among `group` (rows sharing a key, in input order), as its
     /// position, or `None` when the store already holds the key.
-    pub fn judge<R: Borrow<StoredObservation>>(&mut self, group: &[R]) -> Option<usize> {
+    pub(crate) fn judge<R: Borrow<StoredObservation>>(&mut self, group: &[R]) -> Option<usize> {
         let first = group.first()?.borrow();
         let out = &mut self.out;
         // Among rows sharing a key, the one with the smallest content survives, so

@@ -115,7 +115,7 @@ impl RawObservation<'_> {
 }
 
 /// The position of canonical field `name` in [`rentix_core::CANONICAL_COLUMNS`].
-pub fn field_position(name: &str) -> Option<usize> {
+pub(crate) fn field_position(name: &str) -> Option<usize> {
     rentix_core::CANONICAL_COLUMNS
         .iter()
         .position(|c| *c == name)

@@ -341,7 +341,7 @@ fn get(i: &mut In<impl Read>, dec: &mut Decoder) -> std::io::Result<StoredObserv
 
 /// A section of a scratch file: the rows of one fixing date, starting at `offset`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section {
+pub(crate) struct Section {
     pub path: std::path::PathBuf,
     pub offset: u64,
     /// How many rows it holds (a reader reserves room for them at once).
@@ -357,7 +357,7 @@ const ENCODE_GROUP_DATES: usize = 32;
 /// 731 files, and creating them (inode allocation) was a third of an ingest's
 /// kernel time. The sections are encoded in parallel (the spill is on the path
 /// every batch of the input waits on) and written in the order given.
-pub fn write_sections(
+pub(crate) fn write_sections(
     path: &Path,
     batches: &[(NaiveDate, Vec<&StoredObservation>)],
 ) -> Result<Vec<(NaiveDate, Section)>> {
@@ -403,7 +403,7 @@ pub fn write_sections(
 
 /// One section alone in a new scratch file, written a row at a time; how many rows
 /// it holds is declared first (the section starts with its count).
-pub struct SectionWriter {
+pub(crate) struct SectionWriter {
     out: Out<BufWriter<std::fs::File>>,
     section: Section,
     written: usize,
@@ -411,7 +411,7 @@ pub struct SectionWriter {
 }
 
 impl SectionWriter {
-    pub fn create(path: &Path, rows: usize) -> Result<Self> {
+    pub(crate) fn create(path: &Path, rows: usize) -> Result<Self> {
         let werr = |source| IngestError::Write {
             path: path.to_path_buf(),
             source,
@@ -431,7 +431,7 @@ impl SectionWriter {
         })
     }
 
-    pub fn write(&mut self, r: &StoredObservation) -> Result<()> {
+    pub(crate) fn write(&mut self, r: &StoredObservation) -> Result<()> {
         let werr = |source| IngestError::Write {
             path: self.section.path.clone(),
             source,
@@ -445,7 +445,7 @@ impl SectionWriter {
         put(&mut self.out, r, &mut self.enc).map_err(werr)
     }
 
-    pub fn finish(mut self) -> Result<Section> {
+    pub(crate) fn finish(mut self) -> Result<Section> {
         let werr = |source| IngestError::Write {
             path: self.section.path.clone(),
             source,
@@ -461,7 +461,7 @@ impl SectionWriter {
 }
 
 /// The rows of one section, read one at a time.
-pub struct SectionReader {
+pub(crate) struct SectionReader {
     path: std::path::PathBuf,
     input: In<BufReader<std::fs::File>>,
     left: usize,
@@ -469,12 +469,12 @@ pub struct SectionReader {
 }
 
 impl SectionReader {
-    pub fn open(section: &Section) -> Result<Self> {
+    pub(crate) fn open(section: &Section) -> Result<Self> {
         Self::open_buffered(section, 1 << 20)
     }
 
     /// With a read buffer of `capacity` bytes (a merge opens many sections at once).
-    pub fn open_buffered(section: &Section, capacity: usize) -> Result<Self> {
+    pub(crate) fn open_buffered(section: &Section, capacity: usize) -> Result<Self> {
         let path = section.path.clone();
         let rerr = |source| IngestError::Read {
             path: path.clone(),
@@ -493,7 +493,7 @@ impl SectionReader {
     }
 
     /// Rows not read yet.
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.left
     }
 }
@@ -516,7 +516,7 @@ impl Iterator for SectionReader {
 }
 
 /// Reads one section written by [`write_sections`], appending its rows to `into`.
-pub fn read_section(section: &Section, into: &mut Vec<StoredObservation>) -> Result<()> {
+pub(crate) fn read_section(section: &Section, into: &mut Vec<StoredObservation>) -> Result<()> {
     let rows = SectionReader::open(section)?;
     into.reserve(rows.remaining());
     for r in rows {

@@ -43,7 +43,7 @@ pub struct Store {
     root: PathBuf,
 }
 
-pub use crate::lock::StoreLock;
+pub(crate) use crate::lock::StoreLock;
 
 impl Store {
     /// Opens (creating if needed) a store directory.

@@ -107,39 +107,14 @@ fn median_of(v: impl Iterator<Item = f64>) -> Option<f64> {
     median(&v.collect::<Vec<_>>())
 }
 
-/// Evaluates one candidate on the store's rows.
-pub fn evaluate(
-    rows: &[StoredObservation],
-    cand: &Candidate,
-    truth: Option<&BTreeMap<String, DateSeries>>,
-    hedgers: &[Hedger],
-    opts: &LabOptions,
-) -> Result<Evaluation, String> {
-    let m = &cand.methodology;
+/// The candidate's row before anything is measured.
+fn empty_row(cand: &Candidate, grade: &str, opts: &LabOptions) -> CandidateRow {
     let contract = &cand.contract;
-    let grade = contract.underlying.clone();
-    let pattern = GradePattern::new(&grade).map_err(|e| {
-        format!(
-            "candidate {}: the lab evaluates contracts on a grade, and {grade:?} is not one ({e})",
-            cand.name
-        )
-    })?;
-    let req = IndexRequest {
-        methodology: m.clone(),
-        grade_filters: vec![pattern],
-        from: None,
-        to: None,
-    };
-    let clock = m.cutoff_clock()?;
-    let obs = group_by_grade(rows, &req, &clock)?
-        .grades
-        .remove(&grade)
-        .unwrap_or_default();
-    let mut row = CandidateRow {
+    CandidateRow {
         candidate: cand.name.clone(),
-        methodology_version: m.version.clone(),
+        methodology_version: cand.methodology.version.clone(),
         contract: contract.name.clone(),
-        underlying: grade.clone(),
+        underlying: grade.to_string(),
         settlement: settlement_label(contract),
         note: String::new(),
         fixing_days: 0,
@@ -186,7 +161,38 @@ pub fn evaluate(
         median_settlement: None,
         tick_value_usd: contract.tick * contract.contract_gpu_hours,
         contract_value_usd: None,
+    }
+}
+
+/// Evaluates one candidate on the store's rows.
+pub fn evaluate(
+    rows: &[StoredObservation],
+    cand: &Candidate,
+    truth: Option<&BTreeMap<String, DateSeries>>,
+    hedgers: &[Hedger],
+    opts: &LabOptions,
+) -> Result<Evaluation, String> {
+    let m = &cand.methodology;
+    let contract = &cand.contract;
+    let grade = contract.underlying.clone();
+    let pattern = GradePattern::new(&grade).map_err(|e| {
+        format!(
+            "candidate {}: the lab evaluates contracts on a grade, and {grade:?} is not one ({e})",
+            cand.name
+        )
+    })?;
+    let req = IndexRequest {
+        methodology: m.clone(),
+        grade_filters: vec![pattern],
+        from: None,
+        to: None,
     };
+    let clock = m.cutoff_clock()?;
+    let obs = group_by_grade(rows, &req, &clock)?
+        .grades
+        .remove(&grade)
+        .unwrap_or_default();
+    let mut row = empty_row(cand, &grade, opts);
     if obs.is_empty() {
         row.note = format!(
             "no observation of {grade} in the store under methodology {} (a tier grade needs the floor in the methodology's tier_floors)",
@@ -218,26 +224,7 @@ pub fn evaluate(
 
     // Sufficiency over the history (within the range).
     let all: Vec<&Fixing> = history.iter().filter(|f| in_range(f.date)).collect();
-    let shares = level_shares(&all);
-    row.fixing_days = all.len();
-    [
-        row.share_trades,
-        row.share_firm,
-        row.share_listings,
-        row.share_carried,
-        row.share_no_value,
-    ] = shares;
-    row.carried_days = all
-        .iter()
-        .filter(|f| f.level == Some(LEVEL_CARRIED))
-        .count();
-    row.median_contributors = median_of(fixed(&all).map(|f| f.n_contributors as f64));
-    row.median_max_contributor_share =
-        median_of(fixed(&all).filter_map(|f| f.max_contributor_share));
-    row.max_max_contributor_share = fixed(&all)
-        .filter_map(|f| f.max_contributor_share)
-        .reduce(f64::max);
-    row.median_hhi = median_of(fixed(&all).filter_map(|f| f.contributor_hhi));
+    sufficiency(&mut row, &all);
 
     // Month by month: settlement, attacks, withholding, truth and the observations.
     let truth_u: Option<Underlying> = truth
@@ -246,67 +233,15 @@ pub fn evaluate(
     let month_rows: Vec<(MonthRow, bool)> = months
         .par_iter()
         .map(|&month| {
-            let end = GradeMarket::month_end(month);
-            let in_month: Vec<&Fixing> = history
-                .iter()
-                .filter(|f| f.date >= month && f.date <= end)
-                .collect();
-            let sh = level_shares(&in_month);
-            let settled = contract.settle(&full, month);
-            let mut mismatch = false;
-            let attack: Option<MonthAttack> = match &settled {
-                Ok(v) => match market.settle(month, Change::None) {
-                    Ok(base) => {
-                        mismatch = (base.value - v).abs() > 1e-9;
-                        Some(attack_month(&market, month, &base, opts.attack_price_pct))
-                    }
-                    Err(_) => {
-                        mismatch = true;
-                        None
-                    }
-                },
-                Err(_) => None,
+            let ctx = MonthContext {
+                cand,
+                market: &market,
+                history: &history,
+                full: &full,
+                truth: truth_u.as_ref(),
+                attack_price_pct: opts.attack_price_pct,
             };
-            let prices: Vec<f64> = market
-                .slice(month)
-                .iter()
-                .filter(|o| o.day >= month && o.day <= end)
-                .map(|o| o.price)
-                .collect();
-            let undefined = [Found::Undefined; 3];
-            (
-                MonthRow {
-                    candidate: cand.name.clone(),
-                    month,
-                    settlement: settled.as_ref().ok().copied(),
-                    not_settled: settled.as_ref().err().cloned().unwrap_or_default(),
-                    fixing_days: in_month.len(),
-                    share_trades: sh[0],
-                    share_listings: sh[2],
-                    share_carried: sh[3],
-                    median_contributors: median_of(
-                        fixed(&in_month).map(|f| f.n_contributors as f64),
-                    ),
-                    max_contributor_share: fixed(&in_month)
-                        .filter_map(|f| f.max_contributor_share)
-                        .reduce(f64::max),
-                    median_hhi: median_of(fixed(&in_month).filter_map(|f| f.contributor_hhi)),
-                    fake_share: attack.as_ref().map_or(undefined, |a| a.fake_share),
-                    fake_listings: attack.as_ref().map_or(undefined, |a| a.fake_listings),
-                    max_move_pct_trades: attack.as_ref().and_then(|a| a.max_move_pct_trades),
-                    max_move_pct_listings: attack.as_ref().and_then(|a| a.max_move_pct_listings),
-                    withholder_share: attack.as_ref().and_then(|a| a.withholder_share),
-                    withholding_move_pct: attack.as_ref().and_then(|a| a.withholding_move_pct),
-                    withholding_unsettles: attack.as_ref().is_some_and(|a| a.withholding_unsettles),
-                    truth_settlement: truth_u
-                        .as_ref()
-                        .and_then(|t| contract.settle(t, month).ok()),
-                    obs_median: median(&prices),
-                    obs_p25: quantile(&prices, 0.25),
-                    obs_p75: quantile(&prices, 0.75),
-                },
-                mismatch,
-            )
+            ctx.row(month)
         })
         .collect();
     row.slice_mismatch_months = month_rows.iter().filter(|(_, m)| *m).count();
@@ -319,7 +254,133 @@ pub fn evaluate(
     row.months_settled = settled.len();
     row.months_not_settled = row.months - row.months_settled;
     coverage_counts(&mut row, contract, &full, &months);
+    attack_summary(&mut row, &settled);
+    representativeness(&mut row, &settled, contract);
+    let hedger_results = hedge_all(hedgers, &full, contract);
+    hedger_utility(&mut row, &hedger_results);
+    economics(&mut row, &month_rows, &settled, contract);
+    if row.slice_mismatch_months > 0 {
+        row.note = format!(
+            "{} months' settlement recomputed over their slice of history differs from the full run: their attack figures are approximate",
+            row.slice_mismatch_months
+        );
+    }
+    Ok(Evaluation {
+        row,
+        months: month_rows,
+        hedgers: hedger_results,
+    })
+}
 
+/// Level shares, carried days, contributors and concentration over the fixings.
+fn sufficiency(row: &mut CandidateRow, all: &[&Fixing]) {
+    let shares = level_shares(all);
+    row.fixing_days = all.len();
+    [
+        row.share_trades,
+        row.share_firm,
+        row.share_listings,
+        row.share_carried,
+        row.share_no_value,
+    ] = shares;
+    row.carried_days = all
+        .iter()
+        .filter(|f| f.level == Some(LEVEL_CARRIED))
+        .count();
+    row.median_contributors = median_of(fixed(all).map(|f| f.n_contributors as f64));
+    row.median_max_contributor_share =
+        median_of(fixed(all).filter_map(|f| f.max_contributor_share));
+    row.max_max_contributor_share = fixed(all)
+        .filter_map(|f| f.max_contributor_share)
+        .reduce(f64::max);
+    row.median_hhi = median_of(fixed(all).filter_map(|f| f.contributor_hhi));
+}
+
+/// What one month's row is computed from.
+struct MonthContext<'a> {
+    cand: &'a Candidate,
+    market: &'a GradeMarket<'a>,
+    history: &'a [Fixing],
+    full: &'a Underlying,
+    truth: Option<&'a Underlying>,
+    attack_price_pct: f64,
+}
+
+impl MonthContext<'_> {
+    /// The month's settlement, attacks, withholding, truth and observations, and
+    /// whether the settlement recomputed over the month's slice of history differs
+    /// from the full run's.
+    fn row(&self, month: NaiveDate) -> (MonthRow, bool) {
+        let contract = &self.cand.contract;
+        let end = GradeMarket::month_end(month);
+        let in_month: Vec<&Fixing> = self
+            .history
+            .iter()
+            .filter(|f| f.date >= month && f.date <= end)
+            .collect();
+        let sh = level_shares(&in_month);
+        let settled = contract.settle(self.full, month);
+        let mut mismatch = false;
+        let attack: Option<MonthAttack> = match &settled {
+            Ok(v) => match self.market.settle(month, Change::None) {
+                Ok(base) => {
+                    mismatch = (base.value - v).abs() > 1e-9;
+                    Some(attack_month(
+                        self.market,
+                        month,
+                        &base,
+                        self.attack_price_pct,
+                    ))
+                }
+                Err(_) => {
+                    mismatch = true;
+                    None
+                }
+            },
+            Err(_) => None,
+        };
+        let prices: Vec<f64> = self
+            .market
+            .slice(month)
+            .iter()
+            .filter(|o| o.day >= month && o.day <= end)
+            .map(|o| o.price)
+            .collect();
+        let undefined = [Found::Undefined; 3];
+        let a = attack.as_ref();
+        let row = MonthRow {
+            candidate: self.cand.name.clone(),
+            month,
+            settlement: settled.as_ref().ok().copied(),
+            not_settled: settled.as_ref().err().cloned().unwrap_or_default(),
+            fixing_days: in_month.len(),
+            share_trades: sh[0],
+            share_listings: sh[2],
+            share_carried: sh[3],
+            median_contributors: median_of(fixed(&in_month).map(|f| f.n_contributors as f64)),
+            max_contributor_share: fixed(&in_month)
+                .filter_map(|f| f.max_contributor_share)
+                .reduce(f64::max),
+            median_hhi: median_of(fixed(&in_month).filter_map(|f| f.contributor_hhi)),
+            fake_share: a.map_or(undefined, |a| a.fake_share),
+            fake_listings: a.map_or(undefined, |a| a.fake_listings),
+            max_move_pct_trades: a.and_then(|a| a.max_move_pct_trades),
+            max_move_pct_listings: a.and_then(|a| a.max_move_pct_listings),
+            withholder_share: a.and_then(|a| a.withholder_share),
+            withholding_move_pct: a.and_then(|a| a.withholding_move_pct),
+            withholding_unsettles: a.is_some_and(|a| a.withholding_unsettles),
+            truth_settlement: self.truth.and_then(|t| contract.settle(t, month).ok()),
+            obs_median: median(&prices),
+            obs_p25: quantile(&prices, 0.25),
+            obs_p75: quantile(&prices, 0.75),
+        };
+        (row, mismatch)
+    }
+}
+
+/// The fake volume or listings that move the median settled month, and what
+/// withholding does.
+fn attack_summary(row: &mut CandidateRow, settled: &[&MonthRow]) {
     let pick = |k: usize| median_found(settled.iter().map(|r| r.fake_share[k]));
     row.fake_share_to_move_tick = pick(0).0;
     (row.fake_share_to_move_1pct, row.unmovable_months_1pct) = pick(1);
@@ -331,8 +392,10 @@ pub fn evaluate(
         median_of(settled.iter().filter_map(|r| r.max_move_pct_listings));
     row.withholding_move_pct = median_of(settled.iter().filter_map(|r| r.withholding_move_pct));
     row.withholding_unsettles_months = settled.iter().filter(|r| r.withholding_unsettles).count();
+}
 
-    // Representativeness.
+/// How close settlements sit to the truth and to the month's observations.
+fn representativeness(row: &mut CandidateRow, settled: &[&MonthRow], contract: &ContractSpec) {
     let errors: Vec<f64> = settled
         .iter()
         .filter_map(|r| Some((r.settlement? - r.truth_settlement?).abs()))
@@ -355,19 +418,25 @@ pub fn evaluate(
         row.share_months_in_obs_iqr =
             Some(iqr.iter().filter(|b| **b).count() as f64 / iqr.len() as f64);
     }
+}
 
-    // Hedger utility.
-    let hedger_results = hedge_all(hedgers, &full, contract);
-    let eff: Vec<f64> = hedger_results
-        .iter()
-        .filter_map(|h| h.effectiveness)
-        .collect();
+/// The hedgers' effectiveness: how many, median and quartiles.
+fn hedger_utility(row: &mut CandidateRow, results: &[HedgerResult]) {
+    let eff: Vec<f64> = results.iter().filter_map(|h| h.effectiveness).collect();
     row.hedgers = eff.len();
     row.effectiveness_median = median(&eff);
     row.effectiveness_p25 = quantile(&eff, 0.25);
     row.effectiveness_p75 = quantile(&eff, 0.75);
+}
 
-    // Economics: log changes between consecutive settled calendar months.
+/// Economics: log changes between consecutive settled calendar months, the median
+/// settlement and a contract's value.
+fn economics(
+    row: &mut CandidateRow,
+    month_rows: &[MonthRow],
+    settled: &[&MonthRow],
+    contract: &ContractSpec,
+) {
     let values: Vec<f64> = settled.iter().filter_map(|r| r.settlement).collect();
     let changes: Vec<f64> = month_rows
         .windows(2)
@@ -382,17 +451,6 @@ pub fn evaluate(
     row.contract_value_usd = row
         .median_settlement
         .map(|p| p * contract.contract_gpu_hours);
-    if row.slice_mismatch_months > 0 {
-        row.note = format!(
-            "{} months' settlement recomputed over their slice of history differs from the full run: their attack figures are approximate",
-            row.slice_mismatch_months
-        );
-    }
-    Ok(Evaluation {
-        row,
-        months: month_rows,
-        hedgers: hedger_results,
-    })
 }
 
 /// The reference coverage rule a candidate without one is judged under: the

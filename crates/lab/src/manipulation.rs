@@ -29,7 +29,7 @@ pub const MANIPULATOR: &str = "lab-manipulator";
 
 /// The manipulator's contributor id: past every real contributor's (ids number the
 /// store's contributors from 0 in name order).
-pub const MANIPULATOR_ID: SourceId = SourceId(u32::MAX);
+pub(crate) const MANIPULATOR_ID: SourceId = SourceId(u32::MAX);
 /// Largest multiple of the real trade volume searched.
 pub const MAX_FAKE_RATIO: f64 = 10.0;
 /// Largest number of fake listings a day searched.

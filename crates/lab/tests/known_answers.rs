@@ -4,6 +4,8 @@
 //! value worked out below), and a small contributor withholding moves a median less
 //! than a mean.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failed unwrap is a failed test
+
 use chrono::{Days, NaiveDate};
 use rentix_backtest::ContractSpec;
 use rentix_core::ObservationKind;

@@ -55,7 +55,7 @@ fn main_reason(rows: &[&Fixing]) -> String {
 
 /// The latest sufficient fixing of the first benchmark grade that has one (a USD
 /// grade of a [`BENCHMARK_GPUS`] GPU, bare metal on demand first): grade, date, value.
-pub fn benchmark_latest(fixings: &[Fixing]) -> Option<(String, chrono::NaiveDate, f64)> {
+pub(crate) fn benchmark_latest(fixings: &[Fixing]) -> Option<(String, chrono::NaiveDate, f64)> {
     let mut best: Option<(&Fixing, (usize, bool))> = None;
     for f in fixings
         .iter()
@@ -79,7 +79,7 @@ pub fn benchmark_latest(fixings: &[Fixing]) -> Option<(String, chrono::NaiveDate
     best.and_then(|(f, _)| Some((f.grade.clone(), f.date, f.value?)))
 }
 
-pub fn board(html: &mut String, fixings: &[Fixing]) {
+pub(crate) fn board(html: &mut String, fixings: &[Fixing]) {
     let mut by: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
     for f in fixings
         .iter()

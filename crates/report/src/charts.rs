@@ -121,7 +121,7 @@ fn level_changes(pts: &[BandPoint]) -> impl Iterator<Item = &BandPoint> {
 /// Index fixings with the p25-p75 band and a marker, coloured by the hierarchy
 /// level (green trades, blue firm, orange listings, red carried), where the level
 /// that fixed it changes; an optional truth line.
-pub fn index_band<DB: DrawingBackend>(
+pub(crate) fn index_band<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     pts: &[BandPoint],
@@ -284,7 +284,7 @@ pub fn lines<DB: DrawingBackend>(
 }
 
 /// Forward curves: value against tenor in months, one line per date.
-pub fn forward_curves<DB: DrawingBackend>(
+pub(crate) fn forward_curves<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     curves: &[(String, Vec<(f64, f64)>)],
@@ -332,7 +332,7 @@ pub fn forward_curves<DB: DrawingBackend>(
 }
 
 /// Histogram of hedged and unhedged P&L per period (USD), overlaid.
-pub fn pnl_histogram<DB: DrawingBackend>(
+pub(crate) fn pnl_histogram<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     hedged: &[f64],
@@ -397,7 +397,7 @@ pub fn pnl_histogram<DB: DrawingBackend>(
 /// ended; the last bar is the hedged total. Operational loss is drawn apart, after a
 /// gap, because it is not part of the hedge. Bar names sit under the axis, one per
 /// bar slot, so they never cross a bar.
-pub fn waterfall<DB: DrawingBackend>(
+pub(crate) fn waterfall<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     parts: &[(String, f64)],
@@ -479,7 +479,7 @@ pub fn waterfall<DB: DrawingBackend>(
 }
 
 /// Rolling effectiveness per window end.
-pub fn rolling<DB: DrawingBackend>(
+pub(crate) fn rolling<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     series: &[Line],

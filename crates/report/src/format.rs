@@ -21,7 +21,7 @@ pub fn money(x: f64) -> String {
 }
 
 /// Money on an axis, as a desk prints it: `-$10k`, `$2.5k`, `$1.2M`, `$950`.
-pub fn money_tick(x: f64) -> String {
+pub(crate) fn money_tick(x: f64) -> String {
     let sign = if x < 0.0 { "-" } else { "" };
     let a = x.abs();
     let trim = |v: f64| {
@@ -41,7 +41,7 @@ pub fn money_tick(x: f64) -> String {
 }
 
 /// A count with thousands separators: `23,500`.
-pub fn thousands(x: f64) -> String {
+pub(crate) fn thousands(x: f64) -> String {
     let digits = format!("{:.0}", x.abs());
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -58,7 +58,7 @@ pub fn thousands(x: f64) -> String {
 }
 
 /// A whole number of dollars in a table: `5,437`; `n/a` when absent or not finite.
-pub fn whole(x: Option<f64>) -> String {
+pub(crate) fn whole(x: Option<f64>) -> String {
     match x.filter(|v| v.is_finite()) {
         Some(v) => thousands(v),
         None => "n/a".into(),

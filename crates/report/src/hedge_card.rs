@@ -10,7 +10,7 @@ use rentix_backtest::{BacktestResult, Decision, Side, StrategySummary};
 use std::fmt::Write;
 
 /// The card for a backtest and its featured strategy.
-pub fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &StrategySummary) {
+pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: &StrategySummary) {
     let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
     let pays = summary.side == Side::Pay;
     let rec = &summary.recommendation;

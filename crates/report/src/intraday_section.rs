@@ -19,7 +19,7 @@ type R = Result<(), String>;
 const DRAWN: usize = 4;
 
 /// The intraday fixings file of `dir`, if it has one.
-pub fn intraday_file(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn intraday_file(dir: &Path) -> Option<PathBuf> {
     ["fixings.parquet", "fixings.csv"]
         .iter()
         .map(|f| dir.join("intraday").join(f))
@@ -127,7 +127,7 @@ fn stamps_chart<DB: DrawingBackend>(
 }
 
 /// The intraday section of the report, when `dir` has an intraday fixings file.
-pub fn intraday_section(html: &mut String, dir: &Path) -> Result<(), String> {
+pub(crate) fn intraday_section(html: &mut String, dir: &Path) -> Result<(), String> {
     let Some(file) = intraday_file(dir) else {
         return Ok(());
     };

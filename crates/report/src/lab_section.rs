@@ -72,7 +72,7 @@ fn utility_row(html: &mut String, r: &CandidateRow) {
 }
 
 /// Appends the lab's section when `dir/comparison.json` exists.
-pub fn lab_section(html: &mut String, dir: &Path) -> Result<(), String> {
+pub(crate) fn lab_section(html: &mut String, dir: &Path) -> Result<(), String> {
     let path = dir.join("comparison.json");
     if !path.exists() {
         return Ok(());
@@ -125,7 +125,7 @@ pub fn lab_section(html: &mut String, dir: &Path) -> Result<(), String> {
 
 /// One sentence for the report's first screen: which design hedged the simulated
 /// users best, and how many designs were compared.
-pub fn verdict(dir: &Path) -> Option<String> {
+pub(crate) fn verdict(dir: &Path) -> Option<String> {
     let c = Comparison::read(&dir.join("comparison.json")).ok()?;
     let best = c
         .candidates

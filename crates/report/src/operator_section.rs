@@ -32,7 +32,7 @@ fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
 }
 
 /// Tier spreads and the cost curve, when the inputs have them.
-pub fn operator_section(html: &mut String, in_dir: &Path, fixings: Option<&Path>) {
+pub(crate) fn operator_section(html: &mut String, in_dir: &Path, fixings: Option<&Path>) {
     let spreads = fixings.and_then(|f| {
         let stem = f.file_stem()?.to_string_lossy().to_string();
         let p = f.with_file_name(format!("{stem}_tier_spreads.csv"));
@@ -125,7 +125,7 @@ pub fn operator_section(html: &mut String, in_dir: &Path, fixings: Option<&Path>
 }
 
 /// In a backtest's section: what the hedge covers of the user's cost per useful token.
-pub fn cost_decomposition_section(html: &mut String, dir: &Path) {
+pub(crate) fn cost_decomposition_section(html: &mut String, dir: &Path) {
     let months = csv_rows(&dir.join("cost_decomposition.csv"));
     let (Some(first), Some(last)) = (months.first(), months.last()) else {
         return;

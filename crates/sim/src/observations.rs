@@ -16,7 +16,7 @@ use rentix_core::{hours_in_month, ContractTerm, FxTable, ServiceScope};
 pub const HEADER: [&str; 18] = rentix_core::CANONICAL_COLUMNS;
 
 /// Shared, read-only inputs of the per-day generator.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub params: &'a SimParams,
     pub market: &'a Market,
     pub providers: &'a [Provider],
@@ -27,7 +27,7 @@ pub struct Context<'a> {
 
 /// CSV lines of one day: in-order rows, and late rows to append at the end.
 #[derive(Debug, Default)]
-pub struct DayRows {
+pub(crate) struct DayRows {
     pub rows: Vec<[String; 18]>,
     pub late: Vec<[String; 18]>,
 }
@@ -162,13 +162,13 @@ impl Context<'_> {
     }
 
     /// Generates every observation of `day`.
-    pub fn day(&self, day: u32) -> DayRows {
+    pub(crate) fn day(&self, day: u32) -> DayRows {
         let seed = self.params.seed;
         let date = self.date(day);
         let noise = &self.params.noise;
         let mut out = DayRows::default();
         let mut rng = stream(seed, &[tag("day"), u64::from(day)]);
-        let lognorm: Normal<f64> = Normal::new(0.0, 1.0).expect("unit normal");
+        let lognorm: Normal<f64> = centred_normal(1.0);
         for (pi, p) in self.providers.iter().enumerate() {
             if rng.gen::<f64>() > p.reliability {
                 continue;
@@ -239,7 +239,7 @@ impl Context<'_> {
                             seed,
                             &[tag("intraday"), u64::from(day), pi as u64, oi as u64],
                         );
-                        let step: Normal<f64> = Normal::new(0.0, 0.004).expect("normal");
+                        let step: Normal<f64> = centred_normal(0.004);
                         let mut x = 0.0f64;
                         for s in 0..(1440 / c) {
                             x = 0.9 * x + step.sample(&mut r);
@@ -380,4 +380,11 @@ impl Context<'_> {
 
 fn rentix_hash(a: usize, b: usize) -> u64 {
     crate::rng::hash(a as u64, &[b as u64])
+}
+
+/// A normal distribution of mean 0 and standard deviation `sd`, a positive
+/// constant of this file (a non-positive one is a programming error).
+#[allow(clippy::expect_used, reason = "called with positive constants only")]
+fn centred_normal(sd: f64) -> Normal<f64> {
+    Normal::new(0.0, sd).expect("a positive standard deviation")
 }

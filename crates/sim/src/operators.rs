@@ -12,14 +12,14 @@ use rentix_core::{Grade, OperatorTier};
 use std::collections::BTreeSet;
 
 /// Days between throughput snapshots (a quarter of software releases).
-pub const RELEASE_EVERY_DAYS: u32 = 91;
+pub(crate) const RELEASE_EVERY_DAYS: u32 = 91;
 /// The model every simulated operator serves, with the talk's workload.
 const MODEL: &str = "llm-70b";
 const WORKLOAD: (u32, u32, u32) = (8000, 1000, 100);
 
 /// `operator, scope, tier, effective_from, source` rows: each provider's rating
 /// history for every scope it offers.
-pub fn ratings(p: &SimParams, providers: &[Provider]) -> Vec<[String; 5]> {
+pub(crate) fn ratings(p: &SimParams, providers: &[Provider]) -> Vec<[String; 5]> {
     let mut out = Vec::new();
     for pr in providers {
         let scopes: BTreeSet<&str> = pr.offers.iter().map(|o| o.scope.as_str()).collect();
@@ -52,7 +52,7 @@ fn base_tokens_per_s(t: OperatorTier) -> f64 {
 /// managed clusters) and for each user that earns rent (its own GPU and scope):
 /// the CSV rows of `throughput.csv`, prices left to the index.
 /// `first_rent_day` holds each user's first day with rent (its GPUs on the market).
-pub fn throughput(
+pub(crate) fn throughput(
     p: &SimParams,
     providers: &[Provider],
     first_rent_day: &std::collections::BTreeMap<String, u32>,
@@ -133,4 +133,4 @@ pub fn throughput(
     out
 }
 
-pub use rentix_core::THROUGHPUT_COLUMNS as THROUGHPUT_HEADER;
+pub(crate) use rentix_core::THROUGHPUT_COLUMNS as THROUGHPUT_HEADER;

@@ -106,6 +106,10 @@ pub struct SimParams {
 
 impl SimParams {
     /// The documented default (`data/sim/default.toml`).
+    #[allow(
+        clippy::expect_used,
+        reason = "compiled-in data, checked by a unit test: failing is a build defect"
+    )]
     pub fn default_params() -> Self {
         Self::from_toml(DEFAULT).expect("data/sim/default.toml is valid")
     }

@@ -310,7 +310,7 @@ pub fn roster(p: &SimParams) -> Vec<Provider> {
 }
 
 /// The raw name a provider uses for a catalogued GPU.
-pub fn raw_gpu_name(id: &str, naming: Naming) -> String {
+pub(crate) fn raw_gpu_name(id: &str, naming: Naming) -> String {
     let (marketing, underscore) = match id {
         "a100-sxm-80gb" => ("NVIDIA A100-SXM4-80GB", "A100_80GB SXM4"),
         "h100-sxm-80gb" => ("NVIDIA H100 80GB HBM3", "H100_80GB SXM5"),

@@ -13,22 +13,22 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// A 64-bit hash of the seed and tags.
-pub fn hash(seed: u64, tags: &[u64]) -> u64 {
+pub(crate) fn hash(seed: u64, tags: &[u64]) -> u64 {
     tags.iter().fold(mix(seed), |h, &t| mix(h ^ mix(t)))
 }
 
 /// A generator for the stream named by `tags`.
-pub fn stream(seed: u64, tags: &[u64]) -> ChaCha8Rng {
+pub(crate) fn stream(seed: u64, tags: &[u64]) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(hash(seed, tags))
 }
 
 /// A uniform draw in [0, 1) that depends only on the seed and tags.
-pub fn unit(seed: u64, tags: &[u64]) -> f64 {
+pub(crate) fn unit(seed: u64, tags: &[u64]) -> f64 {
     (hash(seed, tags) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Stable numeric tag for a string.
-pub fn tag(s: &str) -> u64 {
+pub(crate) fn tag(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

@@ -10,7 +10,7 @@ use rentix_core::Grade;
 
 /// One row of `rent_<user>.csv`: a day's rent.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RentRow {
+pub(crate) struct RentRow {
     pub day: u32,
     pub usd_per_gpu_hour: f64,
     pub gpu_hours: f64,
@@ -18,7 +18,7 @@ pub struct RentRow {
 
 /// One row of `events_<user>.csv`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EventRow {
+pub(crate) struct EventRow {
     pub start: u32,
     /// Exclusive end day.
     pub end: u32,
@@ -34,7 +34,7 @@ fn gpu_index(p: &SimParams, g: &Grade) -> Option<usize> {
 
 /// The user's rent per day: every leg priced at the fair price of its grade on its
 /// last repricing day. Days before all legs' GPUs are on the market are skipped.
-pub fn rent(p: &SimParams, m: &Market, u: &UserParams) -> Vec<RentRow> {
+pub(crate) fn rent(p: &SimParams, m: &Market, u: &UserParams) -> Vec<RentRow> {
     let legs: Vec<(usize, Grade, &crate::params::RentLeg)> = u
         .leg
         .iter()
@@ -65,7 +65,7 @@ pub fn rent(p: &SimParams, m: &Market, u: &UserParams) -> Vec<RentRow> {
 
 /// One row of a rent file: `[start, end)` in simulation days.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BilledRow {
+pub(crate) struct BilledRow {
     pub start: u32,
     pub end: u32,
     pub usd_per_gpu_hour: f64,
@@ -74,7 +74,7 @@ pub struct BilledRow {
 
 /// The rent as the user's file shows it: a row a day, or a row a calendar month
 /// (GPU-hour-weighted average price, total GPU-hours), as an invoice bills it.
-pub fn billed(p: &SimParams, rows: &[RentRow], billing: &str) -> Vec<BilledRow> {
+pub(crate) fn billed(p: &SimParams, rows: &[RentRow], billing: &str) -> Vec<BilledRow> {
     let daily = rows.iter().map(|r| BilledRow {
         start: r.day,
         end: r.day + 1,
@@ -108,7 +108,7 @@ pub fn billed(p: &SimParams, rows: &[RentRow], billing: &str) -> Vec<BilledRow> 
 }
 
 /// Operational events, drawn from yearly Poisson rates.
-pub fn events(p: &SimParams, u: &UserParams, rent: &[RentRow]) -> Vec<EventRow> {
+pub(crate) fn events(p: &SimParams, u: &UserParams, rent: &[RentRow]) -> Vec<EventRow> {
     let mut rng = stream(p.seed, &[tag("events"), tag(&u.name)]);
     let (Some(first), Some(last)) = (rent.first(), rent.last()) else {
         return Vec::new();
@@ -174,6 +174,6 @@ pub fn events(p: &SimParams, u: &UserParams, rent: &[RentRow]) -> Vec<EventRow> 
 }
 
 /// `YYYY-MM-DD` of a simulation day.
-pub fn day_text(p: &SimParams, day: u32) -> String {
+pub(crate) fn day_text(p: &SimParams, day: u32) -> String {
     (p.start + Days::new(u64::from(day))).to_string()
 }

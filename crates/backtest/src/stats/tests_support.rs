@@ -1,7 +1,7 @@
 //! Published test vectors shared by the statistics tests.
 
 #[derive(serde::Deserialize)]
-pub struct HullExpected {
+pub(super) struct HullExpected {
     pub sigma_futures: f64,
     pub sigma_spot: f64,
     pub correlation: f64,
@@ -16,14 +16,14 @@ pub struct HullExpected {
 }
 
 #[derive(serde::Deserialize)]
-pub struct Hull {
+pub(super) struct Hull {
     pub delta_futures: Vec<f64>,
     pub delta_spot: Vec<f64>,
     pub expected: HullExpected,
 }
 
 /// Hull, Options, Futures, and Other Derivatives, Table 3.2 (jet fuel / heating oil).
-pub fn hull() -> Hull {
+pub(super) fn hull() -> Hull {
     toml::from_str(include_str!(
         "../../../../tests/data/vectors/min_variance_hedge.toml"
     ))
