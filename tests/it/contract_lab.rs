@@ -15,6 +15,10 @@ fn candidate(name: &str, methodology: &str, contract: &str) -> String {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 fn three_candidates_compared_with_every_measure_and_chart() {
     let m = market();
     let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,10 @@ fn code(args: &[&str]) -> (Option<i32>, String) {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 fn failures_exit_by_their_class() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

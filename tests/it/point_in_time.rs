@@ -28,6 +28,10 @@ fn trades(path: &Path, from: &str, to: &str, price: impl Fn(NaiveDate, usize) ->
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 fn a_late_trade_after_settlement_leaves_settled_pnl_unchanged() {
     use chrono::Datelike;
     let dir = tempfile::tempdir().unwrap();

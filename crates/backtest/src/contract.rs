@@ -336,6 +336,10 @@ impl ContractSpec {
 
     /// The month's settlement with its status, coverage and longest gap; an error
     /// only for a contract whose day rule cannot be read.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+    )]
     pub fn settle_outcome(
         &self,
         index: &Underlying,
@@ -463,6 +467,10 @@ impl ContractSpec {
     /// `[coverage]` table a month needs `min_settlement_fixings` valued stamps. No
     /// stamp valued in the month: the last value before its end when
     /// `last_published_fallback`, else a determination.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+    )]
     fn settle_stamps(&self, st: &Stamps, month: NaiveDate) -> Result<SettlementOutcome, String> {
         let per_day = (86_400 / st.step.max(1)).max(1);
         let mut expected: Vec<i64> = Vec::new();

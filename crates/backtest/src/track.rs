@@ -87,6 +87,10 @@ impl TrackRow {
 
 /// Scores every candidate; an error when no candidate could be evaluated at all (the
 /// rent cannot be backtested against anything in the file).
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 pub fn track(
     rent: &RentSeries,
     events: &[Event],

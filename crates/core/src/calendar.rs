@@ -47,7 +47,14 @@ impl HolidayCalendar {
     /// A bundled calendar by name.
     pub fn named(name: &str) -> Result<Self, CoreError> {
         match name {
-            "us-exchange" => Self::parse(name, US_EXCHANGE),
+            // Parsed once per process: settlement rules ask for it month by month.
+            "us-exchange" => {
+                static PARSED: std::sync::OnceLock<Result<HolidayCalendar, CoreError>> =
+                    std::sync::OnceLock::new();
+                PARSED
+                    .get_or_init(|| Self::parse(name, US_EXCHANGE))
+                    .clone()
+            }
             "none" => Ok(Self {
                 name: "none".into(),
                 holidays: BTreeSet::new(),

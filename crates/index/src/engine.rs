@@ -452,13 +452,13 @@ struct GradeCtx<'a> {
     obs: &'a [EngineObs],
     /// (day, kind) -> indices into `obs`.
     by_day: BTreeMap<(NaiveDate, ObservationKind), Vec<usize>>,
-    rule: Option<DayRule>,
+    rule: &'a DayRule,
 }
 
 impl GradeCtx<'_> {
     /// First and last day of the window of fixing date `d`.
     fn window(&self, d: NaiveDate) -> (NaiveDate, NaiveDate) {
-        self.m.window_of(d, self.rule.as_ref())
+        self.m.window_of(d, Some(self.rule))
     }
 
     fn in_window(&self, d: NaiveDate, kind: ObservationKind) -> Vec<(NaiveDate, Vec<usize>)> {
@@ -555,6 +555,10 @@ impl GradeCtx<'_> {
     }
 
     /// Evaluates `kind` for date `d`; `None` if the kind has no observation to use.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+    )]
     fn tier(&self, d: NaiveDate, kind: ObservationKind) -> Option<TierFix> {
         let mut days = self.in_window(d, kind);
         let present: BTreeSet<SourceId> = days
@@ -815,19 +819,9 @@ pub fn fix_grade(
     obs: &[EngineObs],
     dates: &[NaiveDate],
     m: &Methodology,
+    rule: &DayRule,
 ) -> Vec<Fixing> {
-    let mut by_day: BTreeMap<(NaiveDate, ObservationKind), Vec<usize>> = BTreeMap::new();
-    for (i, o) in obs.iter().enumerate() {
-        if !below_clip(o, m) {
-            by_day.entry((o.day, o.kind)).or_default().push(i);
-        }
-    }
-    let ctx = GradeCtx {
-        m,
-        obs,
-        by_day,
-        rule: m.day_rule().ok(),
-    };
+    let ctx = GradeCtx::new(m, obs, rule);
     let lag = u64::from(m.pooling.lag_days);
     let lives = lives(
         obs.iter().filter(|o| !below_clip(o, m)).map(|o| o.day),
@@ -845,25 +839,12 @@ pub fn fix_grade(
     let mut last_fix: Option<(NaiveDate, Fixing)> = None;
     let mut panel: BTreeMap<NaiveDate, BTreeMap<SourceId, f64>> = BTreeMap::new();
     let mut out = Vec::new();
-    let dec = m.rounding.decimals;
 
     for &d in dates
         .iter()
         .filter(|d| lives.iter().any(|(a, b)| *a <= **d && **d <= *b))
     {
-        let (ws, we) = ctx.window(d);
-        let count = |k: ObservationKind| -> usize {
-            ctx.by_day
-                .range((ws, k)..=(we, k))
-                .filter(|((_, kk), _)| *kk == k)
-                .map(|(_, v)| v.len())
-                .sum()
-        };
-        let (n_trades, n_firm, n_listings) = (
-            count(ObservationKind::Trade),
-            count(ObservationKind::Firm),
-            count(ObservationKind::Listing),
-        );
+        let counts = ctx.counts(d);
         let tiers: Vec<(ObservationKind, TierFix)> = m
             .inputs
             .hierarchy
@@ -891,120 +872,38 @@ pub fn fix_grade(
         let row = match chosen {
             Some((kind, t)) => {
                 let kind = *kind;
-                let mut factor = 1.0;
-                if kind == ObservationKind::Listing && spread_on {
-                    let from = d - Days::new(u64::from(m.fallback.spread_lookback_days));
-                    let recent: Vec<f64> = spreads.range(from..d).map(|(_, v)| *v).collect();
-                    if recent.len() as u32 >= m.fallback.spread_min_days {
-                        factor = median(&recent).unwrap_or(1.0);
-                        flags.push(Flag::ListingSpreadAdjusted);
-                    } else {
-                        flags.push(Flag::ListingSpreadUnavailable);
-                    }
-                }
+                let factor = if kind == ObservationKind::Listing && spread_on {
+                    spread_factor(m, &spreads, d, &mut flags)
+                } else {
+                    1.0
+                };
                 if kind != first_tier {
                     flags.push(Flag::Fallback(kind));
                 }
-                let sufficient = t.accepted();
-                for s in &t.shortfalls {
-                    flags.push(s.flag());
-                }
-                if t.removed > 0 {
-                    flags.push(Flag::OutliersRemoved(t.removed));
-                }
-                if t.carried_contributors > 0 {
-                    flags.push(Flag::ContributorsCarried(t.carried_contributors));
-                }
-                if t.cap_not_applied {
-                    flags.push(Flag::CapNotApplied);
-                }
-                if t.below_floor > 0 {
-                    flags.push(Flag::BelowFloor(t.below_floor));
-                }
-                let show_p = t.contributors >= m.contributors.min_for_percentiles;
-                if !show_p {
-                    flags.push(Flag::PercentilesWithheld);
-                }
-                let pct = |x: f64| show_p.then(|| round_to(x * factor, dec));
                 let now = t.by_contributor.clone();
                 let change = |k: u64| matched_change(&now, panel.get(&(d - Days::new(k))));
-                let (c1, c7, c30) = (change(1), change(7), change(30));
+                let changes = [change(1), change(7), change(30)];
                 panel.insert(d, now);
-                Fixing {
-                    date: d,
-                    grade: grade.to_string(),
-                    value: Some(round_to(t.value * factor, dec)),
-                    method: m.method_label().to_string(),
-                    level: Some(kind.level()),
-                    n_obs: t.used.len(),
-                    n_trades,
-                    n_firm,
-                    n_listings,
-                    n_contributors: t.contributors,
-                    volume_gpu_hours: round_to(t.used.iter().map(|&i| obs[i].quantity).sum(), 4),
-                    p1: pct(t.p[0]),
-                    p25: pct(t.p[1]),
-                    p75: pct(t.p[2]),
-                    p99: pct(t.p[3]),
-                    max_contributor_share: Some(round_to(t.max_share, 6)),
-                    contributor_hhi: Some(round_to(t.hhi, 6)),
-                    sufficient,
-                    flags: String::new(),
-                    methodology_version: m.version.clone(),
-                    input_sha256: keys_sha256(t.used.iter().map(|&i| obs[i].key)),
-                    publication: 1,
-                    change_1d: c1,
-                    change_7d: c7,
-                    change_30d: c30,
-                }
+                let fixed = Fixed {
+                    kind,
+                    tier: t,
+                    factor,
+                    changes,
+                };
+                ctx.fixed_row(grade, d, &fixed, counts, &mut flags)
             }
             None => {
                 let carry = last_fix.as_ref().filter(|(ld, _)| {
                     (d - *ld).num_days() <= i64::from(m.fallback.carry_forward_days)
                 });
-                let (value, level) = match carry {
-                    Some((_, f)) => {
-                        flags.push(Flag::CarriedForward);
-                        (f.value, Some(LEVEL_CARRIED))
-                    }
-                    None => {
-                        flags.push(if tiers.is_empty() {
-                            Flag::NoData
-                        } else {
-                            Flag::Suppressed
-                        });
-                        (None, None)
-                    }
-                };
-                Fixing {
-                    date: d,
-                    grade: grade.to_string(),
-                    value,
-                    method: m.method_label().to_string(),
-                    level,
-                    n_obs: 0,
-                    n_trades,
-                    n_firm,
-                    n_listings,
-                    n_contributors: 0,
-                    volume_gpu_hours: 0.0,
-                    p1: None,
-                    p25: carry.and_then(|(_, f)| f.p25),
-                    p75: carry.and_then(|(_, f)| f.p75),
-                    p99: None,
-                    max_contributor_share: None,
-                    contributor_hhi: None,
-                    sufficient: false,
-                    flags: String::new(),
-                    methodology_version: m.version.clone(),
-                    input_sha256: carry
-                        .map(|(_, f)| f.input_sha256.clone())
-                        .unwrap_or_default(),
-                    publication: 1,
-                    change_1d: None,
-                    change_7d: None,
-                    change_30d: None,
-                }
+                ctx.unfixed_row(
+                    grade,
+                    d,
+                    carry.map(|(_, f)| f),
+                    tiers.is_empty(),
+                    counts,
+                    &mut flags,
+                )
             }
         };
         let mut row = row;
@@ -1020,16 +919,201 @@ pub fn fix_grade(
     out
 }
 
+/// A tier that fixed the day: its kind and fix, the listing spread factor applied
+/// to it and the matched-sample changes over 1, 7 and 30 days.
+struct Fixed<'a> {
+    kind: ObservationKind,
+    tier: &'a TierFix,
+    factor: f64,
+    changes: [Option<f64>; 3],
+}
+
+/// The listings-to-trades spread a listing fix on `d` is scaled by: the median
+/// of the spreads of the look-back days before it, when enough days have one
+/// (flagged either way).
+fn spread_factor(
+    m: &Methodology,
+    spreads: &BTreeMap<NaiveDate, f64>,
+    d: NaiveDate,
+    flags: &mut Vec<Flag>,
+) -> f64 {
+    let from = d - Days::new(u64::from(m.fallback.spread_lookback_days));
+    let recent: Vec<f64> = spreads.range(from..d).map(|(_, v)| *v).collect();
+    if recent.len() as u32 >= m.fallback.spread_min_days {
+        flags.push(Flag::ListingSpreadAdjusted);
+        median(&recent).unwrap_or(1.0)
+    } else {
+        flags.push(Flag::ListingSpreadUnavailable);
+        1.0
+    }
+}
+
+impl<'a> GradeCtx<'a> {
+    /// A grade's observations indexed by day and kind (prints below the clip left
+    /// out).
+    fn new(m: &'a Methodology, obs: &'a [EngineObs], rule: &'a DayRule) -> Self {
+        let mut by_day: BTreeMap<(NaiveDate, ObservationKind), Vec<usize>> = BTreeMap::new();
+        for (i, o) in obs.iter().enumerate() {
+            if !below_clip(o, m) {
+                by_day.entry((o.day, o.kind)).or_default().push(i);
+            }
+        }
+        Self {
+            m,
+            obs,
+            by_day,
+            rule,
+        }
+    }
+}
+
+impl GradeCtx<'_> {
+    /// The trades, firm offers and listings in the window of `d`.
+    fn counts(&self, d: NaiveDate) -> (usize, usize, usize) {
+        let (ws, we) = self.window(d);
+        let count = |k: ObservationKind| -> usize {
+            self.by_day
+                .range((ws, k)..=(we, k))
+                .filter(|((_, kk), _)| *kk == k)
+                .map(|(_, v)| v.len())
+                .sum()
+        };
+        (
+            count(ObservationKind::Trade),
+            count(ObservationKind::Firm),
+            count(ObservationKind::Listing),
+        )
+    }
+
+    /// The row of a day a tier fixed; its shortfalls and adjustments go to `flags`.
+    fn fixed_row(
+        &self,
+        grade: &str,
+        d: NaiveDate,
+        f: &Fixed<'_>,
+        (n_trades, n_firm, n_listings): (usize, usize, usize),
+        flags: &mut Vec<Flag>,
+    ) -> Fixing {
+        let (m, t, obs) = (self.m, f.tier, self.obs);
+        let dec = m.rounding.decimals;
+        for s in &t.shortfalls {
+            flags.push(s.flag());
+        }
+        if t.removed > 0 {
+            flags.push(Flag::OutliersRemoved(t.removed));
+        }
+        if t.carried_contributors > 0 {
+            flags.push(Flag::ContributorsCarried(t.carried_contributors));
+        }
+        if t.cap_not_applied {
+            flags.push(Flag::CapNotApplied);
+        }
+        if t.below_floor > 0 {
+            flags.push(Flag::BelowFloor(t.below_floor));
+        }
+        let show_p = t.contributors >= m.contributors.min_for_percentiles;
+        if !show_p {
+            flags.push(Flag::PercentilesWithheld);
+        }
+        let pct = |x: f64| show_p.then(|| round_to(x * f.factor, dec));
+        let [c1, c7, c30] = f.changes;
+        Fixing {
+            date: d,
+            grade: grade.to_string(),
+            value: Some(round_to(t.value * f.factor, dec)),
+            method: m.method_label().to_string(),
+            level: Some(f.kind.level()),
+            n_obs: t.used.len(),
+            n_trades,
+            n_firm,
+            n_listings,
+            n_contributors: t.contributors,
+            volume_gpu_hours: round_to(t.used.iter().map(|&i| obs[i].quantity).sum(), 4),
+            p1: pct(t.p[0]),
+            p25: pct(t.p[1]),
+            p75: pct(t.p[2]),
+            p99: pct(t.p[3]),
+            max_contributor_share: Some(round_to(t.max_share, 6)),
+            contributor_hhi: Some(round_to(t.hhi, 6)),
+            sufficient: t.accepted(),
+            flags: String::new(),
+            methodology_version: m.version.clone(),
+            input_sha256: keys_sha256(t.used.iter().map(|&i| obs[i].key)),
+            publication: 1,
+            change_1d: c1,
+            change_7d: c7,
+            change_30d: c30,
+        }
+    }
+
+    /// The row of a day no tier fixed: the last fix carried (`carry`, within the
+    /// carry-forward days), else no value, flagged `no_data` when no tier had any
+    /// observation and `suppressed` otherwise.
+    fn unfixed_row(
+        &self,
+        grade: &str,
+        d: NaiveDate,
+        carry: Option<&Fixing>,
+        no_tier: bool,
+        (n_trades, n_firm, n_listings): (usize, usize, usize),
+        flags: &mut Vec<Flag>,
+    ) -> Fixing {
+        let m = self.m;
+        let (value, level) = match carry {
+            Some(f) => {
+                flags.push(Flag::CarriedForward);
+                (f.value, Some(LEVEL_CARRIED))
+            }
+            None => {
+                flags.push(if no_tier {
+                    Flag::NoData
+                } else {
+                    Flag::Suppressed
+                });
+                (None, None)
+            }
+        };
+        Fixing {
+            date: d,
+            grade: grade.to_string(),
+            value,
+            method: m.method_label().to_string(),
+            level,
+            n_obs: 0,
+            n_trades,
+            n_firm,
+            n_listings,
+            n_contributors: 0,
+            volume_gpu_hours: 0.0,
+            p1: None,
+            p25: carry.and_then(|f| f.p25),
+            p75: carry.and_then(|f| f.p75),
+            p99: None,
+            max_contributor_share: None,
+            contributor_hhi: None,
+            sufficient: false,
+            flags: String::new(),
+            methodology_version: m.version.clone(),
+            input_sha256: carry.map(|f| f.input_sha256.clone()).unwrap_or_default(),
+            publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
+        }
+    }
+}
+
 /// Fixes every grade in parallel; rows sorted by date then grade.
 pub fn fix_all(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     dates: &[NaiveDate],
     m: &Methodology,
+    rule: &DayRule,
 ) -> Vec<Fixing> {
     let grades: Vec<(&String, &Vec<EngineObs>)> = groups.iter().collect();
     let by_grade: Vec<Vec<Fixing>> = grades
         .par_iter()
-        .map(|(g, obs)| fix_grade(g, obs, dates, m))
+        .map(|(g, obs)| fix_grade(g, obs, dates, m, rule))
         .collect();
     // Moved grade by grade into one vector: each grade's rows are freed as they go,
     // so the fixings are never held twice.

@@ -903,6 +903,10 @@ pub fn round_half_even(x: f64, decimals: u32) -> f64 {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 fn value_at(
     m: &IntradayMethodology,
     clock: Clock,

@@ -161,13 +161,13 @@ fn compute_seeded(
     let m = &req.methodology;
     let rule = m.day_rule()?;
     let dates = fixing_dates(&groups, req, &rule);
-    let mut fixings = fix_all(&groups, &dates, m);
+    let mut fixings = fix_all(&groups, &dates, m, &rule);
     let forward = if m.forward_curve {
         forward_curves(&fixings)
     } else {
         Vec::new()
     };
-    let (chain, levels) = composites(&groups, &fixings, &dates, m, seeds);
+    let (chain, levels) = composites(&groups, &fixings, &dates, m, &rule, seeds);
     fixings.extend(chain.rows);
     fixings.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     Ok(IndexResult {

@@ -409,6 +409,10 @@ impl Methodology {
     }
 
     /// Checks the ranges a methodology must respect.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+    )]
     pub fn validate(&self) -> Result<(), String> {
         if self.version.trim().is_empty() {
             return Err("version must not be empty".into());

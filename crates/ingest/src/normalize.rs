@@ -138,86 +138,70 @@ fn parse_count(v: &Option<Cow<'_, str>>, field: &str) -> Checked<Option<u32>> {
     }
 }
 
+/// A quote's parts that its price in USD per GPU-hour is worked out from.
+struct Quote {
+    price: f64,
+    unit: PriceUnit,
+    gpus_per_unit: Option<u32>,
+    term: ContractTerm,
+    /// The month a monthly price is spread over (the term's start, else the
+    /// fixing date).
+    month: NaiveDate,
+    upfront: Option<f64>,
+    /// USD per unit of the quote's currency.
+    fx: f64,
+}
+
+/// The quoted price: a finite number above zero.
+fn price(raw: &RawObservation) -> Checked<f64> {
+    let price_s = required(&raw.price, "price")?;
+    let price_raw = parse_f64(price_s).ok_or_else(|| {
+        Rejection::new(
+            Reason::UnparseablePrice,
+            "price",
+            format!("{price_s:?} is not a number"),
+        )
+    })?;
+    if !price_raw.is_finite() {
+        return Err(Rejection::new(
+            Reason::NonFinitePrice,
+            "price",
+            format!("{price_s:?}"),
+        ));
+    }
+    if price_raw <= 0.0 {
+        return Err(Rejection::new(
+            Reason::NonPositivePrice,
+            "price",
+            format!("{price_raw}"),
+        ));
+    }
+    Ok(price_raw)
+}
+
+/// The upfront amount, when given: a finite amount of at least zero.
+fn upfront(raw: &RawObservation) -> Checked<Option<f64>> {
+    Ok(match raw.upfront.as_deref() {
+        None => None,
+        Some(s) => Some(
+            parse_f64(s)
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| {
+                    Rejection::new(
+                        Reason::InvalidNumber,
+                        "upfront",
+                        format!("{s:?} is not an amount >= 0"),
+                    )
+                })?,
+        ),
+    })
+}
+
 impl Normalizer {
-    /// Validates and normalizes one candidate. `file` and `row` are provenance.
-    pub fn normalize(&self, raw: &RawObservation, file: &str, row: u64) -> Checked<Observation> {
-        let kind_s = required(&raw.kind, "kind")?;
-        let kind: ObservationKind = kind_s
-            .parse()
-            .map_err(|_| Rejection::new(Reason::UnknownKind, "kind", format!("{kind_s:?}")))?;
-
-        let at_s = required(&raw.observed_at, "observed_at")?;
-        let observed_at = parse_timestamp(at_s).ok_or_else(|| {
-            Rejection::new(
-                Reason::UnparseableDate,
-                "observed_at",
-                format!("{at_s:?} is not RFC 3339 with an offset, nor a date"),
-            )
-        })?;
-        self.bounds.date(observed_at, "observed_at", at_s)?;
-        let fixing_date = self.clock.fixing_date(observed_at);
-
-        let source = required(&raw.source, "source")?.to_string();
-
-        let gpu_raw = required(&raw.gpu, "gpu")?;
-        let spec = self.catalog.resolve(gpu_raw).map_err(|_| {
-            Rejection::new(
-                Reason::UnknownGpu,
-                "gpu",
-                format!("{gpu_raw:?} is not in the alias table (data/gpus.toml; a mapping file can add an alias)"),
-            )
-            .with_value(gpu_raw)
-        })?;
-
-        let scope_s = required(&raw.scope, "scope")?;
-        let scope: ServiceScope = scope_s
-            .parse()
-            .map_err(|_| Rejection::new(Reason::UnknownScope, "scope", format!("{scope_s:?}")))?;
-        let term_s = required(&raw.term, "term")?;
-        let term: ContractTerm = term_s
-            .parse()
-            .map_err(|_| Rejection::new(Reason::UnknownTerm, "term", format!("{term_s:?}")))?;
-
-        let price_s = required(&raw.price, "price")?;
-        let price_raw = parse_f64(price_s).ok_or_else(|| {
-            Rejection::new(
-                Reason::UnparseablePrice,
-                "price",
-                format!("{price_s:?} is not a number"),
-            )
-        })?;
-        if !price_raw.is_finite() {
-            return Err(Rejection::new(
-                Reason::NonFinitePrice,
-                "price",
-                format!("{price_s:?}"),
-            ));
-        }
-        if price_raw <= 0.0 {
-            return Err(Rejection::new(
-                Reason::NonPositivePrice,
-                "price",
-                format!("{price_raw}"),
-            ));
-        }
-
-        let unit_s = required(&raw.price_unit, "price_unit")?;
-        let price_unit: PriceUnit = unit_s.parse().map_err(|_| {
-            Rejection::new(Reason::UnknownUnit, "price_unit", format!("{unit_s:?}"))
-        })?;
-        let gpus_per_unit = parse_count(&raw.gpus_per_unit, "gpus_per_unit")?;
-        if price_unit.needs_gpus_per_unit() && gpus_per_unit.is_none() {
-            return Err(Rejection::new(
-                Reason::MissingGpusPerUnit,
-                "gpus_per_unit",
-                format!("a {price_unit} price needs the number of GPUs per unit"),
-            ));
-        }
-
-        let currency = required(&raw.currency, "currency")?.to_ascii_uppercase();
-        let fx = self
-            .fx
-            .usd_per_unit(&currency, fixing_date)
+    /// USD per unit of `currency` on the fixing date.
+    fn usd_per_unit(&self, currency: &str, fixing_date: NaiveDate) -> Checked<f64> {
+        self.fx
+            .usd_per_unit(currency, fixing_date)
             .map_err(|miss| match miss {
                 FxMiss::UnknownCurrency => {
                     Rejection::new(Reason::UnknownCurrency, "currency", format!("{currency:?}"))
@@ -227,8 +211,12 @@ impl Normalizer {
                     "currency",
                     format!("no {currency} rate on or before {fixing_date}"),
                 ),
-            })?;
+            })
+    }
 
+    /// The volume in GPU-hours: plausible when given, and given (above zero) for a
+    /// trade.
+    fn quantity(&self, raw: &RawObservation, kind: ObservationKind) -> Checked<Option<GpuHours>> {
         let quantity_gpu_hours = match raw.quantity_gpu_hours.as_deref() {
             None => None,
             Some(s) => {
@@ -273,9 +261,19 @@ impl Normalizer {
                 _ => {}
             }
         }
+        Ok(quantity_gpu_hours)
+    }
 
-        let cluster_gpus = parse_count(&raw.cluster_gpus, "cluster_gpus")?;
-        let operator_tier = match raw.operator_tier.as_deref() {
+    /// The operator tier: the row's own, else the rating in force on the
+    /// observation's date for its operator and scope.
+    fn operator_tier(
+        &self,
+        raw: &RawObservation,
+        source: &str,
+        scope: ServiceScope,
+        observed_at: DateTime<Utc>,
+    ) -> Checked<Option<OperatorTier>> {
+        let own = match raw.operator_tier.as_deref() {
             None => None,
             Some(s) => Some(s.parse::<OperatorTier>().map_err(|_| {
                 Rejection::new(
@@ -284,61 +282,49 @@ impl Normalizer {
                     format!("{s:?}"),
                 )
             })?),
-        }
-        // A tier in the row wins; otherwise the rating in force on the observation's
-        // date for its operator and scope.
-        .or_else(|| {
+        };
+        Ok(own.or_else(|| {
             self.ratings
-                .tier_on(&source, scope, observed_at.date_naive())
-        });
-        let term_start = match raw.term_start.as_deref() {
-            None => None,
-            Some(s) => {
-                let t = parse_timestamp(s).ok_or_else(|| {
-                    Rejection::new(Reason::UnparseableDate, "term_start", format!("{s:?}"))
-                })?;
-                // A term may start ahead of the quote, but not decades away.
-                let far = Bounds {
-                    latest: self.bounds.latest + chrono::Duration::days(3660),
-                    ..self.bounds
-                };
-                far.date(t, "term_start", s)?;
-                Some(t.date_naive())
-            }
-        };
-        let upfront = match raw.upfront.as_deref() {
-            None => None,
-            Some(s) => Some(
-                parse_f64(s)
-                    .filter(|x| x.is_finite() && *x >= 0.0)
-                    .ok_or_else(|| {
-                        Rejection::new(
-                            Reason::InvalidNumber,
-                            "upfront",
-                            format!("{s:?} is not an amount >= 0"),
-                        )
-                    })?,
-            ),
-        };
+                .tier_on(source, scope, observed_at.date_naive())
+        }))
+    }
 
-        // Price per GPU-hour in the quoted currency, then the amortized upfront.
-        let month = term_start.unwrap_or(fixing_date);
-        let per_gpu = price_unit
-            .to_per_gpu_hour(price_raw, gpus_per_unit, month)
+    /// The day a term starts, when given: ahead of the quote, but not decades away.
+    fn term_start(&self, raw: &RawObservation) -> Checked<Option<NaiveDate>> {
+        let Some(s) = raw.term_start.as_deref() else {
+            return Ok(None);
+        };
+        let t = parse_timestamp(s).ok_or_else(|| {
+            Rejection::new(Reason::UnparseableDate, "term_start", format!("{s:?}"))
+        })?;
+        let far = Bounds {
+            latest: self.bounds.latest + chrono::Duration::days(3660),
+            ..self.bounds
+        };
+        far.date(t, "term_start", s)?;
+        Ok(Some(t.date_naive()))
+    }
+
+    /// The price per GPU-hour in the quoted currency plus the upfront amortized over
+    /// the term, in USD, within the plausible bounds.
+    fn usd_per_gpu_hour(&self, q: &Quote) -> Checked<UsdPerGpuHour> {
+        let per_gpu = q
+            .unit
+            .to_per_gpu_hour(q.price, q.gpus_per_unit, q.month)
             .map_err(|e| {
                 Rejection::new(Reason::MissingGpusPerUnit, "gpus_per_unit", e.to_string())
             })?;
-        let amortized = match upfront {
+        let amortized = match q.upfront {
             Some(u) if u > 0.0 => {
-                let hours = term.hours().ok_or_else(|| {
+                let hours = q.term.hours().ok_or_else(|| {
                     Rejection::new(
                         Reason::UpfrontWithoutTerm,
                         "upfront",
-                        format!("{term} has no fixed length to amortize over"),
+                        format!("{} has no fixed length to amortize over", q.term),
                     )
                 })?;
-                let gpus = if price_unit.needs_gpus_per_unit() {
-                    f64::from(gpus_per_unit.unwrap_or(1))
+                let gpus = if q.unit.needs_gpus_per_unit() {
+                    f64::from(q.gpus_per_unit.unwrap_or(1))
                 } else {
                     1.0
                 };
@@ -346,7 +332,7 @@ impl Normalizer {
             }
             _ => 0.0,
         };
-        let usd = (per_gpu + amortized) * fx;
+        let usd = (per_gpu + amortized) * q.fx;
         let usd_per_gpu_hour = UsdPerGpuHour::positive(usd)
             .map_err(|e| Rejection::new(Reason::NonFinitePrice, "price", e.to_string()))?;
         if usd > self.bounds.max_usd_per_gpu_hour {
@@ -369,6 +355,82 @@ impl Normalizer {
                 ),
             ));
         }
+        Ok(usd_per_gpu_hour)
+    }
+
+    /// Validates and normalizes one candidate. `file` and `row` are provenance.
+    pub fn normalize(&self, raw: &RawObservation, file: &str, row: u64) -> Checked<Observation> {
+        let kind_s = required(&raw.kind, "kind")?;
+        let kind: ObservationKind = kind_s
+            .parse()
+            .map_err(|_| Rejection::new(Reason::UnknownKind, "kind", format!("{kind_s:?}")))?;
+
+        let at_s = required(&raw.observed_at, "observed_at")?;
+        let observed_at = parse_timestamp(at_s).ok_or_else(|| {
+            Rejection::new(
+                Reason::UnparseableDate,
+                "observed_at",
+                format!("{at_s:?} is not RFC 3339 with an offset, nor a date"),
+            )
+        })?;
+        self.bounds.date(observed_at, "observed_at", at_s)?;
+        let fixing_date = self.clock.fixing_date(observed_at);
+
+        let source = required(&raw.source, "source")?.to_string();
+
+        let gpu_raw = required(&raw.gpu, "gpu")?;
+        let spec = self.catalog.resolve(gpu_raw).map_err(|_| {
+            Rejection::new(
+                Reason::UnknownGpu,
+                "gpu",
+                format!("{gpu_raw:?} is not in the alias table (data/gpus.toml; a mapping file can add an alias)"),
+            )
+            .with_value(gpu_raw)
+        })?;
+
+        let scope_s = required(&raw.scope, "scope")?;
+        let scope: ServiceScope = scope_s
+            .parse()
+            .map_err(|_| Rejection::new(Reason::UnknownScope, "scope", format!("{scope_s:?}")))?;
+        let term_s = required(&raw.term, "term")?;
+        let term: ContractTerm = term_s
+            .parse()
+            .map_err(|_| Rejection::new(Reason::UnknownTerm, "term", format!("{term_s:?}")))?;
+
+        let price_raw = price(raw)?;
+
+        let unit_s = required(&raw.price_unit, "price_unit")?;
+        let price_unit: PriceUnit = unit_s.parse().map_err(|_| {
+            Rejection::new(Reason::UnknownUnit, "price_unit", format!("{unit_s:?}"))
+        })?;
+        let gpus_per_unit = parse_count(&raw.gpus_per_unit, "gpus_per_unit")?;
+        if price_unit.needs_gpus_per_unit() && gpus_per_unit.is_none() {
+            return Err(Rejection::new(
+                Reason::MissingGpusPerUnit,
+                "gpus_per_unit",
+                format!("a {price_unit} price needs the number of GPUs per unit"),
+            ));
+        }
+
+        let currency = required(&raw.currency, "currency")?.to_ascii_uppercase();
+        let fx = self.usd_per_unit(&currency, fixing_date)?;
+
+        let quantity_gpu_hours = self.quantity(raw, kind)?;
+
+        let cluster_gpus = parse_count(&raw.cluster_gpus, "cluster_gpus")?;
+        let operator_tier = self.operator_tier(raw, &source, scope, observed_at)?;
+        let term_start = self.term_start(raw)?;
+        let upfront = upfront(raw)?;
+
+        let usd_per_gpu_hour = self.usd_per_gpu_hour(&Quote {
+            price: price_raw,
+            unit: price_unit,
+            gpus_per_unit,
+            term,
+            month: term_start.unwrap_or(fixing_date),
+            upfront,
+            fx,
+        })?;
 
         let region = raw.region.as_ref().map(|r| r.to_ascii_lowercase());
         let grade = Grade::new(spec.id.clone(), scope, term).with_region(region);

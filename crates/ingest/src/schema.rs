@@ -51,6 +51,10 @@ pub const COLUMNS: [&str; 26] = [
 /// their distinct values, each written as text once: a partition's rows are sorted by
 /// grade, kind and time, so most cells cost a comparison rather than a string. The
 /// unique text (ids and dedupe keys) moves out of the rows, which are left without it.
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 pub fn to_table(rows: &mut [StoredObservation]) -> Table {
     fn coded<'r, K: std::hash::Hash + Eq + Clone>(
         rows: &'r [StoredObservation],
@@ -210,6 +214,10 @@ impl Projection {
 /// Under [`Projection::Fixing`] the fields an index does not read stay empty (no
 /// id, raw GPU name, quoted price, currency or input file): such rows serve the
 /// fixing engine and nothing else.
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<StoredObservation>> {
     let bad = |row: usize, detail: String| IngestError::Store {
         path: path.to_path_buf(),

@@ -204,7 +204,7 @@ pub fn evaluate(
             hedgers: Vec::new(),
         });
     }
-    let market = GradeMarket::new(&grade, obs, m, contract);
+    let market = GradeMarket::new(&grade, obs, m, contract)?;
     let history = market.history();
     let Some(full) = market.underlying(&history) else {
         row.note = format!("{grade} has no fixing with a value");

@@ -178,6 +178,10 @@ fn search(
 }
 
 /// Runs every attack on one month whose honest settlement is `base`.
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 pub fn attack_month(
     market: &GradeMarket<'_>,
     month: NaiveDate,

@@ -31,7 +31,7 @@ pub struct GradeMarket<'a> {
     pub obs: Vec<EngineObs>,
     pub methodology: &'a Methodology,
     pub contract: &'a ContractSpec,
-    rule: Option<DayRule>,
+    rule: DayRule,
     margin_days: u64,
 }
 
@@ -41,16 +41,16 @@ impl<'a> GradeMarket<'a> {
         mut obs: Vec<EngineObs>,
         methodology: &'a Methodology,
         contract: &'a ContractSpec,
-    ) -> Self {
+    ) -> Result<Self, String> {
         sort_obs(&mut obs);
-        Self {
+        Ok(Self {
             grade: grade.to_string(),
             obs,
             methodology,
             contract,
-            rule: methodology.day_rule().ok(),
+            rule: methodology.day_rule()?,
             margin_days: margin_days(methodology),
-        }
+        })
     }
 
     /// The grade's fixings over its whole history.
@@ -67,6 +67,7 @@ impl<'a> GradeMarket<'a> {
             &self.obs,
             &self.dates(first.day, end),
             self.methodology,
+            &self.rule,
         )
     }
 
@@ -79,7 +80,7 @@ impl<'a> GradeMarket<'a> {
     fn dates(&self, from: NaiveDate, to: NaiveDate) -> Vec<NaiveDate> {
         from.iter_days()
             .take_while(|d| *d <= to)
-            .filter(|d| self.rule.as_ref().is_none_or(|r| r.counts(*d)))
+            .filter(|d| self.rule.counts(*d))
             .collect()
     }
 
@@ -107,7 +108,7 @@ impl<'a> GradeMarket<'a> {
         let mut days: Vec<NaiveDate> = fixing_dates
             .iter()
             .flat_map(|d| {
-                let (s, e) = self.methodology.window_of(*d, self.rule.as_ref());
+                let (s, e) = self.methodology.window_of(*d, Some(&self.rule));
                 s.iter_days().take_while(move |x| *x <= e)
             })
             .collect();
@@ -132,7 +133,13 @@ impl<'a> GradeMarket<'a> {
         sort_obs(&mut obs);
         let from = self.slice_start(month);
         let to = Self::month_end(month);
-        let fixings = fix_grade(&self.grade, &obs, &self.dates(from, to), self.methodology);
+        let fixings = fix_grade(
+            &self.grade,
+            &obs,
+            &self.dates(from, to),
+            self.methodology,
+            &self.rule,
+        );
         let u = self
             .underlying(&fixings)
             .ok_or_else(|| format!("no fixing of {} in {}", self.grade, month.format("%Y-%m")))?;

@@ -187,6 +187,10 @@ pub fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
     s.into_iter().take(3).map(|g| g.grade).collect()
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> Result<(), String> {
     let Some(path) = &inputs.fixings else {
         return Ok(());
@@ -430,6 +434,10 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     t
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
     let v = BacktestResult::read(&dir.join("summary.json")).map_err(|e| e.to_string())?;
     let name = dir

@@ -150,6 +150,10 @@ fn pick<T: Copy>(rng: &mut impl Rng, items: &[(T, f64)]) -> T {
 }
 
 /// Builds the roster from the seed.
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 pub fn roster(p: &SimParams) -> Vec<Provider> {
     use OperatorTier::*;
     use ProviderKind::*;

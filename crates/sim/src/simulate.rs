@@ -53,6 +53,10 @@ fn csv_err(path: &Path) -> impl Fn(csv::Error) -> SimError + '_ {
 }
 
 /// Writes the whole market into `out`. `progress` receives days done.
+#[allow(
+    clippy::too_many_lines,
+    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+)]
 pub fn simulate(
     out: &Path,
     params: &SimParams,
