@@ -38,7 +38,7 @@ pub enum BacktestError {
     },
     #[error("{path}: {detail}")]
     File { path: PathBuf, detail: String },
-    /// Every problem of a file found in one read (the first [`MAX_PROBLEMS`]), so
+    /// Every problem of a file found in one read (the first `MAX_PROBLEMS`), so
     /// that a file exported by hand is fixed in one go.
     #[error("{}", rows_message(path, problems, *more))]
     Rows {

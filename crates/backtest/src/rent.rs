@@ -273,7 +273,7 @@ impl RentSeries {
     /// [`RentSeries::from_csv`] with the side given for a file without a `side`
     /// column (`--side`); a row whose `side` disagrees with it is refused. Every row
     /// is checked and the problems are reported together (the first
-    /// [`crate::error::MAX_PROBLEMS`]), not one per run.
+    /// `crate::error::MAX_PROBLEMS`), not one per run.
     pub fn from_csv_with(
         path: &Path,
         end_rule: PeriodEnd,

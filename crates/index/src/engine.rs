@@ -812,7 +812,7 @@ pub(crate) fn lives(
         .collect()
 }
 
-/// Fixes one grade on every date of its lives ([`lives`]: first observation to last
+/// Fixes one grade on every date of its lives (`lives`: first observation to last
 /// observation plus the carry-forward limit, split by long silences).
 pub fn fix_grade(
     grade: &str,

@@ -6,7 +6,7 @@
 //! What a fixing on D depends on before D is bounded by the methodology (the window
 //! and lag, the contributor carry-in, carried values and the listing spread's
 //! look-back, the 30-day change, and a grade's life, which a silence of more than
-//! [`MAX_SILENT_DAYS`] ends). The chained and hedonic composites are not bounded:
+//! `MAX_SILENT_DAYS` ends). The chained and hedonic composites are not bounded:
 //! their level on D is the product of every link since their first day. Each
 //! publication therefore writes its state beside the fixings, `F_state.json`
 //! ([`State`]): the composites' unrounded levels, the store runs it read and what

@@ -204,7 +204,7 @@ pub struct PoolingSpec {
     pub short_window: WhenShort,
 }
 
-/// See [`PoolingSpec::window_unit`].
+/// See `PoolingSpec::window_unit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum WindowUnit {
@@ -290,7 +290,7 @@ pub struct ContributorSpec {
     pub aliases: BTreeMap<String, Vec<String>>,
 }
 
-/// See [`ContributorSpec::too_few_for_cap`].
+/// See `ContributorSpec::too_few_for_cap`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum TooFewForCap {

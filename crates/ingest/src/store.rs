@@ -83,7 +83,7 @@ impl Store {
     /// a record named as the store names them (`run-NNNNNN.json`, [`run_number`])
     /// whose `run_id` is its name: a copy (`run-000001 (copy).json`) or a record
     /// renamed by hand would make readers count its partitions twice, so the store
-    /// is refused naming the file (see [`record_problem`]).
+    /// is refused naming the file (see `record_problem`).
     pub fn runs(&self) -> Result<Vec<IngestSummary>> {
         let mut names = self.record_paths()?;
         names.sort();
