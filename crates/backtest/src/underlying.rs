@@ -4,7 +4,7 @@
 
 use chrono::NaiveDate;
 use rentix_core::DateSeries;
-use rentix_index::{Fixing, IndexUnit, LEVEL_CARRIED};
+use rentix_index::{Fixing, FixingLevel, IndexUnit};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An intraday index's stamps: every value it published, by instant.
@@ -108,7 +108,7 @@ pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
         u.sufficient_rows += usize::from(f.sufficient);
         if let Some(v) = f.value {
             points.push((f.date, v));
-            if f.sufficient && f.level != Some(LEVEL_CARRIED) {
+            if f.sufficient && f.level != Some(FixingLevel::Carried) {
                 u.qualifying.insert(f.date);
             }
         }

@@ -4,7 +4,7 @@
 
 use crate::elementary::link;
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, SourceId};
-use crate::fixing::{round_to, Fixing};
+use crate::fixing::{round_to, Fixing, FixingLevel};
 use crate::flag::Flag;
 use crate::hedonic::{time_dummy, HedonicObs};
 use crate::methodology::{CompositeMethod, CompositeSpec, Methodology, WhenShort};
@@ -432,7 +432,7 @@ pub(crate) fn hedonic(
                 .map(|l| round_to(l, m.rounding.decimals)),
             method: spec.method.as_str().into(),
             // The worst input tier that entered the regression.
-            level: today.iter().map(|t| t.1.kind.level()).max(),
+            level: today.iter().map(|t| FixingLevel::of_kind(t.1.kind)).max(),
             n_obs: today.len(),
             n_trades: today
                 .iter()

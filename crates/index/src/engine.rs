@@ -24,7 +24,7 @@ use crate::aggregation::{aggregate, Aggregation};
 use crate::contributor_id::ContributorAliases;
 use crate::contributors::{cap_weights, cap_weights_proportional};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
-use crate::fixing::{round_to, Fixing, LEVEL_CARRIED};
+use crate::fixing::{round_to, Fixing, FixingLevel};
 use crate::flag::Flag;
 use crate::methodology::{
     FilterScope, Methodology, PerContributor, Roll, ThinDays, TooFewForCap, WhenShort,
@@ -911,7 +911,7 @@ pub fn fix_grade(
             flags.insert(0, Flag::LowConfidence);
         }
         row.flags = Flag::join(&flags);
-        if row.level.is_some_and(|l| l < LEVEL_CARRIED) {
+        if row.level.is_some_and(FixingLevel::is_fixed) {
             last_fix = Some((d, row.clone()));
         }
         out.push(row);
@@ -1022,7 +1022,7 @@ impl GradeCtx<'_> {
             grade: grade.to_string(),
             value: Some(round_to(t.value * f.factor, dec)),
             method: m.method_label().to_string(),
-            level: Some(f.kind.level()),
+            level: Some(FixingLevel::of_kind(f.kind)),
             n_obs: t.used.len(),
             n_trades,
             n_firm,
@@ -1062,7 +1062,7 @@ impl GradeCtx<'_> {
         let (value, level) = match carry {
             Some(f) => {
                 flags.push(Flag::CarriedForward);
-                (f.value, Some(LEVEL_CARRIED))
+                (f.value, Some(FixingLevel::Carried))
             }
             None => {
                 flags.push(if no_tier {

@@ -22,9 +22,76 @@ impl IndexUnit {
     }
 }
 
-/// Hierarchy level of a fixing: 1 trades, 2 firm offers, 3 listings, 4 carried
-/// forward.
-pub const LEVEL_CARRIED: u8 = 4;
+/// Which tier of the hierarchy fixed a value (IOSCO principles 7 and 8: a trade
+/// ranks above a firm offer, which ranks above a listing), or that it was carried
+/// forward. Written as its number (1 to 4) in the `level` column; a worse level
+/// orders after a better one, so a composite's level is the worst of its parts'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(into = "u8", try_from = "u8")]
+pub enum FixingLevel {
+    Trades = 1,
+    Firm = 2,
+    Listings = 3,
+    /// The last fix carried forward (within the methodology's carry days).
+    Carried = 4,
+}
+
+impl FixingLevel {
+    pub const ALL: [FixingLevel; 4] = [Self::Trades, Self::Firm, Self::Listings, Self::Carried];
+
+    /// The number the `level` column holds.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// The level a number in the `level` column stands for.
+    pub fn from_number(n: i64) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| i64::from(l.number()) == n)
+    }
+
+    /// The level a tier of observations fixes at.
+    pub fn of_kind(kind: rentix_core::ObservationKind) -> Self {
+        match kind {
+            rentix_core::ObservationKind::Trade => Self::Trades,
+            rentix_core::ObservationKind::Firm => Self::Firm,
+            rentix_core::ObservationKind::Listing => Self::Listings,
+        }
+    }
+
+    /// Fixed from the day's own observations (not carried).
+    pub fn is_fixed(self) -> bool {
+        self != Self::Carried
+    }
+
+    /// A word for a person: `trades`, `firm`, `listings`, `carried`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Trades => "trades",
+            Self::Firm => "firm",
+            Self::Listings => "listings",
+            Self::Carried => "carried",
+        }
+    }
+}
+
+impl From<FixingLevel> for u8 {
+    fn from(l: FixingLevel) -> u8 {
+        l.number()
+    }
+}
+
+impl TryFrom<u8> for FixingLevel {
+    type Error = String;
+    fn try_from(n: u8) -> Result<Self, String> {
+        Self::from_number(i64::from(n)).ok_or_else(|| format!("level {n} is not 1 to 4"))
+    }
+}
+
+impl std::fmt::Display for FixingLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
 
 /// One row of the fixings output: the value of one grade (or composite) on one
 /// fixing date, with everything that stood behind it.
@@ -37,8 +104,8 @@ pub struct Fixing {
     /// value could be fixed or carried.
     pub value: Option<f64>,
     pub method: String,
-    /// 1 trades, 2 firm, 3 listings, 4 carried forward; `None` without a value.
-    pub level: Option<u8>,
+    /// Which tier fixed the value, or carried; `None` without a value.
+    pub level: Option<FixingLevel>,
     /// Observations that entered the value (after filters).
     pub n_obs: usize,
     /// Observations of each kind in the window, before filters.
@@ -161,5 +228,27 @@ mod tests {
         assert_eq!(round_to(123.0, 4), 123.0);
         assert_eq!(round_to(1e-12, 4), 0.0);
         assert_eq!(round_to(1e21, 2), 1e21);
+    }
+
+    #[test]
+    fn levels_are_their_numbers_and_order_from_best_to_carried() {
+        // docs/formats.md: 1 trades, 2 firm offers, 3 listings, 4 carried forward.
+        let numbers: Vec<u8> = FixingLevel::ALL.iter().map(|l| l.number()).collect();
+        assert_eq!(numbers, [1, 2, 3, 4]);
+        for l in FixingLevel::ALL {
+            assert_eq!(FixingLevel::from_number(i64::from(l.number())), Some(l));
+            assert_eq!(l.to_string(), l.number().to_string());
+        }
+        assert_eq!(FixingLevel::from_number(0), None);
+        assert_eq!(FixingLevel::from_number(5), None);
+        assert!(FixingLevel::Trades < FixingLevel::Listings);
+        assert_eq!(
+            [FixingLevel::Firm, FixingLevel::Carried, FixingLevel::Trades].iter().max(),
+            Some(&FixingLevel::Carried)
+        );
+        assert!(!FixingLevel::Carried.is_fixed() && FixingLevel::Listings.is_fixed());
+        let json = serde_json::to_string(&Some(FixingLevel::Firm)).unwrap();
+        assert_eq!(json, "2");
+        assert!(serde_json::from_str::<FixingLevel>("7").is_err());
     }
 }

@@ -42,7 +42,7 @@ pub fn forward_curves(fixings: &[Fixing]) -> Vec<ForwardPoint> {
                 term: g.term.to_string(),
                 tenor_months: (tenor * 1000.0).round() / 1000.0,
                 value: f.value?,
-                level: f.level?,
+                level: f.level?.number(),
                 sufficient: f.sufficient,
             })
         })

@@ -40,7 +40,7 @@ pub use engine::{
 };
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
-pub use fixing::{round_to, Fixing, IndexUnit, LEVEL_CARRIED};
+pub use fixing::{round_to, Fixing, FixingLevel, IndexUnit};
 pub use flag::Flag;
 pub use forward::{forward_curves, ForwardPoint};
 pub use hedonic::{time_dummy, HedonicFit, HedonicObs};

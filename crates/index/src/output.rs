@@ -1,5 +1,6 @@
 //! Fixings and forward curves to and from files (CSV or Parquet by extension).
 
+use crate::fixing::FixingLevel;
 use crate::error::IndexError;
 use crate::fixing::Fixing;
 use crate::forward::ForwardPoint;
@@ -51,7 +52,7 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
     t.push("method", s(rows.iter().map(|r| r.method.clone())));
     t.push(
         "level",
-        Col::I64(rows.iter().map(|r| r.level.map(i64::from)).collect()),
+        Col::I64(rows.iter().map(|r| r.level.map(|l| i64::from(l.number()))).collect()),
     );
     t.push("n_obs", i(rows.iter().map(|r| r.n_obs as i64)));
     t.push("n_trades", i(rows.iter().map(|r| r.n_trades as i64)));
@@ -351,8 +352,10 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
         let level = match get("level")? {
             "" => None,
             v => Some(
-                v.parse::<u8>()
-                    .map_err(|_| bad(row, format!("level: {v:?}")))?,
+                v.parse::<i64>()
+                    .ok()
+                    .and_then(FixingLevel::from_number)
+                    .ok_or_else(|| bad(row, format!("level: {v:?} is not 1 to 4")))?,
             ),
         };
         out.push(Fixing {

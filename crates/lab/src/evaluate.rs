@@ -11,7 +11,7 @@ use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_backtest::{ContractSpec, Settlement, Underlying};
 use rentix_core::{DateSeries, GradePattern};
-use rentix_index::{group_by_grade, Fixing, IndexRequest, LEVEL_CARRIED};
+use rentix_index::{group_by_grade, Fixing, FixingLevel, IndexRequest};
 use rentix_ingest::StoredObservation;
 use std::collections::BTreeMap;
 
@@ -84,11 +84,11 @@ fn level_shares(fixings: &[&Fixing]) -> [f64; 5] {
     let mut c = [0usize; 5];
     for f in fixings {
         let k = match f.level {
-            Some(1) => 0,
-            Some(2) => 1,
-            Some(3) => 2,
-            Some(l) if l == LEVEL_CARRIED => 3,
-            _ => 4,
+            Some(FixingLevel::Trades) => 0,
+            Some(FixingLevel::Firm) => 1,
+            Some(FixingLevel::Listings) => 2,
+            Some(FixingLevel::Carried) => 3,
+            None => 4,
         };
         c[k] += 1;
     }
@@ -100,7 +100,7 @@ fn fixed<'a>(fixings: &'a [&'a Fixing]) -> impl Iterator<Item = &'a Fixing> + Cl
     fixings
         .iter()
         .copied()
-        .filter(|f| f.value.is_some() && f.level.is_some_and(|l| l != LEVEL_CARRIED))
+        .filter(|f| f.value.is_some() && f.level.is_some_and(FixingLevel::is_fixed))
 }
 
 fn median_of(v: impl Iterator<Item = f64>) -> Option<f64> {
@@ -285,7 +285,7 @@ fn sufficiency(row: &mut CandidateRow, all: &[&Fixing]) {
     ] = shares;
     row.carried_days = all
         .iter()
-        .filter(|f| f.level == Some(LEVEL_CARRIED))
+        .filter(|f| f.level == Some(FixingLevel::Carried))
         .count();
     row.median_contributors = median_of(fixed(all).map(|f| f.n_contributors as f64));
     row.median_max_contributor_share =

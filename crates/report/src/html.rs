@@ -161,7 +161,7 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
         .map(|(g, v)| {
             let mut by_level = [0usize; 5];
             for f in &v {
-                by_level[f.level.map_or(0, |l| usize::from(l.min(4)))] += 1;
+                by_level[f.level.map_or(0, |l| usize::from(l.number()))] += 1;
             }
             GradeStats {
                 grade: g.to_string(),

@@ -18,7 +18,7 @@ pub fn band_points(fixings: &[Fixing], grade: &str) -> Vec<BandPoint> {
                 value: f.value?,
                 p25: f.p25,
                 p75: f.p75,
-                level: f.level?,
+                level: f.level?.number(),
             })
         })
         .collect()
