@@ -36,12 +36,12 @@ from . import RentixError, _methodology, _rentix
 
 # The columns of a fixings file, as the engine writes them (docs/formats.md).
 FIXINGS_SCHEMA = (
-    "date string, grade string, value double, method string, level long, n_obs long, "
+    "date date, grade string, value double, method string, level long, n_obs long, "
     "n_trades long, n_firm long, n_listings long, n_contributors long, "
     "volume_gpu_hours double, p25 double, p75 double, max_contributor_share double, "
     "sufficient boolean, flags string, methodology_version string, input_sha256 string, "
     "p1 double, p99 double, publication long, change_1d double, change_7d double, "
-    "change_30d double, contributor_hhi double"
+    "change_30d double, contributor_hhi double, unit string"
 )
 
 

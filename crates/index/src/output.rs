@@ -9,7 +9,7 @@ use rentix_table::{Col, Table, TableFormat};
 use std::path::Path;
 
 /// Fixings columns, in file order. The first eighteen are the product contract.
-pub const FIXING_COLUMNS: [&str; 25] = [
+pub const FIXING_COLUMNS: [&str; 26] = [
     "date",
     "grade",
     "value",
@@ -35,10 +35,15 @@ pub const FIXING_COLUMNS: [&str; 25] = [
     "change_7d",
     "change_30d",
     "contributor_hhi",
+    "unit",
 ];
 
 fn s(v: impl Iterator<Item = String>) -> Col {
     Col::Str(v.map(Some).collect())
+}
+/// A `date` column: a Parquet DATE, `YYYY-MM-DD` in CSV.
+fn dates(v: impl Iterator<Item = NaiveDate>) -> Col {
+    Col::Date(v.map(|d| Some(rentix_table::epoch_days(d))).collect())
 }
 fn i(v: impl Iterator<Item = i64>) -> Col {
     Col::I64(v.map(Some).collect())
@@ -46,7 +51,7 @@ fn i(v: impl Iterator<Item = i64>) -> Col {
 
 pub fn fixings_table(rows: &[Fixing]) -> Table {
     let mut t = Table::new();
-    t.push("date", s(rows.iter().map(|r| r.date.to_string())));
+    t.push("date", dates(rows.iter().map(|r| r.date)));
     t.push("grade", s(rows.iter().map(|r| r.grade.clone())));
     t.push("value", Col::F64(rows.iter().map(|r| r.value).collect()));
     t.push("method", s(rows.iter().map(|r| r.method.clone())));
@@ -107,12 +112,14 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
         "contributor_hhi",
         Col::F64(rows.iter().map(|r| r.contributor_hhi).collect()),
     );
+    // What `value` is measured in: a grade's USD per GPU-hour, a composite's points.
+    t.push("unit", s(rows.iter().map(|r| r.unit().as_str().to_string())));
     t
 }
 
 pub fn forward_table(rows: &[ForwardPoint]) -> Table {
     let mut t = Table::new();
-    t.push("date", s(rows.iter().map(|r| r.date.to_string())));
+    t.push("date", dates(rows.iter().map(|r| r.date)));
     t.push("gpu", s(rows.iter().map(|r| r.gpu.clone())));
     t.push("scope", s(rows.iter().map(|r| r.scope.clone())));
     t.push("term", s(rows.iter().map(|r| r.term.clone())));
@@ -337,17 +344,7 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
             ("flags", 2000),
             ("input_sha256", 64),
         ] {
-            let v = get(name)?;
-            if v.len() > max || v.chars().any(char::is_control) || (name == "grade" && v.is_empty())
-            {
-                return Err(bad(
-                    row,
-                    format!(
-                        "{name}: {:?} is not a valid value (at most {max} printable characters)",
-                        v.chars().take(40).collect::<String>()
-                    ),
-                ));
-            }
+            check_text(name, get(name)?, max).map_err(|e| bad(row, e))?;
         }
         let level = match get("level")? {
             "" => None,
@@ -388,6 +385,33 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
             change_30d: opt_f("change_30d").ok().flatten(),
             contributor_hhi: opt_f("contributor_hhi").ok().flatten(),
         });
+        if let (Some(f), Ok(u)) = (out.last(), get("unit")) {
+            check_unit(f, u).map_err(|e| bad(row, e))?;
+        }
     }
     Ok(out)
+}
+
+/// A text cell of at most `max` printable characters (a grade not empty).
+fn check_text(name: &str, v: &str, max: usize) -> Result<(), String> {
+    if v.len() > max || v.chars().any(char::is_control) || (name == "grade" && v.is_empty()) {
+        return Err(format!(
+            "{name}: {:?} is not a valid value (at most {max} printable characters)",
+            v.chars().take(40).collect::<String>()
+        ));
+    }
+    Ok(())
+}
+
+/// A `unit` cell (files written before the column existed have none) says what
+/// the method makes the value: a composite's points are not dollars.
+fn check_unit(f: &Fixing, unit: &str) -> Result<(), String> {
+    if unit == f.unit().as_str() {
+        return Ok(());
+    }
+    Err(format!(
+        "unit: {unit:?}, but a {} fixing is in {}",
+        f.method,
+        f.unit().as_str()
+    ))
 }
