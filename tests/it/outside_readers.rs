@@ -215,3 +215,49 @@ fn a_hand_edited_partition_is_refused_by_the_index() {
         p(&dir.path().join("f.csv")),
     ]);
 }
+
+/// Polars with default settings reads every Parquet publication with the types
+/// docs/formats.md gives: `date` a Date (not text), counts Int64, `value` and the
+/// percentiles Float64, `sufficient` Boolean, `unit` text that says dollars or
+/// points. The committed demo files are read, so a change of type shows up there.
+#[test]
+fn python_polars_reads_the_publications_with_their_documented_types() {
+    if !python_polars() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must install Python polars (see .ci/run)"
+        );
+        return;
+    }
+    let demo = crate::util::data("reports/demo");
+    let script = format!(
+        "import polars as pl\n\
+         d = '{}'\n\
+         f = pl.read_parquet(d + '/fixings.parquet')\n\
+         s = f.schema\n\
+         print(s['date'], s['level'], s['n_obs'], s['value'], s['change_30d'], s['sufficient'], s['unit'])\n\
+         print(sorted(f['unit'].unique().to_list()))\n\
+         print(f.filter(pl.col('method').is_in(['jevons-chained', 'hedonic-time-dummy']))['unit'].unique().to_list())\n\
+         for name in ['fixings_forward', 'fixings_tier_spreads', 'fixings_tier_differentials']:\n\
+         \x20   print(pl.read_parquet(d + '/' + name + '.parquet').schema['date'])\n",
+        demo.display()
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0], "Date Int64 Int64 Float64 Float64 Boolean String",
+        "{text}"
+    );
+    assert_eq!(lines[1], "['points', 'usd-per-gpu-hour']", "{text}");
+    assert_eq!(lines[2], "['points']", "{text}");
+    assert_eq!(&lines[3..], ["Date", "Date", "Date"], "{text}");
+}
