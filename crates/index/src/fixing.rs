@@ -243,7 +243,9 @@ mod tests {
         assert_eq!(FixingLevel::from_number(5), None);
         assert!(FixingLevel::Trades < FixingLevel::Listings);
         assert_eq!(
-            [FixingLevel::Firm, FixingLevel::Carried, FixingLevel::Trades].iter().max(),
+            [FixingLevel::Firm, FixingLevel::Carried, FixingLevel::Trades]
+                .iter()
+                .max(),
             Some(&FixingLevel::Carried)
         );
         assert!(!FixingLevel::Carried.is_fixed() && FixingLevel::Listings.is_fixed());

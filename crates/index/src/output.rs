@@ -1,8 +1,8 @@
 //! Fixings and forward curves to and from files (CSV or Parquet by extension).
 
-use crate::fixing::FixingLevel;
 use crate::error::IndexError;
 use crate::fixing::Fixing;
+use crate::fixing::FixingLevel;
 use crate::forward::ForwardPoint;
 use chrono::NaiveDate;
 use rentix_table::{Col, Table, TableFormat};
@@ -57,7 +57,11 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
     t.push("method", s(rows.iter().map(|r| r.method.clone())));
     t.push(
         "level",
-        Col::I64(rows.iter().map(|r| r.level.map(|l| i64::from(l.number()))).collect()),
+        Col::I64(
+            rows.iter()
+                .map(|r| r.level.map(|l| i64::from(l.number())))
+                .collect(),
+        ),
     );
     t.push("n_obs", i(rows.iter().map(|r| r.n_obs as i64)));
     t.push("n_trades", i(rows.iter().map(|r| r.n_trades as i64)));
@@ -113,7 +117,10 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
         Col::F64(rows.iter().map(|r| r.contributor_hhi).collect()),
     );
     // What `value` is measured in: a grade's USD per GPU-hour, a composite's points.
-    t.push("unit", s(rows.iter().map(|r| r.unit().as_str().to_string())));
+    t.push(
+        "unit",
+        s(rows.iter().map(|r| r.unit().as_str().to_string())),
+    );
     t
 }
 

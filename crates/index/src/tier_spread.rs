@@ -60,7 +60,11 @@ pub fn tier_spreads_table(rows: &[TierSpread]) -> Table {
     let mut t = Table::new();
     t.push(
         "date",
-        Col::Date(rows.iter().map(|r| Some(rentix_table::epoch_days(r.date))).collect()),
+        Col::Date(
+            rows.iter()
+                .map(|r| Some(rentix_table::epoch_days(r.date)))
+                .collect(),
+        ),
     );
     t.push("grade", s(&|r| r.grade.clone()));
     t.push("base_grade", s(&|r| r.base_grade.clone()));
@@ -80,7 +84,11 @@ pub fn tier_differentials_table(rows: &[crate::composite::TierDifferential]) -> 
     let mut t = Table::new();
     t.push(
         "date",
-        Col::Date(rows.iter().map(|r| Some(rentix_table::epoch_days(r.date))).collect()),
+        Col::Date(
+            rows.iter()
+                .map(|r| Some(rentix_table::epoch_days(r.date)))
+                .collect(),
+        ),
     );
     t.push(
         "composite",

@@ -3,7 +3,7 @@
 
 use crate::font::{ensure_font, FAMILY};
 use crate::format::money_tick;
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -64,10 +64,122 @@ fn day_num(d: NaiveDate, origin: NaiveDate) -> f64 {
 
 fn date_label(origin: NaiveDate) -> impl Fn(&f64) -> String {
     move |x: &f64| {
-        (origin + chrono::Days::new(x.max(0.0) as u64))
+        (origin + chrono::Days::new(x.max(0.0).round() as u64))
             .format("%Y-%m")
             .to_string()
     }
+}
+
+/// Tick positions (days after `origin`, up to `end`) on the first of a month:
+/// every month, or every quarter (January, April, July, October) or year when
+/// that keeps them at most 12, so that no label repeats and each sits where its
+/// month begins.
+pub(crate) fn month_ticks(origin: NaiveDate, end: f64) -> Vec<f64> {
+    let mut firsts = Vec::new();
+    let mut d = NaiveDate::from_ymd_opt(origin.year(), origin.month(), 1).unwrap_or(origin);
+    while day_num(d, origin) <= end {
+        if d >= origin {
+            firsts.push(d);
+        }
+        d = d + chrono::Months::new(1);
+    }
+    let every = |months: u32| -> Vec<NaiveDate> {
+        firsts
+            .iter()
+            .copied()
+            .filter(|d| d.month0() % months == 0)
+            .collect()
+    };
+    let chosen = [1, 3, 6, 12]
+        .into_iter()
+        .map(|k| if k == 1 { firsts.clone() } else { every(k) })
+        .find(|v| v.len() <= 12)
+        .unwrap_or_else(|| every(12));
+    chosen.into_iter().map(|d| day_num(d, origin)).collect()
+}
+
+/// An axis whose ticks are given: a date axis in days after an origin ticked on
+/// [`month_ticks`], or the forward curve's tenors ticked where tenors are.
+struct MonthAxis {
+    inner: plotters::coord::types::RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl MonthAxis {
+    fn new(origin: NaiveDate, end: f64) -> Self {
+        Self {
+            inner: (0f64..end).into(),
+            ticks: month_ticks(origin, end),
+        }
+    }
+
+    fn ticked(range: std::ops::Range<f64>, ticks: Vec<f64>) -> Self {
+        Self {
+            inner: range.into(),
+            ticks,
+        }
+    }
+}
+
+/// A value tick with as many decimals as the axis' span needs, and never `-0`.
+pub(crate) fn value_tick(y: f64, span: f64) -> String {
+    let decimals = if span > 0.0 {
+        (2.0 - span.log10().floor()).clamp(0.0, 4.0) as usize
+    } else {
+        2
+    };
+    let text = format!("{y:.decimals$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        text.trim_start_matches('-').to_string()
+    } else {
+        text
+    }
+}
+
+impl Ranged for MonthAxis {
+    type ValueType = f64;
+    // Labels come from the chart's `x_label_formatter`.
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, _hint: H) -> Vec<f64> {
+        self.ticks.clone()
+    }
+}
+
+/// Runs of consecutive points with no gap of more than `max_gap` days: a line is
+/// drawn through each run and not across a stretch with no fixing.
+pub(crate) fn runs(points: &[(f64, f64)], max_gap: f64) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    for &p in points {
+        match out.last_mut() {
+            Some(run) if run.last().is_some_and(|q| p.0 - q.0 <= max_gap) => run.push(p),
+            _ => out.push(vec![p]),
+        }
+    }
+    out
+}
+
+/// Days without a fixing after which a line breaks.
+const MAX_GAP_DAYS: f64 = 7.0;
+
+/// The gap that breaks a series' line: a week, or one and a half times its usual
+/// spacing for a sparser one (a monthly series breaks where a month is missing).
+fn max_gap(pts: &[(f64, f64)]) -> f64 {
+    let steps: Vec<f64> = pts.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    let usual = rentix_core::stats::median(&steps).unwrap_or(1.0);
+    (1.5 * usual).max(MAX_GAP_DAYS)
 }
 
 fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -118,6 +230,42 @@ fn level_changes(pts: &[BandPoint]) -> impl Iterator<Item = &BandPoint> {
         .map(|(_, p)| p)
 }
 
+/// A chart over dates ([`MonthAxis`]) against a value.
+type DateChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<MonthAxis, plotters::coord::types::RangedCoordf64>>;
+
+/// The p25-p75 band of each run of days with percentiles (`(day, p25, p75)`): none
+/// drawn across a gap.
+fn draw_band<DB: DrawingBackend>(chart: &mut DateChart<'_, DB>, band: &[(f64, f64, f64)]) -> R {
+    let band_color = RGBColor(31, 119, 180).mix(0.3);
+    let lows: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.1)).collect();
+    for (k, run) in runs(&lows, MAX_GAP_DAYS).into_iter().enumerate() {
+        let (a, b) = (run[0].0, run[run.len() - 1].0);
+        let poly: Vec<(f64, f64)> = band
+            .iter()
+            .filter(|p| p.0 >= a && p.0 <= b)
+            .map(|p| (p.0, p.2))
+            .chain(
+                band.iter()
+                    .rev()
+                    .filter(|p| p.0 >= a && p.0 <= b)
+                    .map(|p| (p.0, p.1)),
+            )
+            .collect();
+        let drawn = chart
+            .draw_series(std::iter::once(Polygon::new(poly, band_color.filled())))
+            .map_err(e)?;
+        if k == 0 {
+            drawn
+                .label("p25-p75 of the observations")
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 15, y + 5)], band_color.filled())
+                });
+        }
+    }
+    Ok(())
+}
+
 /// Index fixings with the p25-p75 band and a marker, coloured by the hierarchy
 /// level (green trades, blue firm, orange listings, red carried), where the level
 /// that fixed it changes; an optional truth line.
@@ -140,15 +288,17 @@ pub(crate) fn index_band<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FAMILY, 20))
         .margin(12)
+        .margin_right(32)
         .x_label_area_size(36)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..end, lo..hi)
+        .build_cartesian_2d(MonthAxis::new(origin, end), lo..hi)
         .map_err(e)?;
     chart
         .configure_mesh()
         .light_line_style(TRANSPARENT)
         .bold_line_style(GRID)
         .x_label_formatter(&date_label(origin))
+        .y_label_formatter(&|y| value_tick(*y, hi - lo))
         .y_desc("USD per GPU-hour")
         .label_style((FAMILY, 13))
         .draw()
@@ -157,34 +307,21 @@ pub(crate) fn index_band<DB: DrawingBackend>(
         .iter()
         .filter_map(|p| Some((day_num(p.date, origin), p.p25?, p.p75?)))
         .collect();
-    if !band.is_empty() {
-        let poly: Vec<(f64, f64)> = band
-            .iter()
-            .map(|b| (b.0, b.2))
-            .chain(band.iter().rev().map(|b| (b.0, b.1)))
-            .collect();
-        chart
-            .draw_series(std::iter::once(Polygon::new(
-                poly,
-                RGBColor(31, 119, 180).mix(0.18).filled(),
-            )))
-            .map_err(e)?
-            .label("p25-p75")
-            .legend(|(x, y)| {
-                Rectangle::new(
-                    [(x, y - 5), (x + 15, y + 5)],
-                    RGBColor(31, 119, 180).mix(0.3).filled(),
-                )
-            });
+    draw_band(&mut chart, &band)?;
+    let values: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|p| (day_num(p.date, origin), p.value))
+        .collect();
+    for (k, run) in runs(&values, MAX_GAP_DAYS).into_iter().enumerate() {
+        let drawn = chart
+            .draw_series(LineSeries::new(run, BLACK.stroke_width(1)))
+            .map_err(e)?;
+        if k == 0 {
+            drawn
+                .label("fixing")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLACK));
+        }
     }
-    chart
-        .draw_series(LineSeries::new(
-            pts.iter().map(|p| (day_num(p.date, origin), p.value)),
-            BLACK.stroke_width(1),
-        ))
-        .map_err(e)?
-        .label("fixing")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLACK));
     if !truth.is_empty() {
         chart
             .draw_series(LineSeries::new(
@@ -199,10 +336,10 @@ pub(crate) fn index_band<DB: DrawingBackend>(
             .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RGBColor(214, 39, 40)));
     }
     for (lvl, name) in [
-        (1u8, "level 1 trades"),
-        (2, "level 2 firm"),
-        (3, "level 3 listings"),
-        (4, "level 4 carried"),
+        (1u8, "fixed on trades from here"),
+        (2, "fixed on firm offers from here"),
+        (3, "fixed on listings from here"),
+        (4, "carried forward from here"),
     ] {
         let c = level_color(lvl);
         chart
@@ -238,7 +375,7 @@ pub fn lines<DB: DrawingBackend>(
         .filter_map(|s| s.points.first().map(|p| p.0))
         .min()
     else {
-        return Ok(());
+        return empty_panel(&root, title, "No values to draw.");
     };
     let end = series
         .iter()
@@ -248,29 +385,45 @@ pub fn lines<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FAMILY, 20))
         .margin(12)
+        .margin_right(32)
         .x_label_area_size(36)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..end, lo..hi)
+        .build_cartesian_2d(MonthAxis::new(origin, end), lo..hi)
         .map_err(e)?;
     chart
         .configure_mesh()
         .light_line_style(TRANSPARENT)
         .bold_line_style(GRID)
         .x_label_formatter(&date_label(origin))
+        .y_label_formatter(&|y| value_tick(*y, hi - lo))
         .y_desc(y_desc)
         .label_style((FAMILY, 13))
         .draw()
         .map_err(e)?;
     for (i, s) in series.iter().enumerate() {
         let c = PALETTE[i % PALETTE.len()];
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().map(|p| (day_num(p.0, origin), p.1)),
-                c.stroke_width(2),
-            ))
-            .map_err(e)?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 15, y)], c.stroke_width(2)));
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|p| (day_num(p.0, origin), p.1))
+            .collect();
+        for (k, run) in runs(&pts, max_gap(&pts)).into_iter().enumerate() {
+            // A lone point of a run (a month between gaps) is a dot, not nothing.
+            let drawn = if run.len() == 1 {
+                chart
+                    .draw_series(run.iter().map(|p| Circle::new(*p, 3, c.filled())))
+                    .map_err(e)?
+            } else {
+                chart
+                    .draw_series(LineSeries::new(run, c.stroke_width(2)))
+                    .map_err(e)?
+            };
+            if k == 0 {
+                drawn.label(s.name.as_str()).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 15, y)], c.stroke_width(2))
+                });
+            }
+        }
     }
     chart
         .configure_series_labels()
@@ -281,6 +434,17 @@ pub fn lines<DB: DrawingBackend>(
         .draw()
         .map_err(e)?;
     Ok(())
+}
+
+/// The tenors the curves have a point at, each once: the forward chart's ticks.
+fn tenors(curves: &[(String, Vec<(f64, f64)>)]) -> Vec<f64> {
+    let mut t: Vec<f64> = curves
+        .iter()
+        .flat_map(|c| c.1.iter().map(|p| p.0))
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t.dedup();
+    t
 }
 
 /// Forward curves: value against tenor in months, one line per date.
@@ -299,12 +463,17 @@ pub(crate) fn forward_curves<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..max_t * 1.02, lo..hi)
+        .build_cartesian_2d(
+            MonthAxis::ticked(0f64..max_t * 1.02, tenors(curves)),
+            lo..hi,
+        )
         .map_err(e)?;
     chart
         .configure_mesh()
         .light_line_style(TRANSPARENT)
         .bold_line_style(GRID)
+        .x_label_formatter(&|t| format!("{t:.0}"))
+        .y_label_formatter(&|y| value_tick(*y, hi - lo))
         .x_desc("tenor (months; 0 = on-demand)")
         .y_desc("USD per GPU-hour")
         .label_style((FAMILY, 13))
@@ -484,7 +653,32 @@ pub(crate) fn rolling<DB: DrawingBackend>(
     title: &str,
     series: &[Line],
 ) -> R {
+    if series.iter().all(|s| s.points.is_empty()) {
+        return empty_panel(
+            &root,
+            title,
+            "Not enough hedge periods yet: a 12-month window needs 12 periods.",
+        );
+    }
     lines(root, title, "1 - Var(hedged)/Var(unhedged)", series)
+}
+
+/// A chart with nothing to draw says so, instead of an empty white frame.
+pub(crate) fn empty_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    why: &str,
+) -> R {
+    let titled = root.titled(title, (FAMILY, 20)).map_err(e)?;
+    let (_, h) = titled.dim_in_pixel();
+    titled
+        .draw(&Text::new(
+            why.to_string(),
+            (40, (h / 2) as i32),
+            (FAMILY, 16).into_font().color(&RGBColor(90, 90, 90)),
+        ))
+        .map_err(e)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -510,5 +704,61 @@ mod tests {
             .map(|p| (p.date - d(0)).num_days() as u32)
             .collect();
         assert_eq!(at, vec![0, 3, 5, 6]);
+    }
+}
+
+#[cfg(test)]
+mod axis_tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn month_ticks_sit_on_month_starts_and_never_repeat() {
+        // 2025-01-15 + 100 days = 2025-04-25: the firsts of Feb, Mar, Apr are days
+        // 17, 45 (17 + 28) and 76 (45 + 31) after the origin.
+        assert_eq!(month_ticks(d("2025-01-15"), 100.0), [17.0, 45.0, 76.0]);
+        // Two years from 2024-01-01 (730 days): 24 months is too many, quarters
+        // give 8 (Jan, Apr, Jul, Oct of each year), the first on day 0.
+        let q = month_ticks(d("2024-01-01"), 730.0);
+        assert_eq!(q.len(), 8);
+        assert_eq!(q[..3], [0.0, 91.0, 182.0]); // 2024 is a leap year: 31+29+31 = 91
+        let labels: Vec<String> = q.iter().map(|x| date_label(d("2024-01-01"))(x)).collect();
+        assert_eq!(labels[..4], ["2024-01", "2024-04", "2024-07", "2024-10"]);
+        // Eight years: yearly ticks, each a January.
+        let y = month_ticks(d("2018-01-01"), 2922.0);
+        assert!(y.len() <= 12 && y.len() >= 8, "{y:?}");
+    }
+
+    #[test]
+    fn value_ticks_are_never_minus_zero() {
+        // A span of 1.1 USD: two decimals (2 - floor(log10 1.1) = 2).
+        assert_eq!(value_tick(-0.000_01, 1.1), "0.00");
+        assert_eq!(value_tick(-0.2, 1.1), "-0.20");
+        assert_eq!(value_tick(0.4, 1.1), "0.40");
+        // Effectiveness from 0.975 to 0.996: a span of 0.021, four decimals.
+        assert_eq!(value_tick(0.975, 0.021), "0.9750");
+    }
+
+    #[test]
+    fn a_line_breaks_where_fixings_stop() {
+        // Days 0, 1, 2, then nothing until day 20: two runs at a 7-day gap limit.
+        let pts = [(0.0, 1.0), (1.0, 1.1), (2.0, 1.2), (20.0, 2.0), (21.0, 2.1)];
+        let r = runs(&pts, MAX_GAP_DAYS);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].len(), 3);
+        // A monthly series breaks only where a month is missing: its usual step is
+        // the median of 31, 28, 61, 31 = 31 days, so the limit is 1.5 x 31 = 46.5 and
+        // the 61-day step breaks.
+        let monthly = [
+            (0.0, 1.0),
+            (31.0, 1.0),
+            (59.0, 1.0),
+            (120.0, 1.0),
+            (151.0, 1.0),
+        ];
+        assert_eq!(runs(&monthly, max_gap(&monthly)).len(), 2);
     }
 }

@@ -472,7 +472,7 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
         crate::hedge_card::hedge_card(html, &v, s);
         let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, v.side));
     }
-    let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>hedge ratio</th><th>contracts</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>80-125%</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");
+    let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>hedge ratio</th><th>contracts</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>regression test (slope 0.8&ndash;1.25, R&sup2; &ge; 0.8)</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");
     for s in &v.strategies {
         let ci_txt = match &s.confidence_intervals.effectiveness {
             Some(ci) => format!(" [{:.2}, {:.2}]", ci.low, ci.high),
