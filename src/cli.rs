@@ -52,7 +52,8 @@ pub(crate) enum Command {
         after_help = "Example:\n  rentix index --store store --out fixings.csv\n  \
                             rentix index --store store --out h100.parquet --grade 'h100-*/*/*' \\\n      \
                             --methodology settlement_business_days --from 2024-07-01   # a shipped methodology, by name\n  \
-                            rentix index --input sim/observations.csv --out oneshot.csv   # raw files, no store"
+                            rentix index --input sim/observations.csv --out oneshot.csv   # raw files, no store\n  \
+                            rentix index --store store --out listings.csv --methodology listings_7d_sigma"
     )]
     Index(IndexArgs),
     /// Backtest a futures hedge of a rent series on an index.
@@ -71,7 +72,8 @@ pub(crate) enum Command {
     /// Render the human report (one self-contained HTML file) for a backtest or index output.
     #[command(
         after_help = "Example:\n  rentix report --in bt --out bt/report.html\n  \
-                            rentix report --in fixings.csv --out index.html"
+                            rentix report --in fixings.csv --out index.html\n  \
+                            rentix report --in fixings.csv --in listings.csv --truth sim/truth.csv --out compare.html   # methodologies side by side"
     )]
     Report(ReportArgs),
     /// Inspect or maintain a store: `rentix store check` reads back every run and partition, `rentix store compact` merges each date's files into one.
@@ -219,9 +221,14 @@ pub(crate) struct VerifyArgs {
 pub(crate) struct ReportArgs {
     /// A backtest output directory, a directory holding fixings.csv (or
     /// fixings.parquet), both (the demo's), a contract lab's output directory, or a
-    /// fixings file of any name itself (`--in real.csv`).
-    #[arg(long = "in")]
-    pub input: PathBuf,
+    /// fixings file of any name itself (`--in real.csv`). Given several times with
+    /// fixings files (several methodologies of one store), the report compares them.
+    #[arg(long = "in", required = true)]
+    pub input: Vec<PathBuf>,
+    /// A simulator's truth.csv the compared fixings are also measured against
+    /// (with several `--in` files).
+    #[arg(long)]
+    pub truth: Option<PathBuf>,
     /// Output HTML file.
     #[arg(long)]
     pub out: PathBuf,

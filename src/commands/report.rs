@@ -7,9 +7,21 @@ pub(super) fn run(a: ReportArgs) -> anyhow::Result<()> {
     if a.out.extension().and_then(|e| e.to_str()) != Some("html") {
         crate::commands::usage!("--out {} must end in .html", a.out.display());
     }
-    rentix_report::render_report(&a.input, &a.out)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("report of {}", a.input.display()))?;
+    match a.input.as_slice() {
+        [one] => {
+            if a.truth.is_some() {
+                crate::commands::usage!(
+                    "--truth measures several compared fixings files; a single --in finds sim/truth.csv itself"
+                );
+            }
+            rentix_report::render_report(one, &a.out)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("report of {}", one.display()))?;
+        }
+        many => rentix_report::render_comparison(many, a.truth.as_deref(), &a.out)
+            .map_err(anyhow::Error::msg)
+            .context("comparison report")?,
+    }
     outln!("wrote {}", a.out.display());
     Ok(())
 }

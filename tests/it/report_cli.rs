@@ -218,3 +218,91 @@ fn report_takes_a_fixings_file_of_any_name_and_opens_with_the_answers() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not exist"));
 }
+
+/// `report --in A --in B`: two methodologies' fixings of one store side by side.
+/// The H100 bare-metal grade's mean absolute difference between the two files is
+/// worked out here from the files themselves, and the report must show it; each
+/// file's feed, the truth column and one chart per compared grade are there.
+#[test]
+fn report_compares_several_methodologies_fixings() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        dir.path().join("default.csv"),
+        dir.path().join("listings.parquet"),
+    );
+    rentix_ok(&["index", "--store", p(&m.store()), "--out", p(&a)]);
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&m.store()),
+        "--out",
+        p(&b),
+        "--methodology",
+        "listings_7d_sigma",
+    ]);
+    let out = dir.path().join("compare.html");
+    let truth = m.sim("truth.csv");
+    rentix_ok(&[
+        "report",
+        "--in",
+        p(&a),
+        "--in",
+        p(&b),
+        "--truth",
+        p(&truth),
+        "--out",
+        p(&out),
+    ]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("2 methodologies"), "title");
+    assert!(html.contains("default.csv") && html.contains("listings.parquet"));
+    assert!(
+        html.contains("rentix-listings-7d"),
+        "each file's methodology"
+    );
+    let grade = "h100-sxm-80gb/bare-metal/on-demand";
+    let values = |f: &[rentix_index::Fixing]| -> std::collections::BTreeMap<_, _> {
+        f.iter()
+            .filter(|x| x.grade == grade)
+            .filter_map(|x| Some((x.date, x.value?)))
+            .collect()
+    };
+    let va = values(&rentix_index::read_fixings(&a).unwrap());
+    let vb = values(&rentix_index::read_fixings(&b).unwrap());
+    let diffs: Vec<f64> = va
+        .iter()
+        .filter_map(|(d, x)| Some((x - vb.get(d)?).abs()))
+        .collect();
+    assert!(diffs.len() > 100, "{} common dates", diffs.len());
+    let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    let row = format!(
+        "<td class=l>{grade}</td><td class=l>listings.parquet</td><td>{}</td><td>{mean:.4}</td>",
+        diffs.len()
+    );
+    assert!(html.contains(&row), "expected {row}");
+    assert!(html.contains("from truth"));
+    assert!(html.contains("data:image/png;base64"), "a chart per grade");
+    assert!(dir.path().join("compare_charts/compare_1.png").exists());
+    // --truth alone with one input is a usage error; a directory is not a file.
+    let one = rentix(&[
+        "report",
+        "--in",
+        p(&a),
+        "--truth",
+        p(&truth),
+        "--out",
+        p(&out),
+    ]);
+    assert_eq!(one.status.code(), Some(2));
+    let d = rentix(&[
+        "report",
+        "--in",
+        p(&a),
+        "--in",
+        p(dir.path()),
+        "--out",
+        p(&out),
+    ]);
+    assert!(String::from_utf8_lossy(&d.stderr).contains("not a fixings file"));
+}

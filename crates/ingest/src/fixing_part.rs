@@ -1,5 +1,5 @@
 //! A store partition as the fixing engine reads it: the nine columns it needs
-//! ([`FIXING_COLUMNS`](crate::FIXING_COLUMNS)), typed, with the text ones that
+//! ([`FIXING_INPUT_COLUMNS`](crate::FIXING_INPUT_COLUMNS)), typed, with the text ones that
 //! repeat (kind, source, grade, operator tier) as codes into their distinct values.
 //! Every invariant the engine relies on is checked, each distinct value parsed
 //! once: a store file edited by hand is refused, not trusted.

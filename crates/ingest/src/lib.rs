@@ -46,7 +46,7 @@ pub use rentix_table::{
     neutralize, timestamp_text, write_atomic, Col, Table, TableError, TableFormat,
 };
 pub use schema::{
-    content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_COLUMNS,
+    content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_INPUT_COLUMNS,
 };
 pub use sizes::{
     MAX_EMIT_BLOCKS, MAX_FIELD_BYTES, MAX_HEADER_COLUMNS, MAX_RECORD_BYTES,

@@ -183,7 +183,7 @@ pub enum Projection {
 }
 
 /// The partition columns fixing an index reads.
-pub const FIXING_COLUMNS: [&str; 9] = [
+pub const FIXING_INPUT_COLUMNS: [&str; 9] = [
     "dedupe_key",
     "kind",
     "observed_at",
@@ -200,7 +200,7 @@ impl Projection {
     pub fn columns(self) -> Option<&'static [&'static str]> {
         match self {
             Projection::All => None,
-            Projection::Fixing => Some(&FIXING_COLUMNS),
+            Projection::Fixing => Some(&FIXING_INPUT_COLUMNS),
         }
     }
 

@@ -4,6 +4,7 @@
 mod backtest_charts;
 mod board;
 mod charts;
+mod compare;
 mod cost_chart;
 mod font;
 mod format;
@@ -17,6 +18,7 @@ mod operator_section;
 
 pub use backtest_charts::{backtest_charts, featured};
 pub use charts::{lines as line_chart, save_both, BandPoint, Line, SIZE};
+pub use compare::render_comparison;
 pub use cost_chart::{cost_curve_chart, CurveBar};
 pub use font::{ensure_font, FAMILY};
 pub use format::money;
