@@ -306,3 +306,42 @@ fn report_compares_several_methodologies_fixings() {
     ]);
     assert!(String::from_utf8_lossy(&d.stderr).contains("not a fixings file"));
 }
+
+/// Each reader's report opens with its answer: the index report's first table is
+/// the board (latest fixing of every grade), and the hedge report states the
+/// recommendation and shows the hedge card before any other table.
+#[test]
+fn each_report_opens_with_its_answer_before_any_table() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index.html");
+    rentix_ok(&["report", "--in", p(&m.fixings()), "--out", p(&index)]);
+    let html = std::fs::read_to_string(&index).unwrap();
+    let first_table = html.find("<table").unwrap();
+    assert!(
+        html[first_table..].starts_with("<table class=board>"),
+        "the index report's first table is the board"
+    );
+    let bt = dir.path().join("bt");
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&m.sim("rent_producer_h100.csv")),
+        "--out",
+        p(&bt),
+        "--resamples",
+        "50",
+    ]);
+    let hedge = dir.path().join("hedge.html");
+    rentix_ok(&["report", "--in", p(&bt), "--out", p(&hedge)]);
+    let html = std::fs::read_to_string(&hedge).unwrap();
+    let decision = html.find("<p class=\"decision").expect("a recommendation");
+    let first_table = html.find("<table").unwrap();
+    assert!(decision < first_table, "the recommendation comes first");
+    assert!(
+        html[first_table..].starts_with("<table class=card>"),
+        "the first table is the hedge card"
+    );
+}

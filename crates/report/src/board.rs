@@ -111,7 +111,7 @@ pub(crate) fn board(html: &mut String, fixings: &[Fixing]) {
     }
     let _ = writeln!(
         html,
-        "<h3 id=\"board\">The board: latest fixings, {last}</h3><table><tr><th class=l>grade</th><th>date</th><th>USD / GPU-hour</th><th>1 day</th><th>30 days</th><th>level</th><th>obs</th><th>contributors</th><th>sufficient</th></tr>"
+        "<h3 id=\"board\">The board: latest fixings, {last}</h3><table class=board><tr><th class=l>grade</th><th>date</th><th>USD / GPU-hour</th><th>1 day</th><th>30 days</th><th>level</th><th>obs</th><th>contributors</th><th>sufficient</th></tr>"
     );
     let mut groups: Vec<(&String, &Vec<&Fixing>)> = live.iter().collect();
     groups.sort_by_key(|(g, _)| board_order(g));
