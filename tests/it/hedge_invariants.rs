@@ -59,7 +59,7 @@ fn index_file(dir: &Path) -> (PathBuf, BTreeMap<NaiveDate, f64>) {
     (path, settlement)
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Shape {
     Daily,
     Weekly,
@@ -209,6 +209,25 @@ fn a_rent_equal_to_the_settlement_is_hedged_perfectly_in_every_shape() {
             let out = dir.path().join(format!("bt_{shape:?}_{side}"));
             let (sum, periods) = backtest(&index, &rent, &out, extra);
             assert_perfect(&sum, &periods, &what);
+            // periods.csv writes ends as the rent file did: an invoice's last day
+            // billed (a month's period ends on its last day, the day before the next
+            // month begins), or the first day not covered.
+            for r in &periods {
+                let start: chrono::NaiveDate = r["period_start"].parse().unwrap();
+                let end: chrono::NaiveDate = r["period_end"].parse().unwrap();
+                let next = start + chrono::Months::new(1);
+                if shape == Shape::MonthlyInclusive {
+                    assert_eq!(end, next - chrono::Days::new(1), "{what}: {r:?}");
+                } else if shape == Shape::Monthly {
+                    assert_eq!(end, next, "{what}: {r:?}");
+                }
+            }
+            let convention = if shape == Shape::MonthlyInclusive {
+                "inclusive"
+            } else {
+                "exclusive"
+            };
+            assert_eq!(sum["period_end"], convention, "{what}");
             // The same rent plus a constant premium: levels differ, changes do not.
             let rent = rent_file(dir.path(), shape, side, |x| x + 0.37, &s);
             let (sum, periods) = backtest(&index, &rent, &out, extra);

@@ -208,6 +208,10 @@ pub struct BacktestResult {
     /// rent's first month over the index's mean that month).
     pub rebase_usd_per_point: Option<f64>,
     pub side: Side,
+    /// How the rent file wrote its periods' ends; `periods.csv` writes them the same
+    /// way (an invoice's last day billed stays the last day billed).
+    #[serde(default)]
+    pub period_end: crate::rent::PeriodEnd,
     pub entry_assumption: String,
     pub periods: usize,
     pub first_period: Option<NaiveDate>,
@@ -1176,6 +1180,7 @@ pub fn run(
         underlying_unit: unit,
         rebase_usd_per_point: rebase,
         side: rent.side,
+        period_end: crate::rent::PeriodEnd::default(),
         entry_assumption: contract.entry.assumption.as_str().into(),
         periods: periods.len(),
         first_period: periods.first().map(|p| p.start),

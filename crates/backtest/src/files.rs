@@ -82,5 +82,7 @@ pub fn backtest_files(
         forward,
         restated,
     };
-    run(&rent, &events, &inputs, config)
+    let mut r = run(&rent, &events, &inputs, config)?;
+    r.period_end = files.period_end;
+    Ok(r)
 }

@@ -50,11 +50,17 @@ pub fn periods_table(r: &BacktestResult) -> Table {
                 .collect(),
         ),
     );
+    // In the convention the rent file used: exclusive (the first day not covered)
+    // or inclusive (the last day billed).
+    let back = match r.period_end {
+        crate::rent::PeriodEnd::Exclusive => 0,
+        crate::rent::PeriodEnd::Inclusive => 1,
+    };
     t.push(
         "period_end",
         Col::Str(
             rows.iter()
-                .map(|x| Some(x.period_end.to_string()))
+                .map(|x| Some((x.period_end - chrono::Days::new(back)).to_string()))
                 .collect(),
         ),
     );

@@ -31,8 +31,9 @@ impl Side {
     }
 }
 
-/// How a rent file's `period_end` is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How a rent file's `period_end` is read, and so how `periods.csv` writes it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PeriodEnd {
     /// `period_end` is the first day not covered (`2025-01-01,2025-02-01` is January).
     #[default]
