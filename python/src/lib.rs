@@ -405,8 +405,8 @@ fn lab_evaluate(
         let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
         let rows = rentix_ingest::from_table(table, path, rentix_ingest::Projection::Fixing)
             .map_err(fail)?;
-        let e = rentix_lab::evaluate(&rows, &cand, truth.as_ref(), &hedgers, &options)
-            .map_err(|e| fail(format!("candidate {}: {e}", cand.name)))?;
+        let e =
+            rentix_lab::evaluate(&rows, &cand, truth.as_ref(), &hedgers, &options).map_err(fail)?;
         serde_json::to_string(&e).map_err(fail)
     })
 }

@@ -27,9 +27,9 @@ impl LabPlan {
         let candidates = a
             .candidates
             .iter()
-            .map(|c| Candidate::parse(c).map_err(anyhow::Error::msg))
+            .map(|c| Candidate::parse(c).map_err(anyhow::Error::from))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        check_names(&candidates).map_err(anyhow::Error::msg)?;
+        check_names(&candidates)?;
         let options = LabOptions {
             attack_price_pct: a.attack_price_pct,
             from: a.from,
@@ -69,9 +69,8 @@ pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRo
     let mut evaluations = Vec::new();
     for c in &plan.candidates {
         bar.set_message(c.name.clone());
-        let e = evaluate(&rows, c, truth.as_ref(), &hedgers, &plan.options)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("candidate {}", c.name))?;
+        // The error names the candidate.
+        let e = evaluate(&rows, c, truth.as_ref(), &hedgers, &plan.options)?;
         evaluations.push(e);
         bar.inc(1);
     }
@@ -91,7 +90,7 @@ pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRo
         &plan.options,
         evaluations,
     );
-    write(&plan.out, &comparison, &months).map_err(anyhow::Error::msg)?;
+    write(&plan.out, &comparison, &months)?;
     rentix_report::contract_lab_charts(&plan.out, &comparison).map_err(anyhow::Error::msg)?;
     Ok((comparison, months))
 }

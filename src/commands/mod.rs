@@ -112,6 +112,14 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
             _ => Some(INPUT),
         };
     }
+    if let Some(e) = e.downcast_ref::<rentix_lab::LabError>() {
+        use rentix_lab::LabError as L;
+        return match e {
+            L::Candidate { .. } | L::DuplicateName(_) | L::Settings(_) => Some(USAGE),
+            L::Table(t) => class_of(t),
+            _ => Some(INPUT),
+        };
+    }
     if let Some(e) = e.downcast_ref::<rentix_sim::SimError>() {
         return Some(match e {
             rentix_sim::SimError::Params(_) => USAGE,

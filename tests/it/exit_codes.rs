@@ -133,3 +133,33 @@ fn failures_exit_by_their_class() {
     // clap's own usage errors are 2 as well.
     assert_eq!(code(&["index", "--no-such-flag"]).0, Some(2));
 }
+
+/// The contract lab's refusals are typed (rentix_lab::LabError): a candidate that
+/// does not parse or names a missing file, and two candidates of one name, are
+/// usage errors (2), not unreadable input (3); the message says which candidate.
+#[test]
+fn contract_lab_refusals_exit_as_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let store = d.join("store");
+    let out = d.join("lab");
+    for (cands, words) in [
+        (vec!["just-a-name"], "METHODOLOGY.toml:CONTRACT.toml"),
+        (vec!["x=nope.toml:nymex-gpu1-h100"], "nope.toml"),
+        (
+            vec![
+                "a=default:nymex-gpu1-h100",
+                "a=settlement_business_days:nymex-gpu1-h100",
+            ],
+            "two candidates are named \"a\"",
+        ),
+    ] {
+        let mut args = vec!["contract", "--store", p(&store), "--out", p(&out)];
+        for c in &cands {
+            args.extend(["--candidate", c]);
+        }
+        let (c, err) = code(&args);
+        assert_eq!(c, Some(2), "{cands:?}: {err}");
+        assert!(err.contains(words), "{cands:?}: {err}");
+    }
+}

@@ -1,6 +1,7 @@
 //! A candidate contract design: a methodology (how the index is fixed) and a contract
 //! (what settles on it), named for the comparison table.
 
+use crate::error::LabError;
 use rentix_backtest::ContractSpec;
 use rentix_index::Methodology;
 use std::path::{Path, PathBuf};
@@ -23,27 +24,29 @@ fn stem(p: &Path) -> String {
 
 impl Candidate {
     /// Parses `[NAME=]METHODOLOGY.toml:CONTRACT.toml` and reads both files.
-    pub fn parse(arg: &str) -> Result<Self, String> {
+    pub fn parse(arg: &str) -> Result<Self, LabError> {
+        let bad = |detail: String| LabError::Candidate {
+            arg: arg.to_string(),
+            detail,
+        };
         let (name, rest) = match arg.split_once('=') {
             Some((n, r)) if !n.contains(':') => (Some(n.trim().to_string()), r),
             _ => (None, arg),
         };
-        let (m, c) = rest.rsplit_once(':').ok_or_else(|| {
-            format!("--candidate {arg:?}: expected [NAME=]METHODOLOGY.toml:CONTRACT.toml")
-        })?;
+        let (m, c) = rest
+            .rsplit_once(':')
+            .ok_or_else(|| bad("expected [NAME=]METHODOLOGY.toml:CONTRACT.toml".into()))?;
         if m.is_empty() || c.is_empty() {
-            return Err(format!(
-                "--candidate {arg:?}: both a methodology and a contract file are needed"
+            return Err(bad(
+                "both a methodology and a contract file are needed".into()
             ));
         }
         let (mp, cp) = (PathBuf::from(m), PathBuf::from(c));
-        let methodology = Methodology::from_file(&mp).map_err(|e| e.to_string())?;
-        let contract = ContractSpec::from_file(&cp).map_err(|e| e.to_string())?;
+        let methodology = Methodology::from_file(&mp).map_err(|e| bad(e.to_string()))?;
+        let contract = ContractSpec::from_file(&cp).map_err(|e| bad(e.to_string()))?;
         let name = name.unwrap_or_else(|| format!("{}:{}", stem(&mp), stem(&cp)));
         if name.is_empty() || name.len() > 80 || name.chars().any(char::is_control) {
-            return Err(format!(
-                "--candidate {arg:?}: a name is 1 to 80 printable characters"
-            ));
+            return Err(bad("a name is 1 to 80 printable characters".into()));
         }
         Ok(Self {
             name,
@@ -56,14 +59,11 @@ impl Candidate {
 }
 
 /// Refuses two candidates with the same name (their rows could not be told apart).
-pub fn check_names(candidates: &[Candidate]) -> Result<(), String> {
+pub fn check_names(candidates: &[Candidate]) -> Result<(), LabError> {
     let mut seen = std::collections::BTreeSet::new();
     for c in candidates {
         if !seen.insert(c.name.as_str()) {
-            return Err(format!(
-                "two candidates are named {:?}; name them with NAME=METHODOLOGY.toml:CONTRACT.toml",
-                c.name
-            ));
+            return Err(LabError::DuplicateName(c.name.clone()));
         }
     }
     Ok(())

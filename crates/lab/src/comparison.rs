@@ -2,6 +2,7 @@
 //! `comparison.json`) and one [`MonthRow`] per candidate and month (`by_month.csv`).
 //! The JSON is the typed form the report reads back.
 
+use crate::error::LabError;
 use crate::hedgers::HedgerResult;
 use crate::manipulation::Found;
 use chrono::NaiveDate;
@@ -156,10 +157,14 @@ impl Comparison {
         (comparison, months)
     }
 
-    pub fn read(path: &Path) -> Result<Self, String> {
+    pub fn read(path: &Path) -> Result<Self, LabError> {
+        let bad = |detail: String| LabError::Input {
+            path: path.to_path_buf(),
+            detail,
+        };
         let text = rentix_core::read_text(path, rentix_core::MAX_TABLE_BYTES)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|e| bad(e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
     }
 }
 
@@ -313,22 +318,23 @@ pub fn by_month_table(rows: &[MonthRow]) -> Table {
 }
 
 /// Writes `comparison.csv`, `comparison.json` and `by_month.csv` into `out`.
-pub fn write(out: &Path, comparison: &Comparison, months: &[MonthRow]) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let err = |e: rentix_table::TableError| e.to_string();
-    comparison_table(&comparison.candidates)
-        .write(&out.join("comparison.csv"))
-        .map_err(err)?;
-    by_month_table(months)
-        .write(&out.join("by_month.csv"))
-        .map_err(err)?;
-    let json = serde_json::to_string_pretty(comparison).map_err(|e| e.to_string())? + "\n";
+pub fn write(out: &Path, comparison: &Comparison, months: &[MonthRow]) -> Result<(), LabError> {
+    std::fs::create_dir_all(out).map_err(|source| rentix_table::TableError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    comparison_table(&comparison.candidates).write(&out.join("comparison.csv"))?;
+    by_month_table(months).write(&out.join("by_month.csv"))?;
+    let json = serde_json::to_string_pretty(comparison).map_err(|e| LabError::Input {
+        path: out.join("comparison.json"),
+        detail: e.to_string(),
+    })? + "\n";
     write_atomic(&out.join("comparison.json"), |w| {
         w.write_all(json.as_bytes())
             .map_err(|source| rentix_table::TableError::Write {
                 path: out.join("comparison.json"),
                 source,
             })
-    })
-    .map_err(err)
+    })?;
+    Ok(())
 }

@@ -3,6 +3,7 @@
 
 use crate::candidate::Candidate;
 use crate::comparison::{CandidateRow, MonthRow};
+use crate::error::LabError;
 use crate::hedgers::{hedge_all, Hedger, HedgerResult};
 use crate::manipulation::{attack_month, median_found, Found, MonthAttack};
 use crate::market::{Change, GradeMarket};
@@ -27,16 +28,16 @@ pub struct LabOptions {
 impl LabOptions {
     /// Refuses settings no run could mean: an attack price outside (0, 100] percent,
     /// a range that ends before it starts.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LabError> {
         let p = self.attack_price_pct;
         if !(p.is_finite() && p > 0.0 && p <= 100.0) {
-            return Err(format!(
+            return Err(LabError::Settings(format!(
                 "--attack-price-pct {p} must be above 0 and at most 100"
-            ));
+            )));
         }
         if let (Some(f), Some(t)) = (self.from, self.to) {
             if f > t {
-                return Err(format!("--from {f} is after --to {t}"));
+                return Err(LabError::Settings(format!("--from {f} is after --to {t}")));
             }
         }
         Ok(())
@@ -171,15 +172,18 @@ pub fn evaluate(
     truth: Option<&BTreeMap<String, DateSeries>>,
     hedgers: &[Hedger],
     opts: &LabOptions,
-) -> Result<Evaluation, String> {
+) -> Result<Evaluation, LabError> {
     let m = &cand.methodology;
     let contract = &cand.contract;
     let grade = contract.underlying.clone();
+    let refused = |detail: String| LabError::Evaluate {
+        candidate: cand.name.clone(),
+        detail,
+    };
     let pattern = GradePattern::new(&grade).map_err(|e| {
-        format!(
-            "candidate {}: the lab evaluates contracts on a grade, and {grade:?} is not one ({e})",
-            cand.name
-        )
+        refused(format!(
+            "the lab evaluates contracts on a grade, and {grade:?} is not one ({e})"
+        ))
     })?;
     let req = IndexRequest {
         methodology: m.clone(),
@@ -187,8 +191,9 @@ pub fn evaluate(
         from: None,
         to: None,
     };
-    let clock = m.cutoff_clock()?;
-    let obs = group_by_grade(rows, &req, &clock)?
+    let clock = m.cutoff_clock().map_err(refused)?;
+    let obs = group_by_grade(rows, &req, &clock)
+        .map_err(refused)?
         .grades
         .remove(&grade)
         .unwrap_or_default();
@@ -204,7 +209,7 @@ pub fn evaluate(
             hedgers: Vec::new(),
         });
     }
-    let market = GradeMarket::new(&grade, obs, m, contract)?;
+    let market = GradeMarket::new(&grade, obs, m, contract).map_err(refused)?;
     let history = market.history();
     let Some(full) = market.underlying(&history) else {
         row.note = format!("{grade} has no fixing with a value");

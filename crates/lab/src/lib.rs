@@ -11,6 +11,7 @@
 
 mod candidate;
 mod comparison;
+mod error;
 mod evaluate;
 mod hedgers;
 mod manipulation;
@@ -20,6 +21,7 @@ mod truth;
 
 pub use candidate::{check_names, Candidate};
 pub use comparison::{by_month_table, comparison_table, write, CandidateRow, Comparison, MonthRow};
+pub use error::LabError;
 pub use evaluate::{evaluate, Evaluation, LabOptions};
 pub use hedgers::{hedge_all, read_hedgers, Hedger, HedgerResult};
 pub use manipulation::{

@@ -77,7 +77,7 @@ pub(crate) fn lab_section(html: &mut String, dir: &Path) -> Result<(), String> {
     if !path.exists() {
         return Ok(());
     }
-    let c = Comparison::read(&path)?;
+    let c = Comparison::read(&path).map_err(|e| e.to_string())?;
     let _ = writeln!(
         html,
         "<h2 id=\"lab\">Contract design lab</h2><p>Each candidate is a methodology and a contract, evaluated over the store's history. \

@@ -1,0 +1,27 @@
+//! What the contract lab refuses, typed: a candidate it cannot read or name, a
+//! setting no run could mean, an input or output file, a grade it cannot evaluate.
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum LabError {
+    /// A `--candidate` that does not parse, or whose files do not read.
+    #[error("--candidate {arg:?}: {detail}")]
+    Candidate { arg: String, detail: String },
+    /// Two candidates share a name.
+    #[error("two candidates are named {0:?}; name them with NAME=METHODOLOGY.toml:CONTRACT.toml")]
+    DuplicateName(String),
+    /// A setting of the run (`--attack-price-pct`, `--from`/`--to`).
+    #[error("{0}")]
+    Settings(String),
+    /// A file the lab reads (truth, rents, a comparison.json).
+    #[error("{}: {detail}", path.display())]
+    Input { path: PathBuf, detail: String },
+    /// A file the lab writes.
+    #[error(transparent)]
+    Table(#[from] rentix_table::TableError),
+    /// The candidate's grade or methodology, as the engine refused it.
+    #[error("candidate {candidate}: {detail}")]
+    Evaluate { candidate: String, detail: String },
+}
