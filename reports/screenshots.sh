@@ -7,7 +7,7 @@
 #   report_screenshot.png    the demo report's first two screens
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=target/release/rentix
+bin="${CARGO_TARGET_DIR:-target}/release/rentix"
 demo=reports/demo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1116,14 +1116,7 @@ pub fn intraday_table(r: &IntradayResult, m: &IntradayMethodology) -> rentix_tab
     };
     let mut t = Table::new();
     // Typed: a Parquet DATE and TIMESTAMP(UTC), YYYY-MM-DD and RFC 3339 in CSV.
-    t.push(
-        "date",
-        Col::Date(
-            f.iter()
-                .map(|x| Some(rentix_table::epoch_days(x.date)))
-                .collect(),
-        ),
-    );
+    t.push("date", Col::dates(f.iter().map(|x| x.date)));
     t.push(
         "fixed_at",
         Col::Timestamp(

@@ -41,17 +41,13 @@ pub const FIXING_COLUMNS: [&str; 26] = [
 fn s(v: impl Iterator<Item = String>) -> Col {
     Col::Str(v.map(Some).collect())
 }
-/// A `date` column: a Parquet DATE, `YYYY-MM-DD` in CSV.
-fn dates(v: impl Iterator<Item = NaiveDate>) -> Col {
-    Col::Date(v.map(|d| Some(rentix_table::epoch_days(d))).collect())
-}
 fn i(v: impl Iterator<Item = i64>) -> Col {
     Col::I64(v.map(Some).collect())
 }
 
 pub fn fixings_table(rows: &[Fixing]) -> Table {
     let mut t = Table::new();
-    t.push("date", dates(rows.iter().map(|r| r.date)));
+    t.push("date", Col::dates(rows.iter().map(|r| r.date)));
     t.push("grade", s(rows.iter().map(|r| r.grade.clone())));
     t.push("value", Col::F64(rows.iter().map(|r| r.value).collect()));
     t.push("method", s(rows.iter().map(|r| r.method.clone())));
@@ -126,7 +122,7 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
 
 pub fn forward_table(rows: &[ForwardPoint]) -> Table {
     let mut t = Table::new();
-    t.push("date", dates(rows.iter().map(|r| r.date)));
+    t.push("date", Col::dates(rows.iter().map(|r| r.date)));
     t.push("gpu", s(rows.iter().map(|r| r.gpu.clone())));
     t.push("scope", s(rows.iter().map(|r| r.scope.clone())));
     t.push("term", s(rows.iter().map(|r| r.term.clone())));

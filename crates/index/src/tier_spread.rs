@@ -58,14 +58,7 @@ pub fn tier_spreads_table(rows: &[TierSpread]) -> Table {
     let s = |g: &dyn Fn(&TierSpread) -> String| Col::Str(rows.iter().map(|r| Some(g(r))).collect());
     let f = |g: &dyn Fn(&TierSpread) -> f64| Col::F64(rows.iter().map(|r| Some(g(r))).collect());
     let mut t = Table::new();
-    t.push(
-        "date",
-        Col::Date(
-            rows.iter()
-                .map(|r| Some(rentix_table::epoch_days(r.date)))
-                .collect(),
-        ),
-    );
+    t.push("date", Col::dates(rows.iter().map(|r| r.date)));
     t.push("grade", s(&|r| r.grade.clone()));
     t.push("base_grade", s(&|r| r.base_grade.clone()));
     t.push("tier_value", f(&|r| r.tier_value));
@@ -82,14 +75,7 @@ pub fn tier_spreads_table(rows: &[TierSpread]) -> Table {
 /// per operator-tier step, by date.
 pub fn tier_differentials_table(rows: &[crate::composite::TierDifferential]) -> Table {
     let mut t = Table::new();
-    t.push(
-        "date",
-        Col::Date(
-            rows.iter()
-                .map(|r| Some(rentix_table::epoch_days(r.date)))
-                .collect(),
-        ),
-    );
+    t.push("date", Col::dates(rows.iter().map(|r| r.date)));
     t.push(
         "composite",
         Col::Str(rows.iter().map(|r| Some(r.composite.clone())).collect()),

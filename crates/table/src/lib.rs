@@ -141,6 +141,11 @@ pub fn from_epoch_days(days: i32) -> Option<chrono::NaiveDate> {
 }
 
 impl Col {
+    /// A column of dates, every one present: a Parquet `DATE`, `YYYY-MM-DD` in CSV.
+    pub fn dates(v: impl Iterator<Item = chrono::NaiveDate>) -> Col {
+        Col::Date(v.map(|d| Some(epoch_days(d))).collect())
+    }
+
     pub fn len(&self) -> usize {
         match self {
             Col::Str(v) => v.len(),
