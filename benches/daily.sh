@@ -29,7 +29,9 @@ for years in 1 8; do
     measure "ingest ${years}y" "$R" ingest --store "$W/store$years" "$W/sim$years/observations.csv"
     rm -rf "$W/sim$years"
   fi
-  last=$(ls "$W/store$years/observations" | sort | tail -1 | sed 's/^date=//')
+  # The store's last fixing date, from its run record (a month's directory names
+  # only the month).
+  last=$(grep -o '"last_fixing_date": "[0-9-]*"' "$W/store$years/runs/run-000001.json" | tail -1 | cut -d'"' -f4)
   rm -rf "$W/pub$years"; mkdir -p "$W/pub$years"
   measure "index full ${years}y" "$R" index --store "$W/store$years" --out "$W/pub$years/f.csv"
   measure "one day, incremental ${years}y" "$R" index --store "$W/store$years" --out "$W/pub$years/f.csv" --from "$last" --to "$last"

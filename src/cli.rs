@@ -76,7 +76,7 @@ pub(crate) enum Command {
                             rentix report --in fixings.csv --in listings.csv --truth sim/truth.csv --out compare.html   # methodologies side by side"
     )]
     Report(ReportArgs),
-    /// Inspect or maintain a store: `rentix store check` reads back every run and partition, `rentix store compact` merges each date's files into one.
+    /// Inspect or maintain a store: `rentix store check` reads back every run and partition, `rentix store compact` merges each month's files into one, `rentix store migrate` rewrites a store of date partitions by month.
     Store(StoreArgs),
     /// Recompute every published fixing from the store under its methodology and
     /// compare every column of every row (and the forward curve and tier files
@@ -179,8 +179,8 @@ pub(crate) enum StoreCommand {
         #[arg(long)]
         deep: bool,
     },
-    /// Merge the files each fixing date has accumulated (one per run that touched
-    /// it) into one file per date: same rows, same provenance, fewer files to open.
+    /// Merge the files each month has accumulated (one per run that touched it)
+    /// into one file per month: same rows, same provenance, fewer files to open.
     /// A run of its own, committed atomically; prints what it did.
     #[command(
         after_help = "Example:\n  rentix store compact --store store\n  rentix store compact --store store --min-files 24"
@@ -189,11 +189,26 @@ pub(crate) enum StoreCommand {
         /// Store directory.
         #[arg(long)]
         store: PathBuf,
-        /// Compact a date only when it has at least this many files (2 or more).
+        /// Compact a month only when it has at least this many files (2 or more).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..))]
         min_files: u32,
-        /// Rows held in memory: dates with fewer together are merged in parallel; a
-        /// date with more is merged from its files a slice at a time.
+        /// Rows held in memory: months with fewer together are merged in parallel;
+        /// a month with more is merged from its files a slice at a time.
+        #[arg(long, default_value_t = rentix_ingest::DEFAULT_BATCH_ROWS)]
+        batch_rows: usize,
+    },
+    /// Rewrite a store written before month partitions (one file per fixing date,
+    /// `observations/date=YYYY-MM-DD/`) as one file per month
+    /// (`observations/month=YYYY-MM/`): same rows, same provenance, the fixings
+    /// computed from it byte-identical. A run of its own, committed atomically
+    /// (a kill leaves the store as it was); a store already by month is left as it
+    /// is. Such stores are read as they are, so migrating is never required.
+    #[command(after_help = "Example:\n  rentix store migrate --store store")]
+    Migrate {
+        /// Store directory.
+        #[arg(long)]
+        store: PathBuf,
+        /// Rows held in memory, as for `store compact`.
         #[arg(long, default_value_t = rentix_ingest::DEFAULT_BATCH_ROWS)]
         batch_rows: usize,
     },

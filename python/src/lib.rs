@@ -294,7 +294,7 @@ fn fixing_end(py: Python<'_>, store: String, methodology: String) -> PyResult<Op
     let req = request(self::methodology(&methodology)?, &[])?;
     py.detach(|| {
         let store = Store::open(Path::new(&store)).map_err(fail)?;
-        let Some(last) = store.partitions().map_err(fail)?.keys().max().copied() else {
+        let Some((_, last)) = store.fixing_dates().map_err(fail)? else {
             return Ok(None);
         };
         let tail = (last - chrono::Days::new(7), None);
@@ -473,12 +473,7 @@ fn ingest(
 #[pyfunction]
 fn partitions(store: String) -> PyResult<Vec<String>> {
     let store = Store::open(Path::new(&store)).map_err(fail)?;
-    Ok(store
-        .partitions()
-        .map_err(fail)?
-        .into_values()
-        .flatten()
-        .collect())
+    Ok(store.partitions().map_err(fail)?.paths())
 }
 
 fn contract(path: Option<String>, underlying: Option<String>) -> PyResult<ContractSpec> {

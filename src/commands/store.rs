@@ -1,7 +1,7 @@
-//! `rentix store check` and `rentix store compact`.
+//! `rentix store check`, `rentix store compact` and `rentix store migrate`.
 
 use crate::cli::{StoreArgs, StoreCommand};
-use rentix_ingest::{check_store, check_store_deep, compact, Store};
+use rentix_ingest::{check_store, check_store_deep, compact, Compaction, Store};
 
 pub(super) fn run(a: StoreArgs) -> anyhow::Result<()> {
     match a.command {
@@ -29,7 +29,12 @@ pub(super) fn run(a: StoreArgs) -> anyhow::Result<()> {
             min_files,
             batch_rows,
         } => {
-            let s = compact(&store, min_files as usize, batch_rows)?;
+            let s = compact(&store, Compaction::MinFiles(min_files as usize), batch_rows)?;
+            outln!("{}", serde_json::to_string_pretty(&s)?);
+            Ok(())
+        }
+        StoreCommand::Migrate { store, batch_rows } => {
+            let s = compact(&store, Compaction::Migrate, batch_rows)?;
             outln!("{}", serde_json::to_string_pretty(&s)?);
             Ok(())
         }

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use rentix_ingest::{check_store_deep, Store};
 use std::path::{Path, PathBuf};
 
-const PART: &str = "observations/date=2025-03-03/run-000001.parquet";
+const PART: &str = "observations/month=2025-03/run-000001.parquet";
 
 /// The price of listing `k`: 2 + ln(k + 2) / 10, whose mantissa bits look random
 /// (k / 7 repeats `001` and the compressor folds it).

@@ -1,6 +1,6 @@
-//! `rentix store compact`: a store that many runs wrote (one file per run per date)
-//! becomes one file per date holding the same rows, with their provenance, and gives
-//! the same fixings; the store stays checkable and later runs build on it.
+//! `rentix store compact`: a store that many runs wrote (one file per run per month)
+//! becomes one file per month holding the same rows, with their provenance, and
+//! gives the same fixings; the store stays checkable and later runs build on it.
 
 use crate::util::{p, rentix, rentix_ok};
 use rentix_ingest::{Store, StoredObservation};
@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// Every committed row, in dedupe-key order (a key is unique within its date).
-fn rows(store: &Path) -> Vec<StoredObservation> {
+pub(crate) fn rows(store: &Path) -> Vec<StoredObservation> {
     let mut rows = Store::open(store).unwrap().read(None, None).unwrap();
     rows.sort_by(|a, b| {
         (a.obs.fixing_date, &a.dedupe_key).cmp(&(b.obs.fixing_date, &b.dedupe_key))
@@ -17,7 +17,7 @@ fn rows(store: &Path) -> Vec<StoredObservation> {
 }
 
 /// Files under `observations/`, relative to it.
-fn files(store: &Path) -> Vec<String> {
+pub(crate) fn files(store: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for day in std::fs::read_dir(store.join("observations")).unwrap() {
         let day = day.unwrap().path();
@@ -34,7 +34,7 @@ fn files(store: &Path) -> Vec<String> {
     out
 }
 
-fn compact(store: &Path) -> Value {
+pub(crate) fn compact(store: &Path) -> Value {
     serde_json::from_str(&rentix_ok(&["store", "compact", "--store", p(store)])).unwrap()
 }
 
@@ -51,13 +51,18 @@ fn compact_in_slices(store: &Path) -> std::process::Output {
     ])
 }
 
-fn check_is_sound(store: &Path) -> Value {
+pub(crate) fn check_is_sound(store: &Path) -> Value {
     serde_json::from_str(&rentix_ok(&["store", "check", "--store", p(store)])).unwrap()
 }
 
 /// A simulated market of 60 days split row by row (round robin) into three files,
 /// each ingested by a run of its own: every date gets three files.
-fn three_runs(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn three_runs(dir: &Path) -> std::path::PathBuf {
+    three_runs_over(dir, "60")
+}
+
+/// [`three_runs`] of `days` days.
+fn three_runs_over(dir: &Path, days: &str) -> std::path::PathBuf {
     let sim = dir.join("sim");
     rentix_ok(&[
         "simulate",
@@ -66,7 +71,7 @@ fn three_runs(dir: &Path) -> std::path::PathBuf {
         "--rows",
         "6000",
         "--days",
-        "60",
+        days,
         "--start",
         "2025-03-01",
     ]);
@@ -99,13 +104,14 @@ fn compaction_keeps_every_row_its_provenance_and_every_fixing() {
         std::fs::read(out).unwrap()
     };
     let fixings_before = fix("before.csv");
+    // 60 days from 2025-03-01: March and April, a file of each run in each.
     let days = before_files.len() / 3;
-    assert_eq!(before_files.len(), 3 * days, "three files a date");
-    assert_eq!(check_is_sound(&store)["dates_in_several_files"], days);
+    assert_eq!((days, before_files.len()), (2, 6), "three files a month");
+    assert_eq!(check_is_sound(&store)["months_in_several_files"], days);
 
     let s = compact(&store);
     assert_eq!(s["run_id"], "run-000004");
-    assert_eq!(s["dates"], days);
+    assert_eq!(s["months"], days);
     assert_eq!(s["files_replaced"], 3 * days);
     assert_eq!(s["files_written"], days);
     assert_eq!(s["files_before"], 3 * days);
@@ -123,7 +129,7 @@ fn compaction_keeps_every_row_its_provenance_and_every_fixing() {
     let check = check_is_sound(&store);
     assert_eq!(check["rows"], before_rows.len());
     assert_eq!(check["uncommitted_files"].as_array().unwrap().len(), 0);
-    assert_eq!(check["dates_in_several_files"], 0);
+    assert_eq!(check["months_in_several_files"], 0);
 
     // Nothing left to do: no run, no record.
     let again = compact(&store);
@@ -181,19 +187,19 @@ fn later_runs_deduplicate_against_compacted_rows_and_compact_again() {
     assert_eq!(
         files(&store)
             .iter()
-            .filter(|f| f.starts_with("date=2025-03-05/"))
+            .filter(|f| f.starts_with("month=2025-03/"))
             .count(),
         2
     );
 
-    assert_eq!(check_is_sound(&store)["dates_in_several_files"], 1);
+    assert_eq!(check_is_sound(&store)["months_in_several_files"], 1);
     let s = compact(&store);
-    assert_eq!(s["dates"], 1);
+    assert_eq!(s["months"], 1);
     assert_eq!(s["files_replaced"], 2);
     assert_eq!(s["rows"].as_u64().unwrap(), {
         let n = before_rows
             .iter()
-            .filter(|r| r.obs.fixing_date.to_string() == "2025-03-05");
+            .filter(|r| r.obs.fixing_date.to_string().starts_with("2025-03-"));
         n.count() as u64 + 1
     });
     let after = rows(&store);
@@ -392,18 +398,24 @@ fn a_file_out_of_partition_order_is_sorted_in_memory_and_refused_by_slices() {
 #[test]
 fn a_read_that_a_compaction_overtakes_starts_again_and_sees_every_row() {
     let dir = tempfile::tempdir().unwrap();
-    let store_dir = three_runs(dir.path());
+    let store_dir = three_runs_over(dir.path(), "730");
     let store = Store::open(&store_dir).unwrap();
     let rows_before = rows(&store_dir).len();
-    // The reader lists the store's 3 x 60 files; after the first file is handed
-    // over, a compaction commits and deletes them: the files not read yet are gone.
+    // The reader lists the store's 3 x 24 files (a file per run and month); after
+    // the first file is handed over, a compaction commits and deletes them: the
+    // files not read yet are gone.
     let (mut compacted, mut agains, mut seen) = (false, 0, 0usize);
     store
         .for_each_fixing_part(None, None, |delivery| match delivery {
             rentix_ingest::Delivery::Part(part) => {
                 if !compacted {
                     compacted = true;
-                    rentix_ingest::compact(&store_dir, 2, 250_000).unwrap();
+                    rentix_ingest::compact(
+                        &store_dir,
+                        rentix_ingest::Compaction::MinFiles(2),
+                        250_000,
+                    )
+                    .unwrap();
                 }
                 seen += part.len();
             }

@@ -24,6 +24,7 @@ mod ingest_cli;
 mod ingest_real;
 mod intraday;
 mod methodology_vectors;
+mod migrate;
 mod outside_readers;
 mod point_in_time;
 mod publication;

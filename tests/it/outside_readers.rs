@@ -36,7 +36,7 @@ fn python_polars_reads_the_same_store() {
     // must not see it, because staging lives outside observations/.
     let leftover = m
         .store()
-        .join("staging/run-999999/commit/observations/date=2025-01-01");
+        .join("staging/run-999999/commit/observations/month=2025-01");
     std::fs::create_dir_all(&leftover).unwrap();
     std::fs::copy(
         m.store().join(&store.runs().unwrap()[0].partitions[0]),

@@ -124,9 +124,9 @@ fn a_killed_run_leaves_the_store_as_it_was() {
     let before = content(&store);
     // What a run killed before its commit leaves: a partition file no run record
     // names, a staging directory, and its lock.
-    let stray = store.join("observations/date=2025-03-01/run-000002.parquet");
+    let stray = store.join("observations/month=2025-03/run-000002.parquet");
     std::fs::copy(
-        store.join("observations/date=2025-03-01/run-000001.parquet"),
+        store.join("observations/month=2025-03/run-000001.parquet"),
         &stray,
     )
     .unwrap();

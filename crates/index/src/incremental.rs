@@ -218,11 +218,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
         } else {
             CLOCK_SKEW_DAYS
         };
-        let earliest = run
-            .partitions
-            .iter()
-            .filter_map(|p| rentix_ingest::partition_date(p))
-            .min();
+        let earliest = rentix_ingest::fixing_dates_of(std::slice::from_ref(run)).map(|(f, _)| f);
         if earliest.is_some_and(|p| p <= after + Days::new(skew)) {
             return Decision::Full(format!(
                 "{} brought observations of {} or before, which the last publication's state already covers",

@@ -566,11 +566,7 @@ pub fn fix_store(
         path: store.root().to_path_buf(),
         detail,
     };
-    let parts = store.partitions()?;
-    let (Some(first), Some(last)) = (
-        parts.keys().next().copied(),
-        parts.keys().next_back().copied(),
-    ) else {
+    let Some((first, last)) = store.fixing_dates()? else {
         return Err(input_err("the store holds no observations".into()));
     };
     let from = from.unwrap_or(first);
@@ -586,11 +582,11 @@ pub fn fix_store(
     // before midnight UTC can sit in the previous fixing date's partition.
     let start = (from - Days::new(m.warm_up_days())).max(first).min(from);
     let mut builder = IntradayInputBuilder::new(m).map_err(input_err)?;
-    for (_, files) in parts.range(start - Days::new(1)..=to + Days::new(1)) {
-        for f in files {
-            builder.add(&store.read_part_for_fixing(f)?);
-        }
-    }
+    store.for_each_part_for_fixing(
+        Some(start - Days::new(1)),
+        Some(to + Days::new(1)),
+        |rows| builder.add(&rows),
+    )?;
     let input = builder.finish();
     let mut r = fix_intraday(m, &input, start, to).map_err(input_err)?;
     if start < from {

@@ -86,11 +86,7 @@ pub fn past_the_store(
     to: Option<chrono::NaiveDate>,
     today: chrono::NaiveDate,
 ) -> Option<chrono::NaiveDate> {
-    let last = runs
-        .iter()
-        .flat_map(|r| r.partitions.iter())
-        .filter_map(|p| rentix_ingest::partition_date(p))
-        .max();
+    let last = rentix_ingest::fixing_dates_of(runs).map(|(_, last)| last);
     to.map(|t| t.min(today))
         .filter(|t| last.is_none_or(|l| *t > l))
 }

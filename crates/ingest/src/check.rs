@@ -2,14 +2,12 @@
 //! record, partition or file it cannot read or that disagrees with its run record,
 //! so a store can always be repaired or trusted.
 
-use crate::store::{partition_date, Store};
+use crate::partition::{partition_span, Span};
+use crate::store::Store;
 use crate::summary::IngestSummary;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
-
-/// Years a partition date may carry (the ingest bounds are narrower).
-const PLAUSIBLE_YEARS: std::ops::RangeInclusive<i32> = 2000..=2100;
 
 /// What the check found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -17,9 +15,12 @@ pub struct StoreReport {
     pub runs: usize,
     pub partitions: usize,
     pub rows: u64,
-    /// Fixing dates held in more than one file (one per run that touched them):
+    /// Months held in more than one file (one per run that touched them):
     /// `rentix store compact` merges them.
-    pub dates_in_several_files: usize,
+    pub months_in_several_files: usize,
+    /// Files of one fixing date (the layout before month partitions):
+    /// `rentix store migrate` rewrites them by month.
+    pub date_partitions: usize,
     /// Files under `observations/` or `quarantine/` that no run names (a killed
     /// run's leftovers; the next ingest sweeps them).
     pub uncommitted_files: Vec<String>,
@@ -105,7 +106,7 @@ fn check(store: &Store, deep: bool) -> StoreReport {
     // they are not read, and one still on disk is a leftover.
     let replaced = crate::store::replaced_files(runs.iter().map(|(_, run)| run));
     let written: BTreeSet<&String> = runs.iter().flat_map(|(_, run)| &run.partitions).collect();
-    let mut files_by_date = std::collections::BTreeMap::new();
+    let mut files_by_month = std::collections::BTreeMap::new();
     let mut without_checksum = 0usize;
     for (path, run) in &runs {
         r.runs += 1;
@@ -122,8 +123,9 @@ fn check(store: &Store, deep: bool) -> StoreReport {
         }
         named.insert(run.quarantine_file.clone());
         for part in run.partitions.iter().filter(|p| !replaced.contains(*p)) {
-            if let Some(date) = partition_date(part) {
-                *files_by_date.entry(date).or_insert(0usize) += 1;
+            if let Some(span) = partition_span(part) {
+                *files_by_month.entry(span.month()).or_insert(0usize) += 1;
+                r.date_partitions += usize::from(matches!(span, Span::Date(_)));
             }
         }
         let mut run_rows = 0u64;
@@ -135,21 +137,14 @@ fn check(store: &Store, deep: bool) -> StoreReport {
             }
             named.insert(part.clone());
             r.partitions += 1;
-            let Some(date) = partition_date(part) else {
+            let Some(span) = partition_span(part) else {
                 r.problems.push(format!(
-                    "{part} (run {}): no date=YYYY-MM-DD in the path",
-                    run.run_id
-                ));
-                continue;
-            };
-            if !PLAUSIBLE_YEARS.contains(&chrono::Datelike::year(&date)) {
-                r.problems.push(format!(
-                    "{part} (run {}): fixing date {date} is implausible; remove the run record {} and its files, then ingest again",
+                    "{part} (run {}): no month=YYYY-MM (or date=YYYY-MM-DD) of a year 2000 to 2100 in the path; remove the run record {} and its files, then ingest again",
                     run.run_id,
                     rel(root, path)
                 ));
                 continue;
-            }
+            };
             let recorded = run.partition_checksums.get(part);
             match recorded {
                 Some(c) => {
@@ -172,10 +167,18 @@ fn check(store: &Store, deep: bool) -> StoreReport {
                             c.rows
                         ));
                     }
-                    if let Some(bad) = rows.iter().find(|o| o.obs.fixing_date != date) {
+                    if let Some(bad) = rows.iter().find(|o| !span.contains(o.obs.fixing_date)) {
                         r.problems.push(format!(
-                            "{part}: a row has fixing date {} in the partition of {date}",
-                            bad.obs.fixing_date
+                            "{part}: a row has fixing date {}, outside the partition's {}",
+                            bad.obs.fixing_date,
+                            span.segment()
+                        ));
+                    } else if rows
+                        .windows(2)
+                        .any(|w| w[0].obs.fixing_date > w[1].obs.fixing_date)
+                    {
+                        r.problems.push(format!(
+                            "{part}: rows are not in fixing-date order, as the store writes them"
                         ));
                     }
                 }
@@ -205,7 +208,7 @@ fn check(store: &Store, deep: bool) -> StoreReport {
             "{without_checksum} partition(s): no checksum recorded (committed before run records held them); sizes, rows and SHA-256 not compared"
         ));
     }
-    r.dates_in_several_files = files_by_date.values().filter(|n| **n > 1).count();
+    r.months_in_several_files = files_by_month.values().filter(|n| **n > 1).count();
     // Whatever was compacted, the store holds every row its runs accepted.
     let accepted: u64 = runs.iter().map(|(_, run)| run.accepted).sum();
     if r.rows != accepted {

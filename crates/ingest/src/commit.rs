@@ -1,13 +1,15 @@
 //! The commit of one ingest run, date by date: merge the run's rows of a fixing date
 //! with what the store holds, keep one row per dedupe key (the survivor chosen by
-//! content, so input order does not matter), count duplicates and conflicts, sort,
-//! and write the date's partition under staging. Dates are independent, so they are
-//! committed in parallel by chunks; outcomes are merged in date order, so the result
-//! does not depend on the thread count.
+//! content, so input order does not matter), count duplicates and conflicts, sort.
+//! Dates are independent, so they are committed in parallel by chunks; outcomes are
+//! merged in date order, so the result does not depend on the thread count, and
+//! each month's dates are written in that order into the run's one file of the
+//! month under staging ([`MonthWriter`]).
 
 use crate::error::Result;
+use crate::partition::partition_path;
 use crate::schema::{content_key, to_table, StoredObservation};
-use crate::store::{partition_path, Store};
+use crate::store::Store;
 use crate::summary::Conflict;
 use chrono::{Datelike, NaiveDate};
 use rayon::prelude::*;
@@ -22,8 +24,8 @@ pub(crate) const MAX_CONFLICT_EXAMPLES: usize = 100;
 #[derive(Debug, Default)]
 pub(crate) struct DateOutcome {
     pub date: Option<NaiveDate>,
-    /// The partition written (relative to the store), when any row was kept.
-    pub partition: Option<String>,
+    /// The rows kept, for the month's file (none when no row was kept).
+    pub rows: Option<DateRows>,
     pub accepted: u64,
     pub duplicates_within_run: u64,
     pub duplicates_of_store: u64,
@@ -121,8 +123,7 @@ pub(crate) struct DateInput {
 /// Everything a date's commit needs from the run.
 pub(crate) struct CommitCtx<'a> {
     pub store: &'a Store,
-    pub committed: &'a BTreeMap<NaiveDate, Vec<String>>,
-    pub run_id: &'a str,
+    pub committed: &'a crate::partition::Partitions,
     /// Where partitions are written before the commit moves them into place.
     pub staging: &'a Path,
     /// A date with more rows than this is committed by merging its sorted spills
@@ -287,9 +288,11 @@ impl Dedupe<'_> {
     }
 }
 
-/// The order of a partition's rows.
+/// The order of a partition's rows: by fixing date (a month's file holds many),
+/// then grade.
 pub(crate) fn partition_order(a: &StoredObservation, b: &StoredObservation) -> std::cmp::Ordering {
     (
+        a.obs.fixing_date,
         &a.obs.grade,
         a.obs.kind,
         a.obs.observed_at,
@@ -297,6 +300,7 @@ pub(crate) fn partition_order(a: &StoredObservation, b: &StoredObservation) -> s
         &a.dedupe_key,
     )
         .cmp(&(
+            b.obs.fixing_date,
             &b.obs.grade,
             b.obs.kind,
             b.obs.observed_at,
@@ -322,34 +326,33 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
             ..Default::default()
         },
     };
-    let rel = partition_path(date, ctx.run_id);
-    // Written under staging and moved into observations/ only at the commit, so the
-    // dataset directory never holds an uncommitted file for an outside reader
-    // (DuckDB, Spark, polars) to glob. Made durable with the run's other partitions
-    // before any is published.
-    let staged = ctx.staging.join(&rel);
     let total = rows.len() + spills.iter().map(|s| s.rows).sum::<usize>();
-    let accepted = if total > ctx.memory_rows {
-        crate::merge::commit_busy_date(ctx, date, rows, &spills, &mut dedupe, &staged)?
+    let (accepted, kept) = if total > ctx.memory_rows {
+        // Merged into a file of its own (it does not fit in memory), which the
+        // month's file then copies a slice at a time.
+        let staged = ctx.staging.join("days").join(format!("{date}.parquet"));
+        let n = crate::merge::commit_busy_date(ctx, date, rows, &spills, &mut dedupe, &staged)?;
+        (n, DateRows::File(staged))
     } else {
-        commit_in_memory(rows, &spills, &mut dedupe, &staged)?
+        let (n, tables) = commit_in_memory(rows, &spills, &mut dedupe)?;
+        (n, DateRows::Tables(tables))
     };
     let mut out = dedupe.out;
     if accepted > 0 {
         out.accepted = accepted;
-        out.partition = Some(rel);
+        out.rows = Some(kept);
     }
     Ok(out)
 }
 
 /// Commits a date whose rows fit the memory budget: all read, their positions
-/// sorted, the survivors written in partition order. Returns how many were kept.
+/// sorted, the survivors converted in partition order, a row group's worth at a
+/// time. Returns how many were kept, and their tables.
 fn commit_in_memory(
     held: Vec<StoredObservation>,
     spills: &[crate::spill::Section],
     dedupe: &mut Dedupe<'_>,
-    staged: &Path,
-) -> Result<u64> {
+) -> Result<(u64, Vec<rentix_table::Table>)> {
     // In input order: the spills as they were written, then the rows still held
     // (the latest read), so an identical duplicate keeps its first occurrence
     // whatever the batch size. Room for every row at once: a vector grown by
@@ -361,16 +364,125 @@ fn commit_in_memory(
     rows.extend(held);
     let kept = keep_survivors(&mut rows, dedupe);
     if kept == 0 {
-        return Ok(0);
+        return Ok((0, Vec::new()));
     }
     let kept = &mut rows[..kept];
-    // Converted and written a row group at a time: the rows are never held as one
-    // whole table (and once more as polars' columns) beside themselves.
-    rentix_table::write_unsynced_parquet_batches(
-        staged,
-        kept.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
-    )?;
-    Ok(kept.len() as u64)
+    let tables = kept
+        .chunks_mut(rentix_table::ROW_GROUP_ROWS)
+        .map(to_table)
+        .collect();
+    Ok((kept.len() as u64, tables))
+}
+
+/// A committed date's rows on their way into the month's file.
+#[derive(Debug)]
+pub(crate) enum DateRows {
+    /// Converted in memory, a row group each.
+    Tables(Vec<rentix_table::Table>),
+    /// Written to a file of the date (a busy date, merged on disk).
+    File(std::path::PathBuf),
+}
+
+/// A month's file being written: its tables go to a writer thread in date order.
+struct OpenMonth {
+    month: (i32, u32),
+    rel: String,
+    tx: std::sync::mpsc::SyncSender<rentix_table::Table>,
+    writer: std::thread::JoinHandle<rentix_table::Result<()>>,
+}
+
+/// Writes a run's committed dates, in date order, into one file per month under
+/// staging (`observations/month=YYYY-MM/RUN.parquet`), each date a row group or
+/// more: memory holds the dates of a commit chunk, never the month.
+pub(crate) struct MonthWriter<'a> {
+    staging: &'a Path,
+    run_id: &'a str,
+    open: Option<OpenMonth>,
+    written: Vec<String>,
+}
+
+impl<'a> MonthWriter<'a> {
+    pub(crate) fn new(staging: &'a Path, run_id: &'a str) -> Self {
+        Self {
+            staging,
+            run_id,
+            open: None,
+            written: Vec::new(),
+        }
+    }
+
+    /// Appends `date`'s rows (dates come in order) to its month's file.
+    pub(crate) fn add(&mut self, date: NaiveDate, rows: DateRows) -> Result<()> {
+        let month = (date.year(), date.month());
+        if self.open.as_ref().is_some_and(|o| o.month != month) {
+            self.close()?;
+        }
+        if self.open.is_none() {
+            let rel = partition_path(date, self.run_id);
+            let path = self.staging.join(&rel);
+            // Two tables in flight: the writer encodes one while the next is queued.
+            let (tx, rx) = std::sync::mpsc::sync_channel(2);
+            let writer = std::thread::spawn(move || {
+                rentix_table::write_unsynced_parquet_batches(&path, rx.into_iter())
+            });
+            self.open = Some(OpenMonth {
+                month,
+                rel,
+                tx,
+                writer,
+            });
+        }
+        let Some(open) = self.open.as_ref() else {
+            return Ok(());
+        };
+        // A send fails only when the writer stopped: its error is returned at close.
+        match rows {
+            DateRows::Tables(tables) => {
+                for t in tables {
+                    if open.tx.send(t).is_err() {
+                        return self.close();
+                    }
+                }
+            }
+            DateRows::File(path) => {
+                let total = rentix_table::Table::parquet_rows(&path)?;
+                for start in (0..total).step_by(rentix_table::ROW_GROUP_ROWS) {
+                    let t = rentix_table::Table::read_parquet_rows(
+                        &path,
+                        start,
+                        rentix_table::ROW_GROUP_ROWS,
+                    )?;
+                    if open.tx.send(t).is_err() {
+                        return self.close();
+                    }
+                }
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let Some(OpenMonth {
+            rel, tx, writer, ..
+        }) = self.open.take()
+        else {
+            return Ok(());
+        };
+        drop(tx);
+        let written = writer.join().map_err(|_| {
+            crate::error::IngestError::Accounting(format!("the writer of {rel} panicked"))
+        })?;
+        written?;
+        self.written.push(rel);
+        Ok(())
+    }
+
+    /// Closes the last month; the files written (relative to the store), in order.
+    pub(crate) fn finish(mut self) -> Result<Vec<String>> {
+        self.close()?;
+        Ok(self.written)
+    }
 }
 
 /// Keeps one row per dedupe key of a date's rows (in input order), judged by

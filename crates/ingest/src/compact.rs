@@ -1,17 +1,20 @@
-//! `rentix store compact`: merges the files of each fixing date that runs have
-//! accumulated (one per run that touched the date: hourly ingests, late quotes)
-//! into one file, so that readers open one file per date.
+//! `rentix store compact`: merges the files of each month that runs have
+//! accumulated (one per run that touched the month: daily or hourly ingests, late
+//! quotes) into one file, so that readers open one file per month.
+//! `rentix store migrate` is the same merge of every month that still holds files
+//! of the layout before month partitions (one per date), however few.
 //!
 //! A compaction is a run like an ingest: under the store's lock, written under
 //! staging and published at one commit point (its run record, which names the file
-//! it wrote per date and the files it `replaces`). The rows are the same, with their
-//! provenance (`input_file`, `input_row`), in the partition order an ingest writes;
-//! the records of the runs that wrote the replaced files stay as they are.
+//! it wrote per month and the files it `replaces`). The rows are the same, with
+//! their provenance (`input_file`, `input_row`), in the partition order an ingest
+//! writes; the records of the runs that wrote the replaced files stay as they are.
 
 use crate::commit::partition_order;
 use crate::error::{IngestError, Result};
+use crate::partition::{partition_path, Span};
 use crate::schema::{to_table, StoredObservation};
-use crate::store::{partition_path, Store};
+use crate::store::Store;
 use crate::summary::IngestSummary;
 use chrono::NaiveDate;
 use rayon::prelude::*;
@@ -24,9 +27,9 @@ pub struct CompactSummary {
     /// The compaction's run id (`None` when there was nothing to compact: no run
     /// record is written then).
     pub run_id: Option<String>,
-    /// Dates whose files were merged.
-    pub dates: usize,
-    /// Files replaced, and files written (one per date).
+    /// Months whose files were merged.
+    pub months: usize,
+    /// Files replaced, and files written (one per month).
     pub files_replaced: usize,
     pub files_written: usize,
     /// Rows moved: the same before and after.
@@ -36,23 +39,40 @@ pub struct CompactSummary {
     pub files_after: usize,
 }
 
-/// Merges the files of every fixing date that has at least `min_files` of them
-/// (2 or more) into one file per date. Memory holds about `batch_rows` rows: dates
-/// with fewer together are merged in parallel, each sorted in memory; a date with
-/// more is merged from its files a slice at a time (they are in partition order),
-/// into the same file.
-pub fn compact(store_dir: &Path, min_files: usize, batch_rows: usize) -> Result<CompactSummary> {
+/// Which months a compaction merges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// Every month with at least this many files (2 or more).
+    MinFiles(usize),
+    /// Every month holding a file of one date (the layout before month
+    /// partitions), whatever their number: `rentix store migrate`.
+    Migrate,
+}
+
+/// Merges the files of every month `which` names into one file per month. Memory
+/// holds about `batch_rows` rows: months with fewer together are merged in
+/// parallel, each sorted in memory; a month with more is merged from its files a
+/// slice at a time (they are in partition order), into the same file.
+pub fn compact(store_dir: &Path, which: Compaction, batch_rows: usize) -> Result<CompactSummary> {
     let store = Store::open(store_dir)?;
-    let lock = crate::lock::StoreLock::acquire(&store_dir.join(".lock"), "store compact")?;
+    let what = match which {
+        Compaction::MinFiles(_) => "store compact",
+        Compaction::Migrate => "store migrate",
+    };
+    let lock = crate::lock::StoreLock::acquire(&store_dir.join(".lock"), what)?;
     // Before the sweep: a killed run's leftovers keep their id from being reused.
     let run_id = store.next_run_id()?;
     store.sweep(&lock)?;
     let parts = store.partitions()?;
-    let files_before = parts.values().map(Vec::len).sum();
-    let due: Vec<Due<'_>> = parts
-        .iter()
-        .filter(|(_, files)| files.len() >= min_files.max(2))
-        .map(|(d, f)| (*d, f))
+    let files_before = parts.len();
+    let due: Vec<Due> = parts
+        .by_month()
+        .into_iter()
+        .filter(|(_, files)| match which {
+            Compaction::MinFiles(n) => files.len() >= n.max(2),
+            Compaction::Migrate => files.iter().any(|f| matches!(f.span, Span::Date(_))),
+        })
+        .map(|(m, files)| (m, files.into_iter().map(|f| f.rel.clone()).collect()))
         .collect();
     let mut out = CompactSummary {
         files_before,
@@ -68,7 +88,7 @@ pub fn compact(store_dir: &Path, min_files: usize, batch_rows: usize) -> Result<
         mapping: "compact".into(),
         ..Default::default()
     };
-    let written = stage_dates(
+    let written = stage_months(
         &store,
         &due,
         batch_rows.max(1),
@@ -85,11 +105,17 @@ pub fn compact(store_dir: &Path, min_files: usize, batch_rows: usize) -> Result<
     // Committed: the replaced files are no part of the store any more. Removed now;
     // any this fails to remove, the next run's sweep does.
     for gone in &summary.replaces {
-        let _ = std::fs::remove_file(store_dir.join(gone));
+        let path = store_dir.join(gone);
+        let _ = std::fs::remove_file(&path);
+        // A date's or month's directory left empty goes too (a directory that
+        // still holds a file is not removed).
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
     crate::publish::remove_staging(store_dir, &run_id);
     out.run_id = Some(run_id);
-    out.dates = due.len();
+    out.months = due.len();
     out.files_replaced = summary.replaces.len();
     out.files_written = summary.partitions.len();
     out.rows = summary.compacted_rows;
@@ -98,58 +124,70 @@ pub fn compact(store_dir: &Path, min_files: usize, batch_rows: usize) -> Result<
     Ok(out)
 }
 
-/// Writes the merged file of every date `due` under `staged`, and what it did into
+/// Writes the merged file of every month `due` under `staged`, and what it did into
 /// `summary`.
-fn stage_dates(
+fn stage_months(
     store: &Store,
-    due: &[Due<'_>],
+    due: &[Due],
     batch_rows: usize,
     run_id: &str,
     staged: &Path,
     summary: &mut IngestSummary,
 ) -> Result<()> {
+    let mut dates: Option<(NaiveDate, NaiveDate)> = None;
     for (chunk, rows) in chunks_by_rows(due, store.root(), batch_rows)? {
-        let moved: Vec<(NaiveDate, u64)> = if rows > batch_rows {
-            // One date alone, too busy to hold: merged a slice of each file at a time.
-            let (date, files) = chunk[0];
+        let moved: Vec<Moved> = if rows > batch_rows {
+            // One month alone, too busy to hold: merged a slice of each file at a time.
+            let (month, files) = &chunk[0];
             let paths: Vec<_> = files.iter().map(|f| store.root().join(f)).collect();
             let slice = (batch_rows / paths.len().max(1)).max(1);
-            let to = staged.join(partition_path(date, run_id));
-            vec![(date, crate::merge::merge_stored(&paths, &to, slice)?)]
+            let to = staged.join(partition_path(*month, run_id));
+            vec![crate::merge::merge_stored(&paths, &to, slice)?]
         } else {
             chunk
                 .par_iter()
-                .map(|(date, files)| {
-                    let rel = partition_path(*date, run_id);
-                    compact_date(store, *date, files, &staged.join(&rel)).map(|n| (*date, n))
+                .map(|(month, files)| {
+                    let rel = partition_path(*month, run_id);
+                    compact_month(store, *month, files, &staged.join(&rel))
                 })
                 .collect::<Result<_>>()?
         };
-        for ((date, n), (_, files)) in moved.into_iter().zip(chunk) {
-            // A date of no rows (no ingest writes one) gets no file.
-            if n > 0 {
-                summary.partitions.push(partition_path(date, run_id));
+        for (m, (month, files)) in moved.into_iter().zip(chunk) {
+            // A month of no rows (no ingest writes one) gets no file.
+            if m.rows > 0 {
+                summary.partitions.push(partition_path(*month, run_id));
+            }
+            if let Some((a, b)) = m.dates {
+                dates = Some(dates.map_or((a, b), |(f, l)| (f.min(a), l.max(b))));
             }
             summary.replaces.extend(files.iter().cloned());
-            summary.compacted_rows += n;
+            summary.compacted_rows += m.rows;
         }
     }
-    summary.first_fixing_date = due.first().map(|(d, _)| d.to_string());
-    summary.last_fixing_date = due.last().map(|(d, _)| d.to_string());
+    summary.first_fixing_date = dates.map(|(d, _)| d.to_string());
+    summary.last_fixing_date = dates.map(|(_, d)| d.to_string());
     Ok(())
 }
 
-/// A date due for compaction and its files.
-type Due<'s> = (NaiveDate, &'s Vec<String>);
+/// What merging one month's files moved: its rows, and the first and last fixing
+/// date among them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Moved {
+    pub rows: u64,
+    pub dates: Option<(NaiveDate, NaiveDate)>,
+}
 
-/// `due` cut into runs of consecutive dates holding at most `batch_rows` rows
-/// together (as their files' footers count them), or one date each if larger; with
+/// A month due for compaction (its first day) and its files.
+type Due = (NaiveDate, Vec<String>);
+
+/// `due` cut into runs of consecutive months holding at most `batch_rows` rows
+/// together (as their files' footers count them), or one month each if larger; with
 /// the rows each holds.
-fn chunks_by_rows<'d, 's>(
-    due: &'d [Due<'s>],
+fn chunks_by_rows<'d>(
+    due: &'d [Due],
     store_dir: &Path,
     batch_rows: usize,
-) -> Result<Vec<(&'d [Due<'s>], usize)>> {
+) -> Result<Vec<(&'d [Due], usize)>> {
     let sizes: Vec<usize> = due
         .par_iter()
         .map(|(_, files)| {
@@ -174,10 +212,11 @@ fn chunks_by_rows<'d, 's>(
     Ok(chunks)
 }
 
-/// Writes the rows of `files` (one date's) as one file at `to`, in partition order;
-/// returns how many. Refuses a date whose files share a dedupe key: an ingest
-/// never writes one, so the store would need repair, not compaction.
-fn compact_date(store: &Store, date: NaiveDate, files: &[String], to: &Path) -> Result<u64> {
+/// Writes the rows of `files` (one month's) as one file at `to`, in partition
+/// order. Refuses a month whose files share a dedupe key (the key includes the
+/// fixing date): an ingest never writes one, so the store would need repair, not
+/// compaction.
+fn compact_month(store: &Store, month: NaiveDate, files: &[String], to: &Path) -> Result<Moved> {
     let mut rows: Vec<StoredObservation> = Vec::new();
     for f in files {
         rows.extend(store.read_part(f)?);
@@ -187,18 +226,26 @@ fn compact_date(store: &Store, date: NaiveDate, files: &[String], to: &Path) -> 
     keys.par_sort_unstable();
     if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
         return Err(IngestError::Store {
-            path: store.root().join(format!("observations/date={date}")),
+            path: store
+                .root()
+                .join("observations")
+                .join(Span::month_of(month).segment()),
             detail: format!(
-                "dedupe key {} is stored twice on {date}; `rentix store check` and repair the store before compacting",
-                w[0]
+                "dedupe key {} is stored twice in {}; `rentix store check` and repair the store before compacting",
+                w[0],
+                month.format("%Y-%m")
             ),
         });
     }
     drop(keys);
+    let dates = rows
+        .first()
+        .zip(rows.last())
+        .map(|(a, b)| (a.obs.fixing_date, b.obs.fixing_date));
     let n = rows.len() as u64;
     rentix_table::write_unsynced_parquet_batches(
         to,
         rows.chunks_mut(rentix_table::ROW_GROUP_ROWS).map(to_table),
     )?;
-    Ok(n)
+    Ok(Moved { rows: n, dates })
 }

@@ -6,7 +6,7 @@
 
 use crate::error::{IngestError, Result};
 use crate::schema::TimeCol;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use rentix_core::{GpuHours, Grade, ObservationKind, OperatorTier, UsdPerGpuHour};
 use rentix_table::{Coded, Col, Table};
 use std::collections::BTreeMap;
@@ -41,15 +41,42 @@ impl FixingPart {
     pub fn is_empty(&self) -> bool {
         self.dedupe_key.is_empty()
     }
+
+    /// Keeps the rows whose `keep` is true.
+    fn retain(&mut self, keep: &[bool]) {
+        fn by<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut k = keep.iter();
+            v.retain(|_| k.next().copied().unwrap_or(false));
+        }
+        by(&mut self.dedupe_key, keep);
+        by(&mut self.kind, keep);
+        by(&mut self.observed_at, keep);
+        by(&mut self.source, keep);
+        by(&mut self.grade, keep);
+        by(&mut self.usd_per_gpu_hour, keep);
+        by(&mut self.quantity_gpu_hours, keep);
+        by(&mut self.operator_tier, keep);
+    }
 }
 
 /// Reads a partition table (read with [`CODED_FIXING_COLUMNS`] coded) into a
 /// [`FixingPart`], refusing any row the store could not have written.
+pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
+    fixing_part_in(t, path, None, None)
+}
+
+/// [`fixing_part`] keeping only the rows of fixing dates `from..=to` (an open end is
+/// no bound): a month's file read for the days a run needs of it.
 #[allow(
     clippy::too_many_lines,
     reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
 )]
-pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
+pub(crate) fn fixing_part_in(
+    t: Table,
+    path: &Path,
+    from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
+) -> Result<FixingPart> {
     let bad = |row: usize, detail: String| IngestError::Store {
         path: path.to_path_buf(),
         detail: format!("row {}: {detail}", row + 1),
@@ -140,6 +167,7 @@ pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
         ..Default::default()
     };
     let height = keys.len();
+    let mut keep = Vec::with_capacity(height);
     out.dedupe_key.reserve(height);
     out.observed_at.reserve(height);
     out.usd_per_gpu_hour.reserve(height);
@@ -152,10 +180,11 @@ pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
                 .map_err(|e| bad(r, format!("observed_at: {e}")))?
                 .ok_or_else(|| bad(r, "observed_at is empty".into()))?,
         );
-        fixing_date
+        let day = fixing_date
             .date(r)
             .map_err(|e| bad(r, format!("fixing_date: {e}")))?
             .ok_or_else(|| bad(r, "fixing_date is empty".into()))?;
+        keep.push(!(from.is_some_and(|f| day < f) || to.is_some_and(|t| day > t)));
         out.usd_per_gpu_hour.push(
             UsdPerGpuHour::positive(usd.get(r).copied().flatten().unwrap_or(f64::NAN))
                 .map_err(|e| bad(r, e.to_string()))?
@@ -169,6 +198,9 @@ pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
                 .transpose()
                 .map_err(|e| bad(r, e.to_string()))?,
         );
+    }
+    if keep.contains(&false) {
+        out.retain(&keep);
     }
     Ok(out)
 }

@@ -3,7 +3,7 @@
 //! Reads the canonical observations CSV or a foreign layout through a mapping file,
 //! validates and normalizes every row to USD per GPU-hour, quarantines what it
 //! refuses (with a reason code), removes duplicates, and commits Parquet partitions
-//! by fixing date plus a run summary in one atomic step.
+//! by month of fixing date plus a run summary in one atomic step.
 
 mod check;
 mod commit;
@@ -14,6 +14,7 @@ mod lock;
 mod mapping;
 mod merge;
 mod normalize;
+mod partition;
 mod pipeline;
 mod publish;
 mod quarantine;
@@ -28,7 +29,7 @@ mod summary;
 mod test_rows;
 
 pub use check::{check_store, check_store_deep, StoreReport};
-pub use compact::{compact, CompactSummary};
+pub use compact::{compact, CompactSummary, Compaction};
 pub use error::{IngestError, Result};
 pub use fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
 pub use lock::{committing, release_all as release_all_locks, LockOwner, StoreLock};
@@ -38,6 +39,7 @@ pub use normalize::{
     DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, DEFAULT_MIN_USD_PER_GPU_HOUR,
     EARLIEST_DATE,
 };
+pub use partition::{partition_path, partition_span, PartFile, Partitions, Span};
 pub use pipeline::{ingest, read_in_memory, InMemory, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
 pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
@@ -52,7 +54,7 @@ pub use sizes::{
     MAX_EMIT_BLOCKS, MAX_FIELD_BYTES, MAX_HEADER_COLUMNS, MAX_RECORD_BYTES,
     QUARANTINE_EXTRA_FIELDS, QUARANTINE_VALUE_BYTES,
 };
-pub use store::{partition_date, partition_path, run_name, run_number, Delivery, Store};
+pub use store::{fixing_dates_of, run_name, run_number, Delivery, Store};
 pub use summary::{Conflict, FileSummary, IngestSummary, PartitionChecksum};
 
 /// A run record or other small store file, read with the config size limit.

@@ -336,23 +336,26 @@ fn write_merged(
     }
 }
 
-/// Merges committed partition files of one date (each in partition order, as rentix
+/// Merges committed partition files of one month (each in partition order, as rentix
 /// writes them) into the one file `staged`, reading each `slice_rows` rows at a time:
 /// memory holds a slice per file and 16 bytes per row for the duplicate check, never
-/// the date. Returns how many rows; refuses a dedupe key held twice (no ingest
+/// the month. Returns how many rows; refuses a dedupe key held twice (no ingest
 /// writes one) or one that is not 32 hexadecimal digits.
 pub(crate) fn merge_stored(
     files: &[std::path::PathBuf],
     staged: &Path,
     slice_rows: usize,
-) -> Result<u64> {
+) -> Result<crate::compact::Moved> {
     let sources = files
         .iter()
         .map(|f| StoredCursor::open(f.clone(), slice_rows).map(|c| Source::Stored(Box::new(c))))
         .collect::<Result<Vec<_>>>()?;
     let mut merge = Merge::new(sources, partition_order)?;
     let mut keys: Vec<u128> = Vec::new();
+    let mut dates: Option<(NaiveDate, NaiveDate)> = None;
     let n = write_merged(&mut merge, staged, |r| {
+        let d = r.obs.fixing_date;
+        dates = Some(dates.map_or((d, d), |(f, l)| (f.min(d), l.max(d))));
         let key = (r.dedupe_key.len() == 32)
             .then(|| u128::from_str_radix(&r.dedupe_key, 16).ok())
             .flatten()
@@ -376,7 +379,7 @@ pub(crate) fn merge_stored(
             ),
         });
     }
-    Ok(n)
+    Ok(crate::compact::Moved { rows: n, dates })
 }
 
 /// Merges `sections` (each sorted by `order`) in passes of at most [`MAX_FAN_IN`]

@@ -419,20 +419,21 @@ pub fn ingest(
     let ctx = CommitCtx {
         store: &store,
         committed: &committed,
-        run_id: &run_id,
         staging: &staging_commit,
         memory_rows: stager.batch_rows,
     };
     let dates: Vec<NaiveDate> = stager.dates().into_iter().collect();
+    let mut months = crate::commit::MonthWriter::new(&staging_commit, &run_id);
     for chunk in dates.chunks(COMMIT_CHUNK_DATES) {
         let inputs: Vec<DateInput> = chunk.iter().map(|&d| stager.detach(d)).collect();
         for mut o in commit_dates(&ctx, inputs)? {
-            if let Some(rel) = o.partition.take() {
-                summary.partitions.push(rel);
+            if let (Some(rows), Some(date)) = (o.rows.take(), o.date) {
+                months.add(date, rows)?;
             }
             tally.add(&mut summary, o);
         }
     }
+    summary.partitions = months.finish()?;
     tally.finish(&mut summary, &quarantine)?;
 
     quarantine.write(&store_dir.join(&quarantine_rel))?;

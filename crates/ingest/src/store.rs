@@ -1,8 +1,11 @@
-//! The observation store: Parquet partitioned by fixing date, a quarantine, and one
-//! run record per ingest.
+//! The observation store: Parquet partitioned by month of fixing date, a
+//! quarantine, and one run record per ingest.
 //!
 //! Layout under the store directory:
-//! - `observations/date=YYYY-MM-DD/run-NNNNNN.parquet`: accepted observations;
+//! - `observations/month=YYYY-MM/run-NNNNNN.parquet`: accepted observations, sorted
+//!   by fixing date then grade (stores written before month partitions hold
+//!   `observations/date=YYYY-MM-DD/...` files, read as they are: see
+//!   [`crate::partition`]);
 //! - `quarantine/run-NNNNNN.csv`: refused rows with every original field;
 //! - `runs/run-NNNNNN.json`: the ingest summary, which lists the partition files the
 //!   run wrote. Writing it (atomically) is the run's commit: readers only read the
@@ -11,17 +14,18 @@
 //!   next ingest);
 //! - `staging/`: spill files of the run in progress;
 //! - a compaction (`rentix store compact`) is a run too: its record names the one
-//!   file per date it wrote and the files it replaced (`replaces`);
+//!   file per month it wrote and the files it replaced (`replaces`);
 //! - `.lock`: held while an ingest runs, so that two runs never interleave.
 
 use crate::error::{IngestError, Result};
-use crate::fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
+use crate::fixing_part::{fixing_part, fixing_part_in, FixingPart, CODED_FIXING_COLUMNS};
+use crate::partition::{partition_span, PartFile, Partitions, Span};
 use crate::schema::{from_table, Projection, StoredObservation};
 use crate::summary::IngestSummary;
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_table::Table;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -163,37 +167,38 @@ impl Store {
         Ok(run_name(highest + 1))
     }
 
-    /// Committed partition files by fixing date (relative paths, sorted): every
-    /// file a run record names, less those a compaction replaced.
-    pub fn partitions(&self) -> Result<BTreeMap<NaiveDate, Vec<String>>> {
+    /// The committed partition files (see [`Partitions`]): every file a run record
+    /// names, less those a compaction replaced.
+    pub fn partitions(&self) -> Result<Partitions> {
         let runs = self.runs()?;
         let replaced = replaced_files(&runs);
-        let mut out: BTreeMap<NaiveDate, Vec<String>> = BTreeMap::new();
+        let mut out = Vec::new();
         for run in runs {
             for part in run.partitions {
                 if replaced.contains(&part) {
                     continue;
                 }
-                let date = partition_date(&part)
-                    .filter(|d| (2000..=2100).contains(&chrono::Datelike::year(d)))
-                    .ok_or_else(|| IngestError::Store {
-                        path: self.root.join(&part),
-                        detail: format!(
-                            "partition of run {} has no plausible date=YYYY-MM-DD; `rentix store check --store {}` lists what to repair",
-                            run.run_id,
-                            self.root.display()
-                        ),
-                    })?;
+                let span = partition_span(&part).ok_or_else(|| IngestError::Store {
+                    path: self.root.join(&part),
+                    detail: format!(
+                        "partition of run {} has no plausible month=YYYY-MM or date=YYYY-MM-DD; `rentix store check --store {}` lists what to repair",
+                        run.run_id,
+                        self.root.display()
+                    ),
+                })?;
                 if let Some(sum) = run.partition_checksums.get(&part) {
                     self.check_size(&part, sum.bytes, &run.run_id)?;
                 }
-                out.entry(date).or_default().push(part);
+                out.push(PartFile { span, rel: part });
             }
         }
-        for v in out.values_mut() {
-            v.sort();
-        }
-        Ok(out)
+        Ok(Partitions::new(out))
+    }
+
+    /// The first and last fixing date the store holds rows of (`None` when it holds
+    /// none), from the run records: a month's file says only its month.
+    pub fn fixing_dates(&self) -> Result<Option<(NaiveDate, NaiveDate)>> {
+        Ok(fixing_dates_of(&self.runs()?))
     }
 
     /// The cheap part of a partition's checksum, checked by every reader: its size
@@ -271,23 +276,25 @@ impl Store {
         projection: Projection,
     ) -> Result<Vec<StoredObservation>> {
         let parts = self.partitions()?;
-        let files: Vec<&String> = parts
-            .iter()
-            .filter(|(date, _)| {
-                !(from.is_some_and(|f| **date < f) || to.is_some_and(|t| **date > t))
-            })
-            .flat_map(|(_, files)| files)
-            .collect();
+        let files: Vec<&PartFile> = parts.overlapping(from, to).collect();
         // Sized from the files' footers first: growing a vector of a million rows by
         // doubling holds the old and the new buffer at once, which was most of
         // `index`'s peak memory.
         let mut rows = 0;
         for f in &files {
-            rows += Table::parquet_rows(&self.root.join(f))?;
+            rows += Table::parquet_rows(&self.root.join(&f.rel))?;
         }
         let mut out = Vec::with_capacity(rows);
         for f in files {
-            out.extend(self.read_part_projected(f, projection)?);
+            let part = self.read_part_projected(&f.rel, projection)?;
+            if f.span.within(from, to) {
+                out.extend(part);
+            } else {
+                out.extend(part.into_iter().filter(|r| {
+                    let d = r.obs.fixing_date;
+                    !(from.is_some_and(|f| d < f) || to.is_some_and(|t| d > t))
+                }));
+            }
         }
         Ok(out)
     }
@@ -324,36 +331,36 @@ impl Store {
             from,
             to,
             |f| {
-                let path = self.root.join(f);
+                let path = self.root.join(&f.rel);
                 let t = Table::read_parquet_coded(
                     &path,
                     Projection::Fixing.columns(),
                     &CODED_FIXING_COLUMNS,
                 )?;
-                fixing_part(t, &path)
+                if f.span.within(from, to) {
+                    fixing_part(t, &path)
+                } else {
+                    fixing_part_in(t, &path, from, to)
+                }
             },
             each,
         )
     }
 
-    /// Reads the partitions in the range with `read`, a few ahead in parallel, and
-    /// hands each result to `each` in date order.
+    /// Reads the partitions that may hold dates of the range with `read`, a few
+    /// ahead in parallel, and hands each result to `each` in date order.
     fn for_each_read<T: Send>(
         &self,
         from: Option<NaiveDate>,
         to: Option<NaiveDate>,
-        read: impl Fn(&str) -> Result<T> + Sync,
+        read: impl Fn(&PartFile) -> Result<T> + Sync,
         mut each: impl FnMut(T) + Send,
     ) -> Result<()> {
-        let files: Vec<String> = self
-            .partitions()?
-            .into_iter()
-            .filter(|(date, _)| !(from.is_some_and(|f| *date < f) || to.is_some_and(|t| *date > t)))
-            .flat_map(|(_, files)| files)
-            .collect();
+        let parts = self.partitions()?;
+        let files: Vec<&PartFile> = parts.overlapping(from, to).collect();
         let ahead = 2 * rayon::current_num_threads().max(1);
         let read_chunk =
-            |chunk: &[String]| -> Vec<Result<T>> { chunk.par_iter().map(|f| read(f)).collect() };
+            |chunk: &[&PartFile]| -> Vec<Result<T>> { chunk.par_iter().map(|f| read(f)).collect() };
         let mut chunks = files.chunks(ahead);
         let mut current = chunks.next().map(read_chunk).unwrap_or_default();
         loop {
@@ -373,6 +380,32 @@ impl Store {
                 None => return Ok(()),
             }
         }
+    }
+
+    /// Hands the rows of fixing dates `from..=to` to `each` as rows of the columns
+    /// fixing reads ([`Projection::Fixing`]), a partition at a time in date order
+    /// (a few read ahead in parallel).
+    pub fn for_each_part_for_fixing(
+        &self,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+        each: impl FnMut(Vec<StoredObservation>) + Send,
+    ) -> Result<()> {
+        self.for_each_read(
+            from,
+            to,
+            |f| {
+                let mut rows = self.read_part_projected(&f.rel, Projection::Fixing)?;
+                if !f.span.within(from, to) {
+                    rows.retain(|r| {
+                        let d = r.obs.fixing_date;
+                        !(from.is_some_and(|f| d < f) || to.is_some_and(|t| d > t))
+                    });
+                }
+                Ok(rows)
+            },
+            each,
+        )
     }
 
     pub fn read_part(&self, rel: &str) -> Result<Vec<StoredObservation>> {
@@ -395,11 +428,7 @@ impl Store {
     }
 
     /// Dedupe keys already committed for one fixing date.
-    pub fn keys_on(
-        &self,
-        parts: &BTreeMap<NaiveDate, Vec<String>>,
-        date: NaiveDate,
-    ) -> Result<BTreeSet<String>> {
+    pub fn keys_on(&self, parts: &Partitions, date: NaiveDate) -> Result<BTreeSet<String>> {
         Ok(self
             .rows_on(parts, date)?
             .into_iter()
@@ -407,18 +436,44 @@ impl Store {
             .collect())
     }
 
-    /// The committed rows of one fixing date.
-    pub fn rows_on(
-        &self,
-        parts: &BTreeMap<NaiveDate, Vec<String>>,
-        date: NaiveDate,
-    ) -> Result<Vec<StoredObservation>> {
+    /// The committed rows of one fixing date. Of a month's file, only the rows of
+    /// the date are decoded: its `fixing_date` column is read first, and the date's
+    /// rows (consecutive: the store sorts a file by date) then read as a slice.
+    pub fn rows_on(&self, parts: &Partitions, date: NaiveDate) -> Result<Vec<StoredObservation>> {
         let mut rows = Vec::new();
-        if let Some(files) = parts.get(&date) {
-            for f in files {
-                rows.extend(self.read_part(f)?);
+        for f in parts.on(date) {
+            match f.span {
+                Span::Date(_) => rows.extend(self.read_part(&f.rel)?),
+                Span::Month(_) => rows.extend(self.rows_of_day(&f.rel, date)?),
             }
         }
+        Ok(rows)
+    }
+
+    fn rows_of_day(&self, rel: &str, date: NaiveDate) -> Result<Vec<StoredObservation>> {
+        let path = self.root.join(rel);
+        let t = Table::read_parquet_columns(&path, Some(&["fixing_date"]))?;
+        let day = rentix_table::epoch_days(date);
+        let at: Vec<usize> = match t.col("fixing_date") {
+            Some(rentix_table::Col::Date(v)) => v
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| **d == Some(day))
+                .map(|(i, _)| i)
+                .collect(),
+            // Not the store's type: read whole, every row checked below.
+            _ => (0..t.height()).collect(),
+        };
+        let (Some(&first), Some(&last)) = (at.first(), at.last()) else {
+            return Ok(Vec::new());
+        };
+        let t = if last - first + 1 == at.len() {
+            Table::read_parquet_rows(&path, first, at.len())?
+        } else {
+            Table::read_parquet(&path)?
+        };
+        let mut rows = from_table(t, &path, Projection::All)?;
+        rows.retain(|r| r.obs.fixing_date == date);
         Ok(rows)
     }
 
@@ -597,16 +652,31 @@ pub(crate) fn record_problem(path: &Path, run: &IngestSummary) -> Option<String>
     })
 }
 
-/// `observations/date=2025-01-02/run-000001.parquet` -> 2025-01-02.
-pub fn partition_date(rel: &str) -> Option<NaiveDate> {
-    rel.split('/')
-        .find_map(|seg| seg.strip_prefix("date="))
-        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
-}
-
-/// Relative path of a run's partition file for one date.
-pub fn partition_path(date: NaiveDate, run_id: &str) -> String {
-    format!("observations/date={date}/{run_id}.parquet")
+/// The first and last fixing date `runs` committed rows of, from their records
+/// (a record without them, from its partitions' paths).
+pub fn fixing_dates_of(runs: &[IngestSummary]) -> Option<(NaiveDate, NaiveDate)> {
+    let parse = |s: &Option<String>| {
+        s.as_deref()
+            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    };
+    let mut range: Option<(NaiveDate, NaiveDate)> = None;
+    let mut widen = |a: NaiveDate, b: NaiveDate| {
+        range = Some(match range {
+            Some((f, l)) => (f.min(a), l.max(b)),
+            None => (a, b),
+        });
+    };
+    for run in runs.iter().filter(|r| !r.partitions.is_empty()) {
+        match (parse(&run.first_fixing_date), parse(&run.last_fixing_date)) {
+            (Some(a), Some(b)) => widen(a, b),
+            _ => {
+                for s in run.partitions.iter().filter_map(|p| partition_span(p)) {
+                    widen(s.first(), s.last());
+                }
+            }
+        }
+    }
+    range
 }
 
 #[cfg(test)]
