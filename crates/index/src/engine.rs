@@ -90,6 +90,8 @@ pub struct GradeGrouper<'a> {
     slot_of: HashMap<String, usize>,
     sources: Interner,
     below_clip: usize,
+    /// The days whose clipped trades `below_clip` counts (open ends: every day).
+    counted: (Option<NaiveDate>, Option<NaiveDate>),
 }
 
 impl<'a> GradeGrouper<'a> {
@@ -107,7 +109,15 @@ impl<'a> GradeGrouper<'a> {
                 &req.methodology.contributors.aliases,
             )?),
             below_clip: 0,
+            counted: (None, None),
         })
+    }
+
+    /// Counts in [`Grouped::below_clip`] only the clipped trades of fixing days
+    /// `from..=to` (the days a slice of a run owns: see
+    /// [`crate::incremental::compute_in_slices`]); every day by default.
+    pub fn count_clipped_within(&mut self, from: Option<NaiveDate>, to: Option<NaiveDate>) {
+        self.counted = (from, to);
     }
 
     /// The grades (keys) an observation of `grade` by an operator of `tier` feeds.
@@ -161,7 +171,8 @@ impl<'a> GradeGrouper<'a> {
                 continue;
             }
             let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
-            if self.clipped(o.kind, quantity) {
+            let day = day_of(&self.clock, &self.rule, self.roll, o.observed_at);
+            if self.clipped(o.kind, quantity, day) {
                 continue;
             }
             let slots = &self.targets[&o.grade][at].1;
@@ -173,7 +184,7 @@ impl<'a> GradeGrouper<'a> {
                 key: key_of(&r.dedupe_key, &o.fixing_date)?,
                 price: o.usd_per_gpu_hour.get(),
                 quantity,
-                day: day_of(&self.clock, &self.rule, self.roll, o.observed_at),
+                day,
                 source: SourceId(source),
                 kind: o.kind,
                 tier: o.operator_tier,
@@ -231,10 +242,8 @@ impl<'a> GradeGrouper<'a> {
                 continue;
             }
             let quantity = part.quantity_gpu_hours[r].unwrap_or(0.0);
-            if part.kind[r] == ObservationKind::Trade
-                && quantity < self.req.methodology.inputs.min_trade_gpu_hours
-            {
-                self.below_clip += 1;
+            let day = day_of(&self.clock, &self.rule, self.roll, part.observed_at[r]);
+            if self.clipped(part.kind[r], quantity, day) {
                 continue;
             }
             let source = sources.get(part.source[r] as usize).ok_or_else(|| {
@@ -248,7 +257,7 @@ impl<'a> GradeGrouper<'a> {
                 key: key_of(&part.dedupe_key[r], &part.path.display())?,
                 price: part.usd_per_gpu_hour[r],
                 quantity,
-                day: day_of(&self.clock, &self.rule, self.roll, part.observed_at[r]),
+                day,
                 source: SourceId(*source),
                 kind: part.kind[r],
                 tier,
@@ -261,11 +270,13 @@ impl<'a> GradeGrouper<'a> {
     }
 
     /// Whether a row of `kind` and `quantity` is a trade below the minimum size, which
-    /// is then counted and left out.
-    fn clipped(&mut self, kind: ObservationKind, quantity: f64) -> bool {
+    /// is then left out (and counted, when `day` is one of the counted days).
+    fn clipped(&mut self, kind: ObservationKind, quantity: f64, day: NaiveDate) -> bool {
         let out = kind == ObservationKind::Trade
             && quantity < self.req.methodology.inputs.min_trade_gpu_hours;
-        self.below_clip += usize::from(out);
+        let (from, to) = self.counted;
+        let counted = !(from.is_some_and(|f| day < f) || to.is_some_and(|t| day > t));
+        self.below_clip += usize::from(out && counted);
         out
     }
 

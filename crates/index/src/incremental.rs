@@ -389,3 +389,194 @@ pub fn read_tier_differentials(path: &Path) -> Result<Vec<TierDifferential>, Str
         })
         .collect()
 }
+
+/// Stored observations a slice of a full run holds, at most about
+/// ([`compute_in_slices`]): about 100 MB of the engine's rows, read again for the
+/// look-back of the next slice (some 130 days, rounded out to months).
+pub const SLICE_ROWS: u64 = 4_000_000;
+
+/// A run over the whole store, fixed a slice of months at a time, each slice
+/// holding about `slice_rows` stored observations: each slice reads the
+/// observations its dates can depend on ([`observation_days`]) and continues the
+/// chained composites from where the previous slice left them, as an incremental
+/// publication continues from its state. Memory holds one slice's observations and
+/// their look-back (and every fixing so far), not the history's; the result is the
+/// one-pass run's, row for row (tested for every shipped methodology). A store of
+/// fewer rows is read in one pass.
+pub fn compute_in_slices(
+    store: &rentix_ingest::Store,
+    req: &crate::IndexRequest,
+    slice_rows: u64,
+) -> Result<crate::IndexResult, String> {
+    let one_pass = || crate::compute_read(store, req, None, None, (None, None));
+    let read_err = |e: rentix_ingest::IngestError| format!("reading the store: {e}");
+    let Some((first, last)) = store.fixing_dates().map_err(read_err)? else {
+        return one_pass();
+    };
+    let end = req.to.map_or(last, |t| t.min(last));
+    let starts: Vec<NaiveDate> = slice_starts(store, slice_rows)
+        .map_err(read_err)?
+        .into_iter()
+        .filter(|d| *d > first && *d <= end)
+        .collect();
+    if starts.is_empty() {
+        return one_pass();
+    }
+    let m = &req.methodology;
+    let rule = m.day_rule()?;
+    let mut out = crate::IndexResult::default();
+    let mut slice_from: Option<NaiveDate> = None;
+    for k in 0..=starts.len() {
+        let slice_to = starts.get(k).map(|d| *d - Days::new(1));
+        let read = match slice_from {
+            None => SliceRead {
+                first,
+                last: observation_days(m, &rule, first, slice_to).1,
+            },
+            Some(d1) => match slice_read(m, &rule, d1, slice_to, &out.levels) {
+                Some(read) => read,
+                None => return one_pass(),
+            },
+        };
+        let seeds = slice_from.map(|d1| slice_seeds(m, &rule, d1, &out.levels));
+        let r = crate::compute_read(
+            store,
+            req,
+            Some((read.first, read.last)),
+            seeds.as_ref().and_then(|s| s.as_ref()),
+            (slice_from, slice_to),
+        )?;
+        keep_slice(&mut out, r, slice_from, slice_to);
+        slice_from = starts.get(k).copied();
+    }
+    let position = |name: &str| m.composite.iter().position(|c| c.name == name);
+    out.tier_differentials
+        .sort_by_key(|t| (position(&t.composite), t.date));
+    Ok(out)
+}
+
+/// The first days of the months that start a new slice: a month starts one when
+/// the slice before holds `slice_rows` rows or more (rows as the run records
+/// committed them, or as the files' footers count them).
+fn slice_starts(
+    store: &rentix_ingest::Store,
+    slice_rows: u64,
+) -> rentix_ingest::Result<Vec<NaiveDate>> {
+    let recorded: BTreeMap<String, u64> = store
+        .runs()?
+        .into_iter()
+        .flat_map(|r| r.partition_checksums.into_iter())
+        .map(|(rel, c)| (rel, c.rows))
+        .collect();
+    let mut by_month: BTreeMap<NaiveDate, u64> = BTreeMap::new();
+    for f in store.partitions()?.iter() {
+        let rows = match recorded.get(&f.rel) {
+            Some(n) => *n,
+            None => rentix_ingest::Table::parquet_rows(&store.root().join(&f.rel))? as u64,
+        };
+        *by_month.entry(f.span.month()).or_default() += rows;
+    }
+    let mut starts = Vec::new();
+    let mut held = 0u64;
+    for (month, rows) in by_month {
+        if held >= slice_rows.max(1) {
+            starts.push(month);
+            held = 0;
+        }
+        held += rows;
+    }
+    Ok(starts)
+}
+
+/// What a slice from `d1` reads: the observation days of [`observation_days`] from
+/// its first exact day, widened to the day a hedonic composite's seed regresses
+/// against. `None` when no publication day precedes `d1` within 400 days (the
+/// chains cannot be continued: the caller reads the store in one pass).
+struct SliceRead {
+    first: NaiveDate,
+    last: Option<NaiveDate>,
+}
+
+fn slice_read(
+    m: &Methodology,
+    rule: &DayRule,
+    d1: NaiveDate,
+    to: Option<NaiveDate>,
+    levels: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
+) -> Option<SliceRead> {
+    let after = last_publication_before(rule, d1)?;
+    let exact = first_exact_day(d1).min(after);
+    let (mut first, last) = observation_days(m, rule, exact, to);
+    let seed_day = m
+        .composite
+        .iter()
+        .filter(|c| c.method == CompositeMethod::Hedonic)
+        .filter_map(|c| level_on_or_before(levels, &c.name, after).map(|l| l.0))
+        .min();
+    if let Some(d) = seed_day {
+        first = first.min(d - Days::new(CLOCK_SKEW_DAYS + roll_days(m)));
+    }
+    Some(SliceRead { first, last })
+}
+
+/// The chained composites' seeds for a slice from `d1`, from the levels of the
+/// slices before (`None` inside when no publication day precedes `d1`).
+fn slice_seeds(
+    m: &Methodology,
+    rule: &DayRule,
+    d1: NaiveDate,
+    levels: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
+) -> Option<BTreeMap<String, ChainSeed>> {
+    let after = last_publication_before(rule, d1)?;
+    Some(
+        m.composite
+            .iter()
+            .filter(|c| c.method != CompositeMethod::Pooled)
+            .map(|c| {
+                let level = level_on_or_before(levels, &c.name, after);
+                (c.name.clone(), ChainSeed { after, level })
+            })
+            .collect(),
+    )
+}
+
+/// The last publication day before `d1`, within 400 days.
+fn last_publication_before(rule: &DayRule, d1: NaiveDate) -> Option<NaiveDate> {
+    (1..=400u64)
+        .map(|k| d1 - Days::new(k))
+        .find(|d| rule.counts(*d))
+}
+
+fn level_on_or_before(
+    levels: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
+    name: &str,
+    day: NaiveDate,
+) -> Option<(NaiveDate, f64)> {
+    levels
+        .get(name)
+        .and_then(|v| v.iter().rev().find(|(d, _)| *d <= day).copied())
+}
+
+/// Adds to `out` what slice `r` computed for the dates `from..=to` (open ends: the
+/// first and the last slice), every row of which is the one-pass run's.
+fn keep_slice(
+    out: &mut crate::IndexResult,
+    r: crate::IndexResult,
+    from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
+) {
+    let inside = |d: NaiveDate| !(from.is_some_and(|f| d < f) || to.is_some_and(|t| d > t));
+    out.fixings
+        .extend(r.fixings.into_iter().filter(|f| inside(f.date)));
+    out.forward
+        .extend(r.forward.into_iter().filter(|f| inside(f.date)));
+    out.tier_differentials
+        .extend(r.tier_differentials.into_iter().filter(|t| inside(t.date)));
+    out.below_clip += r.below_clip;
+    for (name, v) in r.levels {
+        out.levels
+            .entry(name)
+            .or_default()
+            .extend(v.into_iter().filter(|(d, _)| inside(*d)));
+    }
+}

@@ -101,11 +101,15 @@ pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexRe
 /// columns fixing reads, the repeated text as codes ([`rentix_ingest::FixingPart`]):
 /// memory holds the engine's rows and those partitions, never every stored
 /// observation at once. The result is [`compute`]'s on the store's rows (tested).
+///
+/// A store of more than [`incremental::SLICE_ROWS`] observations is fixed a slice
+/// of months at a time ([`incremental::compute_in_slices`]), so that memory holds a
+/// slice's observations and their look-back, not the history's.
 pub fn compute_from_store(
     store: &rentix_ingest::Store,
     req: &IndexRequest,
 ) -> Result<IndexResult, String> {
-    compute_from_partitions(store, req, None, None)
+    incremental::compute_in_slices(store, req, incremental::SLICE_ROWS)
 }
 
 /// [`compute_from_store`] on the partitions of fixing dates `from..=to` only, the
@@ -117,8 +121,26 @@ pub fn compute_from_partitions(
     partitions: Option<(chrono::NaiveDate, Option<chrono::NaiveDate>)>,
     seeds: Option<&BTreeMap<String, ChainSeed>>,
 ) -> Result<IndexResult, String> {
+    compute_read(store, req, partitions, seeds, (None, None))
+}
+
+/// [`compute_from_partitions`], counting the clipped trades of the fixing days
+/// `counted` only.
+pub(crate) fn compute_read(
+    store: &rentix_ingest::Store,
+    req: &IndexRequest,
+    partitions: Option<(chrono::NaiveDate, Option<chrono::NaiveDate>)>,
+    seeds: Option<&BTreeMap<String, ChainSeed>>,
+    counted: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>),
+) -> Result<IndexResult, String> {
     let clock = req.methodology.cutoff_clock()?;
-    let mut grouper = GradeGrouper::new(req, clock)?;
+    let new_grouper = || {
+        GradeGrouper::new(req, clock).map(|mut g| {
+            g.count_clipped_within(counted.0, counted.1);
+            g
+        })
+    };
+    let mut grouper = new_grouper()?;
     let mut bad = Ok(());
     let (from, to) = match partitions {
         Some((from, to)) => (Some(from), to),
@@ -133,7 +155,7 @@ pub fn compute_from_partitions(
             }
             // A compaction replaced files under the read: start again.
             rentix_ingest::Delivery::Again => {
-                bad = GradeGrouper::new(req, clock).map(|g| grouper = g);
+                bad = new_grouper().map(|g| grouper = g);
             }
         })
         .map_err(|e| format!("reading the store: {e}"))?;
