@@ -2,7 +2,7 @@
 //! rows and size; `store check` compares sizes and rows, `store check --deep` the
 //! SHA-256, and names the file; records written before checksums still read.
 
-use crate::util::{p, rentix, rentix_ok};
+use crate::util::{p, rentix, rentix_ok, sha256sum};
 use proptest::prelude::*;
 use rentix_ingest::{check_store_deep, Store};
 use std::path::{Path, PathBuf};
@@ -41,18 +41,6 @@ fn one_partition(dir: &Path) -> PathBuf {
 fn record(store: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(store.join("runs/run-000001.json")).unwrap())
         .unwrap()
-}
-
-fn sha256sum(path: &Path) -> String {
-    let out = std::process::Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
 }
 
 /// Byte offsets of the first copy of each price's 8 little-endian bytes: the

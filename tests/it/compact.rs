@@ -138,6 +138,29 @@ fn compaction_keeps_every_row_its_provenance_and_every_fixing() {
     assert_eq!(Store::open(&store).unwrap().runs().unwrap().len(), 4);
 }
 
+/// A trade of 100 GPU-hours of H100 bare metal at 2.25 on 2025-03-05 (`late-1`,
+/// from `late-desk`), as a line of a file whose header is `header`.
+pub(crate) fn late_trade(header: &str) -> String {
+    header
+        .split(',')
+        .map(|c| match c {
+            "obs_id" => "late-1",
+            "kind" => "trade",
+            "observed_at" => "2025-03-05T12:00:00Z",
+            "source" => "late-desk",
+            "gpu" => "h100-sxm-80gb",
+            "scope" => "bare-metal",
+            "term" => "on-demand",
+            "price" => "2.25",
+            "price_unit" => "gpu_hour",
+            "currency" => "USD",
+            "quantity_gpu_hours" => "100",
+            _ => "",
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 #[test]
 fn later_runs_deduplicate_against_compacted_rows_and_compact_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,29 +172,11 @@ fn later_runs_deduplicate_against_compacted_rows_and_compact_again() {
     let part0 = std::fs::read_to_string(dir.path().join("part0.csv")).unwrap();
     let header = part0.lines().next().unwrap().to_string();
     let resent: Vec<&str> = part0.lines().skip(1).take(50).collect();
-    let cols: Vec<&str> = header.split(',').collect();
-    let mut new_row = vec![""; cols.len()];
-    for (c, v) in [
-        ("obs_id", "late-1"),
-        ("kind", "trade"),
-        ("observed_at", "2025-03-05T12:00:00Z"),
-        ("source", "late-desk"),
-        ("gpu", "h100-sxm-80gb"),
-        ("scope", "bare-metal"),
-        ("term", "on-demand"),
-        ("price", "2.25"),
-        ("price_unit", "gpu_hour"),
-        ("currency", "USD"),
-        ("quantity_gpu_hours", "100"),
-    ] {
-        if let Some(i) = cols.iter().position(|h| *h == c) {
-            new_row[i] = v;
-        }
-    }
+    let new_row = late_trade(&header);
     let late = dir.path().join("late.csv");
     std::fs::write(
         &late,
-        format!("{header}\n{}\n{}\n", resent.join("\n"), new_row.join(",")),
+        format!("{header}\n{}\n{new_row}\n", resent.join("\n")),
     )
     .unwrap();
     let summary: Value = serde_json::from_str(&rentix_ok(&[

@@ -4,24 +4,12 @@
 //! store migrate` rewrites them by month with the same rows, provenance and
 //! fixings, and is a no-op on a store already by month.
 
-use crate::compact::{check_is_sound, files, rows, three_runs};
-use crate::util::{p, rentix_ok};
+use crate::compact::{check_is_sound, files, late_trade, rows, three_runs};
+use crate::util::{p, rentix_ok, sha256sum};
 use rentix_ingest::{to_table, PartitionChecksum, Store, StoredObservation};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-fn sha256sum(path: &Path) -> String {
-    let out = std::process::Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
-}
 
 /// Rewrites `store` as the layout before month partitions wrote it: each run's
 /// month files split into a file per fixing date (rows in the order the store
@@ -163,26 +151,8 @@ fn an_ingest_into_a_store_of_date_partitions_deduplicates_against_them() {
 
     // One new trade: a month file beside the date files of its month.
     let header = resent[0];
-    let cols: Vec<&str> = header.split(',').collect();
-    let row: Vec<&str> = cols
-        .iter()
-        .map(|c| match *c {
-            "obs_id" => "late-1",
-            "kind" => "trade",
-            "observed_at" => "2025-03-05T12:00:00Z",
-            "source" => "late-desk",
-            "gpu" => "h100-sxm-80gb",
-            "scope" => "bare-metal",
-            "term" => "on-demand",
-            "price" => "2.25",
-            "price_unit" => "gpu_hour",
-            "currency" => "USD",
-            "quantity_gpu_hours" => "100",
-            _ => "",
-        })
-        .collect();
     let late = dir.path().join("late.csv");
-    std::fs::write(&late, format!("{header}\n{}\n", row.join(","))).unwrap();
+    std::fs::write(&late, format!("{header}\n{}\n", late_trade(header))).unwrap();
     rentix_ok(&["ingest", "--json", "--store", p(&store), p(&late)]);
     let now = files(&store);
     assert!(

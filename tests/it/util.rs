@@ -56,6 +56,20 @@ pub(crate) fn fix(
 /// Removes the partition checksums from every run record of `store`, as a store
 /// written before checksums has none: for tests of what readers do with a partition
 /// edited by hand, which the size check would otherwise refuse first.
+/// The SHA-256 of a file's bytes, lowercase hexadecimal, as `sha256sum` prints it:
+/// computed outside the code under test.
+pub(crate) fn sha256sum(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .expect("a digest")
+        .to_string()
+}
+
 pub(crate) fn forget_checksums(store: &Path) {
     for e in std::fs::read_dir(store.join("runs")).expect("runs/") {
         let path = e.expect("entry").path();
