@@ -152,10 +152,11 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
                 plan.partitions.0, plan.after
             ),
         ),
-        Decision::Full(why) => (
-            compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?,
-            format!("read: the whole store ({why})"),
-        ),
+        Decision::Full(why) => {
+            let r = compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?;
+            let read = format!("read: the whole store ({why}){}", in_slices(r.slices));
+            (r, read)
+        }
     };
     // A run committed while the store was read: its rows may be in the fixings but
     // not in the seeds or the state. Read again, whole.
@@ -166,9 +167,14 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             .map(|r| &r.run_id)
             .ne(runs.iter().map(|r| &r.run_id))
     {
+        let r = compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?;
+        let read = format!(
+            "read: the whole store (a run was committed while it was read){}",
+            in_slices(r.slices)
+        );
         (
-            compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?,
-            "read: the whole store (a run was committed while it was read)".to_string(),
+            r,
+            read,
             Decision::Full("a run was committed while the store was read".into()),
         )
     } else {
@@ -222,6 +228,18 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         vec![(state_file, incremental::state_json(&state))],
         &read,
     )
+}
+
+/// How a whole-store read went, when it was not one pass.
+fn in_slices(slices: usize) -> String {
+    if slices > 1 {
+        format!(
+            ", in {slices} slices of about {} observations each (memory holds one)",
+            rentix_index::incremental::SLICE_ROWS
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// `index --input FILE...`: the files read, validated, normalized and deduplicated

@@ -452,6 +452,7 @@ pub fn compute_in_slices(
     let position = |name: &str| m.composite.iter().position(|c| c.name == name);
     out.tier_differentials
         .sort_by_key(|t| (position(&t.composite), t.date));
+    out.slices = starts.len() + 1;
     Ok(out)
 }
 

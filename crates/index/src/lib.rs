@@ -75,6 +75,9 @@ pub struct IndexResult {
     /// The chained and hedonic composites' unrounded level on each of their rows, by
     /// name: what an incremental run continues from ([`incremental`]).
     pub levels: BTreeMap<String, Vec<(chrono::NaiveDate, f64)>>,
+    /// The slices of the store the run read one after the other (1: in one pass;
+    /// see [`incremental::compute_in_slices`]).
+    pub slices: usize,
 }
 
 /// The day a run must fix through although no observation reaches it (a feed
@@ -194,5 +197,6 @@ fn compute_seeded(
         tier_differentials: chain.tiers,
         below_clip,
         levels,
+        slices: 1,
     })
 }

@@ -112,6 +112,9 @@ pub struct PartFile {
     pub span: Span,
     /// Its path relative to the store.
     pub rel: String,
+    /// Its rows, as its run record committed them (`None`: a record written
+    /// before checksums).
+    pub rows: Option<u64>,
 }
 
 /// The committed partition files of a store, in the order of their spans (then

@@ -186,10 +186,16 @@ impl Store {
                         self.root.display()
                     ),
                 })?;
-                if let Some(sum) = run.partition_checksums.get(&part) {
+                let sum = run.partition_checksums.get(&part);
+                if let Some(sum) = sum {
                     self.check_size(&part, sum.bytes, &run.run_id)?;
                 }
-                out.push(PartFile { span, rel: part });
+                let rows = sum.map(|s| s.rows);
+                out.push(PartFile {
+                    span,
+                    rel: part,
+                    rows,
+                });
             }
         }
         Ok(Partitions::new(out))
@@ -358,10 +364,9 @@ impl Store {
     ) -> Result<()> {
         let parts = self.partitions()?;
         let files: Vec<&PartFile> = parts.overlapping(from, to).collect();
-        let ahead = 2 * rayon::current_num_threads().max(1);
         let read_chunk =
             |chunk: &[&PartFile]| -> Vec<Result<T>> { chunk.par_iter().map(|f| read(f)).collect() };
-        let mut chunks = files.chunks(ahead);
+        let mut chunks = read_ahead(&files, 2 * rayon::current_num_threads().max(1)).into_iter();
         let mut current = chunks.next().map(read_chunk).unwrap_or_default();
         loop {
             let next = chunks.next();
@@ -650,6 +655,31 @@ pub(crate) fn record_problem(path: &Path, run: &IngestSummary) -> Option<String>
             }
         )
     })
+}
+
+/// Rows read ahead at most while the rows before them are handed over (about 60 MB
+/// of decoded columns): a chunk of a store's files is read in parallel while the
+/// previous one is handed on, so memory holds two chunks.
+const READ_AHEAD_ROWS: u64 = 250_000;
+
+/// `files` cut into consecutive chunks of at most `most` files and, past the first
+/// file of a chunk, at most [`READ_AHEAD_ROWS`] rows: a chunk of eight files of
+/// a date is a few thousand rows, of eight months' a million.
+fn read_ahead<'f, 'p>(files: &'f [&'p PartFile], most: usize) -> Vec<&'f [&'p PartFile]> {
+    let mut chunks = Vec::new();
+    let (mut start, mut rows) = (0, 0u64);
+    for (i, f) in files.iter().enumerate() {
+        let n = f.rows.unwrap_or(0);
+        if i > start && (i - start >= most || rows + n > READ_AHEAD_ROWS) {
+            chunks.push(&files[start..i]);
+            (start, rows) = (i, 0);
+        }
+        rows += n;
+    }
+    if start < files.len() {
+        chunks.push(&files[start..]);
+    }
+    chunks
 }
 
 /// The first and last fixing date `runs` committed rows of, from their records
