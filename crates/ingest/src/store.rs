@@ -713,6 +713,33 @@ pub fn fixing_dates_of(runs: &[IngestSummary]) -> Option<(NaiveDate, NaiveDate)>
 mod tests {
     use super::*;
 
+    /// Read-ahead chunks hold at most `most` files and, past their first file,
+    /// 250,000 rows; a file of unknown rows counts none, a file larger than the
+    /// bound is a chunk of its own.
+    #[test]
+    fn read_ahead_is_bounded_by_files_and_rows() {
+        let file = |rows: Option<u64>| PartFile {
+            span: Span::Date(NaiveDate::from_ymd_opt(2025, 1, 1).unwrap()),
+            rel: String::new(),
+            rows,
+        };
+        let files = [
+            file(Some(100_000)),
+            file(Some(100_000)),
+            file(Some(100_000)),
+            file(None),
+            file(Some(10)),
+            file(Some(900_000)),
+            file(Some(1)),
+        ];
+        let refs: Vec<&PartFile> = files.iter().collect();
+        let sizes =
+            |most| -> Vec<usize> { read_ahead(&refs, most).iter().map(|c| c.len()).collect() };
+        assert_eq!(sizes(8), [2, 3, 1, 1]);
+        assert_eq!(sizes(2), [2, 2, 1, 1, 1]);
+        assert_eq!(read_ahead(&[], 8).len(), 0);
+    }
+
     /// Only the names the store writes are run names: six digits at least, no
     /// suffix, no sign, no padding beyond six.
     #[test]
