@@ -264,7 +264,12 @@ fn track_ranks_the_matching_gpu_first() {
         .iter()
         .find(|r| r["grade"] == "mi300x-192gb/bare-metal/on-demand")
         .unwrap();
-    assert!(mi["rank"].parse::<usize>().unwrap() > 10);
+    // Far down, or not ranked at all when its hedge removed no risk out of sample.
+    assert!(
+        mi["rank"].parse::<usize>().map_or(true, |r| r > 10),
+        "{mi:?}"
+    );
+    assert!(!mi["rank"].is_empty() || mi["note"].contains("removed no risk"));
 }
 
 #[test]

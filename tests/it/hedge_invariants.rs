@@ -661,6 +661,47 @@ fn a_year_of_monthly_invoices_ranks_the_grade_it_tracks_first() {
     );
 }
 
+#[test]
+fn a_grade_that_removes_no_risk_out_of_sample_is_never_ranked() {
+    // The two other grades of the file follow a sawtooth that has nothing to do with
+    // the rent (GRADE's settlement plus a premium): out of sample their hedges remove
+    // no variance, or add some. Ranked by the interval's lower bound alone, such a
+    // grade with a narrow interval around zero outranked a grade removing 59% (the
+    // demo's neocloud was told to hedge its H200 rent with A100 monthly contracts).
+    // A rank is a recommendation: it needs a positive out-of-sample effectiveness.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = three_grade_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Daily, "earn", |x| x + 0.3, &s);
+    let out = dir.path().join("track.csv");
+    rentix_ok(&[
+        "track",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--resamples",
+        "200",
+        "--out",
+        p(&out),
+    ]);
+    let table = rows(&out);
+    let eff = |r: &BTreeMap<String, String>| r["oos_effectiveness"].parse::<f64>().ok();
+    let mut useless = 0;
+    for r in &table {
+        if eff(r).is_some_and(|e| e <= 0.0) {
+            useless += 1;
+            assert_eq!(r["rank"], "", "ranked although it removes no risk: {r:?}");
+            assert!(r["note"].contains("removed no risk"), "{r:?}");
+        }
+    }
+    assert!(
+        useless > 0,
+        "the sawtooth grades should remove no risk: {table:?}"
+    );
+    assert_eq!(table[0]["grade"], GRADE, "{table:?}");
+    assert_eq!(table[0]["rank"], "1");
+}
+
 /// The bundled default contract with `key = value` put in place of its line.
 fn contract_with(dir: &Path, key: &str, value: &str) -> PathBuf {
     let text = std::fs::read_to_string(

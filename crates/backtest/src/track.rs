@@ -6,7 +6,9 @@
 //! walk-forward strategy is run: its effectiveness uses no data from the future.
 //! A candidate is ranked only with at least `min_periods` hedge periods and a share
 //! of sufficient fixings of at least `min_sufficient_share`; the others are listed
-//! after the ranked ones with the reason. Ranking is by the lower bound of the 95%
+//! after the ranked ones with the reason, as is a candidate whose hedge removed no
+//! variance out of sample (effectiveness <= 0: a rank is a recommendation). Ranking
+//! is by the lower bound of the 95%
 //! bootstrap interval of the out-of-sample effectiveness, so that a short or noisy
 //! history cannot win on a lucky point estimate (by the point estimate when no
 //! resamples are asked for; the `ranked_by` column says which). Composites in index
@@ -176,6 +178,14 @@ pub fn track(
                             "not ranked: {:.0}% of its fixings were sufficient, {:.0}% needed (--min-sufficient-share): the index is too thinly fed to settle on",
                             100.0 * row.sufficient_share,
                             100.0 * opt.min_sufficient_share
+                        ));
+                    }
+                    // A rank recommends the grade: one whose hedge removed no variance
+                    // out of sample is no hedge, however narrow its interval.
+                    if let Some(e) = row.oos_effectiveness.filter(|e| *e <= 0.0) {
+                        notes.push(format!(
+                            "not ranked: out of sample its hedge removed no risk (effectiveness {:.1}%)",
+                            100.0 * e
                         ));
                     }
                     if row.key().is_none() && notes.iter().all(|n| !n.starts_with("not ranked")) {
