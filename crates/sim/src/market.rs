@@ -58,8 +58,9 @@ impl Market {
         let mut spot = Vec::with_capacity(p.gpu.len());
         for g in &p.gpu {
             let mut rng = stream(p.seed, &[tag("base"), tag(&g.id)]);
-            let omega = m.daily_vol.powi(2) * (1.0 - m.garch_alpha - m.garch_beta);
-            let mut h = m.daily_vol.powi(2);
+            let vol = g.daily_vol.unwrap_or(m.daily_vol);
+            let omega = vol.powi(2) * (1.0 - m.garch_alpha - m.garch_beta);
+            let mut h = vol.powi(2);
             let mut z = 0.0f64;
             let succ_launch = g
                 .successor

@@ -189,7 +189,14 @@ impl Context<'_> {
                     continue;
                 };
                 let gpu_id = &self.params.gpu[o.gpu].id;
-                let liquidity = self.params.gpu[o.gpu].liquidity;
+                let benchmark =
+                    o.scope == ServiceScope::BareMetal && o.term == ContractTerm::OnDemand;
+                let liquidity = self.params.gpu[o.gpu].liquidity
+                    * if benchmark {
+                        self.params.market.benchmark_activity
+                    } else {
+                        1.0
+                    };
                 let gpu_raw = raw_gpu_name(gpu_id, p.naming);
                 let listing_region = p.regions[(rentix_hash(pi, oi) as usize) % p.regions.len()];
                 let interconnect = match o.scope {
@@ -319,7 +326,7 @@ impl Context<'_> {
                     let usd = fair
                         * tier_m.sqrt()
                         * Self::premium(&self.params.region_premium, region)
-                        * (0.02 * lognorm.sample(&mut rng)).exp();
+                        * (self.params.market.trade_dispersion * lognorm.sample(&mut rng)).exp();
                     let with_upfront = p.kind == ProviderKind::Broker
                         && o.term >= ContractTerm::Year1
                         && rng.gen::<f64>() < 0.3;

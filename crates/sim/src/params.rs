@@ -23,6 +23,24 @@ pub struct MarketParams {
     pub spot_ratio: f64,
     pub spot_vol: f64,
     pub successor_cut: f64,
+    /// Trade and firm-offer intensity of the bare-metal on-demand grades (the
+    /// benchmark grades futures settle on) relative to the other grades: a
+    /// benchmark is the grade the market trades most. 1 treats every grade alike.
+    #[serde(default = "one")]
+    pub benchmark_activity: f64,
+    /// Standard deviation of a trade's log price around its provider's price (the
+    /// fair price times its tier and region premia): how far two trades of one
+    /// provider on one day can differ.
+    #[serde(default = "two_percent")]
+    pub trade_dispersion: f64,
+}
+
+fn two_percent() -> f64 {
+    0.02
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// Imperfections of a real feed.
@@ -44,6 +62,10 @@ pub struct GpuLifeCycle {
     pub floor: f64,
     pub decay_per_year: f64,
     pub liquidity: f64,
+    /// This GPU's daily volatility of the log fair price, when it differs from
+    /// `market.daily_vol` (an old GPU's price moves less than a new one's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_vol: Option<f64>,
     #[serde(default)]
     pub successor: Option<String>,
 }
@@ -145,6 +167,8 @@ impl SimParams {
             ("mean_reversion", m.mean_reversion),
             ("jump_prob", m.jump_prob),
             ("spot_ratio", m.spot_ratio),
+            ("benchmark_activity", m.benchmark_activity),
+            ("trade_dispersion", m.trade_dispersion),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(format!("market.{name} must be finite and >= 0"));
@@ -153,6 +177,11 @@ impl SimParams {
         for g in &self.gpu {
             if !(g.launch_price > g.floor && g.floor > 0.0) {
                 return bad(format!("gpu {}: need launch_price > floor > 0", g.id));
+            }
+            if let Some(v) = g.daily_vol {
+                if !(v.is_finite() && v >= 0.0) {
+                    return bad(format!("gpu {}: daily_vol must be finite and >= 0", g.id));
+                }
             }
             rentix_core::GpuModel::new(&g.id).map_err(|e| SimError::Params(e.to_string()))?;
         }
