@@ -2,11 +2,13 @@
 //! `observations/date=YYYY-MM-DD/`) read as they did and give the same fixings;
 //! later ingests add month files beside them and deduplicate against them; `rentix
 //! store migrate` rewrites them by month with the same rows, provenance and
-//! fixings, and is a no-op on a store already by month.
+//! fixings, and is a no-op on a store already by month. Stores whose `grade`
+//! carried the region (`...@eu`) read alike too.
 
 use crate::compact::{check_is_sound, files, late_trade, rows, three_runs};
 use crate::util::{p, rentix_ok, sha256sum};
 use rentix_ingest::{to_table, PartitionChecksum, Store, StoredObservation};
+use rentix_table::{Col, Table};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -175,4 +177,149 @@ fn an_ingest_into_a_store_of_date_partitions_deduplicates_against_them() {
     );
     assert_eq!(rows(&store).len(), before.len() + 1);
     assert_eq!(check_is_sound(&store)["date_partitions"], 0);
+}
+
+/// Rewrites every observation file of `store` with the `grade` column as stores wrote
+/// it before the region had a column of its own (`GPU/SCOPE/TERM@region`), or with
+/// `edit` applied to the table, the record's checksums updated.
+fn rewrite_parts(store: &Path, edit: &dyn Fn(&mut Table, &[StoredObservation])) {
+    let s = Store::open(store).unwrap();
+    for e in std::fs::read_dir(store.join("runs")).unwrap() {
+        let record = e.unwrap().path();
+        let mut run: Value =
+            serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        let parts: Vec<String> = run["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        for rel in parts {
+            let mut rows = s.read_part(&rel).unwrap();
+            let kept = rows.clone();
+            let mut t = to_table(&mut rows);
+            edit(&mut t, &kept);
+            let path = store.join(&rel);
+            t.write(&path).unwrap();
+            let sum = PartitionChecksum {
+                sha256: sha256sum(&path),
+                rows: kept.len() as u64,
+                bytes: std::fs::metadata(&path).unwrap().len(),
+            };
+            run["partition_checksums"][&rel] = serde_json::to_value(sum).unwrap();
+        }
+        std::fs::write(&record, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    }
+}
+
+fn set_col(t: &mut Table, name: &str, values: Vec<Option<String>>) {
+    let i = t.names.iter().position(|n| n == name).unwrap();
+    t.cols[i] = Col::Str(values);
+}
+
+/// A text column of a store file, whatever its encoding.
+fn text_col(path: &Path, name: &str) -> Vec<Option<String>> {
+    let t = Table::read_parquet(path).unwrap();
+    let i = t.names.iter().position(|n| n == name).unwrap();
+    match &t.cols[i] {
+        Col::Str(v) => v.clone(),
+        Col::Coded(c) => (0..c.codes.len())
+            .map(|r| c.get(r).map(String::from))
+            .collect(),
+        _ => panic!("{name} is not text"),
+    }
+}
+
+#[test]
+fn the_store_keeps_the_region_apart_and_reads_stores_whose_grade_carried_it() {
+    // The store's `grade` is the base grade, so it joins the fixings' `grade`; the
+    // region is its own column. A store written when `grade` carried `@region` gives
+    // the same rows and the same fixings, regional or not; a row whose two cells name
+    // different regions is refused, naming the file and row.
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    let first = store.join("observations").join(&files(&store)[0]);
+    let grades = text_col(&first, "grade");
+    let regions = text_col(&first, "region");
+    assert!(
+        grades.iter().flatten().all(|g| !g.contains('@')),
+        "{grades:?}"
+    );
+    assert!(regions.iter().flatten().any(|r| r == "eu"), "{regions:?}");
+    let regional = dir.path().join("regional.toml");
+    let default =
+        std::fs::read_to_string(crate::util::repo().join("data/methodologies/default.toml"))
+            .unwrap();
+    assert!(default.contains("regional = false"));
+    std::fs::write(
+        &regional,
+        default
+            .replace(
+                "regional = false",
+                "regional = true\npatterns = [\"*/*/*\", \"*/*/*@*\"]",
+            )
+            .replace("patterns = [\"*/*/*\"]\nregional", "regional"),
+    )
+    .unwrap();
+    let index = |m: Option<&Path>, out: &str| {
+        let out = dir.path().join(out);
+        let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
+        if let Some(m) = m {
+            args.extend(["--methodology", p(m)]);
+        }
+        rentix_ok(&args);
+        std::fs::read(out).unwrap()
+    };
+    let plain = index(None, "plain.csv");
+    let by_region = index(Some(&regional), "by_region.csv");
+    assert!(String::from_utf8_lossy(&by_region).contains("/on-demand@eu,"));
+    let before = rows(&store);
+
+    rewrite_parts(&store, &|t, rows| {
+        set_col(
+            t,
+            "grade",
+            rows.iter().map(|r| Some(r.obs.grade.key())).collect(),
+        );
+    });
+    assert!(text_col(&first, "grade")
+        .iter()
+        .flatten()
+        .any(|g| g.ends_with("@eu")));
+    check_is_sound(&store);
+    assert_eq!(rows(&store), before);
+    assert_eq!(index(None, "plain_old.csv"), plain);
+    assert_eq!(index(Some(&regional), "by_region_old.csv"), by_region);
+
+    // One row's region cell edited against its grade (checksums kept valid).
+    rewrite_parts(&store, &|t, rows| {
+        set_col(
+            t,
+            "grade",
+            rows.iter().map(|r| Some(r.obs.grade.key())).collect(),
+        );
+        let mut region: Vec<Option<String>> =
+            rows.iter().map(|r| r.obs.grade.region.clone()).collect();
+        if let Some(i) = rows
+            .iter()
+            .position(|r| r.obs.grade.region.as_deref() == Some("eu"))
+        {
+            region[i] = Some("apac".into());
+        }
+        set_col(t, "region", region);
+    });
+    let o = crate::util::rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&dir.path().join("x.csv")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "an edited region was accepted");
+    assert!(
+        err.contains("names region \"eu\" but the region column says \"apac\""),
+        "{err}"
+    );
+    assert!(err.contains("row "), "{err}");
 }

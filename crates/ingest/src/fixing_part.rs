@@ -1,4 +1,4 @@
-//! A store partition as the fixing engine reads it: the nine columns it needs
+//! A store partition as the fixing engine reads it: the ten columns it needs
 //! ([`FIXING_INPUT_COLUMNS`](crate::FIXING_INPUT_COLUMNS)), typed, with the text ones that
 //! repeat (kind, source, grade, operator tier) as codes into their distinct values.
 //! Every invariant the engine relies on is checked, each distinct value parsed
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The text columns of a fixing read that repeat, read as codes.
-pub const CODED_FIXING_COLUMNS: [&str; 4] = ["kind", "source", "grade", "operator_tier"];
+pub const CODED_FIXING_COLUMNS: [&str; 5] = ["kind", "source", "grade", "region", "operator_tier"];
 
 /// One partition's observations, column by column (see the module).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,6 +57,59 @@ impl FixingPart {
         by(&mut self.quantity_gpu_hours, keep);
         by(&mut self.operator_tier, keep);
     }
+}
+
+/// Each row's grade with its region (see [`with_region`](crate::schema::with_region)):
+/// codes into the distinct (grade, region) pairs, each checked once. An empty
+/// `region` column (a store whose grades carried their region) keeps the codes.
+fn regional_grades(
+    grade: &Coded,
+    grades: Vec<Grade>,
+    region: &Coded,
+    bad: impl Fn(usize, String) -> IngestError,
+) -> Result<(Vec<u32>, Vec<Grade>)> {
+    let height = grade.codes.len();
+    let mut codes = Vec::with_capacity(height);
+    if region.codes.is_empty() {
+        for (r, c) in grade.codes.iter().enumerate() {
+            codes.push(c.ok_or_else(|| bad(r, "grade is empty".into()))?);
+        }
+        return Ok((codes, grades));
+    }
+    if region.codes.len() != height {
+        return Err(bad(
+            0,
+            "the region column is not as long as the grade column".into(),
+        ));
+    }
+    // Pair (grade code, region code or none) -> code into `out`, built on first use.
+    let width = region.values.len() + 1;
+    let mut pair: Vec<Option<u32>> = vec![None; grades.len() * width];
+    let mut out: Vec<Grade> = Vec::new();
+    for r in 0..height {
+        let g = grade.codes[r].ok_or_else(|| bad(r, "grade is empty".into()))? as usize;
+        let k = region.codes[r].map_or(0, |c| c as usize + 1);
+        let slot = g * width + k;
+        let code = match pair.get(slot).copied().flatten() {
+            Some(c) => c,
+            None => {
+                let base = grades
+                    .get(g)
+                    .cloned()
+                    .ok_or_else(|| bad(r, "grade code out of range".into()))?;
+                let with =
+                    crate::schema::with_region(base, region.get(r)).map_err(|e| bad(r, e))?;
+                let c = out.len() as u32;
+                out.push(with);
+                if let Some(p) = pair.get_mut(slot) {
+                    *p = Some(c);
+                }
+                c
+            }
+        };
+        codes.push(code);
+    }
+    Ok((codes, out))
 }
 
 /// Reads a partition table (read with [`CODED_FIXING_COLUMNS`] coded) into a
@@ -124,6 +177,13 @@ pub(crate) fn fixing_part_in(
     let kinds: Vec<ObservationKind> =
         values(&kind, |s| s.parse().map_err(|e| format!("{e}")), bad)?;
     let grades: Vec<Grade> = values(&grade, |s| s.parse().map_err(|e| format!("{e}")), bad)?;
+    let region = match cols.remove("region") {
+        Some(Col::Coded(c)) => c,
+        // Absent from a store whose grades carried their region.
+        None => Coded::default(),
+        Some(_) => return Err(missing("region")),
+    };
+    let (grade_codes, grades) = regional_grades(&grade, grades, &region, bad)?;
     let tiers: Vec<OperatorTier> = values(&tier, |s| s.parse().map_err(|e| format!("{e}")), bad)?;
     let Some(Col::Str(keys)) = cols.remove("dedupe_key") else {
         return Err(missing("dedupe_key"));
@@ -156,7 +216,7 @@ pub(crate) fn fixing_part_in(
             })
             .collect::<Result<_>>()?,
         source: required(&source, "source")?,
-        grade: required(&grade, "grade")?,
+        grade: grade_codes,
         grades,
         sources: source.values,
         operator_tier: tier

@@ -111,7 +111,23 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
         ),
     );
     t.push("source", words(rows, |r| Some(r.obs.source.as_str())));
-    t.push("grade", coded(rows, |r| Some(&r.obs.grade), |g| g.key()));
+    // The base grade: the region has a column of its own, so that the store's grade
+    // joins the fixings' (a regional index names its grade `...@region` there).
+    t.push(
+        "grade",
+        coded(
+            rows,
+            |r| {
+                let g = &r.obs.grade;
+                Some((&g.gpu, g.scope, g.term, g.tier_floor))
+            },
+            |(gpu, scope, term, floor)| {
+                Grade::new((*gpu).clone(), *scope, *term)
+                    .with_tier_floor(*floor)
+                    .key()
+            },
+        ),
+    );
     t.push(
         "gpu",
         coded(rows, |r| Some(&r.obs.grade.gpu), |g| g.to_string()),
@@ -183,13 +199,14 @@ pub enum Projection {
 }
 
 /// The partition columns fixing an index reads.
-pub const FIXING_INPUT_COLUMNS: [&str; 9] = [
+pub const FIXING_INPUT_COLUMNS: [&str; 10] = [
     "dedupe_key",
     "kind",
     "observed_at",
     "fixing_date",
     "source",
     "grade",
+    "region",
     "usd_per_gpu_hour",
     "quantity_gpu_hours",
     "operator_tier",
@@ -228,6 +245,12 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
     let missing = |name: &str| IngestError::Store {
         path: path.to_path_buf(),
         detail: format!("missing or mistyped column {name}"),
+    };
+    let region = match cols.remove("region") {
+        Some(Col::Str(v)) => v,
+        // Absent from a store whose grades carried their region.
+        None => vec![None; height],
+        _ => return Err(missing("region")),
     };
     // A column the projection leaves out reads as all-empty.
     let mut str_col = |name: &str| -> Result<Vec<Option<String>>> {
@@ -310,6 +333,7 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
                 g
             }
         };
+        let g = with_region(g, region[r].as_deref()).map_err(|e| bad(r, e))?;
         let observed_at = at
             .instant(r)
             .map_err(|e| bad(r, format!("observed_at: {e}")))?
@@ -365,6 +389,30 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
         });
     }
     Ok(out)
+}
+
+/// A stored row's grade from its `grade` and `region` cells. The store writes the
+/// base grade (`GPU/SCOPE/TERM`) and the region apart; a store written before they
+/// were split carries `@region` in `grade` too, read as it is. A row whose two
+/// cells name different regions is refused: one of them was edited.
+pub(crate) fn with_region(
+    grade: Grade,
+    region: Option<&str>,
+) -> std::result::Result<Grade, String> {
+    match (region, grade.region.as_deref()) {
+        (None, _) => Ok(grade),
+        (Some(r), None) => {
+            let r = r.to_ascii_lowercase();
+            if r.is_empty() || r.contains(['/', '@']) {
+                return Err(format!("region {r:?} is not a region"));
+            }
+            Ok(grade.with_region(Some(r)))
+        }
+        (Some(r), Some(g)) if r.eq_ignore_ascii_case(g) => Ok(grade),
+        (Some(r), Some(g)) => Err(format!(
+            "grade {grade} names region {g:?} but the region column says {r:?}"
+        )),
+    }
 }
 
 /// A time column of a partition: typed (what rentix writes) or, in a store written
