@@ -162,7 +162,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let store = pristine();
         let copy = dir.path().join("store");
-        copy_dir(store, &copy);
+        crate::util::copy_tree(store, &copy);
         let file = copy.join(PART);
         let mut bytes = std::fs::read(&file).unwrap();
         let at = value_offsets(&bytes);
@@ -186,19 +186,6 @@ fn pristine() -> &'static Path {
             (tmp, store)
         })
         .1
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// Readers check the cheap part: `index` (and `verify`, which reads the same way)

@@ -2,7 +2,7 @@
 //! becomes one file per month holding the same rows, with their provenance, and
 //! gives the same fixings; the store stays checkable and later runs build on it.
 
-use crate::util::{p, rentix, rentix_ok};
+use crate::util::{copy_tree, p, rentix, rentix_ok};
 use rentix_ingest::{Store, StoredObservation};
 use serde_json::Value;
 use std::path::Path;
@@ -331,20 +331,6 @@ fn a_date_whose_files_share_a_key_is_refused_and_left_as_it_was() {
     assert_eq!(Store::open(&store).unwrap().runs().unwrap().len(), 4);
     assert!(!store.join(".lock").exists());
     assert!(!store.join("staging").exists(), "what was staged is gone");
-}
-
-/// Copies a directory tree.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 #[test]

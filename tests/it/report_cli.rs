@@ -317,6 +317,7 @@ fn each_report_opens_with_its_answer_before_any_table() {
     let index = dir.path().join("index.html");
     rentix_ok(&["report", "--in", p(&m.fixings()), "--out", p(&index)]);
     let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("<h1>rentix: GPU rental index report</h1>"));
     let first_table = html.find("<table").unwrap();
     assert!(
         html[first_table..].starts_with("<table class=board>"),
@@ -337,11 +338,31 @@ fn each_report_opens_with_its_answer_before_any_table() {
     let hedge = dir.path().join("hedge.html");
     rentix_ok(&["report", "--in", p(&bt), "--out", p(&hedge)]);
     let html = std::fs::read_to_string(&hedge).unwrap();
+    assert!(html.contains("<h1>rentix: hedge report</h1>"));
     let decision = html.find("<p class=\"decision").expect("a recommendation");
     let first_table = html.find("<table").unwrap();
     assert!(decision < first_table, "the recommendation comes first");
     assert!(
         html[first_table..].starts_with("<table class=card>"),
         "the first table is the hedge card"
+    );
+    // The lab's report (the demo's committed lab): named for its reader, its verdict
+    // (which design hedges the users best) before any table.
+    let lab = dir.path().join("lab.html");
+    let lab_dir = dir.path().join("contract_lab");
+    crate::util::copy_tree(
+        &crate::util::repo().join("reports/demo/contract_lab"),
+        &lab_dir,
+    );
+    rentix_ok(&["report", "--in", p(&lab_dir), "--out", p(&lab)]);
+    let html = std::fs::read_to_string(&lab).unwrap();
+    assert!(html.contains("<h1>rentix: contract design lab</h1>"));
+    assert!(!html.contains("operational losses are reported beside the hedge"));
+    let verdict = html
+        .find("hedges the users best")
+        .expect("the lab's verdict");
+    assert!(
+        verdict < html.find("<table").unwrap(),
+        "the verdict comes first"
     );
 }

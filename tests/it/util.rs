@@ -98,3 +98,17 @@ pub(crate) fn five_listings(pairs: &[(&str, &str)], price: impl Fn(usize) -> Str
     }
     text
 }
+
+/// Copies a directory tree.
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}

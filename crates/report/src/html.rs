@@ -713,6 +713,21 @@ fn read_ingest_summary(p: &Path) -> Result<rentix_ingest::IngestSummary, String>
     serde_json::from_str(&text).map_err(|e| format!("{}: not an ingest summary: {e}", p.display()))
 }
 
+/// The report's title, named for its reader: an index, a hedge, a contract lab, or
+/// all of them (the demo's).
+fn title(inputs: &ReportInputs) -> &'static str {
+    match (
+        inputs.fixings.is_some(),
+        !inputs.backtests.is_empty(),
+        inputs.lab.is_some(),
+    ) {
+        (true, false, false) => "rentix: GPU rental index report",
+        (false, true, false) => "rentix: hedge report",
+        (false, false, true) => "rentix: contract design lab",
+        _ => "rentix: GPU rental index and hedge report",
+    }
+}
+
 /// Renders the report of `in_dir` to `out` (charts for the index part are drawn
 /// into `in_dir/charts`).
 pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
@@ -740,15 +755,18 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
         ));
     }
     let mut html = String::new();
+    let title = title(&inputs);
     let _ = write!(
         html,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>rentix report</title><style>{CSS}</style></head><body>\n<h1>rentix: GPU rental index and hedge report</h1>\n"
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title><style>{CSS}</style></head><body>\n<h1>{title}</h1>\n"
     );
-    let _ = writeln!(
-        html,
-        "<p>A rental price hedge offsets changes in rent. It does not fix a failed deployment or make a customer pay: \
-         operational losses are reported beside the hedge, never netted into basis.</p>"
-    );
+    if !inputs.backtests.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p>A rental price hedge offsets changes in rent. It does not fix a failed deployment or make a customer pay: \
+             operational losses are reported beside the hedge, never netted into basis.</p>"
+        );
+    }
     html.push_str(&at_a_glance(&inputs));
     html.push_str(&contents(&inputs));
     index_section(&mut html, &inputs, &in_dir.join("charts"))?;
