@@ -195,7 +195,7 @@ fn an_outage_is_operational_loss_and_volume_mismatch_never_basis() {
         );
         let vm: f64 = r["volume_mismatch_pnl"].parse().unwrap();
         if r["period_start"] == "2025-03-01" {
-            assert!(vm.abs() > 0.0 && r["operational_loss"] == "9000");
+            assert!(vm.abs() > 0.0 && r["operational_loss"] == "9000.0");
         } else {
             assert_eq!(vm, 0.0, "{}", r["period_start"]);
         }

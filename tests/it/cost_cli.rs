@@ -37,9 +37,9 @@ fn same_b200_rent_one_and_a_half_times_the_output() {
     assert!((cost("stack-a") / cost("stack-b") - 1.5).abs() < 1e-9);
     // Sorted by cost: stack-b first with its 256 GPUs (a third of the capacity).
     assert_eq!(curve[0]["operator"], "stack-b");
-    assert_eq!(curve[0]["cumulative_capacity_gpus"], "256");
+    assert_eq!(curve[0]["cumulative_capacity_gpus"], "256.0");
     assert!((curve[0]["percentile"].parse::<f64>().unwrap() - 100.0 / 3.0).abs() < 1e-9);
-    assert_eq!(curve[1]["cumulative_capacity_gpus"], "768");
+    assert_eq!(curve[1]["cumulative_capacity_gpus"], "768.0");
     assert!(msg.contains("stack-b") && msg.contains("4.6296"), "{msg}");
     for ext in ["png", "svg"] {
         assert!(

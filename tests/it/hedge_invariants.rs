@@ -485,7 +485,7 @@ fn a_months_contracts_are_exact_in_every_shape() {
                 assert_eq!(r["contracts"], want, "{hours} {shape:?}: {r:?}");
                 assert_eq!(
                     r["exposure_gpu_hours"],
-                    format!("{hours}"),
+                    format!("{hours:.1}"),
                     "{shape:?}: round in, round out"
                 );
             }
@@ -558,7 +558,7 @@ fn the_recommendation_never_says_hedge_when_the_hedge_adds_risk() {
     for r in rows(&out.join("periods.csv")) {
         if r["strategy"] == "static-min-variance" {
             assert_eq!(r["contracts"], "0");
-            assert_eq!(r["hedge_ratio"], "0");
+            assert_eq!(r["hedge_ratio"], "0.0");
         }
     }
     // A rent that tracks the index: hedge, buy (a payer), 10 contracts.
@@ -1098,8 +1098,8 @@ fn a_perp_on_an_index_equal_to_the_rent_hedges_it_whole_and_pays_no_funding() {
                 (&q["strategy"], &q["period_start"])
             );
             assert_eq!(f["rent_change"], q["rent_change"]);
-            assert_eq!(q["funding_pnl"], "0");
-            assert_eq!(f["funding_pnl"], "0");
+            assert_eq!(q["funding_pnl"], "0.0");
+            assert_eq!(f["funding_pnl"], "0.0");
         }
     }
 }

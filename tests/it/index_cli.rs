@@ -241,7 +241,7 @@ fn late_data_restates_instead_of_overwriting() {
     let second = grade_rows(&out);
     assert_eq!(second[0]["publication"], "2");
     // Four equal-weight contributors after the 25% cap: the lower median moves to 2.0.
-    assert_eq!(second[0]["value"], "2");
+    assert_eq!(second[0]["value"], "2.0");
     let log: Vec<_> = rows(&dir.path().join("fix_restatements.csv"))
         .into_iter()
         .filter(|r| r["grade"] == "h100-sxm-80gb/vm/on-demand")

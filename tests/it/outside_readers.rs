@@ -261,3 +261,46 @@ fn python_polars_reads_the_publications_with_their_documented_types() {
     assert_eq!(lines[2], "['points']", "{text}");
     assert_eq!(&lines[3..], ["Date", "Date", "Date"], "{text}");
 }
+
+/// Polars with default settings (types inferred from the first 100 rows) reads every
+/// CSV output of the demo, and a float column reads as floats even where its first
+/// values happen to be whole: `fees` of a backtest's periods, 0 until the first
+/// contract trades, once inferred as integers and then made polars refuse the file
+/// at `691.84008192`.
+#[test]
+fn python_polars_reads_every_csv_output_with_default_settings() {
+    if !python_polars() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must install Python polars (see .ci/run)"
+        );
+        return;
+    }
+    let demo = crate::util::data("reports/demo");
+    let script = format!(
+        "import glob, polars as pl\n\
+         d = '{}'\n\
+         files = [f for f in sorted(glob.glob(d + '/**/*.csv', recursive=True)) if not f[len(d):].startswith('/work/')]\n\
+         assert len(files) > 10, files\n\
+         for f in files:\n\
+         \x20   pl.read_csv(f)\n\
+         for f in glob.glob(d + '/backtest_*/periods.csv'):\n\
+         \x20   s = pl.read_csv(f).schema\n\
+         \x20   print(s['fees'], s['funding_pnl'], s['exposure_gpu_hours'], s['contracts'])\n",
+        demo.display()
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().count() >= 4, "{text}");
+    for l in text.lines() {
+        assert_eq!(l, "Float64 Float64 Float64 Int64", "{text}");
+    }
+}

@@ -171,7 +171,7 @@ impl Col {
             Col::Coded(c) => push_text(out, c.get(i)),
             Col::F64(v) => {
                 if let Some(x) = v[i] {
-                    let _ = write!(out, "{x}");
+                    push_float(out, x);
                 }
             }
             Col::I64(v) => {
@@ -206,7 +206,11 @@ impl Col {
         match self {
             Col::Str(v) => v[i].clone().unwrap_or_default(),
             Col::Coded(c) => c.get(i).unwrap_or_default().to_string(),
-            Col::F64(v) => v[i].map_or(String::new(), |x| format!("{x}")),
+            Col::F64(v) => v[i].map_or(String::new(), |x| {
+                let mut t = String::new();
+                push_float(&mut t, x);
+                t
+            }),
             Col::I64(v) => v[i].map_or(String::new(), |x| x.to_string()),
             Col::Bool(v) => v[i].map_or(String::new(), |x| x.to_string()),
             Col::Timestamp(v) => v[i]
@@ -599,6 +603,19 @@ fn code<'a>(cells: impl Iterator<Item = Option<&'a str>>) -> Coded {
     out
 }
 
+/// Appends a float as CSV text: the shortest text that reads back as the same
+/// double, with a decimal point even when the value is whole (`12.0`, not `12`), so
+/// that a reader inferring types from the first rows (polars reads 100) types the
+/// column as floats instead of integers it then fails to parse a `12.5` into.
+fn push_float(out: &mut String, x: f64) {
+    use std::fmt::Write as _;
+    let start = out.len();
+    let _ = write!(out, "{x}");
+    if x.is_finite() && !out[start..].contains('.') {
+        out.push_str(".0");
+    }
+}
+
 /// Appends a text cell, neutralized against formula injection ([`neutralize`]).
 fn push_text(out: &mut String, text: Option<&str>) {
     if let Some(s) = text {
@@ -768,6 +785,31 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_keep_a_decimal_point_when_whole() {
+        let c = Col::F64(vec![
+            Some(12.0),
+            Some(2.9),
+            Some(0.1 + 0.2),
+            Some(-3.0),
+            None,
+            Some(1e21),
+        ]);
+        let cells: Vec<String> = (0..6).map(|i| c.cell(i)).collect();
+        assert_eq!(
+            cells,
+            [
+                "12.0",
+                "2.9",
+                "0.30000000000000004",
+                "-3.0",
+                "",
+                "1000000000000000000000.0"
+            ]
+        );
+        assert_eq!(Col::I64(vec![Some(12)]).cell(0), "12");
+    }
 
     /// A rendered table reads back as its file does: `-1.5` stays a number, the text
     /// `-x` gains its leading `'` in CSV only, an empty float is an empty cell.
