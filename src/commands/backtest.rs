@@ -282,8 +282,7 @@ pub(super) fn cost_decomposition(
             &out.join("cost_percentile"),
             |root| rentix_report::line_chart(root, title, "percentile", &line),
             |root| rentix_report::line_chart(root, title, "percentile", &line),
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
     }
     let (Some(first), Some(last)) = (months.first(), months.last()) else {
         return Ok(String::new());
@@ -302,9 +301,7 @@ pub(super) fn cost_decomposition(
 pub(super) fn run(a: BacktestArgs) -> anyhow::Result<()> {
     let plan = BacktestPlan::from_args(&a)?;
     let r = execute(&plan)?;
-    rentix_report::backtest_charts(&plan.out, &r)
-        .map_err(anyhow::Error::msg)
-        .context("drawing charts")?;
+    rentix_report::backtest_charts(&plan.out, &r).context("drawing charts")?;
     outln!("{}", headline(&r, &plan.out));
     if let (Some(t), Some(op)) = (&a.throughput, &a.operator) {
         outln!("{}", cost_decomposition(&r, t, op, &plan.out)?);

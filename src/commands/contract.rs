@@ -91,7 +91,7 @@ pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRo
         evaluations,
     );
     write(&plan.out, &comparison, &months)?;
-    rentix_report::contract_lab_charts(&plan.out, &comparison).map_err(anyhow::Error::msg)?;
+    rentix_report::contract_lab_charts(&plan.out, &comparison)?;
     Ok((comparison, months))
 }
 

@@ -186,7 +186,7 @@ pub(super) fn execute(
         "Cost curve: {model}{}",
         latest.map(|d| format!(", {d}")).unwrap_or_default()
     );
-    cost_curve_chart(&a.out.join("cost_curve"), &title, &bars).map_err(anyhow::Error::msg)?;
+    cost_curve_chart(&a.out.join("cost_curve"), &title, &bars)?;
     let shown: Vec<CostPoint> = points
         .into_iter()
         .filter(|p| p.model == model && p.date == latest)

@@ -264,7 +264,7 @@ pub(super) fn run(a: DemoArgs) -> anyhow::Result<()> {
 
     bar.set_message("writing the report");
     let report = out.join("report.html");
-    rentix_report::render_report(out, &report).map_err(anyhow::Error::msg)?;
+    rentix_report::render_report(out, &report)?;
     bar.finish_and_clear();
 
     print_summary(&Outcome {
@@ -357,7 +357,7 @@ fn backtest_users(out: &Path, sim_dir: &Path, seed: u64) -> anyhow::Result<Vec<U
             out: out.join(format!("backtest_{user}")),
         };
         let r = backtest(&plan).with_context(|| format!("backtest of {user}"))?;
-        rentix_report::backtest_charts(&plan.out, &r).map_err(anyhow::Error::msg)?;
+        rentix_report::backtest_charts(&plan.out, &r)?;
         if user == "neocloud_h200" {
             cost_decomposition(&r, &sim_dir.join("throughput.csv"), user, &plan.out)?;
         }
@@ -442,7 +442,11 @@ fn print_summary(o: &Outcome<'_>) -> anyhow::Result<()> {
             .find(|r| r.user == u)
             .and_then(|r| r.answer)
             .map_or("n/a".to_string(), |(e, d, s)| {
-                format!("{:.0}% ({}, {s})", e * 100.0, d.as_str().replace('_', " "))
+                format!(
+                    "{} ({}, {s})",
+                    rentix_core::stats::percent(e),
+                    d.as_str().replace('_', " ")
+                )
             })
     };
     let premium = results
@@ -476,7 +480,7 @@ fn print_summary(o: &Outcome<'_>) -> anyhow::Result<()> {
         "neocloud: H200 on-demand futures remove {} (its rent reprices quarterly on 30%); best grade out of sample: {} ({})",
         eff("neocloud_h200"),
         best.map_or("n/a", |b| b.grade.as_str()),
-        best.and_then(|b| b.oos_effectiveness).map_or("n/a".to_string(), |e| format!("{:.0}%", e * 100.0))
+        best.and_then(|b| b.oos_effectiveness).map_or("n/a".to_string(), rentix_core::stats::percent)
     );
     if let (Some(best), Some(weakest)) = (
         lab.candidates

@@ -145,15 +145,14 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     };
     let (result, read) = match &decision {
         Decision::Incremental(plan) => (
-            compute_from_partitions(&store, &whole, Some(plan.partitions), Some(&plan.seeds))
-                .map_err(anyhow::Error::msg)?,
+            compute_from_partitions(&store, &whole, Some(plan.partitions), Some(&plan.seeds))?,
             format!(
                 "read: partitions from {} (incremental, continuing the composites after {})",
                 plan.partitions.0, plan.after
             ),
         ),
         Decision::Full(why) => {
-            let r = compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?;
+            let r = compute_from_store(&store, &whole)?;
             let read = format!("read: the whole store ({why}){}", in_slices(r.slices));
             (r, read)
         }
@@ -167,7 +166,7 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             .map(|r| &r.run_id)
             .ne(runs.iter().map(|r| &r.run_id))
     {
-        let r = compute_from_store(&store, &whole).map_err(anyhow::Error::msg)?;
+        let r = compute_from_store(&store, &whole)?;
         let read = format!(
             "read: the whole store (a run was committed while it was read){}",
             in_slices(r.slices)
@@ -269,7 +268,7 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
             .map(|t| t.min(chrono::Utc::now().date_naive())),
         ..cfg.request.clone()
     };
-    let result = rentix_index::compute(&read.rows, &whole).map_err(anyhow::Error::msg)?;
+    let result = rentix_index::compute(&read.rows, &whole)?;
     if !result.fixings.iter().any(|f| window_of(cfg).contains(f)) {
         bail!(
             "no observation in the --input files matches the methodology's grades and the requested range ({} rows read, {} accepted)",

@@ -98,7 +98,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     }
     if let Some(e) = e.downcast_ref::<X>() {
         return match e {
-            X::Methodology { .. } => Some(USAGE),
+            X::Methodology { .. } | X::Config(_) => Some(USAGE),
             X::Store(g) => class_of(g),
             X::Table(t) => class_of(t),
             _ => Some(INPUT),
@@ -118,6 +118,18 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
             L::Candidate { .. } | L::DuplicateName(_) | L::Settings(_) => Some(USAGE),
             L::Table(t) => class_of(t),
             _ => Some(INPUT),
+        };
+    }
+    if let Some(e) = e.downcast_ref::<rentix_report::ReportError>() {
+        use rentix_report::ReportError as P;
+        return match e {
+            P::Usage(_) => Some(USAGE),
+            P::Input { .. } => Some(INPUT),
+            P::Index(x) => class_of(x),
+            P::Backtest(x) => class_of(x),
+            P::Lab(x) => class_of(x),
+            P::Table(t) => class_of(t),
+            P::Chart { .. } => Some(IO),
         };
     }
     if let Some(e) = e.downcast_ref::<rentix_sim::SimError>() {

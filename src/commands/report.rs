@@ -15,11 +15,9 @@ pub(super) fn run(a: ReportArgs) -> anyhow::Result<()> {
                 );
             }
             rentix_report::render_report(one, &a.out)
-                .map_err(anyhow::Error::msg)
                 .with_context(|| format!("report of {}", one.display()))?;
         }
         many => rentix_report::render_comparison(many, a.truth.as_deref(), &a.out)
-            .map_err(anyhow::Error::msg)
             .context("comparison report")?,
     }
     outln!("wrote {}", a.out.display());

@@ -163,3 +163,60 @@ fn contract_lab_refusals_exit_as_usage() {
         assert!(err.contains(words), "{cands:?}: {err}");
     }
 }
+
+/// The report's refusals are typed (rentix_report::ReportError): a directory that
+/// does not exist or holds nothing to render is a usage error (2), a fixings file
+/// that cannot be read is input (3), a report that cannot be written is I/O (4).
+/// They all exited 3 while the report crate returned strings.
+#[test]
+fn report_failures_exit_by_their_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bad = d.join("bad.csv");
+    std::fs::write(&bad, "date,grade\n2025-01-01\n").unwrap();
+    let empty = d.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let fixings = d.join("fixings.parquet");
+    std::fs::copy(
+        crate::util::repo().join("reports/demo/fixings.parquet"),
+        &fixings,
+    )
+    .unwrap();
+    for (args, want, why) in [
+        (
+            vec![
+                "report",
+                "--in",
+                p(&d.join("missing")),
+                "--out",
+                p(&d.join("r.html")),
+            ],
+            2,
+            "no such directory",
+        ),
+        (
+            vec!["report", "--in", p(&empty), "--out", p(&d.join("r.html"))],
+            2,
+            "nothing to render",
+        ),
+        (
+            vec!["report", "--in", p(&bad), "--out", p(&d.join("r.html"))],
+            3,
+            "not a fixings file",
+        ),
+        (
+            vec![
+                "report",
+                "--in",
+                p(&fixings),
+                "--out",
+                "/proc/rentix-cannot-write/r.html",
+            ],
+            4,
+            "a report that cannot be written",
+        ),
+    ] {
+        let (c, err) = code(&args);
+        assert_eq!(c, Some(want), "{why}: {args:?}: {err}");
+    }
+}

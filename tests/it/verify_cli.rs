@@ -144,6 +144,43 @@ fn an_untouched_publication_verifies_with_exit_0() {
     );
 }
 
+/// A CSV published before floats kept their decimal point (`600`, not `600.0`)
+/// still verifies: a cell is the same when it reads as the same double. A value that
+/// differs in its last digit still does not (`an_edit_of_any_column_exits_1_naming_it`).
+#[test]
+fn a_publication_written_with_whole_floats_without_a_point_verifies() {
+    let pb = Published::new("csv");
+    let mut recs = records(&pb.fixings());
+    let mut stripped = 0;
+    for r in recs.iter_mut().skip(1) {
+        let row: Vec<String> = r
+            .iter()
+            .map(|c| match c.strip_suffix(".0") {
+                Some(whole) if whole.parse::<i64>().is_ok() => {
+                    stripped += 1;
+                    whole.to_string()
+                }
+                _ => c.to_string(),
+            })
+            .collect();
+        *r = csv::StringRecord::from(row);
+    }
+    assert!(stripped > 10, "whole floats in the publication: {stripped}");
+    let old = pb.dir.join("old.csv");
+    write_records(&old, &recs);
+    // Its digest, of its own text, as the version that wrote it recorded it.
+    let text = rentix_table::TextTable::read(&old).unwrap();
+    let hex = rentix_index::canonical_sha256_text(&text);
+    std::fs::write(
+        rentix_index::digest_path(&old),
+        rentix_index::digest_line(&old, &hex),
+    )
+    .unwrap();
+    let (code, out, err) = pb.verify(&old);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("verified 16 published fixings"), "{out}");
+}
+
 #[test]
 fn a_parquet_publication_verifies_too() {
     let pb = Published::new("parquet");

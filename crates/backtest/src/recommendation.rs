@@ -116,7 +116,7 @@ fn grouped(x: f64) -> String {
 }
 
 fn pct(x: f64) -> String {
-    format!("{:.0}%", 100.0 * x)
+    rentix_core::stats::percent(x)
 }
 
 /// Applies the rule (module doc) to futures `candidates`, in run order.

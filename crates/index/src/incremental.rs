@@ -407,15 +407,13 @@ pub fn compute_in_slices(
     store: &rentix_ingest::Store,
     req: &crate::IndexRequest,
     slice_rows: u64,
-) -> Result<crate::IndexResult, String> {
+) -> Result<crate::IndexResult, crate::IndexError> {
     let one_pass = || crate::compute_read(store, req, None, None, (None, None));
-    let read_err = |e: rentix_ingest::IngestError| format!("reading the store: {e}");
-    let Some((first, last)) = store.fixing_dates().map_err(read_err)? else {
+    let Some((first, last)) = store.fixing_dates()? else {
         return one_pass();
     };
     let end = req.to.map_or(last, |t| t.min(last));
-    let starts: Vec<NaiveDate> = slice_starts(store, slice_rows)
-        .map_err(read_err)?
+    let starts: Vec<NaiveDate> = slice_starts(store, slice_rows)?
         .into_iter()
         .filter(|d| *d > first && *d <= end)
         .collect();
@@ -423,7 +421,7 @@ pub fn compute_in_slices(
         return one_pass();
     }
     let m = &req.methodology;
-    let rule = m.day_rule()?;
+    let rule = m.day_rule().map_err(crate::IndexError::Config)?;
     let mut out = crate::IndexResult::default();
     let mut slice_from: Option<NaiveDate> = None;
     for k in 0..=starts.len() {

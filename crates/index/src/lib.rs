@@ -95,9 +95,11 @@ pub fn past_the_store(
 }
 
 /// Computes fixings, composites and forward curves from store observations.
-pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexResult, String> {
-    let clock = req.methodology.cutoff_clock()?;
-    compute_grouped(group_by_grade(rows, req, &clock)?, req)
+pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexResult, IndexError> {
+    let clock = req.methodology.cutoff_clock().map_err(IndexError::Config)?;
+    let mut grouper = GradeGrouper::new(req, clock).map_err(IndexError::Config)?;
+    grouper.add(rows).map_err(IndexError::Data)?;
+    compute_grouped(grouper.finish(), req)
 }
 
 /// [`compute`] over a whole store, read a few partitions at a time and only the
@@ -111,7 +113,7 @@ pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexRe
 pub fn compute_from_store(
     store: &rentix_ingest::Store,
     req: &IndexRequest,
-) -> Result<IndexResult, String> {
+) -> Result<IndexResult, IndexError> {
     incremental::compute_in_slices(store, req, incremental::SLICE_ROWS)
 }
 
@@ -123,7 +125,7 @@ pub fn compute_from_partitions(
     req: &IndexRequest,
     partitions: Option<(chrono::NaiveDate, Option<chrono::NaiveDate>)>,
     seeds: Option<&BTreeMap<String, ChainSeed>>,
-) -> Result<IndexResult, String> {
+) -> Result<IndexResult, IndexError> {
     compute_read(store, req, partitions, seeds, (None, None))
 }
 
@@ -135,13 +137,15 @@ pub(crate) fn compute_read(
     partitions: Option<(chrono::NaiveDate, Option<chrono::NaiveDate>)>,
     seeds: Option<&BTreeMap<String, ChainSeed>>,
     counted: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>),
-) -> Result<IndexResult, String> {
-    let clock = req.methodology.cutoff_clock()?;
+) -> Result<IndexResult, IndexError> {
+    let clock = req.methodology.cutoff_clock().map_err(IndexError::Config)?;
     let new_grouper = || {
-        GradeGrouper::new(req, clock).map(|mut g| {
-            g.count_clipped_within(counted.0, counted.1);
-            g
-        })
+        GradeGrouper::new(req, clock)
+            .map(|mut g| {
+                g.count_clipped_within(counted.0, counted.1);
+                g
+            })
+            .map_err(IndexError::Config)
     };
     let mut grouper = new_grouper()?;
     let mut bad = Ok(());
@@ -149,26 +153,24 @@ pub(crate) fn compute_read(
         Some((from, to)) => (Some(from), to),
         None => (None, None),
     };
-    store
-        .for_each_fixing_part(from, to, |delivery| match delivery {
-            rentix_ingest::Delivery::Part(part) => {
-                if bad.is_ok() {
-                    bad = grouper.add_part(&part);
-                }
+    store.for_each_fixing_part(from, to, |delivery| match delivery {
+        rentix_ingest::Delivery::Part(part) => {
+            if bad.is_ok() {
+                bad = grouper.add_part(&part).map_err(IndexError::Data);
             }
-            // A compaction replaced files under the read: start again.
-            rentix_ingest::Delivery::Again => {
-                bad = new_grouper().map(|g| grouper = g);
-            }
-        })
-        .map_err(|e| format!("reading the store: {e}"))?;
+        }
+        // A compaction replaced files under the read: start again.
+        rentix_ingest::Delivery::Again => {
+            bad = new_grouper().map(|g| grouper = g);
+        }
+    })?;
     bad?;
     compute_seeded(grouper.finish(), req, seeds)
 }
 
 /// [`compute`] on observations already grouped by a [`GradeGrouper`] (which a
 /// caller can feed one store partition at a time).
-pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResult, String> {
+pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResult, IndexError> {
     compute_seeded(grouped, req, None)
 }
 
@@ -176,11 +178,11 @@ fn compute_seeded(
     grouped: Grouped,
     req: &IndexRequest,
     seeds: Option<&BTreeMap<String, ChainSeed>>,
-) -> Result<IndexResult, String> {
+) -> Result<IndexResult, IndexError> {
     let below_clip = grouped.below_clip;
     let groups = grouped.grades;
     let m = &req.methodology;
-    let rule = m.day_rule()?;
+    let rule = m.day_rule().map_err(IndexError::Config)?;
     let dates = fixing_dates(&groups, req, &rule);
     let mut fixings = fix_all(&groups, &dates, m, &rule);
     let forward = if m.forward_curve {

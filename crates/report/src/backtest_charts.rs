@@ -22,7 +22,7 @@ pub fn featured(r: &BacktestResult) -> Option<Strategy> {
 
 /// Writes rent_vs_index, basis, pnl_histogram, rolling_effectiveness and waterfall
 /// (PNG and SVG) into `dir`.
-pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), String> {
+pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), crate::ReportError> {
     let rent = Line {
         name: "your rent".into(),
         points: r.daily.iter().map(|d| (d.date, d.rent)).collect(),

@@ -193,8 +193,19 @@ fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
-/// Draws `f` to `<stem>.png` and `<stem>.svg`.
+/// Draws `f` to `<stem>.png` and `<stem>.svg`; an error names the chart.
 pub fn save_both(
+    stem: &Path,
+    png: impl FnOnce(DrawingArea<BitMapBackend<'_>, Shift>) -> R,
+    svg: impl FnOnce(DrawingArea<SVGBackend<'_>, Shift>) -> R,
+) -> Result<(), crate::ReportError> {
+    draw_both(stem, png, svg).map_err(|detail| crate::ReportError::Chart {
+        path: stem.to_path_buf(),
+        detail,
+    })
+}
+
+fn draw_both(
     stem: &Path,
     png: impl FnOnce(DrawingArea<BitMapBackend<'_>, Shift>) -> R,
     svg: impl FnOnce(DrawingArea<SVGBackend<'_>, Shift>) -> R,

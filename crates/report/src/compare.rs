@@ -183,22 +183,35 @@ pub fn render_comparison(
     files: &[PathBuf],
     truth: Option<&Path>,
     out: &Path,
-) -> Result<(), String> {
+) -> Result<(), crate::ReportError> {
     if files.len() < 2 {
-        return Err("a comparison needs at least two fixings files".into());
+        return Err(crate::ReportError::Usage(
+            "a comparison needs at least two fixings files".into(),
+        ));
     }
     let mut inputs = Vec::new();
     for (p, label) in files.iter().zip(labels(files)) {
         if !p.is_file() {
-            return Err(format!(
+            return Err(crate::ReportError::Usage(format!(
                 "{} is not a fixings file (a comparison takes files, not directories)",
                 p.display()
-            ));
+            )));
         }
-        let fixings = read_fixings(p).map_err(|e| e.to_string())?;
+        let fixings = read_fixings(p)?;
         inputs.push(Input { label, fixings });
     }
-    let truth = truth.map(rentix_lab::read_truth).transpose()?;
+    let truth = truth
+        .map(|t| {
+            // The lab's reader names the file itself.
+            rentix_lab::read_truth(t).map_err(|e| {
+                let prefix = format!("{}: ", t.display());
+                crate::ReportError::Input {
+                    path: t.to_path_buf(),
+                    detail: e.strip_prefix(&prefix).unwrap_or(&e).to_string(),
+                }
+            })
+        })
+        .transpose()?;
     let common: BTreeSet<String> = inputs
         .iter()
         .map(|i| {
@@ -269,8 +282,8 @@ pub fn render_comparison(
                 source,
             }
         })
-    })
-    .map_err(|e| e.to_string())
+    })?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -95,6 +95,10 @@ fn draw<DB: DrawingBackend>(
 }
 
 /// Writes `<stem>.png` and `<stem>.svg`.
-pub fn cost_curve_chart(stem: &Path, title: &str, bars: &[CurveBar]) -> Result<(), String> {
+pub fn cost_curve_chart(
+    stem: &Path,
+    title: &str,
+    bars: &[CurveBar],
+) -> Result<(), crate::ReportError> {
     save_both(stem, |r| draw(r, title, bars), |r| draw(r, title, bars))
 }

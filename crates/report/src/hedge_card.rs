@@ -7,6 +7,7 @@
 use crate::format::money;
 use crate::html::esc;
 use rentix_backtest::{BacktestResult, Decision, Side, StrategySummary};
+use rentix_core::stats::percent;
 use std::fmt::Write;
 
 /// The card for a backtest and its featured strategy.
@@ -17,9 +18,9 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
     let eff = opt(featured.effectiveness);
     let interval = match &featured.confidence_intervals.effectiveness {
         Some(ci) => format!(
-            " (95% interval {:.0}% to {:.0}%)",
-            100.0 * ci.low,
-            100.0 * ci.high
+            " (95% interval {} to {})",
+            percent(ci.low),
+            percent(ci.high)
         ),
         None => String::new(),
     };
@@ -44,9 +45,9 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
         (
             "risk the hedge removes",
             if eff < 0.0 {
-                format!("none: it adds {:.0}% to the month-to-month variance of your rent P&amp;L{}", -100.0 * eff, interval)
+                format!("none: it adds {} to the month-to-month variance of your rent P&amp;L{}", percent(-eff), interval)
             } else {
-                format!("{:.0}% of the month-to-month variance of your rent P&amp;L{} (fees of {} are a cost known at entry, not counted here)", 100.0 * eff, interval, money(featured.total_fees))
+                format!("{} of the month-to-month variance of your rent P&amp;L{} (fees of {} are a cost known at entry, not counted here)", percent(eff), interval, money(featured.total_fees))
             },
         ),
         (

@@ -5,6 +5,7 @@
 
 use crate::format::{money, whole};
 use crate::index_charts::index_charts;
+use crate::ReportError;
 use base64::Engine;
 use chrono::NaiveDate;
 use rentix_backtest::{BacktestResult, Side, Strategy, StrategySummary};
@@ -118,7 +119,7 @@ fn read_truth(path: &Path, grades: &[String]) -> BTreeMap<String, Vec<(NaiveDate
 
 /// The forward curves beside a fixings file (`<stem>_forward.<ext>`, CSV or Parquet
 /// like the fixings); none when there is no such file.
-fn read_forward(fixings: &Path) -> Result<Vec<ForwardPoint>, String> {
+fn read_forward(fixings: &Path) -> Result<Vec<ForwardPoint>, ReportError> {
     let stem = fixings
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
@@ -131,7 +132,7 @@ fn read_forward(fixings: &Path) -> Result<Vec<ForwardPoint>, String> {
     if !p.exists() {
         return Ok(Vec::new());
     }
-    rentix_index::read_forward(&p).map_err(|e| e.to_string())
+    Ok(rentix_index::read_forward(&p)?)
 }
 
 /// Per-grade data-sufficiency figures.
@@ -191,11 +192,15 @@ pub fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
     clippy::too_many_lines,
     reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
 )]
-fn index_section(html: &mut String, inputs: &ReportInputs, chart_dir: &Path) -> Result<(), String> {
+fn index_section(
+    html: &mut String,
+    inputs: &ReportInputs,
+    chart_dir: &Path,
+) -> Result<(), ReportError> {
     let Some(path) = &inputs.fixings else {
         return Ok(());
     };
-    let fixings = read_fixings(path).map_err(|e| e.to_string())?;
+    let fixings = read_fixings(path)?;
     let versions: std::collections::BTreeSet<&str> = fixings
         .iter()
         .map(|f| f.methodology_version.as_str())
@@ -373,10 +378,7 @@ fn num(v: Option<f64>, digits: usize) -> String {
 }
 
 fn pct(v: Option<f64>) -> String {
-    match v.filter(|x| x.is_finite()) {
-        Some(x) => format!("{:.0}%", x * 100.0),
-        None => "n/a".into(),
-    }
+    v.map_or("n/a".into(), rentix_core::stats::percent)
 }
 
 fn reading(s: &StrategySummary, side: Side) -> String {
@@ -386,18 +388,18 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     if let Some(e) = s.effectiveness {
         let _ = write!(
             t,
-            "With the <b>{}</b> strategy the hedge {} <b>{:.0}%</b> {} the month-to-month variance of your rent P&L",
+            "With the <b>{}</b> strategy the hedge {} <b>{}</b> {} the month-to-month variance of your rent P&L",
             esc(s.strategy.as_str()),
             if e < 0.0 { "added" } else { "removed" },
-            e.abs() * 100.0,
+            rentix_core::stats::percent(e.abs()),
             if e < 0.0 { "to" } else { "of" }
         );
         if let Some(ci) = &s.confidence_intervals.effectiveness {
             let _ = write!(
                 t,
-                " (95% bootstrap interval {:.0}% to {:.0}%)",
-                ci.low * 100.0,
-                ci.high * 100.0
+                " (95% bootstrap interval {} to {})",
+                rentix_core::stats::percent(ci.low),
+                rentix_core::stats::percent(ci.high)
             );
         }
         t.push_str(". ");
@@ -438,8 +440,8 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     clippy::too_many_lines,
     reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
 )]
-fn backtest_section(html: &mut String, dir: &Path) -> Result<(), String> {
-    let v = BacktestResult::read(&dir.join("summary.json")).map_err(|e| e.to_string())?;
+fn backtest_section(html: &mut String, dir: &Path) -> Result<(), ReportError> {
+    let v = BacktestResult::read(&dir.join("summary.json"))?;
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
@@ -623,7 +625,7 @@ fn perp_section(html: &mut String, v: &BacktestResult) {
 
 /// Where the data came from: rows read, accepted, quarantined by reason, per file.
 /// Provenance, so it closes the report rather than opening it.
-fn inputs_section(html: &mut String, p: &Path) -> Result<(), String> {
+fn inputs_section(html: &mut String, p: &Path) -> Result<(), ReportError> {
     let v = read_ingest_summary(p)?;
     let _ = writeln!(
         html,
@@ -707,10 +709,14 @@ fn anchor(name: &str) -> String {
 
 /// Reads an ingest summary with the ingest crate's own type: a renamed field is an
 /// error naming it, not a silent gap.
-fn read_ingest_summary(p: &Path) -> Result<rentix_ingest::IngestSummary, String> {
+fn read_ingest_summary(p: &Path) -> Result<rentix_ingest::IngestSummary, ReportError> {
+    let input = |detail: String| ReportError::Input {
+        path: p.to_path_buf(),
+        detail,
+    };
     let text = rentix_core::read_text(p, rentix_core::MAX_TABLE_BYTES)
-        .map_err(|e| format!("{}: {e}", p.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: not an ingest summary: {e}", p.display()))
+        .map_err(|e| input(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| input(format!("not an ingest summary: {e}")))
 }
 
 /// The report's title, named for its reader: an index, a hedge, a contract lab, or
@@ -730,9 +736,12 @@ fn title(inputs: &ReportInputs) -> &'static str {
 
 /// Renders the report of `in_dir` to `out` (charts for the index part are drawn
 /// into `in_dir/charts`).
-pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
+pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), ReportError> {
     if !in_dir.exists() {
-        return Err(format!("{} does not exist", in_dir.display()));
+        return Err(ReportError::Usage(format!(
+            "{} does not exist",
+            in_dir.display()
+        )));
     }
     // A fixings file itself (CSV or Parquet, any name): the index report of it.
     let (inputs, in_dir) = if in_dir.is_file() {
@@ -749,10 +758,10 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
         (discover(in_dir), in_dir)
     };
     if inputs.fixings.is_none() && inputs.backtests.is_empty() && inputs.lab.is_none() {
-        return Err(format!(
+        return Err(ReportError::Usage(format!(
             "{} holds neither fixings.csv (or fixings.parquet), a backtest's summary.json nor a contract lab's comparison.json; pass a fixings file of another name itself (report --in real.csv)",
             in_dir.display()
-        ));
+        )));
     }
     let mut html = String::new();
     let title = title(&inputs);
@@ -789,8 +798,8 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), String> {
                 path: out.to_path_buf(),
                 source,
             })
-    })
-    .map_err(|e| e.to_string())
+    })?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub fn index_charts(
     grades: &[String],
     truth: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
     forward: &[ForwardPoint],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, crate::ReportError> {
     let mut written = Vec::new();
     for (i, g) in grades.iter().enumerate() {
         let pts = band_points(fixings, g);

@@ -127,11 +127,11 @@ fn stamps_chart<DB: DrawingBackend>(
 }
 
 /// The intraday section of the report, when `dir` has an intraday fixings file.
-pub(crate) fn intraday_section(html: &mut String, dir: &Path) -> Result<(), String> {
+pub(crate) fn intraday_section(html: &mut String, dir: &Path) -> Result<(), crate::ReportError> {
     let Some(file) = intraday_file(dir) else {
         return Ok(());
     };
-    let rows = read_intraday(&file).map_err(|e| e.to_string())?;
+    let rows = read_intraday(&file)?;
     let mut by: BTreeMap<&str, Vec<&IntradayFixing>> = BTreeMap::new();
     for f in &rows {
         by.entry(f.grade.as_str()).or_default().push(f);

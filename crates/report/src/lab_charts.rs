@@ -251,7 +251,7 @@ pub const LAB_CHARTS: [(&str, &str); 6] = [
 ];
 
 /// Draws every lab chart into `<out>/charts/`.
-pub fn contract_lab_charts(out: &Path, c: &Comparison) -> Result<(), String> {
+pub fn contract_lab_charts(out: &Path, c: &Comparison) -> Result<(), crate::ReportError> {
     let dir = out.join("charts");
     let rows = &c.candidates;
     let bars = |f: &dyn Fn(&CandidateRow) -> BarValue| -> Vec<Bar> {

@@ -72,12 +72,12 @@ fn utility_row(html: &mut String, r: &CandidateRow) {
 }
 
 /// Appends the lab's section when `dir/comparison.json` exists.
-pub(crate) fn lab_section(html: &mut String, dir: &Path) -> Result<(), String> {
+pub(crate) fn lab_section(html: &mut String, dir: &Path) -> Result<(), crate::ReportError> {
     let path = dir.join("comparison.json");
     if !path.exists() {
         return Ok(());
     }
-    let c = Comparison::read(&path).map_err(|e| e.to_string())?;
+    let c = Comparison::read(&path)?;
     let _ = writeln!(
         html,
         "<h2 id=\"lab\">Contract design lab</h2><p>Each candidate is a methodology and a contract, evaluated over the store's history. \

@@ -206,11 +206,10 @@ impl Col {
         match self {
             Col::Str(v) => v[i].clone().unwrap_or_default(),
             Col::Coded(c) => c.get(i).unwrap_or_default().to_string(),
-            Col::F64(v) => v[i].map_or(String::new(), |x| {
-                let mut t = String::new();
-                push_float(&mut t, x);
-                t
-            }),
+            // The canonical text a publication's digest is taken of (Parquet cells
+            // read back): kept as it was, so digests of files published before
+            // stay valid. CSV files write floats with `push_float`.
+            Col::F64(v) => v[i].map_or(String::new(), |x| format!("{x}")),
             Col::I64(v) => v[i].map_or(String::new(), |x| x.to_string()),
             Col::Bool(v) => v[i].map_or(String::new(), |x| x.to_string()),
             Col::Timestamp(v) => v[i]
@@ -796,7 +795,13 @@ mod tests {
             None,
             Some(1e21),
         ]);
-        let cells: Vec<String> = (0..6).map(|i| c.cell(i)).collect();
+        let cells: Vec<String> = (0..6)
+            .map(|i| {
+                let mut s = String::new();
+                c.write_cell(i, &mut s);
+                s
+            })
+            .collect();
         assert_eq!(
             cells,
             [
@@ -809,6 +814,8 @@ mod tests {
             ]
         );
         assert_eq!(Col::I64(vec![Some(12)]).cell(0), "12");
+        // The canonical text of Parquet cells (digests) is unchanged.
+        assert_eq!(c.cell(0), "12");
     }
 
     /// A rendered table reads back as its file does: `-1.5` stays a number, the text
