@@ -68,20 +68,7 @@ impl IndexConfig {
 
 /// `<dir>/<stem>_forward.<ext>` beside a fixings file.
 pub(super) fn forward_path(out: &Path) -> PathBuf {
-    sibling(out, "_forward")
-}
-
-/// `<dir>/<stem><suffix>.<ext>` beside a fixings file.
-pub(crate) fn sibling(out: &Path, suffix: &str) -> PathBuf {
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let ext = out
-        .extension()
-        .map(|e| e.to_string_lossy().to_string())
-        .unwrap_or_else(|| "csv".into());
-    out.with_file_name(format!("{stem}{suffix}.{ext}"))
+    rentix_index::Companions::of(out).forward()
 }
 
 /// Runs the index and publishes it; returns a printable summary.
@@ -117,7 +104,7 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let differentials_path = sibling(&cfg.out, "_tier_differentials");
+    let differentials_path = rentix_index::Companions::of(&cfg.out).tier_differentials();
     let state_req = incremental::Request {
         published: &published,
         methodology: m,
@@ -276,7 +263,7 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
             read.summary.accepted
         );
     }
-    let quarantine = sibling(&cfg.out, "_quarantine").with_extension("csv");
+    let quarantine = rentix_index::Companions::of(&cfg.out).quarantine();
     let s = &read.summary;
     let mut line = format!(
         "read: {} file(s) in memory, no store: {} rows read, {} accepted, {} duplicates, {} quarantined",
@@ -337,7 +324,7 @@ fn publish_result(
     let tier_floors = !m.grades.tier_floors.is_empty();
     let differentials = (!differentials.is_empty() && cfg.request.grade_filters.is_empty())
         .then(|| tier_differentials_table(differentials));
-    let differentials_path = sibling(&cfg.out, "_tier_differentials");
+    let differentials_path = rentix_index::Companions::of(&cfg.out).tier_differentials();
     // The files beside the fixings are published in the same transaction.
     let companions = |rows: &[Fixing]| {
         let mut v = Vec::new();
@@ -350,7 +337,7 @@ fn publish_result(
         }
         if tier_floors {
             v.push((
-                sibling(&cfg.out, "_tier_spreads"),
+                rentix_index::Companions::of(&cfg.out).tier_spreads(),
                 tier_spreads_table(&tier_spreads(rows)),
             ));
         }
@@ -500,7 +487,7 @@ pub(super) fn publish_intraday(
                 source,
             })
     })?;
-    let receipts = sibling(out, "_receipts");
+    let receipts = rentix_index::Companions::of(out).receipts();
     if m.intraday.publish_receipts {
         receipts_table(&r).stage(&mut tx, &receipts)?;
     }

@@ -9,7 +9,6 @@
 //! ([`Unchecked`]: an unreadable file, a bad methodology, a store error).
 
 use crate::cli::VerifyArgs;
-use crate::commands::index::sibling;
 use anyhow::{bail, Context};
 use chrono::NaiveDate;
 use rentix_index::intraday::IntradayMethodology;
@@ -392,7 +391,7 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
     let m = &req.methodology;
     let mut companions = vec![digest_name];
     let mut beside = |suffix: &str, table: Option<Table>, key: usize| -> anyhow::Result<()> {
-        let path = sibling(&a.fixings, suffix);
+        let path = rentix_index::Companions::of(&a.fixings).beside(suffix);
         let Some(table) = table.filter(|_| path.exists()) else {
             return Ok(());
         };
@@ -514,7 +513,7 @@ fn check_intraday(a: &VerifyArgs, format: TableFormat) -> anyhow::Result<Outcome
         3,
     ));
     let mut companions = vec![digest_name];
-    let receipts = sibling(&a.fixings, "_receipts");
+    let receipts = rentix_index::Companions::of(&a.fixings).receipts();
     if m.intraday.publish_receipts && receipts.exists() {
         let written = read_cells(&receipts)?;
         differences.extend(compare(

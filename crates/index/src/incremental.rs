@@ -82,11 +82,7 @@ pub fn run_digest(run: &IngestSummary) -> String {
 
 /// `F_state.json` beside a fixings file `F.csv` (or `F.parquet`).
 pub fn state_path(fixings: &Path) -> PathBuf {
-    let stem = fixings
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
-    fixings.with_file_name(format!("{stem}_state.json"))
+    crate::Companions::of(fixings).state()
 }
 
 /// SHA-256 of the methodology as parsed (its JSON form): any change to a rule, a

@@ -8,6 +8,7 @@
 //! order and thread count.
 
 mod aggregation;
+mod companions;
 mod composite;
 mod contributor_id;
 mod contributors;
@@ -30,6 +31,7 @@ mod tier_spread;
 mod weighted_quantile;
 
 pub use aggregation::{aggregate, trimmed_mean, Aggregation};
+pub use companions::Companions;
 pub use composite::{composites, Chain, ChainSeed, TierDifferential};
 pub use contributor_id::{fold as fold_contributor, ContributorAliases};
 pub use contributors::{cap_weights, cap_weights_proportional};

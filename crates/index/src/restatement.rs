@@ -73,17 +73,9 @@ impl Window {
     }
 }
 
-fn sibling(out: &Path, suffix: &str, ext: &str) -> PathBuf {
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
-    out.with_file_name(format!("{stem}{suffix}.{ext}"))
-}
-
 /// The restatement log kept beside a fixings file: `<stem>_restatements.csv`.
 pub fn restatements_path(fixings: &Path) -> PathBuf {
-    sibling(fixings, "_restatements", "csv")
+    crate::Companions::of(fixings).restatements()
 }
 
 /// Reads a restatement log, typed; every row must parse.
@@ -193,11 +185,7 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 
 /// Whether `name` is an archive `<stem>.vN.<ext>` of the fixings file `out`.
 fn is_archive_of(out: &Path, name: &str) -> bool {
-    let stem = out.file_stem().unwrap_or_default().to_string_lossy();
-    let ext = out.extension().unwrap_or_default().to_string_lossy();
-    name.strip_prefix(&format!("{stem}.v"))
-        .and_then(|r| r.strip_suffix(&format!(".{ext}")))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    crate::Companions::of(out).is_version(name)
 }
 
 /// Publishes `rows` (a run's fixings; only those inside `window` are used) into the
@@ -395,13 +383,10 @@ fn plan(out: &Path, rows: Vec<Fixing>, window: Window) -> Result<Publication, In
         .collect();
     merged.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     if !result.restatements.is_empty() {
-        let ext = out
-            .extension()
-            .map(|e| e.to_string_lossy().to_string())
-            .unwrap_or_else(|| "csv".into());
+        let companions = crate::Companions::of(out);
         let mut k = 1;
         result.archived = Some(loop {
-            let p = sibling(out, &format!(".v{k}"), &ext);
+            let p = companions.version(k);
             if !p.exists() {
                 break p;
             }

@@ -120,15 +120,7 @@ fn read_truth(path: &Path, grades: &[String]) -> BTreeMap<String, Vec<(NaiveDate
 /// The forward curves beside a fixings file (`<stem>_forward.<ext>`, CSV or Parquet
 /// like the fixings); none when there is no such file.
 fn read_forward(fixings: &Path) -> Result<Vec<ForwardPoint>, ReportError> {
-    let stem = fixings
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let ext = fixings
-        .extension()
-        .map(|e| e.to_string_lossy().to_string())
-        .unwrap_or_else(|| "csv".into());
-    let p = fixings.with_file_name(format!("{stem}_forward.{ext}"));
+    let p = rentix_index::Companions::of(fixings).forward();
     if !p.exists() {
         return Ok(Vec::new());
     }

@@ -34,9 +34,11 @@ fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
 /// Tier spreads and the cost curve, when the inputs have them.
 pub(crate) fn operator_section(html: &mut String, in_dir: &Path, fixings: Option<&Path>) {
     let spreads = fixings.and_then(|f| {
-        let stem = f.file_stem()?.to_string_lossy().to_string();
-        let p = f.with_file_name(format!("{stem}_tier_spreads.csv"));
-        let q = f.with_file_name(format!("{stem}_tier_spreads.parquet"));
+        let c = rentix_index::Companions::of(f);
+        let (p, q) = (
+            c.named("_tier_spreads", "csv"),
+            c.named("_tier_spreads", "parquet"),
+        );
         if p.exists() {
             Some(csv_rows(&p))
         } else if q.exists() {

@@ -845,6 +845,11 @@ mod tests {
         for i in 0..t.height() {
             w.write_record(t.cols.iter().map(|c| match c {
                 Col::Str(_) | Col::Coded(_) => neutralize(c.cell(i)),
+                Col::F64(v) => v[i].map_or(String::new(), |x| {
+                    let mut s = String::new();
+                    push_float(&mut s, x);
+                    s
+                }),
                 _ => c.cell(i),
             }))
             .unwrap();

@@ -1,0 +1,110 @@
+//! The files a publication writes beside its fixings file, named in one place.
+//!
+//! For fixings `<dir>/<stem>.<ext>` (`ext` `csv` or `parquet`):
+//! `<stem>_forward.<ext>` (forward curves), `<stem>_tier_spreads.<ext>`,
+//! `<stem>_tier_differentials.<ext>`, `<stem>_receipts.<ext>` (intraday votes),
+//! `<stem>_quarantine.csv` (a one-shot run's refused rows), `<stem>_restatements.csv`,
+//! `<stem>_state.json` (the incremental state), `<stem>.v<k>.<ext>` (a restated
+//! file's earlier versions) and `<file>.sha256` (the digest of any of them).
+
+use std::path::{Path, PathBuf};
+
+/// The companion files of one fixings file (see the module).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Companions {
+    fixings: PathBuf,
+    stem: String,
+    ext: String,
+}
+
+impl Companions {
+    /// The companions of `fixings` (a file without extension counts as CSV).
+    pub fn of(fixings: &Path) -> Self {
+        let text = |s: Option<&std::ffi::OsStr>| s.map(|s| s.to_string_lossy().to_string());
+        Self {
+            fixings: fixings.to_path_buf(),
+            stem: text(fixings.file_stem()).unwrap_or_default(),
+            ext: text(fixings.extension()).unwrap_or_else(|| "csv".into()),
+        }
+    }
+
+    /// `<stem><suffix>.<ext>`, the fixings' own format.
+    pub fn beside(&self, suffix: &str) -> PathBuf {
+        self.named(suffix, &self.ext)
+    }
+
+    /// `<stem><suffix>.<ext>` in a format of its own.
+    pub fn named(&self, suffix: &str, ext: &str) -> PathBuf {
+        self.fixings
+            .with_file_name(format!("{}{suffix}.{ext}", self.stem))
+    }
+
+    pub fn forward(&self) -> PathBuf {
+        self.beside("_forward")
+    }
+
+    pub fn tier_spreads(&self) -> PathBuf {
+        self.beside("_tier_spreads")
+    }
+
+    pub fn tier_differentials(&self) -> PathBuf {
+        self.beside("_tier_differentials")
+    }
+
+    pub fn receipts(&self) -> PathBuf {
+        self.beside("_receipts")
+    }
+
+    pub fn quarantine(&self) -> PathBuf {
+        self.named("_quarantine", "csv")
+    }
+
+    pub fn restatements(&self) -> PathBuf {
+        self.named("_restatements", "csv")
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.named("_state", "json")
+    }
+
+    /// Version `k` of a restated file, kept beside it.
+    pub fn version(&self, k: u32) -> PathBuf {
+        self.beside(&format!(".v{k}"))
+    }
+
+    /// Whether the file name `name` is one of [`Companions::version`]'s.
+    pub fn is_version(&self, name: &str) -> bool {
+        name.strip_prefix(&format!("{}.v", self.stem))
+            .and_then(|r| r.strip_suffix(&format!(".{}", self.ext)))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Companions;
+    use std::path::Path;
+
+    #[test]
+    fn names_beside_the_fixings() {
+        let c = Companions::of(Path::new("out/fix.parquet"));
+        assert_eq!(c.forward(), Path::new("out/fix_forward.parquet"));
+        assert_eq!(c.tier_spreads(), Path::new("out/fix_tier_spreads.parquet"));
+        assert_eq!(
+            c.tier_differentials(),
+            Path::new("out/fix_tier_differentials.parquet")
+        );
+        assert_eq!(c.receipts(), Path::new("out/fix_receipts.parquet"));
+        assert_eq!(c.quarantine(), Path::new("out/fix_quarantine.csv"));
+        assert_eq!(c.restatements(), Path::new("out/fix_restatements.csv"));
+        assert_eq!(c.state(), Path::new("out/fix_state.json"));
+        assert_eq!(c.version(2), Path::new("out/fix.v2.parquet"));
+        assert!(c.is_version("fix.v2.parquet") && c.is_version("fix.v13.parquet"));
+        assert!(!c.is_version("fix.v.parquet") && !c.is_version("fix.v2.csv"));
+        assert!(!c.is_version("fix_forward.parquet"));
+        assert_eq!(
+            Companions::of(Path::new("f")).forward(),
+            Path::new("f_forward.csv")
+        );
+    }
+}
