@@ -480,7 +480,7 @@ fn print_summary(o: &Outcome<'_>) -> anyhow::Result<()> {
         "neocloud: H200 on-demand futures remove {} (its rent reprices quarterly on 30%); best grade out of sample: {} ({})",
         eff("neocloud_h200"),
         best.map_or("n/a", |b| b.grade.as_str()),
-        best.and_then(|b| b.oos_effectiveness).map_or("n/a".to_string(), rentix_core::stats::percent)
+        best.map_or("n/a".to_string(), track_summary)
     );
     if let (Some(best), Some(weakest)) = (
         lab.candidates
@@ -521,4 +521,21 @@ fn print_summary(o: &Outcome<'_>) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A ranked `track` row as the summary states it: the out-of-sample effectiveness
+/// with its interval and the months behind it, so that a best grade whose interval
+/// includes zero does not read as a sure thing.
+fn track_summary(r: &rentix_backtest::TrackRow) -> String {
+    use rentix_core::stats::percent;
+    let eff = r.oos_effectiveness.map_or("n/a".to_string(), percent);
+    match (r.oos_effectiveness_ci_low, r.oos_effectiveness_ci_high) {
+        (Some(lo), Some(hi)) => format!(
+            "{eff}, 95% interval {} to {}, {} months",
+            percent(lo),
+            percent(hi),
+            r.periods
+        ),
+        _ => format!("{eff}, {} months", r.periods),
+    }
 }
