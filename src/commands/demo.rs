@@ -19,6 +19,7 @@ use rentix_backtest::{
     read_events, track, track_table, BacktestConfig, ContractSpec, PeriodEnd, RentSeries, Strategy,
     TrackOptions, TrackRow,
 };
+use rentix_core::ConfigKind;
 use rentix_index::{read_fixings, Fixing, IndexRequest, Methodology};
 use rentix_ingest::{ingest, IngestOptions, IngestSummary};
 use rentix_sim::{simulate, SimParams};
@@ -95,11 +96,17 @@ fn intraday_demo(out: &Path, daily: &SimParams) -> anyhow::Result<IntradayPublis
     )
 }
 
-fn methodology_text() -> String {
-    include_str!("../../data/methodologies/default.toml").replace(
+fn methodology_text() -> anyhow::Result<String> {
+    Ok(shipped(ConfigKind::Methodology, "default")?.replace(
         "regional = false",
         "regional = false\n# The demo also fixes every grade from gold-or-better operators only.\ntier_floors = [\"gold\"]",
-    )
+    ))
+}
+
+/// A configuration file rentix ships, by kind and name (`rentix_core::bundled`).
+fn shipped(kind: ConfigKind, name: &str) -> anyhow::Result<&'static str> {
+    rentix_core::bundled(kind, name)
+        .with_context(|| format!("no shipped {} named {name}", kind.as_str()))
 }
 
 /// The contract lab on five H100 designs: trades-first against listings-only, a
@@ -112,14 +119,14 @@ fn contract_lab(
 ) -> anyhow::Result<rentix_lab::Comparison> {
     let demo = Methodology::from_toml(methodology, Path::new("methodology.toml"))?;
     let listings = Methodology::from_toml(
-        include_str!("../../data/methodologies/listings_only_naive.toml"),
+        shipped(ConfigKind::Methodology, "listings_only_naive")?,
         Path::new("data/methodologies/listings_only_naive.toml"),
     )?;
     let contract = |text: &str, file: &str| {
         ContractSpec::from_toml(text, Path::new(file)).map_err(anyhow::Error::from)
     };
     let on_demand = (
-        include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
+        shipped(ConfigKind::Contract, "h100-sxm-80gb-bare-metal-on-demand")?,
         "data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml",
     );
     let designs = [
@@ -140,7 +147,10 @@ fn contract_lab(
             &demo,
             "methodology.toml",
             (
-                include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-on-demand-final.toml"),
+                shipped(
+                    ConfigKind::Contract,
+                    "h100-sxm-80gb-bare-metal-on-demand-final",
+                )?,
                 "data/contracts/h100-sxm-80gb-bare-metal-on-demand-final.toml",
             ),
         ),
@@ -149,7 +159,7 @@ fn contract_lab(
             &demo,
             "methodology.toml",
             (
-                include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-1m.toml"),
+                shipped(ConfigKind::Contract, "h100-sxm-80gb-bare-metal-1m")?,
                 "data/contracts/h100-sxm-80gb-bare-metal-1m.toml",
             ),
         ),
@@ -158,7 +168,10 @@ fn contract_lab(
             &demo,
             "methodology.toml",
             (
-                include_str!("../../data/contracts/h100-sxm-80gb-bare-metal-on-demand-gold.toml"),
+                shipped(
+                    ConfigKind::Contract,
+                    "h100-sxm-80gb-bare-metal-on-demand-gold",
+                )?,
                 "data/contracts/h100-sxm-80gb-bare-metal-on-demand-gold.toml",
             ),
         ),
@@ -216,7 +229,7 @@ pub(super) fn run(a: DemoArgs) -> anyhow::Result<()> {
     bar.inc(1);
 
     bar.set_message("fixing every grade");
-    let text = methodology_text();
+    let text = methodology_text()?;
     let methodology = Methodology::from_toml(&text, Path::new("methodology.toml"))?;
     std::fs::write(out.join("methodology.toml"), &text)?;
     let index_cfg = IndexConfig {
@@ -255,7 +268,7 @@ pub(super) fn run(a: DemoArgs) -> anyhow::Result<()> {
     bar.inc(1);
 
     bar.set_message("comparing contract designs");
-    let lab = contract_lab(out, &sim_dir, &methodology_text())?;
+    let lab = contract_lab(out, &sim_dir, &methodology_text()?)?;
     bar.inc(1);
 
     bar.set_message("fixing a 15-minute index");

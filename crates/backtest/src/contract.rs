@@ -8,8 +8,7 @@ use rentix_core::{DateSeries, DayRule, Grade};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-const DEFAULT: &str =
-    include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+const DEFAULT: &str = rentix_core::bundled::DEFAULT_CONTRACT;
 
 /// How the final settlement price of a contract month is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -755,11 +754,11 @@ mod tests {
         // 36 months, limits 7,500 and 5,500, fees 3.65 + 0.90.
         for (text, limit) in [
             (
-                include_str!("../../../data/contracts/nymex-gpu1-h100.toml"),
+                rentix_core::bundled(rentix_core::ConfigKind::Contract, "nymex-gpu1-h100").unwrap(),
                 7500,
             ),
             (
-                include_str!("../../../data/contracts/nymex-gpu2-b200.toml"),
+                rentix_core::bundled(rentix_core::ConfigKind::Contract, "nymex-gpu2-b200").unwrap(),
                 5500,
             ),
         ] {
@@ -773,7 +772,7 @@ mod tests {
             assert!((c.fee_per_contract - 4.55).abs() < 1e-12);
             assert!(c.ignore_revisions_after_expiry && !c.last_published_fallback);
         }
-        let good = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+        let good = DEFAULT;
         let with = format!(
             "{good}\n[coverage]\nsettle_at = 0.98\nreview_at = 0.9\ngap_fill = \"mean-last-n\"\n"
         );
@@ -796,7 +795,7 @@ mod tests {
     #[test]
     fn bad_contracts_are_refused() {
         let p = Path::new("c.toml");
-        let good = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+        let good = DEFAULT;
         assert!(ContractSpec::from_toml(&good.replace("tick = 0.001", "tick = 0"), p).is_err());
         assert!(
             ContractSpec::from_toml(&good.replace("\"monthly-average\"", "\"weekly\""), p).is_err()
@@ -842,7 +841,7 @@ mod tests {
     #[test]
     fn an_intraday_index_settles_on_the_mean_of_its_stamps_counted_in_stamps() {
         use crate::settlement_rule::SettlementStatus as S;
-        let good = include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+        let good = DEFAULT;
         let c = ContractSpec::from_toml(
             &format!(
                 "{good}\n[coverage]\nsettle_at = 0.98\nreview_at = 0.9\ngap_fill = \"carry\"\n"

@@ -48,6 +48,29 @@ impl ConfigKind {
     }
 }
 
+/// The methodology used when none is named (`data/methodologies/default.toml`).
+pub const DEFAULT_METHODOLOGY: &str = include_str!("../../../data/methodologies/default.toml");
+
+/// The contract used when none is named: H100 SXM bare-metal on-demand, monthly
+/// average settlement (`data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml`).
+pub const DEFAULT_CONTRACT: &str =
+    include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml");
+
+/// Data files the crates read, not configurations a user names: every file of
+/// `data/` compiled into the binary is embedded here, in one place.
+pub mod data {
+    /// The GPU catalogue: canonical names, aliases, specifications (`data/gpus.toml`).
+    pub const GPUS: &str = include_str!("../../../data/gpus.toml");
+    /// Daily USD exchange rates for converting quotes (`data/fx/usd_rates.csv`).
+    pub const FX_USD_RATES: &str = include_str!("../../../data/fx/usd_rates.csv");
+    /// US exchange holidays for business-day rules (`data/calendars/us-exchange.csv`).
+    pub const US_EXCHANGE_CALENDAR: &str = include_str!("../../../data/calendars/us-exchange.csv");
+    /// Known contributors' names and aliases (`data/contributors.toml`).
+    pub const CONTRIBUTORS: &str = include_str!("../../../data/contributors.toml");
+    /// The simulator's default market (`data/sim/default.toml`).
+    pub const SIM_DEFAULT: &str = include_str!("../../../data/sim/default.toml");
+}
+
 /// Intraday methodologies ship in `data/methodologies/intraday/` (a folder of their
 /// own: they are not daily methodologies) and are named like the others.
 static METHODOLOGIES: &[(&str, &str)] = &[
@@ -59,10 +82,7 @@ static METHODOLOGIES: &[(&str, &str)] = &[
         "confidential_listings",
         include_str!("../../../data/methodologies/confidential_listings.toml"),
     ),
-    (
-        "default",
-        include_str!("../../../data/methodologies/default.toml"),
-    ),
+    ("default", DEFAULT_METHODOLOGY),
     (
         "listings_3d_publish_flagged",
         include_str!("../../../data/methodologies/listings_3d_publish_flagged.toml"),
@@ -138,10 +158,7 @@ static CONTRACTS: &[(&str, &str)] = &[
         "h100-sxm-80gb-bare-metal-on-demand-gold",
         include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand-gold.toml"),
     ),
-    (
-        "h100-sxm-80gb-bare-metal-on-demand",
-        include_str!("../../../data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
-    ),
+    ("h100-sxm-80gb-bare-metal-on-demand", DEFAULT_CONTRACT),
     (
         "nymex-gpu1-h100",
         include_str!("../../../data/contracts/nymex-gpu1-h100.toml"),

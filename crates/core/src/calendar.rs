@@ -4,7 +4,7 @@ use crate::error::CoreError;
 use chrono::{Datelike, NaiveDate, Weekday};
 use std::collections::BTreeSet;
 
-const US_EXCHANGE: &str = include_str!("../../../data/calendars/us-exchange.csv");
+const US_EXCHANGE: &str = crate::bundled::data::US_EXCHANGE_CALENDAR;
 
 /// Which days count: every day, or business days of a holiday calendar.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

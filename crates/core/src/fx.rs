@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const BUNDLED: &str = include_str!("../../../data/fx/usd_rates.csv");
+const BUNDLED: &str = crate::bundled::data::FX_USD_RATES;
 
 type Result<T> = std::result::Result<T, CoreError>;
 

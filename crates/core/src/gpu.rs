@@ -81,7 +81,7 @@ pub struct GpuCatalog {
     aliases: BTreeMap<String, GpuModel>,
 }
 
-const BUNDLED: &str = include_str!("../../../data/gpus.toml");
+const BUNDLED: &str = crate::bundled::data::GPUS;
 
 /// The alias key of a raw name: lowercase, with everything except `a-z0-9` removed.
 /// "H100_80GB/SXM5" and "h100 80gb sxm5" share the key `h10080gbsxm5`.

@@ -5,7 +5,7 @@
 //! newtypes that refuse NaN, infinities and negatives, price units, the fixing
 //! cut-off, the dated FX table, and a date-keyed series type.
 
-mod bundled;
+pub mod bundled;
 mod calendar;
 mod error;
 mod fixing_time;

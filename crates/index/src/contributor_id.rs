@@ -10,7 +10,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-const BUNDLED: &str = include_str!("../../../data/contributors.toml");
+const BUNDLED: &str = rentix_core::bundled::data::CONTRIBUTORS;
 
 /// Trailing words that are a legal form, not part of a contributor's name.
 const LEGAL_WORDS: [&str; 25] = [

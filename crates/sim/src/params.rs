@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-const DEFAULT: &str = include_str!("../../../data/sim/default.toml");
+const DEFAULT: &str = rentix_core::bundled::data::SIM_DEFAULT;
 
 /// Market dynamics shared by every GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
