@@ -224,16 +224,19 @@ fn fix_observations(
     keep_from: Option<String>,
     keep_to: Option<String>,
 ) -> PyResult<usize> {
-    let mut m = self::methodology(&methodology)?;
-    if grades_only {
-        m.composite.clear();
-    }
-    // One composite's rows alone, from its members' observations.
-    if let Some(name) = &composite {
-        m.composite.retain(|c| &c.name == name);
-        if m.composite.is_empty() {
-            return Err(fail(format!("the methodology has no composite {name:?}")));
-        }
+    let m = self::methodology(&methodology)?
+        .edited(Path::new(&methodology), |spec| {
+            if grades_only {
+                spec.composite.clear();
+            }
+            // One composite's rows alone, from its members' observations.
+            if let Some(name) = &composite {
+                spec.composite.retain(|c| &c.name == name);
+            }
+        })
+        .map_err(fail)?;
+    if let Some(name) = composite.as_ref().filter(|_| m.composite.is_empty()) {
+        return Err(fail(format!("the methodology has no composite {name:?}")));
     }
     let mut req = request(m, &[])?;
     // A group's run ends where the whole store's does: a grade whose last
@@ -324,9 +327,9 @@ fn observation_days(methodology: String, from_: String, to: String) -> PyResult<
             "the range {d1} to {d2} ends before it starts"
         )));
     }
-    let rule = m.day_rule().map_err(fail)?;
+    let rule = m.day_rule();
     let exact = rentix_index::incremental::first_exact_day(d1);
-    let (first, last) = rentix_index::incremental::observation_days(&m, &rule, exact, Some(d2));
+    let (first, last) = rentix_index::incremental::observation_days(&m, rule, exact, Some(d2));
     let last = last.unwrap_or(d2);
     Ok((first.to_string(), last.to_string()))
 }

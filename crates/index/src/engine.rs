@@ -99,8 +99,8 @@ impl<'a> GradeGrouper<'a> {
         Ok(Self {
             req,
             clock,
-            patterns: req.methodology.patterns()?,
-            rule: req.methodology.day_rule()?,
+            patterns: req.methodology.patterns().to_vec(),
+            rule: req.methodology.day_rule().clone(),
             roll: req.methodology.calendar.roll == Roll::NextPublicationDay,
             targets: HashMap::new(),
             grades: Vec::new(),

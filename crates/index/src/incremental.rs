@@ -160,9 +160,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
     if state.published != req.published {
         return full("the state file was written for another publication");
     }
-    let Ok(rule) = m.day_rule() else {
-        return full("the methodology's calendar cannot be read");
-    };
+    let rule = m.day_rule();
     // The chains continue after the last publication day before D1 that the state
     // has final levels for.
     let Some(before) = (1..=400u64)
@@ -196,7 +194,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
         .filter(|c| c.method == CompositeMethod::Hedonic)
         .filter_map(|c| seeds.get(&c.name).and_then(|s| s.level.map(|l| l.0)))
         .min();
-    let (mut first, last) = observation_days(m, &rule, exact, req.to);
+    let (mut first, last) = observation_days(m, rule, exact, req.to);
     if let Some(d) = seed_day {
         first = first.min(d - Days::new(CLOCK_SKEW_DAYS + roll_days(m)));
     }
@@ -417,7 +415,7 @@ pub fn compute_in_slices(
         return one_pass();
     }
     let m = &req.methodology;
-    let rule = m.day_rule().map_err(crate::IndexError::Config)?;
+    let rule = m.day_rule();
     let mut out = crate::IndexResult::default();
     let mut slice_from: Option<NaiveDate> = None;
     for k in 0..=starts.len() {
@@ -425,14 +423,14 @@ pub fn compute_in_slices(
         let read = match slice_from {
             None => SliceRead {
                 first,
-                last: observation_days(m, &rule, first, slice_to).1,
+                last: observation_days(m, rule, first, slice_to).1,
             },
-            Some(d1) => match slice_read(m, &rule, d1, slice_to, &out.levels) {
+            Some(d1) => match slice_read(m, rule, d1, slice_to, &out.levels) {
                 Some(read) => read,
                 None => return one_pass(),
             },
         };
-        let seeds = slice_from.map(|d1| slice_seeds(m, &rule, d1, &out.levels));
+        let seeds = slice_from.map(|d1| slice_seeds(m, rule, d1, &out.levels));
         let r = crate::compute_read(
             store,
             req,

@@ -47,7 +47,8 @@ pub use flag::Flag;
 pub use forward::{forward_curves, ForwardPoint};
 pub use hedonic::{time_dummy, HedonicFit, HedonicObs};
 pub use methodology::{
-    CompositeMethod, CompositeSpec, FilterScope, Methodology, TooFewForCap, WindowUnit,
+    CompositeMethod, CompositeSpec, FilterScope, Methodology, MethodologySpec, TooFewForCap,
+    WindowUnit,
 };
 pub use ols::ols;
 pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
@@ -98,7 +99,7 @@ pub fn past_the_store(
 
 /// Computes fixings, composites and forward curves from store observations.
 pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexResult, IndexError> {
-    let clock = req.methodology.cutoff_clock().map_err(IndexError::Config)?;
+    let clock = req.methodology.cutoff_clock();
     let mut grouper = GradeGrouper::new(req, clock).map_err(IndexError::Config)?;
     grouper.add(rows).map_err(IndexError::Data)?;
     compute_grouped(grouper.finish(), req)
@@ -140,7 +141,7 @@ pub(crate) fn compute_read(
     seeds: Option<&BTreeMap<String, ChainSeed>>,
     counted: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>),
 ) -> Result<IndexResult, IndexError> {
-    let clock = req.methodology.cutoff_clock().map_err(IndexError::Config)?;
+    let clock = req.methodology.cutoff_clock();
     let new_grouper = || {
         GradeGrouper::new(req, clock)
             .map(|mut g| {
@@ -184,15 +185,15 @@ fn compute_seeded(
     let below_clip = grouped.below_clip;
     let groups = grouped.grades;
     let m = &req.methodology;
-    let rule = m.day_rule().map_err(IndexError::Config)?;
-    let dates = fixing_dates(&groups, req, &rule);
-    let mut fixings = fix_all(&groups, &dates, m, &rule);
+    let rule = m.day_rule();
+    let dates = fixing_dates(&groups, req, rule);
+    let mut fixings = fix_all(&groups, &dates, m, rule);
     let forward = if m.forward_curve {
         forward_curves(&fixings)
     } else {
         Vec::new()
     };
-    let (chain, levels) = composites(&groups, &fixings, &dates, m, &rule, seeds);
+    let (chain, levels) = composites(&groups, &fixings, &dates, m, rule, seeds);
     fixings.extend(chain.rows);
     fixings.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     Ok(IndexResult {

@@ -29,7 +29,7 @@ fn publication_days_back(d: NaiveDate, n: u32, rule: Option<&DayRule>) -> NaiveD
     day
 }
 
-const DEFAULT: &str = include_str!("../../../data/methodologies/default.toml");
+const DEFAULT: &str = rentix_core::bundled::DEFAULT_METHODOLOGY;
 /// Longest methodology version label.
 const MAX_VERSION_LEN: usize = 64;
 /// Longest pooling window: ten years.
@@ -347,10 +347,12 @@ fn hundred() -> f64 {
     100.0
 }
 
-/// A complete methodology.
+/// A methodology as its TOML file spells it: the shape serde reads, before anything
+/// is checked. The engine never takes one of these: [`Methodology::new`] validates it
+/// and parses its calendar, cut-off and grade patterns once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Methodology {
+pub struct MethodologySpec {
     pub version: String,
     pub name: String,
     #[serde(default)]
@@ -375,6 +377,40 @@ fn yes() -> bool {
     true
 }
 
+/// A validated methodology: the file's shape (read through `Deref`, never changed in
+/// place) with its calendar, cut-off and grade patterns parsed once, so no caller
+/// parses them again or can meet a parse error after loading.
+#[derive(Debug, Clone)]
+pub struct Methodology {
+    spec: MethodologySpec,
+    rule: DayRule,
+    clock: rentix_core::FixingClock,
+    patterns: Vec<GradePattern>,
+}
+
+impl std::ops::Deref for Methodology {
+    type Target = MethodologySpec;
+
+    fn deref(&self) -> &MethodologySpec {
+        &self.spec
+    }
+}
+
+/// Two methodologies are the same when their files say the same: what is parsed
+/// follows from the file.
+impl PartialEq for Methodology {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
+}
+
+/// Written as its file's shape, as before it was parsed.
+impl Serialize for Methodology {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.spec.serialize(s)
+    }
+}
+
 impl Methodology {
     #[allow(
         clippy::expect_used,
@@ -397,17 +433,69 @@ impl Methodology {
     }
 
     pub fn from_toml(text: &str, path: &Path) -> Result<Self, IndexError> {
-        let m: Methodology = toml::from_str(text).map_err(|e| IndexError::Methodology {
+        let spec: MethodologySpec = toml::from_str(text).map_err(|e| IndexError::Methodology {
             path: path.to_path_buf(),
             detail: e.to_string(),
         })?;
-        m.validate().map_err(|detail| IndexError::Methodology {
+        Self::new(spec, path)
+    }
+
+    /// Validates `spec` and parses its rules; `path` names it in the error.
+    pub fn new(spec: MethodologySpec, path: &Path) -> Result<Self, IndexError> {
+        let parsed = (|| {
+            spec.validate()?;
+            Ok::<_, String>((
+                spec.parse_rule()?,
+                spec.parse_clock()?,
+                spec.parse_patterns()?,
+            ))
+        })();
+        let (rule, clock, patterns) = parsed.map_err(|detail| IndexError::Methodology {
             path: path.to_path_buf(),
             detail,
         })?;
-        Ok(m)
+        Ok(Self {
+            spec,
+            rule,
+            clock,
+            patterns,
+        })
     }
 
+    /// The file's shape, to change and validate again with [`Methodology::new`].
+    pub fn into_spec(self) -> MethodologySpec {
+        self.spec
+    }
+
+    /// The methodology with `edit` applied to its file's shape, validated again
+    /// (`path` names it in the error).
+    pub fn edited(
+        self,
+        path: &Path,
+        edit: impl FnOnce(&mut MethodologySpec),
+    ) -> Result<Self, IndexError> {
+        let mut spec = self.spec;
+        edit(&mut spec);
+        Self::new(spec, path)
+    }
+
+    /// Which days are publication days (`calendar.days`, `calendar.holidays`).
+    pub fn day_rule(&self) -> &DayRule {
+        &self.rule
+    }
+
+    /// The cut-off that assigns observations their fixing dates.
+    pub fn cutoff_clock(&self) -> rentix_core::FixingClock {
+        self.clock
+    }
+
+    /// The grade patterns to fix (`grades.patterns`).
+    pub fn patterns(&self) -> &[GradePattern] {
+        &self.patterns
+    }
+}
+
+impl MethodologySpec {
     /// Checks the ranges a methodology must respect.
     #[allow(
         clippy::too_many_lines,
@@ -513,9 +601,9 @@ impl Methodology {
                 ));
             }
         }
-        self.cutoff_clock()?;
-        self.day_rule()?;
-        self.patterns()?;
+        self.parse_clock()?;
+        self.parse_rule()?;
+        self.parse_patterns()?;
         if self.inputs.hierarchy.is_empty() {
             return Err("inputs.hierarchy needs at least one kind".into());
         }
@@ -611,7 +699,7 @@ impl Methodology {
         }
     }
 
-    pub fn cutoff_clock(&self) -> Result<rentix_core::FixingClock, String> {
+    fn parse_clock(&self) -> Result<rentix_core::FixingClock, String> {
         rentix_core::FixingClock::new(&self.cutoff()).map_err(|e| e.to_string())
     }
 
@@ -635,11 +723,11 @@ impl Methodology {
         }
     }
 
-    pub fn day_rule(&self) -> Result<DayRule, String> {
+    fn parse_rule(&self) -> Result<DayRule, String> {
         DayRule::new(&self.calendar.days, &self.calendar.holidays).map_err(|e| e.to_string())
     }
 
-    pub fn patterns(&self) -> Result<Vec<GradePattern>, String> {
+    fn parse_patterns(&self) -> Result<Vec<GradePattern>, String> {
         self.grades
             .patterns
             .iter()

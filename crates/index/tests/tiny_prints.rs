@@ -75,7 +75,7 @@ decimals = 4
 fn fix(obs: &[EngineObs], m: &Methodology) -> Fixing {
     let mut obs = obs.to_vec();
     sort_obs(&mut obs);
-    let rows = fix_grade(GRADE, &obs, &[day()], m, &m.day_rule().unwrap());
+    let rows = fix_grade(GRADE, &obs, &[day()], m, m.day_rule());
     assert_eq!(rows.len(), 1);
     rows[0].clone()
 }

@@ -191,7 +191,7 @@ pub fn evaluate(
         from: None,
         to: None,
     };
-    let clock = m.cutoff_clock().map_err(refused)?;
+    let clock = m.cutoff_clock();
     let obs = group_by_grade(rows, &req, &clock)
         .map_err(refused)?
         .grades
@@ -209,7 +209,7 @@ pub fn evaluate(
             hedgers: Vec::new(),
         });
     }
-    let market = GradeMarket::new(&grade, obs, m, contract).map_err(refused)?;
+    let market = GradeMarket::new(&grade, obs, m, contract);
     let history = market.history();
     let Some(full) = market.underlying(&history) else {
         row.note = format!("{grade} has no fixing with a value");

@@ -41,16 +41,16 @@ impl<'a> GradeMarket<'a> {
         mut obs: Vec<EngineObs>,
         methodology: &'a Methodology,
         contract: &'a ContractSpec,
-    ) -> Result<Self, String> {
+    ) -> Self {
         sort_obs(&mut obs);
-        Ok(Self {
+        Self {
             grade: grade.to_string(),
             obs,
             methodology,
             contract,
-            rule: methodology.day_rule()?,
+            rule: methodology.day_rule().clone(),
             margin_days: margin_days(methodology),
-        })
+        }
     }
 
     /// The grade's fixings over its whole history.

@@ -105,7 +105,7 @@ fn contract(settlement: &str) -> ContractSpec {
 }
 
 fn attack(m: &Methodology, c: &ContractSpec) -> MonthAttack {
-    let market = GradeMarket::new(GRADE, market(), m, c).unwrap();
+    let market = GradeMarket::new(GRADE, market(), m, c);
     let month = d("2025-02-01");
     let base = market.settle(month, Change::None).unwrap();
     attack_month(&market, month, &base, 10.0)
@@ -200,7 +200,7 @@ fn withholding_by_a_small_contributor_moves_a_median_less_than_a_mean() {
 fn the_month_slice_settles_as_the_whole_history_does() {
     let m = methodology("vw-median", 0.25);
     let c = contract("monthly-average");
-    let market = GradeMarket::new(GRADE, market(), &m, &c).unwrap();
+    let market = GradeMarket::new(GRADE, market(), &m, &c);
     let full = market.underlying(&market.history()).unwrap();
     for month in ["2025-01-01", "2025-02-01", "2025-03-01"] {
         let slice = market.settle(d(month), Change::None).unwrap().value;
