@@ -1,6 +1,7 @@
-//! The few summary statistics the lab reports: medians and quartiles with linear
-//! interpolation between order statistics (Hyndman-Fan type 7, as numpy's default),
-//! and the sample standard deviation.
+//! The few summary statistics the lab reports: quartiles with linear interpolation
+//! between order statistics (Hyndman-Fan type 7, as numpy's default); the median and
+//! the sample standard deviation are `rentix_core`'s (type 7 at one half is the
+//! midpoint median up to the last bit of rounding).
 
 /// The `q` quantile (0 to 1) of `v`, type 7; `None` for no values.
 pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
@@ -17,11 +18,7 @@ pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
     Some(s[lo] + (h - lo as f64) * (s[hi] - s[lo]))
 }
 
-pub fn median(v: &[f64]) -> Option<f64> {
-    quantile(v, 0.5)
-}
-
-pub use rentix_core::stats::sample_std;
+pub use rentix_core::stats::{median, sample_std};
 
 #[cfg(test)]
 mod tests {

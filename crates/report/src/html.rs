@@ -137,12 +137,11 @@ struct GradeStats {
     median_obs: f64,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// The median of a grade's per-day counts (midpoint rule, as everywhere else).
+/// A grade's group always holds at least one fixing, so the empty case is never
+/// shown; it reads as 0 rather than failing the report.
+fn median(v: &[f64]) -> f64 {
+    rentix_core::stats::median(v).unwrap_or(0.0)
 }
 
 fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
@@ -161,8 +160,12 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
                 days: v.len(),
                 by_level,
                 sufficient: v.iter().filter(|f| f.sufficient).count(),
-                median_contributors: median(v.iter().map(|f| f.n_contributors as f64).collect()),
-                median_obs: median(v.iter().map(|f| f.n_obs as f64).collect()),
+                median_contributors: median(
+                    &v.iter()
+                        .map(|f| f.n_contributors as f64)
+                        .collect::<Vec<_>>(),
+                ),
+                median_obs: median(&v.iter().map(|f| f.n_obs as f64).collect::<Vec<_>>()),
             }
         })
         .collect()
@@ -270,7 +273,7 @@ fn index_section(
     );
     let _ = writeln!(html, "<table><tr><th class=l>grade</th><th>days</th><th>L1 trades</th><th>L2 firm</th><th>L3 listings</th><th>L4 carried</th><th>no value</th><th>sufficient</th><th>median contributors</th><th>median obs.</th></tr>");
     for g in stats {
-        let p = |n: usize| format!("{:.0}%", 100.0 * n as f64 / g.days.max(1) as f64);
+        let p = |n: usize| rentix_core::stats::percent(n as f64 / g.days.max(1) as f64);
         let _ = writeln!(
             html,
             "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -804,5 +807,13 @@ mod tests {
             esc("<script>alert('x')</script> & \""),
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;"
         );
+    }
+
+    #[test]
+    fn the_sufficiency_table_uses_the_one_median() {
+        // Fixed on 3 contributors one day and 4 the next: the median is 3.5 (the
+        // report's own median said 4, the upper middle value).
+        assert_eq!(median(&[4.0, 3.0]), 3.5);
+        assert_eq!(median(&[5.0, 1.0, 3.0]), 3.0);
     }
 }

@@ -31,7 +31,8 @@ pub fn variance(x: &[f64]) -> Option<f64> {
     covariance(x, x)
 }
 
-/// Sample standard deviation (n - 1 denominator).
+/// Sample standard deviation (n - 1 denominator): `rentix_core`'s, the one every
+/// crate uses.
 pub fn std_dev(x: &[f64]) -> Option<f64> {
-    variance(x).map(f64::sqrt)
+    rentix_core::stats::sample_std(x)
 }
