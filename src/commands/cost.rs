@@ -2,74 +2,13 @@
 
 use crate::cli::CostArgs;
 use anyhow::Context;
-use chrono::{Days, NaiveDate};
 use rentix_backtest::{
-    cost_curves, position_changes, read_throughput, underlyings, CostPoint, Throughput,
+    cost_curves, position_changes, read_throughput, underlyings, CostPoint, ObservedPrice, Pricer,
 };
 use rentix_ingest::Store;
 use rentix_report::{cost_curve_chart, CurveBar};
 use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
-
-/// Days a price may be looked back for.
-const LOOKBACK_DAYS: u64 = 7;
-
-/// How rows without a price are priced.
-enum Pricer {
-    None,
-    Fixings(BTreeMap<String, rentix_backtest::Underlying>),
-    Store(Vec<rentix_ingest::StoredObservation>),
-}
-
-impl Pricer {
-    fn price(&self, r: &Throughput, date: Option<NaiveDate>) -> Result<f64, String> {
-        let grade = format!("{}/{}/on-demand", r.gpu, r.scope);
-        let date = r
-            .date
-            .or(date)
-            .ok_or("no date to price it on: give the row a date or pass --date")?;
-        let from = date - Days::new(LOOKBACK_DAYS - 1);
-        match self {
-            Pricer::None => {
-                Err("no usd_per_gpu_hour: pass --fixings or --store to price it".into())
-            }
-            // The last fixing in the 7 days to the date, else the first in the 7 days
-            // after it (a snapshot at the start of a grade's history).
-            Pricer::Fixings(u) => u
-                .get(&grade)
-                .and_then(|s| {
-                    s.values
-                        .last_on_or_before(date)
-                        .filter(|(d, _)| *d >= from)
-                        .or_else(|| s.values.range(date..date + Days::new(LOOKBACK_DAYS)).next())
-                })
-                .map(|(_, v)| v)
-                .ok_or(format!(
-                    "no fixing of {grade} within {LOOKBACK_DAYS} days of {date}"
-                )),
-            Pricer::Store(rows) => {
-                let mut v: Vec<f64> = rows
-                    .iter()
-                    .filter(|o| o.obs.grade.clone().with_region(None).key() == grade)
-                    .filter(|o| o.obs.fixing_date >= from && o.obs.fixing_date <= date)
-                    .map(|o| o.obs.usd_per_gpu_hour.get())
-                    .collect();
-                if v.is_empty() {
-                    return Err(format!(
-                        "no observation of {grade} in the {LOOKBACK_DAYS} days to {date}"
-                    ));
-                }
-                v.sort_by(f64::total_cmp);
-                let n = v.len();
-                Ok(if n % 2 == 1 {
-                    v[n / 2]
-                } else {
-                    (v[n / 2 - 1] + v[n / 2]) / 2.0
-                })
-            }
-        }
-    }
-}
 
 fn table(points: &[CostPoint]) -> Table {
     let s =
@@ -123,16 +62,25 @@ pub(super) fn execute(
             rentix_backtest::check_fixings(&fixings).with_context(|| f.display().to_string())?;
             Pricer::Fixings(underlyings(&fixings))
         }
-        (_, Some(s)) => Pricer::Store(
+        (_, Some(s)) => Pricer::Observations(
             Store::open(s)?
                 .read(None, None)
-                .context("reading the store")?,
+                .context("reading the store")?
+                .into_iter()
+                .map(|o| ObservedPrice {
+                    grade: o.obs.grade.clone().with_region(None).key(),
+                    fixing_date: o.obs.fixing_date,
+                    usd_per_gpu_hour: o.obs.usd_per_gpu_hour.get(),
+                })
+                .collect(),
         ),
         _ => Pricer::None,
     };
-    let points = cost_curves(&rows, |r| pricer.price(r, a.date))
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("pricing {}", a.throughput.display()))?;
+    let points = cost_curves(&rows, |r| {
+        pricer.price(r, a.date).map_err(|e| e.to_string())
+    })
+    .map_err(anyhow::Error::msg)
+    .with_context(|| format!("pricing {}", a.throughput.display()))?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     table(&points).write(&a.out.join("cost_curve.csv"))?;
     let changes = position_changes(&points);

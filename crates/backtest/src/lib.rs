@@ -19,6 +19,7 @@ mod output;
 mod periods;
 mod perp;
 mod pnl;
+mod pricing;
 mod recommendation;
 mod rent;
 mod settlement_rule;
@@ -48,6 +49,7 @@ pub use periods::{
 };
 pub use perp::{Instrument, PerpSpec};
 pub use pnl::{decompose, PeriodPnl, PnlInputs};
+pub use pricing::{ObservedPrice, PriceError, Pricer, PRICE_LOOKBACK_DAYS};
 pub use recommendation::{
     recommend, recommend_for, tradable, Candidate, Decision, Recommendation, FEW_PERIODS,
     MIN_DECISION_PERIODS,
