@@ -17,6 +17,8 @@ pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
     Some(s[lo] + (h - lo as f64) * (s[hi] - s[lo]))
 }
 
+/// The median (type 7: the mean of the two middle values of an even count); `None`
+/// for no values.
 pub fn median(v: &[f64]) -> Option<f64> {
     quantile(v, 0.5)
 }
