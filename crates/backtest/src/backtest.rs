@@ -35,9 +35,15 @@ use std::collections::BTreeMap;
 /// Options of a backtest run.
 #[derive(Debug, Clone)]
 pub struct BacktestConfig {
+    /// The contract the hedge trades; it settles on the contract's underlying.
     pub contract: ContractSpec,
+    /// Strategies run, in this order (the order of `summary.json` and `periods.csv`).
     pub strategies: Vec<Strategy>,
+    /// Resamples of the stationary bootstrap behind every confidence interval; 0: no
+    /// intervals, and the recommendation decides on point estimates.
     pub bootstrap_resamples: usize,
+    /// Seed of the bootstrap's generator (combined with each strategy), so that
+    /// intervals are reproducible.
     pub seed: u64,
     /// Rolling-effectiveness window, months.
     pub rolling_window: usize,
@@ -51,8 +57,13 @@ pub struct BacktestConfig {
 /// settled months that a later restatement would have changed.
 #[derive(Debug, Clone)]
 pub struct IndexInputs {
+    /// The index the contract settles on.
     pub underlying: Underlying,
+    /// The forward grade's values, for the `forward` entry assumption; an entry with
+    /// no forward fixing in the 7 days before it falls back to the index.
     pub forward: Option<DateSeries>,
+    /// Today's restated view of the underlying; `None` without a restatement log or
+    /// when the backtest settles as restated.
     pub restated: Option<Underlying>,
 }
 
@@ -70,36 +81,66 @@ impl IndexInputs {
 /// One row of `periods.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeriodRow {
+    /// Futures, or the perp run beside them.
     pub instrument: Instrument,
+    /// The strategy whose month this is.
     pub strategy: Strategy,
+    /// First day of the contract month.
     pub period_start: NaiveDate,
+    /// First day after the month (exclusive); `periods.csv` writes it in the rent
+    /// file's convention.
     pub period_end: NaiveDate,
+    /// GPU-hours of rent in the month.
     pub exposure_gpu_hours: f64,
+    /// Exposure minus the GPU-hours events made undeliverable, at least 0.
     pub delivered_gpu_hours: f64,
+    /// The month's GPU-hour-weighted average rent, USD per GPU-hour.
     pub rent_usd_per_gpu_hour: f64,
     /// The rent the hedge locked in: index level at entry plus the basis last
     /// observed (mean over tranches).
     pub rent_reference: f64,
+    /// `rent_usd_per_gpu_hour - rent_reference`, USD per GPU-hour: the hedged item's
+    /// change.
     pub rent_change: f64,
+    /// Index level at entry `I` (mean of the lookback days' fixings, on the tick; mean
+    /// over tranches), USD per GPU-hour.
     pub index_at_entry: f64,
+    /// Entry price `F` (mean over tranches), USD per GPU-hour; for a perp, the mean
+    /// mark the position was built at.
     pub entry_price: f64,
+    /// The month's final settlement `S`, USD per GPU-hour; for a perp, its mean mark
+    /// over the month.
     pub settlement: f64,
+    /// `settlement - entry_price` (`S - F`), USD per GPU-hour; for a perp, its price
+    /// change per GPU-hour of position (module `perp`).
     pub futures_change: f64,
-    /// `entry_price - index_at_entry`, USD per GPU-hour.
+    /// `entry_price - index_at_entry`, USD per GPU-hour (0 for a perp).
     pub carry: f64,
+    /// Tranches the position was entered in: 1, or up to 3 for `layered`.
     pub tranches: usize,
+    /// Hedge ratio applied: GPU-hours hedged per GPU-hour of exposure, never below 0.
     pub hedge_ratio: f64,
+    /// `hedge_ratio x exposure / contract size`, before rounding (for a perp, in lots).
     pub contracts_unrounded: f64,
+    /// Whole contracts (or perp lots) held, rounded half away from zero, never below 0.
     pub contracts: i64,
+    /// The month's P&L, decomposed (module `pnl`), USD.
     pub pnl: PeriodPnl,
+    /// USD the month's events cost: reported beside the P&L, never inside it.
     pub operational_loss: f64,
 }
 
-/// Confidence intervals of the headline statistics.
+/// 95% stationary-bootstrap confidence intervals of the headline statistics
+/// (`stats::bootstrap`); each `None` without resamples, below 4 periods, or when
+/// fewer than half of the resamples define the statistic.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Intervals {
+    /// Of the effectiveness; always `None` for `unhedged`.
     pub effectiveness: Option<Interval>,
+    /// Of the minimum-variance ratio of the strategy's rent changes on its futures
+    /// changes.
     pub hedge_ratio: Option<Interval>,
+    /// Of the correlation of those changes.
     pub correlation_changes: Option<Interval>,
 }
 
@@ -120,7 +161,10 @@ pub struct Margin {
 pub struct OperationalLoss {
     /// Losses of events inside the hedge periods.
     pub total_usd: f64,
+    /// `total_usd` by event kind (`EVENT_KINDS`).
     pub by_kind: BTreeMap<String, f64>,
+    /// GPU-hours events made undeliverable inside the hedge periods (each month's
+    /// capped at its exposure).
     pub lost_gpu_hours: f64,
     /// Futures P&L on hedged hours that events made undeliverable (inside the hedge
     /// P&L, shown here too because events caused it).
@@ -133,45 +177,79 @@ pub struct OperationalLoss {
 /// Sensitivity of the result to the futures entry-price assumption.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EntrySensitivity {
+    /// The entry assumption: `index`, `forward` or `premium`.
     pub assumption: String,
+    /// Effectiveness of a one-to-one hedge (one tranche, no fees) entered under it;
+    /// `None` when the rent P&L never varied.
     pub effectiveness: Option<f64>,
+    /// Mean monthly futures P&L of that hedge, USD.
     pub mean_futures_pnl: Option<f64>,
     /// Mean entry carry P&L per month (entry premium or term discount), USD.
     pub mean_entry_carry_pnl: Option<f64>,
+    /// Months whose entry fell back to the index level for want of a forward fixing
+    /// within 7 days before entry (only under `forward`).
     pub periods_on_fallback: usize,
 }
 
 /// The summary of one strategy.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StrategySummary {
+    /// The strategy summarized.
     pub strategy: Strategy,
     /// Mean hedge ratio applied.
     pub hedge_ratio: f64,
-    /// Contracts for the average month's exposure at that ratio.
+    /// Contracts for the average month's exposure at that ratio (for a perp, lots).
     pub contracts: i64,
+    /// The same before rounding.
     pub contracts_unrounded: f64,
+    /// Ederington effectiveness `1 - Var(hedged) / Var(unhedged)` of the monthly P&L
+    /// before fees, a share (negative: the hedge added risk); 0 for `unhedged`, `None`
+    /// when the rent P&L never varied.
     pub effectiveness: Option<f64>,
+    /// Correlation of the monthly rent changes with the futures changes; `None` when
+    /// either is constant.
     pub correlation_changes: Option<f64>,
+    /// Correlation of the monthly rent with the settlement (levels, which trending
+    /// series inflate: judge on changes).
     pub correlation_levels: Option<f64>,
     /// Rent change P&L regressed on minus futures P&L (USD): the hedge-accounting test.
     pub regression: Option<Regression>,
+    /// `-sum(futures P&L) / sum(rent change P&L)` (the 80-125% rule,
+    /// `stats::dollar_offset`); `None` for `unhedged` or a zero cumulative rent P&L.
     pub dollar_offset: Option<f64>,
     /// Annualized (x sqrt 12) standard deviation of rent change minus futures change,
     /// USD per GPU-hour.
     pub tracking_error: Option<f64>,
     /// Rent minus settlement, USD per GPU-hour; absent for a points composite.
     pub basis: Option<BasisStats>,
+    /// Historical 95% value at risk of the monthly P&L, fees included, USD; positive is
+    /// a loss.
     pub var_95: Option<f64>,
+    /// Expected shortfall at 95% of the same P&L, USD; positive is a loss.
     pub cvar_95: Option<f64>,
+    /// Historical 99% value at risk of the same P&L, USD; positive is a loss.
     pub var_99: Option<f64>,
+    /// Expected shortfall at 99% of the same P&L, USD; positive is a loss.
     pub cvar_99: Option<f64>,
+    /// 95% value at risk of the unhedged rent P&L, USD, to compare with `var_95`.
     pub unhedged_var_95: Option<f64>,
+    /// Bootstrap intervals of the effectiveness, hedge ratio and correlation of
+    /// changes.
     pub confidence_intervals: Intervals,
+    /// Effectiveness over each trailing window of `rolling_window` months, oldest first
+    /// (`None` where the window's rent P&L never varied); empty for `unhedged`, a
+    /// window below 3, or fewer months than the window.
     pub rolling_effectiveness: Vec<Option<f64>>,
+    /// Sup-Wald test for a break in the relation of rent changes to futures changes;
+    /// `None` below 20 months.
     pub break_test: Option<BreakTest>,
+    /// Sum of the monthly hedged P&L, fees included (`hedged_total`), USD.
     pub total_hedged_pnl: f64,
+    /// Sum of the monthly rent change P&L, USD: the position without a hedge.
     pub total_unhedged_pnl: f64,
+    /// Sum of the monthly basis P&L, USD.
     pub total_basis_pnl: f64,
+    /// Sum of the monthly entry carry P&L, USD.
     pub total_entry_carry_pnl: f64,
     /// A perp's funding P&L over the backtest, USD (0 for futures).
     #[serde(default)]
@@ -179,18 +257,24 @@ pub struct StrategySummary {
     /// Fees of the whole backtest, USD: a cost known at entry, reported beside the
     /// effectiveness and never inside it.
     pub total_fees: f64,
+    /// GPU-hours hedged beyond (positive) or short of (negative) the unrounded
+    /// positions, summed over the months: what whole contracts did.
     pub contracts_rounding_gpu_hours: f64,
-    /// Most contracts held in one month, and the months that needed more than the
-    /// contract's spot-month position limit (none without a limit).
+    /// Most contracts (or perp lots) held in one month.
     pub max_contracts: i64,
+    /// Months that needed more than the contract's spot-month position limit (0
+    /// without a limit, and for a perp).
     pub months_over_position_limit: usize,
+    /// Cash the hedge account needed.
     pub margin: Margin,
+    /// Losses to operational events, reported apart from the hedge.
     pub operational_loss: OperationalLoss,
 }
 
 /// A settled month whose settlement a later restatement would have changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestatedMonth {
+    /// First day of the contract month.
     pub month: NaiveDate,
     /// The settlement the backtest used (as first published).
     pub settlement: f64,
@@ -201,20 +285,29 @@ pub struct RestatedMonth {
 /// Everything a backtest produces.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BacktestResult {
+    /// The contract's name.
     pub contract: String,
+    /// The underlying index: a grade key or a composite's name.
     pub underlying: String,
+    /// The unit of the underlying's fixings; every price in the result is in USD per
+    /// GPU-hour (a points composite rebased).
     pub underlying_unit: IndexUnit,
     /// For a points composite: the USD per GPU-hour one point was rebased to (the
     /// rent's first month over the index's mean that month).
     pub rebase_usd_per_point: Option<f64>,
+    /// Whether the user pays the rent (a producer) or earns it (a neocloud).
     pub side: Side,
     /// How the rent file wrote its periods' ends; `periods.csv` writes them the same
     /// way (an invoice's last day billed stays the last day billed).
     #[serde(default)]
     pub period_end: crate::rent::PeriodEnd,
+    /// The contract's entry assumption: `index`, `forward` or `premium`.
     pub entry_assumption: String,
+    /// Hedge periods (months) backtested.
     pub periods: usize,
+    /// First day of the first hedge month.
     pub first_period: Option<NaiveDate>,
+    /// First day of the last hedge month.
     pub last_period: Option<NaiveDate>,
     /// Months of the rent file that are not hedge periods, and why.
     pub months_left_out: Vec<LeftOut>,
@@ -225,13 +318,18 @@ pub struct BacktestResult {
     /// settlement as first published).
     pub restated_after_settlement: Vec<RestatedMonth>,
     /// Price-change statistics independent of the strategy: rent changes on index
-    /// changes over one month (one tranche, entry at the index).
+    /// changes over one month (one tranche, entry at the index). This one is the
+    /// minimum-variance ratio `Cov(dR, dI) / Var(dI)`; `None` when the index
+    /// changes are constant.
     pub min_variance_hedge_ratio: Option<f64>,
+    /// OLS of the same rent changes on the same index changes; `None` with constant
+    /// index changes.
     pub price_change_regression: Option<Regression>,
     /// The slope of the rent on the index the hedged item's changes are measured
-    /// with (`periods`' module doc), and the month-over-month pairs it was fitted on
-    /// (0: too few, so 1).
+    /// with (`periods`' module doc).
     pub reference_slope: f64,
+    /// The month-over-month pairs the reference slope was fitted on (0: too few, so
+    /// the slope is 1).
     pub reference_slope_pairs: usize,
     /// What to do: hedge, do not hedge, or not enough data (`recommendation`).
     pub recommendation: Recommendation,
@@ -241,12 +339,18 @@ pub struct BacktestResult {
         deserialize_with = "from_strategy_name"
     )]
     pub strategies: Vec<StrategySummary>,
+    /// A one-to-one hedge under each entry assumption: how much the answer depends on
+    /// it.
     pub entry_sensitivity: Vec<EntrySensitivity>,
     /// The perpetual swap run beside the futures, if one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perp: Option<PerpResult>,
+    /// Every month of every strategy and instrument (`periods.csv`); empty when read
+    /// from `summary.json`.
     #[serde(skip)]
     pub rows: Vec<PeriodRow>,
+    /// Rent against index on each day both have (`daily.csv`); empty when read from
+    /// `summary.json`.
     #[serde(skip)]
     pub daily: Vec<DailyPoint>,
 }
@@ -255,6 +359,7 @@ pub struct BacktestResult {
 /// and decision on the same months and the same rent changes (`perp`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PerpResult {
+    /// The perp's spec, as run.
     pub spec: PerpSpec,
     /// The premium assumption, as a person reads it.
     pub premium: String,
@@ -264,6 +369,7 @@ pub struct PerpResult {
     /// premium held throughout (mean over the months, one tranche): multiply by a
     /// premium to see what it would cost.
     pub funding_per_unit_premium: f64,
+    /// Per strategy, keyed by its name in `summary.json`.
     #[serde(
         serialize_with = "by_strategy_name",
         deserialize_with = "from_strategy_name"
@@ -344,9 +450,13 @@ impl BacktestResult {
 /// Daily rent against index, for charts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DailyPoint {
+    /// The day.
     pub date: NaiveDate,
+    /// The price of the rent period covering the day, USD per GPU-hour.
     pub rent: f64,
+    /// The underlying's fixing that day, USD per GPU-hour (a points composite rebased).
     pub index: f64,
+    /// `rent - index`, USD per GPU-hour.
     pub basis: f64,
 }
 

@@ -35,12 +35,14 @@ pub enum EntryAssumption {
 }
 
 impl EntryAssumption {
+    /// Every assumption, in the order the entry sensitivity reports them.
     pub const ALL: [EntryAssumption; 3] = [
         EntryAssumption::Index,
         EntryAssumption::Forward,
         EntryAssumption::Premium,
     ];
 
+    /// The name a contract file and `summary.json` use.
     pub fn as_str(self) -> &'static str {
         match self {
             EntryAssumption::Index => "index",
@@ -50,12 +52,17 @@ impl EntryAssumption {
     }
 }
 
+/// The `[entry]` table of a contract file: how each position's entry price is set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntrySpec {
+    /// How the entry price is set.
     pub assumption: EntryAssumption,
+    /// USD per GPU-hour added to the index level under `premium` (and in the entry
+    /// sensitivity); may be negative, within +-1000.
     #[serde(default)]
     pub premium: f64,
+    /// The grade whose fixing is the entry price under `forward` (required then).
     #[serde(default)]
     pub forward_grade: Option<String>,
     /// Days of fixings averaged into the entry price (and into the rent it is
@@ -73,24 +80,39 @@ fn one() -> u32 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContractSpec {
+    /// The name outputs show.
     pub name: String,
+    /// The index it settles on: a grade key (`GPU/SCOPE/TERM[@region]`) or a
+    /// composite's name.
     pub underlying: String,
+    /// GPU-hours one contract covers, a whole number (730: a GPU-month).
     pub contract_gpu_hours: f64,
+    /// Price increment, USD per GPU-hour: settlements, entry prices and entry index
+    /// levels are rounded to it.
     pub tick: f64,
+    /// How a month's settlement is computed from its fixings.
     pub settlement: Settlement,
+    /// The days whose fixings count: `all` or `business` (on `calendar`).
     pub settlement_days: String,
+    /// Holiday calendar of `business` settlement days (default `us-exchange`).
     #[serde(default = "default_calendar")]
     pub calendar: String,
+    /// Fixings averaged by `last-n-average` (default 5, at most 31).
     #[serde(default = "default_last_n")]
     pub last_n: usize,
+    /// Months listed at once (1 to 120): the most tranches `layered` can use is the
+    /// smaller of this and 3.
     pub listed_months: u32,
     /// Fewest sufficient, non-carried fixings among those the settlement rule uses
     /// for a month to settle (capped at the number the rule uses: 1 for `final`,
     /// `last_n` for `last-n-average`); a month with fewer is reported as not settled.
     #[serde(default = "default_min_settlement_fixings")]
     pub min_settlement_fixings: usize,
+    /// Fee per contract of each month's position, USD.
     pub fee_per_contract: f64,
+    /// Initial margin as a share of the position's notional at entry, 0 to 1.
     pub initial_margin: f64,
+    /// How the entry price is set (`[entry]`).
     pub entry: EntrySpec,
     /// Coverage-based settlement (`settlement_rule`): settle, review or
     /// determination by the share of settlement days published, with gaps filled.
@@ -124,12 +146,14 @@ fn yes() -> bool {
 /// What a contract's settlement rule gives for one month.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettlementOutcome {
+    /// Settled, in review or to determination.
     pub status: SettlementStatus,
     /// The settlement price on the tick; `None` for a determination.
     pub value: Option<f64>,
-    /// Share of the rule's settlement days with a qualifying fixing, and the longest
-    /// run without one as a share of them.
+    /// Share of the rule's settlement days (for an intraday index, stamps) with a
+    /// qualifying fixing, 0 to 1.
     pub coverage: f64,
+    /// The longest run of those days without one, as a share of them, 0 to 1.
     pub longest_gap: f64,
     /// Why the month did not simply settle (empty when it did).
     pub reason: String,
@@ -166,6 +190,8 @@ pub fn validate_index_name(name: &str) -> Result<(), String> {
 }
 
 impl ContractSpec {
+    /// The bundled contract: H100 SXM bare-metal on-demand, 730 GPU-hours, monthly
+    /// average of all days.
     #[allow(
         clippy::expect_used,
         reason = "compiled-in data, checked by a unit test: failing is a build defect"
@@ -178,6 +204,7 @@ impl ContractSpec {
         .expect("bundled contract is valid")
     }
 
+    /// Reads and checks a contract file (a path, or a shipped contract's name).
     pub fn from_file(path: &Path) -> Result<Self, BacktestError> {
         let text =
             rentix_core::read_config(path, rentix_core::ConfigKind::Contract).map_err(|e| {
@@ -189,6 +216,7 @@ impl ContractSpec {
         Self::from_toml(&text, path)
     }
 
+    /// Parses and checks a contract's TOML; `path` names it in errors.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self, BacktestError> {
         let c: ContractSpec = toml::from_str(text).map_err(|e| BacktestError::Contract {
             path: path.to_path_buf(),
@@ -201,6 +229,8 @@ impl ContractSpec {
         Ok(c)
     }
 
+    /// Checks every term (ranges, the underlying's name, the day rule, the coverage
+    /// rule, a forward grade for `forward`); the message names the term.
     pub fn validate(&self) -> Result<(), String> {
         validate_index_name(&self.underlying).map_err(|e| format!("underlying: {e}"))?;
         if let Some(c) = &self.coverage {
@@ -269,6 +299,7 @@ impl ContractSpec {
         Ok(())
     }
 
+    /// The rule deciding which days' fixings count towards a settlement.
     pub fn day_rule(&self) -> Result<DayRule, String> {
         DayRule::new(&self.settlement_days, &self.calendar).map_err(|e| e.to_string())
     }

@@ -24,18 +24,34 @@ use std::path::Path;
 /// One row of a throughput file: an operator serving a model on GPUs of a grade.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Throughput {
+    /// The operator's name, as the file writes it.
     pub operator: String,
-    /// Canonical GPU id and scope (the grade priced is `gpu/scope/on-demand`).
+    /// Canonical GPU id, resolved through the GPU catalog (a row without a price is
+    /// priced at the grade `gpu/scope/on-demand`).
     pub gpu: String,
+    /// Canonical service scope.
     pub scope: String,
+    /// The model served: operators of one model on one date form a cost curve.
     pub model: String,
+    /// The workload measured: input tokens per request (checked, 0 to 1e9; no cost
+    /// depends on it).
     pub input_tokens: f64,
+    /// Output tokens per request of the workload (checked; no cost depends on it).
     pub output_tokens: f64,
+    /// The workload's target output speed per user, tokens per second (checked; no cost
+    /// depends on it).
     pub target_tokens_per_s_per_user: f64,
+    /// Output tokens per second per GPU the operator's stack achieves, above 0.
     pub output_tokens_per_s_per_gpu: f64,
+    /// Share of requests that complete, above 0 and at most 1.
     pub success_rate: f64,
+    /// GPUs the operator serves the model on: its width on the cost curve.
     pub capacity_gpus: f64,
+    /// The operator's rent, USD per GPU-hour; `None`: the row is priced by the caller
+    /// ([`cost_curves`]' `price`).
     pub usd_per_gpu_hour: Option<f64>,
+    /// The date the row holds from (a software release changes throughput); `None`:
+    /// undated.
     pub date: Option<NaiveDate>,
     /// 1-based data row in its file.
     pub row: usize,
@@ -44,24 +60,39 @@ pub struct Throughput {
 /// One point of a cost curve (`cost_curve.csv`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostPoint {
+    /// The operator.
     pub operator: String,
+    /// Canonical GPU id.
     pub gpu: String,
+    /// Canonical service scope.
     pub scope: String,
+    /// The model of the curve.
     pub model: String,
+    /// The curve's date; `None` for undated rows.
     pub date: Option<NaiveDate>,
+    /// The rent the point is priced at, USD per GPU-hour.
     pub usd_per_gpu_hour: f64,
+    /// Output tokens per second per GPU.
     pub output_tokens_per_s_per_gpu: f64,
+    /// Share of requests that complete.
     pub success_rate: f64,
+    /// Rent per million useful output tokens, USD: the curve's sort key.
     pub usd_per_m_useful_tokens: f64,
+    /// The operator's GPUs.
     pub capacity_gpus: f64,
+    /// GPUs of this point and every cheaper one on the curve.
     pub cumulative_capacity_gpus: f64,
+    /// Share of the curve's capacity at or below this cost, percent (by operator count
+    /// when the curve has no capacity).
     pub percentile: f64,
-    /// 1 = cheapest on its curve, and how many operators the curve has.
+    /// 1 = cheapest on its curve (ties broken by operator name).
     pub rank: usize,
+    /// Operators on the curve.
     pub operators: usize,
 }
 
-/// Rent per million useful output tokens.
+/// Rent per million useful output tokens, USD:
+/// `usd_per_gpu_hour / (tokens_per_s_per_gpu x 3600 x success_rate) x 1e6`.
 pub fn usd_per_m_useful_tokens(
     usd_per_gpu_hour: f64,
     tokens_per_s_per_gpu: f64,
@@ -241,20 +272,32 @@ pub fn cost_curves(
 /// last: a cost that fell can still lose ground to a competitor that fell faster.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PositionChange {
+    /// The operator.
     pub operator: String,
+    /// The model whose curves are compared.
     pub model: String,
+    /// The operator's first date.
     pub from: NaiveDate,
+    /// The operator's last date.
     pub to: NaiveDate,
+    /// Cost on `from`, USD per million useful tokens.
     pub cost_from: f64,
+    /// Cost on `to`, USD per million useful tokens.
     pub cost_to: f64,
+    /// Rank on `from` (1 = cheapest).
     pub rank_from: usize,
+    /// Rank on `to`.
     pub rank_to: usize,
+    /// Operators on the curve of `from`.
     pub operators_from: usize,
+    /// Operators on the curve of `to`.
     pub operators_to: usize,
     /// A sentence a person reads.
     pub reading: String,
 }
 
+/// How each operator's cost and rank moved between its first and last dated point
+/// on its model's curves; undated points and operators with one date are left out.
 pub fn position_changes(points: &[CostPoint]) -> Vec<PositionChange> {
     let mut by: BTreeMap<(&str, &str), Vec<&CostPoint>> = BTreeMap::new();
     for p in points.iter().filter(|p| p.date.is_some()) {

@@ -25,19 +25,29 @@ use serde::Serialize;
 /// One hedge month of the decomposition.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostMonth {
+    /// First day of the hedge month.
     pub month: NaiveDate,
+    /// The month's rent, USD per GPU-hour.
     pub usd_per_gpu_hour: f64,
+    /// Output tokens per second per GPU of the operator's throughput row in force at
+    /// the month's end.
     pub output_tokens_per_s_per_gpu: f64,
+    /// Success rate of that row.
     pub success_rate: f64,
+    /// The month's cost, USD per million useful output tokens.
     pub usd_per_m_useful_tokens: f64,
-    /// Change from the previous hedge month, and its three parts (0 in the first).
+    /// Change of the cost from the previous hedge month, USD per million useful
+    /// tokens (0 in the first); the three parts below add up to it.
     pub change: f64,
+    /// The rent's part of the change (Shapley): what the index can hedge.
     pub rent_effect: f64,
+    /// The throughput's part: the operator's software and settings.
     pub throughput_effect: f64,
+    /// The success rate's part: failed requests, outside the hedge.
     pub failure_effect: f64,
-    /// The hedge's futures P&L of the month, USD and per million useful tokens
-    /// delivered (a gain lowers the hedged cost).
+    /// The hedge's futures P&L of the month, USD (a gain lowers the hedged cost).
     pub futures_pnl_usd: f64,
+    /// The same per million useful tokens delivered (0 when none were).
     pub futures_pnl_per_m_useful_tokens: f64,
     /// The user's place on its model's cost curve that month (percent of capacity
     /// at or below its cost); `None` without other operators to compare with.

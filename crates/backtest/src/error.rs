@@ -25,38 +25,66 @@ fn rows_message(path: &Path, problems: &[BacktestError], more: usize) -> String 
     s
 }
 
+/// Why a backtest, a `track` run or one of their readers refused its input.
 #[derive(Debug, Error)]
 pub enum BacktestError {
+    /// One row of an input file (rent, events, premiums, throughput) has a bad field.
     /// `row` counts data records from 1; `line` in the message is the line an editor
     /// shows (the header being line 1).
     #[error("{path}: row {row} (line {}), field {field}: {detail}", row + 1)]
     Row {
+        /// The file read.
         path: PathBuf,
+        /// Data record, from 1.
         row: usize,
+        /// Column name; empty when the record itself does not parse as CSV.
         field: String,
+        /// What is wrong with the value.
         detail: String,
     },
+    /// A file that cannot be read or written, or whose content as a whole is refused
+    /// (a missing or repeated column, no rows, a `summary.json` that does not parse).
     #[error("{path}: {detail}")]
-    File { path: PathBuf, detail: String },
+    File {
+        /// The file or directory.
+        path: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
     /// Every problem of a file found in one read (the first `MAX_PROBLEMS`), so
     /// that a file exported by hand is fixed in one go.
     #[error("{}", rows_message(path, problems, *more))]
     Rows {
+        /// The file read.
         path: PathBuf,
+        /// The problems listed, in file order.
         problems: Vec<BacktestError>,
         /// Problems found beyond the ones listed.
         more: usize,
     },
+    /// A contract or perp spec (TOML) that does not parse or fails its checks.
     #[error("{path}: invalid contract: {detail}")]
-    Contract { path: PathBuf, detail: String },
+    Contract {
+        /// The spec file (or the name it was given by).
+        path: PathBuf,
+        /// The parse error or the check that failed.
+        detail: String,
+    },
+    /// Input whose rows read one by one but not together (rent periods that
+    /// overlap), a contract's settlement calendar that cannot be built, or a summary
+    /// that cannot be serialized.
     #[error("{0}")]
     Data(String),
     /// Too few hedge periods for a backtest, with the first months left out.
     #[error("only {periods} month(s) where the rent covers every day, {underlying} settles and a basis was observed before entry; a backtest needs at least {needed} (left out: {left_out})")]
     TooFewPeriods {
+        /// Hedge periods found.
         periods: usize,
+        /// Hedge periods a backtest needs (3).
         needed: usize,
+        /// The contract's underlying index.
         underlying: String,
+        /// The first three months left out and why, `YYYY-MM: reason; ...`.
         left_out: String,
     },
     /// A contract whose terms cannot work on this index.
@@ -68,12 +96,17 @@ pub enum BacktestError {
     /// `track`: nothing in the fixings file could be backtested against the rent.
     #[error("no candidate of the {candidates} in the fixings file could be backtested against this rent (e.g. {example}: {why})")]
     NoCandidate {
+        /// Indices in the fixings file.
         candidates: usize,
+        /// The first of them (in name order).
         example: String,
+        /// Why it could not be backtested.
         why: String,
     },
+    /// Reading a fixings file or a restatement log failed.
     #[error(transparent)]
     Index(#[from] rentix_index::IndexError),
+    /// Writing an output file (`periods.csv`, `daily.csv`, `summary.json`) failed.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
 }

@@ -15,11 +15,14 @@ use std::path::{Path, PathBuf};
 pub struct BacktestFiles {
     /// Fixings written by `rentix index`.
     pub index: PathBuf,
+    /// The rent series (`period_start, period_end, usd_per_gpu_hour, gpu_hours[, side]`).
     pub rent: PathBuf,
     /// How the rent's and events' period ends read.
     pub period_end: PeriodEnd,
     /// The rent's side for a file without a `side` column.
     pub side: Option<Side>,
+    /// Operational events (`start, end, kind, gpu_hours_lost, usd_loss[, note]`);
+    /// `None`: no events.
     pub events: Option<PathBuf>,
     /// Settle on today's restated fixings rather than as first published.
     pub as_restated: bool,

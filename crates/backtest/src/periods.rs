@@ -56,14 +56,19 @@ pub const MIN_SLOPE_PAIRS: usize = 3;
 /// One hedge tranche of a month: put on at the close of `entry_day`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tranche {
+    /// The last day of the 1st, 2nd or 3rd month before the contract month, at whose
+    /// close the tranche was put on.
     pub entry_day: NaiveDate,
     /// Index level at entry (mean of the lookback days' fixings), on the tick.
     pub index_level: f64,
-    /// The basis last observed at entry, `rent_m - S_m`, and its month `m`.
+    /// The basis last observed at entry, `R_m - S_m`, USD per GPU-hour.
     pub basis: f64,
+    /// First day of that basis' month `m`: the latest complete, settled month at most
+    /// three months old at entry.
     pub basis_month: NaiveDate,
-    /// Month `m`'s rent `R_m` and settlement `S_m`.
+    /// Month `m`'s rent `R_m`, USD per GPU-hour.
     pub basis_rent: f64,
+    /// Month `m`'s settlement `S_m`, USD per GPU-hour.
     pub basis_settlement: f64,
 }
 
@@ -83,13 +88,16 @@ impl Tranche {
 /// pairs it was fitted on (0 when it fell back to 1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReferenceSlope {
+    /// The slope `beta`; exactly 1 when it fell back or lies within 1e-9 of 1.
     pub beta: f64,
+    /// Consecutive-month pairs it was fitted on; 0 when it fell back to 1.
     pub pairs: usize,
 }
 
 /// One contract month as the backtest sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Period {
+    /// First day of the contract month.
     pub start: NaiveDate,
     /// Exclusive.
     pub end: NaiveDate,
@@ -97,15 +105,16 @@ pub struct Period {
     pub exposure: f64,
     /// GPU-hour-weighted average rent, USD per GPU-hour.
     pub rent: f64,
-    /// Final settlement of the month's contract.
+    /// Final settlement of the month's contract, USD per GPU-hour.
     pub settlement: f64,
     /// Tranches put on at the 1st, 2nd and 3rd month-end before the month, those
     /// that had an index level and a basis; the first is always present.
     pub tranches: Vec<Tranche>,
     /// GPU-hours operational events made undeliverable (or unpaid).
     pub lost_gpu_hours: f64,
-    /// USD lost to operational events, and by kind.
+    /// USD lost to operational events.
     pub operational_loss: f64,
+    /// `operational_loss` by event kind.
     pub loss_by_kind: BTreeMap<String, f64>,
     /// Days of the month with a rent.
     pub rent_days: u32,
@@ -117,7 +126,9 @@ pub struct Period {
 /// A month of the rent file that is not a hedge period, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeftOut {
+    /// First day of the month.
     pub month: NaiveDate,
+    /// Why it is not a hedge period (or, in `months_in_review`, why it went to review).
     pub reason: String,
     /// Operational loss of the month's events (still counted apart).
     pub operational_loss: f64,
@@ -224,8 +235,11 @@ fn basis_at(months: &[Month], day: NaiveDate) -> Option<&Month> {
 /// reference slope the periods' rent changes are measured with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Periods {
+    /// The hedge periods, in month order.
     pub periods: Vec<Period>,
+    /// Every other month of the rent, in month order, with the reason.
     pub left_out: Vec<LeftOut>,
+    /// The reference slope the rent changes are measured with.
     pub slope: ReferenceSlope,
 }
 

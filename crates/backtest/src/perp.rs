@@ -53,12 +53,15 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Instrument {
+    /// The monthly cash-settled futures of the contract.
     #[default]
     Futures,
+    /// A perpetual swap on the same index (`--perp`).
     Perp,
 }
 
 impl Instrument {
+    /// The name `periods.csv` and `summary.json` use: `futures` or `perp`.
     pub fn as_str(self) -> &'static str {
         match self {
             Instrument::Futures => "futures",
@@ -66,6 +69,8 @@ impl Instrument {
         }
     }
 
+    /// Whether it is the futures, the default (a recommendation's `instrument` is then
+    /// left out of `summary.json`).
     pub fn is_futures(&self) -> bool {
         *self == Instrument::Futures
     }
@@ -92,6 +97,7 @@ const MAX_PREMIUM: f64 = 1_000.0;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerpSpec {
+    /// The name outputs show.
     pub name: String,
     /// The position is stepped down to what is left to deliver every this many days.
     #[serde(default = "one_day")]
@@ -203,6 +209,8 @@ impl PerpSpec {
         self
     }
 
+    /// Checks the terms: a name, each number in its range, not both `premium` and
+    /// `premium_file`; the message names the term.
     pub fn validate(&self) -> Result<(), String> {
         if self.name.trim().is_empty() {
             return Err("name is empty".into());

@@ -31,40 +31,60 @@ use serde::Serialize;
 /// Inputs of one period's decomposition.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PnlInputs {
+    /// `s`: +1 for an earner, -1 for a payer ([`Side::sign`](crate::Side::sign)).
     pub sign: f64,
+    /// `dr = rent - R_ref`, USD per GPU-hour.
     pub rent_change: f64,
+    /// `dF = S - F`, USD per GPU-hour (a perp's price change).
     pub futures_change: f64,
     /// `F - I`: entry price minus the index level at entry, USD per GPU-hour.
     pub carry: f64,
+    /// `E`: GPU-hours of rent in the period.
     pub exposure: f64,
+    /// `L`: GPU-hours operational events made undeliverable or unpaid.
     pub lost: f64,
+    /// `Q`: GPU-hours hedged, contracts x size.
     pub hedged_gpu_hours: f64,
+    /// Fees of the position, USD.
     pub fees: f64,
     /// A perp's funding P&L, USD (0 for futures).
     pub funding: f64,
 }
 
-/// One period's P&L in USD.
+/// One period's P&L in USD: every part but `fees` is a gain to the user when
+/// positive, whichever side the user is on (the sign `s` is applied).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PeriodPnl {
+    /// `s dr D`: the rent's change on the delivered hours.
     pub rent_change: f64,
+    /// `-s dF Q`: the futures (or perp price) P&L.
     pub futures: f64,
+    /// `s (dr - dI) min(Q, D)`: rent and index moved differently on hedged, delivered
+    /// hours.
     pub basis: f64,
+    /// `s c Q`: entering above (or below) the index level.
     pub entry_carry: f64,
+    /// `-s dI (min(Q, E) - min(Q, D))`: hedged hours events left without rent to
+    /// offset.
     pub volume_mismatch: f64,
+    /// `s dr max(D - Q, 0)`: delivered hours beyond the hedge.
     pub unhedged_remainder: f64,
+    /// `-s dI max(Q - E, 0)`: hedged beyond the exposure.
     pub over_hedge: f64,
     /// A perp's funding P&L (0 for futures).
     pub funding: f64,
+    /// Fees of the position (positive, a cost).
     pub fees: f64,
     /// Rent change plus futures (plus a perp's funding): the hedged position's risk, before the fees that
     /// are known at entry (effectiveness is measured on this).
     pub hedged_before_fees: f64,
     /// `hedged_before_fees - fees`.
     pub hedged_total: f64,
+    /// The position without a hedge: `rent_change`.
     pub unhedged_total: f64,
 }
 
+/// The period's P&L, part by part (the module doc's formulas).
 pub fn decompose(i: PnlInputs) -> PeriodPnl {
     let s = i.sign;
     let (dr, df, e, q) = (

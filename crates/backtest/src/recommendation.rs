@@ -44,12 +44,18 @@ pub const FEW_PERIODS: usize = 24;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
+    /// The best tradable hedge's lower bound (or point estimate) is above zero and it
+    /// makes at least one whole contract.
     Hedge,
+    /// No tradable hedge removed risk that can be told from chance, the hedge rounds to
+    /// zero contracts, the rent never varied, or no tradable strategy was run.
     DoNotHedge,
+    /// Fewer than [`MIN_DECISION_PERIODS`] hedge periods.
     NotEnoughData,
 }
 
 impl Decision {
+    /// The name `summary.json` uses: `hedge`, `do_not_hedge`, `not_enough_data`.
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Hedge => "hedge",
@@ -62,6 +68,7 @@ impl Decision {
 /// What `summary.json` says to do, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
+    /// Hedge, do not hedge, or not enough data.
     pub decision: Decision,
     /// What the decision trades (futures unless written).
     #[serde(default, skip_serializing_if = "Instrument::is_futures")]
@@ -73,24 +80,36 @@ pub struct Recommendation {
     /// Contracts for the next month (for a perp: lots of its `lot_gpu_hours`); only
     /// for `hedge`.
     pub contracts: Option<i64>,
+    /// The strategy's ratio for the next month; `None` when no strategy was picked.
     pub hedge_ratio: Option<f64>,
+    /// The strategy's out-of-sample effectiveness, a share.
     pub effectiveness: Option<f64>,
+    /// Its 95% bootstrap interval; `None` when there is none (no resamples, say).
     pub effectiveness_interval: Option<Interval>,
+    /// Hedge periods the decision rests on.
     pub periods: usize,
+    /// Fewest periods a decision needs ([`MIN_DECISION_PERIODS`]).
     pub periods_needed: usize,
     /// One sentence a person can act on.
     pub reason: String,
+    /// What to read with care: few periods (below [`FEW_PERIODS`]), or a hedge above
+    /// the contract's position limit.
     pub warning: Option<String>,
 }
 
 /// One tradable strategy's result, as the rule needs it.
 #[derive(Debug, Clone, Copy)]
 pub struct Candidate {
+    /// The strategy.
     pub strategy: Strategy,
+    /// Its out-of-sample effectiveness, a share; `None` when the rent P&L never varied.
     pub effectiveness: Option<f64>,
+    /// Its 95% bootstrap interval; `None` when there is none (no resamples, say).
     pub interval: Option<Interval>,
-    /// The ratio it would apply next month, and the contracts that makes.
+    /// The ratio it would apply next month.
     pub next_ratio: f64,
+    /// Whole contracts (or perp lots) that ratio makes on the latest month's
+    /// exposure.
     pub next_contracts: i64,
 }
 

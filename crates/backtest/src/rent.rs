@@ -10,7 +10,9 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
+    /// Pays rent (a producer): a higher rent is a loss, and the hedge buys futures.
     Pay,
+    /// Earns rent (a neocloud): a higher rent is a gain, and the hedge sells futures.
     Earn,
 }
 
@@ -23,6 +25,7 @@ impl Side {
         }
     }
 
+    /// The name a rent file's `side` column uses: `pay` or `earn`.
     pub fn as_str(self) -> &'static str {
         match self {
             Side::Pay => "pay",
@@ -57,16 +60,22 @@ impl std::str::FromStr for PeriodEnd {
 /// One period of rent: `[start, end)` at a price for some GPU-hours.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RentPeriod {
+    /// First day covered.
     pub start: NaiveDate,
+    /// First day not covered (exclusive, whichever convention the file used).
     pub end: NaiveDate,
+    /// The rent, USD per GPU-hour.
     pub price: UsdPerGpuHour,
+    /// GPU-hours of the period, spread evenly over its days.
     pub gpu_hours: GpuHours,
 }
 
 /// A rent series: one side, periods that do not overlap.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RentSeries {
+    /// Whether the rent is paid or earned: one side per series.
     pub side: Side,
+    /// The rent periods, sorted by start.
     pub periods: Vec<RentPeriod>,
 }
 
@@ -75,6 +84,7 @@ pub struct RentSeries {
 pub struct Coverage {
     /// Days of the window with rent.
     pub days: u32,
+    /// GPU-hours of the window, to a millionth of a GPU-hour.
     pub gpu_hours: f64,
     /// GPU-hour-weighted price, USD per GPU-hour (NaN when no day is covered).
     pub rent: f64,
@@ -85,14 +95,21 @@ pub struct Coverage {
 /// is one day long (a single day's outage written with one date).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
+    /// First day of the event.
     pub start: NaiveDate,
+    /// First day after it (exclusive); an `end` equal to `start` also means one day.
     pub end: NaiveDate,
+    /// One of [`EVENT_KINDS`].
     pub kind: String,
+    /// GPU-hours the event made undeliverable (or unpaid).
     pub gpu_hours_lost: f64,
+    /// What the event cost, USD: reported beside the hedge, never netted into it.
     pub usd_loss: f64,
+    /// Free text from the file (empty without a `note` column).
     pub note: String,
 }
 
+/// The kinds an event file's `kind` column may hold.
 pub const EVENT_KINDS: [&str; 4] = ["outage", "failed_deployment", "customer_default", "other"];
 
 /// Refuses a header that names a column twice: which of the two holds the value

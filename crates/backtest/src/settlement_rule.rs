@@ -38,12 +38,20 @@ pub enum GapFill {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CoverageRule {
+    /// Coverage at or above which a period settles (with its gaps short enough), 0 to
+    /// 1.
     pub settle_at: f64,
+    /// Coverage at or above which a period that does not settle goes to review rather
+    /// than determination, 0 to `settle_at`.
     pub review_at: f64,
+    /// Longest gap a settling period may have, as a share of its settlement days
+    /// (default 0.02).
     #[serde(default = "default_max_gap_share")]
     pub max_gap_share: f64,
+    /// How a gap day is filled (default `none`: left out of the average).
     #[serde(default)]
     pub gap_fill: GapFill,
+    /// Qualifying fixings `mean-last-n` averages (default 5, 1 to 100).
     #[serde(default = "default_gap_fill_n")]
     pub gap_fill_n: usize,
 }
@@ -56,6 +64,8 @@ fn default_gap_fill_n() -> usize {
 }
 
 impl CoverageRule {
+    /// Checks that the thresholds are shares with `review_at <= settle_at` and that
+    /// `gap_fill_n` is 1 to 100.
     pub fn validate(&self) -> Result<(), String> {
         let share = |x: f64| x.is_finite() && (0.0..=1.0).contains(&x);
         if !(share(self.settle_at) && share(self.review_at) && share(self.max_gap_share)) {
@@ -80,12 +90,18 @@ impl CoverageRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SettlementStatus {
+    /// Coverage and longest gap meet `settle_at` and `max_gap_share`: the value
+    /// settles.
     Settled,
+    /// Below that but at or above `review_at`: the value is computed and published,
+    /// flagged for review.
     Review,
+    /// Below `review_at`: a calculation agent decides, the rule gives no number.
     Determination,
 }
 
 impl SettlementStatus {
+    /// The status's name, as it is serialized.
     pub fn as_str(self) -> &'static str {
         match self {
             SettlementStatus::Settled => "settled",

@@ -28,6 +28,7 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Every strategy, in the order a backtest runs them by default.
     pub const ALL: [Strategy; 6] = [
         Strategy::Unhedged,
         Strategy::OneToOne,
@@ -37,6 +38,7 @@ impl Strategy {
         Strategy::Layered,
     ];
 
+    /// The name `--strategy`, `summary.json` and `periods.csv` use.
     pub fn as_str(self) -> &'static str {
         match self {
             Strategy::Unhedged => "unhedged",

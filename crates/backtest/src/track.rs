@@ -31,14 +31,20 @@ use serde::Serialize;
 /// measured from), and half of the fixings sufficient. The ranking key is the lower
 /// bound of the interval, which already costs a short history its place.
 pub const DEFAULT_MIN_PERIODS: usize = crate::recommendation::MIN_DECISION_PERIODS;
+/// Default share of a candidate's fixings that must be sufficient for it to rank.
 pub const DEFAULT_MIN_SUFFICIENT_SHARE: f64 = 0.5;
 
 /// What a candidate needs to be ranked, and the bootstrap.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrackOptions {
+    /// Fewest hedge periods a candidate needs to rank.
     pub min_periods: usize,
+    /// Smallest share of sufficient fixings a candidate needs to rank, 0 to 1.
     pub min_sufficient_share: f64,
+    /// Bootstrap resamples of the effectiveness interval; 0: rank by the point
+    /// estimate.
     pub resamples: usize,
+    /// Seed of the bootstrap.
     pub seed: u64,
 }
 
@@ -58,19 +64,32 @@ impl Default for TrackOptions {
 pub struct TrackRow {
     /// 1 = best; `None` for a candidate that is listed but not ranked.
     pub rank: Option<usize>,
+    /// The candidate: a grade key or a composite's name.
     pub grade: String,
+    /// The unit of its fixings.
     pub unit: IndexUnit,
     /// The ranking key: `oos_effectiveness_ci_low` or `oos_effectiveness`.
     pub ranked_by: &'static str,
+    /// Walk-forward effectiveness, a share; `None` when the backtest failed or the rent
+    /// P&L never varied.
     pub oos_effectiveness: Option<f64>,
+    /// Lower bound of its 95% bootstrap interval; `None` without resamples.
     pub oos_effectiveness_ci_low: Option<f64>,
+    /// Upper bound of that interval.
     pub oos_effectiveness_ci_high: Option<f64>,
+    /// Minimum-variance ratio of the rent's changes on the index's (one tranche, entry
+    /// at the index).
     pub hedge_ratio: Option<f64>,
+    /// Correlation of the rent's monthly changes with the futures'.
     pub correlation_changes: Option<f64>,
+    /// Correlation of the monthly rent with the settlement (levels).
     pub correlation_levels: Option<f64>,
+    /// Annualized tracking error of the rent's changes against the futures', USD per
+    /// GPU-hour.
     pub tracking_error: Option<f64>,
     /// Mean rent minus settlement, USD per GPU-hour; `None` for a points composite.
     pub basis_mean: Option<f64>,
+    /// Hedge periods backtested (0 when the backtest failed).
     pub periods: usize,
     /// Share of the candidate's fixings that were sufficient.
     pub sufficient_share: f64,
@@ -229,6 +248,8 @@ pub fn track(
     Ok(rows)
 }
 
+/// The table `rentix track` writes: one row per candidate (in the order given), one
+/// column per field.
 pub fn track_table(rows: &[TrackRow]) -> Table {
     let f = |g: &dyn Fn(&TrackRow) -> Option<f64>| Col::F64(rows.iter().map(g).collect());
     let s = |g: &dyn Fn(&TrackRow) -> String| Col::Str(rows.iter().map(|r| Some(g(r))).collect());

@@ -16,16 +16,20 @@ pub struct Stamps {
     pub values: BTreeMap<i64, f64>,
 }
 
+/// One index of a fixings file, as a backtest settles on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Underlying {
     /// Grade key or composite name.
     pub name: String,
+    /// USD per GPU-hour, or points for a composite index.
     pub unit: IndexUnit,
+    /// The index's value on each date it has one.
     pub values: DateSeries,
     /// Dates whose fixing is sufficient and was not carried forward.
     pub qualifying: BTreeSet<NaiveDate>,
-    /// Rows in the fixings file, and how many were sufficient.
+    /// Rows in the fixings file for this index, with or without a value.
     pub rows: usize,
+    /// How many of those rows were sufficient.
     pub sufficient_rows: usize,
     /// For an intraday index: its stamps, which a settlement averages (the daily
     /// `values` are each day's mean of them, for entry levels and charts).

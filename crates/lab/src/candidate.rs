@@ -6,13 +6,18 @@ use rentix_backtest::ContractSpec;
 use rentix_index::Methodology;
 use std::path::{Path, PathBuf};
 
+/// One candidate design, read from `--candidate [NAME=]METHODOLOGY.toml:CONTRACT.toml`.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     /// `NAME=` given on the command line, or `<methodology stem>:<contract stem>`.
     pub name: String,
+    /// The methodology file, as given.
     pub methodology_path: PathBuf,
+    /// The contract file, as given.
     pub contract_path: PathBuf,
+    /// How the index is fixed.
     pub methodology: Methodology,
+    /// What settles on it; its `underlying` is the grade evaluated.
     pub contract: ContractSpec,
 }
 

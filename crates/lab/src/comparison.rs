@@ -13,23 +13,39 @@ use std::path::Path;
 /// One candidate's measures, over the history and summarized over months.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CandidateRow {
+    /// The candidate's name.
     pub candidate: String,
+    /// The methodology's version.
     pub methodology_version: String,
+    /// The contract's name.
     pub contract: String,
+    /// The grade evaluated: the contract's underlying.
     pub underlying: String,
+    /// The settlement rule as a person reads it, e.g. `monthly-average (all days)`.
     pub settlement: String,
     /// Why the candidate could not be evaluated, or what limits its numbers.
     pub note: String,
     // Sufficiency.
+    /// Fixings of the grade in the range (one a publication day), with a value or not.
     pub fixing_days: usize,
+    /// Share of those fixings set from trades, 0 to 1.
     pub share_trades: f64,
+    /// Share set from firm offers, 0 to 1.
     pub share_firm: f64,
+    /// Share set from listings, 0 to 1.
     pub share_listings: f64,
+    /// Share carried forward from an earlier fixing, 0 to 1.
     pub share_carried: f64,
+    /// Share with no value, 0 to 1.
     pub share_no_value: f64,
+    /// Fixings carried forward (the count behind `share_carried`).
     pub carried_days: usize,
+    /// Calendar months from the grade's first observation to its last that begin or
+    /// end within `--from`/`--to`.
     pub months: usize,
+    /// Months the contract settles on the full history (months in review included).
     pub months_settled: usize,
+    /// `months - months_settled`.
     pub months_not_settled: usize,
     /// Months with at least one settlement day whose fixing is missing or does not
     /// qualify (what a contract without a missing-day clause, as NYMEX GPU1/GPU2
@@ -37,76 +53,150 @@ pub struct CandidateRow {
     pub months_missing_a_settlement_day: usize,
     /// The candidate's months under a coverage rule: its own `[coverage]` table, or
     /// the reference one (settle at 98% with gaps of at most 2%, review at 90%, gaps
-    /// filled by the mean of the last 5 fixings): settled, in review, to
-    /// determination.
+    /// filled by the mean of the last 5 fixings). This one counts those that settle.
     pub coverage_rule_settled: usize,
+    /// Months in review under that rule.
     pub coverage_rule_review: usize,
+    /// Months to determination under that rule.
     pub coverage_rule_determination: usize,
+    /// Median contributors per fixing, over the fixings with a value not carried
+    /// forward.
     pub median_contributors: Option<f64>,
+    /// Median over those fixings of the largest contributor's share of the weight
+    /// (after the cap), 0 to 1.
     pub median_max_contributor_share: Option<f64>,
+    /// The largest such share of any of those fixings.
     pub max_max_contributor_share: Option<f64>,
+    /// Median over those fixings of the Herfindahl-Hirschman index of contributors'
+    /// weight shares (1 for one contributor, 1/n for n equal ones).
     pub median_hhi: Option<f64>,
     // Manipulation.
+    /// The manipulator's price, percent above the honest settlement.
     pub attack_price_pct: f64,
+    /// Median over settled months of the fake trade volume that moves the settlement
+    /// one tick, as a share of the month's real trade volume; `None` when the median
+    /// month is out of reach or no month has trades.
     pub fake_share_to_move_tick: Option<f64>,
+    /// The same for a move of 1%.
     pub fake_share_to_move_1pct: Option<f64>,
+    /// The same for a move of 5%.
     pub fake_share_to_move_5pct: Option<f64>,
+    /// Settled months that no fake trade volume up to `max_fake_ratio` times the real
+    /// one moves 1%.
     pub unmovable_months_1pct: usize,
+    /// The same for 5%.
     pub unmovable_months_5pct: usize,
+    /// Median over settled months of the fake listings (the total over the days whose
+    /// observations feed the settlement) that move it 1%; `None` when the median
+    /// month is out of reach.
     pub fake_listings_to_move_1pct: Option<f64>,
+    /// The same for 5%.
     pub fake_listings_to_move_5pct: Option<f64>,
     /// Median over months of the settlement's move (percent) with fake trades of
     /// `max_fake_ratio` times the real volume: the most one contributor can do.
     pub max_move_pct_fake_trades: Option<f64>,
     /// The same with `max_fake_listings_per_day` fake listings a day.
     pub max_move_pct_fake_listings: Option<f64>,
+    /// Median over settled months of the settlement's absolute move, percent, when the
+    /// month's largest contributor withholds its observations (months it leaves
+    /// unsettled left out).
     pub withholding_move_pct: Option<f64>,
+    /// Settled months that this withholding leaves unable to settle.
     pub withholding_unsettles_months: usize,
     /// Months whose settlement recomputed over the month's slice of history differs
     /// from the full run (0 unless the slice margin is too short; reported, not hidden).
     pub slice_mismatch_months: usize,
     // Representativeness.
+    /// Mean absolute difference, over settled months, between the settlement and the
+    /// contract's rule applied to the simulated market's fair price, USD per GPU-hour;
+    /// `None` without a truth file.
     pub truth_mae_usd: Option<f64>,
+    /// The same in ticks.
     pub truth_mae_ticks: Option<f64>,
+    /// Median over settled months of `100 (settlement - m) / m`, `m` the median price
+    /// observed in the month: signed, percent.
     pub median_distance_from_obs_median_pct: Option<f64>,
+    /// Share of settled months whose settlement lies between the 25th and 75th
+    /// percentiles of the month's observed prices, 0 to 1.
     pub share_months_in_obs_iqr: Option<f64>,
     // Hedger utility.
+    /// Hedgers whose backtest gave an effectiveness.
     pub hedgers: usize,
+    /// Median of their walk-forward effectiveness, a share.
     pub effectiveness_median: Option<f64>,
+    /// Its 25th percentile.
     pub effectiveness_p25: Option<f64>,
+    /// Its 75th percentile.
     pub effectiveness_p75: Option<f64>,
     // Economics.
+    /// Sample standard deviation of the log changes between consecutive settled
+    /// calendar months.
     pub settlement_vol_monthly: Option<f64>,
+    /// `settlement_vol_monthly x sqrt 12`.
     pub settlement_vol_annual: Option<f64>,
+    /// Median settlement, USD per GPU-hour.
     pub median_settlement: Option<f64>,
+    /// What one tick is worth on one contract, USD: `tick x contract_gpu_hours`.
     pub tick_value_usd: f64,
+    /// One contract at the median settlement, USD: `median_settlement x
+    /// contract_gpu_hours`.
     pub contract_value_usd: Option<f64>,
 }
 
 /// One candidate and month.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MonthRow {
+    /// The candidate's name.
     pub candidate: String,
+    /// First day of the month.
     pub month: NaiveDate,
+    /// The contract's settlement on the full history, USD per GPU-hour; `None` when the
+    /// month does not settle.
     pub settlement: Option<f64>,
+    /// Why the month does not settle (empty when it does).
     pub not_settled: String,
+    /// The month's fixings, with a value or not.
     pub fixing_days: usize,
+    /// Share of them set from trades, 0 to 1.
     pub share_trades: f64,
+    /// Share set from listings, 0 to 1.
     pub share_listings: f64,
+    /// Share carried forward, 0 to 1.
     pub share_carried: f64,
+    /// Median contributors per fixing with a value not carried forward.
     pub median_contributors: Option<f64>,
+    /// Largest contributor's share of any such fixing's weight, 0 to 1.
     pub max_contributor_share: Option<f64>,
+    /// Median Herfindahl-Hirschman index of those fixings' contributors.
     pub median_hhi: Option<f64>,
+    /// Fake trade volume over the month's real trade volume that moves the settlement
+    /// one tick, 1% and 5% (the order of `Target::ALL`).
     pub fake_share: [Found; 3],
+    /// Fake listings (the total over the days whose observations feed the
+    /// settlement) that make the same moves.
     pub fake_listings: [Found; 3],
+    /// The settlement's absolute move, percent, with fake trades at `max_fake_ratio`
+    /// times the real volume.
     pub max_move_pct_trades: Option<f64>,
+    /// The same with `max_fake_listings_per_day` fake listings a day.
     pub max_move_pct_listings: Option<f64>,
+    /// The month's largest contributor's share of its volume (trades; every observation
+    /// counted once when the month has no trades).
     pub withholder_share: Option<f64>,
+    /// The settlement's absolute move, percent, when that contributor withholds; `None`
+    /// when the month then does not settle.
     pub withholding_move_pct: Option<f64>,
+    /// Withholding leaves the month unable to settle.
     pub withholding_unsettles: bool,
+    /// The contract's rule applied to the simulated market's fair price, USD per
+    /// GPU-hour; `None` without a truth file or when it does not settle.
     pub truth_settlement: Option<f64>,
+    /// Median price observed in the month (every kind of observation), USD per
+    /// GPU-hour.
     pub obs_median: Option<f64>,
+    /// 25th percentile of those prices.
     pub obs_p25: Option<f64>,
+    /// 75th percentile of those prices.
     pub obs_p75: Option<f64>,
 }
 
@@ -114,13 +204,22 @@ pub struct MonthRow {
 /// hedger's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
+    /// The store, as a label.
     pub store: String,
+    /// The manipulator's price, percent above the honest settlement.
     pub attack_price_pct: f64,
+    /// The largest multiple of real trade volume the fake-trade search tries
+    /// (`MAX_FAKE_RATIO`).
     pub max_fake_ratio: f64,
+    /// The most fake listings a day the search tries (`MAX_FAKE_LISTINGS_PER_DAY`).
     pub max_fake_listings_per_day: usize,
+    /// The truth file, as a label; `None` without one.
     pub truth: Option<String>,
+    /// The hedgers' rent directory, as a label; `None` without one.
     pub rent_dir: Option<String>,
+    /// One row per candidate, in the order evaluated.
     pub candidates: Vec<CandidateRow>,
+    /// Each candidate's name with its hedgers' results.
     pub hedgers: Vec<(String, Vec<HedgerResult>)>,
 }
 
@@ -157,6 +256,7 @@ impl Comparison {
         (comparison, months)
     }
 
+    /// Reads a `comparison.json` back.
     pub fn read(path: &Path) -> Result<Self, LabError> {
         let bad = |detail: String| LabError::Input {
             path: path.to_path_buf(),
@@ -178,6 +278,7 @@ fn s(v: impl Iterator<Item = String>) -> Col {
     Col::Str(v.map(Some).collect())
 }
 
+/// `comparison.csv`: one row per candidate, one column per field (`note` last).
 pub fn comparison_table(rows: &[CandidateRow]) -> Table {
     let mut t = Table::new();
     macro_rules! col {
@@ -247,6 +348,7 @@ pub fn comparison_table(rows: &[CandidateRow]) -> Table {
     t
 }
 
+/// `by_month.csv`: one row per candidate and month.
 pub fn by_month_table(rows: &[MonthRow]) -> Table {
     let mut t = Table::new();
     t.push("candidate", s(rows.iter().map(|r| r.candidate.clone())));

@@ -4,11 +4,17 @@
 use std::path::PathBuf;
 use thiserror::Error;
 
+/// Why the contract lab refused a run.
 #[derive(Debug, Error)]
 pub enum LabError {
     /// A `--candidate` that does not parse, or whose files do not read.
     #[error("--candidate {arg:?}: {detail}")]
-    Candidate { arg: String, detail: String },
+    Candidate {
+        /// The argument as given.
+        arg: String,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// Two candidates share a name.
     #[error("two candidates are named {0:?}; name them with NAME=METHODOLOGY.toml:CONTRACT.toml")]
     DuplicateName(String),
@@ -17,11 +23,21 @@ pub enum LabError {
     Settings(String),
     /// A file the lab reads (truth, rents, a comparison.json).
     #[error("{}: {detail}", path.display())]
-    Input { path: PathBuf, detail: String },
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// A file the lab writes.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
     /// The candidate's grade or methodology, as the engine refused it.
     #[error("candidate {candidate}: {detail}")]
-    Evaluate { candidate: String, detail: String },
+    Evaluate {
+        /// The candidate's name.
+        candidate: String,
+        /// What the engine refused.
+        detail: String,
+    },
 }

@@ -21,7 +21,9 @@ use std::collections::BTreeMap;
 pub struct LabOptions {
     /// The manipulator's price, percent above the honest settlement.
     pub attack_price_pct: f64,
+    /// First day evaluated (`--from`); `None`: from the start of the history.
     pub from: Option<NaiveDate>,
+    /// Last day evaluated (`--to`, inclusive); `None`: to its end.
     pub to: Option<NaiveDate>,
 }
 
@@ -57,8 +59,11 @@ impl Default for LabOptions {
 /// Everything measured for one candidate.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Evaluation {
+    /// The candidate's row of `comparison.csv`.
     pub row: CandidateRow,
+    /// Its rows of `by_month.csv`, in month order.
     pub months: Vec<MonthRow>,
+    /// Each hedger's result on its contract, in the order of the hedgers given.
     pub hedgers: Vec<HedgerResult>,
 }
 

@@ -12,15 +12,21 @@ use std::path::{Path, PathBuf};
 /// (`rent_X.csv` and `events_X.csv`).
 #[derive(Debug, Clone)]
 pub struct Hedger {
+    /// `X` of `rent_X.csv`.
     pub name: String,
+    /// The rent series, period ends read as exclusive.
     pub rent: RentSeries,
+    /// The events of `events_X.csv`; empty without that file.
     pub events: Vec<rentix_backtest::Event>,
 }
 
 /// One hedger's result against one candidate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HedgerResult {
+    /// The hedger's name.
     pub hedger: String,
+    /// Walk-forward effectiveness, a share (point estimate); `None` when the backtest
+    /// failed or the rent never varied.
     pub effectiveness: Option<f64>,
     /// Why the backtest could not run (too few settled months, say).
     pub failed: Option<String>,

@@ -41,14 +41,19 @@ const BISECTION_STEPS: usize = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Target {
+    /// One tick of the contract.
     Tick,
+    /// 1% of the honest settlement.
     OnePct,
+    /// 5% of the honest settlement.
     FivePct,
 }
 
 impl Target {
+    /// The three, in the order of `MonthAttack`'s arrays.
     pub const ALL: [Target; 3] = [Target::Tick, Target::OnePct, Target::FivePct];
 
+    /// The suffix `by_month.csv`'s columns use: `tick`, `1pct`, `5pct`.
     pub fn as_str(self) -> &'static str {
         match self {
             Target::Tick => "tick",
@@ -81,6 +86,7 @@ pub enum Found {
 }
 
 impl Found {
+    /// The amount when the settlement moved, else `None`.
     pub fn amount(self) -> Option<f64> {
         match self {
             Found::Moved(x) => Some(x),
@@ -92,9 +98,12 @@ impl Found {
 /// One month's manipulation results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MonthAttack {
+    /// First day of the month.
     pub month: NaiveDate,
     /// The honest settlement.
     pub settlement: f64,
+    /// The manipulator's price, USD per GPU-hour: the honest settlement plus
+    /// `attack_price_pct` percent.
     pub attack_price: f64,
     /// Fake trade volume over the month's real trade volume, per target.
     pub fake_share: [Found; 3],

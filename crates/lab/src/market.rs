@@ -11,6 +11,7 @@ use rentix_index::{fix_grade, sort_obs, EngineObs, Fixing, Methodology, SourceId
 /// A change to the month's observations.
 #[derive(Debug, Clone, Copy)]
 pub enum Change<'a> {
+    /// The month as observed.
     None,
     /// Observations added (a manipulator's fake trades or listings).
     Add(&'a [EngineObs]),
@@ -21,21 +22,29 @@ pub enum Change<'a> {
 /// A month's settlement and the fixing dates it used.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settled {
+    /// The settlement, USD per GPU-hour, on the tick.
     pub value: f64,
+    /// The dates of the fixings the settlement rule used.
     pub used: Vec<NaiveDate>,
 }
 
+/// A grade's observations with the methodology and contract that fix and settle it.
 pub struct GradeMarket<'a> {
+    /// The grade key.
     pub grade: String,
     /// Sorted as the engine expects ([`sort_obs`]).
     pub obs: Vec<EngineObs>,
+    /// How the grade is fixed.
     pub methodology: &'a Methodology,
+    /// What settles on it.
     pub contract: &'a ContractSpec,
     rule: DayRule,
     margin_days: u64,
 }
 
 impl<'a> GradeMarket<'a> {
+    /// The market of `grade` from its observations; an error when the methodology's day
+    /// rule cannot be built.
     pub fn new(
         grade: &str,
         mut obs: Vec<EngineObs>,

@@ -8,12 +8,18 @@ use serde::{Deserialize, Serialize};
 /// Mean, sample standard deviation, min and max of the basis.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BasisStats {
+    /// Mean basis, USD per GPU-hour (positive: the rent above the index).
     pub mean: f64,
+    /// Sample standard deviation (n - 1), USD per GPU-hour: the basis that moves.
     pub std: f64,
+    /// Smallest basis, USD per GPU-hour.
     pub min: f64,
+    /// Largest basis, USD per GPU-hour.
     pub max: f64,
 }
 
+/// The statistics of `basis` (USD per GPU-hour per period); `None` when empty. The
+/// standard deviation is 0 for a single period.
 pub fn basis_stats(basis: &[f64]) -> Option<BasisStats> {
     Some(BasisStats {
         mean: mean(basis)?,

@@ -101,10 +101,15 @@ pub fn resample_indices(n: usize, mean_block: f64, rng: &mut ChaCha8Rng) -> Vec<
 /// A percentile confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
+    /// The `(1 - level) / 2` percentile of the statistic over the resamples.
     pub low: f64,
+    /// The `(1 + level) / 2` percentile.
     pub high: f64,
+    /// Confidence level, 0 to 1 (0.95).
     pub level: f64,
+    /// Resamples drawn (including any where the statistic was undefined).
     pub resamples: usize,
+    /// Mean block length `b` the resamples used.
     pub mean_block_length: f64,
 }
 

@@ -20,14 +20,18 @@ pub const SUP_WALD_CRITICAL_5PCT: f64 = 11.79;
 /// Parameters allowed to break (intercept and slope).
 const K: usize = 2;
 
+/// The sup-Wald test's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BreakTest {
     /// `"sup-wald"`: the statistic is `k` times the Chow F.
     pub form: String,
+    /// The largest Wald statistic `W(t)` over the candidate break points.
     pub sup_wald: f64,
     /// Index of the first period after the most likely break.
     pub break_index: usize,
+    /// Andrews' 5% critical value it is compared with ([`SUP_WALD_CRITICAL_5PCT`]).
     pub critical_5pct: f64,
+    /// `sup_wald > critical_5pct`: the relationship changed at the 5% level.
     pub break_detected: bool,
 }
 

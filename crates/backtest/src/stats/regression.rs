@@ -19,12 +19,17 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// OLS fit and the hedge-accounting reading of it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Regression {
+    /// OLS slope `b`.
     pub slope: f64,
+    /// Intercept `a`, in `y`'s unit.
     pub intercept: f64,
+    /// `R^2 = 1 - SSE / SST`; 0 when `y` is constant.
     pub r2: f64,
+    /// `t = b / se(b)`; +-`f64::MAX` for an exact fit.
     pub slope_t: f64,
     /// Two-sided p-value of `slope_t` (Student's t, n - 2 degrees of freedom).
     pub slope_p_value: f64,
+    /// Points fitted.
     pub n: usize,
     /// `R^2 >= 0.8` and `0.8 <= slope <= 1.25`, in the hedge's own direction.
     pub passes_80_125: bool,

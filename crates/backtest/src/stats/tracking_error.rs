@@ -11,11 +11,14 @@ use super::moments::std_dev;
 /// Periods per year of a period length, for annualization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Periodicity {
+    /// Daily periods: 365 a year.
     Daily,
+    /// Monthly periods: 12 a year.
     Monthly,
 }
 
 impl Periodicity {
+    /// Periods per year: 365 or 12.
     pub fn per_year(self) -> f64 {
         match self {
             Periodicity::Daily => 365.0,
