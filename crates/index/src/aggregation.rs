@@ -25,21 +25,30 @@ use serde::{Deserialize, Serialize};
 /// How a fixing combines its observations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Aggregation {
+    /// `vw-median`: weighted median, with the methodology's tie rule.
     #[serde(rename = "vw-median")]
     VwMedian,
+    /// `median`: weighted median of the capped weights, midpoint rule.
     #[serde(rename = "median")]
     Median,
+    /// `vw-mean`: `sum w v / sum w`.
     #[serde(rename = "vw-mean")]
     VwMean,
+    /// `trimmed-mean`: unweighted mean after dropping values from each tail; it
+    /// cannot apply the contributor cap.
     #[serde(rename = "trimmed-mean")]
     TrimmedMean,
+    /// `vw-trimmed-mean`: weighted mean of the central `1 - 2 trim` of the weight.
     #[serde(rename = "vw-trimmed-mean")]
     VwTrimmedMean,
+    /// `winsorized-vw-mean`: weighted mean after clamping to the `trim` quantile and
+    /// its mirror from the top.
     #[serde(rename = "winsorized-vw-mean")]
     WinsorizedVwMean,
 }
 
 impl Aggregation {
+    /// The methodology's and the `method` column's name (`vw-median`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Aggregation::VwMedian => "vw-median",
@@ -64,6 +73,8 @@ pub enum TrimCount {
 }
 
 impl TrimCount {
+    /// Values dropped from each tail of `n` by a trim of `share` (clamped to
+    /// `[0, 0.5]`).
     pub fn per_tail(self, n: usize, share: f64) -> usize {
         let f = (share.clamp(0.0, 0.5) * n as f64).floor() as usize;
         match self {
@@ -114,8 +125,11 @@ pub(crate) fn vw_trimmed_mean(values: &[f64], weights: &[f64], trim: f64) -> Opt
 /// Parameters of an aggregation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AggParams {
+    /// Tail share of the trimmed and winsorized means (`aggregation.trim`).
     pub trim: f64,
+    /// Tie rule of `vw-median` (`aggregation.tie_rule`).
     pub tie: TieRule,
+    /// Values the unweighted trimmed mean drops per tail (`aggregation.trim_count`).
     pub trim_count: TrimCount,
 }
 

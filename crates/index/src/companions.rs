@@ -39,30 +39,37 @@ impl Companions {
             .with_file_name(format!("{}{suffix}.{ext}", self.stem))
     }
 
+    /// `<stem>_forward.<ext>`: the forward curves.
     pub fn forward(&self) -> PathBuf {
         self.beside("_forward")
     }
 
+    /// `<stem>_tier_spreads.<ext>`.
     pub fn tier_spreads(&self) -> PathBuf {
         self.beside("_tier_spreads")
     }
 
+    /// `<stem>_tier_differentials.<ext>`: the hedonic composites' tier differentials.
     pub fn tier_differentials(&self) -> PathBuf {
         self.beside("_tier_differentials")
     }
 
+    /// `<stem>_receipts.<ext>`: an intraday run's votes per contributor.
     pub fn receipts(&self) -> PathBuf {
         self.beside("_receipts")
     }
 
+    /// `<stem>_quarantine.csv`: a one-shot run's refused rows.
     pub fn quarantine(&self) -> PathBuf {
         self.named("_quarantine", "csv")
     }
 
+    /// `<stem>_restatements.csv`: the restatement log.
     pub fn restatements(&self) -> PathBuf {
         self.named("_restatements", "csv")
     }
 
+    /// `<stem>_state.json`: the state an incremental run continues from.
     pub fn state(&self) -> PathBuf {
         self.named("_state", "json")
     }

@@ -223,10 +223,17 @@ const TIER_CHARACTERISTIC: usize = 7;
 /// regression, in log price per tier step, and as a premium (`exp(b) - 1`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TierDifferential {
+    /// The later date of the regressed day pair.
     pub date: NaiveDate,
+    /// The hedonic composite's name.
     pub composite: String,
+    /// The tier score's coefficient `b` (change in ln price per tier step),
+    /// rounded to 6 decimals.
     pub log_price_per_tier_step: f64,
+    /// `exp(b) - 1`: the price premium per tier step as a share (0.05 = 5%),
+    /// rounded to 6 decimals.
     pub premium_per_tier_step: f64,
+    /// Observations in the day pair's regression (both days).
     pub n_obs: usize,
 }
 
@@ -518,8 +525,14 @@ pub struct ChainSeed {
 /// level of each row.
 #[derive(Debug, Clone, Default)]
 pub struct Chain {
+    /// The composites' fixing rows (values rounded to `rounding.decimals`).
     pub rows: Vec<Fixing>,
+    /// The hedonic composites' tier differentials, one per date whose link was
+    /// fitted with an operator-tier score that varied.
     pub tiers: Vec<TierDifferential>,
+    /// One composite's unrounded level (points) on each of its rows, withheld rows
+    /// included; empty in the `Chain` [`composites`] returns, which gives the levels
+    /// by name beside it.
     pub levels: Vec<(NaiveDate, f64)>,
 }
 

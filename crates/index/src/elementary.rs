@@ -19,8 +19,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Elementary {
+    /// Weighted geometric mean of price relatives.
     Jevons,
+    /// Ratio of weighted average prices.
     Dutot,
+    /// Weighted arithmetic mean of price relatives (drifts upward when chained).
     Carli,
 }
 

@@ -41,10 +41,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// What to fix and over which dates.
 #[derive(Debug, Clone)]
 pub struct IndexRequest {
+    /// The rules every fixing of the run follows.
     pub methodology: Methodology,
     /// Extra grade filters from the command line (all grades when empty).
     pub grade_filters: Vec<GradePattern>,
+    /// First fixing date to fix; `None`: the first observation day.
     pub from: Option<NaiveDate>,
+    /// Last fixing date to fix, even past the last observation day (a feed outage
+    /// still gets its carried rows); `None`: the last observation day plus the lag.
     pub to: Option<NaiveDate>,
 }
 
@@ -52,7 +56,11 @@ pub struct IndexRequest {
 /// [`fix_grade`] expects, and the contributor names their [`SourceId`]s stand for.
 #[derive(Debug, Clone, Default)]
 pub struct Grouped {
+    /// Grade key (`GPU/SCOPE/TERM`, with `@region` or `/tier+` for the regional and
+    /// tier-qualified grades) -> its observations, in [`sort_obs`] order; a grade
+    /// without observations has no entry.
     pub grades: BTreeMap<String, Vec<EngineObs>>,
+    /// The contributor names the observations' [`SourceId`]s number.
     pub sources: Sources,
     /// Stored trades left out for being smaller than `inputs.min_trade_gpu_hours`.
     pub below_clip: usize,
@@ -95,6 +103,9 @@ pub struct GradeGrouper<'a> {
 }
 
 impl<'a> GradeGrouper<'a> {
+    /// An empty grouper for `req`, fixing dates worked out on `clock`; fails when
+    /// the methodology's grade patterns, calendar or contributor aliases do not
+    /// parse.
     pub fn new(req: &'a IndexRequest, clock: FixingClock) -> Result<Self, String> {
         Ok(Self {
             req,

@@ -78,13 +78,22 @@ pub(crate) fn keys_sha256(keys: impl Iterator<Item = ObsKey>) -> String {
 /// An observation as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EngineObs {
+    /// The store's dedupe key: what the fixing's `input_sha256` hashes.
     pub key: ObsKey,
+    /// USD per GPU-hour, as normalized at ingest.
     pub price: f64,
     /// GPU-hours (0 when the observation does not say).
     pub quantity: f64,
+    /// The fixing date under the methodology's cut-off, rolled to the next
+    /// publication day when `calendar.roll` says so (not the store's
+    /// `fixing_date`).
     pub day: NaiveDate,
+    /// The contributor's identity (aliases folded), numbered in the run's
+    /// [`Sources`].
     pub source: SourceId,
+    /// Trade, firm offer or listing: the tier of the hierarchy it can fix.
     pub kind: ObservationKind,
+    /// The operator's rating, `None` when unrated (never in a tier-qualified grade).
     pub tier: Option<OperatorTier>,
 }
 
@@ -122,19 +131,25 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// The name an id stands for: the smallest raw spelling among its identity's
+    /// rows; `None` for an id not of this run.
     pub fn name(&self, id: SourceId) -> Option<&str> {
         self.names.get(id.0 as usize).map(String::as_str)
     }
 
+    /// The id of a name as [`Sources::name`] gives it (another spelling of the same
+    /// identity is not found).
     pub fn id(&self, name: &str) -> Option<SourceId> {
         let i = self.names.binary_search_by(|n| n.as_str().cmp(name)).ok()?;
         Some(SourceId(u32::try_from(i).ok()?))
     }
 
+    /// Distinct contributors (identities) of the run.
     pub fn len(&self) -> usize {
         self.names.len()
     }
 
+    /// Whether the run had no contributor.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }

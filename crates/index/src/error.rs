@@ -3,12 +3,29 @@
 use std::path::PathBuf;
 use thiserror::Error;
 
+/// Why an index run, a read of its outputs or a publication failed.
 #[derive(Debug, Error)]
 pub enum IndexError {
+    /// A methodology file (daily or intraday) did not parse or broke a range or
+    /// consistency rule when it loaded.
     #[error("{path}: invalid methodology: {detail}")]
-    Methodology { path: PathBuf, detail: String },
+    Methodology {
+        /// The methodology file (or the name it was loaded under).
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A file or store that cannot be used as a whole: unreadable or unwritable, too
+    /// large, of the wrong kind (an intraday file read as a daily one), or a store or
+    /// date range with nothing to fix.
     #[error("{path}: {detail}")]
-    Input { path: PathBuf, detail: String },
+    Input {
+        /// The file or store root.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The observation store could not be read.
     #[error(transparent)]
     Store(#[from] rentix_ingest::IngestError),
     /// A rule of the methodology did not parse where the run needed it (cut-off,
@@ -18,12 +35,18 @@ pub enum IndexError {
     /// An observation the engine cannot use (a malformed dedupe key).
     #[error("{0}")]
     Data(String),
+    /// A table (CSV or Parquet) could not be read or written.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
+    /// A row of a fixings, forward-curve, intraday or restatement file that does not
+    /// parse (a missing column, a cell of the wrong type).
     #[error("{path}: row {row}: {detail}")]
     Fixings {
+        /// The file read.
         path: PathBuf,
+        /// The data row, counted from 1 (0: the header).
         row: usize,
+        /// What was wrong.
         detail: String,
     },
 }

@@ -9,11 +9,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IndexUnit {
+    /// USD per GPU-hour: a grade's fixing or a pooled composite.
     UsdPerGpuHour,
+    /// Index points, base 100 (or the composite's `base`) on the first date: a
+    /// chained or hedonic composite.
     Points,
 }
 
 impl IndexUnit {
+    /// The text of the `unit` column: `usd-per-gpu-hour` or `points`.
     pub fn as_str(self) -> &'static str {
         match self {
             IndexUnit::UsdPerGpuHour => "usd-per-gpu-hour",
@@ -29,14 +33,18 @@ impl IndexUnit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(into = "u8", try_from = "u8")]
 pub enum FixingLevel {
+    /// Fixed from trades (level 1).
     Trades = 1,
+    /// Fixed from firm offers (level 2).
     Firm = 2,
+    /// Fixed from listings (level 3).
     Listings = 3,
     /// The last fix carried forward (within the methodology's carry days).
     Carried = 4,
 }
 
 impl FixingLevel {
+    /// Every level, best first.
     pub const ALL: [FixingLevel; 4] = [Self::Trades, Self::Firm, Self::Listings, Self::Carried];
 
     /// The number the `level` column holds.
@@ -97,28 +105,41 @@ impl std::fmt::Display for FixingLevel {
 /// fixing date, with everything that stood behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fixing {
+    /// The fixing date (under the methodology's cut-off and calendar).
     pub date: chrono::NaiveDate,
     /// Grade key (`GPU/SCOPE/TERM[@region]`) or composite name.
     pub grade: String,
     /// USD per GPU-hour for a grade; index points for a composite. `None` when no
     /// value could be fixed or carried.
     pub value: Option<f64>,
+    /// The aggregation method (`vw-median`, ...) for a grade, the composite method
+    /// (`jevons-chained`, `hedonic-time-dummy`, `pooled`, ...) for a composite; it
+    /// decides [`Fixing::unit`].
     pub method: String,
     /// Which tier fixed the value, or carried; `None` without a value.
     pub level: Option<FixingLevel>,
     /// Observations that entered the value (after filters).
     pub n_obs: usize,
-    /// Observations of each kind in the window, before filters.
+    /// Trades in the window, before filters (trades below
+    /// `inputs.min_trade_gpu_hours` not counted).
     pub n_trades: usize,
+    /// Firm offers in the window, before filters.
     pub n_firm: usize,
+    /// Listings in the window, before filters.
     pub n_listings: usize,
     /// Distinct contributors among the observations used.
     pub n_contributors: usize,
     /// GPU-hours of the observations used (trades and sized offers).
     pub volume_gpu_hours: f64,
+    /// 1st percentile of the values used (weighted, lower rule), in `value`'s unit;
+    /// `None` when withheld (`percentiles_withheld`), carried, or for a chained or
+    /// hedonic composite.
     pub p1: Option<f64>,
+    /// 25th percentile, as `p1`; a carried row keeps the carried fix's.
     pub p25: Option<f64>,
+    /// 75th percentile, as `p1`; a carried row keeps the carried fix's.
     pub p75: Option<f64>,
+    /// 99th percentile, as `p1`.
     pub p99: Option<f64>,
     /// Largest contributor's share of the weight after the cap.
     pub max_contributor_share: Option<f64>,
@@ -130,6 +151,7 @@ pub struct Fixing {
     pub sufficient: bool,
     /// Why not, and what was done: `;`-separated codes.
     pub flags: String,
+    /// The `version` of the methodology that fixed the row.
     pub methodology_version: String,
     /// SHA-256 of the sorted dedupe keys of the observations used.
     pub input_sha256: String,
@@ -139,7 +161,9 @@ pub struct Fixing {
     /// price relatives of the contributors present on both dates (each contributor's
     /// median on each date), minus 1; `None` without a common contributor.
     pub change_1d: Option<f64>,
+    /// Change over 7 days, as `change_1d`.
     pub change_7d: Option<f64>,
+    /// Change over 30 days, as `change_1d`.
     pub change_30d: Option<f64>,
 }
 

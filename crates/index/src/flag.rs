@@ -9,34 +9,69 @@ use std::fmt;
 pub enum Flag {
     /// The row is not sufficient (first whenever present).
     LowConfidence,
+    /// Fewer observations (after the outlier filter and the weight floor) than
+    /// `inputs.min_obs` for the level's kind.
     FewObs,
+    /// Fewer valid days in the window than `pooling.min_valid_days`.
     FewValidDays,
+    /// Fewer GPU-hours than `inputs.min_volume_gpu_hours` for the level's kind.
     LowVolume,
+    /// Fewer distinct contributors than `contributors.min_contributors` (a grade's
+    /// level, or a hedonic composite's sample of the day).
     FewContributors,
+    /// One contributor holds more than `contributors.max_concentration` of the
+    /// weight before the cap (of the observations, for a hedonic composite).
     Concentrated,
     /// Too few contributors for the cap under `too_few_for_cap = "proportional"`.
     CapNotHeld,
     /// A level of the hierarchy that fell through, and why (`trade_failed=few_obs+low_volume`).
     Failed {
+        /// The kind of the level that was not accepted.
         kind: ObservationKind,
+        /// Its shortfalls, each one of the sufficiency flags above.
         reasons: Vec<Flag>,
     },
     /// Fixed on a lower level than the first (`fallback_firm`, `fallback_listing`).
     Fallback(ObservationKind),
+    /// A listing-based value multiplied by the median trade/listing ratio of the
+    /// look-back days (`fallback.spread_lookback_days`).
     ListingSpreadAdjusted,
+    /// A listing-based value published unadjusted: fewer than
+    /// `fallback.spread_min_days` look-back days had both levels accepted.
     ListingSpreadUnavailable,
+    /// Observations the outlier filter removed from the level that fixed.
     OutliersRemoved(usize),
+    /// Contributors missing from the window that entered with their last day's
+    /// observations (`contributors.carry_missing_days`).
     ContributorsCarried(usize),
+    /// The unweighted trimmed mean gave one contributor more than
+    /// `contributors.max_share` of the values: a cap it cannot apply.
     CapNotApplied,
+    /// Contributors left out of the level under the weight floor
+    /// (`contributors.min_share`).
     BelowFloor(usize),
+    /// p1 to p99 left empty: the level had fewer than
+    /// `contributors.min_for_percentiles` contributors.
     PercentilesWithheld,
+    /// No level fixed: the last fixed value is carried (level 4), within
+    /// `fallback.carry_forward_days`.
     CarriedForward,
+    /// No value: no level had an observation left to use in the window (after the
+    /// filters), and there was nothing to carry.
     NoData,
+    /// No value: data existed but the methodology's rules refused to publish it
+    /// (for a composite: its own rules or its suppressed components).
     Suppressed,
     /// Composites: components without a price today.
     MissingComponents(usize),
+    /// A chained composite whose link to the previous date could not be formed (no
+    /// component priced on both dates): the level is held.
     NoLink,
+    /// A hedonic composite whose day-pair regression could not be solved: the level
+    /// is held.
     SingularRegression,
+    /// Every component grade of the composite was without a value on the date and
+    /// at least one was suppressed, so the composite is suppressed too.
     ComponentsSuppressed,
 }
 

@@ -10,14 +10,21 @@ use serde::{Deserialize, Serialize};
 /// One point of a forward curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForwardPoint {
+    /// The fixing date the point was read from.
     pub date: NaiveDate,
+    /// Canonical GPU id of the grade (`h100-sxm-80gb`).
     pub gpu: String,
+    /// Service scope of the grade (`bare-metal`, `vm`, ...).
     pub scope: String,
+    /// Contract term of the grade (`on-demand`, `1w` ... `3y`; never `spot`).
     pub term: String,
     /// Tenor in months: 0 for on-demand, 12 for 1y.
     pub tenor_months: f64,
+    /// The grade's fixing, USD per GPU-hour (rows without a value make no point).
     pub value: f64,
+    /// The fixing's level: 1 trades, 2 firm offers, 3 listings, 4 carried.
     pub level: u8,
+    /// The fixing's `sufficient`.
     pub sufficient: bool,
 }
 

@@ -13,8 +13,11 @@ use crate::ols::ols;
 /// One priced item: its period (0-based), characteristics and price (> 0).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HedonicObs {
+    /// 0-based period; the time dummy of period `t >= 1` is 1 for its observations.
     pub period: usize,
+    /// The regressors `x_ik`, the same number for every observation.
     pub characteristics: Vec<f64>,
+    /// The price (USD per GPU-hour in the composite); its log is regressed.
     pub price: f64,
 }
 
@@ -22,7 +25,9 @@ pub struct HedonicObs {
 /// onward), and the index per period (period 0 = 100).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HedonicFit {
+    /// OLS estimates in design order: `a`, then each `b_k`, then `d_1 ..`.
     pub coefficients: Vec<f64>,
+    /// `100 exp(d_t)` per period, `index[0] = 100`.
     pub index: Vec<f64>,
 }
 

@@ -44,6 +44,7 @@ const LONGEST_ROLL_DAYS: u64 = 31;
 /// What a publication leaves beside its fixings for the next one to continue from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
+    /// The layout's version, [`STATE_FORMAT`]; a state of another is not used.
     pub format: u32,
     /// The rentix version that computed it.
     pub rentix: String,
@@ -120,7 +121,9 @@ pub struct Plan {
 /// What a run with `--from` reads: only what it needs, or the whole store and why.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
+    /// Read only the plan's partitions and continue the chains from its seeds.
     Incremental(Plan),
+    /// Read the whole store, for the reason given (printed on the `read:` line).
     Full(String),
 }
 
@@ -128,9 +131,13 @@ pub enum Decision {
 pub struct Request<'a> {
     /// The published file's name.
     pub published: &'a str,
+    /// The methodology of this run (compared with the state's by [`fingerprint`]).
     pub methodology: &'a Methodology,
+    /// The run's `--grade` filters, as typed.
     pub grade_filters: &'a [String],
+    /// `--from`: without it every date is published and the store read whole.
     pub from: Option<NaiveDate>,
+    /// `--to`: the last date published (`None`: to the store's end).
     pub to: Option<NaiveDate>,
     /// The store's run records.
     pub runs: &'a [IngestSummary],

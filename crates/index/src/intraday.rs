@@ -101,11 +101,18 @@ pub fn parse_minutes(text: &str) -> Result<i64, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reduction {
+    /// The lowest price in the interval: the cheapest listing a renter could have
+    /// had.
     Lowest,
+    /// The median of the interval's prices (the mean of the middle two for an even
+    /// count).
     Median,
+    /// The latest price in the interval (of several in the same second, the
+    /// highest).
     Last,
 }
 
+/// `[calendar]` of an intraday methodology: only its cadence (stamps are UTC).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntradayCalendar {
@@ -113,6 +120,7 @@ pub struct IntradayCalendar {
     pub cadence: String,
 }
 
+/// `[grades]` of an intraday methodology.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntradayGrades {
@@ -120,32 +128,53 @@ pub struct IntradayGrades {
     pub patterns: Vec<String>,
 }
 
+/// `[intraday.screen]`: each print checked against its contributor's own accepted
+/// prints (module doc, step 2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Screen {
+    /// Accepted prints kept per contributor for the sigma screen (at least 2).
     pub history: usize,
+    /// Accepted prints a contributor needs before the sigma screen applies (at most
+    /// `history`; fewer than 2 count as 2).
     pub warm_up: usize,
+    /// A print further than this many sigmas from the mean of the kept prints is
+    /// `rejected_sigma`.
     pub k_sigma: f64,
+    /// Least sigma, as a share of that mean (0.03 = 3%).
     pub sigma_floor: f64,
+    /// A move of more than this share from the previous accepted print (0.25 = 25%)
+    /// needs corroboration.
     pub jump: f64,
+    /// Other contributors that must move more than `jump` the same way at the stamp
+    /// for a jump to be accepted; otherwise `rejected_jump`.
     pub corroborating: usize,
 }
 
+/// `[intraday.sigma_votes]`: each vote split in three around the contributor's
+/// volatility (module doc, step 6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SigmaVotes {
+    /// Days of accepted prints the volatility `s` is measured over (at least 1).
     pub days: u32,
+    /// Least `s`, a share of the mean (in `[0, 1)`).
     pub floor: f64,
 }
 
+/// `[intraday.weights]`: contributor weights, floored and capped (module doc,
+/// step 5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WeightSpec {
     /// `date,contributor,weight` rows (relative to the methodology's folder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    /// Least normalized weight a voter is raised to (default 0).
     #[serde(default)]
     pub floor: f64,
+    /// Largest normalized weight of a voter, the excess shared in proportion among
+    /// the others (default 1: no cap).
     #[serde(default = "whole")]
     pub cap: f64,
 }
@@ -154,27 +183,43 @@ fn whole() -> f64 {
     1.0
 }
 
+/// `[intraday]`: the rules of every stamp (module doc).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntradaySpec {
+    /// The observation kinds read; rows of other kinds are left out.
     pub kinds: Vec<ObservationKind>,
+    /// How a contributor's observations in an interval become one print.
     pub per_contributor: Reduction,
     /// A contributor is observed while its last accepted print is this recent.
     pub window: String,
     /// A contributor votes while its last accepted print is this recent.
     pub max_carry: String,
+    /// Time constant `tau` of the vote's exponential average (a duration);
+    /// absent or `"0m"`: the vote is the print.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vote_ewma: Option<String>,
+    /// Observed contributors a stamp needs for a value; fewer: no value,
+    /// `thin_panel`.
     pub min_panel: usize,
+    /// Share of the votes' weight cut from each side before the mean (in
+    /// `[0, 0.5)`; default 0).
     #[serde(default)]
     pub trim: f64,
+    /// Decimal places of the value, band and quartiles, rounded half-even (at most
+    /// 9).
     pub decimals: u32,
+    /// Also write `<stem>_receipts` (every contributor of every stamp, named by its
+    /// identity).
     #[serde(default)]
     pub publish_receipts: bool,
+    /// The screens; absent: every print is accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen: Option<Screen>,
+    /// Sigma votes; absent: one vote per contributor at its vote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sigma_votes: Option<SigmaVotes>,
+    /// Weights; absent: equal weights, no floor or cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<WeightSpec>,
 }
@@ -183,11 +228,16 @@ pub struct IntradaySpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntradayMethodology {
+    /// Written into every row (`methodology_version`): 1 to 64 characters.
     pub version: String,
+    /// Free text for a person.
     #[serde(default)]
     pub description: String,
+    /// The cadence.
     pub calendar: IntradayCalendar,
+    /// The grades fixed.
     pub grades: IntradayGrades,
+    /// The rules of each stamp.
     pub intraday: IntradaySpec,
     #[serde(skip)]
     weights_table: Option<WeightTable>,
@@ -244,6 +294,10 @@ impl IntradayMethodology {
         Ok(m)
     }
 
+    /// Parses and validates intraday methodology TOML; `path` names it in errors.
+    /// A weights `file` is not read here ([`IntradayMethodology::from_file`] reads
+    /// it, [`IntradayMethodology::with_weights`] gives one): without a table every
+    /// voter weighs the same.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self, IndexError> {
         let bad = |detail: String| IndexError::Methodology {
             path: path.to_path_buf(),
@@ -286,6 +340,9 @@ impl IntradayMethodology {
         })
     }
 
+    /// Checks the ranges a methodology must respect: the cadence divides a day, the
+    /// window is at least the cadence and `max_carry` at least the window, and every
+    /// share and count is in range.
     pub fn validate(&self) -> Result<(), String> {
         if self.version.trim().is_empty() || self.version.len() > 64 {
             return Err("version: 1 to 64 characters".into());
@@ -446,46 +503,72 @@ impl WeightTable {
 pub struct IntradayObs {
     /// Seconds since the epoch.
     pub at: i64,
+    /// USD per GPU-hour.
     pub price: f64,
+    /// Position of the contributor in [`IntradayInput::contributors`].
     pub contributor: u32,
 }
 
 /// One intraday fixing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntradayFixing {
+    /// The day the stamp's interval starts in (a 24:00 stamp belongs to the day it
+    /// ends).
     pub date: NaiveDate,
+    /// The stamp `t`, the end of the interval `(t - cadence, t]` read.
     pub fixed_at: DateTime<Utc>,
+    /// Grade key, regions pooled (`GPU/SCOPE/TERM`).
     pub grade: String,
+    /// USD per GPU-hour; `None` when fewer than `min_panel` contributors were
+    /// observed (`thin_panel`). `sufficient` is written as its presence.
     pub value: Option<f64>,
     /// The larger distance from the value to the weighted 25th or 75th percentile
     /// of the votes (rounded like the value): how far the panel spreads.
     pub band: Option<f64>,
     /// The weighted 25th and 75th percentiles of the votes, `p25;p75`.
     pub quartiles: Option<(f64, f64)>,
+    /// Contributors voting: a vote within `max_carry` and a weight.
     pub n_contributors: usize,
+    /// Voters accepted at this stamp or whose last accepted print is younger than
+    /// `window`.
     pub n_observed: usize,
+    /// Voters on an older print, or whose print at this stamp was rejected.
     pub n_carried: usize,
+    /// Prints the screens rejected at this stamp.
     pub n_rejected: usize,
+    /// `;`-joined: `cap_not_held`, `thin_panel`, `carried_votes`.
     pub flags: String,
 }
 
 /// What one contributor contributed at one stamp.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Receipt {
+    /// The stamp.
     pub fixed_at: DateTime<Utc>,
+    /// The grade key.
     pub grade: String,
+    /// The contributor's identity: its name folded and aliased
+    /// ([`crate::ContributorAliases`]), not its raw spelling.
     pub contributor: String,
+    /// Its print at this stamp, USD per GPU-hour; `None` when it did not print.
     pub print: Option<f64>,
+    /// Its vote, the price it is counted at.
     pub vote: Option<f64>,
+    /// Its sigma-vote spread `s`; `None` without sigma votes and for `no_weight`.
     pub sigma: Option<f64>,
+    /// Its normalized weight after floor and cap (0 for `no_weight`).
     pub weight: f64,
+    /// `observed`, `carried`, `rejected_sigma`, `rejected_jump` or `no_weight`.
     pub status: &'static str,
 }
 
 /// Observations grouped by the grade they feed, and the contributor names.
 #[derive(Debug, Clone, Default)]
 pub struct IntradayInput {
+    /// Grade key (regions pooled) -> its observations, in arrival order
+    /// ([`fix_intraday`] sorts them).
     pub grades: BTreeMap<String, Vec<IntradayObs>>,
+    /// Contributor identities (folded, aliased names), in the order first seen.
     pub contributors: Vec<String>,
 }
 
@@ -509,6 +592,7 @@ pub struct IntradayInputBuilder<'a> {
 }
 
 impl<'a> IntradayInputBuilder<'a> {
+    /// An empty input for `m`; fails when its grade patterns do not parse.
     pub fn new(m: &'a IntradayMethodology) -> Result<Self, String> {
         Ok(Self {
             m,
@@ -519,6 +603,8 @@ impl<'a> IntradayInputBuilder<'a> {
         })
     }
 
+    /// Adds a batch of store rows; rows of other kinds or of grades the methodology
+    /// does not fix are left out.
     pub fn add(&mut self, rows: &[StoredObservation]) {
         for r in rows {
             let o = &r.obs;
@@ -548,6 +634,7 @@ impl<'a> IntradayInputBuilder<'a> {
         }
     }
 
+    /// The grouped input.
     pub fn finish(self) -> IntradayInput {
         self.input
     }
@@ -601,7 +688,9 @@ pub fn fix_store(
 /// Everything an intraday run publishes.
 #[derive(Debug, Clone, Default)]
 pub struct IntradayResult {
+    /// One row per grade and stamp, grade by grade, each in stamp order.
     pub fixings: Vec<IntradayFixing>,
+    /// Every contributor of every stamp; empty unless `publish_receipts`.
     pub receipts: Vec<Receipt>,
 }
 

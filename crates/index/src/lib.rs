@@ -69,7 +69,9 @@ use std::collections::BTreeMap;
 /// The result of one index run.
 #[derive(Debug, Clone, Default)]
 pub struct IndexResult {
+    /// Every grade's and composite's rows, sorted by date then grade.
     pub fixings: Vec<Fixing>,
+    /// The forward curves' points (empty unless the methodology's `forward_curve`).
     pub forward: Vec<ForwardPoint>,
     /// The hedonic composites' quality differential per operator-tier step, by date.
     pub tier_differentials: Vec<TierDifferential>,

@@ -35,6 +35,8 @@ const MAX_VERSION_LEN: usize = 64;
 /// Longest pooling window: ten years.
 const MAX_DAYS: u32 = 3660;
 
+/// `[calendar]`: when a fixing day ends and which days publish (docs/methodology.md,
+/// "Calendar").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CalendarSpec {
@@ -44,6 +46,7 @@ pub struct CalendarSpec {
     pub cadence: Option<String>,
     /// Cut-off `HH:MM` (24:00 = end of day).
     pub cutoff: String,
+    /// IANA time zone the cut-off is read in (`UTC`, `America/New_York`).
     pub timezone: String,
     /// `all` or `business`.
     pub days: String,
@@ -62,8 +65,11 @@ pub struct CalendarSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Roll {
+    /// The observation stays on its fixing date (the default).
     #[default]
     None,
+    /// The observation moves to the next publication day (looked for within 31
+    /// days).
     NextPublicationDay,
 }
 
@@ -71,6 +77,7 @@ fn none() -> String {
     "none".into()
 }
 
+/// `[grades]`: which grades the methodology fixes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GradeSpec {
@@ -85,6 +92,8 @@ pub struct GradeSpec {
     pub tier_floors: Vec<rentix_core::OperatorTier>,
 }
 
+/// `[inputs]`: which kinds of observation may fix a grade, in which order, and how
+/// many of each a level needs (docs/methodology.md, steps 2, 3 and 7).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputSpec {
@@ -102,10 +111,16 @@ pub struct InputSpec {
     pub min_trade_gpu_hours: f64,
 }
 
+/// `[aggregation]`: how a level's observations combine into one value
+/// (docs/methodology.md, step 6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AggregationSpec {
+    /// The aggregation; its name is the fixings' `method` column.
     pub method: Aggregation,
+    /// The `vw-median`'s rule when the cumulative weight lands exactly on half:
+    /// `lower` (the default, SOFR's) or `midpoint`. The percentiles always use
+    /// `lower`, the `median` method always `midpoint`.
     #[serde(default)]
     pub tie_rule: TieRule,
     /// Tail share for trimmed and winsorized means.
@@ -125,8 +140,10 @@ pub struct AggregationSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum PerContributor {
+    /// Every observation is a value with its own weight (the default).
     #[default]
     None,
+    /// One value per contributor, the median of its observations, with weight 1.
     Median,
 }
 
@@ -138,27 +155,44 @@ fn default_trim() -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FilterScope {
+    /// Each day of the window is filtered on its own; a day is valid when at least
+    /// `min_obs_per_day` of its observations survive.
     PerDay,
+    /// The window's observations are filtered together.
     Pooled,
 }
 
+/// `[outliers]`: the filter applied to each level's observations before they are
+/// weighted (docs/methodology.md, step 4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutlierSpec {
+    /// The filter: `none`, `sigma-around-trimmed-mean`, `mad` or `percentile`.
     pub filter: OutlierFilter,
+    /// Share of each tail the sigma filter's trimmed-mean centre drops (default
+    /// 0.1; in `[0, 0.5)`).
     #[serde(default = "default_trim")]
     pub trim: f64,
+    /// Values that trim drops per tail, when the filter is unweighted (weighted, it
+    /// trims a share of the weight).
     #[serde(default)]
     pub trim_count: TrimCount,
+    /// Half-width of the band kept, in units of the scale, for the sigma and `mad`
+    /// filters (default 3).
     #[serde(default = "default_k")]
     pub k: f64,
     /// Scale of the sigma filter: `sample-sd` or `mad` (robust).
     #[serde(default)]
     pub scale: SigmaScale,
+    /// The `percentile` filter's lower cut: the weighted quantile (lower rule)
+    /// below which values go (default 0.05).
     #[serde(default = "default_low")]
     pub low: f64,
+    /// The `percentile` filter's upper cut, mirrored from the top: values in the
+    /// top `1 - high` of the weight go (default 0.95).
     #[serde(default = "default_high")]
     pub high: f64,
+    /// Filter each day (`per-day`) or the pooled window (`pooled`).
     pub apply: FilterScope,
     /// Centre and scale weighted by the aggregation's weights (GPU-hours for
     /// trades), so a print has as much say in the filter as in the fixing
@@ -177,6 +211,8 @@ fn default_high() -> f64 {
     0.95
 }
 
+/// `[pooling]`: which days a fixing pools and when a day counts (docs/methodology.md,
+/// steps 1 and 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PoolingSpec {
@@ -208,8 +244,10 @@ pub struct PoolingSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum WindowUnit {
+    /// Every calendar day counts (the default).
     #[default]
     CalendarDays,
+    /// Only the days the calendar publishes on count.
     PublicationDays,
 }
 
@@ -217,8 +255,10 @@ pub enum WindowUnit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum ThinDays {
+    /// A thin day stays in the pool and only stops counting as valid (the default).
     #[default]
     Keep,
+    /// A thin day's observations leave the pool.
     Drop,
 }
 
@@ -226,11 +266,18 @@ pub enum ThinDays {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum WhenShort {
+    /// The level is never published for this shortfall (the default of
+    /// `pooling.short_window`).
     #[default]
     Suppress,
+    /// When no level is accepted, the level is published with `sufficient = false`,
+    /// flagged `low_confidence` and the shortfall (the default of
+    /// `contributors.below_minimum`).
     PublishFlagged,
 }
 
+/// `[fallback]`: the listing adjustment and the carry when no level fixes
+/// (docs/methodology.md, steps 8 and 9).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FallbackSpec {
@@ -244,6 +291,9 @@ pub struct FallbackSpec {
     pub carry_forward_days: u32,
 }
 
+/// `[contributors]`: how contributors are counted, capped, floored and kept
+/// confidential (docs/methodology.md, steps 5 and 7, "Contributor identity",
+/// "Confidentiality").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContributorSpec {
@@ -294,8 +344,10 @@ pub struct ContributorSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum TooFewForCap {
+    /// Every contributor gets an equal share (the default).
     #[default]
     EqualShares,
+    /// Weights stay proportional to volume and the level is flagged `cap_not_held`.
     Proportional,
 }
 
@@ -306,9 +358,12 @@ fn one() -> f64 {
     1.0
 }
 
+/// `[rounding]`: how published values are rounded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoundingSpec {
+    /// Decimal places of values and percentiles, half away from zero on the decimal
+    /// digits ([`round_to`](crate::round_to)); at most 10.
     pub decimals: u32,
 }
 
@@ -316,7 +371,10 @@ pub struct RoundingSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CompositeMethod {
+    /// Chained weighted geometric mean of the components' price relatives, in
+    /// points.
     JevonsChained,
+    /// Chained ratio of the components' weighted mean prices, in points.
     DutotChained,
     /// Adjacent-period time-dummy hedonic index over the observations of the
     /// matching grades.
@@ -327,18 +385,22 @@ pub enum CompositeMethod {
     Pooled,
 }
 
+/// One `[[composite]]` of the methodology: an index over several grades.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompositeSpec {
+    /// Written in the fixings' `grade` column: 1-200 printable characters, unique,
+    /// not shaped like a grade, not beginning with a character the CSV guard alters.
     pub name: String,
+    /// How it combines its grades.
     pub method: CompositeMethod,
     /// Grade key -> weight (chained Jevons / Dutot).
     #[serde(default)]
     pub weights: BTreeMap<String, f64>,
-    /// Grade patterns whose observations feed a hedonic index.
+    /// Grade patterns whose observations feed a hedonic or pooled composite.
     #[serde(default)]
     pub patterns: Vec<String>,
-    /// Index level on the first date.
+    /// Index level on the first date (chained and hedonic; default 100).
     #[serde(default = "hundred")]
     pub base: f64,
 }
@@ -353,19 +415,33 @@ fn hundred() -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MethodologySpec {
+    /// Written into every fixing row (`methodology_version`): at most 64 printable
+    /// characters.
     pub version: String,
+    /// A name for a person (at most 1000 bytes).
     pub name: String,
+    /// Free text for a person (at most 10,000 bytes).
     #[serde(default)]
     pub description: String,
+    /// Cut-off, time zone and publication days.
     pub calendar: CalendarSpec,
+    /// The grades fixed.
     pub grades: GradeSpec,
+    /// The input hierarchy and its minimums.
     pub inputs: InputSpec,
+    /// How a level becomes a value.
     pub aggregation: AggregationSpec,
+    /// The outlier filter.
     pub outliers: OutlierSpec,
+    /// The window and valid days.
     pub pooling: PoolingSpec,
+    /// Listing adjustment and carry-forward.
     pub fallback: FallbackSpec,
+    /// Contributor cap, minimums, floor and aliases.
     pub contributors: ContributorSpec,
+    /// Decimal places of published values.
     pub rounding: RoundingSpec,
+    /// Composites fixed beside the grades (`[[composite]]`).
     #[serde(default)]
     pub composite: Vec<CompositeSpec>,
     /// Write a forward curve per GPU and scope from the reserved-term grades.
@@ -412,6 +488,7 @@ impl Serialize for Methodology {
 }
 
 impl Methodology {
+    /// The bundled default, `data/methodologies/default.toml`.
     #[allow(
         clippy::expect_used,
         reason = "compiled-in data, checked by a unit test: failing is a build defect"
@@ -421,6 +498,7 @@ impl Methodology {
             .expect("default methodology is valid")
     }
 
+    /// Reads (within the config size limit), parses and validates a methodology file.
     pub fn from_file(path: &Path) -> Result<Self, IndexError> {
         let text =
             rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(|e| {
@@ -432,6 +510,7 @@ impl Methodology {
         Self::from_toml(&text, path)
     }
 
+    /// Parses and validates methodology TOML; `path` names it in errors.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self, IndexError> {
         let spec: MethodologySpec = toml::from_str(text).map_err(|e| IndexError::Methodology {
             path: path.to_path_buf(),
@@ -692,6 +771,7 @@ impl MethodologySpec {
         Ok(())
     }
 
+    /// The cut-off and its time zone, as [`rentix_core::FixingClock`] takes them.
     pub fn cutoff(&self) -> Cutoff {
         Cutoff {
             time: self.calendar.cutoff.clone(),
@@ -735,6 +815,7 @@ impl MethodologySpec {
             .collect()
     }
 
+    /// The outlier filter's parameters, from `[outliers]`.
     pub fn filter_params(&self) -> FilterParams {
         FilterParams {
             trim: self.outliers.trim,
@@ -747,6 +828,7 @@ impl MethodologySpec {
         }
     }
 
+    /// The aggregation's parameters, from `[aggregation]`.
     pub fn agg_params(&self) -> AggParams {
         AggParams {
             trim: self.aggregation.trim,
@@ -762,6 +844,7 @@ impl MethodologySpec {
 }
 
 impl CompositeMethod {
+    /// Every composite method.
     pub const ALL: [CompositeMethod; 4] = [
         CompositeMethod::JevonsChained,
         CompositeMethod::DutotChained,
@@ -775,6 +858,8 @@ impl CompositeMethod {
         self != CompositeMethod::Pooled
     }
 
+    /// The elementary formula of a chained composite's links; `None` for hedonic and
+    /// pooled.
     pub fn elementary(self) -> Option<Elementary> {
         match self {
             CompositeMethod::JevonsChained => Some(Elementary::Jevons),
@@ -783,6 +868,7 @@ impl CompositeMethod {
         }
     }
 
+    /// The fixings' `method` text (`hedonic-time-dummy` for `hedonic`).
     pub fn as_str(self) -> &'static str {
         match self {
             CompositeMethod::JevonsChained => "jevons-chained",

@@ -38,14 +38,20 @@ use crate::aggregation::{trimmed_mean, vw_trimmed_mean, TrimCount};
 use crate::weighted_quantile::{sorted_pairs, upper_quantile_sorted, weighted_quantile, TieRule};
 use serde::{Deserialize, Serialize};
 
+/// The outlier filter of a methodology (module doc for each rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OutlierFilter {
+    /// Keeps every value.
     #[serde(rename = "none")]
     None,
+    /// Keeps values within `k` scales of a trimmed mean.
     #[serde(rename = "sigma-around-trimmed-mean")]
     SigmaAroundTrimmedMean,
+    /// Keeps values within `k` robust scales (1.4826 MAD, else 1.2533 MeanAD) of the
+    /// median.
     #[serde(rename = "mad")]
     Mad,
+    /// Keeps values between the `low` quantile and its mirror at `high`.
     #[serde(rename = "percentile")]
     Percentile,
 }
@@ -54,19 +60,27 @@ pub enum OutlierFilter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SigmaScale {
+    /// The sample standard deviation of all values (n - 1), the default.
     #[default]
     SampleSd,
+    /// The robust scale of the `mad` filter.
     Mad,
 }
 
 /// Parameters of the filters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FilterParams {
+    /// Tail share the sigma filter's trimmed-mean centre drops.
     pub trim: f64,
+    /// Values that trim drops per tail (unweighted only).
     pub trim_count: TrimCount,
+    /// Half-width of the band kept, in scales (sigma and `mad` filters).
     pub k: f64,
+    /// Scale of the sigma filter.
     pub scale: SigmaScale,
+    /// Lower quantile of the `percentile` filter.
     pub low: f64,
+    /// Upper quantile of the `percentile` filter, mirrored from the top.
     pub high: f64,
     /// Centre and scale weighted by the aggregation weights (module doc).
     pub weighted: bool,

@@ -45,6 +45,8 @@ fn i(v: impl Iterator<Item = i64>) -> Col {
     Col::I64(v.map(Some).collect())
 }
 
+/// The fixings as a table: one row per [`Fixing`], columns [`FIXING_COLUMNS`] (the
+/// level as its number, `unit` from [`Fixing::unit`]).
 pub fn fixings_table(rows: &[Fixing]) -> Table {
     let mut t = Table::new();
     t.push("date", Col::dates(rows.iter().map(|r| r.date)));
@@ -120,6 +122,8 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
     t
 }
 
+/// `<stem>_forward.<ext>` as a table: one row per [`ForwardPoint`], columns named
+/// as its fields.
 pub fn forward_table(rows: &[ForwardPoint]) -> Table {
     let mut t = Table::new();
     t.push("date", Col::dates(rows.iter().map(|r| r.date)));

@@ -19,19 +19,28 @@ use std::path::{Path, PathBuf};
 /// One restated fixing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Restatement {
+    /// The fixing date of the restated row.
     pub date: NaiveDate,
+    /// Its grade key or composite name.
     pub grade: String,
+    /// The value as published before (`None`: it had none).
     pub old_value: Option<f64>,
+    /// The value now published (`None`: no value, or `withdrawn`).
     pub new_value: Option<f64>,
+    /// The row's publication number before.
     pub old_publication: u32,
+    /// Its publication number now: one more.
     pub new_publication: u32,
-    /// `late_data` (inputs changed), `methodology_change`, or `value_change`.
+    /// `methodology_change` (another methodology version), `late_data` (same
+    /// version, inputs changed), `value_change` (same inputs, value changed), or
+    /// `withdrawn` (a published row of the window the new run no longer produces).
     pub reason: String,
 }
 
 /// What a publication did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Publication {
+    /// The rows restated, changed rows first and then the withdrawn ones.
     pub restatements: Vec<Restatement>,
     /// Where the previous file was kept, when there was one and it changed.
     pub archived: Option<PathBuf>,
@@ -53,16 +62,22 @@ pub struct Publication {
 /// cannot fix, are then left as they were).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Window {
+    /// First date published; `None`: from the first.
     pub from: Option<NaiveDate>,
+    /// Last date published; `None`: to the last.
     pub to: Option<NaiveDate>,
+    /// `--grade` patterns; empty: every grade and composite.
     pub grades: Vec<GradePattern>,
 }
 
 impl Window {
+    /// Whether `d` is within `from..=to`.
     pub fn contains_date(&self, d: NaiveDate) -> bool {
         self.from.is_none_or(|f| d >= f) && self.to.is_none_or(|t| d <= t)
     }
 
+    /// Whether the window publishes `f`: its date is inside, and with patterns it is
+    /// a grade one of them matches (never a composite).
     pub fn contains(&self, f: &Fixing) -> bool {
         self.contains_date(f.date)
             && (self.grades.is_empty()

@@ -12,11 +12,17 @@ use std::collections::BTreeMap;
 /// One date's spread of one tier-qualified grade.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TierSpread {
+    /// The fixing date of both fixings.
     pub date: NaiveDate,
+    /// The tier-qualified grade (`GPU/SCOPE/TERM/gold+`).
     pub grade: String,
+    /// The same grade over every operator (its tier floor removed).
     pub base_grade: String,
+    /// The tier-qualified fixing, USD per GPU-hour.
     pub tier_value: f64,
+    /// The all-operator fixing, USD per GPU-hour.
     pub base_value: f64,
+    /// `tier_value - base_value`, USD per GPU-hour, rounded to 6 decimals.
     pub spread: f64,
     /// Both fixings were sufficient.
     pub sufficient: bool,
@@ -54,6 +60,8 @@ pub fn tier_spreads(fixings: &[Fixing]) -> Vec<TierSpread> {
     out
 }
 
+/// `<stem>_tier_spreads.<ext>`: one row per [`TierSpread`], columns named as its
+/// fields.
 pub fn tier_spreads_table(rows: &[TierSpread]) -> Table {
     let s = |g: &dyn Fn(&TierSpread) -> String| Col::Str(rows.iter().map(|r| Some(g(r))).collect());
     let f = |g: &dyn Fn(&TierSpread) -> f64| Col::F64(rows.iter().map(|r| Some(g(r))).collect());

@@ -19,8 +19,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum TieRule {
+    /// The first value whose cumulative weight reaches `q` (inverted CDF; SOFR and
+    /// EFFR), the default.
     #[default]
     Lower,
+    /// As `Lower`, but the mean of that value and the next when the cumulative
+    /// weight lands exactly on `q`.
     Midpoint,
 }
 

@@ -12,8 +12,12 @@ use std::path::Path;
 /// What the check found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StoreReport {
+    /// Run records read (compactions included).
     pub runs: usize,
+    /// Partition files the records name and the store still reads (those a
+    /// compaction replaced are not counted).
     pub partitions: usize,
+    /// Rows those partitions hold.
     pub rows: u64,
     /// Months held in more than one file (one per run that touched them):
     /// `rentix store compact` merges them.
@@ -35,6 +39,7 @@ pub struct StoreReport {
 }
 
 impl StoreReport {
+    /// Whether the check found no problem (notes do not count).
     pub fn is_sound(&self) -> bool {
         self.problems.is_empty()
     }

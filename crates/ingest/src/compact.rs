@@ -31,11 +31,13 @@ pub struct CompactSummary {
     pub months: usize,
     /// Files replaced, and files written (one per month).
     pub files_replaced: usize,
+    /// Files written, one per month merged.
     pub files_written: usize,
     /// Rows moved: the same before and after.
     pub rows: u64,
     /// Files the store's readers open, before and after.
     pub files_before: usize,
+    /// Files the store's readers open after the compaction.
     pub files_after: usize,
 }
 

@@ -3,42 +3,94 @@
 use std::path::PathBuf;
 use thiserror::Error;
 
+/// Why an ingest (or another reader or writer of the store) stopped. Nothing of the
+/// run is committed.
 #[derive(Debug, Error)]
 pub enum IngestError {
+    /// A file (input, mapping, spill, run record, partition) could not be read, or an
+    /// input changed between its hashing and its reading.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// A file (partition, spill, quarantine, run record, lock) could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// A column a mapping names (or a required canonical column) is not in the
+    /// input's header.
     #[error("{path}: the header has no column {column:?} (needed for field {field})")]
     MissingColumn {
+        /// The input file.
         path: PathBuf,
+        /// The column looked for.
         column: String,
+        /// The canonical field that needs it.
         field: String,
     },
+    /// The header cannot be used: unreadable, not UTF-8, empty, too long or too wide,
+    /// a repeated column, or one semicolon-joined column.
     #[error("{path}: cannot read the header row: {detail}")]
-    BadHeader { path: PathBuf, detail: String },
-    #[error("{path}: invalid mapping file: {detail}")]
-    Mapping { path: PathBuf, detail: String },
-    #[error("{path}: CSV error at row {row}: {detail}")]
-    Csv {
+    BadHeader {
+        /// The input file.
         path: PathBuf,
-        row: u64,
+        /// What was wrong.
         detail: String,
     },
+    /// A mapping file that does not parse or names a bad alias or template.
+    #[error("{path}: invalid mapping file: {detail}")]
+    Mapping {
+        /// The mapping file.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// An input the CSV reader cannot read on, or with a quoted field running over
+    /// several lines: the whole file is refused.
+    #[error("{path}: CSV error at row {row}: {detail}")]
+    Csv {
+        /// The input file.
+        path: PathBuf,
+        /// The record, counted from 1 after the header.
+        row: u64,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The store is not as a reader or writer needs it: not a store, a malformed or
+    /// misnamed run record, a partition that does not parse or changed since its
+    /// commit, a lock held by another run or lost during the run (also a cut-off
+    /// that does not parse, named `--cutoff`).
     #[error("store {path}: {detail}")]
-    Store { path: PathBuf, detail: String },
+    Store {
+        /// The store, or the file in it at fault.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// An FX table (`--fx`) refused whole: a rate not finite and > 0, a bad
+    /// currency code, a `USD` rate other than 1, or two rates on one date.
     #[error("FX table {path}: {detail}")]
-    Fx { path: PathBuf, detail: String },
+    Fx {
+        /// The FX table file.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A table (CSV or Parquet) could not be read or written.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
+    /// The run's counts do not add up (`rows_read = accepted + quarantined +
+    /// duplicates`) or a writer thread failed: a defect, checked before the commit.
     #[error("internal accounting error: {0}")]
     Accounting(String),
 }
 
+/// A result whose error is an [`IngestError`].
 pub type Result<T> = std::result::Result<T, IngestError>;

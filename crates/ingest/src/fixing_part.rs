@@ -18,26 +18,38 @@ pub const CODED_FIXING_COLUMNS: [&str; 5] = ["kind", "source", "grade", "region"
 /// One partition's observations, column by column (see the module).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FixingPart {
+    /// The partition file read, for errors.
     pub path: PathBuf,
+    /// Each row's dedupe key (never empty).
     pub dedupe_key: Vec<String>,
+    /// Each row's kind: trade, firm offer or listing.
     pub kind: Vec<ObservationKind>,
+    /// Each row's observation time, UTC.
     pub observed_at: Vec<DateTime<Utc>>,
     /// Codes into `sources`.
     pub source: Vec<u32>,
+    /// The distinct contributor names as stored (raw spellings).
     pub sources: Vec<String>,
     /// Codes into `grades`.
     pub grade: Vec<u32>,
+    /// The distinct grades, each with the row's region (`GPU/SCOPE/TERM@region`)
+    /// when it has one.
     pub grades: Vec<Grade>,
+    /// Each row's price, USD per GPU-hour (finite, > 0).
     pub usd_per_gpu_hour: Vec<f64>,
+    /// Each row's volume in GPU-hours (>= 0); `None` when the row had none.
     pub quantity_gpu_hours: Vec<Option<f64>>,
+    /// Each row's operator tier; `None` when unrated.
     pub operator_tier: Vec<Option<OperatorTier>>,
 }
 
 impl FixingPart {
+    /// Rows held.
     pub fn len(&self) -> usize {
         self.dedupe_key.len()
     }
 
+    /// Whether no row is held.
     pub fn is_empty(&self) -> bool {
         self.dedupe_key.is_empty()
     }

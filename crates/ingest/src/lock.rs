@@ -14,10 +14,13 @@ use std::sync::{Mutex, MutexGuard};
 /// Who holds a lock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockOwner {
+    /// The holder's process id.
     pub pid: u32,
+    /// The holder's host name: a process id is checked only on the same host.
     pub host: String,
     /// RFC 3339, UTC.
     pub started: String,
+    /// What the holder runs (`ingest`, `index --out fixings.csv`...), for a person.
     pub command: String,
 }
 

@@ -38,6 +38,9 @@ pub struct Template {
 }
 
 impl Template {
+    /// Parses literal text with `{Column}` and `{Column|digits|lower|upper}`
+    /// placeholders; fails on an unclosed brace, an empty column name or an unknown
+    /// filter.
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
         let mut pieces = Vec::new();
         let mut rest = text;
@@ -159,7 +162,10 @@ struct Emit {
 /// A validated mapping from some layout to canonical observations.
 #[derive(Debug, Clone)]
 pub struct Mapping {
+    /// The mapping's `name`, recorded as the run summary's `mapping`
+    /// (`canonical` for the identity mapping).
     pub name: String,
+    /// Free text for a person.
     pub description: String,
     emits: Vec<Emit>,
     value_map: BTreeMap<String, BTreeMap<String, String>>,
@@ -168,6 +174,7 @@ pub struct Mapping {
 }
 
 impl Mapping {
+    /// Reads (within the config size limit) and validates a mapping file.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text =
             rentix_core::read_config(path, rentix_core::ConfigKind::Mapping).map_err(|source| {
@@ -179,6 +186,9 @@ impl Mapping {
         Self::from_toml(&text, path)
     }
 
+    /// Parses and validates mapping TOML: at least one `[[emit]]` block (or
+    /// `[aliases]` or `[value_map]` alone, for the canonical layout), at most
+    /// [`MAX_EMIT_BLOCKS`](crate::MAX_EMIT_BLOCKS); `path` names it in errors.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self> {
         let err = |detail: String| IngestError::Mapping {
             path: path.to_path_buf(),

@@ -15,9 +15,14 @@ use std::borrow::Cow;
 /// the fixing clock that assigns fixing dates, and the plausibility bounds.
 #[derive(Debug, Clone)]
 pub struct Normalizer {
+    /// GPU ids and aliases, the bundled table plus the mapping's `[aliases]`.
     pub catalog: GpuCatalog,
+    /// USD per unit of each currency by date; a price converts at the latest rate on
+    /// or before its fixing date.
     pub fx: FxTable,
+    /// The ingest's cut-off: it gives each row its `fixing_date` (and partition).
     pub clock: FixingClock,
+    /// The plausibility bounds.
     pub bounds: Bounds,
     /// Operator ratings attached to rows that carry no tier of their own.
     pub ratings: RatingTable,
@@ -45,8 +50,11 @@ pub const EARLIEST_DATE: (i32, u32, u32) = (2010, 1, 1);
 /// public spot rates of small GPUs are tens of cents; a price of a cent is a typo, a
 /// unit or currency mistake, or 1e-300), 100 million GPU-hours.
 pub const DEFAULT_FUTURE_DAYS: u32 = 2;
+/// Default `--min-price`, USD per GPU-hour (see [`DEFAULT_FUTURE_DAYS`]).
 pub const DEFAULT_MIN_USD_PER_GPU_HOUR: f64 = 0.01;
+/// Default `--max-price`, USD per GPU-hour.
 pub const DEFAULT_MAX_USD_PER_GPU_HOUR: f64 = 1000.0;
+/// Default `--max-quantity`, GPU-hours of one observation.
 pub const DEFAULT_MAX_QUANTITY_GPU_HOURS: f64 = 1.0e8;
 
 impl Bounds {

@@ -26,12 +26,14 @@ impl Span {
         Span::Month(first_of_month(date))
     }
 
+    /// The span's first date.
     pub fn first(self) -> NaiveDate {
         match self {
             Span::Date(d) | Span::Month(d) => d,
         }
     }
 
+    /// The span's last date (a month's last day).
     pub fn last(self) -> NaiveDate {
         match self {
             Span::Date(d) => d,
@@ -47,6 +49,7 @@ impl Span {
         first_of_month(self.first())
     }
 
+    /// Whether `date` is one of the span's dates.
     pub fn contains(self, date: NaiveDate) -> bool {
         self.first() <= date && date <= self.last()
     }
@@ -131,14 +134,17 @@ impl Partitions {
         Self { files }
     }
 
+    /// Committed partition files.
     pub fn len(&self) -> usize {
         self.files.len()
     }
 
+    /// Whether the store holds no partition.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
 
+    /// Every file, in span order.
     pub fn iter(&self) -> impl Iterator<Item = &PartFile> {
         self.files.iter()
     }

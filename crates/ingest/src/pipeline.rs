@@ -514,8 +514,12 @@ impl Tally {
 /// partitions or checksums) and its quarantine.
 #[derive(Debug)]
 pub struct InMemory {
+    /// The accepted rows, duplicates removed, in partition order.
     pub rows: Vec<StoredObservation>,
+    /// The counts an ingest would record (`rows_read = accepted + quarantined +
+    /// duplicates` checked).
     pub summary: IngestSummary,
+    /// The refused rows.
     pub quarantine: QuarantineWriter,
 }
 

@@ -10,11 +10,16 @@ use std::path::Path;
 /// One refused row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuarantineRow {
+    /// The input file the row came from.
     pub file: String,
     /// 1-based data row (the header is row 0).
     pub row: u64,
+    /// Why it was refused.
     pub reason: Reason,
+    /// The canonical field at fault, the input column (`invalid_utf8`), or empty
+    /// for a record refused whole (`wrong_column_count`).
     pub field: String,
+    /// What was wrong, for a person.
     pub detail: String,
     /// Every original field as (column, text), in file order.
     pub raw: Vec<(String, String)>,
@@ -27,22 +32,27 @@ pub struct QuarantineWriter {
 }
 
 impl QuarantineWriter {
+    /// Adds a refused row.
     pub fn push(&mut self, row: QuarantineRow) {
         self.rows.push(row);
     }
 
+    /// Rows refused so far.
     pub fn len(&self) -> usize {
         self.rows.len()
     }
 
+    /// Whether no row was refused.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
 
+    /// Rows refused from input `file` (as [`QuarantineRow::file`] names it).
     pub fn count_for(&self, file: &str) -> u64 {
         self.rows.iter().filter(|r| r.file == file).count() as u64
     }
 
+    /// Rows refused per reason.
     pub fn counts(&self) -> BTreeMap<Reason, u64> {
         let mut m = BTreeMap::new();
         for r in &self.rows {
@@ -51,6 +61,7 @@ impl QuarantineWriter {
         m
     }
 
+    /// The rows, in the order pushed (sorted only when written).
     pub fn rows(&self) -> &[QuarantineRow] {
         &self.rows
     }

@@ -11,23 +11,47 @@ pub use rentix_core::REQUIRED_COLUMNS as REQUIRED_FIELDS;
 /// [`crate::Normalizer`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawObservation<'a> {
+    /// `trade`, `firm` or `listing` (required).
     pub kind: Option<Cow<'a, str>>,
+    /// RFC 3339 with an offset, `YYYY-MM-DD HH:MM:SS+hh:mm`, or a date (required).
     pub observed_at: Option<Cow<'a, str>>,
+    /// The contributor, as spelled (required).
     pub source: Option<Cow<'a, str>>,
+    /// A canonical GPU id or an alias (required).
     pub gpu: Option<Cow<'a, str>>,
+    /// `bare-metal`, `vm`, `container` or `managed-cluster` (required).
     pub scope: Option<Cow<'a, str>>,
+    /// `spot`, `on-demand` or a reserved term, `1w` .. `3y` (required).
     pub term: Option<Cow<'a, str>>,
+    /// The quoted price, a finite number > 0 in `price_unit` and `currency`
+    /// (required).
     pub price: Option<Cow<'a, str>>,
+    /// `gpu_hour`, `node_hour`, `instance_hour`, `gpu_month` or `node_month`
+    /// (required).
     pub price_unit: Option<Cow<'a, str>>,
+    /// `USD` or a currency of the FX table (required).
     pub currency: Option<Cow<'a, str>>,
+    /// The source's own id for the observation; without one, duplicates are found
+    /// by content.
     pub obs_id: Option<Cow<'a, str>>,
+    /// Volume in GPU-hours, >= 0; required and > 0 for a trade.
     pub quantity_gpu_hours: Option<Cow<'a, str>>,
+    /// GPUs per node or instance, a whole number >= 1; required for node and
+    /// instance prices.
     pub gpus_per_unit: Option<Cow<'a, str>>,
+    /// Region, lowercased into the grade's `@region`.
     pub region: Option<Cow<'a, str>>,
+    /// Interconnect, kept as text.
     pub interconnect: Option<Cow<'a, str>>,
+    /// GPUs in the cluster offered, a whole number >= 1.
     pub cluster_gpus: Option<Cow<'a, str>>,
+    /// `platinum`, `gold`, `silver`, `bronze` or `underperform`; absent, the
+    /// ratings table's tier on the date, if any.
     pub operator_tier: Option<Cow<'a, str>>,
+    /// An amount paid up front per unit quoted, >= 0, amortized over the term.
     pub upfront: Option<Cow<'a, str>>,
+    /// The day the term starts (a date or timestamp): it picks the month a monthly
+    /// price is spread over.
     pub term_start: Option<Cow<'a, str>>,
 }
 

@@ -14,31 +14,48 @@ pub enum Reason {
     InvalidUtf8,
     /// A required field is empty.
     MissingField,
+    /// `kind` is not `trade`, `firm` or `listing`.
     UnknownKind,
+    /// `observed_at` or `term_start` is not a timestamp with an offset nor a date.
     UnparseableDate,
+    /// The GPU is not in the catalog nor among the mapping's aliases (the summary
+    /// counts it in `unknown_gpus`).
     UnknownGpu,
+    /// `scope` is not one of the four scopes.
     UnknownScope,
+    /// `term` is not `spot`, `on-demand` or a reserved term.
     UnknownTerm,
+    /// `price` is not a number.
     UnparseablePrice,
+    /// `price` is NaN or infinite, or the price after conversion is not a finite
+    /// positive number.
     NonFinitePrice,
+    /// `price` is zero or negative.
     NonPositivePrice,
+    /// `price_unit` is not one of the five units.
     UnknownUnit,
     /// A node, instance or node-month price without a positive `gpus_per_unit`.
     MissingGpusPerUnit,
+    /// `gpus_per_unit` or `cluster_gpus` not a whole number >= 1, or `upfront` not an
+    /// amount >= 0.
     InvalidNumber,
+    /// The currency is neither `USD` nor in the FX table.
     UnknownCurrency,
     /// The currency is known but the FX table has no rate on or before the date.
     NoFxRate,
     /// A trade without `quantity_gpu_hours`.
     MissingQuantity,
+    /// `quantity_gpu_hours` is not a number >= 0, or a trade's is 0.
     InvalidQuantity,
     /// An upfront payment on a term with no length to amortize it over.
     UpfrontWithoutTerm,
+    /// `operator_tier` is not one of the five tiers.
     UnknownOperatorTier,
     /// A date outside the plausible window (before 2010, or later than the run's
     /// time plus the future tolerance).
     ImplausibleDate,
-    /// A price above the plausible maximum (USD per GPU-hour after normalization).
+    /// A price above the plausible maximum or below the plausible minimum (USD per
+    /// GPU-hour after normalization).
     ImplausiblePrice,
     /// A quantity above the plausible maximum of GPU-hours for one observation.
     ImplausibleQuantity,
@@ -49,6 +66,7 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// The code as written to the quarantine and the summary (`unknown_gpu`).
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::WrongColumnCount => "wrong_column_count",
@@ -89,14 +107,18 @@ impl fmt::Display for Reason {
 /// A refused row's diagnosis: the reason code, the field at fault and what was wrong.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rejection {
+    /// Why the row was refused.
     pub reason: Reason,
+    /// The canonical field at fault (`price`, `gpu`...).
     pub field: String,
+    /// What was wrong, for a person (the value quoted).
     pub detail: String,
     /// The raw value at fault, when the summary counts it (unknown GPU names).
     pub value: Option<String>,
 }
 
 impl Rejection {
+    /// A rejection without a counted value.
     pub fn new(reason: Reason, field: &str, detail: impl Into<String>) -> Self {
         Self {
             reason,
@@ -106,6 +128,7 @@ impl Rejection {
         }
     }
 
+    /// With the raw value the summary counts (an unknown GPU's name).
     pub fn with_value(mut self, value: &str) -> Self {
         self.value = Some(value.to_string());
         self

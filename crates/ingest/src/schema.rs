@@ -12,7 +12,11 @@ use std::path::Path;
 /// An accepted observation with the key that identifies its duplicates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredObservation {
+    /// The normalized observation with its provenance (`input_file`, `input_row`).
     pub obs: Observation,
+    /// 32 lowercase hexadecimal digits, the first 128 bits of a SHA-256 over the
+    /// source and its `obs_id` or, without one, over the normalized content
+    /// ([`crate::dedupe_key`]): duplicates share it.
     pub dedupe_key: String,
 }
 
@@ -194,7 +198,10 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
 /// index reads (9 of 26), which is what `index`, `verify` and the contract lab ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Projection {
+    /// Every column of [`COLUMNS`].
     All,
+    /// Only [`FIXING_INPUT_COLUMNS`]; the other fields of the rows read are left at
+    /// their defaults.
     Fixing,
 }
 

@@ -74,6 +74,7 @@ impl Store {
         })
     }
 
+    /// The store's directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -413,6 +414,8 @@ impl Store {
         )
     }
 
+    /// Every row of one partition file (`rel`, relative to the store), every column
+    /// read; rows the store could not have written are refused.
     pub fn read_part(&self, rel: &str) -> Result<Vec<StoredObservation>> {
         self.read_part_projected(rel, Projection::All)
     }

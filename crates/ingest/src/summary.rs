@@ -7,14 +7,19 @@ use std::collections::BTreeMap;
 /// What happened to one input file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileSummary {
+    /// The input's path as given on the command line.
     pub path: String,
+    /// SHA-256 of its bytes as read, lowercase hexadecimal.
     pub input_sha256: String,
     /// Records in the file (data rows, header excluded).
     pub source_rows: u64,
     /// Candidate observations: one per record per mapping emit block that applied.
     pub rows_read: u64,
+    /// Candidates of this file the run committed.
     pub accepted: u64,
+    /// Candidates of this file refused, each a quarantine row.
     pub quarantined: u64,
+    /// Candidates of this file dropped as duplicates (of the run or of the store).
     pub duplicates: u64,
     /// The same bytes were read by an earlier run: only the rows that the latest run
     /// which read them quarantined were read again (`retried`).
@@ -29,6 +34,7 @@ pub struct FileSummary {
     /// Valid rows with an operator tier (from the row or the ratings), and without.
     #[serde(default)]
     pub rated_rows: u64,
+    /// Valid rows without an operator tier.
     #[serde(default)]
     pub unrated_rows: u64,
 }
@@ -47,12 +53,17 @@ pub struct PartitionChecksum {
 /// A duplicate whose content differs from the row kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conflict {
+    /// The key the two rows share (32 hexadecimal digits).
     pub dedupe_key: String,
+    /// Their fixing date, `YYYY-MM-DD`.
     pub fixing_date: String,
     /// File and row of the duplicate that was not kept.
     pub file: String,
+    /// Its 1-based data row in `file`.
     pub row: u64,
+    /// The kept row's price, USD per GPU-hour.
     pub kept_usd_per_gpu_hour: f64,
+    /// The dropped row's price, USD per GPU-hour.
     pub dropped_usd_per_gpu_hour: f64,
     /// Whether the row kept is in the store from an earlier run.
     pub kept_from_store: bool,
@@ -62,11 +73,18 @@ pub struct Conflict {
 /// holds for the run and for every file; the run is refused otherwise.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IngestSummary {
+    /// `run-NNNNNN`, the name of the run's record and files (empty for
+    /// [`crate::read_in_memory`]).
     pub run_id: String,
+    /// The mapping's name, `canonical` without one, `compact` for a compaction.
     pub mapping: String,
+    /// The cut-off the run assigned fixing dates (and partitions) under.
     pub cutoff: Cutoff,
+    /// Candidate observations of every file (see [`FileSummary::rows_read`]).
     pub rows_read: u64,
+    /// Candidates committed to the store (0 for a compaction).
     pub accepted: u64,
+    /// Candidates refused, each a row of `quarantine_file`.
     pub quarantined: u64,
     /// Counts per reason code.
     pub quarantined_by_reason: BTreeMap<String, u64>,
@@ -78,11 +96,15 @@ pub struct IngestSummary {
     /// or from the ratings in force on their date, and without one.
     #[serde(default)]
     pub rated_rows: u64,
+    /// Valid rows without an operator tier (see `rated_rows`).
     #[serde(default)]
     pub unrated_rows: u64,
+    /// Candidates dropped as duplicates: `duplicates_within_run +
+    /// duplicates_of_store`.
     pub duplicates: u64,
     /// Duplicates of a row in this run / of a row already in the store.
     pub duplicates_within_run: u64,
+    /// Duplicates of a row an earlier run committed.
     pub duplicates_of_store: u64,
     /// Records of already-ingested files retried after an earlier quarantine.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -96,6 +118,7 @@ pub struct IngestSummary {
     pub conflict_examples: Vec<Conflict>,
     /// Input file path -> SHA-256 of its bytes.
     pub input_sha256: BTreeMap<String, String>,
+    /// Each input file's counts, in the order given.
     pub files: Vec<FileSummary>,
     /// Partition files written by this run, relative to the store.
     pub partitions: Vec<String>,
@@ -105,8 +128,13 @@ pub struct IngestSummary {
     /// empty in records written before checksums were recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub partition_checksums: BTreeMap<String, PartitionChecksum>,
+    /// The run's quarantine, relative to the store (`quarantine/run-NNNNNN.csv`),
+    /// written even when empty.
     pub quarantine_file: String,
+    /// The earliest fixing date the run committed rows of (a compaction: moved),
+    /// `YYYY-MM-DD`; `None` when it committed none.
     pub first_fixing_date: Option<String>,
+    /// The latest such date.
     pub last_fixing_date: Option<String>,
     /// A compaction (`rentix store compact`) only: the partition files whose rows it
     /// merged into its own `partitions`. From its commit on they are no part of the
