@@ -11,13 +11,18 @@ use std::path::Path;
 /// What kind of configuration file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigKind {
+    /// An index methodology (`data/methodologies/`, intraday ones included).
     Methodology,
+    /// A contract specification (`data/contracts/`).
     Contract,
+    /// A mapping from a foreign layout to canonical observations (`data/mappings/`).
     Mapping,
+    /// A perpetual-contract specification (`data/perps/`).
     Perp,
 }
 
 impl ConfigKind {
+    /// The kind's name for messages: `methodology`, `contract`, `mapping`, `perp`.
     pub fn as_str(self) -> &'static str {
         match self {
             ConfigKind::Methodology => "methodology",

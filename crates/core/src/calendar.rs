@@ -9,8 +9,10 @@ const US_EXCHANGE: &str = crate::bundled::data::US_EXCHANGE_CALENDAR;
 /// Which days count: every day, or business days of a holiday calendar.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum DayRule {
+    /// Every calendar day counts (`all`, the default).
     #[default]
     AllDays,
+    /// Monday to Friday, less the calendar's holidays (`business`).
     Business(HolidayCalendar),
 }
 
@@ -28,6 +30,7 @@ impl DayRule {
         }
     }
 
+    /// Whether day `d` counts under this rule.
     pub fn counts(&self, d: NaiveDate) -> bool {
         match self {
             DayRule::AllDays => true,
@@ -39,6 +42,8 @@ impl DayRule {
 /// A set of full-day holidays; weekends are never business days.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HolidayCalendar {
+    /// The calendar's name: `us-exchange`, `none`, or the name given to
+    /// [`HolidayCalendar::parse`].
     pub name: String,
     holidays: BTreeSet<NaiveDate>,
 }
@@ -67,7 +72,8 @@ impl HolidayCalendar {
         }
     }
 
-    /// Parses `date,name` rows.
+    /// Parses `date,name` rows after a header line (`YYYY-MM-DD` dates; blank lines
+    /// are skipped); `name` names the calendar and its errors.
     pub fn parse(name: &str, text: &str) -> Result<Self, CoreError> {
         let mut holidays = BTreeSet::new();
         for (i, line) in text.lines().enumerate().skip(1) {
@@ -88,6 +94,7 @@ impl HolidayCalendar {
         })
     }
 
+    /// Whether `d` is neither a Saturday, a Sunday nor a holiday.
     pub fn is_business_day(&self, d: NaiveDate) -> bool {
         !matches!(d.weekday(), Weekday::Sat | Weekday::Sun) && !self.holidays.contains(&d)
     }

@@ -5,34 +5,81 @@ use thiserror::Error;
 /// A value was refused by a checked constructor or parser of the domain model.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum CoreError {
+    /// A number was NaN or infinite (a price, a quantity, a series value).
     #[error("{what} must be finite, got {value}")]
-    NonFinite { what: &'static str, value: f64 },
+    NonFinite {
+        /// The quantity checked, as its column or field name (e.g. `usd_per_gpu_hour`).
+        what: &'static str,
+        /// The refused value.
+        value: f64,
+    },
+    /// A price or quantity was below zero.
     #[error("{what} must not be negative, got {value}")]
-    Negative { what: &'static str, value: f64 },
+    Negative {
+        /// The quantity checked, as its column or field name.
+        what: &'static str,
+        /// The refused value.
+        value: f64,
+    },
+    /// A value that must be strictly above zero was zero (or, for `gpus_per_unit`,
+    /// missing).
     #[error("{what} must be positive, got {value}")]
-    NonPositive { what: &'static str, value: f64 },
+    NonPositive {
+        /// The quantity checked, as its column or field name.
+        what: &'static str,
+        /// The refused value; `0` when a required count was missing.
+        value: f64,
+    },
+    /// A name outside its closed vocabulary: a GPU, scope, term, tier, kind, price
+    /// unit, day rule or holiday calendar, or a GPU id with bad characters.
     #[error("unknown {what} {value:?} (expected one of: {expected})")]
     Unknown {
+        /// The vocabulary (`"scope"`, `"term"`, `"gpu"`, ...).
         what: &'static str,
+        /// The name as given.
         value: String,
+        /// The accepted names, or a description of them, for the message.
         expected: String,
     },
+    /// A grade key or grade pattern that does not parse.
     #[error("invalid grade key {value:?}: {reason}")]
-    InvalidGrade { value: String, reason: String },
+    InvalidGrade {
+        /// The key or pattern as given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A GPU catalog that does not parse, repeats an id, or has an alias that is
+    /// empty, points at an unknown id or at two ids.
     #[error("invalid GPU catalog: {0}")]
     Catalog(String),
+    /// An FX table that cannot be read or has a bad or duplicate row.
     #[error("{path}: invalid FX table, row {row}: {detail}")]
     Fx {
+        /// The file, as displayed.
         path: String,
+        /// 1-based data row (the header not counted); 0 for the file as a whole.
         row: usize,
+        /// What is wrong.
         detail: String,
     },
+    /// A ratings file that cannot be read, lacks a column or has a bad row.
     #[error("{path}: invalid ratings, row {row}: {detail}")]
     Ratings {
+        /// The file, as displayed.
         path: String,
+        /// 1-based data row (the header not counted); 0 for the file or its header.
         row: usize,
+        /// What is wrong.
         detail: String,
     },
+    /// A time, time zone or date that does not parse, or a date given twice to a
+    /// [`DateSeries`](crate::DateSeries).
     #[error("invalid time {value:?}: {reason}")]
-    InvalidTime { value: String, reason: String },
+    InvalidTime {
+        /// The text (or date) as given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }

@@ -34,6 +34,8 @@ pub struct FixingClock {
 }
 
 impl FixingClock {
+    /// Checks a cut-off: the time zone must be an IANA name and the time `HH:MM` or
+    /// `24:00`; otherwise [`CoreError::InvalidTime`].
     pub fn new(cutoff: &Cutoff) -> Result<Self, CoreError> {
         let tz: Tz = cutoff
             .timezone
@@ -57,6 +59,7 @@ impl FixingClock {
         Ok(Self { time, tz })
     }
 
+    /// The default clock (24:00 UTC): the fixing date is the UTC calendar date.
     pub fn utc_midnight() -> Self {
         Self {
             time: None,

@@ -12,7 +12,9 @@ type Result<T> = std::result::Result<T, CoreError>;
 /// Why a currency could not be converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FxMiss {
+    /// The table has no rate at all for the currency.
     UnknownCurrency,
+    /// The currency's first rate is dated after the date asked for.
     NoRateBefore,
 }
 
@@ -32,6 +34,8 @@ impl FxTable {
         Self::parse(BUNDLED, Path::new("data/fx/usd_rates.csv")).expect("bundled FX table is valid")
     }
 
+    /// Reads and [parses](FxTable::parse) an FX file (size-limited); a file that
+    /// cannot be read is an error on row 0.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = crate::limits::read_text(path, crate::limits::MAX_TABLE_BYTES).map_err(|e| {
             CoreError::Fx {
@@ -97,7 +101,8 @@ impl FxTable {
         Ok(table)
     }
 
-    /// US dollars per unit of `currency` on `date`.
+    /// US dollars per unit of `currency` (any case) on `date`: the latest rate on or
+    /// before it; 1 for USD.
     pub fn usd_per_unit(
         &self,
         currency: &str,

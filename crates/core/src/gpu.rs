@@ -30,6 +30,7 @@ impl GpuModel {
         }
     }
 
+    /// The canonical id, e.g. `h100-sxm-80gb`.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -57,13 +58,23 @@ impl fmt::Display for GpuModel {
 /// What the catalog knows about one GPU model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuSpec {
+    /// Canonical id; it is also an alias of itself.
     pub id: GpuModel,
+    /// Maker, lowercase: `nvidia`, `amd`, ...
     pub vendor: String,
+    /// Product family without form factor or memory, e.g. `h100`.
     pub family: String,
+    /// Architecture, lowercase, e.g. `hopper`, `blackwell`.
     pub arch: String,
+    /// Year of first general availability.
     pub launch_year: i32,
+    /// Package, lowercase: `sxm`, `pcie`, `superchip`, `oam` or `card` in the bundled
+    /// catalog (not checked against a list).
     pub form_factor: String,
+    /// Memory per GPU, in GB.
     pub memory_gb: f64,
+    /// Raw provider names that resolve to this id (matched by [`alias_key`]);
+    /// empty when the file gives none.
     #[serde(default)]
     pub aliases: Vec<String>,
 }
@@ -164,10 +175,13 @@ impl GpuCatalog {
             })
     }
 
+    /// The entry for a canonical id; `None` if the catalog does not know it.
+    /// Aliases are not resolved here (see [`GpuCatalog::resolve`]).
     pub fn get(&self, id: &GpuModel) -> Option<&GpuSpec> {
         self.specs.get(id)
     }
 
+    /// Every entry, in id order.
     pub fn specs(&self) -> impl Iterator<Item = &GpuSpec> {
         self.specs.values()
     }

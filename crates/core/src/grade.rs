@@ -13,9 +13,14 @@ use std::{fmt, str::FromStr};
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Grade {
+    /// The GPU model, by canonical id.
     pub gpu: GpuModel,
+    /// What the operator includes with the GPU-hour.
     pub scope: ServiceScope,
+    /// The contract term the price is for.
     pub term: ContractTerm,
+    /// The region after `@` (lowercased when parsed from a key); `None` for a grade
+    /// that pools every region.
     pub region: Option<String>,
     /// A tier floor (`.../gold+`): only observations from operators rated at or
     /// above it, the way a futures contract names a deliverable grade.
@@ -23,6 +28,7 @@ pub struct Grade {
 }
 
 impl Grade {
+    /// A grade over every region and without a tier floor.
     pub fn new(gpu: GpuModel, scope: ServiceScope, term: ContractTerm) -> Self {
         Self {
             gpu,
@@ -33,11 +39,14 @@ impl Grade {
         }
     }
 
+    /// The same grade with its tier floor replaced (`None` removes it).
     pub fn with_tier_floor(mut self, floor: Option<OperatorTier>) -> Self {
         self.tier_floor = floor;
         self
     }
 
+    /// The same grade with its region replaced (`None` removes it). The region is
+    /// stored as given, not lowercased.
     pub fn with_region(mut self, region: Option<String>) -> Self {
         self.region = region;
         self
@@ -129,6 +138,10 @@ pub struct GradePattern {
 }
 
 impl GradePattern {
+    /// Parses `GPU/SCOPE/TERM[/TIER+][@REGION]` with `*` wildcards; refuses a
+    /// pattern with fewer than three or more than four segments or an empty one.
+    /// Segments are not checked against the vocabularies: a pattern that can match
+    /// nothing is accepted.
     pub fn new(text: &str) -> Result<Self, CoreError> {
         let (body, region) = match text.split_once('@') {
             Some((b, r)) => (b, Some(r.to_ascii_lowercase())),
@@ -148,10 +161,14 @@ impl GradePattern {
         })
     }
 
+    /// The pattern as written.
     pub fn as_str(&self) -> &str {
         &self.text
     }
 
+    /// Whether `grade` matches segment by segment. A three-segment pattern matches
+    /// only grades without a tier floor, a four-segment one only grades with one;
+    /// likewise for the region.
     pub fn matches(&self, grade: &Grade) -> bool {
         let values = [
             grade.gpu.as_str(),

@@ -10,12 +10,17 @@ use std::{fmt, str::FromStr};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ObservationKind {
+    /// A completed rental at a known price (hierarchy level 1).
     Trade,
+    /// An executable offer: capacity the operator commits to rent at this price
+    /// (level 2).
     Firm,
+    /// An advertised price with no commitment, e.g. a public rate card (level 3).
     Listing,
 }
 
 impl ObservationKind {
+    /// Every kind, in hierarchy order.
     pub const ALL: [ObservationKind; 3] = [
         ObservationKind::Trade,
         ObservationKind::Firm,
@@ -31,6 +36,7 @@ impl ObservationKind {
         }
     }
 
+    /// The name used in CSV columns and keys: `trade`, `firm`, `listing`.
     pub fn as_str(self) -> &'static str {
         match self {
             ObservationKind::Trade => "trade",

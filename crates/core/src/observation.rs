@@ -49,7 +49,9 @@ pub const REQUIRED_COLUMNS: [&str; 9] = [
 pub struct Observation {
     /// The source's own id, or a hash of the normalized row (see ingest).
     pub obs_id: String,
+    /// Trade, firm offer or listing: the observation's rank in the hierarchy.
     pub kind: ObservationKind,
+    /// When the price was seen, in UTC (a date alone reads as 00:00 UTC).
     pub observed_at: DateTime<Utc>,
     /// Fixing date under the ingest cut-off (UTC calendar date by default).
     pub fixing_date: NaiveDate,
@@ -65,17 +67,30 @@ pub struct Observation {
     pub quantity_gpu_hours: Option<GpuHours>,
     /// The price as quoted, in `price_unit` and `currency`.
     pub price_raw: f64,
+    /// The unit the price was quoted in (per GPU, node or instance; hour or month).
     pub price_unit: PriceUnit,
+    /// The quote's currency, as an uppercase three-letter code.
     pub currency: String,
+    /// GPUs in one node or instance, a whole number >= 1; required when the price
+    /// unit is per node or instance, `None` when the row left it empty.
     pub gpus_per_unit: Option<u32>,
+    /// The interconnect as the row named it (e.g. `infiniband`), not normalized;
+    /// `None` when not given.
     pub interconnect: Option<String>,
+    /// Size of the cluster offered, in GPUs (whole number >= 1); `None` when not
+    /// given.
     pub cluster_gpus: Option<u32>,
+    /// The row's own tier, else the rating in force for (source, scope) on the
+    /// observation's UTC date; `None` when neither is known.
     pub operator_tier: Option<OperatorTier>,
     /// Upfront payment as quoted (per unit, in `currency`), amortized into the price.
     pub upfront: Option<f64>,
+    /// The day a reserved term starts, when the row gave it; a monthly price is
+    /// divided by the hours of this month (else of the fixing date's month).
     pub term_start: Option<NaiveDate>,
     /// Input file name and 1-based data row number (header excluded).
     pub input_file: String,
+    /// 1-based data row of `input_file` (header excluded).
     pub input_row: u64,
 }
 

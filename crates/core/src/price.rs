@@ -28,6 +28,7 @@ impl UsdPerGpuHour {
         Ok(v)
     }
 
+    /// The price in USD per GPU-hour.
     pub fn get(self) -> f64 {
         self.0
     }
@@ -63,6 +64,7 @@ impl GpuHours {
         check_non_negative("gpu_hours", value).map(Self)
     }
 
+    /// The quantity in GPU-hours.
     pub fn get(self) -> f64 {
         self.0
     }

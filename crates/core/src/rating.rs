@@ -10,13 +10,19 @@ use chrono::NaiveDate;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// One rating row.
+/// One rating row, as a ratings file lays it out. [`RatingTable`] does not build
+/// these: it keeps (date, tier) per operator and scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rating {
+    /// The operator as named in observations' `source` (matched trimmed, any case).
     pub operator: String,
+    /// The service scope the rating is for; it says nothing about other scopes.
     pub scope: ServiceScope,
+    /// The tier given.
     pub tier: OperatorTier,
+    /// The first date the rating is in force; it holds until a later one.
     pub effective_from: NaiveDate,
+    /// Who gave the rating.
     pub source: String,
 }
 
@@ -138,6 +144,7 @@ impl RatingTable {
         Ok(())
     }
 
+    /// Whether the table holds no rating.
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }

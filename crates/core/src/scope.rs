@@ -9,13 +9,19 @@ use std::{fmt, str::FromStr};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ServiceScope {
+    /// The whole machine, no virtualization layer (`bare-metal`).
     BareMetal,
+    /// A virtual machine with the GPU passed through (`vm`).
     Vm,
+    /// A container slot, typically on a marketplace (`container`).
     Container,
+    /// A cluster the operator runs for the renter, with scheduling and support
+    /// (`managed-cluster`).
     ManagedCluster,
 }
 
 impl ServiceScope {
+    /// Every scope, in declaration order.
     pub const ALL: [ServiceScope; 4] = [
         ServiceScope::BareMetal,
         ServiceScope::Vm,
@@ -23,6 +29,8 @@ impl ServiceScope {
         ServiceScope::ManagedCluster,
     ];
 
+    /// The kebab-case name used in grade keys and CSV columns. Parsing also accepts
+    /// `_` or spaces for `-`, in any case.
     pub fn as_str(self) -> &'static str {
         match self {
             ServiceScope::BareMetal => "bare-metal",

@@ -12,6 +12,7 @@ pub struct DateSeries {
 }
 
 impl DateSeries {
+    /// An empty series.
     pub fn new() -> Self {
         Self::default()
     }
@@ -44,6 +45,7 @@ impl DateSeries {
         Ok(())
     }
 
+    /// The value on `date`, `None` if the series has no point there.
     pub fn get(&self, date: NaiveDate) -> Option<f64> {
         self.points.get(&date).copied()
     }
@@ -61,28 +63,34 @@ impl DateSeries {
             .map(|(d, v)| (*d, *v))
     }
 
+    /// Every point, in date order.
     pub fn iter(&self) -> impl Iterator<Item = (NaiveDate, f64)> + '_ {
         self.points.iter().map(|(d, v)| (*d, *v))
     }
 
+    /// Number of points (dates).
     pub fn len(&self) -> usize {
         self.points.len()
     }
 
+    /// Whether the series has no point.
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()
     }
 
+    /// The earliest date, `None` for an empty series.
     pub fn first_date(&self) -> Option<NaiveDate> {
         self.points.keys().next().copied()
     }
 
+    /// The latest date, `None` for an empty series.
     pub fn last_date(&self) -> Option<NaiveDate> {
         self.points.keys().next_back().copied()
     }
 
     /// Aligns two series on the dates both have and combines them with `f`:
-    /// `rent.intersection(&index, |r, i| r - i)` is the basis.
+    /// `rent.intersection(&index, |r, i| r - i)` is the basis. A date where `f`
+    /// returns NaN or an infinity is left out.
     pub fn intersection(&self, other: &DateSeries, f: impl Fn(f64, f64) -> f64) -> DateSeries {
         let points = self
             .points
@@ -93,6 +101,7 @@ impl DateSeries {
         DateSeries { points }
     }
 
+    /// The values in date order, without their dates.
     pub fn values(&self) -> Vec<f64> {
         self.points.values().copied().collect()
     }

@@ -11,16 +11,24 @@ pub enum ContractTerm {
     Spot,
     /// Pay as you go, no commitment, not interruptible.
     OnDemand,
+    /// Reserved for one week, 168 hours (`1w`).
     Week1,
+    /// Reserved for one month, 730 hours (`1m`).
     Month1,
+    /// Reserved for three months, 2190 hours (`3m`).
     Month3,
+    /// Reserved for six months, 4380 hours (`6m`).
     Month6,
+    /// Reserved for one year, 8760 hours (`1y`).
     Year1,
+    /// Reserved for two years, 17520 hours (`2y`).
     Year2,
+    /// Reserved for three years, 26280 hours (`3y`).
     Year3,
 }
 
 impl ContractTerm {
+    /// Every term, shortest commitment first.
     pub const ALL: [ContractTerm; 9] = [
         ContractTerm::Spot,
         ContractTerm::OnDemand,
@@ -33,6 +41,8 @@ impl ContractTerm {
         ContractTerm::Year3,
     ];
 
+    /// The name used in grade keys and CSV columns: `spot`, `on-demand`, `1w` ...
+    /// `3y`. Parsing also accepts `ondemand`, `interruptible` and `preemptible`.
     pub fn as_str(self) -> &'static str {
         match self {
             ContractTerm::Spot => "spot",
@@ -68,6 +78,8 @@ impl ContractTerm {
         self.hours().map(|h| h / 730.0)
     }
 
+    /// Whether the term is a fixed-length commitment (anything but spot and
+    /// on-demand).
     pub fn is_reserved(self) -> bool {
         self.hours().is_some()
     }

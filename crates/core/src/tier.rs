@@ -9,14 +9,20 @@ use std::{fmt, str::FromStr};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OperatorTier {
+    /// The best rating (score 4).
     Platinum,
+    /// Score 3.
     Gold,
+    /// Score 2.
     Silver,
+    /// Score 1.
     Bronze,
+    /// Rated below bronze (score 0).
     Underperform,
 }
 
 impl OperatorTier {
+    /// Every tier, best first.
     pub const ALL: [OperatorTier; 5] = [
         OperatorTier::Platinum,
         OperatorTier::Gold,
@@ -25,6 +31,7 @@ impl OperatorTier {
         OperatorTier::Underperform,
     ];
 
+    /// The lowercase name used in ratings files and tier floors (`gold+`).
     pub fn as_str(self) -> &'static str {
         match self {
             OperatorTier::Platinum => "platinum",

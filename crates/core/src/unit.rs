@@ -22,6 +22,7 @@ pub enum PriceUnit {
 }
 
 impl PriceUnit {
+    /// Every unit, in declaration order.
     pub const ALL: [PriceUnit; 5] = [
         PriceUnit::GpuHour,
         PriceUnit::NodeHour,
@@ -30,6 +31,8 @@ impl PriceUnit {
         PriceUnit::NodeMonth,
     ];
 
+    /// The snake_case name used in the `price_unit` column: `gpu_hour`, `node_hour`,
+    /// `instance_hour`, `gpu_month`, `node_month`.
     pub fn as_str(self) -> &'static str {
         match self {
             PriceUnit::GpuHour => "gpu_hour",

@@ -20,17 +20,27 @@ fn e<E: std::fmt::Display>(x: E) -> String {
 /// A named date series for a line chart.
 #[derive(Debug, Clone)]
 pub struct Line {
+    /// The legend label.
     pub name: String,
+    /// (date, value) in date order: the chart's axis starts at the earliest first
+    /// point and ends at the latest last one; a gap of days breaks the line.
     pub points: Vec<(NaiveDate, f64)>,
 }
 
 /// An index fixing for the band chart.
 #[derive(Debug, Clone)]
 pub struct BandPoint {
+    /// The fixing date.
     pub date: NaiveDate,
+    /// The fixing's value, USD per GPU-hour.
     pub value: f64,
+    /// 25th percentile of the day's observations; `None` when the fixing has none
+    /// (the band is drawn only over days with both percentiles).
     pub p25: Option<f64>,
+    /// 75th percentile of the day's observations; `None` as for `p25`.
     pub p75: Option<f64>,
+    /// Hierarchy level as in the fixings' `level` column: 1 trades, 2 firm offers,
+    /// 3 listings, 4 carried forward; it colours the marker.
     pub level: u8,
 }
 

@@ -15,8 +15,12 @@ const PLOT_PX: f64 = 900.0;
 /// One operator on the curve: name, cost, capacity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurveBar {
+    /// The bar's label.
     pub operator: String,
+    /// Height: USD per million useful output tokens (those delivered at the
+    /// operator's success rate).
     pub usd_per_m_useful_tokens: f64,
+    /// Width: the operator's capacity in GPUs; the x axis runs over all bars' total.
     pub capacity_gpus: f64,
 }
 

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use thiserror::Error;
 
+/// Why a report or chart could not be made.
 #[derive(Debug, Error)]
 pub enum ReportError {
     /// What the report was asked to render is not something it renders.
@@ -12,7 +13,12 @@ pub enum ReportError {
     Usage(String),
     /// An input file exists but cannot be used.
     #[error("{path}: {detail}")]
-    Input { path: PathBuf, detail: String },
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it, without the path.
+        detail: String,
+    },
     /// A fixings, forward-curve or intraday file, as its reader refused it.
     #[error(transparent)]
     Index(#[from] rentix_index::IndexError),
@@ -27,5 +33,10 @@ pub enum ReportError {
     Table(#[from] rentix_table::TableError),
     /// A chart could not be drawn or written (`path` without its extension).
     #[error("chart {path}: {detail}")]
-    Chart { path: PathBuf, detail: String },
+    Chart {
+        /// The chart's output path, without `.png` / `.svg`.
+        path: PathBuf,
+        /// The drawing backend's or the file system's message.
+        detail: String,
+    },
 }

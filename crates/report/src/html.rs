@@ -56,10 +56,17 @@ ul.glance{font-size:1.05em;background:#f3f6fa;padding:.6em 2em;border-radius:4px
 /// What a report directory holds.
 #[derive(Debug, Default)]
 pub struct ReportInputs {
+    /// `fixings.csv`, else `fixings.parquet`; `None` when neither exists.
     pub fixings: Option<PathBuf>,
+    /// `methodology.toml`, shown in the report when present.
     pub methodology: Option<PathBuf>,
+    /// A simulator's `truth.csv`: in the directory, else in `sim/` or `work/sim/`;
+    /// `None` for a market without known truth.
     pub truth: Option<PathBuf>,
+    /// `ingest_summary.json`, when present.
     pub ingest_summary: Option<PathBuf>,
+    /// Backtest output directories (each holding `summary.json`): the directory
+    /// itself, then its subdirectories in name order; empty when none.
     pub backtests: Vec<PathBuf>,
     /// A contract lab's output directory (holding comparison.json).
     pub lab: Option<PathBuf>,

@@ -29,7 +29,9 @@ pub const TERMS: [ContractTerm; 7] = [
 /// The latent paths, one value per GPU per day (`None` before launch).
 #[derive(Debug, Clone)]
 pub struct Market {
+    /// Simulation day 0.
     pub start: NaiveDate,
+    /// Number of simulated days.
     pub days: u32,
     /// Reference fair price per GPU per day.
     base: Vec<Vec<Option<f64>>>,
@@ -50,6 +52,8 @@ fn scope_index(s: ServiceScope) -> usize {
 }
 
 impl Market {
+    /// Draws every GPU's fair-price and spot-ratio paths and the term slope from
+    /// `p.seed`; the same parameters give the same market.
     pub fn build(p: &SimParams) -> Self {
         let m = &p.market;
         let n = p.days as usize;
@@ -141,6 +145,7 @@ impl Market {
         }
     }
 
+    /// The calendar date of simulation day `day`.
     pub fn date(&self, day: u32) -> NaiveDate {
         self.start + Days::new(u64::from(day))
     }

@@ -11,26 +11,53 @@ const DEFAULT: &str = rentix_core::bundled::data::SIM_DEFAULT;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MarketParams {
+    /// Long-run daily volatility of a GPU's log fair price, the GARCH(1,1) level
+    /// (`omega = daily_vol^2 (1 - alpha - beta)`); a GPU's own
+    /// [`GpuLifeCycle::daily_vol`] overrides it. Finite and `>= 0`; default 0.012.
     pub daily_vol: f64,
+    /// GARCH weight of yesterday's squared shock in today's variance: how strongly
+    /// volatility clusters after a large move. `>= 0`, with `alpha + beta < 1`;
+    /// default 0.08.
     pub garch_alpha: f64,
+    /// GARCH weight of yesterday's variance in today's: how long a volatile spell
+    /// lasts. `>= 0`, with `alpha + beta < 1`; default 0.90.
     pub garch_beta: f64,
+    /// Share of the log price's deviation from its life-cycle trend that decays each
+    /// day (`z_{t+1} = (1 - kappa) z_t + ...`). Finite and `>= 0`; default 0.06.
     pub mean_reversion: f64,
+    /// Daily probability of a jump in a GPU's log price. Finite and `>= 0`;
+    /// default 0.004.
     pub jump_prob: f64,
+    /// Share of jumps that are price cuts (the rest are rises), 0..1; default 0.7.
     pub jump_cut_share: f64,
+    /// Mean absolute size of a jump in log price: a jump is drawn uniformly between
+    /// 0.5 and 1.5 times this. Default 0.04.
     pub jump_mean_abs: f64,
+    /// Mean slope of the reserved discount: a reserved term's price is on-demand
+    /// times `exp(-slope * sqrt(term in years))`. Default 0.25.
     pub term_slope: f64,
+    /// Daily standard deviation of the slope, which reverts 3% a day towards
+    /// `term_slope` and never goes below 0. Default 0.01.
     pub term_slope_vol: f64,
+    /// Ratio of spot to on-demand price that each GPU's spot ratio moves around
+    /// (`spot_ratio * e^u`, `u` the noise below). Finite and `>= 0`; default 0.62.
     pub spot_ratio: f64,
+    /// Daily standard deviation of the spot ratio's log noise `u`, an AR(1) with
+    /// coefficient 0.9, one per GPU. Default 0.035.
     pub spot_vol: f64,
+    /// Share by which a GPU's price steps down once its successor launches, phased
+    /// in linearly over 60 days (0.08 = 8% lower). Default 0.08.
     pub successor_cut: f64,
     /// Trade and firm-offer intensity of the bare-metal on-demand grades (the
     /// benchmark grades futures settle on) relative to the other grades: a
     /// benchmark is the grade the market trades most. 1 treats every grade alike.
+    /// Finite and `>= 0`; 1 when absent; 16 in `data/sim/default.toml`.
     #[serde(default = "one")]
     pub benchmark_activity: f64,
     /// Standard deviation of a trade's log price around its provider's price (the
     /// fair price times its tier and region premia): how far two trades of one
-    /// provider on one day can differ.
+    /// provider on one day can differ. A trade's tier premium is the square root of
+    /// the provider's. Finite and `>= 0`; default 0.02.
     #[serde(default = "two_percent")]
     pub trade_dispersion: f64,
 }
@@ -47,8 +74,16 @@ fn one() -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoiseParams {
+    /// Share of rows with an id (firm offers and trades) written twice, verbatim.
+    /// Default 0.01.
     pub duplicate_share: f64,
+    /// Share of listings, firm offers and trades corrupted in one of seven ways
+    /// (NaN or negative price, unknown GPU, unparseable date, trade without
+    /// quantity, unknown currency, unknown unit); intraday listings are never
+    /// corrupted. Default 0.001.
     pub bad_row_share: f64,
+    /// Share of trades after day 3 held back and appended at the end of
+    /// `observations.csv`, keeping their own time. Default 0.01.
     pub late_share: f64,
 }
 
@@ -56,16 +91,27 @@ pub struct NoiseParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuLifeCycle {
+    /// Canonical GPU id (`h100-sxm-80gb`); must have a GPU id's syntax.
     pub id: String,
+    /// First day on the market; the GPU has no price, and no observation, before.
     pub launch: NaiveDate,
+    /// Reference fair price at launch (bare metal, on-demand, silver operator), USD
+    /// per GPU-hour; must exceed `floor`.
     pub launch_price: f64,
+    /// Long-run reference price the trend decays towards, USD per GPU-hour; `> 0`.
     pub floor: f64,
+    /// Yearly decay rate `k` of the premium over the floor:
+    /// `trend = floor + (launch_price - floor) e^(-k age_in_years)`.
     pub decay_per_year: f64,
+    /// Multiplier of the GPU's firm-offer and trade arrival rates (1 = H100 in the
+    /// default; A100 1.5, MI300X 0.3).
     pub liquidity: f64,
     /// This GPU's daily volatility of the log fair price, when it differs from
     /// `market.daily_vol` (an old GPU's price moves less than a new one's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daily_vol: Option<f64>,
+    /// Id of the GPU whose launch steps this one's price down by
+    /// [`MarketParams::successor_cut`]; `None` (or an id not simulated) for no step.
     #[serde(default)]
     pub successor: Option<String>,
 }
@@ -74,10 +120,18 @@ pub struct GpuLifeCycle {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RentLeg {
+    /// Grade key whose fair price the leg follows (`h100-sxm-80gb/bare-metal/1y`);
+    /// its GPU must be simulated and its term one of [`TERMS`](crate::TERMS).
     pub grade: String,
+    /// Weight of the leg in the user's rent, 0..1; a user's shares add up to 1.
     pub share: f64,
+    /// Days between repricings, counted from the first day every leg's GPU is on the
+    /// market (1 = daily, 365 = a yearly reservation); `>= 1`.
     pub reprice_days: u32,
+    /// Multiplier of the fair price (1.03 = 3% above it).
     pub markup: f64,
+    /// USD per GPU-hour added after the markup: the leg's rent is
+    /// `fair * markup + add`.
     pub add: f64,
 }
 
@@ -85,17 +139,27 @@ pub struct RentLeg {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserParams {
+    /// Names the user's files: `rent_<name>.csv`, `events_<name>.csv`.
     pub name: String,
+    /// `pay` (a producer renting GPUs) or `earn` (a neocloud letting them); written
+    /// in the rent file's `side` column.
     pub side: String,
+    /// GPUs rented or let, `> 0`: each day is `gpus * 24` GPU-hours.
     pub gpus: u32,
+    /// Yearly Poisson rate of outages: 1-3 days each, 5-30% of the GPUs lost.
     pub outages_per_year: f64,
+    /// Yearly Poisson rate of failed deployments that strand capacity: 7-30 days
+    /// each, 10-40% of the GPUs.
     pub failed_deployments_per_year: f64,
+    /// Yearly Poisson rate of customers who stop paying, for `earn` users only
+    /// (ignored for `pay`): 30-90 days each, 5-20% of the GPUs.
     pub customer_defaults_per_year: f64,
     /// How the rent file is written: `daily` (one row a day) or `monthly` (one row a
     /// calendar month, as invoices come: the GPU-hour-weighted average price and the
     /// month's GPU-hours; `period_end` exclusive).
     #[serde(default = "daily")]
     pub billing: String,
+    /// The legs whose mix is the user's rent; at least one.
     pub leg: Vec<RentLeg>,
 }
 
@@ -107,21 +171,37 @@ fn daily() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimParams {
+    /// Seed every random stream is derived from (default 20240101).
     pub seed: u64,
+    /// First simulated day (default 2024-01-01).
     pub start: NaiveDate,
+    /// Number of simulated days, 1..=20000 (default 731).
     pub days: u32,
+    /// Target number of observations: every arrival rate is scaled so that the count
+    /// comes out close to it. 0 (the default) keeps the natural activity.
     pub rows: u64,
     /// Listings at every stamp of this many minutes (`simulate --cadence 15m`)
     /// instead of a few sightings a day of one posted price: each provider's page
     /// read every stamp, its price moving a little within the day. Absent: daily.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cadence_minutes: Option<u32>,
+    /// Dynamics shared by every GPU.
     pub market: MarketParams,
+    /// Multiplier of the fair price by service scope; must name `container`, `vm`,
+    /// `bare-metal` and `managed-cluster` (default 0.88, 0.97, 1.0, 1.18).
     pub scope_premium: BTreeMap<String, f64>,
+    /// Multiplier of observed prices by the provider's operator tier (trades take its
+    /// square root); must name all five tiers (default platinum 1.06 ... underperform
+    /// 0.92, silver 1.0). Not part of the fair price.
     pub tier_premium: BTreeMap<String, f64>,
+    /// Multiplier of observed prices by region; must name `us`, `eu` and `apac`
+    /// (default 0.99, 1.01, 1.02). Not part of the fair price.
     pub region_premium: BTreeMap<String, f64>,
+    /// Imperfections of the feed.
     pub noise: NoiseParams,
+    /// The GPUs simulated, at least one.
     pub gpu: Vec<GpuLifeCycle>,
+    /// Users whose rent and events are written; none when absent.
     #[serde(default)]
     pub user: Vec<UserParams>,
 }
@@ -136,6 +216,8 @@ impl SimParams {
         Self::from_toml(DEFAULT).expect("data/sim/default.toml is valid")
     }
 
+    /// Parses parameters from TOML (unknown fields refused) and
+    /// [validates](SimParams::validate) them.
     pub fn from_toml(text: &str) -> Result<Self, SimError> {
         let p: SimParams = toml::from_str(text).map_err(|e| SimError::Params(e.to_string()))?;
         p.validate()?;
@@ -239,6 +321,7 @@ impl SimParams {
         Ok(())
     }
 
+    /// The day after the last simulated day (`start + days`, exclusive).
     pub fn end(&self) -> NaiveDate {
         self.start + chrono::Days::new(u64::from(self.days))
     }

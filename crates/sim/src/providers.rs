@@ -45,16 +45,23 @@ pub struct Offer {
     pub term: ContractTerm,
 }
 
+/// One fictional provider of the roster: what it offers, where, how it quotes and
+/// how often it reprices and publishes.
 #[derive(Debug, Clone)]
 pub struct Provider {
+    /// Display name, written as the observations' `source` and the ratings'
+    /// `operator`.
     pub name: String,
+    /// Short code `pNN` (roster position) used in observation ids.
     pub code: String,
+    /// Business model, which decides what the provider publishes.
     pub kind: ProviderKind,
     /// The rating at the start of the simulation.
     pub tier: OperatorTier,
     /// Dated ratings (simulation day, tier), the first at day 0: operators improve or
     /// slip, and a rating moves with them.
     pub tier_history: Vec<(u32, OperatorTier)>,
+    /// Regions it serves (`us`, `eu`, `apac`), at least one.
     pub regions: Vec<&'static str>,
     /// Share of days on which the provider publishes at all.
     pub reliability: f64,
@@ -62,9 +69,13 @@ pub struct Provider {
     pub listing_premium: f64,
     /// Daily probability that a listing is repriced to the market.
     pub reprice_prob: f64,
+    /// Currency of its quotes: `EUR` for Fjord Compute, `USD` for every other.
     pub currency: &'static str,
+    /// The unit it quotes prices in.
     pub quote: Quote,
+    /// Which raw GPU names it writes.
     pub naming: Naming,
+    /// Every (GPU, scope, term) it offers.
     pub offers: Vec<Offer>,
 }
 

@@ -17,14 +17,25 @@ use std::path::Path;
 /// What a run wrote, recorded in `manifest.json` beside every parameter.
 #[derive(Debug, Clone, Serialize)]
 pub struct Manifest {
+    /// `rentix-sim` and the crate version that wrote the files.
     pub generator: String,
+    /// The seed used (also in `params`).
     pub seed: u64,
+    /// Rows written to `observations.csv`, late ones, duplicates and bad rows
+    /// included (the header not counted).
     pub observations: u64,
+    /// Of those, the late trades appended at the end of the file.
     pub late_observations: u64,
+    /// Rows of `truth.csv`: one per grade and day the GPU is on the market.
     pub truth_rows: u64,
+    /// Multiplier applied to every arrival rate to meet `params.rows`; 1 when
+    /// `rows` is 0.
     pub activity: f64,
+    /// The users' names, in parameter order.
     pub users: Vec<String>,
+    /// Files written in the output directory, `manifest.json` excepted.
     pub files: Vec<String>,
+    /// Every parameter of the run.
     pub params: SimParams,
 }
 

@@ -16,24 +16,49 @@ use std::path::{Path, PathBuf};
 /// Why a table file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
+    /// A file or directory could not be opened or listed.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The file or directory.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// A file could not be created, written, synced, renamed or removed.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The file; `<csv>` or `<temporary>` when the writer does not know it,
+        /// empty when an fsync thread panicked.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// A table file's name ends in neither `.csv` nor `.parquet`.
     #[error("{path}: a table file's name must end in .csv or .parquet")]
-    Format { path: PathBuf },
+    Format {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Polars could not encode or decode a Parquet file, a column has a type this
+    /// crate does not read, or batches of one file have different columns.
     #[error("parquet {path}: {detail}")]
-    Parquet { path: PathBuf, detail: String },
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// Polars' message, or what differs.
+        detail: String,
+    },
+    /// A CSV file that does not parse (read by [`TextTable::read`]).
     #[error("csv {path}: {detail}")]
-    Csv { path: PathBuf, detail: String },
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The CSV reader's message.
+        detail: String,
+    },
 }
 
+/// The result of every fallible function of this crate.
 pub type Result<T> = std::result::Result<T, TableError>;
 
 /// A UTC instant as the store and every CSV output write it: RFC 3339, microseconds,
@@ -45,9 +70,13 @@ pub fn timestamp_text(t: chrono::DateTime<chrono::Utc>) -> String {
 /// One column's values; `None` is an empty cell / null.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Col {
+    /// Text: a Parquet string, a CSV cell neutralized against formula injection.
     Str(Vec<Option<String>>),
+    /// Doubles: shortest round-trip text in CSV, always with a decimal point.
     F64(Vec<Option<f64>>),
+    /// 64-bit integers (counts, ranks, row numbers).
     I64(Vec<Option<i64>>),
+    /// Booleans: `true` / `false` in CSV.
     Bool(Vec<Option<bool>>),
     /// A UTC instant, microseconds since 1970-01-01T00:00:00Z: a Parquet
     /// `TIMESTAMP(MICROS, UTC)` column, RFC 3339 text in CSV.
@@ -63,8 +92,9 @@ pub enum Col {
 /// string per cell.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Coded {
+    /// The distinct texts, each once, in order of first appearance.
     pub values: Vec<String>,
-    /// `None` for an empty cell.
+    /// One per row: an index into `values`, `None` for an empty cell.
     pub codes: Vec<Option<u32>>,
 }
 
@@ -146,6 +176,7 @@ impl Col {
         Col::Date(v.map(|d| Some(epoch_days(d))).collect())
     }
 
+    /// Number of rows.
     pub fn len(&self) -> usize {
         match self {
             Col::Str(v) => v.len(),
@@ -158,6 +189,7 @@ impl Col {
         }
     }
 
+    /// Whether the column has no row.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -225,18 +257,24 @@ impl Col {
 /// Named columns of equal length.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {
+    /// Column names, in file order; `names[i]` names `cols[i]`.
     pub names: Vec<String>,
+    /// The columns, each [`Table::height`] rows long.
     pub cols: Vec<Col>,
 }
 
 /// The on-disk format, chosen by the file name's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableFormat {
+    /// `.csv`: a header row, then one line per row.
     Csv,
+    /// `.parquet`: typed columns, Snappy-compressed.
     Parquet,
 }
 
 impl TableFormat {
+    /// The format `path`'s extension names (`csv` or `parquet`, lowercase);
+    /// [`TableError::Format`] for any other.
     pub fn of(path: &Path) -> Result<Self> {
         match path.extension().and_then(|e| e.to_str()) {
             Some("csv") => Ok(TableFormat::Csv),
@@ -249,10 +287,13 @@ impl TableFormat {
 }
 
 impl Table {
+    /// A table of no columns.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Appends a column named `name`. Neither its length nor the uniqueness of its
+    /// name is checked: the caller keeps columns of equal length.
     pub fn push(&mut self, name: &str, col: Col) {
         self.names.push(name.to_string());
         self.cols.push(col);
@@ -266,10 +307,12 @@ impl Table {
         }
     }
 
+    /// Number of rows: the first column's length, 0 without columns.
     pub fn height(&self) -> usize {
         self.cols.first().map_or(0, Col::len)
     }
 
+    /// The first column named `name`, `None` if there is none.
     pub fn col(&self, name: &str) -> Option<&Col> {
         self.names
             .iter()
@@ -512,7 +555,9 @@ impl Table {
 /// renders them. Two files compare cell by cell as text whatever their columns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TextTable {
+    /// Column names, from the header (CSV) or the schema (Parquet).
     pub names: Vec<String>,
+    /// Every row's cells as text, in column order; an empty cell is `""`.
     pub rows: Vec<Vec<String>>,
 }
 
@@ -737,10 +782,6 @@ pub fn write_unsynced_parquet_batches(
     file.flush().map_err(werr)
 }
 
-/// Writes a file atomically: into a temporary file of a unique name beside it
-/// (`.<name>.XXXXXX.tmp`), fsync, then rename over `path`. A killed process leaves
-/// either the old file or the new one, never half of one, and two writers of the same
-/// path never share a temporary file: the last rename wins whole.
 /// A new file under a unique temporary name beside `path`, in `dir`:
 /// `.<name>.XXXXXX.tmp`.
 fn temp_file(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
@@ -759,6 +800,12 @@ fn temp_file(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile
     builder.tempfile_in(dir)
 }
 
+/// Writes a file atomically: `fill` writes into a temporary file of a unique name
+/// beside it (`.<name>.XXXXXX.tmp`, missing parent directories created), fsync,
+/// then rename over `path`. A killed process leaves either the old file or the new
+/// one, never half of one, and two writers of the same path never share a temporary
+/// file: the last rename wins whole. If `fill` fails the temporary file is removed
+/// and `path` is untouched.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
     let werr = |source| TableError::Write {
         path: path.to_path_buf(),
