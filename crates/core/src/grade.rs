@@ -45,10 +45,10 @@ impl Grade {
         self
     }
 
-    /// The same grade with its region replaced (`None` removes it). The region is
-    /// stored as given, not lowercased.
+    /// The same grade with its region replaced (`None` removes it), lowercased as a
+    /// parsed key's region is, so a grade built either way compares equal.
     pub fn with_region(mut self, region: Option<String>) -> Self {
-        self.region = region;
+        self.region = region.map(|r| r.to_ascii_lowercase());
         self
     }
 
@@ -148,6 +148,12 @@ impl GradePattern {
             None => (text, None),
         };
         let segments: Vec<String> = body.split('/').map(str::to_string).collect();
+        if region.as_deref() == Some("") {
+            return Err(CoreError::InvalidGrade {
+                value: text.to_string(),
+                reason: "an empty region after '@' matches no grade: name one or use '@*'".into(),
+            });
+        }
         if !(3..=4).contains(&segments.len()) || segments.iter().any(|s| s.is_empty()) {
             return Err(CoreError::InvalidGrade {
                 value: text.to_string(),
@@ -234,6 +240,14 @@ fn glob_match(p: &[u8], s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_region_set_in_code_compares_like_a_parsed_one() {
+        let parsed: Grade = "h100-sxm-80gb/bare-metal/on-demand@eu".parse().unwrap();
+        let built: Grade = "h100-sxm-80gb/bare-metal/on-demand".parse().unwrap();
+        assert_eq!(built.with_region(Some("EU".into())), parsed);
+        assert!(GradePattern::new("h100-sxm-80gb/*/*@").is_err());
+    }
 
     #[test]
     fn grade_round_trip() {

@@ -36,13 +36,17 @@ impl DateSeries {
                 value,
             });
         }
-        if self.points.insert(date, value).is_some() {
-            return Err(CoreError::InvalidTime {
+        // Refused without touching the point already there.
+        match self.points.entry(date) {
+            std::collections::btree_map::Entry::Occupied(_) => Err(CoreError::InvalidTime {
                 value: date.to_string(),
                 reason: "date already present in series".into(),
-            });
+            }),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(value);
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// The value on `date`, `None` if the series has no point there.
@@ -110,6 +114,15 @@ impl DateSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_insert_leaves_the_series_as_it_was() {
+        let d = NaiveDate::from_ymd_opt(2025, 6, 1).unwrap();
+        let mut s = DateSeries::default();
+        s.insert(d, 2.0).unwrap();
+        assert!(s.insert(d, 3.0).is_err());
+        assert_eq!(s.get(d), Some(2.0));
+    }
 
     fn d(day: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(2025, 1, day).unwrap()

@@ -702,6 +702,17 @@ pub fn fix_intraday(
     to: NaiveDate,
 ) -> Result<IntradayResult, String> {
     let clock = m.clock()?;
+    // A weights file named but never read would fix on equal weights as if the
+    // methodology had none: refuse instead (from_toml does not read files).
+    if let (Some(file), None) = (
+        m.intraday.weights.as_ref().and_then(|w| w.file.as_ref()),
+        &m.weights_table,
+    ) {
+        return Err(format!(
+            "intraday.weights.file {} was not read: load the methodology with from_file, or give the weights with with_weights",
+            file.display()
+        ));
+    }
     let days = (to - from).num_days() + 1;
     if days < 1 {
         return Err(format!("--from {from} is after --to {to}"));
@@ -1500,6 +1511,22 @@ publish_receipts = true
         assert_eq!(r.fixings[0].n_contributors, 2);
         let c = r.receipts.iter().find(|x| x.contributor == "c").unwrap();
         assert_eq!(c.status, "no_weight");
+    }
+
+    #[test]
+    fn a_weights_file_never_read_is_refused_not_fixed_on_equal_weights() {
+        let m = IntradayMethodology::from_toml(
+            &format!("{BASE}[intraday.weights]\nfile = \"w.csv\"\n"),
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let day = NaiveDate::from_ymd_opt(2025, 6, 1).unwrap();
+        let input = IntradayInput {
+            grades: BTreeMap::new(),
+            contributors: Vec::new(),
+        };
+        let e = fix_intraday(&m, &input, day, day).unwrap_err();
+        assert!(e.contains("w.csv was not read"), "{e}");
     }
 
     #[test]
