@@ -181,8 +181,7 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let differentials = match plan {
         Some(plan) if differentials_path.exists() => incremental::merge_tier_differentials(
             m,
-            incremental::read_tier_differentials(&differentials_path)
-                .map_err(anyhow::Error::msg)?,
+            incremental::read_tier_differentials(&differentials_path)?,
             result.tier_differentials.clone(),
             plan.after,
             cfg.request.to,

@@ -24,6 +24,7 @@ use crate::aggregation::{aggregate, Aggregation};
 use crate::contributor_id::ContributorAliases;
 use crate::contributors::{cap_weights, cap_weights_proportional};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
+use crate::error::IndexError;
 use crate::fixing::{round_to, Fixing, FixingLevel};
 use crate::flag::Flag;
 use crate::methodology::{
@@ -72,7 +73,7 @@ pub fn group_by_grade(
     rows: &[StoredObservation],
     req: &IndexRequest,
     clock: &FixingClock,
-) -> Result<Grouped, String> {
+) -> Result<Grouped, IndexError> {
     let mut g = GradeGrouper::new(req, *clock)?;
     g.add(rows)?;
     Ok(g.finish())
@@ -106,7 +107,7 @@ impl<'a> GradeGrouper<'a> {
     /// An empty grouper for `req`, fixing dates worked out on `clock`; fails when
     /// the methodology's grade patterns, calendar or contributor aliases do not
     /// parse.
-    pub fn new(req: &'a IndexRequest, clock: FixingClock) -> Result<Self, String> {
+    pub fn new(req: &'a IndexRequest, clock: FixingClock) -> Result<Self, IndexError> {
         Ok(Self {
             req,
             clock,
@@ -116,9 +117,10 @@ impl<'a> GradeGrouper<'a> {
             targets: HashMap::new(),
             grades: Vec::new(),
             slot_of: HashMap::new(),
-            sources: Interner::new(ContributorAliases::with(
-                &req.methodology.contributors.aliases,
-            )?),
+            sources: Interner::new(
+                ContributorAliases::with(&req.methodology.contributors.aliases)
+                    .map_err(IndexError::Config)?,
+            ),
             below_clip: 0,
             counted: (None, None),
         })
@@ -167,7 +169,7 @@ impl<'a> GradeGrouper<'a> {
 
     /// Adds a batch of store rows. Fails on a dedupe key that is not the store's
     /// 32 hexadecimal digits (a store edited by hand).
-    pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), String> {
+    pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), IndexError> {
         for r in rows {
             let o = &r.obs;
             let fed = self
@@ -190,7 +192,7 @@ impl<'a> GradeGrouper<'a> {
             let source = self
                 .sources
                 .id(&o.source)
-                .ok_or("more than 2^32 distinct contributors")?;
+                .ok_or_else(too_many_contributors)?;
             let row = EngineObs {
                 key: key_of(&r.dedupe_key, &o.fixing_date)?,
                 price: o.usd_per_gpu_hour.get(),
@@ -209,26 +211,22 @@ impl<'a> GradeGrouper<'a> {
 
     /// Adds a store partition read column by column: grades, tiers and
     /// contributors are worked out once per distinct value, not once per row.
-    pub fn add_part(&mut self, part: &FixingPart) -> Result<(), String> {
+    pub fn add_part(&mut self, part: &FixingPart) -> Result<(), IndexError> {
         let sources: Vec<u32> = part
             .sources
             .iter()
-            .map(|name| {
-                self.sources
-                    .id(name)
-                    .ok_or("more than 2^32 distinct contributors")
-            })
+            .map(|name| self.sources.id(name).ok_or_else(too_many_contributors))
             .collect::<Result<_, _>>()?;
         // Per grade code: the grades its rows feed, by operator tier.
         let mut fed: Vec<Vec<TierSlots>> = vec![Vec::new(); part.grades.len()];
         for r in 0..part.len() {
             let (g, tier) = (part.grade[r] as usize, part.operator_tier[r]);
             let Some(by_tier) = fed.get_mut(g) else {
-                return Err(format!(
+                return Err(IndexError::Data(format!(
                     "{}: row {}: grade code out of range",
                     part.path.display(),
                     r + 1
-                ));
+                )));
             };
             let at = match by_tier.iter().position(|(t, _)| *t == tier) {
                 Some(at) => at,
@@ -258,11 +256,11 @@ impl<'a> GradeGrouper<'a> {
                 continue;
             }
             let source = sources.get(part.source[r] as usize).ok_or_else(|| {
-                format!(
+                IndexError::Data(format!(
                     "{}: row {}: source code out of range",
                     part.path.display(),
                     r + 1
-                )
+                ))
             })?;
             let row = EngineObs {
                 key: key_of(&part.dedupe_key[r], &part.path.display())?,
@@ -357,12 +355,17 @@ fn day_of(
 /// An observation's dedupe key, refused unless it is the store's 32 hexadecimal
 /// digits (a store edited by hand); `at` says where it was read.
 /// `at` names where the row is, formatted only for an error.
-fn key_of(text: &str, at: &dyn std::fmt::Display) -> Result<ObsKey, String> {
+fn key_of(text: &str, at: &dyn std::fmt::Display) -> Result<ObsKey, IndexError> {
     ObsKey::parse_hex(text).ok_or_else(|| {
-        format!(
+        IndexError::Data(format!(
             "store observation {text:?} of {at}: dedupe_key is not 32 lowercase hexadecimal digits"
-        )
+        ))
     })
+}
+
+/// The engine numbers contributors with 32 bits.
+fn too_many_contributors() -> IndexError {
+    IndexError::Data("more than 2^32 distinct contributors".into())
 }
 
 /// The fixing dates from the first observation day (or the request's `from`) to the

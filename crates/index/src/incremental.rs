@@ -358,13 +358,16 @@ pub fn merge_tier_differentials(
 }
 
 /// Reads a tier-differentials file as [`crate::tier_differentials_table`] wrote it.
-pub fn read_tier_differentials(path: &Path) -> Result<Vec<TierDifferential>, String> {
-    let t = rentix_table::TextTable::read(path).map_err(|e| e.to_string())?;
+pub fn read_tier_differentials(path: &Path) -> Result<Vec<TierDifferential>, crate::IndexError> {
+    let t = rentix_table::TextTable::read(path)?;
     let col = |name: &str| {
         t.names
             .iter()
             .position(|n| n == name)
-            .ok_or_else(|| format!("{}: no column {name:?}", path.display()))
+            .ok_or_else(|| crate::IndexError::Input {
+                path: path.to_path_buf(),
+                detail: format!("no column {name:?}"),
+            })
     };
     let (d, c, l, p, n) = (
         col("date")?,
@@ -377,7 +380,11 @@ pub fn read_tier_differentials(path: &Path) -> Result<Vec<TierDifferential>, Str
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let bad = |what: &str| format!("{} row {}: {what}", path.display(), i + 1);
+            let bad = |what: &str| crate::IndexError::Fixings {
+                path: path.to_path_buf(),
+                row: i + 1,
+                detail: format!("{what} does not parse"),
+            };
             Ok(TierDifferential {
                 date: r[d].parse().map_err(|_| bad("date"))?,
                 composite: r[c].clone(),

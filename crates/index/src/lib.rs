@@ -102,8 +102,8 @@ pub fn past_the_store(
 /// Computes fixings, composites and forward curves from store observations.
 pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexResult, IndexError> {
     let clock = req.methodology.cutoff_clock();
-    let mut grouper = GradeGrouper::new(req, clock).map_err(IndexError::Config)?;
-    grouper.add(rows).map_err(IndexError::Data)?;
+    let mut grouper = GradeGrouper::new(req, clock)?;
+    grouper.add(rows)?;
     compute_grouped(grouper.finish(), req)
 }
 
@@ -145,12 +145,10 @@ pub(crate) fn compute_read(
 ) -> Result<IndexResult, IndexError> {
     let clock = req.methodology.cutoff_clock();
     let new_grouper = || {
-        GradeGrouper::new(req, clock)
-            .map(|mut g| {
-                g.count_clipped_within(counted.0, counted.1);
-                g
-            })
-            .map_err(IndexError::Config)
+        GradeGrouper::new(req, clock).map(|mut g| {
+            g.count_clipped_within(counted.0, counted.1);
+            g
+        })
     };
     let mut grouper = new_grouper()?;
     let mut bad = Ok(());
@@ -161,7 +159,7 @@ pub(crate) fn compute_read(
     store.for_each_fixing_part(from, to, |delivery| match delivery {
         rentix_ingest::Delivery::Part(part) => {
             if bad.is_ok() {
-                bad = grouper.add_part(&part).map_err(IndexError::Data);
+                bad = grouper.add_part(&part);
             }
         }
         // A compaction replaced files under the read: start again.

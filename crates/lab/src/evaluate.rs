@@ -198,7 +198,7 @@ pub fn evaluate(
     };
     let clock = m.cutoff_clock();
     let obs = group_by_grade(rows, &req, &clock)
-        .map_err(refused)?
+        .map_err(|e| refused(e.to_string()))?
         .grades
         .remove(&grade)
         .unwrap_or_default();
