@@ -576,11 +576,19 @@ impl Methodology {
 
 impl MethodologySpec {
     /// Checks the ranges a methodology must respect.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-    )]
     pub fn validate(&self) -> Result<(), String> {
+        self.check_labels()?;
+        self.check_ranges()?;
+        self.check_composite_names()?;
+        self.parse_clock()?;
+        self.parse_rule()?;
+        self.parse_patterns()?;
+        self.check_rules()?;
+        self.check_composite_members()
+    }
+
+    /// The version, name and description a fixing row and a reader see; a daily cadence.
+    fn check_labels(&self) -> Result<(), String> {
         if self.version.trim().is_empty() {
             return Err("version must not be empty".into());
         }
@@ -603,6 +611,11 @@ impl MethodologySpec {
         if self.name.len() > 1000 || self.description.len() > 10_000 {
             return Err("name (1000) or description (10000 characters) too long".into());
         }
+        Ok(())
+    }
+
+    /// The hierarchy lists each kind once; day counts and minimums are in range.
+    fn check_ranges(&self) -> Result<(), String> {
         let mut kinds = std::collections::BTreeSet::new();
         for k in &self.inputs.hierarchy {
             if !kinds.insert(k) {
@@ -644,6 +657,11 @@ impl MethodologySpec {
         if !(self.outliers.k.is_finite() && self.outliers.k <= 1000.0) {
             return Err("outliers.k must be a finite number <= 1000".into());
         }
+        Ok(())
+    }
+
+    /// Composite names: printable, unaltered by the CSV guard, unique, not grades; bases and weights.
+    fn check_composite_names(&self) -> Result<(), String> {
         let mut names = std::collections::BTreeSet::new();
         for c in &self.composite {
             if c.name.is_empty() || c.name.len() > 200 || c.name.chars().any(char::is_control) {
@@ -680,9 +698,11 @@ impl MethodologySpec {
                 ));
             }
         }
-        self.parse_clock()?;
-        self.parse_rule()?;
-        self.parse_patterns()?;
+        Ok(())
+    }
+
+    /// Inputs, filters, caps and floors, aliases, carry and rounding.
+    fn check_rules(&self) -> Result<(), String> {
         if self.inputs.hierarchy.is_empty() {
             return Err("inputs.hierarchy needs at least one kind".into());
         }
@@ -743,6 +763,11 @@ impl MethodologySpec {
         if self.rounding.decimals > 10 {
             return Err("rounding.decimals must be <= 10".into());
         }
+        Ok(())
+    }
+
+    /// What each composite is made of: patterns for hedonic and pooled, positive grade weights otherwise.
+    fn check_composite_members(&self) -> Result<(), String> {
         for c in &self.composite {
             match c.method {
                 CompositeMethod::Hedonic | CompositeMethod::Pooled => {
