@@ -615,13 +615,13 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// The id of run `n`: `run-000001`, as run records, partitions and quarantine files
 /// are named.
-pub fn run_name(n: u64) -> String {
+pub(crate) fn run_name(n: u64) -> String {
     format!("run-{n:06}")
 }
 
 /// `run-000042` -> 42; `None` for any name the store does not write (another
 /// width, a suffix such as ` (copy)`, a sign).
-pub fn run_number(name: &str) -> Option<u64> {
+pub(crate) fn run_number(name: &str) -> Option<u64> {
     let digits = name.strip_prefix("run-")?;
     if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
