@@ -73,7 +73,7 @@ pub struct GpuSpec {
     pub form_factor: String,
     /// Memory per GPU, in GB.
     pub memory_gb: f64,
-    /// Raw provider names that resolve to this id (matched by [`alias_key`]);
+    /// Raw provider names that resolve to this id (matched by `alias_key`);
     /// empty when the file gives none.
     #[serde(default)]
     pub aliases: Vec<String>,
