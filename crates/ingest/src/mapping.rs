@@ -188,7 +188,7 @@ impl Mapping {
 
     /// Parses and validates mapping TOML: at least one `[[emit]]` block (or
     /// `[aliases]` or `[value_map]` alone, for the canonical layout), at most
-    /// [`MAX_EMIT_BLOCKS`](crate::sizes::MAX_EMIT_BLOCKS); `path` names it in errors.
+    /// `MAX_EMIT_BLOCKS`; `path` names it in errors.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self> {
         let err = |detail: String| IngestError::Mapping {
             path: path.to_path_buf(),

@@ -8,7 +8,7 @@ pub(crate) use rentix_core::REQUIRED_COLUMNS as REQUIRED_FIELDS;
 /// One candidate observation as text. An empty field is `None`. Built by a
 /// [`crate::Mapping`] from one input record, borrowing its fields where a field is
 /// one column as it stands (no copy per field per row); validated by
-/// [`crate::normalize::Normalizer`].
+/// the normalizer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawObservation<'a> {
     /// `trade`, `firm` or `listing` (required).

@@ -85,7 +85,7 @@ impl Store {
     }
 
     /// Committed run records, oldest first. Every `.json` file in `runs/` must be
-    /// a record named as the store names them (`run-NNNNNN.json`, [`run_number`])
+    /// a record named as the store names them (`run-NNNNNN.json`, `run_number`)
     /// whose `run_id` is its name: a copy (`run-000001 (copy).json`) or a record
     /// renamed by hand would make readers count its partitions twice, so the store
     /// is refused naming the file (see `record_problem`).
