@@ -169,8 +169,8 @@ pub(crate) fn compute_read(
     compute_seeded(grouper.finish(), req, seeds)
 }
 
-/// [`compute`] on observations already grouped by a [`GradeGrouper`] (which a
-/// caller can feed one store partition at a time).
+/// [`compute`] on observations already grouped ([`group_by_grade`], or the
+/// crate's grade grouper fed one store partition at a time).
 pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResult, IndexError> {
     compute_seeded(grouped, req, None)
 }

@@ -96,7 +96,7 @@ pub(crate) fn weighted_quantile_sorted(pairs: &[(f64, f64)], q: f64, rule: TieRu
     pairs.last().map(|p| p.0)
 }
 
-/// Weighted median: [`weighted_quantile`] at one half.
+/// Weighted median: `weighted_quantile` at one half.
 pub fn weighted_median(values: &[f64], weights: &[f64], rule: TieRule) -> Option<f64> {
     weighted_quantile(values, weights, 0.5, rule)
 }
