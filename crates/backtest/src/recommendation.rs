@@ -50,7 +50,7 @@ pub enum Decision {
     /// No tradable hedge removed risk that can be told from chance, the hedge rounds to
     /// zero contracts, the rent never varied, or no tradable strategy was run.
     DoNotHedge,
-    /// Fewer than [`MIN_DECISION_PERIODS`] hedge periods.
+    /// Fewer than `MIN_DECISION_PERIODS` hedge periods.
     NotEnoughData,
 }
 
@@ -88,11 +88,11 @@ pub struct Recommendation {
     pub effectiveness_interval: Option<Interval>,
     /// Hedge periods the decision rests on.
     pub periods: usize,
-    /// Fewest periods a decision needs ([`MIN_DECISION_PERIODS`]).
+    /// Fewest periods a decision needs (`MIN_DECISION_PERIODS`).
     pub periods_needed: usize,
     /// One sentence a person can act on.
     pub reason: String,
-    /// What to read with care: few periods (below [`FEW_PERIODS`]), or a hedge above
+    /// What to read with care: few periods (below `FEW_PERIODS`), or a hedge above
     /// the contract's position limit.
     pub warning: Option<String>,
 }

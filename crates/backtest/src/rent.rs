@@ -99,7 +99,7 @@ pub struct Event {
     pub start: NaiveDate,
     /// First day after it (exclusive); an `end` equal to `start` also means one day.
     pub end: NaiveDate,
-    /// One of [`EVENT_KINDS`].
+    /// One of `EVENT_KINDS`.
     pub kind: String,
     /// GPU-hours the event made undeliverable (or unpaid).
     pub gpu_hours_lost: f64,
