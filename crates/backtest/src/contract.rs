@@ -166,7 +166,7 @@ fn default_last_n() -> usize {
     5
 }
 /// Ten qualifying fixings: about half of a month's business days.
-pub const DEFAULT_MIN_SETTLEMENT_FIXINGS: usize = 10;
+pub(crate) const DEFAULT_MIN_SETTLEMENT_FIXINGS: usize = 10;
 fn default_min_settlement_fixings() -> usize {
     DEFAULT_MIN_SETTLEMENT_FIXINGS
 }

@@ -93,7 +93,7 @@ pub struct CostPoint {
 
 /// Rent per million useful output tokens, USD:
 /// `usd_per_gpu_hour / (tokens_per_s_per_gpu x 3600 x success_rate) x 1e6`.
-pub fn usd_per_m_useful_tokens(
+pub(crate) fn usd_per_m_useful_tokens(
     usd_per_gpu_hour: f64,
     tokens_per_s_per_gpu: f64,
     success_rate: f64,

@@ -55,7 +55,7 @@ pub struct CostMonth {
 }
 
 /// Shapley split of `f(r1, t1, s1) - f(r0, t0, s0)` into the three factors' parts.
-pub fn shapley3(r: (f64, f64), t: (f64, f64), s: (f64, f64)) -> (f64, f64, f64) {
+pub(crate) fn shapley3(r: (f64, f64), t: (f64, f64), s: (f64, f64)) -> (f64, f64, f64) {
     let f = |rr: f64, tt: f64, ss: f64| usd_per_m_useful_tokens(rr, tt, ss);
     // A factor's marginal effect when it changes first (weight 1/3), second after
     // either other factor (1/6 each) or last (1/3).

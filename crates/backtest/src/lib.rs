@@ -30,40 +30,28 @@ mod underlying;
 
 pub use backtest::{
     run, BacktestConfig, BacktestResult, DailyPoint, EntrySensitivity, IndexInputs, Intervals,
-    Margin, OperationalLoss, PeriodRow, RestatedMonth, StrategySummary,
+    Margin, OperationalLoss, PeriodRow, PerpResult, RestatedMonth, StrategySummary,
 };
 pub use contract::{
     month_start, validate_index_name, ContractSpec, EntryAssumption, EntrySpec, Settlement,
-    SettlementOutcome, DEFAULT_MIN_SETTLEMENT_FIXINGS,
+    SettlementOutcome,
 };
 pub use cost::{
-    cost_curves, position_changes, read_throughput, usd_per_m_useful_tokens, CostPoint,
-    PositionChange, Throughput,
+    cost_curves, position_changes, read_throughput, CostPoint, PositionChange, Throughput,
 };
-pub use cost_decomposition::{decompose_cost, shapley3, CostMonth};
+pub use cost_decomposition::{decompose_cost, CostMonth};
 pub use error::BacktestError;
 pub use files::{backtest_files, fixings_views, BacktestFiles};
-pub use output::{daily_table, periods_table, write_backtest};
-pub use periods::{
-    build_periods, LeftOut, Period, Periods, ReferenceSlope, Tranche, LAYERS, MIN_SLOPE_PAIRS,
-};
+pub use output::write_backtest;
+pub use periods::LeftOut;
 pub use perp::{Instrument, PerpSpec};
-pub use pnl::{decompose, PeriodPnl, PnlInputs};
-pub use pricing::{ObservedPrice, PriceError, Pricer, PRICE_LOOKBACK_DAYS};
-pub use recommendation::{
-    recommend, recommend_for, tradable, Candidate, Decision, Recommendation, FEW_PERIODS,
-    MIN_DECISION_PERIODS,
-};
-pub use rent::{
-    events_over, read_events, Coverage, Event, PeriodEnd, RentPeriod, RentSeries, Side, EVENT_KINDS,
-};
-pub use settlement_rule::{
-    classify, coverage_of, fill_value, CoverageRule, GapFill, SettlementStatus,
-};
-pub use strategy::{
-    ewma_ratio, next_ratio, ratios, Strategy, EWMA_LAMBDA, MIN_HISTORY, WALK_FORWARD_WINDOW,
-};
+pub use pnl::PeriodPnl;
+pub use pricing::{ObservedPrice, PriceError, Pricer};
+pub use recommendation::{Decision, Recommendation};
+pub use rent::{read_events, Coverage, Event, PeriodEnd, RentPeriod, RentSeries, Side};
+pub use settlement_rule::{CoverageRule, GapFill, SettlementStatus};
+pub use strategy::Strategy;
 pub use track::{
     track, track_table, TrackOptions, TrackRow, DEFAULT_MIN_PERIODS, DEFAULT_MIN_SUFFICIENT_SHARE,
 };
-pub use underlying::{check_fixings, intraday_underlyings, underlyings, Stamps, Underlying};
+pub use underlying::{check_fixings, underlyings, Stamps, Underlying};

@@ -24,7 +24,7 @@ pub(crate) fn as_written(x: f64) -> f64 {
 }
 
 /// `periods.csv`: one row per instrument, strategy and month.
-pub fn periods_table(r: &BacktestResult) -> Table {
+pub(crate) fn periods_table(r: &BacktestResult) -> Table {
     let rows = &r.rows;
     let f = |g: &dyn Fn(&crate::backtest::PeriodRow) -> f64| {
         Col::F64(rows.iter().map(|x| Some(as_written(g(x)))).collect())
@@ -101,7 +101,7 @@ pub fn periods_table(r: &BacktestResult) -> Table {
 }
 
 /// `daily.csv`: rent, index and basis per day.
-pub fn daily_table(r: &BacktestResult) -> Table {
+pub(crate) fn daily_table(r: &BacktestResult) -> Table {
     let d = &r.daily;
     let mut t = Table::new();
     t.push(

@@ -48,14 +48,14 @@ use std::collections::BTreeMap;
 const MAX_BASIS_AGE_MONTHS: u32 = 3;
 /// Tranches of a layered hedge: one put on at each of the three month-ends before
 /// the contract month.
-pub const LAYERS: u32 = 3;
+pub(crate) const LAYERS: u32 = 3;
 /// Fewest consecutive-month change pairs the reference slope is fitted on; below
 /// this it is 1.
-pub const MIN_SLOPE_PAIRS: usize = 3;
+pub(crate) const MIN_SLOPE_PAIRS: usize = 3;
 
 /// One hedge tranche of a month: put on at the close of `entry_day`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tranche {
+pub(crate) struct Tranche {
     /// The last day of the 1st, 2nd or 3rd month before the contract month, at whose
     /// close the tranche was put on.
     pub entry_day: NaiveDate,
@@ -75,7 +75,7 @@ pub struct Tranche {
 impl Tranche {
     /// The rent this tranche locked in at reference slope `beta`:
     /// `R_m + beta (I_e - S_m)`; at `beta = 1`, index level at entry plus the basis.
-    pub fn rent_reference(&self, beta: f64) -> f64 {
+    pub(crate) fn rent_reference(&self, beta: f64) -> f64 {
         if beta == 1.0 {
             self.index_level + self.basis
         } else {
@@ -87,7 +87,7 @@ impl Tranche {
 /// The reference slope of [`build_periods`]' months and how many month-over-month
 /// pairs it was fitted on (0 when it fell back to 1).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ReferenceSlope {
+pub(crate) struct ReferenceSlope {
     /// The slope `beta`; exactly 1 when it fell back or lies within 1e-9 of 1.
     pub beta: f64,
     /// Consecutive-month pairs it was fitted on; 0 when it fell back to 1.
@@ -96,7 +96,7 @@ pub struct ReferenceSlope {
 
 /// One contract month as the backtest sees it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Period {
+pub(crate) struct Period {
     /// First day of the contract month.
     pub start: NaiveDate,
     /// Exclusive.
@@ -234,7 +234,7 @@ fn basis_at(months: &[Month], day: NaiveDate) -> Option<&Month> {
 /// The hedge periods of a rent against an index, the months left out, and the
 /// reference slope the periods' rent changes are measured with.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Periods {
+pub(crate) struct Periods {
     /// The hedge periods, in month order.
     pub periods: Vec<Period>,
     /// Every other month of the rent, in month order, with the reason.
@@ -246,7 +246,7 @@ pub struct Periods {
 /// Builds the months in which the user has rent on every day, the contract settles
 /// and a basis had been observed before entry; every other month of the rent file is
 /// listed in `left_out` with the reason.
-pub fn build_periods(
+pub(crate) fn build_periods(
     rent: &RentSeries,
     events: &[Event],
     index: &Underlying,

@@ -30,7 +30,7 @@ use serde::Serialize;
 
 /// Inputs of one period's decomposition.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PnlInputs {
+pub(crate) struct PnlInputs {
     /// `s`: +1 for an earner, -1 for a payer ([`Side::sign`](crate::Side::sign)).
     pub sign: f64,
     /// `dr = rent - R_ref`, USD per GPU-hour.
@@ -85,7 +85,7 @@ pub struct PeriodPnl {
 }
 
 /// The period's P&L, part by part (the module doc's formulas).
-pub fn decompose(i: PnlInputs) -> PeriodPnl {
+pub(crate) fn decompose(i: PnlInputs) -> PeriodPnl {
     let s = i.sign;
     let (dr, df, e, q) = (
         i.rent_change,

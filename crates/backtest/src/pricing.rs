@@ -9,7 +9,7 @@ use chrono::{Days, NaiveDate};
 use std::collections::BTreeMap;
 
 /// Days a price may be looked back (or, for a fixing, ahead) for.
-pub const PRICE_LOOKBACK_DAYS: u64 = 7;
+pub(crate) const PRICE_LOOKBACK_DAYS: u64 = 7;
 
 /// Why a throughput row could not be priced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -36,9 +36,9 @@ use crate::strategy::Strategy;
 use serde::{Deserialize, Serialize};
 
 /// Fewest hedge periods a decision is made on: half a year of months.
-pub const MIN_DECISION_PERIODS: usize = 6;
+pub(crate) const MIN_DECISION_PERIODS: usize = 6;
 /// Below this many periods a decision carries the small-sample warning.
-pub const FEW_PERIODS: usize = 24;
+pub(crate) const FEW_PERIODS: usize = 24;
 
 /// The three answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,7 +50,7 @@ pub enum Decision {
     /// No tradable hedge removed risk that can be told from chance, the hedge rounds to
     /// zero contracts, the rent never varied, or no tradable strategy was run.
     DoNotHedge,
-    /// Fewer than [`MIN_DECISION_PERIODS`] hedge periods.
+    /// Fewer than `MIN_DECISION_PERIODS` hedge periods.
     NotEnoughData,
 }
 
@@ -88,18 +88,18 @@ pub struct Recommendation {
     pub effectiveness_interval: Option<Interval>,
     /// Hedge periods the decision rests on.
     pub periods: usize,
-    /// Fewest periods a decision needs ([`MIN_DECISION_PERIODS`]).
+    /// Fewest periods a decision needs (`MIN_DECISION_PERIODS`).
     pub periods_needed: usize,
     /// One sentence a person can act on.
     pub reason: String,
-    /// What to read with care: few periods (below [`FEW_PERIODS`]), or a hedge above
+    /// What to read with care: few periods (below `FEW_PERIODS`), or a hedge above
     /// the contract's position limit.
     pub warning: Option<String>,
 }
 
 /// One tradable strategy's result, as the rule needs it.
 #[derive(Debug, Clone, Copy)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// The strategy.
     pub strategy: Strategy,
     /// Its out-of-sample effectiveness, a share; `None` when the rent P&L never varied.
@@ -114,7 +114,7 @@ pub struct Candidate {
 }
 
 /// Whether a strategy could have been traded (it uses no future data and hedges).
-pub fn tradable(s: Strategy) -> bool {
+pub(crate) fn tradable(s: Strategy) -> bool {
     !matches!(s, Strategy::Unhedged | Strategy::StaticMinVariance)
 }
 
@@ -139,7 +139,7 @@ fn pct(x: f64) -> String {
 }
 
 /// Applies the rule (module doc) to futures `candidates`, in run order.
-pub fn recommend(
+pub(crate) fn recommend(
     side: Side,
     periods: usize,
     candidates: &[Candidate],
@@ -161,7 +161,7 @@ pub fn recommend(
     clippy::too_many_lines,
     reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
 )]
-pub fn recommend_for(
+pub(crate) fn recommend_for(
     instrument: Instrument,
     lot_gpu_hours: f64,
     side: Side,

@@ -99,7 +99,7 @@ pub struct Event {
     pub start: NaiveDate,
     /// First day after it (exclusive); an `end` equal to `start` also means one day.
     pub end: NaiveDate,
-    /// One of [`EVENT_KINDS`].
+    /// One of `EVENT_KINDS`.
     pub kind: String,
     /// GPU-hours the event made undeliverable (or unpaid).
     pub gpu_hours_lost: f64,
@@ -110,7 +110,8 @@ pub struct Event {
 }
 
 /// The kinds an event file's `kind` column may hold.
-pub const EVENT_KINDS: [&str; 4] = ["outage", "failed_deployment", "customer_default", "other"];
+pub(crate) const EVENT_KINDS: [&str; 4] =
+    ["outage", "failed_deployment", "customer_default", "other"];
 
 /// Refuses a header that names a column twice: which of the two holds the value
 /// would be a guess (ingest refuses them too).
@@ -604,7 +605,7 @@ pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, Backt
 /// What events cost over `[from, to)`: GPU-hours lost, USD lost, and USD by kind.
 /// An event wholly inside the window counts as written; one that straddles it
 /// counts `x overlap / length` (an event whose `end` equals its `start` is one day).
-pub fn events_over(
+pub(crate) fn events_over(
     events: &[Event],
     from: NaiveDate,
     to: NaiveDate,

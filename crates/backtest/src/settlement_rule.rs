@@ -113,7 +113,7 @@ impl SettlementStatus {
 
 /// Coverage and longest gap (both shares of the period's settlement days) of a
 /// period whose settlement days are `qualifying[i]` in order.
-pub fn coverage_of(qualifying: &[bool]) -> (f64, f64) {
+pub(crate) fn coverage_of(qualifying: &[bool]) -> (f64, f64) {
     if qualifying.is_empty() {
         return (0.0, 1.0);
     }
@@ -128,7 +128,7 @@ pub fn coverage_of(qualifying: &[bool]) -> (f64, f64) {
 }
 
 /// The status of a period with `coverage` and `longest_gap` under `rule`.
-pub fn classify(rule: &CoverageRule, coverage: f64, longest_gap: f64) -> SettlementStatus {
+pub(crate) fn classify(rule: &CoverageRule, coverage: f64, longest_gap: f64) -> SettlementStatus {
     if coverage >= rule.settle_at && longest_gap <= rule.max_gap_share {
         SettlementStatus::Settled
     } else if coverage >= rule.review_at {
@@ -140,7 +140,7 @@ pub fn classify(rule: &CoverageRule, coverage: f64, longest_gap: f64) -> Settlem
 
 /// The value a gap day takes under `fill`, from the qualifying values before it
 /// (oldest first); `None` when the day is left out.
-pub fn fill_value(fill: GapFill, n: usize, before: &[f64]) -> Option<f64> {
+pub(crate) fn fill_value(fill: GapFill, n: usize, before: &[f64]) -> Option<f64> {
     match fill {
         GapFill::None => None,
         GapFill::Carry => before.last().copied(),

@@ -74,14 +74,14 @@ impl FromStr for Strategy {
 
 /// Months of history a fitted strategy needs before it trusts its own ratio;
 /// before that it hedges one-to-one.
-pub const MIN_HISTORY: usize = 6;
+pub(crate) const MIN_HISTORY: usize = 6;
 /// Rolling window of the walk-forward fit, in months.
-pub const WALK_FORWARD_WINDOW: usize = 24;
+pub(crate) const WALK_FORWARD_WINDOW: usize = 24;
 /// EWMA decay.
-pub const EWMA_LAMBDA: f64 = 0.94;
+pub(crate) const EWMA_LAMBDA: f64 = 0.94;
 
 /// EWMA slope of `y` on `x`, weights `lambda^(n-1-i)`.
-pub fn ewma_ratio(y: &[f64], x: &[f64], lambda: f64) -> Option<f64> {
+pub(crate) fn ewma_ratio(y: &[f64], x: &[f64], lambda: f64) -> Option<f64> {
     let n = x.len();
     if n < 2 {
         return None;
@@ -101,7 +101,7 @@ pub fn ewma_ratio(y: &[f64], x: &[f64], lambda: f64) -> Option<f64> {
 /// is applied as 0: a negative ratio would take the other side of the market, a
 /// bet on the index rather than a hedge of the rent; the strategies never do, and
 /// every output (console, `summary.json`, `periods.csv`) shows the ratio applied.
-pub fn ratios(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
+pub(crate) fn ratios(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
     fitted(strategy, dr, df)
         .into_iter()
         .map(|h| h.max(0.0))
@@ -110,7 +110,7 @@ pub fn ratios(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
 
 /// The ratio `strategy` would apply to the month after the last of `dr`, `df`
 /// (what a hedger would trade next).
-pub fn next_ratio(strategy: Strategy, dr: &[f64], df: &[f64]) -> f64 {
+pub(crate) fn next_ratio(strategy: Strategy, dr: &[f64], df: &[f64]) -> f64 {
     let (mut r, mut f) = (dr.to_vec(), df.to_vec());
     r.push(0.0);
     f.push(0.0);

@@ -127,7 +127,7 @@ pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
 
 /// Every grade of an intraday fixings file: its stamps, and each day's mean of them
 /// as the daily values (a day qualifies when any of its stamps has a value).
-pub fn intraday_underlyings(
+pub(crate) fn intraday_underlyings(
     fixings: &[rentix_index::intraday::IntradayFixing],
 ) -> BTreeMap<String, Underlying> {
     let mut by: BTreeMap<&str, Vec<&rentix_index::intraday::IntradayFixing>> = BTreeMap::new();

@@ -73,7 +73,7 @@ pub struct GpuSpec {
     pub form_factor: String,
     /// Memory per GPU, in GB.
     pub memory_gb: f64,
-    /// Raw provider names that resolve to this id (matched by [`alias_key`]);
+    /// Raw provider names that resolve to this id (matched by `alias_key`);
     /// empty when the file gives none.
     #[serde(default)]
     pub aliases: Vec<String>,
@@ -96,7 +96,7 @@ const BUNDLED: &str = crate::bundled::data::GPUS;
 
 /// The alias key of a raw name: lowercase, with everything except `a-z0-9` removed.
 /// "H100_80GB/SXM5" and "h100 80gb sxm5" share the key `h10080gbsxm5`.
-pub fn alias_key(raw: &str) -> String {
+pub(crate) fn alias_key(raw: &str) -> String {
     raw.chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .map(|c| c.to_ascii_lowercase())

@@ -29,7 +29,7 @@ pub use calendar::{DayRule, HolidayCalendar};
 pub use error::CoreError;
 pub use fixing_time::{Cutoff, FixingClock};
 pub use fx::{FxMiss, FxTable};
-pub use gpu::{alias_key, GpuCatalog, GpuModel, GpuSpec};
+pub use gpu::{GpuCatalog, GpuModel, GpuSpec};
 pub use grade::{Grade, GradePattern};
 pub use kind::ObservationKind;
 pub use limits::{check_file, read_text, MAX_CONFIG_BYTES, MAX_FIXINGS_BYTES, MAX_TABLE_BYTES};

@@ -87,7 +87,7 @@ impl TrimCount {
 
 /// Unweighted mean after dropping `count.per_tail(n, trim)` values from each end of
 /// the sorted values. `None` if nothing is left.
-pub fn trimmed_mean(values: &[f64], trim: f64, count: TrimCount) -> Option<f64> {
+pub(crate) fn trimmed_mean(values: &[f64], trim: f64, count: TrimCount) -> Option<f64> {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     let cut = count.per_tail(v.len(), trim);
@@ -134,7 +134,7 @@ pub struct AggParams {
 }
 
 /// Aggregates `values` with `weights`; `None` for empty input.
-pub fn aggregate(
+pub(crate) fn aggregate(
     method: Aggregation,
     values: &[f64],
     weights: &[f64],

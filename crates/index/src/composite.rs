@@ -524,7 +524,7 @@ pub struct ChainSeed {
 /// A chained composite's rows, its tier differentials (hedonic) and the unrounded
 /// level of each row.
 #[derive(Debug, Clone, Default)]
-pub struct Chain {
+pub(crate) struct Chain {
     /// The composites' fixing rows (values rounded to `rounding.decimals`).
     pub rows: Vec<Fixing>,
     /// The hedonic composites' tier differentials, one per date whose link was
@@ -540,7 +540,7 @@ pub struct Chain {
 /// differentials, and the chained composites' unrounded levels by name. With
 /// `seeds` (by composite name, every chained composite present), the chained
 /// composites continue from them and fix only the dates after.
-pub fn composites(
+pub(crate) fn composites(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     fixings: &[Fixing],
     dates: &[NaiveDate],

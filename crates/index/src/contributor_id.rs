@@ -52,7 +52,7 @@ const MIN_STEM: usize = 3;
 /// `fold("LoneCo.") == fold("Lone Co") == "lone"`. A name that is nothing but a
 /// legal form (`"Inc."`) keeps it, so no name folds to the empty string unless it
 /// has no letter or digit at all.
-pub fn fold(name: &str) -> String {
+pub(crate) fn fold(name: &str) -> String {
     let lower = name.to_lowercase();
     let mut words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
@@ -86,13 +86,13 @@ struct Entry {
 
 /// Folded alias -> folded identity.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ContributorAliases {
+pub(crate) struct ContributorAliases {
     to_id: HashMap<String, String>,
 }
 
 impl ContributorAliases {
     /// The bundled table (`data/contributors.toml`).
-    pub fn bundled() -> &'static Self {
+    pub(crate) fn bundled() -> &'static Self {
         static TABLE: OnceLock<ContributorAliases> = OnceLock::new();
         TABLE.get_or_init(|| {
             // The bundled file is checked by a test; a broken one would leave
@@ -111,7 +111,7 @@ impl ContributorAliases {
     }
 
     /// The bundled table with `extra` (canonical name -> spellings) added.
-    pub fn with(extra: &BTreeMap<String, Vec<String>>) -> Result<Self, String> {
+    pub(crate) fn with(extra: &BTreeMap<String, Vec<String>>) -> Result<Self, String> {
         let mut t = Self::bundled().clone();
         for (id, aliases) in extra {
             t.add(id, aliases)?;
@@ -143,7 +143,7 @@ impl ContributorAliases {
     }
 
     /// The identity a raw contributor name counts as.
-    pub fn identity(&self, raw: &str) -> String {
+    pub(crate) fn identity(&self, raw: &str) -> String {
         let key = fold(raw);
         match self.to_id.get(&key) {
             Some(id) => id.clone(),

@@ -21,7 +21,11 @@ use std::collections::BTreeMap;
 /// Scales `weights` (observation weights, with `sources[i]` the contributor of
 /// observation `i`) so no contributor exceeds `cap` of the total. Returns the new
 /// weights and the largest contributor share after capping.
-pub fn cap_weights<S: Ord + Copy>(sources: &[S], weights: &[f64], cap: f64) -> (Vec<f64>, f64) {
+pub(crate) fn cap_weights<S: Ord + Copy>(
+    sources: &[S],
+    weights: &[f64],
+    cap: f64,
+) -> (Vec<f64>, f64) {
     let mut totals: BTreeMap<S, f64> = BTreeMap::new();
     for (s, w) in sources.iter().zip(weights) {
         *totals.entry(*s).or_default() += w;
@@ -93,7 +97,7 @@ pub fn cap_weights<S: Ord + Copy>(sources: &[S], weights: &[f64], cap: f64) -> (
 /// exist (more than `1 / cap`, since exactly that many could only meet the cap with
 /// equal shares); otherwise the weights unchanged. Returns the new weights, the
 /// largest contributor share after capping, and whether the cap held.
-pub fn cap_weights_proportional<S: Ord + Copy>(
+pub(crate) fn cap_weights_proportional<S: Ord + Copy>(
     sources: &[S],
     weights: &[f64],
     cap: f64,

@@ -29,7 +29,12 @@ pub enum Elementary {
 
 /// One link: the index of period 1 relative to period 0 (1.0 = unchanged).
 /// `None` when no item is priced in both periods or a price is not positive.
-pub fn link(f: Elementary, p0: &[Option<f64>], p1: &[Option<f64>], weights: &[f64]) -> Option<f64> {
+pub(crate) fn link(
+    f: Elementary,
+    p0: &[Option<f64>],
+    p1: &[Option<f64>],
+    weights: &[f64],
+) -> Option<f64> {
     let items: Vec<(f64, f64, f64)> = p0
         .iter()
         .zip(p1)

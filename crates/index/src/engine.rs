@@ -86,7 +86,7 @@ type TierSlots = (Option<OperatorTier>, Vec<usize>);
 /// [`group_by_grade`] fed a batch at a time: reading a store partition by partition
 /// and keeping only the engine's own rows holds a fraction of the memory of every
 /// stored observation at once. The result does not depend on how rows are batched.
-pub struct GradeGrouper<'a> {
+pub(crate) struct GradeGrouper<'a> {
     req: &'a IndexRequest,
     clock: FixingClock,
     patterns: Vec<GradePattern>,
@@ -107,7 +107,7 @@ impl<'a> GradeGrouper<'a> {
     /// An empty grouper for `req`, fixing dates worked out on `clock`; fails when
     /// the methodology's grade patterns, calendar or contributor aliases do not
     /// parse.
-    pub fn new(req: &'a IndexRequest, clock: FixingClock) -> Result<Self, IndexError> {
+    pub(crate) fn new(req: &'a IndexRequest, clock: FixingClock) -> Result<Self, IndexError> {
         Ok(Self {
             req,
             clock,
@@ -129,7 +129,7 @@ impl<'a> GradeGrouper<'a> {
     /// Counts in [`Grouped::below_clip`] only the clipped trades of fixing days
     /// `from..=to` (the days a slice of a run owns: see
     /// [`crate::incremental::compute_in_slices`]); every day by default.
-    pub fn count_clipped_within(&mut self, from: Option<NaiveDate>, to: Option<NaiveDate>) {
+    pub(crate) fn count_clipped_within(&mut self, from: Option<NaiveDate>, to: Option<NaiveDate>) {
         self.counted = (from, to);
     }
 
@@ -169,7 +169,7 @@ impl<'a> GradeGrouper<'a> {
 
     /// Adds a batch of store rows. Fails on a dedupe key that is not the store's
     /// 32 hexadecimal digits (a store edited by hand).
-    pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), IndexError> {
+    pub(crate) fn add(&mut self, rows: &[StoredObservation]) -> Result<(), IndexError> {
         for r in rows {
             let o = &r.obs;
             let fed = self
@@ -211,7 +211,7 @@ impl<'a> GradeGrouper<'a> {
 
     /// Adds a store partition read column by column: grades, tiers and
     /// contributors are worked out once per distinct value, not once per row.
-    pub fn add_part(&mut self, part: &FixingPart) -> Result<(), IndexError> {
+    pub(crate) fn add_part(&mut self, part: &FixingPart) -> Result<(), IndexError> {
         let sources: Vec<u32> = part
             .sources
             .iter()
@@ -309,7 +309,7 @@ impl<'a> GradeGrouper<'a> {
 
     /// The grouped observations, contributors numbered in name order and each grade
     /// sorted as [`fix_grade`] expects.
-    pub fn finish(self) -> Grouped {
+    pub(crate) fn finish(self) -> Grouped {
         let (sources, remap) = self.sources.finish();
         let mut grades = BTreeMap::new();
         for (key, mut v) in self.grades {
@@ -371,7 +371,7 @@ fn too_many_contributors() -> IndexError {
 /// The fixing dates from the first observation day (or the request's `from`) to the
 /// last observation day plus the lag (or the request's `to`, earlier or later), that
 /// the calendar counts.
-pub fn fixing_dates(
+pub(crate) fn fixing_dates(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     req: &IndexRequest,
     rule: &DayRule,
@@ -803,7 +803,7 @@ pub(crate) fn screening_weights<'a>(
 /// Whether `o` is a trade smaller than the methodology's minimum trade size
 /// (`inputs.min_trade_gpu_hours`): such trades enter no fixing and no count of the
 /// fixings; [`crate::IndexResult::below_clip`] counts them.
-pub fn below_clip(o: &EngineObs, m: &Methodology) -> bool {
+pub(crate) fn below_clip(o: &EngineObs, m: &Methodology) -> bool {
     o.kind == ObservationKind::Trade && o.quantity < m.inputs.min_trade_gpu_hours
 }
 
@@ -1129,7 +1129,7 @@ impl GradeCtx<'_> {
 }
 
 /// Fixes every grade in parallel; rows sorted by date then grade.
-pub fn fix_all(
+pub(crate) fn fix_all(
     groups: &BTreeMap<String, Vec<EngineObs>>,
     dates: &[NaiveDate],
     m: &Methodology,

@@ -186,7 +186,7 @@ impl Fixing {
 /// is written as (its shortest round-trip representation), not on its binary
 /// expansion: 2.00065 (stored as 2.000649999...) rounds to 2.0007, as a person
 /// rounding the published digits would.
-pub fn round_to(x: f64, decimals: u32) -> f64 {
+pub(crate) fn round_to(x: f64, decimals: u32) -> f64 {
     if !x.is_finite() {
         return x;
     }

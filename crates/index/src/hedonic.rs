@@ -12,7 +12,7 @@ use crate::ols::ols;
 
 /// One priced item: its period (0-based), characteristics and price (> 0).
 #[derive(Debug, Clone, PartialEq)]
-pub struct HedonicObs {
+pub(crate) struct HedonicObs {
     /// 0-based period; the time dummy of period `t >= 1` is 1 for its observations.
     pub period: usize,
     /// The regressors `x_ik`, the same number for every observation.
@@ -24,7 +24,7 @@ pub struct HedonicObs {
 /// The fitted model: intercept, characteristic coefficients, time dummies (period 1
 /// onward), and the index per period (period 0 = 100).
 #[derive(Debug, Clone, PartialEq)]
-pub struct HedonicFit {
+pub(crate) struct HedonicFit {
     /// OLS estimates in design order: `a`, then each `b_k`, then `d_1 ..`.
     pub coefficients: Vec<f64>,
     /// `100 exp(d_t)` per period, `index[0] = 100`.
@@ -33,7 +33,7 @@ pub struct HedonicFit {
 
 /// Fits the time-dummy model over `periods` periods. `None` if a period has no
 /// observation or the design is singular (a characteristic that never varies).
-pub fn time_dummy(obs: &[HedonicObs], periods: usize) -> Option<HedonicFit> {
+pub(crate) fn time_dummy(obs: &[HedonicObs], periods: usize) -> Option<HedonicFit> {
     if periods == 0 || (0..periods).any(|t| !obs.iter().any(|o| o.period == t)) {
         return None;
     }

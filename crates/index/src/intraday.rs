@@ -548,7 +548,7 @@ pub struct Receipt {
     /// The grade key.
     pub grade: String,
     /// The contributor's identity: its name folded and aliased
-    /// ([`crate::ContributorAliases`]), not its raw spelling.
+    /// (`ContributorAliases`), not its raw spelling.
     pub contributor: String,
     /// Its print at this stamp, USD per GPU-hour; `None` when it did not print.
     pub print: Option<f64>,

@@ -30,39 +30,35 @@ mod restatement;
 mod tier_spread;
 mod weighted_quantile;
 
-pub use aggregation::{aggregate, trimmed_mean, Aggregation};
+pub use aggregation::{AggParams, Aggregation, TrimCount};
 pub use companions::Companions;
-pub use composite::{composites, Chain, ChainSeed, TierDifferential};
-pub use contributor_id::{fold as fold_contributor, ContributorAliases};
-pub use contributors::{cap_weights, cap_weights_proportional};
-pub use elementary::{chained, direct, link, Elementary};
-pub use engine::{
-    below_clip, fix_all, fix_grade, fixing_dates, group_by_grade, GradeGrouper, Grouped,
-    IndexRequest,
-};
+pub use composite::{ChainSeed, TierDifferential};
+pub use elementary::{chained, direct, Elementary};
+pub use engine::{fix_grade, group_by_grade, Grouped, IndexRequest};
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
-pub use fixing::{round_to, Fixing, FixingLevel, IndexUnit};
+pub use fixing::{Fixing, FixingLevel, IndexUnit};
 pub use flag::Flag;
 pub use forward::{forward_curves, ForwardPoint};
-pub use hedonic::{time_dummy, HedonicFit, HedonicObs};
 pub use methodology::{
-    CompositeMethod, CompositeSpec, FilterScope, Methodology, MethodologySpec, TooFewForCap,
-    WindowUnit,
+    AggregationSpec, CalendarSpec, CompositeMethod, CompositeSpec, ContributorSpec, FallbackSpec,
+    FilterScope, GradeSpec, InputSpec, Methodology, MethodologySpec, OutlierSpec, PerContributor,
+    PoolingSpec, Roll, RoundingSpec, ThinDays, TooFewForCap, WhenShort, WindowUnit,
 };
-pub use ols::ols;
-pub use outliers::{keep, sample_std, FilterParams, OutlierFilter};
+pub use outliers::{FilterParams, OutlierFilter, SigmaScale};
 pub use output::{
     canonical_sha256, canonical_sha256_text, digest_line, digest_path, fixings_table,
     forward_table, read_cells, read_fixings, read_forward, FIXING_COLUMNS,
 };
 pub use restatement::{
-    first_published, publication_lock_path, publish, read_restatements, restatements_path,
-    Publication, Restatement, Window,
+    first_published, publish, read_restatements, restatements_path, Publication, Restatement,
+    Window,
 };
 pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table, TierSpread};
-pub use weighted_quantile::{weighted_median, weighted_quantile, TieRule};
+pub use weighted_quantile::{weighted_median, TieRule};
 
+use composite::composites;
+use engine::{fix_all, fixing_dates, GradeGrouper};
 use rentix_ingest::StoredObservation;
 use std::collections::BTreeMap;
 
@@ -171,8 +167,8 @@ pub(crate) fn compute_read(
     compute_seeded(grouper.finish(), req, seeds)
 }
 
-/// [`compute`] on observations already grouped by a [`GradeGrouper`] (which a
-/// caller can feed one store partition at a time).
+/// [`compute`] on observations already grouped ([`group_by_grade`], or the
+/// crate's grade grouper fed one store partition at a time).
 pub fn compute_grouped(grouped: Grouped, req: &IndexRequest) -> Result<IndexResult, IndexError> {
     compute_seeded(grouped, req, None)
 }

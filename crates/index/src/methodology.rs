@@ -363,7 +363,7 @@ fn one() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct RoundingSpec {
     /// Decimal places of values and percentiles, half away from zero on the decimal
-    /// digits ([`round_to`](crate::round_to)); at most 10.
+    /// digits (`round_to`); at most 10.
     pub decimals: u32,
 }
 

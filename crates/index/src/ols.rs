@@ -4,7 +4,7 @@
 /// Solves `min ||X b - y||` for `b`. `x` holds rows of regressors. `None` when the
 /// design is rank-deficient (a regressor is constant zero or collinear) or sizes
 /// disagree.
-pub fn ols(x: &[Vec<f64>], y: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn ols(x: &[Vec<f64>], y: &[f64]) -> Option<Vec<f64>> {
     let n = x.len();
     let k = x.first()?.len();
     if n != y.len() || n < k || k == 0 || x.iter().any(|r| r.len() != k) {

@@ -130,7 +130,7 @@ pub(crate) fn weighted_std(values: &[f64], weights: &[f64]) -> Option<f64> {
 }
 
 /// Sample standard deviation (n - 1 denominator).
-pub use rentix_core::stats::sample_std;
+pub(crate) use rentix_core::stats::sample_std;
 
 /// `|v - c| <= band`, with a relative tolerance of 1e-12 so that identical values
 /// (scale 0) whose mean differs from them by rounding are not all removed.
@@ -139,7 +139,7 @@ fn within(v: f64, c: f64, band: f64) -> bool {
 }
 
 /// Indices of the values the filter keeps, ascending.
-pub fn keep(
+pub(crate) fn keep(
     filter: OutlierFilter,
     values: &[f64],
     weights: &[f64],

@@ -183,7 +183,7 @@ pub fn first_published(fixings: &[Fixing], log: &[Restatement]) -> Vec<Fixing> {
 }
 
 /// The publication lock beside a fixings file: `<name>.lock` (`f.csv.lock`).
-pub fn publication_lock_path(fixings: &Path) -> PathBuf {
+pub(crate) fn publication_lock_path(fixings: &Path) -> PathBuf {
     with_suffix(fixings, ".lock")
 }
 

@@ -63,7 +63,12 @@ pub(crate) fn upper_quantile_sorted(pairs: &[(f64, f64)], q: f64) -> Option<f64>
 
 /// The weighted `q`-quantile (0 < q <= 1) of values with positive weights.
 /// `None` for empty input or a non-positive total weight.
-pub fn weighted_quantile(values: &[f64], weights: &[f64], q: f64, rule: TieRule) -> Option<f64> {
+pub(crate) fn weighted_quantile(
+    values: &[f64],
+    weights: &[f64],
+    q: f64,
+    rule: TieRule,
+) -> Option<f64> {
     let pairs = sorted_pairs(values, weights);
     weighted_quantile_sorted(&pairs, q, rule)
 }
@@ -91,7 +96,7 @@ pub(crate) fn weighted_quantile_sorted(pairs: &[(f64, f64)], q: f64, rule: TieRu
     pairs.last().map(|p| p.0)
 }
 
-/// Weighted median: [`weighted_quantile`] at one half.
+/// Weighted median: `weighted_quantile` at one half.
 pub fn weighted_median(values: &[f64], weights: &[f64], rule: TieRule) -> Option<f64> {
     weighted_quantile(values, weights, 0.5, rule)
 }

@@ -1,5 +1,5 @@
 //! A store partition as the fixing engine reads it: the ten columns it needs
-//! ([`FIXING_INPUT_COLUMNS`](crate::FIXING_INPUT_COLUMNS)), typed, with the text ones that
+//! ([`FIXING_INPUT_COLUMNS`](crate::schema::FIXING_INPUT_COLUMNS)), typed, with the text ones that
 //! repeat (kind, source, grade, operator tier) as codes into their distinct values.
 //! Every invariant the engine relies on is checked, each distinct value parsed
 //! once: a store file edited by hand is refused, not trusted.
@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The text columns of a fixing read that repeat, read as codes.
-pub const CODED_FIXING_COLUMNS: [&str; 5] = ["kind", "source", "grade", "region", "operator_tier"];
+pub(crate) const CODED_FIXING_COLUMNS: [&str; 5] =
+    ["kind", "source", "grade", "region", "operator_tier"];
 
 /// One partition's observations, column by column (see the module).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -126,7 +127,7 @@ fn regional_grades(
 
 /// Reads a partition table (read with [`CODED_FIXING_COLUMNS`] coded) into a
 /// [`FixingPart`], refusing any row the store could not have written.
-pub fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
+pub(crate) fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
     fixing_part_in(t, path, None, None)
 }
 

@@ -31,30 +31,21 @@ mod test_rows;
 pub use check::{check_store, check_store_deep, StoreReport};
 pub use compact::{compact, CompactSummary, Compaction};
 pub use error::{IngestError, Result};
-pub use fixing_part::{fixing_part, FixingPart, CODED_FIXING_COLUMNS};
-pub use lock::{committing, release_all as release_all_locks, LockOwner, StoreLock};
-pub use mapping::{Mapping, Template};
+pub use fixing_part::FixingPart;
+pub use lock::{committing, release_all as release_all_locks, StoreLock};
+pub use mapping::{BoundMapping, Mapping};
 pub use normalize::{
-    dedupe_key, hex, parse_timestamp, Bounds, Normalizer, DEFAULT_FUTURE_DAYS,
-    DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR, DEFAULT_MIN_USD_PER_GPU_HOUR,
-    EARLIEST_DATE,
+    hex, Bounds, DEFAULT_FUTURE_DAYS, DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR,
+    DEFAULT_MIN_USD_PER_GPU_HOUR,
 };
-pub use partition::{partition_path, partition_span, PartFile, Partitions, Span};
-pub use pipeline::{ingest, read_in_memory, InMemory, IngestOptions, Progress, DEFAULT_BATCH_ROWS};
+pub use partition::{PartFile, Partitions, Span};
+pub use pipeline::{ingest, read_in_memory, InMemory, IngestOptions, DEFAULT_BATCH_ROWS};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
-pub use raw::{is_canonical_field, RawObservation, REQUIRED_FIELDS};
-pub use reason::{Reason, Rejection};
-pub use rentix_table::{
-    neutralize, timestamp_text, write_atomic, Col, Table, TableError, TableFormat,
-};
-pub use schema::{
-    content_key, from_table, to_table, Projection, StoredObservation, COLUMNS, FIXING_INPUT_COLUMNS,
-};
-pub use sizes::{
-    MAX_EMIT_BLOCKS, MAX_FIELD_BYTES, MAX_HEADER_COLUMNS, MAX_RECORD_BYTES,
-    QUARANTINE_EXTRA_FIELDS, QUARANTINE_VALUE_BYTES,
-};
-pub use store::{fixing_dates_of, run_name, run_number, Delivery, Store};
+pub use raw::RawObservation;
+pub use reason::Reason;
+pub use rentix_table::{timestamp_text, Col, Table};
+pub use schema::{content_key, from_table, to_table, Projection, StoredObservation, COLUMNS};
+pub use store::{fixing_dates_of, Delivery, Store};
 pub use summary::{Conflict, FileSummary, IngestSummary, PartitionChecksum};
 
 /// A run record or other small store file, read with the config size limit.

@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 
 /// Who holds a lock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockOwner {
+pub(crate) struct LockOwner {
     /// The holder's process id.
     pub pid: u32,
     /// The holder's host name: a process id is checked only on the same host.

@@ -33,7 +33,7 @@ enum Piece {
 
 /// A parsed field template.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Template {
+pub(crate) struct Template {
     pieces: Vec<Piece>,
 }
 
@@ -41,7 +41,7 @@ impl Template {
     /// Parses literal text with `{Column}` and `{Column|digits|lower|upper}`
     /// placeholders; fails on an unclosed brace, an empty column name or an unknown
     /// filter.
-    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> std::result::Result<Self, String> {
         let mut pieces = Vec::new();
         let mut rest = text;
         while let Some(open) = rest.find('{') {
@@ -188,7 +188,7 @@ impl Mapping {
 
     /// Parses and validates mapping TOML: at least one `[[emit]]` block (or
     /// `[aliases]` or `[value_map]` alone, for the canonical layout), at most
-    /// [`MAX_EMIT_BLOCKS`](crate::MAX_EMIT_BLOCKS); `path` names it in errors.
+    /// `MAX_EMIT_BLOCKS`; `path` names it in errors.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self> {
         let err = |detail: String| IngestError::Mapping {
             path: path.to_path_buf(),
@@ -200,11 +200,11 @@ impl Mapping {
                 "at least one [[emit]] block is needed (or, for files in the canonical layout, [aliases] or [value_map] alone)".into(),
             ));
         }
-        if file.emit.len() > crate::MAX_EMIT_BLOCKS {
+        if file.emit.len() > crate::sizes::MAX_EMIT_BLOCKS {
             return Err(err(format!(
                 "{} [[emit]] blocks is more than the {} a mapping may have (each block makes one observation of every record)",
                 file.emit.len(),
-                crate::MAX_EMIT_BLOCKS
+                crate::sizes::MAX_EMIT_BLOCKS
             )));
         }
         let mut emits = Vec::new();

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 /// Everything validation needs: the GPU catalog (with mapping aliases), the FX table,
 /// the fixing clock that assigns fixing dates, and the plausibility bounds.
 #[derive(Debug, Clone)]
-pub struct Normalizer {
+pub(crate) struct Normalizer {
     /// GPU ids and aliases, the bundled table plus the mapping's `[aliases]`.
     pub catalog: GpuCatalog,
     /// USD per unit of each currency by date; a price converts at the latest rate on
@@ -45,7 +45,7 @@ pub struct Bounds {
 }
 
 /// No GPU rental market before 2010 (the first cloud GPU instances).
-pub const EARLIEST_DATE: (i32, u32, u32) = (2010, 1, 1);
+pub(crate) const EARLIEST_DATE: (i32, u32, u32) = (2010, 1, 1);
 /// Defaults: 2 days of clock skew, 0.01 to 1,000 USD per GPU-hour (the cheapest
 /// public spot rates of small GPUs are tens of cents; a price of a cent is a typo, a
 /// unit or currency mistake, or 1e-300), 100 million GPU-hours.
@@ -111,7 +111,7 @@ fn required<'a>(v: &'a Option<Cow<'_, str>>, field: &str) -> Checked<&'a str> {
 /// Parses RFC 3339 with an offset, `YYYY-MM-DD HH:MM:SS` with an offset, or a bare
 /// date (taken as 00:00 UTC). A timestamp without an offset is refused: guessing a
 /// time zone would move fixing dates silently.
-pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Some(t.with_timezone(&Utc));
     }
@@ -367,7 +367,12 @@ impl Normalizer {
     }
 
     /// Validates and normalizes one candidate. `file` and `row` are provenance.
-    pub fn normalize(&self, raw: &RawObservation, file: &str, row: u64) -> Checked<Observation> {
+    pub(crate) fn normalize(
+        &self,
+        raw: &RawObservation,
+        file: &str,
+        row: u64,
+    ) -> Checked<Observation> {
         let kind_s = required(&raw.kind, "kind")?;
         let kind: ObservationKind = kind_s
             .parse()
@@ -477,7 +482,7 @@ impl Normalizer {
 /// the same source id from the same source, or (without a source id) the same
 /// normalized content. A listing's content leaves out its time of day, so the same
 /// listing re-seen within a fixing day at the same price is a duplicate.
-pub fn dedupe_key(obs: &Observation, had_source_id: bool) -> String {
+pub(crate) fn dedupe_key(obs: &Observation, had_source_id: bool) -> String {
     if had_source_id {
         hex128(&["id", &obs.source, &obs.obs_id])
     } else {

@@ -81,7 +81,7 @@ fn first_of_month(d: NaiveDate) -> NaiveDate {
 /// `observations/month=2025-01/run-000001.parquet` -> January 2025;
 /// `observations/date=2025-01-02/...` -> 2025-01-02; `None` for a path that names
 /// neither (or an implausible year: the store holds 2000 to 2100).
-pub fn partition_span(rel: &str) -> Option<Span> {
+pub(crate) fn partition_span(rel: &str) -> Option<Span> {
     let span = rel.split('/').find_map(|seg| {
         if let Some(d) = seg.strip_prefix("date=") {
             NaiveDate::parse_from_str(d, "%Y-%m-%d")
@@ -101,7 +101,7 @@ pub fn partition_span(rel: &str) -> Option<Span> {
 }
 
 /// Relative path of a run's partition file for the month of `date`.
-pub fn partition_path(date: NaiveDate, run_id: &str) -> String {
+pub(crate) fn partition_path(date: NaiveDate, run_id: &str) -> String {
     format!(
         "observations/{}/{run_id}.parquet",
         Span::month_of(date).segment()

@@ -91,7 +91,7 @@ fn check_inputs(files: &[PathBuf]) -> Result<()> {
 
 /// A record waiting for validation: row number, its fields, and a reason found
 /// while reading (wrong column count, or invalid UTF-8 in the field at that index).
-type PendingRecord = (u64, Fields, Option<(crate::Reason, usize)>);
+type PendingRecord = (u64, Fields, Option<(crate::reason::Reason, usize)>);
 
 /// A record's fields: text, checked as UTF-8 once while reading (a pass over the
 /// record's buffer, not one per field), or the raw bytes of a record refused then.
@@ -139,7 +139,7 @@ const PARALLEL_BATCH: usize = 16_384;
 const BATCH_BYTES: usize = 32 << 20;
 
 /// Progress callback: rows read so far.
-pub type Progress<'a> = &'a mut dyn FnMut(u64);
+pub(crate) type Progress<'a> = &'a mut dyn FnMut(u64);
 
 /// Accepted rows of the run, in memory by fixing date, spilled to staging files when
 /// they grow past the batch size. Memory stays bounded by the batch size while
@@ -636,7 +636,7 @@ fn read_file(
         source,
     })?;
     let (bounded, cut) =
-        crate::sizes::LineBound::new(HashingReader::new(file), crate::MAX_RECORD_BYTES);
+        crate::sizes::LineBound::new(HashingReader::new(file), crate::sizes::MAX_RECORD_BYTES);
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(true)
@@ -661,7 +661,7 @@ fn read_file(
             path: path.to_path_buf(),
             detail: format!(
                 "the header line is longer than {} bytes",
-                crate::MAX_RECORD_BYTES
+                crate::sizes::MAX_RECORD_BYTES
             ),
         });
     }
@@ -746,13 +746,13 @@ fn normalize_batch(
                 .apply(&fields)
                 .into_iter()
                 .map(|raw| {
-                    if let Some((field, n)) = raw.too_long(crate::MAX_FIELD_BYTES) {
+                    if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
                         return Err(Rejection::new(
-                            crate::Reason::FieldTooLong,
+                            crate::reason::Reason::FieldTooLong,
                             field,
                             format!(
                                 "{n} bytes; a field may have at most {}",
-                                crate::MAX_FIELD_BYTES
+                                crate::sizes::MAX_FIELD_BYTES
                             ),
                         ));
                     }
@@ -790,19 +790,19 @@ fn stage(
             raw: header_pairs(header, &fields.lossy()),
         };
         match early {
-            Some((reason @ crate::Reason::RecordTooLong, _)) => {
+            Some((reason @ crate::reason::Reason::RecordTooLong, _)) => {
                 fs.rows_read += 1;
                 quarantine.push(reject(
                     reason,
                     "",
                     format!(
                         "the record is longer than {} bytes; the fields shown are those of its first {} bytes",
-                        crate::MAX_RECORD_BYTES,
-                        crate::MAX_RECORD_BYTES
+                        crate::sizes::MAX_RECORD_BYTES,
+                        crate::sizes::MAX_RECORD_BYTES
                     ),
                 ));
             }
-            Some((reason @ crate::Reason::WrongColumnCount, _)) => {
+            Some((reason @ crate::reason::Reason::WrongColumnCount, _)) => {
                 fs.rows_read += 1;
                 quarantine.push(reject(
                     reason,
@@ -831,7 +831,9 @@ fn stage(
                             stager.add(obs)?
                         }
                         Err(rej) => {
-                            if let (crate::Reason::UnknownGpu, Some(v)) = (rej.reason, &rej.value) {
+                            if let (crate::reason::Reason::UnknownGpu, Some(v)) =
+                                (rej.reason, &rej.value)
+                            {
                                 *fs.unknown_gpus.entry(v.clone()).or_default() += 1;
                             }
                             quarantine.push(reject(rej.reason, &rej.field, rej.detail))
@@ -903,15 +905,18 @@ fn read_records(
             let too_long = cut.lock().is_ok_and(|c| c.contains(&line));
             let pending = if too_long {
                 let (fields, _) = Fields::of(record.clone());
-                (fields, Some((crate::Reason::RecordTooLong, usize::MAX)))
+                (
+                    fields,
+                    Some((crate::reason::Reason::RecordTooLong, usize::MAX)),
+                )
             } else if record.len() != header.len() {
                 (
                     Fields::Bytes(record.clone()),
-                    Some((crate::Reason::WrongColumnCount, usize::MAX)),
+                    Some((crate::reason::Reason::WrongColumnCount, usize::MAX)),
                 )
             } else {
                 let (fields, bad) = Fields::of(record.clone());
-                (fields, bad.map(|f| (crate::Reason::InvalidUtf8, f)))
+                (fields, bad.map(|f| (crate::reason::Reason::InvalidUtf8, f)))
             };
             held += record.as_slice().len() + 8 * record.len();
             batch.push((row, pending.0, pending.1));
@@ -936,11 +941,11 @@ fn check_header(path: &Path, header: &[String]) -> Result<()> {
         path: path.to_path_buf(),
         detail,
     };
-    if header.len() > crate::MAX_HEADER_COLUMNS {
+    if header.len() > crate::sizes::MAX_HEADER_COLUMNS {
         return Err(bad(format!(
             "{} columns is more than the {} a header may have",
             header.len(),
-            crate::MAX_HEADER_COLUMNS
+            crate::sizes::MAX_HEADER_COLUMNS
         )));
     }
     if header.iter().all(String::is_empty) {
@@ -968,13 +973,13 @@ fn check_header(path: &Path, header: &[String]) -> Result<()> {
 }
 
 /// A quarantine row's `raw`: each field by its column name (`_extra_N` beyond the
-/// header, at most [`crate::QUARANTINE_EXTRA_FIELDS`] of them), each value cut to
-/// [`crate::QUARANTINE_VALUE_BYTES`].
+/// header, at most [`crate::sizes::QUARANTINE_EXTRA_FIELDS`] of them), each value cut to
+/// [`crate::sizes::QUARANTINE_VALUE_BYTES`].
 fn header_pairs(header: &[String], fields: &[String]) -> Vec<(String, String)> {
     let n = header
         .len()
         .max(fields.len())
-        .min(header.len() + crate::QUARANTINE_EXTRA_FIELDS);
+        .min(header.len() + crate::sizes::QUARANTINE_EXTRA_FIELDS);
     (0..n)
         .map(|i| {
             let name = header

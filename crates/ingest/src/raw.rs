@@ -3,12 +3,12 @@
 use std::borrow::Cow;
 
 /// Required canonical fields.
-pub use rentix_core::REQUIRED_COLUMNS as REQUIRED_FIELDS;
+pub(crate) use rentix_core::REQUIRED_COLUMNS as REQUIRED_FIELDS;
 
 /// One candidate observation as text. An empty field is `None`. Built by a
 /// [`crate::Mapping`] from one input record, borrowing its fields where a field is
 /// one column as it stands (no copy per field per row); validated by
-/// [`crate::Normalizer`].
+/// the normalizer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawObservation<'a> {
     /// `trade`, `firm` or `listing` (required).
@@ -146,7 +146,7 @@ pub(crate) fn field_position(name: &str) -> Option<usize> {
 }
 
 /// Whether `name` is a field of the canonical observations layout.
-pub fn is_canonical_field(name: &str) -> bool {
+pub(crate) fn is_canonical_field(name: &str) -> bool {
     rentix_core::CANONICAL_COLUMNS.contains(&name)
 }
 

@@ -106,7 +106,7 @@ impl fmt::Display for Reason {
 
 /// A refused row's diagnosis: the reason code, the field at fault and what was wrong.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rejection {
+pub(crate) struct Rejection {
     /// Why the row was refused.
     pub reason: Reason,
     /// The canonical field at fault (`price`, `gpu`...).
@@ -119,7 +119,7 @@ pub struct Rejection {
 
 impl Rejection {
     /// A rejection without a counted value.
-    pub fn new(reason: Reason, field: &str, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(reason: Reason, field: &str, detail: impl Into<String>) -> Self {
         Self {
             reason,
             field: field.to_string(),
@@ -129,7 +129,7 @@ impl Rejection {
     }
 
     /// With the raw value the summary counts (an unknown GPU's name).
-    pub fn with_value(mut self, value: &str) -> Self {
+    pub(crate) fn with_value(mut self, value: &str) -> Self {
         self.value = Some(value.to_string());
         self
     }

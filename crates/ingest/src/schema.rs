@@ -16,7 +16,7 @@ pub struct StoredObservation {
     pub obs: Observation,
     /// 32 lowercase hexadecimal digits, the first 128 bits of a SHA-256 over the
     /// source and its `obs_id` or, without one, over the normalized content
-    /// ([`crate::dedupe_key`]): duplicates share it.
+    /// (`dedupe_key`): duplicates share it.
     pub dedupe_key: String,
 }
 
@@ -200,13 +200,13 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
 pub enum Projection {
     /// Every column of [`COLUMNS`].
     All,
-    /// Only [`FIXING_INPUT_COLUMNS`]; the other fields of the rows read are left at
+    /// Only `FIXING_INPUT_COLUMNS`; the other fields of the rows read are left at
     /// their defaults.
     Fixing,
 }
 
 /// The partition columns fixing an index reads.
-pub const FIXING_INPUT_COLUMNS: [&str; 10] = [
+pub(crate) const FIXING_INPUT_COLUMNS: [&str; 10] = [
     "dedupe_key",
     "kind",
     "observed_at",

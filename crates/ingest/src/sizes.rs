@@ -10,19 +10,19 @@ use std::io::Read;
 use std::sync::{Arc, Mutex};
 
 /// Columns a header may have.
-pub const MAX_HEADER_COLUMNS: usize = 1_000;
+pub(crate) const MAX_HEADER_COLUMNS: usize = 1_000;
 /// Bytes a record (one line) may have; a longer one is quarantined as
 /// `record_too_long` from its first `MAX_RECORD_BYTES` bytes.
-pub const MAX_RECORD_BYTES: usize = 1 << 20;
+pub(crate) const MAX_RECORD_BYTES: usize = 1 << 20;
 /// Bytes a mapped text field (GPU name, source, region, ...) may have; a longer one
 /// is quarantined as `field_too_long`.
-pub const MAX_FIELD_BYTES: usize = 1 << 10;
+pub(crate) const MAX_FIELD_BYTES: usize = 1 << 10;
 /// Bytes of a value a quarantine row keeps; the rest is replaced by its length.
-pub const QUARANTINE_VALUE_BYTES: usize = 256;
+pub(crate) const QUARANTINE_VALUE_BYTES: usize = 256;
 /// Fields beyond the header's a quarantine row keeps of a record that has more.
-pub const QUARANTINE_EXTRA_FIELDS: usize = 16;
+pub(crate) const QUARANTINE_EXTRA_FIELDS: usize = 16;
 /// `[[emit]]` blocks a mapping may have (observations made from one record).
-pub const MAX_EMIT_BLOCKS: usize = 64;
+pub(crate) const MAX_EMIT_BLOCKS: usize = 64;
 
 /// `value` cut to at most [`QUARANTINE_VALUE_BYTES`] at a character boundary, with
 /// its length in bytes when it was cut.

@@ -85,7 +85,7 @@ impl Store {
     }
 
     /// Committed run records, oldest first. Every `.json` file in `runs/` must be
-    /// a record named as the store names them (`run-NNNNNN.json`, [`run_number`])
+    /// a record named as the store names them (`run-NNNNNN.json`, `run_number`)
     /// whose `run_id` is its name: a copy (`run-000001 (copy).json`) or a record
     /// renamed by hand would make readers count its partitions twice, so the store
     /// is refused naming the file (see `record_problem`).
@@ -615,13 +615,13 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// The id of run `n`: `run-000001`, as run records, partitions and quarantine files
 /// are named.
-pub fn run_name(n: u64) -> String {
+pub(crate) fn run_name(n: u64) -> String {
     format!("run-{n:06}")
 }
 
 /// `run-000042` -> 42; `None` for any name the store does not write (another
 /// width, a suffix such as ` (copy)`, a sign).
-pub fn run_number(name: &str) -> Option<u64> {
+pub(crate) fn run_number(name: &str) -> Option<u64> {
     let digits = name.strip_prefix("run-")?;
     if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

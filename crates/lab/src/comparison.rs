@@ -279,7 +279,7 @@ fn s(v: impl Iterator<Item = String>) -> Col {
 }
 
 /// `comparison.csv`: one row per candidate, one column per field (`note` last).
-pub fn comparison_table(rows: &[CandidateRow]) -> Table {
+pub(crate) fn comparison_table(rows: &[CandidateRow]) -> Table {
     let mut t = Table::new();
     macro_rules! col {
         ($name:ident, str) => {
@@ -349,7 +349,7 @@ pub fn comparison_table(rows: &[CandidateRow]) -> Table {
 }
 
 /// `by_month.csv`: one row per candidate and month.
-pub fn by_month_table(rows: &[MonthRow]) -> Table {
+pub(crate) fn by_month_table(rows: &[MonthRow]) -> Table {
     let mut t = Table::new();
     t.push("candidate", s(rows.iter().map(|r| r.candidate.clone())));
     t.push(

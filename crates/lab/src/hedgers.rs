@@ -71,7 +71,7 @@ pub fn read_hedgers(dir: &Path) -> Result<Vec<Hedger>, String> {
 }
 
 /// Walk-forward effectiveness of each hedger on `underlying` under `contract`.
-pub fn hedge_all(
+pub(crate) fn hedge_all(
     hedgers: &[Hedger],
     underlying: &Underlying,
     contract: &ContractSpec,

@@ -20,14 +20,12 @@ mod stats;
 mod truth;
 
 pub use candidate::{check_names, Candidate};
-pub use comparison::{by_month_table, comparison_table, write, CandidateRow, Comparison, MonthRow};
+pub use comparison::{write, CandidateRow, Comparison, MonthRow};
 pub use error::LabError;
 pub use evaluate::{evaluate, Evaluation, LabOptions};
-pub use hedgers::{hedge_all, read_hedgers, Hedger, HedgerResult};
+pub use hedgers::{read_hedgers, Hedger, HedgerResult};
 pub use manipulation::{
-    attack_month, median_found, Found, MonthAttack, Target, MANIPULATOR, MAX_FAKE_LISTINGS_PER_DAY,
-    MAX_FAKE_RATIO,
+    attack_month, Found, MonthAttack, MAX_FAKE_LISTINGS_PER_DAY, MAX_FAKE_RATIO,
 };
-pub use market::{margin_days, Change, GradeMarket, Settled};
-pub use stats::{median, quantile, sample_std};
+pub use market::{Change, GradeMarket, Settled};
 pub use truth::read_truth;

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The manipulator's contributor name.
-pub const MANIPULATOR: &str = "lab-manipulator";
+pub(crate) const MANIPULATOR: &str = "lab-manipulator";
 
 /// The manipulator's contributor id: past every real contributor's (ids number the
 /// store's contributors from 0 in name order).
@@ -40,7 +40,7 @@ const BISECTION_STEPS: usize = 10;
 /// The moves searched for: one tick, 1% and 5% of the honest settlement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Target {
+pub(crate) enum Target {
     /// One tick of the contract.
     Tick,
     /// 1% of the honest settlement.
@@ -51,10 +51,10 @@ pub enum Target {
 
 impl Target {
     /// The three, in the order of `MonthAttack`'s arrays.
-    pub const ALL: [Target; 3] = [Target::Tick, Target::OnePct, Target::FivePct];
+    pub(crate) const ALL: [Target; 3] = [Target::Tick, Target::OnePct, Target::FivePct];
 
     /// The suffix `by_month.csv`'s columns use: `tick`, `1pct`, `5pct`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Target::Tick => "tick",
             Target::OnePct => "1pct",
@@ -63,7 +63,7 @@ impl Target {
     }
 
     /// The move, USD per GPU-hour, on a settlement of `base`.
-    pub fn size(self, base: f64, tick: f64) -> f64 {
+    pub(crate) fn size(self, base: f64, tick: f64) -> f64 {
         match self {
             Target::Tick => tick,
             Target::OnePct => 0.01 * base.abs(),
@@ -332,7 +332,7 @@ pub fn attack_month(
 /// Median of amounts over months, unreachable months counted above every reachable
 /// one and undefined months left out: `(median, unreachable months)`, the median
 /// `None` when it falls on an unreachable month or no month is defined.
-pub fn median_found(found: impl Iterator<Item = Found>) -> (Option<f64>, usize) {
+pub(crate) fn median_found(found: impl Iterator<Item = Found>) -> (Option<f64>, usize) {
     let mut v: Vec<f64> = Vec::new();
     let mut unreachable = 0;
     for f in found {

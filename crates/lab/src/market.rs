@@ -187,7 +187,7 @@ impl<'a> GradeMarket<'a> {
 /// carried values' own fixings, the spread look-back, the carry-forward limit and the
 /// contributors' carry-in, with a week to spare. Publication-day windows are counted
 /// at two calendar days per publication day (weekends and holidays).
-pub fn margin_days(m: &Methodology) -> u64 {
+pub(crate) fn margin_days(m: &Methodology) -> u64 {
     let p = &m.pooling;
     let per = match p.window_unit {
         WindowUnit::CalendarDays => 1,

@@ -4,7 +4,7 @@
 //! midpoint median up to the last bit of rounding).
 
 /// The `q` quantile (0 to 1) of `v`, type 7; `None` for no values.
-pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
+pub(crate) fn quantile(v: &[f64], q: f64) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -18,7 +18,7 @@ pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
     Some(s[lo] + (h - lo as f64) * (s[hi] - s[lo]))
 }
 
-pub use rentix_core::stats::{median, sample_std};
+pub(crate) use rentix_core::stats::{median, sample_std};
 
 #[cfg(test)]
 mod tests {

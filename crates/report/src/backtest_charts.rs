@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// The strategy a chart of one strategy shows: walk-forward if it ran (the one a
 /// user could actually have traded), else the first hedged one.
-pub fn featured(r: &BacktestResult) -> Option<Strategy> {
+pub(crate) fn featured(r: &BacktestResult) -> Option<Strategy> {
     let hedged: Vec<Strategy> = r
         .strategies
         .iter()

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use std::path::Path;
 
 /// Chart size in pixels.
-pub const SIZE: (u32, u32) = (1000, 480);
+pub(crate) const SIZE: (u32, u32) = (1000, 480);
 
 type R = Result<(), String>;
 
@@ -29,7 +29,7 @@ pub struct Line {
 
 /// An index fixing for the band chart.
 #[derive(Debug, Clone)]
-pub struct BandPoint {
+pub(crate) struct BandPoint {
     /// The fixing date.
     pub date: NaiveDate,
     /// The fixing's value, USD per GPU-hour.

@@ -7,10 +7,10 @@ static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
 /// Font family name charts use.
-pub const FAMILY: &str = "rentix-sans";
+pub(crate) const FAMILY: &str = "rentix-sans";
 
 /// Registers the bundled font with plotters (once per process).
-pub fn ensure_font() {
+pub(crate) fn ensure_font() {
     REGISTER.call_once(|| {
         // The bundled file is a valid TrueType font; a failure here would leave
         // charts without text, which the chart tests would catch.

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -55,7 +55,7 @@ ul.glance{font-size:1.05em;background:#f3f6fa;padding:.6em 2em;border-radius:4px
 
 /// What a report directory holds.
 #[derive(Debug, Default)]
-pub struct ReportInputs {
+pub(crate) struct ReportInputs {
     /// `fixings.csv`, else `fixings.parquet`; `None` when neither exists.
     pub fixings: Option<PathBuf>,
     /// `methodology.toml`, shown in the report when present.
@@ -75,7 +75,7 @@ pub struct ReportInputs {
 }
 
 /// Finds the parts of a report in `dir`.
-pub fn discover(dir: &Path) -> ReportInputs {
+pub(crate) fn discover(dir: &Path) -> ReportInputs {
     let some = |p: PathBuf| p.exists().then_some(p);
     let mut backtests: Vec<PathBuf> = Vec::new();
     if dir.join("summary.json").exists() {
@@ -179,7 +179,7 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
 }
 
 /// Picks up to three grades worth charting: the most trade-fixed ones.
-pub fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
+pub(crate) fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
     let mut s = grade_stats(fixings);
     s.retain(|g| g.grade.contains('/'));
     s.sort_by(|a, b| {

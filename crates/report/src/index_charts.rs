@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Band points of one grade.
-pub fn band_points(fixings: &[Fixing], grade: &str) -> Vec<BandPoint> {
+pub(crate) fn band_points(fixings: &[Fixing], grade: &str) -> Vec<BandPoint> {
     fixings
         .iter()
         .filter(|f| f.grade == grade)
@@ -26,7 +26,7 @@ pub fn band_points(fixings: &[Fixing], grade: &str) -> Vec<BandPoint> {
 
 /// Writes `index_<n>` band charts for `grades`, `grades` (all together) and
 /// `forward_curve` into `dir`. `truth` maps grade -> series (simulated data only).
-pub fn index_charts(
+pub(crate) fn index_charts(
     dir: &Path,
     fixings: &[Fixing],
     grades: &[String],

@@ -223,7 +223,7 @@ fn pct(x: f64) -> String {
 }
 
 /// The chart files (stems under `<out>/charts/`) and their captions, in report order.
-pub const LAB_CHARTS: [(&str, &str); 6] = [
+pub(crate) const LAB_CHARTS: [(&str, &str); 6] = [
     (
         "lab_levels",
         "Sufficiency: which level of the hierarchy fixed each day",

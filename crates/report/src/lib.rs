@@ -17,13 +17,11 @@ mod lab_charts;
 mod lab_section;
 mod operator_section;
 
-pub use backtest_charts::{backtest_charts, featured};
-pub use charts::{lines as line_chart, save_both, BandPoint, Line, SIZE};
+pub use backtest_charts::backtest_charts;
+pub use charts::{lines as line_chart, save_both, Line};
 pub use compare::render_comparison;
 pub use cost_chart::{cost_curve_chart, CurveBar};
 pub use error::ReportError;
-pub use font::{ensure_font, FAMILY};
 pub use format::money;
-pub use html::{discover, esc, featured_grades, render_report, ReportInputs};
-pub use index_charts::{band_points, index_charts};
-pub use lab_charts::{contract_lab_charts, LAB_CHARTS};
+pub use html::render_report;
+pub use lab_charts::contract_lab_charts;

@@ -18,8 +18,6 @@ mod simulate;
 mod users;
 
 pub use error::SimError;
-pub use market::{Market, TERMS};
-pub use observations::HEADER;
+pub use market::Market;
 pub use params::{GpuLifeCycle, MarketParams, NoiseParams, RentLeg, SimParams, UserParams};
-pub use providers::{roster, Provider, ProviderKind};
 pub use simulate::{simulate, Manifest};

@@ -16,7 +16,7 @@ use rand_distr::{Distribution, StandardNormal};
 use rentix_core::{ContractTerm, ServiceScope};
 
 /// Terms the simulated market trades.
-pub const TERMS: [ContractTerm; 7] = [
+pub(crate) const TERMS: [ContractTerm; 7] = [
     ContractTerm::Spot,
     ContractTerm::OnDemand,
     ContractTerm::Month1,

@@ -13,7 +13,7 @@ use rentix_core::{hours_in_month, ContractTerm, FxTable, ServiceScope};
 
 /// Columns of `observations.csv`: the canonical layout, in the order of each row's
 /// fields below.
-pub const HEADER: [&str; 18] = rentix_core::CANONICAL_COLUMNS;
+pub(crate) const HEADER: [&str; 18] = rentix_core::CANONICAL_COLUMNS;
 
 /// Shared, read-only inputs of the per-day generator.
 pub(crate) struct Context<'a> {

@@ -121,7 +121,7 @@ pub struct GpuLifeCycle {
 #[serde(deny_unknown_fields)]
 pub struct RentLeg {
     /// Grade key whose fair price the leg follows (`h100-sxm-80gb/bare-metal/1y`);
-    /// its GPU must be simulated and its term one of [`TERMS`](crate::TERMS).
+    /// its GPU must be simulated and its term one of `TERMS`.
     pub grade: String,
     /// Weight of the leg in the user's rent, 0..1; a user's shares add up to 1.
     pub share: f64,

@@ -9,7 +9,7 @@ use rentix_core::{ContractTerm, OperatorTier, ServiceScope};
 
 /// The business a provider is in, which decides what it publishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
+pub(crate) enum ProviderKind {
     /// Rate cards for VMs, repriced rarely, quoted per 8-GPU instance.
     Hyperscaler,
     /// Bare metal and managed clusters: listings, firm offers and trades.
@@ -22,7 +22,7 @@ pub enum ProviderKind {
 
 /// How a provider quotes its prices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quote {
+pub(crate) enum Quote {
     GpuHour,
     /// Whole instance or node of 8 GPUs per hour.
     Node8Hour,
@@ -32,14 +32,14 @@ pub enum Quote {
 
 /// Which raw GPU names a provider uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Naming {
+pub(crate) enum Naming {
     Canonical,
     Marketing,
     Underscore,
 }
 
 #[derive(Debug, Clone)]
-pub struct Offer {
+pub(crate) struct Offer {
     pub gpu: usize,
     pub scope: ServiceScope,
     pub term: ContractTerm,
@@ -48,7 +48,7 @@ pub struct Offer {
 /// One fictional provider of the roster: what it offers, where, how it quotes and
 /// how often it reprices and publishes.
 #[derive(Debug, Clone)]
-pub struct Provider {
+pub(crate) struct Provider {
     /// Display name, written as the observations' `source` and the ratings'
     /// `operator`.
     pub name: String,
@@ -106,7 +106,7 @@ const ROSTER: [(&str, ProviderKind); 22] = [
 
 impl Provider {
     /// The rating in force on simulation day `day`.
-    pub fn tier_on(&self, day: u32) -> OperatorTier {
+    pub(crate) fn tier_on(&self, day: u32) -> OperatorTier {
         self.tier_history
             .iter()
             .rev()
@@ -165,7 +165,7 @@ fn pick<T: Copy>(rng: &mut impl Rng, items: &[(T, f64)]) -> T {
     clippy::too_many_lines,
     reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
 )]
-pub fn roster(p: &SimParams) -> Vec<Provider> {
+pub(crate) fn roster(p: &SimParams) -> Vec<Provider> {
     use OperatorTier::*;
     use ProviderKind::*;
     let n_gpus = p.gpu.len();
