@@ -929,3 +929,29 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: contract files and
+    /// `summary.json` hold it, so it must not change by a byte.
+    const TEXT: [(EntryAssumption, &str); 3] = [
+        (EntryAssumption::Index, "index"),
+        (EntryAssumption::Forward, "forward"),
+        (EntryAssumption::Premium, "premium"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(EntryAssumption::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<EntryAssumption>(text.into()).unwrap(),
+                v
+            );
+        }
+    }
+}

@@ -621,3 +621,26 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: `periods.csv` and
+    /// `summary.json` hold it, so it must not change by a byte.
+    const TEXT: [(Instrument, &str); 2] =
+        [(Instrument::Futures, "futures"), (Instrument::Perp, "perp")];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<Instrument>(text.into()).unwrap(),
+                v
+            );
+        }
+    }
+}

@@ -357,3 +357,25 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: `summary.json` holds
+    /// it, so it must not change by a byte.
+    const TEXT: [(Decision, &str); 3] = [
+        (Decision::Hedge, "hedge"),
+        (Decision::DoNotHedge, "do_not_hedge"),
+        (Decision::NotEnoughData, "not_enough_data"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<Decision>(text.into()).unwrap(), v);
+        }
+    }
+}

@@ -630,3 +630,35 @@ pub fn events_over(
     }
     (lost, usd, by_kind)
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: rent files'
+    /// `side` column holds it, so it must not change by a byte.
+    const SIDE_TEXT: [(Side, &str); 2] = [(Side::Pay, "pay"), (Side::Earn, "earn")];
+    /// `--period-end`'s and `periods.csv`'s text.
+    const PERIOD_END_TEXT: [(PeriodEnd, &str); 2] = [
+        (PeriodEnd::Exclusive, "exclusive"),
+        (PeriodEnd::Inclusive, "inclusive"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        for (v, text) in SIDE_TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<Side>(text.into()).unwrap(), v);
+        }
+        for (v, text) in PERIOD_END_TEXT {
+            assert_eq!(text.parse::<PeriodEnd>().unwrap(), v);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<PeriodEnd>(text.into()).unwrap(), v);
+        }
+        assert_eq!(
+            "Inclusive".parse::<PeriodEnd>().unwrap_err(),
+            "\"Inclusive\": expected exclusive or inclusive"
+        );
+    }
+}

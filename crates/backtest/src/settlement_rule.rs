@@ -218,3 +218,28 @@ mod tests {
         assert!(r.validate().is_err());
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: settlement outputs
+    /// hold it, so it must not change by a byte.
+    const TEXT: [(SettlementStatus, &str); 3] = [
+        (SettlementStatus::Settled, "settled"),
+        (SettlementStatus::Review, "review"),
+        (SettlementStatus::Determination, "determination"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<SettlementStatus>(text.into()).unwrap(),
+                v
+            );
+        }
+    }
+}

@@ -213,3 +213,36 @@ mod tests {
         assert!("yolo".parse::<Strategy>().is_err());
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: `--strategy`,
+    /// `summary.json` and `periods.csv` hold it, so it must not change by a byte.
+    const TEXT: [(Strategy, &str); 6] = [
+        (Strategy::Unhedged, "unhedged"),
+        (Strategy::OneToOne, "one-to-one"),
+        (Strategy::StaticMinVariance, "static-min-variance"),
+        (Strategy::WalkForward, "walk-forward"),
+        (Strategy::Ewma, "ewma"),
+        (Strategy::Layered, "layered"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(Strategy::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<Strategy>().unwrap(), v);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<Strategy>(text.into()).unwrap(), v);
+        }
+        assert_eq!(
+            "One-To-One".parse::<Strategy>().unwrap_err(),
+            "unknown strategy \"One-To-One\"; expected one of unhedged, one-to-one, \
+             static-min-variance, walk-forward, ewma, layered"
+        );
+    }
+}

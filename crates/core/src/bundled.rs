@@ -278,3 +278,23 @@ mod tests {
         assert!(err.to_string().contains("nymex-gpu1-h100"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every kind's name as messages wrote it before it was derived.
+    const TEXT: [(ConfigKind, &str); 4] = [
+        (ConfigKind::Methodology, "methodology"),
+        (ConfigKind::Contract, "contract"),
+        (ConfigKind::Mapping, "mapping"),
+        (ConfigKind::Perp, "perp"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned() {
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+        }
+    }
+}

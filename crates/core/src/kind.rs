@@ -66,3 +66,35 @@ impl fmt::Display for ObservationKind {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: CSV columns and keys
+    /// hold it, so it must not change by a byte.
+    const TEXT: [(ObservationKind, &str); 3] = [
+        (ObservationKind::Trade, "trade"),
+        (ObservationKind::Firm, "firm"),
+        (ObservationKind::Listing, "listing"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(ObservationKind::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<ObservationKind>().unwrap(), v);
+            assert_eq!(toml::Value::try_from(v).unwrap().as_str(), Some(text));
+        }
+        assert_eq!(
+            " Trade ".parse::<ObservationKind>().unwrap(),
+            ObservationKind::Trade
+        );
+        assert_eq!(
+            "x".parse::<ObservationKind>().unwrap_err().to_string(),
+            "unknown kind \"x\" (expected one of: trade, firm, listing)"
+        );
+    }
+}

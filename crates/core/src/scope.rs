@@ -61,3 +61,38 @@ impl fmt::Display for ServiceScope {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: grade keys and CSV
+    /// files hold it, so it must not change by a byte.
+    const TEXT: [(ServiceScope, &str); 4] = [
+        (ServiceScope::BareMetal, "bare-metal"),
+        (ServiceScope::Vm, "vm"),
+        (ServiceScope::Container, "container"),
+        (ServiceScope::ManagedCluster, "managed-cluster"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(ServiceScope::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<ServiceScope>().unwrap(), v);
+            assert_eq!(toml::Value::try_from(v).unwrap().as_str(), Some(text));
+        }
+        for (alias, v) in [
+            (" Bare_Metal ", ServiceScope::BareMetal),
+            ("MANAGED CLUSTER", ServiceScope::ManagedCluster),
+        ] {
+            assert_eq!(alias.parse::<ServiceScope>().unwrap(), v);
+        }
+        assert_eq!(
+            "x".parse::<ServiceScope>().unwrap_err().to_string(),
+            "unknown scope \"x\" (expected one of: bare-metal, vm, container, managed-cluster)"
+        );
+    }
+}

@@ -129,3 +129,54 @@ mod tests {
         assert!("5y".parse::<ContractTerm>().is_err());
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: grade keys and CSV
+    /// columns hold it, so it must not change by a byte. (Its serde name is the
+    /// variant's, `OnDemand`, and is not a text form files use.)
+    const TEXT: [(ContractTerm, &str); 9] = [
+        (ContractTerm::Spot, "spot"),
+        (ContractTerm::OnDemand, "on-demand"),
+        (ContractTerm::Week1, "1w"),
+        (ContractTerm::Month1, "1m"),
+        (ContractTerm::Month3, "3m"),
+        (ContractTerm::Month6, "6m"),
+        (ContractTerm::Year1, "1y"),
+        (ContractTerm::Year2, "2y"),
+        (ContractTerm::Year3, "3y"),
+    ];
+
+    #[test]
+    fn text_forms_and_aliases_are_pinned() {
+        assert_eq!(ContractTerm::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<ContractTerm>().unwrap(), v);
+            assert_eq!(text.to_uppercase().parse::<ContractTerm>().unwrap(), v);
+        }
+        for (alias, v) in [
+            ("ondemand", ContractTerm::OnDemand),
+            ("OnDemand", ContractTerm::OnDemand),
+            ("on demand", ContractTerm::OnDemand),
+            (" On_Demand ", ContractTerm::OnDemand),
+            ("interruptible", ContractTerm::Spot),
+            ("Preemptible", ContractTerm::Spot),
+        ] {
+            assert_eq!(alias.parse::<ContractTerm>().unwrap(), v, "{alias}");
+        }
+        assert_eq!(
+            "x".parse::<ContractTerm>().unwrap_err().to_string(),
+            "unknown term \"x\" (expected one of: spot, on-demand, 1w, 1m, 3m, 6m, 1y, 2y, 3y)"
+        );
+        assert_eq!(
+            toml::Value::try_from(ContractTerm::OnDemand)
+                .unwrap()
+                .as_str(),
+            Some("OnDemand")
+        );
+    }
+}

@@ -74,3 +74,37 @@ impl fmt::Display for OperatorTier {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: ratings files and
+    /// tier floors hold it, so it must not change by a byte.
+    const TEXT: [(OperatorTier, &str); 5] = [
+        (OperatorTier::Platinum, "platinum"),
+        (OperatorTier::Gold, "gold"),
+        (OperatorTier::Silver, "silver"),
+        (OperatorTier::Bronze, "bronze"),
+        (OperatorTier::Underperform, "underperform"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(OperatorTier::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<OperatorTier>().unwrap(), v);
+            assert_eq!(toml::Value::try_from(v).unwrap().as_str(), Some(text));
+        }
+        assert_eq!(
+            " GOLD ".parse::<OperatorTier>().unwrap(),
+            OperatorTier::Gold
+        );
+        assert_eq!(
+            "x".parse::<OperatorTier>().unwrap_err().to_string(),
+            "unknown operator_tier \"x\" (expected one of: platinum, gold, silver, bronze, underperform)"
+        );
+    }
+}

@@ -160,3 +160,36 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: the `price_unit`
+    /// column holds it, so it must not change by a byte.
+    const TEXT: [(PriceUnit, &str); 5] = [
+        (PriceUnit::GpuHour, "gpu_hour"),
+        (PriceUnit::NodeHour, "node_hour"),
+        (PriceUnit::InstanceHour, "instance_hour"),
+        (PriceUnit::GpuMonth, "gpu_month"),
+        (PriceUnit::NodeMonth, "node_month"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(PriceUnit::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<PriceUnit>().unwrap(), v);
+            assert_eq!(toml::Value::try_from(v).unwrap().as_str(), Some(text));
+        }
+        for alias in [" GPU-Hour ", "gpu hour"] {
+            assert_eq!(alias.parse::<PriceUnit>().unwrap(), PriceUnit::GpuHour);
+        }
+        assert_eq!(
+            "x".parse::<PriceUnit>().unwrap_err().to_string(),
+            "unknown price_unit \"x\" (expected one of: gpu_hour, node_hour, instance_hour, gpu_month, node_month)"
+        );
+    }
+}

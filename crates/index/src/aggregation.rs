@@ -244,3 +244,31 @@ mod tests {
         assert_eq!(aggregate(Aggregation::VwMean, &[], &[], P), None);
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: methodology files
+    /// and the fixings' `method` column hold it, so it must not change by a byte.
+    const TEXT: [(Aggregation, &str); 6] = [
+        (Aggregation::VwMedian, "vw-median"),
+        (Aggregation::Median, "median"),
+        (Aggregation::VwMean, "vw-mean"),
+        (Aggregation::TrimmedMean, "trimmed-mean"),
+        (Aggregation::VwTrimmedMean, "vw-trimmed-mean"),
+        (Aggregation::WinsorizedVwMean, "winsorized-vw-mean"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<Aggregation>(text.into()).unwrap(),
+                v
+            );
+        }
+    }
+}

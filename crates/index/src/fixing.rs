@@ -278,3 +278,40 @@ mod tests {
         assert!(serde_json::from_str::<FixingLevel>("7").is_err());
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: the fixings' `unit`
+    /// column holds it, so it must not change by a byte.
+    const UNIT_TEXT: [(IndexUnit, &str); 2] = [
+        (IndexUnit::UsdPerGpuHour, "usd-per-gpu-hour"),
+        (IndexUnit::Points, "points"),
+    ];
+    /// A level's word and the number its Display (and the `level` column) writes.
+    const LEVEL_TEXT: [(FixingLevel, &str, &str); 4] = [
+        (FixingLevel::Trades, "trades", "1"),
+        (FixingLevel::Firm, "firm", "2"),
+        (FixingLevel::Listings, "listings", "3"),
+        (FixingLevel::Carried, "carried", "4"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        for (v, text) in UNIT_TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<IndexUnit>(text.into()).unwrap(), v);
+        }
+        assert_eq!(
+            FixingLevel::ALL.map(|l| l.as_str()),
+            LEVEL_TEXT.map(|t| t.1)
+        );
+        for (l, word, number) in LEVEL_TEXT {
+            assert_eq!(l.as_str(), word);
+            assert_eq!(l.to_string(), number);
+            assert_eq!(serde_json::to_value(l).unwrap().to_string(), number);
+        }
+    }
+}

@@ -900,3 +900,38 @@ mod tests {
         Methodology::default_methodology();
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's `method` text as published before it was derived, and its
+    /// serde name in methodology files: the two differ for `hedonic` alone.
+    const TEXT: [(CompositeMethod, &str, &str); 4] = [
+        (
+            CompositeMethod::JevonsChained,
+            "jevons-chained",
+            "jevons-chained",
+        ),
+        (
+            CompositeMethod::DutotChained,
+            "dutot-chained",
+            "dutot-chained",
+        ),
+        (CompositeMethod::Hedonic, "hedonic-time-dummy", "hedonic"),
+        (CompositeMethod::Pooled, "pooled", "pooled"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_serde_names_too() {
+        assert_eq!(CompositeMethod::ALL.map(|m| m.as_str()), TEXT.map(|t| t.1));
+        for (m, text, serde_name) in TEXT {
+            assert_eq!(m.as_str(), text);
+            assert_eq!(serde_json::to_value(m).unwrap(), serde_name);
+            assert_eq!(
+                serde_json::from_value::<CompositeMethod>(serde_name.into()).unwrap(),
+                m
+            );
+        }
+    }
+}

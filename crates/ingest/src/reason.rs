@@ -134,3 +134,47 @@ impl Rejection {
         self
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every code as published before it was derived: quarantine files and ingest
+    /// summaries hold it, and it never changes meaning between versions.
+    const TEXT: [(Reason, &str); 25] = [
+        (Reason::WrongColumnCount, "wrong_column_count"),
+        (Reason::InvalidUtf8, "invalid_utf8"),
+        (Reason::MissingField, "missing_field"),
+        (Reason::UnknownKind, "unknown_kind"),
+        (Reason::UnparseableDate, "unparseable_date"),
+        (Reason::UnknownGpu, "unknown_gpu"),
+        (Reason::UnknownScope, "unknown_scope"),
+        (Reason::UnknownTerm, "unknown_term"),
+        (Reason::UnparseablePrice, "unparseable_price"),
+        (Reason::NonFinitePrice, "non_finite_price"),
+        (Reason::NonPositivePrice, "non_positive_price"),
+        (Reason::UnknownUnit, "unknown_unit"),
+        (Reason::MissingGpusPerUnit, "missing_gpus_per_unit"),
+        (Reason::InvalidNumber, "invalid_number"),
+        (Reason::UnknownCurrency, "unknown_currency"),
+        (Reason::NoFxRate, "no_fx_rate"),
+        (Reason::MissingQuantity, "missing_quantity"),
+        (Reason::InvalidQuantity, "invalid_quantity"),
+        (Reason::UpfrontWithoutTerm, "upfront_without_term"),
+        (Reason::UnknownOperatorTier, "unknown_operator_tier"),
+        (Reason::ImplausibleDate, "implausible_date"),
+        (Reason::ImplausiblePrice, "implausible_price"),
+        (Reason::ImplausibleQuantity, "implausible_quantity"),
+        (Reason::RecordTooLong, "record_too_long"),
+        (Reason::FieldTooLong, "field_too_long"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+        }
+    }
+}

@@ -388,3 +388,29 @@ mod tests {
         assert_eq!((m, u), (None, 1));
     }
 }
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's column suffix as published before it was derived
+    /// (`by_month.csv`), and its serde name: the two differ but for `tick`.
+    const TEXT: [(Target, &str, &str); 3] = [
+        (Target::Tick, "tick", "tick"),
+        (Target::OnePct, "1pct", "one-pct"),
+        (Target::FivePct, "5pct", "five-pct"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_serde_names_too() {
+        assert_eq!(Target::ALL.map(|t| t.as_str()), TEXT.map(|t| t.1));
+        for (t, text, serde_name) in TEXT {
+            assert_eq!(t.as_str(), text);
+            assert_eq!(serde_json::to_value(t).unwrap(), serde_name);
+            assert_eq!(
+                serde_json::from_value::<Target>(serde_name.into()).unwrap(),
+                t
+            );
+        }
+    }
+}
