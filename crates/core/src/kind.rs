@@ -1,14 +1,31 @@
 //! Observation kinds and their rank in the IOSCO data-input hierarchy.
 
-use crate::error::CoreError;
+use crate::error::{parse_variant, CoreError};
 use serde::{Deserialize, Serialize};
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
+use strum::VariantArray;
 
 /// What kind of price an observation is. Declared in hierarchy order: a completed
 /// trade outranks an executable (firm) offer, which outranks an advertised listing
 /// (IOSCO Principles for Financial Benchmarks, 7 and 8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ObservationKind {
     /// A completed rental at a known price (hierarchy level 1).
     Trade,
@@ -21,11 +38,10 @@ pub enum ObservationKind {
 
 impl ObservationKind {
     /// Every kind, in hierarchy order.
-    pub const ALL: [ObservationKind; 3] = [
-        ObservationKind::Trade,
-        ObservationKind::Firm,
-        ObservationKind::Listing,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// Hierarchy level as published in fixings: 1 trades, 2 firm offers, 3 listings.
     pub fn level(self) -> u8 {
@@ -38,11 +54,7 @@ impl ObservationKind {
 
     /// The name used in CSV columns and keys: `trade`, `firm`, `listing`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ObservationKind::Trade => "trade",
-            ObservationKind::Firm => "firm",
-            ObservationKind::Listing => "listing",
-        }
+        self.into()
     }
 }
 
@@ -50,20 +62,7 @@ impl FromStr for ObservationKind {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
-        ObservationKind::ALL
-            .into_iter()
-            .find(|v| v.as_str() == t)
-            .ok_or_else(|| CoreError::Unknown {
-                what: "kind",
-                value: s.to_string(),
-                expected: "trade, firm, listing".into(),
-            })
-    }
-}
-
-impl fmt::Display for ObservationKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        parse_variant("kind", s, &t)
     }
 }
 

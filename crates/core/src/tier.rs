@@ -1,13 +1,30 @@
 //! Operator tier: how well an operator runs its GPUs (ClusterMax-style rating).
 
-use crate::error::CoreError;
+use crate::error::{parse_variant, CoreError};
 use serde::{Deserialize, Serialize};
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
+use strum::VariantArray;
 
 /// Operator rating, best first. "A GPU falls to the level of the operator": the same
 /// chip rents at different prices depending on who runs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum OperatorTier {
     /// The best rating (score 4).
     Platinum,
@@ -23,23 +40,14 @@ pub enum OperatorTier {
 
 impl OperatorTier {
     /// Every tier, best first.
-    pub const ALL: [OperatorTier; 5] = [
-        OperatorTier::Platinum,
-        OperatorTier::Gold,
-        OperatorTier::Silver,
-        OperatorTier::Bronze,
-        OperatorTier::Underperform,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The lowercase name used in ratings files and tier floors (`gold+`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            OperatorTier::Platinum => "platinum",
-            OperatorTier::Gold => "gold",
-            OperatorTier::Silver => "silver",
-            OperatorTier::Bronze => "bronze",
-            OperatorTier::Underperform => "underperform",
-        }
+        self.into()
     }
 
     /// Ordinal score used as a hedonic regressor: platinum 4 ... underperform 0.
@@ -58,20 +66,7 @@ impl FromStr for OperatorTier {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
-        OperatorTier::ALL
-            .into_iter()
-            .find(|v| v.as_str() == t)
-            .ok_or_else(|| CoreError::Unknown {
-                what: "operator_tier",
-                value: s.to_string(),
-                expected: "platinum, gold, silver, bronze, underperform".into(),
-            })
-    }
-}
-
-impl fmt::Display for OperatorTier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        parse_variant("operator_tier", s, &t)
     }
 }
 

@@ -1,13 +1,28 @@
 //! Price units and their conversion to USD per GPU-hour (before currency).
 
-use crate::error::CoreError;
+use crate::error::{parse_variant, CoreError};
 use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
+use strum::VariantArray;
 
 /// The unit a raw price is quoted in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum PriceUnit {
     /// Per GPU per hour: already normalized.
     GpuHour,
@@ -23,24 +38,15 @@ pub enum PriceUnit {
 
 impl PriceUnit {
     /// Every unit, in declaration order.
-    pub const ALL: [PriceUnit; 5] = [
-        PriceUnit::GpuHour,
-        PriceUnit::NodeHour,
-        PriceUnit::InstanceHour,
-        PriceUnit::GpuMonth,
-        PriceUnit::NodeMonth,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The snake_case name used in the `price_unit` column: `gpu_hour`, `node_hour`,
     /// `instance_hour`, `gpu_month`, `node_month`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PriceUnit::GpuHour => "gpu_hour",
-            PriceUnit::NodeHour => "node_hour",
-            PriceUnit::InstanceHour => "instance_hour",
-            PriceUnit::GpuMonth => "gpu_month",
-            PriceUnit::NodeMonth => "node_month",
-        }
+        self.into()
     }
 
     /// Whether the price is for a whole node or instance, so that it needs
@@ -97,20 +103,7 @@ impl FromStr for PriceUnit {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase().replace(['-', ' '], "_");
-        PriceUnit::ALL
-            .into_iter()
-            .find(|v| v.as_str() == t)
-            .ok_or_else(|| CoreError::Unknown {
-                what: "price_unit",
-                value: s.to_string(),
-                expected: "gpu_hour, node_hour, instance_hour, gpu_month, node_month".into(),
-            })
-    }
-}
-
-impl fmt::Display for PriceUnit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        parse_variant("price_unit", s, &t)
     }
 }
 
