@@ -2,12 +2,26 @@
 
 use crate::methodology::CompositeMethod;
 use serde::{Deserialize, Serialize};
+use strum::VariantArray;
 
 /// What an index's values are measured in. A grade's fixings are prices; a
 /// composite's are index points (base 100 on its first date), which cannot be
 /// compared with a rent or settle a USD contract without rebasing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum IndexUnit {
     /// USD per GPU-hour: a grade's fixing or a pooled composite.
     UsdPerGpuHour,
@@ -19,10 +33,7 @@ pub enum IndexUnit {
 impl IndexUnit {
     /// The text of the `unit` column: `usd-per-gpu-hour` or `points`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            IndexUnit::UsdPerGpuHour => "usd-per-gpu-hour",
-            IndexUnit::Points => "points",
-        }
+        self.into()
     }
 }
 
@@ -30,8 +41,22 @@ impl IndexUnit {
 /// ranks above a firm offer, which ranks above a listing), or that it was carried
 /// forward. Written as its number (1 to 4) in the `level` column; a worse level
 /// orders after a better one, so a composite's level is the worst of its parts'.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(into = "u8", try_from = "u8")]
+#[strum(serialize_all = "lowercase")]
 pub enum FixingLevel {
     /// Fixed from trades (level 1).
     Trades = 1,
@@ -45,7 +70,10 @@ pub enum FixingLevel {
 
 impl FixingLevel {
     /// Every level, best first.
-    pub const ALL: [FixingLevel; 4] = [Self::Trades, Self::Firm, Self::Listings, Self::Carried];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The number the `level` column holds.
     pub fn number(self) -> u8 {
@@ -73,12 +101,7 @@ impl FixingLevel {
 
     /// A word for a person: `trades`, `firm`, `listings`, `carried`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Trades => "trades",
-            Self::Firm => "firm",
-            Self::Listings => "listings",
-            Self::Carried => "carried",
-        }
+        self.into()
     }
 }
 
@@ -299,8 +322,14 @@ mod text_tests {
 
     #[test]
     fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <IndexUnit as strum::VariantArray>::VARIANTS.len(),
+            UNIT_TEXT.len()
+        );
         for (v, text) in UNIT_TEXT {
             assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<IndexUnit>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
             assert_eq!(serde_json::to_value(v).unwrap(), text);
             assert_eq!(serde_json::from_value::<IndexUnit>(text.into()).unwrap(), v);
         }

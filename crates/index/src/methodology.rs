@@ -11,6 +11,7 @@ use rentix_core::{Cutoff, DayRule, GradePattern, ObservationKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+use strum::VariantArray;
 
 /// `n` publication days before `d` (`d` itself when `n` is 0). Bounded walk: at most
 /// 31 calendar days per publication day.
@@ -368,8 +369,22 @@ pub struct RoundingSpec {
 }
 
 /// How a composite combines grades.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its `method` text ([`CompositeMethod::as_str`]) is its serde name but for
+/// `hedonic`, written `hedonic-time-dummy`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum CompositeMethod {
     /// Chained weighted geometric mean of the components' price relatives, in
     /// points.
@@ -378,6 +393,7 @@ pub enum CompositeMethod {
     DutotChained,
     /// Adjacent-period time-dummy hedonic index over the observations of the
     /// matching grades.
+    #[strum(to_string = "hedonic-time-dummy")]
     Hedonic,
     /// A "market" price over several grades (e.g. every scope of one GPU): the
     /// observations of the matching grades pooled and fixed like one grade, in USD
@@ -845,12 +861,10 @@ impl MethodologySpec {
 
 impl CompositeMethod {
     /// Every composite method.
-    pub const ALL: [CompositeMethod; 4] = [
-        CompositeMethod::JevonsChained,
-        CompositeMethod::DutotChained,
-        CompositeMethod::Hedonic,
-        CompositeMethod::Pooled,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// Whether the composite's values are index points (chained and hedonic) rather
     /// than a price (pooled).
@@ -870,12 +884,7 @@ impl CompositeMethod {
 
     /// The fixings' `method` text (`hedonic-time-dummy` for `hedonic`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            CompositeMethod::JevonsChained => "jevons-chained",
-            CompositeMethod::DutotChained => "dutot-chained",
-            CompositeMethod::Hedonic => "hedonic-time-dummy",
-            CompositeMethod::Pooled => "pooled",
-        }
+        self.into()
     }
 }
 
