@@ -7,6 +7,7 @@ use chrono::{Datelike, Months, NaiveDate};
 use rentix_core::{DateSeries, DayRule, Grade};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use strum::VariantArray;
 
 const DEFAULT: &str = rentix_core::bundled::DEFAULT_CONTRACT;
 
@@ -23,8 +24,21 @@ pub enum Settlement {
 }
 
 /// How a position's entry price is set, for want of futures price history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum EntryAssumption {
     /// The last fixing before entry: futures priced at the index (no drift).
     Index,
@@ -36,19 +50,14 @@ pub enum EntryAssumption {
 
 impl EntryAssumption {
     /// Every assumption, in the order the entry sensitivity reports them.
-    pub const ALL: [EntryAssumption; 3] = [
-        EntryAssumption::Index,
-        EntryAssumption::Forward,
-        EntryAssumption::Premium,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The name a contract file and `summary.json` use.
     pub fn as_str(self) -> &'static str {
-        match self {
-            EntryAssumption::Index => "index",
-            EntryAssumption::Forward => "forward",
-            EntryAssumption::Premium => "premium",
-        }
+        self.into()
     }
 }
 
@@ -947,6 +956,8 @@ mod text_tests {
         assert_eq!(EntryAssumption::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
         for (v, text) in TEXT {
             assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<EntryAssumption>().unwrap(), v);
             assert_eq!(serde_json::to_value(v).unwrap(), text);
             assert_eq!(
                 serde_json::from_value::<EntryAssumption>(text.into()).unwrap(),

@@ -41,8 +41,21 @@ pub const MIN_DECISION_PERIODS: usize = 6;
 pub const FEW_PERIODS: usize = 24;
 
 /// The three answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Decision {
     /// The best tradable hedge's lower bound (or point estimate) is above zero and it
     /// makes at least one whole contract.
@@ -57,11 +70,7 @@ pub enum Decision {
 impl Decision {
     /// The name `summary.json` uses: `hedge`, `do_not_hedge`, `not_enough_data`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Hedge => "hedge",
-            Decision::DoNotHedge => "do_not_hedge",
-            Decision::NotEnoughData => "not_enough_data",
-        }
+        self.into()
     }
 }
 
@@ -372,8 +381,14 @@ mod text_tests {
 
     #[test]
     fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <Decision as strum::VariantArray>::VARIANTS.len(),
+            TEXT.len()
+        );
         for (v, text) in TEXT {
             assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<Decision>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
             assert_eq!(serde_json::to_value(v).unwrap(), text);
             assert_eq!(serde_json::from_value::<Decision>(text.into()).unwrap(), v);
         }

@@ -7,8 +7,21 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Whether the user pays rent (a producer) or earns it (a neocloud).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Side {
     /// Pays rent (a producer): a higher rent is a loss, and the hedge buys futures.
     Pay,
@@ -27,16 +40,29 @@ impl Side {
 
     /// The name a rent file's `side` column uses: `pay` or `earn`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Pay => "pay",
-            Side::Earn => "earn",
-        }
+        self.into()
     }
 }
 
 /// How a rent file's `period_end` is read, and so how `periods.csv` writes it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(
+    serialize_all = "lowercase",
+    parse_err_ty = String,
+    parse_err_fn = not_a_period_end
+)]
 pub enum PeriodEnd {
     /// `period_end` is the first day not covered (`2025-01-01,2025-02-01` is January).
     #[default]
@@ -46,15 +72,9 @@ pub enum PeriodEnd {
     Inclusive,
 }
 
-impl std::str::FromStr for PeriodEnd {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "exclusive" => Ok(PeriodEnd::Exclusive),
-            "inclusive" => Ok(PeriodEnd::Inclusive),
-            other => Err(format!("{other:?}: expected exclusive or inclusive")),
-        }
-    }
+/// `--period-end`'s message for a word that is neither (parsing is exact).
+fn not_a_period_end(s: &str) -> String {
+    format!("{s:?}: expected exclusive or inclusive")
 }
 
 /// One period of rent: `[start, end)` at a price for some GPU-hours.
@@ -646,11 +666,21 @@ mod text_tests {
 
     #[test]
     fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <Side as strum::VariantArray>::VARIANTS.len(),
+            SIDE_TEXT.len()
+        );
         for (v, text) in SIDE_TEXT {
             assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<Side>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
             assert_eq!(serde_json::to_value(v).unwrap(), text);
             assert_eq!(serde_json::from_value::<Side>(text.into()).unwrap(), v);
         }
+        assert_eq!(
+            <PeriodEnd as strum::VariantArray>::VARIANTS.len(),
+            PERIOD_END_TEXT.len()
+        );
         for (v, text) in PERIOD_END_TEXT {
             assert_eq!(text.parse::<PeriodEnd>().unwrap(), v);
             assert_eq!(serde_json::to_value(v).unwrap(), text);

@@ -87,8 +87,21 @@ impl CoverageRule {
 }
 
 /// What the rule decides for one period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum SettlementStatus {
     /// Coverage and longest gap meet `settle_at` and `max_gap_share`: the value
     /// settles.
@@ -103,11 +116,7 @@ pub enum SettlementStatus {
 impl SettlementStatus {
     /// The status's name, as it is serialized.
     pub fn as_str(self) -> &'static str {
-        match self {
-            SettlementStatus::Settled => "settled",
-            SettlementStatus::Review => "review",
-            SettlementStatus::Determination => "determination",
-        }
+        self.into()
     }
 }
 
@@ -233,8 +242,14 @@ mod text_tests {
 
     #[test]
     fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <SettlementStatus as strum::VariantArray>::VARIANTS.len(),
+            TEXT.len()
+        );
         for (v, text) in TEXT {
             assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<SettlementStatus>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
             assert_eq!(serde_json::to_value(v).unwrap(), text);
             assert_eq!(
                 serde_json::from_value::<SettlementStatus>(text.into()).unwrap(),
