@@ -23,6 +23,7 @@ use rentix_core::ObservationKind;
 use rentix_index::{EngineObs, ObsKey, SourceId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use strum::VariantArray;
 
 /// The manipulator's contributor name.
 pub const MANIPULATOR: &str = "lab-manipulator";
@@ -38,28 +39,43 @@ pub const MAX_FAKE_LISTINGS_PER_DAY: usize = 128;
 const BISECTION_STEPS: usize = 10;
 
 /// The moves searched for: one tick, 1% and 5% of the honest settlement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its column suffix ([`Target::as_str`]) is not its serde name (`one-pct`) but for
+/// `tick`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Target {
     /// One tick of the contract.
     Tick,
     /// 1% of the honest settlement.
+    #[strum(to_string = "1pct")]
     OnePct,
     /// 5% of the honest settlement.
+    #[strum(to_string = "5pct")]
     FivePct,
 }
 
 impl Target {
     /// The three, in the order of `MonthAttack`'s arrays.
-    pub const ALL: [Target; 3] = [Target::Tick, Target::OnePct, Target::FivePct];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The suffix `by_month.csv`'s columns use: `tick`, `1pct`, `5pct`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Target::Tick => "tick",
-            Target::OnePct => "1pct",
-            Target::FivePct => "5pct",
-        }
+        self.into()
     }
 
     /// The move, USD per GPU-hour, on a settlement of `base`.
