@@ -24,20 +24,9 @@ pub enum Settlement {
 }
 
 /// How a position's entry price is set, for want of futures price history.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
 #[strum(serialize_all = "lowercase")]
 pub enum EntryAssumption {
     /// The last fixing before entry: futures priced at the index (no drift).

@@ -50,21 +50,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// What a hedge trades: the monthly futures, or a perpetual swap.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
 #[strum(serialize_all = "snake_case")]
 pub enum Instrument {
     /// The monthly cash-settled futures of the contract.

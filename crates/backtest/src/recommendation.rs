@@ -41,20 +41,9 @@ pub const MIN_DECISION_PERIODS: usize = 6;
 pub const FEW_PERIODS: usize = 24;
 
 /// The three answers.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
 #[strum(serialize_all = "snake_case")]
 pub enum Decision {
     /// The best tradable hedge's lower bound (or point estimate) is above zero and it

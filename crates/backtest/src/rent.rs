@@ -7,20 +7,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Whether the user pays rent (a producer) or earns it (a neocloud).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
 #[strum(serialize_all = "lowercase")]
 pub enum Side {
     /// Pays rent (a producer): a higher rent is a loss, and the hedge buys futures.
@@ -45,19 +34,9 @@ impl Side {
 }
 
 /// How a rent file's `period_end` is read, and so how `periods.csv` writes it back.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::EnumString, strum::VariantArray)]
 #[strum(
     serialize_all = "lowercase",
     parse_err_ty = String,

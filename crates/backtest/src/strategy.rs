@@ -7,22 +7,9 @@ use serde::{Deserialize, Serialize};
 use strum::VariantArray;
 
 /// A hedging strategy.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
 #[strum(
     serialize_all = "kebab-case",
     parse_err_ty = String,

@@ -8,23 +8,9 @@ use strum::VariantArray;
 /// What kind of price an observation is. Declared in hierarchy order: a completed
 /// trade outranks an executable (firm) offer, which outranks an advertised listing
 /// (IOSCO Principles for Financial Benchmarks, 7 and 8).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::EnumMessage,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray, strum::EnumMessage)]
 #[strum(serialize_all = "lowercase")]
 pub enum ObservationKind {
     /// A completed rental at a known price (hierarchy level 1).

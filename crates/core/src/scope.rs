@@ -7,23 +7,9 @@ use strum::VariantArray;
 
 /// What an operator sells with the GPU: the machine alone, a virtual machine, a
 /// container slot on a marketplace, or a managed cluster with scheduling and support.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::EnumMessage,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray, strum::EnumMessage)]
 #[strum(serialize_all = "kebab-case")]
 pub enum ServiceScope {
     /// The whole machine, no virtualization layer (`bare-metal`).

@@ -7,23 +7,9 @@ use strum::VariantArray;
 
 /// Operator rating, best first. "A GPU falls to the level of the operator": the same
 /// chip rents at different prices depending on who runs it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::EnumMessage,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray, strum::EnumMessage)]
 #[strum(serialize_all = "lowercase")]
 pub enum OperatorTier {
     /// The best rating (score 4).

@@ -7,21 +7,9 @@ use std::str::FromStr;
 use strum::VariantArray;
 
 /// The unit a raw price is quoted in.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-    strum::EnumMessage,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray, strum::EnumMessage)]
 #[strum(serialize_all = "snake_case")]
 pub enum PriceUnit {
     /// Per GPU per hour: already normalized.

@@ -7,20 +7,9 @@ use strum::VariantArray;
 /// What an index's values are measured in. A grade's fixings are prices; a
 /// composite's are index points (base 100 on its first date), which cannot be
 /// compared with a rent or settle a USD contract without rebasing.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
 #[strum(serialize_all = "kebab-case")]
 pub enum IndexUnit {
     /// USD per GPU-hour: a grade's fixing or a pooled composite.
@@ -41,21 +30,9 @@ impl IndexUnit {
 /// ranks above a firm offer, which ranks above a listing), or that it was carried
 /// forward. Written as its number (1 to 4) in the `level` column; a worse level
 /// orders after a better one, so a composite's level is the worst of its parts'.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(into = "u8", try_from = "u8")]
+#[derive(strum::IntoStaticStr, strum::VariantArray)]
 #[strum(serialize_all = "lowercase")]
 pub enum FixingLevel {
     /// Fixed from trades (level 1).

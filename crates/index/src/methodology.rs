@@ -372,18 +372,9 @@ pub struct RoundingSpec {
 ///
 /// Its `method` text ([`CompositeMethod::as_str`]) is its serde name but for
 /// `hedonic`, written `hedonic-time-dummy`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::VariantArray)]
 #[strum(serialize_all = "kebab-case")]
 pub enum CompositeMethod {
     /// Chained weighted geometric mean of the components' price relatives, in

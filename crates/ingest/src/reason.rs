@@ -4,21 +4,9 @@ use serde::Serialize;
 
 /// Why a row was refused. The code is written to the quarantine and counted in the
 /// ingest summary; it never changes meaning between versions.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[strum(serialize_all = "snake_case")]
 pub enum Reason {
     /// The record has more or fewer fields than the header.

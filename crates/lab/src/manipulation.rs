@@ -42,18 +42,9 @@ const BISECTION_STEPS: usize = 10;
 ///
 /// Its column suffix ([`Target::as_str`]) is not its serde name (`one-pct`) but for
 /// `tick`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::VariantArray)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Target {
     /// One tick of the contract.
