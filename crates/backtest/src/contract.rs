@@ -7,6 +7,7 @@ use chrono::{Datelike, Months, NaiveDate};
 use rentix_core::{DateSeries, DayRule, Grade};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use strum::VariantArray;
 
 const DEFAULT: &str = rentix_core::bundled::DEFAULT_CONTRACT;
 
@@ -25,6 +26,8 @@ pub enum Settlement {
 /// How a position's entry price is set, for want of futures price history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum EntryAssumption {
     /// The last fixing before entry: futures priced at the index (no drift).
     Index,
@@ -36,19 +39,14 @@ pub enum EntryAssumption {
 
 impl EntryAssumption {
     /// Every assumption, in the order the entry sensitivity reports them.
-    pub const ALL: [EntryAssumption; 3] = [
-        EntryAssumption::Index,
-        EntryAssumption::Forward,
-        EntryAssumption::Premium,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The name a contract file and `summary.json` use.
     pub fn as_str(self) -> &'static str {
-        match self {
-            EntryAssumption::Index => "index",
-            EntryAssumption::Forward => "forward",
-            EntryAssumption::Premium => "premium",
-        }
+        self.into()
     }
 }
 
@@ -927,5 +925,33 @@ mod tests {
                 .status,
             S::Determination
         );
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: contract files and
+    /// `summary.json` hold it, so it must not change by a byte.
+    const TEXT: [(EntryAssumption, &str); 3] = [
+        (EntryAssumption::Index, "index"),
+        (EntryAssumption::Forward, "forward"),
+        (EntryAssumption::Premium, "premium"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(EntryAssumption::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<EntryAssumption>().unwrap(), v);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<EntryAssumption>(text.into()).unwrap(),
+                v
+            );
+        }
     }
 }

@@ -52,6 +52,8 @@ use std::path::{Path, PathBuf};
 /// What a hedge trades: the monthly futures, or a perpetual swap.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum Instrument {
     /// The monthly cash-settled futures of the contract.
     #[default]
@@ -63,10 +65,7 @@ pub enum Instrument {
 impl Instrument {
     /// The name `periods.csv` and `summary.json` use: `futures` or `perp`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Instrument::Futures => "futures",
-            Instrument::Perp => "perp",
-        }
+        self.into()
     }
 
     /// Whether it is the futures, the default (a recommendation's `instrument` is then
@@ -81,12 +80,6 @@ impl Instrument {
             Instrument::Futures => format!("{underlying} futures"),
             Instrument::Perp => format!("the {underlying} perp"),
         }
-    }
-}
-
-impl std::fmt::Display for Instrument {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -618,6 +611,34 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(field), "{toml}: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: `periods.csv` and
+    /// `summary.json` hold it, so it must not change by a byte.
+    const TEXT: [(Instrument, &str); 2] =
+        [(Instrument::Futures, "futures"), (Instrument::Perp, "perp")];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <Instrument as strum::VariantArray>::VARIANTS.len(),
+            TEXT.len()
+        );
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<Instrument>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<Instrument>(text.into()).unwrap(),
+                v
+            );
         }
     }
 }

@@ -43,6 +43,8 @@ pub(crate) const FEW_PERIODS: usize = 24;
 /// The three answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum Decision {
     /// The best tradable hedge's lower bound (or point estimate) is above zero and it
     /// makes at least one whole contract.
@@ -57,11 +59,7 @@ pub enum Decision {
 impl Decision {
     /// The name `summary.json` uses: `hedge`, `do_not_hedge`, `not_enough_data`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Hedge => "hedge",
-            Decision::DoNotHedge => "do_not_hedge",
-            Decision::NotEnoughData => "not_enough_data",
-        }
+        self.into()
     }
 }
 
@@ -355,5 +353,33 @@ mod tests {
             recommend(Side::Pay, 12, &zero, "x").decision,
             Decision::DoNotHedge
         );
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: `summary.json` holds
+    /// it, so it must not change by a byte.
+    const TEXT: [(Decision, &str); 3] = [
+        (Decision::Hedge, "hedge"),
+        (Decision::DoNotHedge, "do_not_hedge"),
+        (Decision::NotEnoughData, "not_enough_data"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <Decision as strum::VariantArray>::VARIANTS.len(),
+            TEXT.len()
+        );
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<Decision>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<Decision>(text.into()).unwrap(), v);
+        }
     }
 }

@@ -9,6 +9,8 @@ use std::path::Path;
 /// Whether the user pays rent (a producer) or earns it (a neocloud).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum Side {
     /// Pays rent (a producer): a higher rent is a loss, and the hedge buys futures.
     Pay,
@@ -27,16 +29,19 @@ impl Side {
 
     /// The name a rent file's `side` column uses: `pay` or `earn`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Pay => "pay",
-            Side::Earn => "earn",
-        }
+        self.into()
     }
 }
 
 /// How a rent file's `period_end` is read, and so how `periods.csv` writes it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::EnumString, strum::VariantArray)]
+#[strum(
+    serialize_all = "lowercase",
+    parse_err_ty = String,
+    parse_err_fn = not_a_period_end
+)]
 pub enum PeriodEnd {
     /// `period_end` is the first day not covered (`2025-01-01,2025-02-01` is January).
     #[default]
@@ -46,15 +51,9 @@ pub enum PeriodEnd {
     Inclusive,
 }
 
-impl std::str::FromStr for PeriodEnd {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "exclusive" => Ok(PeriodEnd::Exclusive),
-            "inclusive" => Ok(PeriodEnd::Inclusive),
-            other => Err(format!("{other:?}: expected exclusive or inclusive")),
-        }
-    }
+/// `--period-end`'s message for a word that is neither (parsing is exact).
+fn not_a_period_end(s: &str) -> String {
+    format!("{s:?}: expected exclusive or inclusive")
 }
 
 /// One period of rent: `[start, end)` at a price for some GPU-hours.
@@ -630,4 +629,46 @@ pub(crate) fn events_over(
         *by_kind.entry(e.kind.clone()).or_default() += share(e.usd_loss);
     }
     (lost, usd, by_kind)
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: rent files'
+    /// `side` column holds it, so it must not change by a byte.
+    const SIDE_TEXT: [(Side, &str); 2] = [(Side::Pay, "pay"), (Side::Earn, "earn")];
+    /// `--period-end`'s and `periods.csv`'s text.
+    const PERIOD_END_TEXT: [(PeriodEnd, &str); 2] = [
+        (PeriodEnd::Exclusive, "exclusive"),
+        (PeriodEnd::Inclusive, "inclusive"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <Side as strum::VariantArray>::VARIANTS.len(),
+            SIDE_TEXT.len()
+        );
+        for (v, text) in SIDE_TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<Side>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<Side>(text.into()).unwrap(), v);
+        }
+        assert_eq!(
+            <PeriodEnd as strum::VariantArray>::VARIANTS.len(),
+            PERIOD_END_TEXT.len()
+        );
+        for (v, text) in PERIOD_END_TEXT {
+            assert_eq!(text.parse::<PeriodEnd>().unwrap(), v);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<PeriodEnd>(text.into()).unwrap(), v);
+        }
+        assert_eq!(
+            "Inclusive".parse::<PeriodEnd>().unwrap_err(),
+            "\"Inclusive\": expected exclusive or inclusive"
+        );
+    }
 }

@@ -89,6 +89,8 @@ impl CoverageRule {
 /// What the rule decides for one period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 pub enum SettlementStatus {
     /// Coverage and longest gap meet `settle_at` and `max_gap_share`: the value
     /// settles.
@@ -103,11 +105,7 @@ pub enum SettlementStatus {
 impl SettlementStatus {
     /// The status's name, as it is serialized.
     pub fn as_str(self) -> &'static str {
-        match self {
-            SettlementStatus::Settled => "settled",
-            SettlementStatus::Review => "review",
-            SettlementStatus::Determination => "determination",
-        }
+        self.into()
     }
 }
 
@@ -216,5 +214,36 @@ mod tests {
         assert!(r.validate().is_err());
         r.review_at = f64::NAN;
         assert!(r.validate().is_err());
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: settlement outputs
+    /// hold it, so it must not change by a byte.
+    const TEXT: [(SettlementStatus, &str); 3] = [
+        (SettlementStatus::Settled, "settled"),
+        (SettlementStatus::Review, "review"),
+        (SettlementStatus::Determination, "determination"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <SettlementStatus as strum::VariantArray>::VARIANTS.len(),
+            TEXT.len()
+        );
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<SettlementStatus>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<SettlementStatus>(text.into()).unwrap(),
+                v
+            );
+        }
     }
 }

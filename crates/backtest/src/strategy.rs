@@ -4,12 +4,17 @@
 use crate::stats::hedge_ratio::min_variance_hedge_ratio;
 use crate::stats::moments::mean;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
+use strum::VariantArray;
 
 /// A hedging strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = String,
+    parse_err_fn = unknown_strategy
+)]
 pub enum Strategy {
     /// No hedge: the benchmark every other strategy is measured against.
     Unhedged,
@@ -29,47 +34,23 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, in the order a backtest runs them by default.
-    pub const ALL: [Strategy; 6] = [
-        Strategy::Unhedged,
-        Strategy::OneToOne,
-        Strategy::StaticMinVariance,
-        Strategy::WalkForward,
-        Strategy::Ewma,
-        Strategy::Layered,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The name `--strategy`, `summary.json` and `periods.csv` use.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Unhedged => "unhedged",
-            Strategy::OneToOne => "one-to-one",
-            Strategy::StaticMinVariance => "static-min-variance",
-            Strategy::WalkForward => "walk-forward",
-            Strategy::Ewma => "ewma",
-            Strategy::Layered => "layered",
-        }
+        self.into()
     }
 }
 
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Strategy::ALL
-            .into_iter()
-            .find(|x| x.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy {s:?}; expected one of {}",
-                    Strategy::ALL.map(|x| x.as_str()).join(", ")
-                )
-            })
-    }
+/// `--strategy`'s message for a name that is no strategy (parsing is exact).
+fn unknown_strategy(s: &str) -> String {
+    format!(
+        "unknown strategy {s:?}; expected one of {}",
+        Strategy::ALL.map(Strategy::as_str).join(", ")
+    )
 }
 
 /// Months of history a fitted strategy needs before it trusts its own ratio;
@@ -211,5 +192,38 @@ mod tests {
             assert_eq!(s.as_str().parse::<Strategy>().unwrap(), s);
         }
         assert!("yolo".parse::<Strategy>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: `--strategy`,
+    /// `summary.json` and `periods.csv` hold it, so it must not change by a byte.
+    const TEXT: [(Strategy, &str); 6] = [
+        (Strategy::Unhedged, "unhedged"),
+        (Strategy::OneToOne, "one-to-one"),
+        (Strategy::StaticMinVariance, "static-min-variance"),
+        (Strategy::WalkForward, "walk-forward"),
+        (Strategy::Ewma, "ewma"),
+        (Strategy::Layered, "layered"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(Strategy::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<Strategy>().unwrap(), v);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<Strategy>(text.into()).unwrap(), v);
+        }
+        assert_eq!(
+            "One-To-One".parse::<Strategy>().unwrap_err(),
+            "unknown strategy \"One-To-One\"; expected one of unhedged, one-to-one, \
+             static-min-variance, walk-forward, ewma, layered"
+        );
     }
 }

@@ -9,7 +9,8 @@
 use std::path::Path;
 
 /// What kind of configuration file is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum ConfigKind {
     /// An index methodology (`data/methodologies/`, intraday ones included).
     Methodology,
@@ -24,12 +25,7 @@ pub enum ConfigKind {
 impl ConfigKind {
     /// The kind's name for messages: `methodology`, `contract`, `mapping`, `perp`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ConfigKind::Methodology => "methodology",
-            ConfigKind::Contract => "contract",
-            ConfigKind::Mapping => "mapping",
-            ConfigKind::Perp => "perp",
-        }
+        self.into()
     }
 
     /// The shipped files of this kind: (name, text).
@@ -234,12 +230,7 @@ mod tests {
 
     #[test]
     fn every_shipped_file_is_bundled_by_its_name() {
-        for kind in [
-            ConfigKind::Methodology,
-            ConfigKind::Contract,
-            ConfigKind::Mapping,
-            ConfigKind::Perp,
-        ] {
+        for &kind in <ConfigKind as strum::VariantArray>::VARIANTS {
             let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
             let mut files: Vec<_> = std::fs::read_dir(root.join(kind.folder()))
                 .unwrap()
@@ -276,5 +267,29 @@ mod tests {
         assert!(read_config(Path::new("default"), ConfigKind::Methodology).is_ok());
         let err = read_config(Path::new("nope.toml"), ConfigKind::Contract).unwrap_err();
         assert!(err.to_string().contains("nymex-gpu1-h100"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every kind's name as messages wrote it before it was derived.
+    const TEXT: [(ConfigKind, &str); 4] = [
+        (ConfigKind::Methodology, "methodology"),
+        (ConfigKind::Contract, "contract"),
+        (ConfigKind::Mapping, "mapping"),
+        (ConfigKind::Perp, "perp"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned() {
+        assert_eq!(
+            <ConfigKind as strum::VariantArray>::VARIANTS.len(),
+            TEXT.len()
+        );
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+        }
     }
 }

@@ -83,3 +83,30 @@ pub enum CoreError {
         reason: String,
     },
 }
+
+/// The variant of `T` that `normalized` names (any of its strum serializations: its
+/// text and its aliases), else [`CoreError::Unknown`] quoting `value` as given and
+/// listing every variant's text, in declaration order. `FromStr` impls normalize
+/// (trim, case, separators) before they call it.
+pub(crate) fn parse_variant<T>(
+    what: &'static str,
+    value: &str,
+    normalized: &str,
+) -> Result<T, CoreError>
+where
+    T: Copy + strum::VariantArray + strum::EnumMessage + Into<&'static str>,
+{
+    T::VARIANTS
+        .iter()
+        .copied()
+        .find(|v| v.get_serializations().contains(&normalized))
+        .ok_or_else(|| CoreError::Unknown {
+            what,
+            value: value.to_string(),
+            expected: T::VARIANTS
+                .iter()
+                .map(|v| (*v).into())
+                .collect::<Vec<&str>>()
+                .join(", "),
+        })
+}

@@ -1,14 +1,17 @@
 //! Observation kinds and their rank in the IOSCO data-input hierarchy.
 
-use crate::error::CoreError;
+use crate::error::{parse_variant, CoreError};
 use serde::{Deserialize, Serialize};
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
+use strum::VariantArray;
 
 /// What kind of price an observation is. Declared in hierarchy order: a completed
 /// trade outranks an executable (firm) offer, which outranks an advertised listing
 /// (IOSCO Principles for Financial Benchmarks, 7 and 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray, strum::EnumMessage)]
+#[strum(serialize_all = "lowercase")]
 pub enum ObservationKind {
     /// A completed rental at a known price (hierarchy level 1).
     Trade,
@@ -21,11 +24,10 @@ pub enum ObservationKind {
 
 impl ObservationKind {
     /// Every kind, in hierarchy order.
-    pub const ALL: [ObservationKind; 3] = [
-        ObservationKind::Trade,
-        ObservationKind::Firm,
-        ObservationKind::Listing,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// Hierarchy level as published in fixings: 1 trades, 2 firm offers, 3 listings.
     pub fn level(self) -> u8 {
@@ -38,11 +40,7 @@ impl ObservationKind {
 
     /// The name used in CSV columns and keys: `trade`, `firm`, `listing`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ObservationKind::Trade => "trade",
-            ObservationKind::Firm => "firm",
-            ObservationKind::Listing => "listing",
-        }
+        self.into()
     }
 }
 
@@ -50,19 +48,38 @@ impl FromStr for ObservationKind {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
-        ObservationKind::ALL
-            .into_iter()
-            .find(|v| v.as_str() == t)
-            .ok_or_else(|| CoreError::Unknown {
-                what: "kind",
-                value: s.to_string(),
-                expected: "trade, firm, listing".into(),
-            })
+        parse_variant("kind", s, &t)
     }
 }
 
-impl fmt::Display for ObservationKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: CSV columns and keys
+    /// hold it, so it must not change by a byte.
+    const TEXT: [(ObservationKind, &str); 3] = [
+        (ObservationKind::Trade, "trade"),
+        (ObservationKind::Firm, "firm"),
+        (ObservationKind::Listing, "listing"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(ObservationKind::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<ObservationKind>().unwrap(), v);
+            assert_eq!(toml::Value::try_from(v).unwrap().as_str(), Some(text));
+        }
+        assert_eq!(
+            " Trade ".parse::<ObservationKind>().unwrap(),
+            ObservationKind::Trade
+        );
+        assert_eq!(
+            "x".parse::<ObservationKind>().unwrap_err().to_string(),
+            "unknown kind \"x\" (expected one of: trade, firm, listing)"
+        );
     }
 }

@@ -1,13 +1,16 @@
 //! Operator tier: how well an operator runs its GPUs (ClusterMax-style rating).
 
-use crate::error::CoreError;
+use crate::error::{parse_variant, CoreError};
 use serde::{Deserialize, Serialize};
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
+use strum::VariantArray;
 
 /// Operator rating, best first. "A GPU falls to the level of the operator": the same
 /// chip rents at different prices depending on who runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray, strum::EnumMessage)]
+#[strum(serialize_all = "lowercase")]
 pub enum OperatorTier {
     /// The best rating (score 4).
     Platinum,
@@ -23,23 +26,14 @@ pub enum OperatorTier {
 
 impl OperatorTier {
     /// Every tier, best first.
-    pub const ALL: [OperatorTier; 5] = [
-        OperatorTier::Platinum,
-        OperatorTier::Gold,
-        OperatorTier::Silver,
-        OperatorTier::Bronze,
-        OperatorTier::Underperform,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The lowercase name used in ratings files and tier floors (`gold+`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            OperatorTier::Platinum => "platinum",
-            OperatorTier::Gold => "gold",
-            OperatorTier::Silver => "silver",
-            OperatorTier::Bronze => "bronze",
-            OperatorTier::Underperform => "underperform",
-        }
+        self.into()
     }
 
     /// Ordinal score used as a hedonic regressor: platinum 4 ... underperform 0.
@@ -58,19 +52,40 @@ impl FromStr for OperatorTier {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
-        OperatorTier::ALL
-            .into_iter()
-            .find(|v| v.as_str() == t)
-            .ok_or_else(|| CoreError::Unknown {
-                what: "operator_tier",
-                value: s.to_string(),
-                expected: "platinum, gold, silver, bronze, underperform".into(),
-            })
+        parse_variant("operator_tier", s, &t)
     }
 }
 
-impl fmt::Display for OperatorTier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: ratings files and
+    /// tier floors hold it, so it must not change by a byte.
+    const TEXT: [(OperatorTier, &str); 5] = [
+        (OperatorTier::Platinum, "platinum"),
+        (OperatorTier::Gold, "gold"),
+        (OperatorTier::Silver, "silver"),
+        (OperatorTier::Bronze, "bronze"),
+        (OperatorTier::Underperform, "underperform"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(OperatorTier::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<OperatorTier>().unwrap(), v);
+            assert_eq!(toml::Value::try_from(v).unwrap().as_str(), Some(text));
+        }
+        assert_eq!(
+            " GOLD ".parse::<OperatorTier>().unwrap(),
+            OperatorTier::Gold
+        );
+        assert_eq!(
+            "x".parse::<OperatorTier>().unwrap_err().to_string(),
+            "unknown operator_tier \"x\" (expected one of: platinum, gold, silver, bronze, underperform)"
+        );
     }
 }

@@ -1,13 +1,16 @@
 //! Price units and their conversion to USD per GPU-hour (before currency).
 
-use crate::error::CoreError;
+use crate::error::{parse_variant, CoreError};
 use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
+use strum::VariantArray;
 
 /// The unit a raw price is quoted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray, strum::EnumMessage)]
+#[strum(serialize_all = "snake_case")]
 pub enum PriceUnit {
     /// Per GPU per hour: already normalized.
     GpuHour,
@@ -23,24 +26,15 @@ pub enum PriceUnit {
 
 impl PriceUnit {
     /// Every unit, in declaration order.
-    pub const ALL: [PriceUnit; 5] = [
-        PriceUnit::GpuHour,
-        PriceUnit::NodeHour,
-        PriceUnit::InstanceHour,
-        PriceUnit::GpuMonth,
-        PriceUnit::NodeMonth,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The snake_case name used in the `price_unit` column: `gpu_hour`, `node_hour`,
     /// `instance_hour`, `gpu_month`, `node_month`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PriceUnit::GpuHour => "gpu_hour",
-            PriceUnit::NodeHour => "node_hour",
-            PriceUnit::InstanceHour => "instance_hour",
-            PriceUnit::GpuMonth => "gpu_month",
-            PriceUnit::NodeMonth => "node_month",
-        }
+        self.into()
     }
 
     /// Whether the price is for a whole node or instance, so that it needs
@@ -97,20 +91,7 @@ impl FromStr for PriceUnit {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase().replace(['-', ' '], "_");
-        PriceUnit::ALL
-            .into_iter()
-            .find(|v| v.as_str() == t)
-            .ok_or_else(|| CoreError::Unknown {
-                what: "price_unit",
-                value: s.to_string(),
-                expected: "gpu_hour, node_hour, instance_hour, gpu_month, node_month".into(),
-            })
-    }
-}
-
-impl fmt::Display for PriceUnit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        parse_variant("price_unit", s, &t)
     }
 }
 
@@ -158,5 +139,38 @@ mod tests {
             let monthly = PriceUnit::NodeMonth.to_per_gpu_hour(p * 744.0, Some(n), jan).unwrap();
             prop_assert!((monthly - per_gpu).abs() <= 1e-9 * p);
         }
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: the `price_unit`
+    /// column holds it, so it must not change by a byte.
+    const TEXT: [(PriceUnit, &str); 5] = [
+        (PriceUnit::GpuHour, "gpu_hour"),
+        (PriceUnit::NodeHour, "node_hour"),
+        (PriceUnit::InstanceHour, "instance_hour"),
+        (PriceUnit::GpuMonth, "gpu_month"),
+        (PriceUnit::NodeMonth, "node_month"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(PriceUnit::ALL.map(|v| v.as_str()), TEXT.map(|t| t.1));
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(text.parse::<PriceUnit>().unwrap(), v);
+            assert_eq!(toml::Value::try_from(v).unwrap().as_str(), Some(text));
+        }
+        for alias in [" GPU-Hour ", "gpu hour"] {
+            assert_eq!(alias.parse::<PriceUnit>().unwrap(), PriceUnit::GpuHour);
+        }
+        assert_eq!(
+            "x".parse::<PriceUnit>().unwrap_err().to_string(),
+            "unknown price_unit \"x\" (expected one of: gpu_hour, node_hour, instance_hour, gpu_month, node_month)"
+        );
     }
 }

@@ -24,40 +24,30 @@ use serde::{Deserialize, Serialize};
 
 /// How a fixing combines its observations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Aggregation {
     /// `vw-median`: weighted median, with the methodology's tie rule.
-    #[serde(rename = "vw-median")]
     VwMedian,
     /// `median`: weighted median of the capped weights, midpoint rule.
-    #[serde(rename = "median")]
     Median,
     /// `vw-mean`: `sum w v / sum w`.
-    #[serde(rename = "vw-mean")]
     VwMean,
     /// `trimmed-mean`: unweighted mean after dropping values from each tail; it
     /// cannot apply the contributor cap.
-    #[serde(rename = "trimmed-mean")]
     TrimmedMean,
     /// `vw-trimmed-mean`: weighted mean of the central `1 - 2 trim` of the weight.
-    #[serde(rename = "vw-trimmed-mean")]
     VwTrimmedMean,
     /// `winsorized-vw-mean`: weighted mean after clamping to the `trim` quantile and
     /// its mirror from the top.
-    #[serde(rename = "winsorized-vw-mean")]
     WinsorizedVwMean,
 }
 
 impl Aggregation {
     /// The methodology's and the `method` column's name (`vw-median`, ...).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Aggregation::VwMedian => "vw-median",
-            Aggregation::Median => "median",
-            Aggregation::VwMean => "vw-mean",
-            Aggregation::TrimmedMean => "trimmed-mean",
-            Aggregation::VwTrimmedMean => "vw-trimmed-mean",
-            Aggregation::WinsorizedVwMean => "winsorized-vw-mean",
-        }
+        self.into()
     }
 }
 
@@ -242,5 +232,39 @@ mod tests {
     #[test]
     fn empty_is_none() {
         assert_eq!(aggregate(Aggregation::VwMean, &[], &[], P), None);
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: methodology files
+    /// and the fixings' `method` column hold it, so it must not change by a byte.
+    const TEXT: [(Aggregation, &str); 6] = [
+        (Aggregation::VwMedian, "vw-median"),
+        (Aggregation::Median, "median"),
+        (Aggregation::VwMean, "vw-mean"),
+        (Aggregation::TrimmedMean, "trimmed-mean"),
+        (Aggregation::VwTrimmedMean, "vw-trimmed-mean"),
+        (Aggregation::WinsorizedVwMean, "winsorized-vw-mean"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <Aggregation as strum::VariantArray>::VARIANTS.len(),
+            TEXT.len()
+        );
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<Aggregation>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(
+                serde_json::from_value::<Aggregation>(text.into()).unwrap(),
+                v
+            );
+        }
     }
 }

@@ -2,12 +2,15 @@
 
 use crate::methodology::CompositeMethod;
 use serde::{Deserialize, Serialize};
+use strum::VariantArray;
 
 /// What an index's values are measured in. A grade's fixings are prices; a
 /// composite's are index points (base 100 on its first date), which cannot be
 /// compared with a rent or settle a USD contract without rebasing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 pub enum IndexUnit {
     /// USD per GPU-hour: a grade's fixing or a pooled composite.
     UsdPerGpuHour,
@@ -19,10 +22,7 @@ pub enum IndexUnit {
 impl IndexUnit {
     /// The text of the `unit` column: `usd-per-gpu-hour` or `points`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            IndexUnit::UsdPerGpuHour => "usd-per-gpu-hour",
-            IndexUnit::Points => "points",
-        }
+        self.into()
     }
 }
 
@@ -32,6 +32,8 @@ impl IndexUnit {
 /// orders after a better one, so a composite's level is the worst of its parts'.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(into = "u8", try_from = "u8")]
+#[derive(strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum FixingLevel {
     /// Fixed from trades (level 1).
     Trades = 1,
@@ -45,7 +47,10 @@ pub enum FixingLevel {
 
 impl FixingLevel {
     /// Every level, best first.
-    pub const ALL: [FixingLevel; 4] = [Self::Trades, Self::Firm, Self::Listings, Self::Carried];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The number the `level` column holds.
     pub fn number(self) -> u8 {
@@ -73,12 +78,7 @@ impl FixingLevel {
 
     /// A word for a person: `trades`, `firm`, `listings`, `carried`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Trades => "trades",
-            Self::Firm => "firm",
-            Self::Listings => "listings",
-            Self::Carried => "carried",
-        }
+        self.into()
     }
 }
 
@@ -276,5 +276,48 @@ mod tests {
         let json = serde_json::to_string(&Some(FixingLevel::Firm)).unwrap();
         assert_eq!(json, "2");
         assert!(serde_json::from_str::<FixingLevel>("7").is_err());
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's text as published before it was derived: the fixings' `unit`
+    /// column holds it, so it must not change by a byte.
+    const UNIT_TEXT: [(IndexUnit, &str); 2] = [
+        (IndexUnit::UsdPerGpuHour, "usd-per-gpu-hour"),
+        (IndexUnit::Points, "points"),
+    ];
+    /// A level's word and the number its Display (and the `level` column) writes.
+    const LEVEL_TEXT: [(FixingLevel, &str, &str); 4] = [
+        (FixingLevel::Trades, "trades", "1"),
+        (FixingLevel::Firm, "firm", "2"),
+        (FixingLevel::Listings, "listings", "3"),
+        (FixingLevel::Carried, "carried", "4"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(
+            <IndexUnit as strum::VariantArray>::VARIANTS.len(),
+            UNIT_TEXT.len()
+        );
+        for (v, text) in UNIT_TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(text.parse::<IndexUnit>().unwrap(), v);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+            assert_eq!(serde_json::from_value::<IndexUnit>(text.into()).unwrap(), v);
+        }
+        assert_eq!(
+            FixingLevel::ALL.map(|l| l.as_str()),
+            LEVEL_TEXT.map(|t| t.1)
+        );
+        for (l, word, number) in LEVEL_TEXT {
+            assert_eq!(l.as_str(), word);
+            assert_eq!(l.to_string(), number);
+            assert_eq!(serde_json::to_value(l).unwrap().to_string(), number);
+        }
     }
 }

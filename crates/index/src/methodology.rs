@@ -11,6 +11,7 @@ use rentix_core::{Cutoff, DayRule, GradePattern, ObservationKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+use strum::VariantArray;
 
 /// `n` publication days before `d` (`d` itself when `n` is 0). Bounded walk: at most
 /// 31 calendar days per publication day.
@@ -368,8 +369,13 @@ pub struct RoundingSpec {
 }
 
 /// How a composite combines grades.
+///
+/// Its `method` text ([`CompositeMethod::as_str`]) is its serde name but for
+/// `hedonic`, written `hedonic-time-dummy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 pub enum CompositeMethod {
     /// Chained weighted geometric mean of the components' price relatives, in
     /// points.
@@ -378,6 +384,7 @@ pub enum CompositeMethod {
     DutotChained,
     /// Adjacent-period time-dummy hedonic index over the observations of the
     /// matching grades.
+    #[strum(to_string = "hedonic-time-dummy")]
     Hedonic,
     /// A "market" price over several grades (e.g. every scope of one GPU): the
     /// observations of the matching grades pooled and fixed like one grade, in USD
@@ -870,12 +877,10 @@ impl MethodologySpec {
 
 impl CompositeMethod {
     /// Every composite method.
-    pub const ALL: [CompositeMethod; 4] = [
-        CompositeMethod::JevonsChained,
-        CompositeMethod::DutotChained,
-        CompositeMethod::Hedonic,
-        CompositeMethod::Pooled,
-    ];
+    pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// Whether the composite's values are index points (chained and hedonic) rather
     /// than a price (pooled).
@@ -895,12 +900,7 @@ impl CompositeMethod {
 
     /// The fixings' `method` text (`hedonic-time-dummy` for `hedonic`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            CompositeMethod::JevonsChained => "jevons-chained",
-            CompositeMethod::DutotChained => "dutot-chained",
-            CompositeMethod::Hedonic => "hedonic-time-dummy",
-            CompositeMethod::Pooled => "pooled",
-        }
+        self.into()
     }
 }
 
@@ -923,5 +923,40 @@ mod tests {
         let ok = DEFAULT.replace("h100-sxm-80gb/on-demand-blend", "x+blend");
         assert!(Methodology::from_toml(&ok, Path::new("m.toml")).is_ok());
         Methodology::default_methodology();
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's `method` text as published before it was derived, and its
+    /// serde name in methodology files: the two differ for `hedonic` alone.
+    const TEXT: [(CompositeMethod, &str, &str); 4] = [
+        (
+            CompositeMethod::JevonsChained,
+            "jevons-chained",
+            "jevons-chained",
+        ),
+        (
+            CompositeMethod::DutotChained,
+            "dutot-chained",
+            "dutot-chained",
+        ),
+        (CompositeMethod::Hedonic, "hedonic-time-dummy", "hedonic"),
+        (CompositeMethod::Pooled, "pooled", "pooled"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_serde_names_too() {
+        assert_eq!(CompositeMethod::ALL.map(|m| m.as_str()), TEXT.map(|t| t.1));
+        for (m, text, serde_name) in TEXT {
+            assert_eq!(m.as_str(), text);
+            assert_eq!(serde_json::to_value(m).unwrap(), serde_name);
+            assert_eq!(
+                serde_json::from_value::<CompositeMethod>(serde_name.into()).unwrap(),
+                m
+            );
+        }
     }
 }

@@ -1,12 +1,13 @@
 //! Reason codes for quarantined rows: a stable vocabulary for "why was this refused".
 
 use serde::Serialize;
-use std::fmt;
 
 /// Why a row was refused. The code is written to the quarantine and counted in the
 /// ingest summary; it never changes meaning between versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum Reason {
     /// The record has more or fewer fields than the header.
     WrongColumnCount,
@@ -68,39 +69,7 @@ pub enum Reason {
 impl Reason {
     /// The code as written to the quarantine and the summary (`unknown_gpu`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::WrongColumnCount => "wrong_column_count",
-            Reason::InvalidUtf8 => "invalid_utf8",
-            Reason::MissingField => "missing_field",
-            Reason::UnknownKind => "unknown_kind",
-            Reason::UnparseableDate => "unparseable_date",
-            Reason::UnknownGpu => "unknown_gpu",
-            Reason::UnknownScope => "unknown_scope",
-            Reason::UnknownTerm => "unknown_term",
-            Reason::UnparseablePrice => "unparseable_price",
-            Reason::NonFinitePrice => "non_finite_price",
-            Reason::NonPositivePrice => "non_positive_price",
-            Reason::UnknownUnit => "unknown_unit",
-            Reason::MissingGpusPerUnit => "missing_gpus_per_unit",
-            Reason::InvalidNumber => "invalid_number",
-            Reason::UnknownCurrency => "unknown_currency",
-            Reason::NoFxRate => "no_fx_rate",
-            Reason::MissingQuantity => "missing_quantity",
-            Reason::InvalidQuantity => "invalid_quantity",
-            Reason::ImplausibleDate => "implausible_date",
-            Reason::ImplausiblePrice => "implausible_price",
-            Reason::ImplausibleQuantity => "implausible_quantity",
-            Reason::UpfrontWithoutTerm => "upfront_without_term",
-            Reason::UnknownOperatorTier => "unknown_operator_tier",
-            Reason::RecordTooLong => "record_too_long",
-            Reason::FieldTooLong => "field_too_long",
-        }
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -132,5 +101,50 @@ impl Rejection {
     pub(crate) fn with_value(mut self, value: &str) -> Self {
         self.value = Some(value.to_string());
         self
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every code as published before it was derived: quarantine files and ingest
+    /// summaries hold it, and it never changes meaning between versions.
+    const TEXT: [(Reason, &str); 25] = [
+        (Reason::WrongColumnCount, "wrong_column_count"),
+        (Reason::InvalidUtf8, "invalid_utf8"),
+        (Reason::MissingField, "missing_field"),
+        (Reason::UnknownKind, "unknown_kind"),
+        (Reason::UnparseableDate, "unparseable_date"),
+        (Reason::UnknownGpu, "unknown_gpu"),
+        (Reason::UnknownScope, "unknown_scope"),
+        (Reason::UnknownTerm, "unknown_term"),
+        (Reason::UnparseablePrice, "unparseable_price"),
+        (Reason::NonFinitePrice, "non_finite_price"),
+        (Reason::NonPositivePrice, "non_positive_price"),
+        (Reason::UnknownUnit, "unknown_unit"),
+        (Reason::MissingGpusPerUnit, "missing_gpus_per_unit"),
+        (Reason::InvalidNumber, "invalid_number"),
+        (Reason::UnknownCurrency, "unknown_currency"),
+        (Reason::NoFxRate, "no_fx_rate"),
+        (Reason::MissingQuantity, "missing_quantity"),
+        (Reason::InvalidQuantity, "invalid_quantity"),
+        (Reason::UpfrontWithoutTerm, "upfront_without_term"),
+        (Reason::UnknownOperatorTier, "unknown_operator_tier"),
+        (Reason::ImplausibleDate, "implausible_date"),
+        (Reason::ImplausiblePrice, "implausible_price"),
+        (Reason::ImplausibleQuantity, "implausible_quantity"),
+        (Reason::RecordTooLong, "record_too_long"),
+        (Reason::FieldTooLong, "field_too_long"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_agree_with_serde() {
+        assert_eq!(<Reason as strum::VariantArray>::VARIANTS.len(), TEXT.len());
+        for (v, text) in TEXT {
+            assert_eq!(v.as_str(), text);
+            assert_eq!(v.to_string(), text);
+            assert_eq!(serde_json::to_value(v).unwrap(), text);
+        }
     }
 }

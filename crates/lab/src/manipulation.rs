@@ -23,6 +23,7 @@ use rentix_core::ObservationKind;
 use rentix_index::{EngineObs, ObsKey, SourceId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use strum::VariantArray;
 
 /// The manipulator's contributor name.
 pub(crate) const MANIPULATOR: &str = "lab-manipulator";
@@ -38,28 +39,34 @@ pub const MAX_FAKE_LISTINGS_PER_DAY: usize = 128;
 const BISECTION_STEPS: usize = 10;
 
 /// The moves searched for: one tick, 1% and 5% of the honest settlement.
+///
+/// Its column suffix ([`Target::as_str`]) is not its serde name (`one-pct`) but for
+/// `tick`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 pub(crate) enum Target {
     /// One tick of the contract.
     Tick,
     /// 1% of the honest settlement.
+    #[strum(to_string = "1pct")]
     OnePct,
     /// 5% of the honest settlement.
+    #[strum(to_string = "5pct")]
     FivePct,
 }
 
 impl Target {
     /// The three, in the order of `MonthAttack`'s arrays.
-    pub(crate) const ALL: [Target; 3] = [Target::Tick, Target::OnePct, Target::FivePct];
+    pub(crate) const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
+        Some(all) => *all,
+        None => unreachable!(),
+    };
 
     /// The suffix `by_month.csv`'s columns use: `tick`, `1pct`, `5pct`.
     pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Target::Tick => "tick",
-            Target::OnePct => "1pct",
-            Target::FivePct => "5pct",
-        }
+        self.into()
     }
 
     /// The move, USD per GPU-hour, on a settlement of `base`.
@@ -386,5 +393,31 @@ mod tests {
         assert_eq!((m, u), (Some(3.0), 1));
         let (m, u) = median_found([Found::Unreachable, Found::Undefined].into_iter());
         assert_eq!((m, u), (None, 1));
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    /// Every variant's column suffix as published before it was derived
+    /// (`by_month.csv`), and its serde name: the two differ but for `tick`.
+    const TEXT: [(Target, &str, &str); 3] = [
+        (Target::Tick, "tick", "tick"),
+        (Target::OnePct, "1pct", "one-pct"),
+        (Target::FivePct, "5pct", "five-pct"),
+    ];
+
+    #[test]
+    fn text_forms_are_pinned_and_serde_names_too() {
+        assert_eq!(Target::ALL.map(|t| t.as_str()), TEXT.map(|t| t.1));
+        for (t, text, serde_name) in TEXT {
+            assert_eq!(t.as_str(), text);
+            assert_eq!(serde_json::to_value(t).unwrap(), serde_name);
+            assert_eq!(
+                serde_json::from_value::<Target>(serde_name.into()).unwrap(),
+                t
+            );
+        }
     }
 }
