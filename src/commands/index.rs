@@ -324,15 +324,13 @@ fn publish_result(
     let differentials = (!differentials.is_empty() && cfg.request.grade_filters.is_empty())
         .then(|| tier_differentials_table(differentials));
     let differentials_path = rentix_index::Companions::of(&cfg.out).tier_differentials();
-    // The files beside the fixings are published in the same transaction.
-    let companions = |rows: &[Fixing]| {
+    // The files beside the fixings are published in the same transaction: those
+    // derived date by date from the fixings, and the differentials, always over the
+    // whole history (not from a subset of grades, --grade).
+    let per_date = |rows: &[Fixing]| {
         let mut v = Vec::new();
         if m.forward_curve {
             v.push((forward_path(&cfg.out), forward_table(&forward_curves(rows))));
-        }
-        // Always over the whole history; not from a subset of grades (--grade).
-        if let Some(t) = differentials {
-            v.push((differentials_path.clone(), t));
         }
         if tier_floors {
             v.push((
@@ -342,8 +340,21 @@ fn publish_result(
         }
         v
     };
-    let publication = publish(&cfg.out, result.fixings, window.clone(), companions, raw)
-        .with_context(|| format!("writing {}", cfg.out.display()))?;
+    let tables = differentials
+        .map(|t| vec![(differentials_path, t)])
+        .unwrap_or_default();
+    let publication = publish(
+        &cfg.out,
+        result.fixings,
+        window.clone(),
+        per_date,
+        tables,
+        raw,
+    )
+    .with_context(|| format!("writing {}", cfg.out.display()))?;
+    if let Some(warning) = &publication.warning {
+        let _ = writeln!(std::io::stderr(), "rentix: warning: {warning}");
+    }
     if let Some(stale) = &publication.replaced_stale_lock {
         let _ = writeln!(std::io::stderr(), "rentix: {stale}");
     }
@@ -355,6 +366,19 @@ fn publish_result(
             publication.recovered.len()
         );
     }
+    Ok(summary(cfg, &publication, &window, result.below_clip, read))
+}
+
+/// What a publication prints: the rows published by level and sufficiency, what was
+/// left out, restated and kept, how the store was read, and the file written.
+fn summary(
+    cfg: &IndexConfig,
+    publication: &rentix_index::Publication,
+    window: &Window,
+    below_clip: usize,
+    read: &str,
+) -> String {
+    let m = &cfg.request.methodology;
     let published: Vec<&Fixing> = publication
         .rows
         .iter()
@@ -389,10 +413,10 @@ fn publish_result(
         "sufficient: {sufficient} of {}\n",
         published.len()
     ));
-    if result.below_clip > 0 {
+    if below_clip > 0 {
         s.push_str(&format!(
             "left out: {} stored trades below inputs.min_trade_gpu_hours = {}\n",
-            result.below_clip, m.inputs.min_trade_gpu_hours
+            below_clip, m.inputs.min_trade_gpu_hours
         ));
     }
     if !publication.restatements.is_empty() {
@@ -408,8 +432,14 @@ fn publish_result(
     }
     s.push_str(read);
     s.push('\n');
+    if publication.kept_rows > 0 {
+        s.push_str(&format!(
+            "kept: {} earlier rows as published, copied unread (the file matches its digest)\n",
+            publication.kept_rows
+        ));
+    }
     s.push_str(&format!("wrote {}", cfg.out.display()));
-    Ok(s)
+    s
 }
 
 pub(super) fn run(a: IndexArgs) -> anyhow::Result<()> {

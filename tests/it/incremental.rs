@@ -107,6 +107,8 @@ fn day_by_day_equals_one_run(start: usize) {
             let stdout = ok(o);
             assert!(stdout.contains("(incremental"), "{name} {day}: {stdout}");
             assert!(!stdout.contains("restated"), "{name} {day}: {stdout}");
+            // The rows before the day were copied, not read and written again.
+            assert!(stdout.contains("\nkept: "), "{name} {day}: {stdout}");
             incremental += 1;
         }
         assert!(incremental >= 4, "{name}: {incremental} one-day runs");
@@ -242,6 +244,107 @@ fn a_growing_store_published_daily_equals_one_run() {
     ]);
     assert!(msg.contains("read: the whole store"), "{msg}");
     assert!(msg.contains("already covers"), "{msg}");
+}
+
+/// The daily publication copies the rows before its day from the file and from the
+/// files beside it (forward curves, tier spreads) as bytes, and only when they are
+/// as published: a companion that is missing or out of date order, or a fixings
+/// file that no longer matches its digest, is read and written whole. Either way
+/// the files equal one run (the edited fixings row apart, which a publication keeps
+/// and says so).
+#[test]
+fn the_rows_before_the_day_are_copied_only_from_files_as_published() {
+    let m = market();
+    let tmp = tempfile::tempdir().unwrap();
+    let methodology = tmp.path().join("tiers.toml");
+    let text = std::fs::read_to_string(data("data/methodologies/default.toml"))
+        .unwrap()
+        .replace(
+            "[grades]\npatterns = [\"*/*/*\"]",
+            "[grades]\npatterns = [\"*/*/*\"]\ntier_floors = [\"gold\"]",
+        );
+    assert!(text.contains("tier_floors"));
+    std::fs::write(&methodology, text).unwrap();
+    let ok = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (reference, daily) = (tmp.path().join("ref"), tmp.path().join("daily"));
+    std::fs::create_dir_all(&reference).unwrap();
+    std::fs::create_dir_all(&daily).unwrap();
+    ok(index(
+        &m.store(),
+        &reference.join("f.csv"),
+        &methodology,
+        &["--to", "2025-03-30"],
+    ));
+    ok(index(
+        &m.store(),
+        &daily.join("f.csv"),
+        &methodology,
+        &["--to", "2025-03-27"],
+    ));
+    let day = |d: &str| {
+        ok(index(
+            &m.store(),
+            &daily.join("f.csv"),
+            &methodology,
+            &["--from", d, "--to", d],
+        ))
+    };
+    let same_as_one_run = |what: &str| {
+        let (want, got) = (published(&reference), published(&daily));
+        for (file, bytes) in &want {
+            assert!(
+                got.get(file) == Some(bytes),
+                "{what}: {file} differs from one run"
+            );
+        }
+    };
+
+    // As published: copied (tier spreads are written, so both companions were).
+    assert!(daily.join("f_tier_spreads.csv").exists());
+    let (out, _) = day("2025-03-28");
+    assert!(out.contains("\nkept: "), "{out}");
+
+    // A companion deleted: the whole file is read, the companion written again.
+    std::fs::remove_file(daily.join("f_forward.csv")).unwrap();
+    let (out, _) = day("2025-03-29");
+    assert!(!out.contains("\nkept: "), "{out}");
+
+    // A companion's rows out of date order: the same.
+    let spreads = daily.join("f_tier_spreads.csv");
+    let text = std::fs::read_to_string(&spreads).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let n = lines.len();
+    lines.swap(1, n - 1);
+    std::fs::write(&spreads, lines.join("\n") + "\n").unwrap();
+    let (out, _) = day("2025-03-30");
+    assert!(!out.contains("\nkept: "), "{out}");
+    same_as_one_run("after a deleted and a shuffled companion");
+
+    // An edited fixings row: no longer the file its digest describes. Read whole,
+    // with a warning; the edit stays (the row is outside the day published).
+    let f = daily.join("f.csv");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let (head, rest) = text.split_once('\n').unwrap();
+    let (first, tail) = rest.split_once('\n').unwrap();
+    let mut cells: Vec<String> = first.split(',').map(str::to_string).collect();
+    let n_obs = head.split(',').position(|c| c == "n_obs").unwrap();
+    cells[n_obs] = (cells[n_obs].parse::<u64>().unwrap() + 1).to_string();
+    let edited = cells.join(",");
+    std::fs::write(&f, format!("{head}\n{edited}\n{tail}")).unwrap();
+    let (out, err) = day("2025-03-30");
+    assert!(!out.contains("\nkept: "), "{out}");
+    assert!(
+        err.contains("f.csv does not match its digest f.csv.sha256"),
+        "{err}"
+    );
+    let after = std::fs::read_to_string(&f).unwrap();
+    assert!(after.contains(&format!("\n{edited}\n")));
 }
 
 /// A small store: 5 contributors' listings of one H100 grade on each of `days`, at

@@ -8,6 +8,7 @@
 //! order and thread count.
 
 mod aggregation;
+mod append;
 mod companions;
 mod composite;
 mod contributor_id;

@@ -161,11 +161,6 @@ impl Records {
 }
 
 pub(crate) fn records(path: &Path) -> Result<Records, IndexError> {
-    let bad = |row: usize, detail: String| IndexError::Fixings {
-        path: path.to_path_buf(),
-        row,
-        detail,
-    };
     let input = |detail: String| IndexError::Input {
         path: path.to_path_buf(),
         detail,
@@ -180,13 +175,8 @@ pub(crate) fn records(path: &Path) -> Result<Records, IndexError> {
         TableFormat::Csv => {
             rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
                 .map_err(|e| input(e.to_string()))?;
-            let mut rdr = csv::Reader::from_path(path).map_err(|e| input(e.to_string()))?;
-            let index = index_of(&mut rdr.headers().map_err(|e| bad(0, e.to_string()))?.iter());
-            let mut rows = Vec::new();
-            for (n, rec) in rdr.records().enumerate() {
-                rows.push(rec.map_err(|e| bad(n + 1, e.to_string()))?);
-            }
-            Ok(Records { index, rows })
+            let rdr = csv::Reader::from_path(path).map_err(|e| input(e.to_string()))?;
+            csv_records(path, rdr, 0)
         }
         TableFormat::Parquet => {
             let t = Table::read_parquet(path)?;
@@ -203,6 +193,32 @@ pub(crate) fn records(path: &Path) -> Result<Records, IndexError> {
             Ok(Records { index, rows })
         }
     }
+}
+
+/// The records of a CSV reader; row numbers in errors count `rows_before` rows
+/// ahead of the reader's first.
+fn csv_records<R: std::io::Read>(
+    path: &Path,
+    mut rdr: csv::Reader<R>,
+    rows_before: usize,
+) -> Result<Records, IndexError> {
+    let bad = |row: usize, detail: String| IndexError::Fixings {
+        path: path.to_path_buf(),
+        row,
+        detail,
+    };
+    let index = rdr
+        .headers()
+        .map_err(|e| bad(0, e.to_string()))?
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.to_string(), i))
+        .collect();
+    let mut rows = Vec::new();
+    for (n, rec) in rdr.records().enumerate() {
+        rows.push(rec.map_err(|e| bad(rows_before + n + 1, e.to_string()))?);
+    }
+    Ok(Records { index, rows })
 }
 
 /// SHA-256 (hex) of a table's cells as text, rendered as `format` stores them (the
@@ -304,12 +320,32 @@ pub fn read_forward(path: &Path) -> Result<Vec<ForwardPoint>, IndexError> {
 
 /// Reads a fixings file written by `rentix index` (CSV or Parquet).
 pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
+    fixings_of(path, &records(path)?, 0)
+}
+
+/// The fixings of part of a CSV fixings file: `header_and_rows` is its header line
+/// followed by the rows after the first `rows_before` (row numbers in errors are the
+/// file's).
+pub(crate) fn read_fixings_part(
+    path: &Path,
+    header_and_rows: &[u8],
+    rows_before: usize,
+) -> Result<Vec<Fixing>, IndexError> {
+    let rdr = csv::Reader::from_reader(header_and_rows);
+    fixings_of(path, &csv_records(path, rdr, rows_before)?, rows_before)
+}
+
+/// The fixings of a file's records; `rows_before` rows of the file come before them.
+fn fixings_of(
+    path: &Path,
+    records: &Records,
+    rows_before: usize,
+) -> Result<Vec<Fixing>, IndexError> {
     let bad = |row: usize, detail: String| IndexError::Fixings {
         path: path.to_path_buf(),
         row,
         detail,
     };
-    let records = records(path)?;
     if records.index.contains_key("fixed_at") && !records.index.contains_key("level") {
         return Err(IndexError::Input {
             path: path.to_path_buf(),
@@ -318,7 +354,7 @@ pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, IndexError> {
     }
     let mut out = Vec::with_capacity(records.rows.len());
     for (n, rec) in records.rows.iter().enumerate() {
-        let row = n + 1;
+        let row = rows_before + n + 1;
         let get = |name: &str| -> Result<&str, IndexError> {
             records
                 .get(rec, name)

@@ -7,6 +7,7 @@
 //! value, reason) is appended beside the output. A published row that the new run no
 //! longer produces is recorded as `withdrawn`. Nothing is overwritten silently.
 
+use crate::append::Reading;
 use crate::error::IndexError;
 use crate::fixing::{Fixing, IndexUnit};
 use crate::output::{fixings_table, read_fixings};
@@ -44,9 +45,17 @@ pub struct Publication {
     pub restatements: Vec<Restatement>,
     /// Where the previous file was kept, when there was one and it changed.
     pub archived: Option<PathBuf>,
-    /// The whole file as written: kept rows and the window's new rows, sorted by
-    /// date then grade.
+    /// The rows written, sorted by date then grade: the whole file (kept rows and
+    /// the window's new rows), or, when the rows before the window were copied as
+    /// they stood (`kept_rows`), the rows from the window's first date on.
     pub rows: Vec<Fixing>,
+    /// Rows before the window copied byte for byte from the file as published
+    /// (a CSV file that still matches its digest), not read again; 0 when the file
+    /// was read and written whole.
+    pub kept_rows: usize,
+    /// Said when the file was read whole for a reason its publisher should know
+    /// (it no longer matches its digest).
+    pub warning: Option<String>,
     /// Rows of the window that were published for the first time.
     pub new_rows: usize,
     /// Files an interrupted publication had staged and this one put in place.
@@ -206,8 +215,16 @@ fn is_archive_of(out: &Path, name: &str) -> bool {
 /// Publishes `rows` (a run's fixings; only those inside `window` are used) into the
 /// file at `out`: rows of the existing file outside the window are kept, rows inside
 /// are replaced, changed rows are restated (publication number raised, old file
-/// archived, restatement log appended). `companions` builds, from the whole file as
-/// it will be written, the files published beside it (forward curves, tier files).
+/// archived, restatement log appended). `per_date` builds, from fixings rows, the
+/// files published beside them that are derived date by date (forward curves, tier
+/// spreads); it is called once with no rows for their names and columns. `tables`
+/// are other files published beside it, whole (tier differentials); `raw` are files
+/// of bytes (the state).
+///
+/// With a window from date D the rows before D are kept as they are: in a CSV file
+/// that matches its digest, and in its date-by-date companions, they are copied as
+/// bytes rather than read and written again ([`crate::append`]); the bytes written
+/// are the same either way.
 ///
 /// One transaction under the publication lock `<name>.lock` (a second publisher of
 /// the same file fails, naming the holder): the archive, the log, the companions and
@@ -218,7 +235,8 @@ pub fn publish(
     out: &Path,
     rows: Vec<Fixing>,
     window: Window,
-    companions: impl FnOnce(&[Fixing]) -> Vec<(PathBuf, Table)>,
+    per_date: impl Fn(&[Fixing]) -> Vec<(PathBuf, Table)>,
+    tables: Vec<(PathBuf, Table)>,
     raw: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<Publication, IndexError> {
     let name = out.file_name().unwrap_or_default().to_string_lossy();
@@ -229,8 +247,16 @@ pub fn publish(
     let journal = journal_path(out);
     // Roll an interrupted commit forward before reading the file it replaced.
     let mut recovery = rentix_table::recover(&journal, |_| false)?;
-    let mut result = plan(out, rows, window)?;
-    let extra = companions(&result.rows);
+    let Published {
+        kept,
+        prefixes,
+        warning,
+        old,
+    } = read_published(out, &window, &per_date)?;
+    let mut result = plan(out, rows, window, old)?;
+    result.kept_rows = kept.as_ref().map_or(0, |k| k.rows);
+    result.warning = warning;
+    let extra: Vec<(PathBuf, Table)> = per_date(&result.rows).into_iter().chain(tables).collect();
     let log = restatements_path(out);
     let digest = crate::output::digest_path(out);
     let owned: BTreeSet<String> = [out, log.as_path(), digest.as_path()]
@@ -259,8 +285,13 @@ pub fn publish(
         t.stage(&mut tx, &log)?;
         fail_point("publish:log_staged").map_err(|e| write_err(&log, e))?;
     }
-    for (p, t) in &extra {
-        t.stage(&mut tx, p)?;
+    for (i, (p, t)) in extra.iter().enumerate() {
+        match prefixes.get(i) {
+            Some(prefix) => {
+                stage_bytes(&mut tx, p, &[prefix, &t.csv_rows()?])?;
+            }
+            None => t.stage(&mut tx, p)?,
+        }
     }
     for (p, bytes) in &raw {
         tx.stage(p, |w| {
@@ -272,12 +303,19 @@ pub fn publish(
         })?;
     }
     let table = fixings_table(&result.rows);
-    table.stage(&mut tx, out)?;
-    // The digest of the file's cells (`verify` checks it), in the same transaction.
-    let line = crate::output::digest_line(
-        out,
-        &crate::output::canonical_sha256(&table, TableFormat::of(out)?)?,
-    );
+    // The digest of the file's cells (`verify` checks it), in the same transaction;
+    // of a CSV file's bytes when they are written here (they are its cells' text).
+    let hex = match (&kept, TableFormat::of(out)?) {
+        (Some(k), _) => stage_bytes(&mut tx, out, &[&k.prefix, &table.csv_rows()?])?,
+        (None, TableFormat::Csv) => {
+            stage_bytes(&mut tx, out, &[&table.csv_header()?, &table.csv_rows()?])?
+        }
+        (None, TableFormat::Parquet) => {
+            table.stage(&mut tx, out)?;
+            crate::output::canonical_sha256(&table, TableFormat::Parquet)?
+        }
+    };
+    let line = crate::output::digest_line(out, &hex);
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
             .map_err(|e| rentix_table::TableError::Write {
@@ -299,11 +337,83 @@ pub fn publish(
     Ok(result)
 }
 
+/// The published file as a publication reads it.
+struct Published {
+    /// The rows before the window, kept as bytes (`None`: the file is read whole).
+    kept: Option<crate::append::Kept>,
+    /// With `kept`, the date-by-date companions' bytes before the window, in the
+    /// order `per_date` names them.
+    prefixes: Vec<Vec<u8>>,
+    /// Why the file was read whole, when its publisher should know.
+    warning: Option<String>,
+    /// The file's rows that are read: all, or those from the window's first date.
+    old: Vec<Fixing>,
+}
+
+/// Reads the published file `out` for a publication of `window`: the rows before
+/// the window are kept as bytes when the file and its date-by-date companions
+/// allow it ([`crate::append`]), or else every row is read.
+fn read_published(
+    out: &Path,
+    window: &Window,
+    per_date: &impl Fn(&[Fixing]) -> Vec<(PathBuf, Table)>,
+) -> Result<Published, IndexError> {
+    let (mut kept, warning) = match crate::append::fixings_reading(out, window.from)? {
+        Reading::Kept(k) => (Some(k), None),
+        Reading::Whole => (None, None),
+        Reading::Edited(why) => (None, Some(why)),
+    };
+    // The companions' rows before the window are kept too, or nothing is.
+    let mut prefixes = Vec::new();
+    if let (Some(from), Some(_)) = (window.from, &kept) {
+        for (p, shape) in per_date(&[]) {
+            match crate::append::companion_prefix(&p, &shape, from)? {
+                Some(bytes) => prefixes.push(bytes),
+                None => {
+                    kept = None;
+                    prefixes.clear();
+                    break;
+                }
+            }
+        }
+    }
+    let old = match &mut kept {
+        Some(k) => std::mem::take(&mut k.rest),
+        None if out.exists() => read_fixings(out)?,
+        None => Vec::new(),
+    };
+    Ok(Published {
+        kept,
+        prefixes,
+        warning,
+        old,
+    })
+}
+
 fn write_err(path: &Path, e: std::io::Error) -> IndexError {
     IndexError::Input {
         path: path.to_path_buf(),
         detail: format!("cannot write: {e}"),
     }
+}
+
+/// Stages `parts`, one after the other, as the file `path`; returns the SHA-256
+/// (hex) of what was staged.
+fn stage_bytes(tx: &mut Transaction, path: &Path, parts: &[&[u8]]) -> Result<String, IndexError> {
+    use sha2::{Digest, Sha256};
+    let mut sha = Sha256::new();
+    tx.stage(path, |w| {
+        for part in parts {
+            sha.update(part);
+            w.write_all(part)
+                .map_err(|e| rentix_table::TableError::Write {
+                    path: path.to_path_buf(),
+                    source: e,
+                })?;
+        }
+        Ok(())
+    })?;
+    Ok(rentix_ingest::hex(&sha.finalize()))
 }
 
 /// Stages a byte-for-byte copy of `from` as `to`.
@@ -327,15 +437,17 @@ fn stage_copy(tx: &mut Transaction, from: &Path, to: &Path) -> Result<(), IndexE
     Ok(())
 }
 
-/// What a publication would do, computed from the file as it is.
-fn plan(out: &Path, rows: Vec<Fixing>, window: Window) -> Result<Publication, IndexError> {
+/// What a publication would do, computed from the file's rows as they are (`old`:
+/// every row, or those from the window's first date on when the earlier ones are
+/// kept as bytes).
+fn plan(
+    out: &Path,
+    rows: Vec<Fixing>,
+    window: Window,
+    old: Vec<Fixing>,
+) -> Result<Publication, IndexError> {
     let mut rows: Vec<Fixing> = rows.into_iter().filter(|r| window.contains(r)).collect();
     let mut result = Publication::default();
-    let old = if out.exists() {
-        read_fixings(out)?
-    } else {
-        Vec::new()
-    };
     let old_by: BTreeMap<(NaiveDate, &str), &Fixing> = old
         .iter()
         .map(|f| ((f.date, f.grade.as_str()), f))

@@ -345,12 +345,25 @@ impl Table {
             path: PathBuf::from("<csv>"),
             source: e,
         };
+        w.write_all(&self.csv_header()?).map_err(io)?;
+        w.write_all(&self.csv_rows()?).map_err(io)?;
+        w.flush().map_err(io)
+    }
+
+    /// The header line of this table's CSV file: the bytes its file begins with.
+    pub fn csv_header(&self) -> Result<Vec<u8>> {
         let mut head = csv::Writer::from_writer(Vec::new());
-        head.write_record(&self.names).map_err(|e| io(e.into()))?;
-        w.write_all(&head.into_inner().map_err(|e| io(e.into_error()))?)
-            .map_err(io)?;
+        head.write_record(&self.names).map_err(csv_err)?;
+        head.into_inner()
+            .map_err(|e| csv_err(e.into_error().into()))
+    }
+
+    /// The rows of this table's CSV file without the header, exactly as
+    /// [`Table::write`] writes them after [`Table::csv_header`]: what a publication
+    /// appends after the rows it keeps.
+    pub fn csv_rows(&self) -> Result<Vec<u8>> {
         // Rows are formatted in parallel blocks (CSV quoting is per field, so blocks
-        // are independent) and written in order: the bytes are those of one pass.
+        // are independent) and joined in order: the bytes are those of one pass.
         const BLOCK: usize = 4096;
         let starts: Vec<usize> = (0..self.height()).step_by(BLOCK).collect();
         let blocks: Vec<std::result::Result<Vec<u8>, csv::Error>> = starts
@@ -371,10 +384,11 @@ impl Table {
                 out.into_inner().map_err(|e| e.into_error().into())
             })
             .collect();
+        let mut all = Vec::new();
         for b in blocks {
-            w.write_all(&b.map_err(|e| io(e.into()))?).map_err(io)?;
+            all.extend_from_slice(&b.map_err(csv_err)?);
         }
-        w.flush().map_err(io)
+        Ok(all)
     }
 
     fn to_frame(&self) -> PolarsResult<DataFrame> {
@@ -826,6 +840,15 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>
     // A failed rename drops `tmp`, which removes the temporary file.
     tmp.persist(path).map_err(|e| werr(e.error))?;
     Ok(())
+}
+
+/// A CSV writer's error (writing into memory: an I/O error is not possible, a
+/// record the writer refuses is).
+fn csv_err(e: csv::Error) -> TableError {
+    TableError::Write {
+        path: PathBuf::from("<csv>"),
+        source: std::io::Error::other(e),
+    }
 }
 
 #[cfg(test)]
