@@ -223,7 +223,8 @@ fn is_archive_of(out: &Path, name: &str) -> bool {
 ///
 /// With a window from date D the rows before D are kept as they are: in a CSV file
 /// that matches its digest, and in its date-by-date companions, they are copied as
-/// bytes rather than read and written again ([`crate::append`]); the bytes written
+/// bytes rather than read and written again (docs/formats.md, "Incremental
+/// publication"); the bytes written
 /// are the same either way.
 ///
 /// One transaction under the publication lock `<name>.lock` (a second publisher of
