@@ -174,7 +174,7 @@ mod tests {
         let text = b"date,x\n2025-01-01,a\n2025-01-02,\"b,c\"\n2025-01-03,d\n";
         let header = b"date,x\n";
         // Rows of 01-01 and 01-02 come before 2025-01-03: 7 + 13 + 17 bytes.
-        assert_eq!(split_before(text, header, d("2025-01-03")), Some((38, 2)));
+        assert_eq!(split_before(text, header, d("2025-01-03")), Some((37, 2)));
         assert_eq!(split_before(text, header, d("2025-01-01")), Some((7, 0)));
         // Past the last row: the whole file is kept.
         assert_eq!(
