@@ -488,7 +488,6 @@ fn contract(path: Option<String>, underlying: Option<String>) -> PyResult<Contra
         rentix_backtest::validate_index_name(&u).map_err(|e| fail(format!("underlying: {e}")))?;
         c = c.on_underlying(&u);
     }
-    c.validate().map_err(|e| fail(format!("contract: {e}")))?;
     Ok(c)
 }
 

@@ -49,7 +49,7 @@ impl BacktestPlan {
             contract = contract.on_underlying(u);
         }
         if let Some(e) = &a.entry {
-            contract.entry.assumption = match e.as_str() {
+            let assumption = match e.as_str() {
                 "index" => EntryAssumption::Index,
                 "forward" => EntryAssumption::Forward,
                 "premium" => EntryAssumption::Premium,
@@ -57,10 +57,13 @@ impl BacktestPlan {
                     crate::commands::usage!("--entry {other:?}: expected index, forward or premium")
                 }
             };
+            // Checked again: `forward` needs the contract's forward grade.
+            contract = contract
+                .edited(|t| t.entry.assumption = assumption)
+                .map_err(|e| {
+                    crate::commands::Usage(format!("--entry {}: {e}", assumption.as_str()))
+                })?;
         }
-        contract
-            .validate()
-            .map_err(|e| crate::commands::Usage(format!("contract: {e}")))?;
         let strategies = if a.strategies.is_empty() {
             Strategy::ALL.to_vec()
         } else {

@@ -339,11 +339,13 @@ struct UserResult {
 fn backtest_users(out: &Path, sim_dir: &Path, seed: u64) -> anyhow::Result<Vec<UserResult>> {
     let mut results = Vec::new();
     for (user, grade) in DEMO_USERS {
-        let mut contract = ContractSpec::default_contract();
-        contract = contract.on_underlying(grade);
-        if let Some(g) = &mut contract.entry.forward_grade {
-            *g = grade.replace("/on-demand", "/1m");
-        }
+        let contract = ContractSpec::default_contract()
+            .on_underlying(grade)
+            .edited(|t| {
+                if let Some(g) = &mut t.entry.forward_grade {
+                    *g = grade.replace("/on-demand", "/1m");
+                }
+            })?;
         let plan = BacktestPlan {
             index: out.join("fixings.parquet"),
             rent: sim_dir.join(format!("rent_{user}.csv")),

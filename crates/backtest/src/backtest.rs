@@ -1218,9 +1218,9 @@ pub fn run(
     let mut summaries = Vec::new();
     let mut candidates = Vec::new();
     let latest_exposure = periods.last().map_or(0.0, |p| p.exposure);
-    let rule = contract.day_rule().map_err(BacktestError::Data)?;
+    let rule = contract.day_rule();
     for &strategy in &cfg.strategies {
-        let r = run_strategy(contract, &rule, &idx, sign, &periods, strategy, beta);
+        let r = run_strategy(contract, rule, &idx, sign, &periods, strategy, beta);
         let futures = Sizing {
             gpu_hours: contract.contract_gpu_hours,
             limit: contract.position_limit,
@@ -1337,7 +1337,7 @@ mod tests {
     #[test]
     fn margin_marks_on_the_settlement_days_only() {
         let mut c = ContractSpec::default_contract();
-        c.settlement_days = "business".into();
+        c = c.edited(|t| t.settlement_days = "business".into()).unwrap();
         // June 2025: 2.0 on business days, 50.0 on weekends.
         let mut pts = Vec::new();
         let mut day = d("2025-06-01");
@@ -1370,14 +1370,14 @@ mod tests {
             rent_days: 30,
             settlement_review: None,
         };
-        let (paid, worst) = margin_for(&c, &c.day_rule().unwrap(), &index, &p, 2.0, 730.0, -1.0);
+        let (paid, worst) = margin_for(&c, c.day_rule(), &index, &p, 2.0, 730.0, -1.0);
         assert_eq!(
             (paid, worst),
             (0.0, 0.0),
             "a flat business-day index asks no margin"
         );
-        c.settlement_days = "all".into();
-        let (paid, _) = margin_for(&c, &c.day_rule().unwrap(), &index, &p, 2.0, 730.0, 1.0);
+        c = c.edited(|t| t.settlement_days = "all".into()).unwrap();
+        let (paid, _) = margin_for(&c, c.day_rule(), &index, &p, 2.0, 730.0, 1.0);
         assert!(
             paid > 0.0,
             "with all days counted the weekends move the mark"

@@ -74,10 +74,11 @@ fn one() -> u32 {
     1
 }
 
-/// A cash-settled monthly futures contract on a grade's fixings.
+/// A contract file's terms as written (its TOML shape), not yet checked: read one
+/// as a [`ContractSpec`], which checks every term and parses its day rule once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ContractSpec {
+pub struct ContractTerms {
     /// The name outputs show.
     pub name: String,
     /// The index it settles on: a grade key (`GPU/SCOPE/TERM[@region]`) or a
@@ -187,49 +188,15 @@ pub fn validate_index_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-impl ContractSpec {
-    /// The bundled contract: H100 SXM bare-metal on-demand, 730 GPU-hours, monthly
-    /// average of all days.
-    #[allow(
-        clippy::expect_used,
-        reason = "compiled-in data, checked by a unit test: failing is a build defect"
-    )]
-    pub fn default_contract() -> Self {
-        Self::from_toml(
-            DEFAULT,
-            Path::new("data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
-        )
-        .expect("bundled contract is valid")
-    }
-
-    /// Reads and checks a contract file (a path, or a shipped contract's name).
-    pub fn from_file(path: &Path) -> Result<Self, BacktestError> {
-        let text =
-            rentix_core::read_config(path, rentix_core::ConfigKind::Contract).map_err(|e| {
-                BacktestError::File {
-                    path: path.to_path_buf(),
-                    detail: e.to_string(),
-                }
-            })?;
-        Self::from_toml(&text, path)
-    }
-
-    /// Parses and checks a contract's TOML; `path` names it in errors.
-    pub fn from_toml(text: &str, path: &Path) -> Result<Self, BacktestError> {
-        let c: ContractSpec = toml::from_str(text).map_err(|e| BacktestError::Contract {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        })?;
-        c.validate().map_err(|detail| BacktestError::Contract {
-            path: path.to_path_buf(),
-            detail,
-        })?;
-        Ok(c)
-    }
-
+impl ContractTerms {
     /// Checks every term (ranges, the underlying's name, the day rule, the coverage
     /// rule, a forward grade for `forward`); the message names the term.
     pub fn validate(&self) -> Result<(), String> {
+        self.check().map(|_| ())
+    }
+
+    /// [`ContractTerms::validate`], giving the parsed day rule.
+    fn check(&self) -> Result<DayRule, String> {
         validate_index_name(&self.underlying).map_err(|e| format!("underlying: {e}"))?;
         if let Some(c) = &self.coverage {
             c.validate()?;
@@ -279,7 +246,7 @@ impl ContractSpec {
         if self.settlement == Settlement::LastNAverage && self.last_n == 0 {
             return Err("last_n must be >= 1".into());
         }
-        self.day_rule()?;
+        let rule = self.parse_day_rule()?;
         if self.entry.lookback_days == 0 || self.entry.lookback_days > 31 {
             return Err("entry.lookback_days must be 1..=31".into());
         }
@@ -294,19 +261,129 @@ impl ContractSpec {
                 }
             }
         }
-        Ok(())
+        Ok(rule)
+    }
+
+    /// The rule deciding which days' fixings count towards a settlement, parsed.
+    fn parse_day_rule(&self) -> Result<DayRule, String> {
+        DayRule::new(&self.settlement_days, &self.calendar).map_err(|e| e.to_string())
+    }
+}
+
+/// A cash-settled monthly futures contract on a grade's fixings: terms that were
+/// checked ([`ContractTerms::validate`]) and their settlement day rule, parsed
+/// once (the holiday calendar is not read again for each month). The terms are
+/// read through `Deref`; a changed contract is made with [`ContractSpec::edited`],
+/// which checks it again.
+#[derive(Debug, Clone)]
+pub struct ContractSpec {
+    terms: ContractTerms,
+    rule: DayRule,
+}
+
+impl PartialEq for ContractSpec {
+    /// Equal terms (the rule follows from them).
+    fn eq(&self, other: &Self) -> bool {
+        self.terms == other.terms
+    }
+}
+
+impl Serialize for ContractSpec {
+    /// Written as its terms: the file it was read from.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.terms.serialize(s)
+    }
+}
+
+impl std::ops::Deref for ContractSpec {
+    type Target = ContractTerms;
+    fn deref(&self) -> &ContractTerms {
+        &self.terms
+    }
+}
+
+impl ContractSpec {
+    /// Checks `terms` and parses their day rule; the error names the contract (by
+    /// its `name`) and the term.
+    pub fn new(terms: ContractTerms) -> Result<Self, BacktestError> {
+        match terms.check() {
+            Ok(rule) => Ok(Self { terms, rule }),
+            Err(detail) => Err(BacktestError::Contract {
+                path: terms.name.into(),
+                detail,
+            }),
+        }
+    }
+
+    /// This contract with `change` made to its terms, checked again.
+    pub fn edited(&self, change: impl FnOnce(&mut ContractTerms)) -> Result<Self, BacktestError> {
+        let mut terms = self.terms.clone();
+        change(&mut terms);
+        Self::new(terms)
+    }
+
+    /// The terms as written.
+    pub fn terms(&self) -> &ContractTerms {
+        &self.terms
+    }
+
+    /// The terms, for a caller that builds another contract from them.
+    pub fn into_terms(self) -> ContractTerms {
+        self.terms
     }
 
     /// The rule deciding which days' fixings count towards a settlement.
-    pub fn day_rule(&self) -> Result<DayRule, String> {
-        DayRule::new(&self.settlement_days, &self.calendar).map_err(|e| e.to_string())
+    pub fn day_rule(&self) -> &DayRule {
+        &self.rule
+    }
+
+    /// The bundled contract: H100 SXM bare-metal on-demand, 730 GPU-hours, monthly
+    /// average of all days.
+    #[allow(
+        clippy::expect_used,
+        reason = "compiled-in data, checked by a unit test: failing is a build defect"
+    )]
+    pub fn default_contract() -> Self {
+        Self::from_toml(
+            DEFAULT,
+            Path::new("data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml"),
+        )
+        .expect("bundled contract is valid")
+    }
+
+    /// Reads and checks a contract file (a path, or a shipped contract's name).
+    pub fn from_file(path: &Path) -> Result<Self, BacktestError> {
+        let text =
+            rentix_core::read_config(path, rentix_core::ConfigKind::Contract).map_err(|e| {
+                BacktestError::File {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
+        Self::from_toml(&text, path)
+    }
+
+    /// Parses and checks a contract's TOML; `path` names it in errors.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, BacktestError> {
+        let terms: ContractTerms = toml::from_str(text).map_err(|e| BacktestError::Contract {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        match terms.check() {
+            Ok(rule) => Ok(Self { terms, rule }),
+            Err(detail) => Err(BacktestError::Contract {
+                path: path.to_path_buf(),
+                detail,
+            }),
+        }
     }
 
     /// The same contract terms on another underlying; the name says so when it changes.
     pub fn on_underlying(mut self, underlying: &str) -> Self {
+        // The underlying's name is not part of the day rule: nothing to parse again.
         if self.underlying != underlying {
-            self.name = format!("{} (its terms)", self.name);
-            self.underlying = underlying.to_string();
+            self.terms.name = format!("{} (its terms)", self.name);
+            self.terms.underlying = underlying.to_string();
         }
         self
     }
@@ -341,7 +418,7 @@ impl ContractSpec {
         index: &Underlying,
         month: NaiveDate,
     ) -> Result<Vec<(NaiveDate, f64)>, String> {
-        let rule = self.day_rule()?;
+        let rule = self.day_rule();
         let start = month_start(month);
         let next = start + Months::new(1);
         let days: Vec<(NaiveDate, f64)> = index
@@ -619,7 +696,7 @@ impl ContractSpec {
 
     /// Every day of `month` the contract counts.
     fn settlement_days_of_all(&self, month: NaiveDate) -> Result<Vec<NaiveDate>, String> {
-        let rule = self.day_rule()?;
+        let rule = self.day_rule();
         let start = month_start(month);
         let next = start + Months::new(1);
         Ok(start
@@ -643,7 +720,7 @@ impl ContractSpec {
     /// The days of `month` the settlement rule uses, published or not: every counted
     /// day (monthly average), the last one (final) or the last `last_n`.
     fn settlement_days_of(&self, month: NaiveDate) -> Result<Vec<NaiveDate>, String> {
-        let rule = self.day_rule()?;
+        let rule = self.day_rule();
         let start = month_start(month);
         let next = start + Months::new(1);
         let days: Vec<NaiveDate> = start
@@ -685,14 +762,16 @@ mod tests {
             ])
             .unwrap(),
         );
-        c.min_settlement_fixings = 1;
+        c = c.edited(|t| t.min_settlement_fixings = 1).unwrap();
         assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.8));
-        c.settlement_days = "business".into();
+        c = c.edited(|t| t.settlement_days = "business".into()).unwrap();
         assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.25));
-        c.settlement = Settlement::Final;
+        c = c.edited(|t| t.settlement = Settlement::Final).unwrap();
         assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(2.0));
-        c.settlement = Settlement::LastNAverage;
-        c.last_n = 2;
+        c = c
+            .edited(|t| t.settlement = Settlement::LastNAverage)
+            .unwrap();
+        c = c.edited(|t| t.last_n = 2).unwrap();
         assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.5));
         assert!(c.settle(&idx, d("2025-09-01")).is_err());
         assert_eq!(c.to_tick(1.23456), 1.235);
@@ -719,7 +798,7 @@ mod tests {
         u.qualifying.insert(d("2025-06-15"));
         assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
         // A final-fixing rule needs its one fixing to qualify: the 20th does not.
-        c.settlement = Settlement::Final;
+        c = c.edited(|t| t.settlement = Settlement::Final).unwrap();
         assert!(c.settle(&u, d("2025-06-01")).is_err());
         u.qualifying.insert(d("2025-06-20"));
         assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
@@ -728,14 +807,17 @@ mod tests {
     #[test]
     fn coverage_rules_settle_review_or_send_to_determination() {
         // June 2025, all 30 days count. Values 2.0 every day, 3.2 on June 1st..3rd.
-        let mut c = ContractSpec::default_contract();
-        c.coverage = Some(CoverageRule {
-            settle_at: 0.98,
-            review_at: 0.90,
-            max_gap_share: 0.02,
-            gap_fill: crate::settlement_rule::GapFill::MeanLastN,
-            gap_fill_n: 3,
-        });
+        let c = ContractSpec::default_contract()
+            .edited(|t| {
+                t.coverage = Some(CoverageRule {
+                    settle_at: 0.98,
+                    review_at: 0.90,
+                    max_gap_share: 0.02,
+                    gap_fill: crate::settlement_rule::GapFill::MeanLastN,
+                    gap_fill_n: 3,
+                })
+            })
+            .unwrap();
         let june = |skip: &[u32]| {
             let pts = (1..=30u32).filter(|i| !skip.contains(i)).map(|i| {
                 (
@@ -773,7 +855,7 @@ mod tests {
             DateSeries::from_points([(d("2025-05-30"), 2.345)]).unwrap(),
         );
         assert!(c.settle(&idx, d("2025-06-01")).is_err());
-        c.last_published_fallback = true;
+        c = c.edited(|t| t.last_published_fallback = true).unwrap();
         assert_eq!(c.settle(&idx, d("2025-06-01")), Ok(2.345));
     }
 
@@ -806,7 +888,7 @@ mod tests {
             "{good}\n[coverage]\nsettle_at = 0.98\nreview_at = 0.9\ngap_fill = \"mean-last-n\"\n"
         );
         let c = ContractSpec::from_toml(&with, Path::new("c.toml")).unwrap();
-        let rule = c.coverage.unwrap();
+        let rule = c.coverage.clone().unwrap();
         assert_eq!((rule.max_gap_share, rule.gap_fill_n), (0.02, 5));
         let bad = with.replace("review_at = 0.9", "review_at = 0.99");
         assert!(ContractSpec::from_toml(&bad, Path::new("c.toml")).is_err());
@@ -908,12 +990,10 @@ mod tests {
         let o = c.settle_outcome(&hourly_june(&gap), june).unwrap();
         assert_eq!((o.status, o.value), (S::Determination, None));
         // A final-fixing contract settles on the month's last stamp (24:00 on the 30th).
-        let mut f = c.clone();
-        f.settlement = Settlement::Final;
+        let f = c.edited(|t| t.settlement = Settlement::Final).unwrap();
         assert_eq!(f.settle(&hourly_june(&[]), june), Ok(2.0));
         // Nothing published in July: the last value published when the contract says so.
-        let mut fb = c.clone();
-        fb.last_published_fallback = true;
+        let fb = c.edited(|t| t.last_published_fallback = true).unwrap();
         let o = fb
             .settle_outcome(&hourly_june(&[]), d("2025-07-10"))
             .unwrap();

@@ -33,8 +33,8 @@ pub use backtest::{
     Margin, OperationalLoss, PeriodRow, PerpResult, RestatedMonth, StrategySummary,
 };
 pub use contract::{
-    month_start, validate_index_name, ContractSpec, EntryAssumption, EntrySpec, Settlement,
-    SettlementOutcome,
+    month_start, validate_index_name, ContractSpec, ContractTerms, EntryAssumption, EntrySpec,
+    Settlement, SettlementOutcome,
 };
 pub use cost::{
     cost_curves, position_changes, read_throughput, CostPoint, PositionChange, Throughput,

@@ -133,17 +133,6 @@ pub fn track(
     let mut rows: Vec<TrackRow> = candidates
         .par_iter()
         .map(|u| {
-            let mut contract = base.clone();
-            contract.underlying = u.name.clone();
-            contract.entry.assumption = crate::contract::EntryAssumption::Index;
-            let cfg = BacktestConfig {
-                contract,
-                strategies: vec![Strategy::WalkForward],
-                bootstrap_resamples: opt.resamples,
-                seed: opt.seed,
-                rolling_window: 12,
-                perp: None,
-            };
             let mut row = TrackRow {
                 rank: None,
                 grade: u.name.clone(),
@@ -160,6 +149,25 @@ pub fn track(
                 periods: 0,
                 sufficient_share: u.sufficient_share(),
                 note: String::new(),
+            };
+            // The base contract's terms on this index, entered at the index's level.
+            let contract = match base.edited(|t| {
+                t.underlying = u.name.clone();
+                t.entry.assumption = crate::contract::EntryAssumption::Index;
+            }) {
+                Ok(c) => c,
+                Err(e) => {
+                    row.note = e.to_string();
+                    return row;
+                }
+            };
+            let cfg = BacktestConfig {
+                contract,
+                strategies: vec![Strategy::WalkForward],
+                bootstrap_resamples: opt.resamples,
+                seed: opt.seed,
+                rolling_window: 12,
+                perp: None,
             };
             match run(rent, events, &IndexInputs::of(u.clone()), &cfg) {
                 Ok(r) => {

@@ -484,8 +484,19 @@ fn coverage_counts(
     months: &[NaiveDate],
 ) {
     use rentix_backtest::SettlementStatus;
-    let mut judged = contract.clone();
-    judged.coverage = Some(contract.coverage.clone().unwrap_or_else(reference_coverage));
+    let judged = match contract.edited(|t| {
+        t.coverage = Some(t.coverage.clone().unwrap_or_else(reference_coverage));
+    }) {
+        Ok(c) => c,
+        Err(e) => {
+            // Both rules were checked already; said rather than dropped if not.
+            if !row.note.is_empty() {
+                row.note.push_str("; ");
+            }
+            row.note.push_str(&format!("coverage not judged: {e}"));
+            return;
+        }
+    };
     for &m in months {
         let Ok(o) = judged.settle_outcome(full, m) else {
             continue;
