@@ -398,10 +398,12 @@ pub fn read_tier_differentials(path: &Path) -> Result<Vec<TierDifferential>, cra
         .collect()
 }
 
-/// Stored observations a slice of a full run holds, at most about
-/// ([`compute_in_slices`]): about 100 MB of the engine's rows, read again for the
-/// look-back of the next slice (some 130 days, rounded out to months).
-pub const SLICE_ROWS: u64 = 4_000_000;
+/// Stored observations a slice of a full run reads, at most about
+/// ([`compute_in_slices`]): its own months' and those its look-back (some 130
+/// days) and look-ahead (a grade's life, some 100 days) reach, rounded out to
+/// months. Memory holds one slice's rows (24 bytes each in the engine, plus
+/// decoding), whatever the history's length.
+pub const SLICE_ROWS: u64 = 5_000_000;
 
 /// A run over the whole store, fixed a slice of months at a time, each slice
 /// holding about `slice_rows` stored observations: each slice reads the
@@ -421,15 +423,21 @@ pub fn compute_in_slices(
         return one_pass();
     };
     let end = req.to.map_or(last, |t| t.min(last));
-    let starts: Vec<NaiveDate> = slice_starts(store, slice_rows)?
+    let m = &req.methodology;
+    let rule = m.day_rule();
+    // How far a slice reads before its first day and after its last.
+    let (back, ahead) = {
+        let (from, to) = observation_days(m, rule, end, Some(end));
+        let days = |a: NaiveDate, b: NaiveDate| Days::new((b - a).num_days().unsigned_abs());
+        (days(from, end), days(end, to.unwrap_or(end)))
+    };
+    let starts: Vec<NaiveDate> = slice_starts(store, slice_rows, back, ahead)?
         .into_iter()
         .filter(|d| *d > first && *d <= end)
         .collect();
     if starts.is_empty() {
         return one_pass();
     }
-    let m = &req.methodology;
-    let rule = m.day_rule();
     let mut out = crate::IndexResult::default();
     let mut slice_from: Option<NaiveDate> = None;
     for k in 0..=starts.len() {
@@ -463,11 +471,15 @@ pub fn compute_in_slices(
 }
 
 /// The first days of the months that start a new slice: a month starts one when
-/// the slice before holds `slice_rows` rows or more (rows as the run records
-/// committed them, or as the files' footers count them).
+/// the slice before would otherwise read more than `slice_rows` rows, counting
+/// the months its look-back (`back` before its first day) and look-ahead (`ahead`
+/// after its last) reach (rows as the run records committed them, or as the files'
+/// footers count them). A slice has at least one month of its own.
 fn slice_starts(
     store: &rentix_ingest::Store,
     slice_rows: u64,
+    back: Days,
+    ahead: Days,
 ) -> rentix_ingest::Result<Vec<NaiveDate>> {
     let recorded: BTreeMap<String, u64> = store
         .runs()?
@@ -483,14 +495,24 @@ fn slice_starts(
         };
         *by_month.entry(f.span.month()).or_default() += rows;
     }
+    let months: Vec<(NaiveDate, u64)> = by_month.into_iter().collect();
+    let next_month = |m: NaiveDate| m + chrono::Months::new(1);
+    // Rows a slice of the months `from..=to` (indices) reads.
+    let reads = |from: usize, to: usize| -> u64 {
+        let (first, last) = (months[from].0 - back, next_month(months[to].0) + ahead);
+        months
+            .iter()
+            .filter(|(m, _)| *m < last && next_month(*m) > first)
+            .map(|(_, rows)| rows)
+            .sum()
+    };
     let mut starts = Vec::new();
-    let mut held = 0u64;
-    for (month, rows) in by_month {
-        if held >= slice_rows.max(1) {
+    let mut from = 0;
+    for (to, &(month, _)) in months.iter().enumerate().skip(1) {
+        if reads(from, to) > slice_rows.max(1) {
             starts.push(month);
-            held = 0;
+            from = to;
         }
-        held += rows;
     }
     Ok(starts)
 }
