@@ -800,7 +800,7 @@ fn stage(
                         crate::sizes::MAX_RECORD_BYTES,
                         crate::sizes::MAX_RECORD_BYTES
                     ),
-                ));
+                ))?;
             }
             Some((reason @ crate::reason::Reason::WrongColumnCount, _)) => {
                 fs.rows_read += 1;
@@ -808,7 +808,7 @@ fn stage(
                     reason,
                     "",
                     format!("{} fields, header has {}", fields.len(), header.len()),
-                ));
+                ))?;
             }
             Some((reason, bad)) => {
                 fs.rows_read += 1;
@@ -816,7 +816,7 @@ fn stage(
                     reason,
                     &header[bad],
                     "field is not valid UTF-8".into(),
-                ));
+                ))?;
             }
             None => {
                 for o in outcome {
@@ -836,7 +836,7 @@ fn stage(
                             {
                                 *fs.unknown_gpus.entry(v.clone()).or_default() += 1;
                             }
-                            quarantine.push(reject(rej.reason, &rej.field, rej.detail))
+                            quarantine.push(reject(rej.reason, &rej.field, rej.detail))?
                         }
                     }
                 }

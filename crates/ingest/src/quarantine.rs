@@ -25,90 +25,234 @@ pub struct QuarantineRow {
     pub raw: Vec<(String, String)>,
 }
 
-/// Collects refused rows of a run and writes them sorted by file and row.
+/// Refused rows held in memory before they are written to the spill files, at
+/// most about (each holds its fields, a few hundred bytes to a few KB).
+const HELD_ROWS: usize = 4096;
+
+/// Collects refused rows of a run and writes them sorted by file and row. Memory
+/// holds a few thousand rows: the rest are written, as the quarantine file's CSV
+/// rows, to an anonymous temporary file per input file (a feed whose every row is
+/// refused, millions of them, used to be held whole: 12 GB for 3.2M rows).
 #[derive(Debug, Default)]
 pub struct QuarantineWriter {
-    rows: Vec<QuarantineRow>,
+    spills: BTreeMap<String, Spill>,
+    counts: BTreeMap<Reason, u64>,
+    by_file: BTreeMap<String, u64>,
+    held: usize,
+    total: usize,
+}
+
+/// One input file's refused rows: those written, in order, and those held.
+#[derive(Debug, Default)]
+struct Spill {
+    file: Option<std::fs::File>,
+    held: Vec<QuarantineRow>,
+    /// The row number of the last row written: later rows may not come before it.
+    written_through: Option<u64>,
 }
 
 impl QuarantineWriter {
-    /// Adds a refused row.
-    pub fn push(&mut self, row: QuarantineRow) {
-        self.rows.push(row);
+    /// Adds a refused row. Rows of one file come in row order (a file is staged in
+    /// order); one that comes before a row already written is an error, never a
+    /// file out of order.
+    pub fn push(&mut self, row: QuarantineRow) -> Result<()> {
+        *self.counts.entry(row.reason).or_default() += 1;
+        *self.by_file.entry(row.file.clone()).or_default() += 1;
+        self.total += 1;
+        let spill = self.spills.entry(row.file.clone()).or_default();
+        if spill.written_through.is_some_and(|w| row.row <= w) {
+            return Err(crate::error::IngestError::Accounting(format!(
+                "quarantine row {} of {} came after row {:?} was written",
+                row.row, row.file, spill.written_through
+            )));
+        }
+        spill.held.push(row);
+        self.held += 1;
+        if self.held >= HELD_ROWS {
+            for spill in self.spills.values_mut() {
+                spill.write_held(false)?;
+            }
+            self.held = self.spills.values().map(|s| s.held.len()).sum();
+        }
+        Ok(())
     }
 
     /// Rows refused so far.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.total
     }
 
     /// Whether no row was refused.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.total == 0
     }
 
-    /// Rows refused from input `file` (as [`QuarantineRow::file`] names it).
+    /// Rows refused from `file` (its name as the rows give it).
     pub fn count_for(&self, file: &str) -> u64 {
-        self.rows.iter().filter(|r| r.file == file).count() as u64
+        self.by_file.get(file).copied().unwrap_or(0)
     }
 
-    /// Rows refused per reason.
+    /// Rows refused, by reason.
     pub fn counts(&self) -> BTreeMap<Reason, u64> {
-        let mut m = BTreeMap::new();
-        for r in &self.rows {
-            *m.entry(r.reason).or_default() += 1;
-        }
-        m
+        self.counts.clone()
     }
 
-    /// The rows, in the order pushed (sorted only when written).
-    pub fn rows(&self) -> &[QuarantineRow] {
-        &self.rows
-    }
-
-    /// Writes `file,row,reason,field,detail,raw` where `raw` is a JSON object of the
-    /// original fields. Written even when empty, so that every run has one.
+    /// Writes every refused row as CSV to `path` (atomically), sorted by file, row
+    /// and reason (rows of one row and reason in the order they were refused):
+    /// `file, row, reason, field, detail, raw` (`raw`: the original fields as a JSON
+    /// object). Text cells are neutralized against formula injection.
     pub fn write(&mut self, path: &Path) -> Result<()> {
-        self.rows
-            .sort_by(|a, b| (&a.file, a.row, a.reason).cmp(&(&b.file, b.row, b.reason)));
-        let raw_json = |r: &QuarantineRow| {
-            let obj: serde_json::Map<String, serde_json::Value> = r
-                .raw
-                .iter()
-                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                .collect();
-            serde_json::Value::Object(obj).to_string()
+        for spill in self.spills.values_mut() {
+            spill.write_held(true)?;
+        }
+        self.held = 0;
+        let header = rows_table(Vec::new()).csv_header()?;
+        let werr = |e: std::io::Error| rentix_table::TableError::Write {
+            path: path.to_path_buf(),
+            source: e,
         };
-        let mut t = Table::new();
-        t.push(
-            "file",
-            Col::Str(self.rows.iter().map(|r| Some(r.file.clone())).collect()),
-        );
-        t.push(
-            "row",
-            Col::I64(self.rows.iter().map(|r| Some(r.row as i64)).collect()),
-        );
-        t.push(
-            "reason",
-            Col::Str(
-                self.rows
-                    .iter()
-                    .map(|r| Some(r.reason.to_string()))
-                    .collect(),
-            ),
-        );
-        t.push(
-            "field",
-            Col::Str(self.rows.iter().map(|r| Some(r.field.clone())).collect()),
-        );
-        t.push(
-            "detail",
-            Col::Str(self.rows.iter().map(|r| Some(r.detail.clone())).collect()),
-        );
-        t.push(
-            "raw",
-            Col::Str(self.rows.iter().map(|r| Some(raw_json(r))).collect()),
-        );
-        Ok(t.write(path)?)
+        let spills = &mut self.spills;
+        rentix_table::write_atomic(path, |w| {
+            use std::io::Seek;
+            w.write_all(&header).map_err(werr)?;
+            for spill in spills.values_mut() {
+                if let Some(f) = spill.file.as_mut() {
+                    f.seek(std::io::SeekFrom::Start(0)).map_err(werr)?;
+                    std::io::copy(f, w).map_err(werr)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+}
+
+impl Spill {
+    /// Writes the held rows in (row, reason) order, keeping back the rows of the
+    /// last row number (more refusals of that row may follow) unless `all`.
+    fn write_held(&mut self, all: bool) -> Result<()> {
+        use std::io::Write;
+        let keep_from = if all {
+            self.held.len()
+        } else {
+            let last = self.held.last().map(|r| r.row);
+            self.held
+                .iter()
+                .position(|r| Some(r.row) == last)
+                .unwrap_or(self.held.len())
+        };
+        if keep_from == 0 {
+            return Ok(());
+        }
+        let kept = self.held.split_off(keep_from);
+        let mut rows = std::mem::replace(&mut self.held, kept);
+        rows.sort_by_key(|r| (r.row, r.reason));
+        self.written_through = rows.last().map(|r| r.row);
+        let bytes = rows_table(rows).csv_rows()?;
+        let werr = |e: std::io::Error| crate::error::IngestError::Write {
+            path: "<quarantine spill>".into(),
+            source: e,
+        };
+        if self.file.is_none() {
+            self.file = Some(tempfile::tempfile().map_err(werr)?);
+        }
+        if let Some(f) = self.file.as_mut() {
+            f.write_all(&bytes).map_err(werr)?;
+        }
+        Ok(())
+    }
+}
+
+/// Refused rows as the quarantine file's table (their text moved, not copied).
+fn rows_table(rows: Vec<QuarantineRow>) -> Table {
+    let n = rows.len();
+    let (mut file, mut row, mut reason, mut field, mut detail, mut raw) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for r in rows {
+        let obj: serde_json::Map<String, serde_json::Value> = r
+            .raw
+            .into_iter()
+            .map(|(k, v)| (k, serde_json::Value::String(v)))
+            .collect();
+        raw.push(Some(serde_json::Value::Object(obj).to_string()));
+        file.push(Some(r.file));
+        row.push(Some(r.row as i64));
+        reason.push(Some(r.reason.to_string()));
+        field.push(Some(r.field));
+        detail.push(Some(r.detail));
+    }
+    let mut t = Table::new();
+    t.push("file", Col::Str(file));
+    t.push("row", Col::I64(row));
+    t.push("reason", Col::Str(reason));
+    t.push("field", Col::Str(field));
+    t.push("detail", Col::Str(detail));
+    t.push("raw", Col::Str(raw));
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(file: &str, row: u64, reason: Reason) -> QuarantineRow {
+        QuarantineRow {
+            file: file.into(),
+            row,
+            reason,
+            field: "price".into(),
+            detail: format!("row {row}"),
+            raw: vec![
+                ("price".into(), "=1+1".into()),
+                ("gpu".into(), "h100".into()),
+            ],
+        }
+    }
+
+    /// Three times the rows memory holds, in two files given in reverse name order,
+    /// some rows refused twice (reasons pushed out of their order): the file is the
+    /// one writing every row at once, sorted by file, row and reason, would write.
+    #[test]
+    fn spilled_rows_write_the_file_one_sorted_table_would() {
+        let mut pushed = Vec::new();
+        for r in 1..=(3 * HELD_ROWS as u64) {
+            pushed.push(row("b.csv", r, Reason::UnknownGpu));
+            if r % 7 == 0 {
+                pushed.push(row("b.csv", r, Reason::ImplausibleDate));
+            }
+        }
+        for r in 1..=10 {
+            pushed.push(row("a.csv", r, Reason::NonPositivePrice));
+        }
+        let mut q = QuarantineWriter::default();
+        for r in &pushed {
+            q.push(r.clone()).unwrap();
+        }
+        assert_eq!(q.len(), pushed.len());
+        assert_eq!(q.count_for("a.csv"), 10);
+        let dir = tempfile::tempdir().unwrap();
+        let (spilled, whole) = (dir.path().join("q.csv"), dir.path().join("w.csv"));
+        q.write(&spilled).unwrap();
+        pushed.sort_by(|a, b| (&a.file, a.row, a.reason).cmp(&(&b.file, b.row, b.reason)));
+        rows_table(pushed).write(&whole).unwrap();
+        assert!(std::fs::read(&spilled).unwrap() == std::fs::read(&whole).unwrap());
+        let text = std::fs::read_to_string(&spilled).unwrap();
+        assert!(text.starts_with("file,row,reason,field,detail,raw\na.csv,1,"));
+    }
+
+    #[test]
+    fn a_row_before_one_written_is_an_error_not_a_file_out_of_order() {
+        let mut q = QuarantineWriter::default();
+        for r in 1..=(HELD_ROWS as u64 + 1) {
+            q.push(row("a.csv", r, Reason::UnknownGpu)).unwrap();
+        }
+        let e = q.push(row("a.csv", 2, Reason::UnknownGpu)).err().unwrap();
+        assert!(e.to_string().contains("came after row"), "{e}");
     }
 }
