@@ -38,6 +38,32 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
     assert_eq!(manifest["params"]["days"], 60);
 }
 
+/// The shipped market's first GPU (the A100) launches on 2020-11-16: a month of
+/// January 2020 has no observation to write, and says so instead of writing an
+/// empty file (it used to print "wrote 0 observations" and exit 0).
+#[test]
+fn a_period_before_every_launch_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s");
+    let o = crate::util::rentix(&[
+        "simulate",
+        "--out",
+        p(&out),
+        "--start",
+        "2020-01-01",
+        "--days",
+        "30",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no GPU is on the market from 2020-01-01 to 2020-01-30")
+            && err.contains("2020-11-16"),
+        "{err}"
+    );
+    assert!(!out.join("observations.csv").exists());
+}
+
 #[test]
 fn rows_flag_scales_the_market() {
     let dir = tempfile::tempdir().unwrap();

@@ -224,6 +224,19 @@ impl SimParams {
         Ok(p)
     }
 
+    /// A market of GPUs none of which is launched yet has no observation: refused
+    /// rather than written as an empty file.
+    fn check_launches(&self) -> Result<(), SimError> {
+        let last_day = self.start + chrono::Days::new(u64::from(self.days) - 1);
+        match self.gpu.iter().min_by_key(|g| g.launch) {
+            Some(first) if first.launch > last_day => Err(SimError::Params(format!(
+                "no GPU is on the market from {} to {last_day}: the first launch is {} ({}); start on or after it, or simulate more days",
+                self.start, first.id, first.launch
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Refuses parameters that would make a meaningless market.
     pub fn validate(&self) -> Result<(), SimError> {
         let bad = |m: String| Err(SimError::Params(m));
@@ -240,6 +253,7 @@ impl SimParams {
         if self.gpu.is_empty() {
             return bad("at least one [[gpu]] is needed".into());
         }
+        self.check_launches()?;
         let m = &self.market;
         if m.garch_alpha < 0.0 || m.garch_beta < 0.0 || m.garch_alpha + m.garch_beta >= 1.0 {
             return bad("garch_alpha + garch_beta must be in [0, 1)".into());
