@@ -283,13 +283,7 @@ impl IntradayMethodology {
             } else {
                 file
             };
-            m.weights_table =
-                Some(
-                    WeightTable::read(&file).map_err(|detail| IndexError::Methodology {
-                        path: file.clone(),
-                        detail,
-                    })?,
-                );
+            m.weights_table = Some(WeightTable::read(&file)?);
         }
         Ok(m)
     }
@@ -427,55 +421,42 @@ pub struct WeightTable {
 }
 
 impl WeightTable {
-    /// Reads `date,contributor,weight` rows.
-    pub fn read(path: &Path) -> Result<Self, String> {
-        rentix_core::check_file(path, rentix_core::MAX_TABLE_BYTES).map_err(|e| e.to_string())?;
-        let mut rdr =
-            csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let header: Vec<String> = rdr
-            .headers()
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .iter()
-            .map(|h| h.trim().to_string())
-            .collect();
-        let col = |name: &str| {
-            header
-                .iter()
-                .position(|h| h == name)
-                .ok_or_else(|| format!("{}: the header has no column {name:?}", path.display()))
-        };
-        let (d, c, w) = (col("date")?, col("contributor")?, col("weight")?);
-        let aliases = ContributorAliases::with(&BTreeMap::new())?;
-        let mut t = WeightTable::default();
-        for (i, rec) in rdr.records().enumerate() {
-            let line = i + 2;
-            let rec = rec.map_err(|e| format!("{} line {line}: {e}", path.display()))?;
-            let get = |k: usize| rec.get(k).unwrap_or("").trim();
-            let date = NaiveDate::parse_from_str(get(d), "%Y-%m-%d").map_err(|_| {
-                format!(
-                    "{} line {line}, field date: {:?} is not a date",
-                    path.display(),
-                    get(d)
-                )
+    /// Reads `date,contributor,weight` rows (a column named twice, a file over the
+    /// table size limit, a date or weight that does not read are refused naming
+    /// the file's line).
+    pub fn read(path: &Path) -> Result<Self, IndexError> {
+        let file = rentix_table::CsvFile::open(path, rentix_core::MAX_TABLE_BYTES)?;
+        let [d, c, w] = file.require(["date", "contributor", "weight"])?;
+        let aliases =
+            ContributorAliases::with(&BTreeMap::new()).map_err(|detail| IndexError::Input {
+                path: path.to_path_buf(),
+                detail,
             })?;
-            let weight: f64 = get(w)
+        let bad = |line: u64, field: &str, detail: String| IndexError::Input {
+            path: path.to_path_buf(),
+            detail: format!("line {line}, field {field}: {detail}"),
+        };
+        let mut t = WeightTable::default();
+        for row in file.rows() {
+            let row = row?;
+            let date = NaiveDate::parse_from_str(row.get(d), "%Y-%m-%d")
+                .map_err(|_| bad(row.line, "date", format!("{:?} is not a date", row.get(d))))?;
+            let weight: f64 = row
+                .get(w)
                 .parse()
                 .ok()
                 .filter(|x: &f64| x.is_finite() && *x >= 0.0)
                 .ok_or_else(|| {
-                    format!(
-                        "{} line {line}, field weight: {:?} is not a finite number >= 0",
-                        path.display(),
-                        get(w)
+                    bad(
+                        row.line,
+                        "weight",
+                        format!("{:?} is not a finite number >= 0", row.get(w)),
                     )
                 })?;
-            if get(c).is_empty() {
-                return Err(format!(
-                    "{} line {line}, field contributor: empty",
-                    path.display()
-                ));
+            if row.get(c).is_empty() {
+                return Err(bad(row.line, "contributor", "empty".into()));
             }
-            t.insert(&aliases.identity(get(c)), date, weight);
+            t.insert(&aliases.identity(row.get(c)), date, weight);
         }
         Ok(t)
     }
@@ -1552,5 +1533,26 @@ publish_receipts = true
             .to_string();
             assert!(e.contains("cadence") || e.contains("window"), "{bad}: {e}");
         }
+    }
+
+    /// A weights file is read through the shared CSV reader: the line of the bad
+    /// cell (a quoted contributor spanning two lines makes the third row line 5), a
+    /// column named twice, and a missing column are refused naming the file.
+    #[test]
+    fn a_weights_file_names_the_line_of_a_bad_cell() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w.csv");
+        let read = |text: &str| {
+            std::fs::write(&p, text).unwrap();
+            WeightTable::read(&p).err().map(|e| e.to_string())
+        };
+        let ok = "date,contributor,weight\n2025-01-01,a,1\n2025-01-01,\"b\nc\",2\n";
+        assert_eq!(read(ok), None);
+        let e = read(&format!("{ok}2025-01-02,d,-1\n")).unwrap();
+        assert!(e.contains("line 5, field weight: \"-1\""), "{e}");
+        let e = read("date,contributor,weight,date\n").unwrap();
+        assert!(e.contains("names column \"date\" twice"), "{e}");
+        let e = read("date,weight\n").unwrap();
+        assert!(e.contains("no column \"contributor\""), "{e}");
     }
 }

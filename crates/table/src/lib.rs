@@ -3,8 +3,10 @@
 //! formatting of numbers (shortest round-trip text in CSV) and the atomic
 //! write-then-rename are the same everywhere.
 
+mod csv_file;
 mod transaction;
 
+pub use csv_file::{CsvFile, CsvRow};
 pub use transaction::{fail_point, recover, Recovery, Transaction};
 
 use polars::prelude::*;
@@ -48,7 +50,8 @@ pub enum TableError {
         /// Polars' message, or what differs.
         detail: String,
     },
-    /// A CSV file that does not parse (read by [`TextTable::read`]).
+    /// A CSV file that does not parse, is too large or lacks a column (read by
+    /// [`TextTable::read`] or [`CsvFile`]).
     #[error("csv {path}: {detail}")]
     Csv {
         /// The file.

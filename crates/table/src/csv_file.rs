@@ -1,0 +1,168 @@
+//! One way to read a CSV file a user hands over: the file's size checked before a
+//! byte is parsed, columns found by header name (trimmed, a name given twice
+//! refused), and every row with the line of the file it starts on, so that an
+//! error names what a person would open in an editor.
+
+use crate::TableError;
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// An open CSV file whose header has been read.
+pub struct CsvFile {
+    path: PathBuf,
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+    reader: csv::Reader<File>,
+}
+
+/// One row of a [`CsvFile`].
+#[derive(Debug, Clone)]
+pub struct CsvRow {
+    /// The line of the file the row starts on (the header is line 1).
+    pub line: u64,
+    /// The row's cells.
+    pub record: csv::StringRecord,
+}
+
+impl CsvRow {
+    /// The cell at `column` (a position from [`CsvFile::require`]), trimmed; `""`
+    /// when the row is shorter.
+    pub fn get(&self, column: usize) -> &str {
+        self.record.get(column).unwrap_or("").trim()
+    }
+}
+
+impl CsvFile {
+    /// Opens `path` if it is at most `limit` bytes and reads its header; a header
+    /// naming a column twice is refused (which of the two would be read?).
+    pub fn open(path: &Path, limit: u64) -> Result<Self, TableError> {
+        let bad = |detail: String| TableError::Csv {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let read = |source| TableError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let len = std::fs::metadata(path).map_err(read)?.len();
+        if len > limit {
+            return Err(bad(format!(
+                "is {len} bytes, over the {limit}-byte limit for this kind of file"
+            )));
+        }
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(File::open(path).map_err(read)?);
+        let names: Vec<String> = reader
+            .headers()
+            .map_err(|e| bad(format!("line 1: {e}")))?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        let mut index = HashMap::new();
+        for (i, n) in names.iter().enumerate() {
+            if index.insert(n.clone(), i).is_some() {
+                return Err(bad(format!("line 1: the header names column {n:?} twice")));
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            names,
+            index,
+            reader,
+        })
+    }
+
+    /// The file's path, as opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header's column names, trimmed, in file order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Where column `name` is, if the header has it.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// Where each of `names` is; the first one the header lacks is an error
+    /// naming it and the columns the file has.
+    pub fn require<const N: usize>(&self, names: [&str; N]) -> Result<[usize; N], TableError> {
+        let mut out = [0; N];
+        for (slot, name) in out.iter_mut().zip(names) {
+            *slot = self.column(name).ok_or_else(|| TableError::Csv {
+                path: self.path.clone(),
+                detail: format!(
+                    "line 1: the header has no column {name:?} (it has {})",
+                    self.names.join(", ")
+                ),
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// The rows, each with its line; a row the CSV parser cannot read is an error
+    /// naming its line.
+    pub fn rows(self) -> impl Iterator<Item = Result<CsvRow, TableError>> {
+        let path = self.path;
+        self.reader.into_records().map(move |r| match r {
+            Ok(record) => Ok(CsvRow {
+                line: record.position().map_or(0, csv::Position::line),
+                record,
+            }),
+            Err(e) => Err(TableError::Csv {
+                path: path.clone(),
+                detail: match e.position() {
+                    Some(p) => format!("line {}: {e}", p.line()),
+                    None => e.to_string(),
+                },
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, text).unwrap();
+        (dir, p)
+    }
+
+    #[test]
+    fn rows_carry_the_line_they_start_on() {
+        // The second row's quoted cell spans lines 3 and 4: the third row is line 5.
+        let (_d, p) = file("a, b\n1,x\n2,\"two\nlines\"\n3,z\n");
+        let f = CsvFile::open(&p, 1000).unwrap();
+        let [a, b] = f.require(["a", "b"]).unwrap();
+        let rows: Vec<CsvRow> = f.rows().map(Result::unwrap).collect();
+        let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [2, 3, 5]);
+        assert_eq!((rows[2].get(a), rows[2].get(b)), ("3", "z"));
+    }
+
+    #[test]
+    fn a_repeated_or_missing_column_and_a_large_file_are_refused() {
+        let (_d, p) = file("a,b,a\n1,2,3\n");
+        let e = CsvFile::open(&p, 1000).err().unwrap().to_string();
+        assert!(e.contains("names column \"a\" twice"), "{e}");
+        let (_d, p) = file("a,b\n1,2\n");
+        let e = CsvFile::open(&p, 1000)
+            .unwrap()
+            .require(["c"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("no column \"c\" (it has a, b)"), "{e}");
+        // 8 bytes against a limit of 7.
+        let e = CsvFile::open(&p, 7).err().unwrap().to_string();
+        assert!(e.contains("is 8 bytes, over the 7-byte limit"), "{e}");
+    }
+}
