@@ -569,3 +569,328 @@ pub(crate) fn composites(
     }
     (all, levels)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BM: &str = "h100-sxm-80gb/bare-metal/on-demand";
+    const VM: &str = "h100-sxm-80gb/vm/on-demand";
+    const CT: &str = "h100-sxm-80gb/container/on-demand";
+
+    fn day(n: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(2025, 3, n).unwrap()
+    }
+
+    /// A sufficient grade fixing from trades.
+    fn fix(d: NaiveDate, grade: &str, value: Option<f64>) -> Fixing {
+        Fixing {
+            date: d,
+            grade: grade.into(),
+            value,
+            method: "vw-median".into(),
+            level: value.map(|_| FixingLevel::Trades),
+            n_obs: 3,
+            n_trades: 3,
+            n_firm: 0,
+            n_listings: 0,
+            n_contributors: 3,
+            volume_gpu_hours: 30.0,
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            max_contributor_share: Some(0.34),
+            contributor_hhi: None,
+            sufficient: value.is_some(),
+            flags: if value.is_some() { "" } else { "no_data" }.into(),
+            methodology_version: "rentix-default-2.0".into(),
+            input_sha256: format!("{grade}@{d}"),
+            publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
+        }
+    }
+
+    fn spec(method: CompositeMethod, weights: &[(&str, f64)], base: f64) -> CompositeSpec {
+        CompositeSpec {
+            name: "blend".into(),
+            method,
+            weights: weights
+                .iter()
+                .map(|(g, w)| ((*g).to_string(), *w))
+                .collect(),
+            patterns: Vec::new(),
+            base,
+        }
+    }
+
+    /// The default blend's weights: bare metal 0.5, VM 0.3, container 0.2.
+    fn blend(base: f64) -> CompositeSpec {
+        spec(
+            CompositeMethod::JevonsChained,
+            &[(BM, 0.5), (VM, 0.3), (CT, 0.2)],
+            base,
+        )
+    }
+
+    fn values(rows: &[Fixing]) -> Vec<Option<f64>> {
+        rows.iter().map(|f| f.value).collect()
+    }
+
+    /// Hand arithmetic (weighted Jevons, CPI manual ch. 8): day 1 is the base, 100.
+    /// Day 2: bare metal 2.00 -> 2.42 (relative 1.21), VM and container unchanged, so
+    /// the link is 1.21^0.5 * 1^0.3 * 1^0.2 = 1.1 and the level 110. Day 3: every
+    /// price x 1.1, link 1.1, level 121.
+    #[test]
+    fn jevons_chained_levels_start_at_base_100_and_multiply_weighted_links() {
+        let m = Methodology::default_methodology();
+        let fixings = [
+            fix(day(1), BM, Some(2.0)),
+            fix(day(1), VM, Some(3.0)),
+            fix(day(1), CT, Some(4.0)),
+            fix(day(2), BM, Some(2.42)),
+            fix(day(2), VM, Some(3.0)),
+            fix(day(2), CT, Some(4.0)),
+            fix(day(3), BM, Some(2.662)),
+            fix(day(3), VM, Some(3.3)),
+            fix(day(3), CT, Some(4.4)),
+        ];
+        let (rows, levels) = chained(&blend(100.0), &fixings, &[day(1), day(2), day(3)], &m, None);
+        assert_eq!(values(&rows), [Some(100.0), Some(110.0), Some(121.0)]);
+        assert_eq!(levels.len(), 3);
+        assert!((levels[2].1 - 121.0).abs() < 1e-9);
+        for r in &rows {
+            assert_eq!(r.grade, "blend");
+            assert_eq!(r.method, "jevons-chained");
+            assert_eq!(r.unit(), crate::fixing::IndexUnit::Points);
+            assert!(r.sufficient, "{}: {}", r.date, r.flags);
+            assert_eq!(r.flags, "");
+            // Counts are the components' sums: 3 x 3 observations, 3 x 30 GPU-hours.
+            assert_eq!((r.n_obs, r.volume_gpu_hours), (9, 90.0));
+        }
+    }
+
+    /// Hand arithmetic, equal weights, prices 2 and 4 -> 2 and 5. Dutot: ratio of the
+    /// mean prices, 3.5 / 3 = 1.1666..., level 116.6667 (4 decimals). Jevons:
+    /// sqrt(1 x 1.25) = 1.118034, level 111.8034.
+    #[test]
+    fn dutot_links_the_mean_prices_and_jevons_the_mean_relatives() {
+        let m = Methodology::default_methodology();
+        let fixings = [
+            fix(day(1), BM, Some(2.0)),
+            fix(day(1), VM, Some(4.0)),
+            fix(day(2), BM, Some(2.0)),
+            fix(day(2), VM, Some(5.0)),
+        ];
+        let dates = [day(1), day(2)];
+        let w = [(BM, 0.5), (VM, 0.5)];
+        let (dutot, _) = chained(
+            &spec(CompositeMethod::DutotChained, &w, 100.0),
+            &fixings,
+            &dates,
+            &m,
+            None,
+        );
+        let (jevons, _) = chained(
+            &spec(CompositeMethod::JevonsChained, &w, 100.0),
+            &fixings,
+            &dates,
+            &m,
+            None,
+        );
+        assert_eq!(values(&dutot), [Some(100.0), Some(116.6667)]);
+        assert_eq!(values(&jevons), [Some(100.0), Some(111.8034)]);
+        assert_eq!(dutot[0].method, "dutot-chained");
+    }
+
+    #[test]
+    fn the_first_date_is_the_composites_base() {
+        let m = Methodology::default_methodology();
+        let fixings = [
+            fix(day(1), BM, Some(2.0)),
+            fix(day(1), VM, Some(3.0)),
+            fix(day(1), CT, Some(4.0)),
+            fix(day(2), BM, Some(2.42)),
+            fix(day(2), VM, Some(3.0)),
+            fix(day(2), CT, Some(4.0)),
+        ];
+        // Base 1000: the day-2 link of 1.1 (as above) gives 1100.
+        let (rows, _) = chained(&blend(1000.0), &fixings, &[day(1), day(2)], &m, None);
+        assert_eq!(values(&rows), [Some(1000.0), Some(1100.0)]);
+    }
+
+    /// Day 2 has no VM row. The link uses the components priced on both dates,
+    /// weights renormalized: bare metal and container both x 1.1, so the link is 1.1
+    /// whatever the weights, and the level 110; the row says a component is missing.
+    #[test]
+    fn a_missing_component_is_left_out_of_the_link_and_flagged() {
+        let m = Methodology::default_methodology();
+        let fixings = [
+            fix(day(1), BM, Some(2.0)),
+            fix(day(1), VM, Some(3.0)),
+            fix(day(1), CT, Some(4.0)),
+            fix(day(2), BM, Some(2.2)),
+            fix(day(2), CT, Some(4.4)),
+        ];
+        let (rows, _) = chained(&blend(100.0), &fixings, &[day(1), day(2)], &m, None);
+        assert_eq!(values(&rows), [Some(100.0), Some(110.0)]);
+        assert!(!rows[1].sufficient);
+        assert_eq!(rows[1].flags, "low_confidence;missing_components=1");
+        // Only the two components present count: 2 x 3 observations.
+        assert_eq!(rows[1].n_obs, 6);
+    }
+
+    /// Day 2: every component has a row but no price, so no link can be formed and
+    /// the level is held at 100. Day 3 links from day 2, which had no price either:
+    /// held again. Day 4 links from day 3 (x 1.1 each): 110.
+    #[test]
+    fn a_day_without_any_price_holds_the_level_and_the_chain_resumes_after() {
+        let m = Methodology::default_methodology();
+        let mut fixings = Vec::new();
+        for (d, scale) in [(1, Some(1.0)), (2, None), (3, Some(1.0)), (4, Some(1.1))] {
+            for (g, p) in [(BM, 2.0), (VM, 3.0), (CT, 4.0)] {
+                fixings.push(fix(day(d), g, scale.map(|s| p * s)));
+            }
+        }
+        let dates = [day(1), day(2), day(3), day(4)];
+        let (rows, _) = chained(&blend(100.0), &fixings, &dates, &m, None);
+        assert_eq!(
+            values(&rows),
+            [Some(100.0), Some(100.0), Some(100.0), Some(110.0)]
+        );
+        assert!(rows[1].flags.split(';').any(|f| f == "no_link"));
+        assert!(rows[1]
+            .flags
+            .split(';')
+            .any(|f| f == "missing_components=3"));
+        assert!(rows[2].flags.split(';').any(|f| f == "no_link"));
+        assert_eq!(rows[3].flags, "");
+    }
+
+    /// Every component without a value and one of them suppressed: the composite
+    /// must not publish, through its held level, what the grade's rules withheld.
+    #[test]
+    fn a_composite_of_suppressed_components_is_suppressed() {
+        let m = Methodology::default_methodology();
+        let mut fixings = vec![
+            fix(day(1), BM, Some(2.0)),
+            fix(day(1), VM, Some(3.0)),
+            fix(day(1), CT, Some(4.0)),
+            fix(day(2), BM, None),
+            fix(day(2), VM, None),
+            fix(day(2), CT, None),
+        ];
+        fixings[3].flags = "low_confidence;suppressed;few_contributors".into();
+        let (rows, levels) = chained(&blend(100.0), &fixings, &[day(1), day(2)], &m, None);
+        assert_eq!(values(&rows), [Some(100.0), None]);
+        let flags: Vec<&str> = rows[1].flags.split(';').collect();
+        assert!(flags.contains(&"suppressed") && flags.contains(&"components_suppressed"));
+        assert!(!rows[1].sufficient);
+        // The unrounded level is still kept for the chain: 100 held.
+        assert_eq!(levels[1], (day(2), 100.0));
+    }
+
+    /// An incremental run seeded where a full run stood after day 2 (level 110, as
+    /// in the Jevons test) fixes day 3 as the full run does: 110 x 1.1 = 121.
+    #[test]
+    fn a_chain_continued_from_a_seed_matches_the_full_run() {
+        let m = Methodology::default_methodology();
+        let fixings = [
+            fix(day(1), BM, Some(2.0)),
+            fix(day(1), VM, Some(3.0)),
+            fix(day(1), CT, Some(4.0)),
+            fix(day(2), BM, Some(2.42)),
+            fix(day(2), VM, Some(3.0)),
+            fix(day(2), CT, Some(4.0)),
+            fix(day(3), BM, Some(2.662)),
+            fix(day(3), VM, Some(3.3)),
+            fix(day(3), CT, Some(4.4)),
+        ];
+        let seed = ChainSeed {
+            after: day(2),
+            level: Some((day(2), 110.0)),
+        };
+        let dates = [day(1), day(2), day(3)];
+        let (rows, _) = chained(&blend(100.0), &fixings, &dates, &m, Some(&seed));
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].date, rows[0].value), (day(3), Some(121.0)));
+    }
+
+    fn trade(grade_day: NaiveDate, source: u32, price: f64, name: &str) -> EngineObs {
+        EngineObs {
+            key: crate::engine_obs::ObsKey::digest(name),
+            price,
+            quantity: 10.0,
+            day: grade_day,
+            source: SourceId(source),
+            kind: ObservationKind::Trade,
+            tier: None,
+        }
+    }
+
+    /// Neither grade alone has the default's three contributors; pooled, three
+    /// trades of 10 GPU-hours each at 2, 3 and 4 from three contributors (a third of
+    /// the weight each, under the 35% cap) fix the volume-weighted median, 3.0 USD.
+    #[test]
+    fn a_pooled_composite_fixes_the_grades_observations_as_one_grade_in_usd() {
+        let m = Methodology::default_methodology();
+        let mut groups = BTreeMap::new();
+        groups.insert(VM.to_string(), vec![trade(day(1), 0, 2.0, "a")]);
+        groups.insert(
+            BM.to_string(),
+            vec![trade(day(1), 1, 3.0, "b"), trade(day(1), 2, 4.0, "c")],
+        );
+        // An A100 grade the pattern does not match: its price must not enter.
+        groups.insert(
+            "a100-sxm-80gb/vm/on-demand".to_string(),
+            vec![trade(day(1), 3, 90.0, "d")],
+        );
+        let spec = CompositeSpec {
+            name: "h100-market".into(),
+            method: CompositeMethod::Pooled,
+            weights: BTreeMap::new(),
+            patterns: vec!["h100-sxm-80gb/*/on-demand".into()],
+            base: 100.0,
+        };
+        let rows = pooled(&spec, &groups, &[day(1)], &m, m.day_rule());
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].value, Some(3.0));
+        assert_eq!(rows[0].method, "pooled");
+        assert_eq!(rows[0].unit(), crate::fixing::IndexUnit::UsdPerGpuHour);
+        assert_eq!((rows[0].n_obs, rows[0].n_contributors), (3, 3));
+    }
+
+    /// One GPU, one scope, trades only, no tier: every characteristic is constant and
+    /// dropped, so the day pair's regression is ln p = a + d (day 2). OLS gives d =
+    /// mean ln p(day 2) - mean ln p(day 1) = ln 2.2 - ln 2 = ln 1.1 (prices 1, 2, 4
+    /// then 1.1, 2.2, 4.4), so the index goes 100 -> 110.
+    #[test]
+    fn the_hedonic_time_dummy_of_a_uniform_price_rise_is_that_rise() {
+        let m = Methodology::default_methodology();
+        let mut groups = BTreeMap::new();
+        let obs: Vec<EngineObs> = [(1, 1.0), (1, 2.0), (1, 4.0), (2, 1.1), (2, 2.2), (2, 4.4)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(d, p))| trade(day(d), (i % 3) as u32, p, &format!("o{i}")))
+            .collect();
+        groups.insert(VM.to_string(), obs);
+        let spec = CompositeSpec {
+            name: "quality-adjusted".into(),
+            method: CompositeMethod::Hedonic,
+            weights: BTreeMap::new(),
+            patterns: vec!["*/*/on-demand".into()],
+            base: 100.0,
+        };
+        let chain = hedonic(&spec, &groups, &[], &[day(1), day(2)], &m, None);
+        assert_eq!(values(&chain.rows), [Some(100.0), Some(110.0)]);
+        assert_eq!(chain.rows[1].method, "hedonic-time-dummy");
+        assert_eq!((chain.rows[1].n_obs, chain.rows[1].n_contributors), (3, 3));
+        // The tier score never varied: no tier differential.
+        assert!(chain.tiers.is_empty());
+        // Fewer than 20 observations a day: published, but low confidence.
+        assert!(!chain.rows[1].sufficient);
+        assert_eq!(chain.rows[1].flags, "low_confidence");
+    }
+}

@@ -458,3 +458,244 @@ fn check_unit(f: &Fixing, unit: &str) -> Result<(), String> {
         f.unit().as_str()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grade_fixing() -> Fixing {
+        Fixing {
+            date: NaiveDate::from_ymd_opt(2025, 3, 1).unwrap(),
+            grade: "h100-sxm-80gb/vm/on-demand".into(),
+            value: Some(2.4567),
+            method: "vw-median".into(),
+            level: Some(FixingLevel::Firm),
+            n_obs: 5,
+            n_trades: 2,
+            n_firm: 6,
+            n_listings: 1,
+            n_contributors: 4,
+            volume_gpu_hours: 123.5,
+            p1: Some(2.1),
+            p25: Some(2.3),
+            p75: Some(2.6),
+            p99: Some(2.9),
+            max_contributor_share: Some(0.35),
+            contributor_hhi: Some(0.26),
+            sufficient: true,
+            flags: "fallback_firm".into(),
+            methodology_version: "rentix-default-2.0".into(),
+            input_sha256: "ab".repeat(32),
+            publication: 3,
+            change_1d: Some(0.01),
+            change_7d: Some(0.05),
+            change_30d: None,
+        }
+    }
+
+    fn composite_fixing() -> Fixing {
+        Fixing {
+            grade: "h100-sxm-80gb/on-demand-blend".into(),
+            value: Some(104.25),
+            method: "jevons-chained".into(),
+            level: Some(FixingLevel::Carried),
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            contributor_hhi: None,
+            sufficient: false,
+            flags: "low_confidence;missing_components=1".into(),
+            publication: 1,
+            change_1d: None,
+            change_7d: None,
+            ..grade_fixing()
+        }
+    }
+
+    /// A row without a value: no level, every optional cell empty.
+    fn empty_fixing() -> Fixing {
+        Fixing {
+            date: NaiveDate::from_ymd_opt(2025, 3, 2).unwrap(),
+            value: None,
+            level: None,
+            n_obs: 0,
+            volume_gpu_hours: 0.0,
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            max_contributor_share: None,
+            contributor_hhi: None,
+            sufficient: false,
+            flags: "low_confidence;no_data".into(),
+            publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
+            ..grade_fixing()
+        }
+    }
+
+    #[test]
+    fn the_table_has_the_documented_columns_in_order() {
+        let t = fixings_table(&[grade_fixing(), composite_fixing()]);
+        assert_eq!(t.names, FIXING_COLUMNS);
+        assert_eq!(t.height(), 2);
+        // The unit follows the method: a grade's dollars, a composite's points.
+        let unit: Vec<String> = (0..2).map(|r| t.col("unit").unwrap().cell(r)).collect();
+        assert_eq!(unit, ["usd-per-gpu-hour", "points"]);
+        // The level is written as its number: firm offers 2, carried 4.
+        let level: Vec<String> = (0..2).map(|r| t.col("level").unwrap().cell(r)).collect();
+        assert_eq!(level, ["2", "4"]);
+        // An empty table still has every column.
+        assert_eq!(fixings_table(&[]).names, FIXING_COLUMNS);
+    }
+
+    #[test]
+    fn a_written_table_reads_back_as_the_same_fixings() {
+        let rows = vec![grade_fixing(), composite_fixing(), empty_fixing()];
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["f.csv", "f.parquet"] {
+            let p = dir.path().join(name);
+            fixings_table(&rows).write(&p).unwrap();
+            assert_eq!(read_fixings(&p).unwrap(), rows, "{name}");
+        }
+    }
+
+    /// The bytes of `t` as a CSV file.
+    fn csv_bytes(t: &Table) -> Vec<u8> {
+        [t.csv_header().unwrap(), t.csv_rows().unwrap()].concat()
+    }
+
+    /// A CSV fixings file of a header and rows: `cells` replaces cells of the
+    /// grade row written by [`fixings_table`], by column name, in row `row` (from 1).
+    fn edited(dir: &Path, rows: usize, row: usize, cells: &[(&str, &str)]) -> std::path::PathBuf {
+        let p = dir.join("f.csv");
+        let t = fixings_table(&vec![grade_fixing(); rows]);
+        let bytes = csv_bytes(&t);
+        let mut rdr = csv::Reader::from_reader(&bytes[..]);
+        let mut w = csv::Writer::from_path(&p).unwrap();
+        w.write_record(FIXING_COLUMNS).unwrap();
+        for (n, rec) in rdr.records().enumerate() {
+            let mut rec: Vec<String> = rec.unwrap().iter().map(str::to_string).collect();
+            if n + 1 == row {
+                for (name, v) in cells {
+                    let j = FIXING_COLUMNS.iter().position(|c| c == name).unwrap();
+                    rec[j] = (*v).to_string();
+                }
+            }
+            w.write_record(&rec).unwrap();
+        }
+        w.flush().unwrap();
+        p
+    }
+
+    fn refusal(p: &Path) -> (usize, String) {
+        match read_fixings(p) {
+            Err(IndexError::Fixings { row, detail, .. }) => (row, detail),
+            other => panic!("expected a refused row, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_level_outside_1_to_4_is_refused_naming_row_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = edited(dir.path(), 3, 2, &[("level", "7")]);
+        let (row, detail) = refusal(&p);
+        assert_eq!(row, 2);
+        assert!(
+            detail.starts_with("level:") && detail.contains('7'),
+            "{detail}"
+        );
+        let shown = read_fixings(&p).unwrap_err().to_string();
+        assert!(shown.contains("row 2: level"), "{shown}");
+    }
+
+    #[test]
+    fn a_non_finite_or_non_numeric_value_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["NaN", "inf", "-inf"] {
+            let p = edited(dir.path(), 1, 1, &[("value", bad)]);
+            let (row, detail) = refusal(&p);
+            assert_eq!(row, 1);
+            assert!(
+                detail.starts_with("value:") && detail.contains("not finite"),
+                "{detail}"
+            );
+        }
+        let p = edited(dir.path(), 2, 2, &[("n_obs", "three")]);
+        let (row, detail) = refusal(&p);
+        assert_eq!(row, 2);
+        assert!(
+            detail.starts_with("n_obs:") && detail.contains("not a count"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn a_unit_that_contradicts_the_method_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        // A chained composite is in points, never dollars.
+        let p = edited(
+            dir.path(),
+            1,
+            1,
+            &[("method", "jevons-chained"), ("unit", "usd-per-gpu-hour")],
+        );
+        let (row, detail) = refusal(&p);
+        assert_eq!(row, 1);
+        assert!(
+            detail.starts_with("unit:") && detail.contains("points"),
+            "{detail}"
+        );
+        // A grade's median is in dollars, never points.
+        let p = edited(dir.path(), 1, 1, &[("unit", "points")]);
+        let (_, detail) = refusal(&p);
+        assert!(detail.contains("usd-per-gpu-hour"), "{detail}");
+    }
+
+    /// Files written before the `unit` and `publication` columns existed still read:
+    /// the unit is not checked, and every row is a first publication.
+    #[test]
+    fn a_file_without_unit_or_publication_columns_reads_as_first_publications() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("old.csv");
+        let keep: Vec<usize> = (0..FIXING_COLUMNS.len())
+            .filter(|&j| !["unit", "publication"].contains(&FIXING_COLUMNS[j]))
+            .collect();
+        let t = fixings_table(&[grade_fixing()]);
+        let bytes = csv_bytes(&t);
+        let mut rdr = csv::Reader::from_reader(&bytes[..]);
+        let mut w = csv::Writer::from_path(&p).unwrap();
+        w.write_record(keep.iter().map(|&j| FIXING_COLUMNS[j]))
+            .unwrap();
+        for rec in rdr.records() {
+            let rec = rec.unwrap();
+            w.write_record(keep.iter().map(|&j| &rec[j])).unwrap();
+        }
+        w.flush().unwrap();
+        let rows = read_fixings(&p).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].publication, 1);
+        assert_eq!(rows[0].value, Some(2.4567));
+    }
+
+    #[test]
+    fn an_intraday_file_is_refused_with_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("intraday.csv");
+        std::fs::write(
+            &p,
+            "fixed_at,grade,value\n2025-03-01T12:00:00Z,h100-sxm-80gb/vm/on-demand,2.5\n",
+        )
+        .unwrap();
+        match read_fixings(&p) {
+            Err(IndexError::Input { detail, .. }) => {
+                assert!(detail.contains("intraday fixings file"), "{detail}");
+                assert!(detail.contains("fixed_at"), "{detail}");
+            }
+            other => panic!("expected the intraday refusal, got {other:?}"),
+        }
+    }
+}

@@ -581,3 +581,231 @@ fn append_log(t: &mut Table, rows: &[Restatement]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixing::FixingLevel;
+
+    const H100: &str = "h100-sxm-80gb/vm/on-demand";
+    const A100: &str = "a100-sxm-80gb/vm/on-demand";
+    const BLEND: &str = "h100-sxm-80gb/on-demand-blend";
+
+    fn day(n: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(2025, 3, n).unwrap()
+    }
+
+    fn fix(d: u32, grade: &str, value: f64) -> Fixing {
+        Fixing {
+            date: day(d),
+            grade: grade.into(),
+            value: Some(value),
+            method: if grade == BLEND {
+                "jevons-chained"
+            } else {
+                "vw-median"
+            }
+            .into(),
+            level: Some(FixingLevel::Trades),
+            n_obs: 3,
+            n_trades: 3,
+            n_firm: 0,
+            n_listings: 0,
+            n_contributors: 3,
+            volume_gpu_hours: 30.0,
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            max_contributor_share: None,
+            contributor_hhi: None,
+            sufficient: true,
+            flags: String::new(),
+            methodology_version: "v1".into(),
+            input_sha256: "inputs-1".into(),
+            publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
+        }
+    }
+
+    fn out() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("fixings.csv");
+        (dir, p)
+    }
+
+    #[test]
+    fn an_unchanged_row_keeps_its_publication_and_nothing_is_restated() {
+        let (_d, p) = out();
+        let old = vec![fix(1, H100, 2.5)];
+        let r = plan(&p, old.clone(), Window::default(), old.clone()).unwrap();
+        assert!(r.restatements.is_empty());
+        assert_eq!(r.archived, None);
+        assert_eq!(r.rows, old);
+        assert_eq!(r.new_rows, 0);
+    }
+
+    /// The reason names what changed, the methodology first, then the inputs, then
+    /// the value alone; each raises the publication number by one (1 -> 2, 4 -> 5).
+    #[test]
+    fn a_changed_row_is_restated_with_its_reason_and_a_raised_publication() {
+        let (_d, p) = out();
+        let mut old = vec![fix(1, H100, 2.5), fix(2, H100, 2.5), fix(3, H100, 2.5)];
+        old[2].publication = 4;
+        let mut new = vec![fix(1, H100, 2.6), fix(2, H100, 2.7), fix(3, H100, 2.5)];
+        // Day 1: same inputs, same version, another value.
+        // Day 2: a late observation changed the inputs (and the value).
+        new[1].input_sha256 = "inputs-2".into();
+        // Day 3: another methodology version (and other inputs): the version wins.
+        new[2].methodology_version = "v2".into();
+        new[2].input_sha256 = "inputs-2".into();
+        let r = plan(&p, new, Window::default(), old).unwrap();
+        let got: Vec<_> = r
+            .restatements
+            .iter()
+            .map(|x| {
+                (
+                    x.date,
+                    x.old_value,
+                    x.new_value,
+                    x.old_publication,
+                    x.new_publication,
+                    x.reason.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (day(1), Some(2.5), Some(2.6), 1, 2, "value_change"),
+                (day(2), Some(2.5), Some(2.7), 1, 2, "late_data"),
+                (day(3), Some(2.5), Some(2.5), 4, 5, "methodology_change"),
+            ]
+        );
+        let pubs: Vec<u32> = r.rows.iter().map(|f| f.publication).collect();
+        assert_eq!(pubs, [2, 2, 5]);
+        assert_eq!(r.archived, Some(p.with_file_name("fixings.v1.csv")));
+    }
+
+    #[test]
+    fn a_row_that_disappears_is_withdrawn_with_no_new_value() {
+        let (_d, p) = out();
+        let old = vec![fix(1, H100, 2.5), fix(1, A100, 1.5)];
+        let r = plan(&p, vec![fix(1, H100, 2.5)], Window::default(), old).unwrap();
+        assert_eq!(
+            r.restatements,
+            [Restatement {
+                date: day(1),
+                grade: A100.into(),
+                old_value: Some(1.5),
+                new_value: None,
+                old_publication: 1,
+                new_publication: 2,
+                reason: "withdrawn".into(),
+            }]
+        );
+        // It is no longer in the file.
+        assert_eq!(r.rows, [fix(1, H100, 2.5)]);
+    }
+
+    /// A window from day 2: day 1 as published stays, though the run now computes
+    /// another value for it; day 3 is new.
+    #[test]
+    fn rows_outside_the_window_are_kept_as_published() {
+        let (_d, p) = out();
+        let old = vec![fix(1, H100, 2.5), fix(2, H100, 2.5)];
+        let new = vec![fix(1, H100, 9.0), fix(2, H100, 2.5), fix(3, H100, 2.8)];
+        let window = Window {
+            from: Some(day(2)),
+            ..Window::default()
+        };
+        let r = plan(&p, new, window, old).unwrap();
+        assert!(r.restatements.is_empty());
+        assert_eq!(
+            r.rows,
+            [fix(1, H100, 2.5), fix(2, H100, 2.5), fix(3, H100, 2.8)]
+        );
+        assert_eq!(r.new_rows, 1);
+    }
+
+    #[test]
+    fn a_window_with_grade_patterns_publishes_only_matching_grades_never_composites() {
+        let w = Window {
+            from: Some(day(2)),
+            to: Some(day(3)),
+            grades: vec![GradePattern::new("h100-sxm-80gb/*/*").unwrap()],
+        };
+        assert!(w.contains(&fix(2, H100, 2.5)));
+        assert!(w.contains(&fix(3, H100, 2.5)));
+        assert!(!w.contains(&fix(1, H100, 2.5)), "before from");
+        assert!(!w.contains(&fix(4, H100, 2.5)), "after to");
+        assert!(!w.contains(&fix(2, A100, 1.5)), "another GPU");
+        assert!(!w.contains(&fix(2, BLEND, 100.0)), "a composite");
+        assert!(Window::default().contains(&fix(2, BLEND, 100.0)));
+
+        // Planned: the A100 and the composite are neither replaced nor withdrawn.
+        let (_d, p) = out();
+        let old = vec![fix(2, A100, 1.5), fix(2, BLEND, 100.0), fix(2, H100, 2.5)];
+        let r = plan(&p, vec![fix(2, H100, 2.6)], w, old).unwrap();
+        assert_eq!(r.restatements.len(), 1);
+        assert_eq!(r.restatements[0].grade, H100);
+        assert_eq!(r.restatements[0].reason, "value_change");
+        let kept: Vec<(&str, Option<f64>)> =
+            r.rows.iter().map(|f| (f.grade.as_str(), f.value)).collect();
+        assert_eq!(
+            kept,
+            // Sorted by date, then name: "a100..." < "h100...on-demand-blend" < "h100.../vm/...".
+            [(A100, Some(1.5)), (BLEND, Some(100.0)), (H100, Some(2.6))]
+        );
+    }
+
+    /// Published, restated (2.5 -> 2.6), restated again (2.6 -> 2.7): the log names
+    /// both changes, the first file is archived as v1, and the values as first
+    /// published come back from the log (2.5, publication 1).
+    #[test]
+    fn publishing_twice_logs_each_restatement_and_first_published_recovers_the_original() {
+        let (_d, p) = out();
+        let none = |_: &[Fixing]| Vec::new();
+        let publish_value = |v: f64| {
+            publish(
+                &p,
+                vec![fix(1, H100, v)],
+                Window::default(),
+                none,
+                Vec::new(),
+                Vec::new(),
+            )
+            .unwrap()
+        };
+        let first = publish_value(2.5);
+        assert!(first.restatements.is_empty());
+        assert_eq!(first.new_rows, 1);
+        publish_value(2.6);
+        let third = publish_value(2.7);
+        assert_eq!(third.archived, Some(p.with_file_name("fixings.v2.csv")));
+        assert!(p.with_file_name("fixings.v1.csv").exists());
+
+        let rows = read_fixings(&p).unwrap();
+        assert_eq!((rows[0].value, rows[0].publication), (Some(2.7), 3));
+        let log = read_restatements(&restatements_path(&p)).unwrap();
+        let changes: Vec<(Option<f64>, Option<f64>, u32, u32)> = log
+            .iter()
+            .map(|r| {
+                (
+                    r.old_value,
+                    r.new_value,
+                    r.old_publication,
+                    r.new_publication,
+                )
+            })
+            .collect();
+        assert_eq!(
+            changes,
+            [(Some(2.5), Some(2.6), 1, 2), (Some(2.6), Some(2.7), 2, 3)]
+        );
+        let orig = first_published(&rows, &log);
+        assert_eq!((orig[0].value, orig[0].publication), (Some(2.5), 1));
+    }
+}
