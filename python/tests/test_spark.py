@@ -5,7 +5,9 @@ installs both.
     python3 -m unittest discover -s python/tests -v
 """
 
+import os
 import shutil
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -33,6 +35,11 @@ class Spark(unittest.TestCase):
         run("simulate", "--out", str(cls.dir / "sim"), "--seed", "4", "--start", "2025-01-01", "--days", "75")
         cls.store = cls.dir / "store"
         run("ingest", "--store", str(cls.store), str(cls.dir / "sim" / "observations.csv"))
+        # The workers run the interpreter that runs the tests (the one rentix is
+        # installed in), not whatever `python3` is first on PATH: on a machine where
+        # that one lacks rentix every task failed to import it. (Local mode reads the
+        # variable; `spark.pyspark.python` alone did not reach the workers.)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         cls.spark = (
             SparkSession.builder.master("local[2]")
             .appName("rentix-test")
