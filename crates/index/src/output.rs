@@ -312,7 +312,8 @@ pub fn read_forward(path: &Path) -> Result<Vec<ForwardPoint>, IndexError> {
                 level: get("level")?
                     .parse()
                     .map_err(|_| bad(row, "level is not a count".into()))?,
-                sufficient: get("sufficient")? == "true",
+                sufficient: flag(get("sufficient")?)
+                    .ok_or_else(|| bad(row, "sufficient: not true or false".into()))?,
             })
         })
         .collect()
@@ -378,6 +379,17 @@ fn fixings_of(
             v.parse()
                 .map_err(|_| bad(row, format!("{name}: {v:?} is not a count")))
         };
+        // Columns added after the first files were written: absent, they read as
+        // empty; present, a cell that does not read is refused like any other.
+        let later = |name: &str| -> Result<Option<f64>, IndexError> {
+            if records.index.contains_key(name) {
+                opt_f(name)
+            } else {
+                Ok(None)
+            }
+        };
+        let publication =
+            publication_of(records.get(rec, "publication")).map_err(|detail| bad(row, detail))?;
         let date = NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
             .map_err(|e| bad(row, format!("date: {e}")))?;
         for (name, max) in [
@@ -410,29 +422,50 @@ fn fixings_of(
             n_listings: uint("n_listings")?,
             n_contributors: uint("n_contributors")?,
             volume_gpu_hours: opt_f("volume_gpu_hours")?.unwrap_or(0.0),
-            p1: opt_f("p1").ok().flatten(),
+            p1: later("p1")?,
             p25: opt_f("p25")?,
             p75: opt_f("p75")?,
-            p99: opt_f("p99").ok().flatten(),
+            p99: later("p99")?,
             max_contributor_share: opt_f("max_contributor_share")?,
-            sufficient: get("sufficient")? == "true",
+            sufficient: flag(get("sufficient")?)
+                .ok_or_else(|| bad(row, "sufficient: not true or false".to_string()))?,
             flags: get("flags")?.to_string(),
             methodology_version: get("methodology_version")?.to_string(),
             input_sha256: get("input_sha256")?.to_string(),
-            publication: get("publication")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(1),
-            change_1d: opt_f("change_1d").ok().flatten(),
-            change_7d: opt_f("change_7d").ok().flatten(),
-            change_30d: opt_f("change_30d").ok().flatten(),
-            contributor_hhi: opt_f("contributor_hhi").ok().flatten(),
+            publication,
+            change_1d: later("change_1d")?,
+            change_7d: later("change_7d")?,
+            change_30d: later("change_30d")?,
+            contributor_hhi: later("contributor_hhi")?,
         });
         if let (Some(f), Ok(u)) = (out.last(), get("unit")) {
             check_unit(f, u).map_err(|e| bad(row, e))?;
         }
     }
     Ok(out)
+}
+
+/// A `publication` cell: a number from 1; a file written before the column
+/// existed (`None`) holds first publications.
+fn publication_of(cell: Option<&str>) -> Result<u32, String> {
+    match cell {
+        None => Ok(1),
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| format!("publication: {v:?} is not a number from 1")),
+    }
+}
+
+/// A `sufficient` cell: `true` or `false` as written (anything else is not read as
+/// false).
+fn flag(cell: &str) -> Option<bool> {
+    match cell {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
 }
 
 /// A text cell of at most `max` printable characters (a grade not empty).
@@ -631,6 +664,27 @@ mod tests {
             detail.starts_with("n_obs:") && detail.contains("not a count"),
             "{detail}"
         );
+    }
+
+    /// The columns added after the first files (p1, p99, the changes, the HHI,
+    /// the publication number) and `sufficient` were read leniently: a cell that
+    /// did not parse became empty, publication 1, or not sufficient. Present, they
+    /// are refused like any other column.
+    #[test]
+    fn a_bad_cell_of_a_later_column_or_of_sufficient_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (column, cell, says) in [
+            ("p99", "high", "p99:"),
+            ("change_7d", "inf", "change_7d:"),
+            ("publication", "0", "publication:"),
+            ("publication", "two", "publication:"),
+            ("sufficient", "yes", "sufficient:"),
+        ] {
+            let p = edited(dir.path(), 2, 2, &[(column, cell)]);
+            let (row, detail) = refusal(&p);
+            assert_eq!(row, 2, "{column}");
+            assert!(detail.starts_with(says), "{column}: {detail}");
+        }
     }
 
     #[test]
