@@ -52,13 +52,9 @@ impl LabPlan {
 
 /// Evaluates every candidate and writes the outputs and charts.
 pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
-    let truth = plan
-        .truth
-        .as_ref()
-        .map(|p| read_truth(p).map_err(anyhow::Error::msg))
-        .transpose()?;
+    let truth = plan.truth.as_deref().map(read_truth).transpose()?;
     let hedgers = match &plan.rent_dir {
-        Some(d) => read_hedgers(d).map_err(anyhow::Error::msg)?,
+        Some(d) => read_hedgers(d)?,
         None => Vec::new(),
     };
     let store = Store::open(&plan.store)?;

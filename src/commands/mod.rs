@@ -117,6 +117,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
         return match e {
             L::Candidate { .. } | L::DuplicateName(_) | L::Settings(_) => Some(USAGE),
             L::Table(t) => class_of(t),
+            L::Backtest(b) => class_of(b),
             _ => Some(INPUT),
         };
     }

@@ -129,8 +129,11 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
     let catalog = rentix_core::GpuCatalog::bundled();
     let mut out = Vec::new();
     for (i, rec) in rdr.records().enumerate() {
-        let row = i + 1;
-        let rec = rec.map_err(|e| file(format!("row {row}: {e}")))?;
+        let rec = rec.map_err(|e| file(format!("row {}: {e}", i + 1)))?;
+        let row = crate::error::RowAt {
+            row: i + 1,
+            line: rec.position().map_or(0, csv::Position::line),
+        };
         let get = |name: &str| {
             header
                 .iter()
@@ -142,7 +145,7 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
         };
         let bad = |field: &str, detail: String| BacktestError::Row {
             path: path.to_path_buf(),
-            row,
+            at: row,
             field: field.into(),
             detail,
         };
@@ -197,7 +200,7 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
             capacity_gpus: num("capacity_gpus", 0.0, 1e9)?,
             usd_per_gpu_hour: opt_num("usd_per_gpu_hour", 1e-9, 1e4)?,
             date,
-            row,
+            row: row.row,
         });
     }
     if out.is_empty() {

@@ -25,18 +25,33 @@ fn rows_message(path: &Path, problems: &[BacktestError], more: usize) -> String 
     s
 }
 
+/// Where a row is in its file: the data record, counted from 1, and the line an
+/// editor shows it on (the header is line 1; a quoted cell over several lines moves
+/// the rows after it down).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowAt {
+    /// Data record, from 1.
+    pub row: usize,
+    /// The line the record starts on.
+    pub line: u64,
+}
+
+impl std::fmt::Display for RowAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "row {} (line {})", self.row, self.line)
+    }
+}
+
 /// Why a backtest, a `track` run or one of their readers refused its input.
 #[derive(Debug, Error)]
 pub enum BacktestError {
     /// One row of an input file (rent, events, premiums, throughput) has a bad field.
-    /// `row` counts data records from 1; `line` in the message is the line an editor
-    /// shows (the header being line 1).
-    #[error("{path}: row {row} (line {}), field {field}: {detail}", row + 1)]
+    #[error("{path}: {at}, field {field}: {detail}")]
     Row {
         /// The file read.
         path: PathBuf,
-        /// Data record, from 1.
-        row: usize,
+        /// The data record and the line of the file it starts on.
+        at: RowAt,
         /// Column name; empty when the record itself does not parse as CSV.
         field: String,
         /// What is wrong with the value.

@@ -280,13 +280,13 @@ impl PerpSpec {
 fn read_premiums(path: &Path) -> Result<DateSeries, BacktestError> {
     let recs = crate::rent::records(path, &["date", "premium"])?;
     let mut s = DateSeries::new();
-    for (i, rec) in recs.iter().enumerate() {
-        let row = i + 1;
+    for (row, rec) in &recs {
+        let row = *row;
         let d = crate::rent::date(path, row, rec, "date")?;
         let v = rec.get("premium").map(String::as_str).unwrap_or("");
         let bad = |detail: String| BacktestError::Row {
             path: path.to_path_buf(),
-            row,
+            at: row,
             field: "premium".into(),
             detail,
         };

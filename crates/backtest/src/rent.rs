@@ -1,6 +1,6 @@
 //! The user's rent series and operational events, read and checked row by row.
 
-use crate::error::BacktestError;
+use crate::error::{BacktestError, RowAt};
 use chrono::{Datelike, Days, NaiveDate};
 use rentix_core::{GpuHours, UsdPerGpuHour};
 use std::collections::BTreeMap;
@@ -130,62 +130,63 @@ pub(crate) fn unique_header(path: &Path, header: &[String]) -> Result<(), Backte
     Ok(())
 }
 
+/// The rows of a rent, events or premiums file, each with where it is, cells
+/// trimmed. The file is refused whole when it is over the size limit, names a
+/// column twice, is `;`-separated, lacks one of `required`, or has a row that does
+/// not parse or has another number of cells than the header.
 pub(crate) fn records(
     path: &Path,
     required: &[&str],
-) -> Result<Vec<BTreeMap<String, String>>, BacktestError> {
-    rentix_core::check_file(path, rentix_core::MAX_TABLE_BYTES).map_err(|e| {
-        BacktestError::File {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        }
-    })?;
-    let mut rdr = csv::Reader::from_path(path).map_err(|e| BacktestError::File {
+) -> Result<Vec<(RowAt, BTreeMap<String, String>)>, BacktestError> {
+    let file = |detail: String| BacktestError::File {
         path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| BacktestError::File {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        })?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
-    unique_header(path, &header)?;
+        detail,
+    };
+    let csv =
+        rentix_table::CsvFile::open(path, rentix_core::MAX_TABLE_BYTES).map_err(|e| match e {
+            rentix_table::TableError::Csv { detail, .. } => file(detail),
+            e => BacktestError::Table(e),
+        })?;
+    let header = csv.names().to_vec();
     if header.len() == 1 && header[0].contains(';') {
-        return Err(BacktestError::File {
-            path: path.to_path_buf(),
-            detail: format!(
-                "the header {:?} is one column holding ';': the file is ;-separated (as a European spreadsheet exports it); export it with commas as the separator and '.' as the decimal point",
-                header[0].chars().take(80).collect::<String>()
-            ),
-        });
+        return Err(file(format!(
+            "the header {:?} is one column holding ';': the file is ;-separated (as a European spreadsheet exports it); export it with commas as the separator and '.' as the decimal point",
+            header[0].chars().take(80).collect::<String>()
+        )));
     }
     for r in required {
-        if !header.iter().any(|h| h == r) {
-            return Err(BacktestError::File {
-                path: path.to_path_buf(),
-                detail: format!("the header has no column {r:?}"),
-            });
+        if csv.column(r).is_none() {
+            return Err(file(format!("the header has no column {r:?}")));
         }
     }
     let mut out = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let rec = rec.map_err(|e| BacktestError::Row {
-            path: path.to_path_buf(),
-            row: i + 1,
-            field: String::new(),
-            detail: e.to_string(),
+    for (i, rec) in csv.rows().enumerate() {
+        let rec = rec.map_err(|e| match e {
+            rentix_table::TableError::Csv { detail, .. } => file(detail),
+            e => BacktestError::Table(e),
         })?;
-        out.push(
-            header
-                .iter()
-                .cloned()
-                .zip(rec.iter().map(|v| v.trim().to_string()))
-                .collect(),
-        );
+        let at = RowAt {
+            row: i + 1,
+            line: rec.line,
+        };
+        if rec.record.len() != header.len() {
+            return Err(BacktestError::Row {
+                path: path.to_path_buf(),
+                at,
+                field: String::new(),
+                detail: format!(
+                    "{} cells, the header has {}",
+                    rec.record.len(),
+                    header.len()
+                ),
+            });
+        }
+        let cells = header
+            .iter()
+            .cloned()
+            .zip(rec.record.iter().map(|v| v.trim().to_string()))
+            .collect();
+        out.push((at, cells));
     }
     Ok(out)
 }
@@ -201,7 +202,7 @@ const MAX_GPU_HOURS: f64 = 1.0e12;
 
 pub(crate) fn date(
     path: &Path,
-    row: usize,
+    row: RowAt,
     rec: &BTreeMap<String, String>,
     field: &str,
 ) -> Result<NaiveDate, BacktestError> {
@@ -209,7 +210,7 @@ pub(crate) fn date(
     let head = v.get(..10).unwrap_or(v);
     let bad = |detail: String| BacktestError::Row {
         path: path.to_path_buf(),
-        row,
+        at: row,
         field: field.into(),
         detail,
     };
@@ -223,7 +224,7 @@ pub(crate) fn date(
 
 fn span(
     path: &Path,
-    row: usize,
+    row: RowAt,
     field: &str,
     start: NaiveDate,
     end: NaiveDate,
@@ -231,7 +232,7 @@ fn span(
     if (end - start).num_days() > MAX_PERIOD_DAYS {
         return Err(BacktestError::Row {
             path: path.to_path_buf(),
-            row,
+            at: row,
             field: field.into(),
             detail: format!("{start}..{end} is longer than {MAX_PERIOD_DAYS} days"),
         });
@@ -239,11 +240,11 @@ fn span(
     Ok(())
 }
 
-fn at_most(path: &Path, row: usize, field: &str, x: f64, max: f64) -> Result<f64, BacktestError> {
+fn at_most(path: &Path, row: RowAt, field: &str, x: f64, max: f64) -> Result<f64, BacktestError> {
     if x > max {
         return Err(BacktestError::Row {
             path: path.to_path_buf(),
-            row,
+            at: row,
             field: field.into(),
             detail: format!("{x} is above the plausible maximum {max}"),
         });
@@ -253,7 +254,7 @@ fn at_most(path: &Path, row: usize, field: &str, x: f64, max: f64) -> Result<f64
 
 fn number(
     path: &Path,
-    row: usize,
+    row: RowAt,
     rec: &BTreeMap<String, String>,
     field: &str,
 ) -> Result<f64, BacktestError> {
@@ -262,7 +263,7 @@ fn number(
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(BacktestError::Row {
             path: path.to_path_buf(),
-            row,
+            at: row,
             field: field.into(),
             detail: format!("{v:?} is not a finite number >= 0{}", number_hint(v)),
         }),
@@ -328,8 +329,8 @@ impl RentSeries {
         let mut periods = Vec::new();
         let mut problems = Vec::new();
         let mut more = 0;
-        for (i, rec) in recs.iter().enumerate() {
-            match rent_row(path, i + 1, rec, end_rule, given_side, &mut side) {
+        for (at, rec) in &recs {
+            match rent_row(path, *at, rec, end_rule, given_side, &mut side) {
                 Ok(p) => periods.push(p),
                 Err(e) if problems.len() < crate::error::MAX_PROBLEMS => problems.push(e),
                 Err(_) => more += 1,
@@ -430,7 +431,7 @@ impl RentSeries {
 /// One rent row, checked field by field; `side` is the file's side so far.
 fn rent_row(
     path: &Path,
-    row: usize,
+    row: RowAt,
     rec: &BTreeMap<String, String>,
     end_rule: PeriodEnd,
     given_side: Option<Side>,
@@ -452,7 +453,7 @@ fn rent_row(
         };
         return Err(BacktestError::Row {
             path: path.to_path_buf(),
-            row,
+            at: row,
             field: "period_end".into(),
             detail,
         });
@@ -466,7 +467,7 @@ fn rent_row(
         (other, _) => {
             return Err(BacktestError::Row {
                 path: path.to_path_buf(),
-                row,
+                at: row,
                 field: "side".into(),
                 detail: format!("{other:?} is neither pay (a producer) nor earn (a neocloud)"),
             })
@@ -475,7 +476,7 @@ fn rent_row(
     if side.is_some_and(|x| x != s) {
         return Err(BacktestError::Row {
             path: path.to_path_buf(),
-            row,
+            at: row,
             field: "side".into(),
             detail: match given_side {
                 Some(g) => format!("{} disagrees with --side {}", s.as_str(), g.as_str()),
@@ -493,7 +494,7 @@ fn rent_row(
     )?)
     .map_err(|e| BacktestError::Row {
         path: path.to_path_buf(),
-        row,
+        at: row,
         field: "usd_per_gpu_hour".into(),
         detail: e.to_string(),
     })?;
@@ -506,7 +507,7 @@ fn rent_row(
     )?)
     .map_err(|e| BacktestError::Row {
         path: path.to_path_buf(),
-        row,
+        at: row,
         field: "gpu_hours".into(),
         detail: e.to_string(),
     })?;
@@ -551,8 +552,8 @@ pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, Backt
         &["start", "end", "kind", "gpu_hours_lost", "usd_loss"],
     )?;
     let mut out = Vec::new();
-    for (i, rec) in recs.iter().enumerate() {
-        let row = i + 1;
+    for (row, rec) in &recs {
+        let row = *row;
         let start = date(path, row, rec, "start")?;
         let written_end = date(path, row, rec, "end")?;
         let end = match end_rule {
@@ -562,7 +563,7 @@ pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, Backt
         if end < start {
             return Err(BacktestError::Row {
                 path: path.to_path_buf(),
-                row,
+                at: row,
                 field: "end".into(),
                 detail: format!("{end} is before start {start}"),
             });
@@ -572,7 +573,7 @@ pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, Backt
         if !EVENT_KINDS.contains(&kind.as_str()) {
             return Err(BacktestError::Row {
                 path: path.to_path_buf(),
-                row,
+                at: row,
                 field: "kind".into(),
                 detail: format!("{kind:?} is not one of {}", EVENT_KINDS.join(", ")),
             });
@@ -670,5 +671,63 @@ mod text_tests {
             "Inclusive".parse::<PeriodEnd>().unwrap_err(),
             "\"Inclusive\": expected exclusive or inclusive"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        (dir, p)
+    }
+
+    /// A note quoted over two lines (as a spreadsheet writes a cell with a line
+    /// break) moves the next row down a line: the error names the line an editor
+    /// shows it on (row 2 starts on line 4), not row + 1.
+    #[test]
+    fn errors_name_the_line_a_row_starts_on() {
+        let (_d, p) = write(
+            "events.csv",
+            "start,end,kind,gpu_hours_lost,usd_loss,note\n\
+             2025-03-01,2025-03-02,outage,10,100,\"rack 4\nPDU\"\n\
+             2025-03-05,2025-03-06,fire,10,100,\n",
+        );
+        let e = read_events(&p, PeriodEnd::Exclusive)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("row 2 (line 4), field kind"), "{e}");
+    }
+
+    #[test]
+    fn a_row_of_another_width_is_refused_naming_it() {
+        let (_d, p) = write(
+            "rent.csv",
+            "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n\
+             2025-01-01,2025-02-01,2.5,730,pay\n\
+             2025-02-01,2025-03-01,2.5,730\n",
+        );
+        let e = RentSeries::from_csv(&p, PeriodEnd::Exclusive)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("row 2 (line 3)") && e.contains("4 cells, the header has 5"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_column_named_twice_names_both_positions() {
+        let (_d, p) = write(
+            "rent.csv",
+            "period_start,period_end,usd_per_gpu_hour,gpu_hours,side,gpu_hours\n",
+        );
+        let e = RentSeries::from_csv(&p, PeriodEnd::Exclusive)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"gpu_hours\" twice (columns 4 and 6)"), "{e}");
     }
 }

@@ -29,7 +29,10 @@ pub enum LabError {
         /// What is wrong with it.
         detail: String,
     },
-    /// A file the lab writes.
+    /// A rent or event file of `--rent-dir`, as its reader refused it.
+    #[error(transparent)]
+    Backtest(#[from] rentix_backtest::BacktestError),
+    /// A file the lab reads or writes, as the table layer refused it.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
     /// The candidate's grade or methodology, as the engine refused it.

@@ -1,6 +1,7 @@
 //! Hedger utility: the walk-forward effectiveness each rent of a directory would get
 //! hedging with the candidate's contract, from the backtester itself.
 
+use crate::LabError;
 use rentix_backtest::{
     read_events, run, BacktestConfig, ContractSpec, IndexInputs, PeriodEnd, RentSeries, Strategy,
     Underlying,
@@ -33,9 +34,12 @@ pub struct HedgerResult {
 }
 
 /// Reads every `rent_*.csv` of `dir` (sorted by name) and its events.
-pub fn read_hedgers(dir: &Path) -> Result<Vec<Hedger>, String> {
+pub fn read_hedgers(dir: &Path) -> Result<Vec<Hedger>, LabError> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("--rent-dir {}: {e}", dir.display()))?
+        .map_err(|source| rentix_table::TableError::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.file_name()
@@ -45,10 +49,10 @@ pub fn read_hedgers(dir: &Path) -> Result<Vec<Hedger>, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!(
-            "--rent-dir {}: no rent_*.csv file in it",
-            dir.display()
-        ));
+        return Err(LabError::Input {
+            path: dir.to_path_buf(),
+            detail: "--rent-dir: no rent_*.csv file in it".into(),
+        });
     }
     files
         .iter()
@@ -58,10 +62,10 @@ pub fn read_hedgers(dir: &Path) -> Result<Vec<Hedger>, String> {
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_default();
             let name = stem.trim_start_matches("rent_").to_string();
-            let rent = RentSeries::from_csv(p, PeriodEnd::Exclusive).map_err(|e| e.to_string())?;
+            let rent = RentSeries::from_csv(p, PeriodEnd::Exclusive)?;
             let ev = dir.join(format!("events_{name}.csv"));
             let events = if ev.exists() {
-                read_events(&ev, PeriodEnd::Exclusive).map_err(|e| e.to_string())?
+                read_events(&ev, PeriodEnd::Exclusive)?
             } else {
                 Vec::new()
             };

@@ -200,18 +200,7 @@ pub fn render_comparison(
         let fixings = read_fixings(p)?;
         inputs.push(Input { label, fixings });
     }
-    let truth = truth
-        .map(|t| {
-            // The lab's reader names the file itself.
-            rentix_lab::read_truth(t).map_err(|e| {
-                let prefix = format!("{}: ", t.display());
-                crate::ReportError::Input {
-                    path: t.to_path_buf(),
-                    detail: e.strip_prefix(&prefix).unwrap_or(&e).to_string(),
-                }
-            })
-        })
-        .transpose()?;
+    let truth = truth.map(rentix_lab::read_truth).transpose()?;
     let common: BTreeSet<String> = inputs
         .iter()
         .map(|i| {

@@ -105,23 +105,17 @@ pub(crate) fn discover(dir: &Path) -> ReportInputs {
     }
 }
 
-fn read_truth(path: &Path, grades: &[String]) -> BTreeMap<String, Vec<(NaiveDate, f64)>> {
-    let mut out: BTreeMap<String, Vec<(NaiveDate, f64)>> = BTreeMap::new();
-    let Ok(mut rdr) = csv::Reader::from_path(path) else {
-        return out;
-    };
-    for rec in rdr.records().flatten() {
-        let (Some(d), Some(g), Some(v)) = (rec.get(0), rec.get(1), rec.get(2)) else {
-            continue;
-        };
-        if !grades.iter().any(|x| x == g) {
-            continue;
-        }
-        if let (Ok(d), Ok(v)) = (NaiveDate::parse_from_str(d, "%Y-%m-%d"), v.parse::<f64>()) {
-            out.entry(g.to_string()).or_default().push((d, v));
-        }
-    }
-    out
+/// The simulator's fair prices of `grades` (the lab's reader: a bad row is refused
+/// naming its line, never skipped).
+fn read_truth(
+    path: &Path,
+    grades: &[String],
+) -> Result<BTreeMap<String, Vec<(NaiveDate, f64)>>, ReportError> {
+    Ok(rentix_lab::read_truth(path)?
+        .into_iter()
+        .filter(|(g, _)| grades.contains(g))
+        .map(|(g, s)| (g, s.iter().collect()))
+        .collect())
 }
 
 /// The forward curves beside a fixings file (`<stem>_forward.<ext>`, CSV or Parquet
@@ -240,6 +234,7 @@ fn index_section(
         .truth
         .as_ref()
         .map(|t| read_truth(t, &featured))
+        .transpose()?
         .unwrap_or_default();
     let forward = read_forward(path)?;
     let written = index_charts(chart_dir, &fixings, &featured, &truth, &forward)?;
@@ -782,10 +777,10 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), ReportError> {
     html.push_str(&contents(&inputs));
     index_section(&mut html, &inputs, &in_dir.join("charts"))?;
     crate::intraday_section::intraday_section(&mut html, in_dir)?;
-    crate::operator_section::operator_section(&mut html, in_dir, inputs.fixings.as_deref());
+    crate::operator_section::operator_section(&mut html, in_dir, inputs.fixings.as_deref())?;
     for b in &inputs.backtests {
         backtest_section(&mut html, b)?;
-        crate::operator_section::cost_decomposition_section(&mut html, b);
+        crate::operator_section::cost_decomposition_section(&mut html, b)?;
     }
     if let Some(lab) = &inputs.lab {
         crate::lab_section::lab_section(&mut html, lab)?;

@@ -62,8 +62,12 @@ impl CsvFile {
             .collect();
         let mut index = HashMap::new();
         for (i, n) in names.iter().enumerate() {
-            if index.insert(n.clone(), i).is_some() {
-                return Err(bad(format!("line 1: the header names column {n:?} twice")));
+            if let Some(j) = index.insert(n.clone(), i) {
+                return Err(bad(format!(
+                    "line 1: the header names column {n:?} twice (columns {} and {}): which one holds the value is ambiguous",
+                    j + 1,
+                    i + 1
+                )));
             }
         }
         Ok(Self {
