@@ -6,6 +6,7 @@
 use crate::TableError;
 use std::collections::HashMap;
 use std::fs::File;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// An open CSV file whose header has been read.
@@ -13,7 +14,24 @@ pub struct CsvFile {
     path: PathBuf,
     names: Vec<String>,
     index: HashMap<String, usize>,
-    reader: csv::Reader<File>,
+    reader: csv::Reader<AtMost>,
+}
+
+/// A file read to at most `left` more bytes: a file that grows past its limit
+/// after the size check is an error, never read on nor cut short in silence.
+struct AtMost {
+    inner: File,
+    left: u64,
+}
+
+impl std::io::Read for AtMost {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            std::io::Error::other("the file grew past the size limit while it was read")
+        })?;
+        Ok(n)
+    }
 }
 
 /// One row of a [`CsvFile`].
@@ -45,7 +63,13 @@ impl CsvFile {
             path: path.to_path_buf(),
             source,
         };
-        let len = std::fs::metadata(path).map_err(read)?.len();
+        let meta = std::fs::metadata(path).map_err(read)?;
+        if !meta.is_file() {
+            return Err(bad(
+                "is not a regular file (a device, directory or pipe cannot be read)".into(),
+            ));
+        }
+        let len = meta.len();
         if len > limit {
             return Err(bad(format!(
                 "is {len} bytes, over the {limit}-byte limit for this kind of file"
@@ -53,7 +77,10 @@ impl CsvFile {
         }
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
-            .from_reader(File::open(path).map_err(read)?);
+            .from_reader(AtMost {
+                inner: File::open(path).map_err(read)?,
+                left: limit,
+            });
         let names: Vec<String> = reader
             .headers()
             .map_err(|e| bad(format!("line 1: {e}")))?
@@ -156,7 +183,10 @@ mod tests {
     fn a_repeated_or_missing_column_and_a_large_file_are_refused() {
         let (_d, p) = file("a,b,a\n1,2,3\n");
         let e = CsvFile::open(&p, 1000).err().unwrap().to_string();
-        assert!(e.contains("names column \"a\" twice"), "{e}");
+        assert!(
+            e.contains("names column \"a\" twice (columns 1 and 3)"),
+            "{e}"
+        );
         let (_d, p) = file("a,b\n1,2\n");
         let e = CsvFile::open(&p, 1000)
             .unwrap()
@@ -168,5 +198,26 @@ mod tests {
         // 8 bytes against a limit of 7.
         let e = CsvFile::open(&p, 7).err().unwrap().to_string();
         assert!(e.contains("is 8 bytes, over the 7-byte limit"), "{e}");
+    }
+
+    /// A device reports a length of 0 and never ends: refused before a byte is read
+    /// (a `backtest --rent /dev/zero` ran until the kernel killed it).
+    #[test]
+    fn a_device_or_a_directory_is_not_read() {
+        for p in ["/dev/zero", "/tmp"] {
+            let e = CsvFile::open(Path::new(p), 1000).err().unwrap().to_string();
+            assert!(e.contains("not a regular file"), "{p}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_file_read_past_its_limit_is_an_error() {
+        let (_d, p) = file("a\n1\n2\n3\n");
+        let mut r = AtMost {
+            inner: File::open(&p).unwrap(),
+            left: 4,
+        };
+        let mut buf = Vec::new();
+        assert!(std::io::Read::read_to_end(&mut r, &mut buf).is_err());
     }
 }
