@@ -111,38 +111,10 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
         path: path.to_path_buf(),
         detail,
     };
-    let text = rentix_core::read_text(path, rentix_core::MAX_TABLE_BYTES)
-        .map_err(|e| file(e.to_string()))?;
-    let mut rdr = csv::Reader::from_reader(text.as_bytes());
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| file(e.to_string()))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
-    crate::rent::unique_header(path, &header)?;
-    for r in REQUIRED.iter() {
-        if !header.iter().any(|h| h == r) {
-            return Err(file(format!("the header has no column {r:?}")));
-        }
-    }
     let catalog = rentix_core::GpuCatalog::bundled();
     let mut out = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let rec = rec.map_err(|e| file(format!("row {}: {e}", i + 1)))?;
-        let row = crate::error::RowAt {
-            row: i + 1,
-            line: rec.position().map_or(0, csv::Position::line),
-        };
-        let get = |name: &str| {
-            header
-                .iter()
-                .position(|h| h == name)
-                .and_then(|j| rec.get(j))
-                .unwrap_or("")
-                .trim()
-                .to_string()
-        };
+    for (row, rec) in crate::rent::records(path, REQUIRED)? {
+        let get = |name: &str| rec.get(name).cloned().unwrap_or_default();
         let bad = |field: &str, detail: String| BacktestError::Row {
             path: path.to_path_buf(),
             at: row,

@@ -112,23 +112,8 @@ pub struct Event {
 pub(crate) const EVENT_KINDS: [&str; 4] =
     ["outage", "failed_deployment", "customer_default", "other"];
 
-/// Refuses a header that names a column twice: which of the two holds the value
-/// would be a guess (ingest refuses them too).
-pub(crate) fn unique_header(path: &Path, header: &[String]) -> Result<(), BacktestError> {
-    for (i, h) in header.iter().enumerate() {
-        if let Some(j) = header[..i].iter().position(|x| x == h) {
-            return Err(BacktestError::File {
-                path: path.to_path_buf(),
-                detail: format!(
-                    "the header names column {h:?} twice (columns {} and {}): which one holds the value is ambiguous",
-                    j + 1,
-                    i + 1
-                ),
-            });
-        }
-    }
-    Ok(())
-}
+/// A row's cells by column name.
+pub(crate) type Cells = BTreeMap<String, String>;
 
 /// The rows of a rent, events or premiums file, each with where it is, cells
 /// trimmed. The file is refused whole when it is over the size limit, names a
@@ -137,7 +122,7 @@ pub(crate) fn unique_header(path: &Path, header: &[String]) -> Result<(), Backte
 pub(crate) fn records(
     path: &Path,
     required: &[&str],
-) -> Result<Vec<(RowAt, BTreeMap<String, String>)>, BacktestError> {
+) -> Result<Vec<(RowAt, Cells)>, BacktestError> {
     let file = |detail: String| BacktestError::File {
         path: path.to_path_buf(),
         detail,

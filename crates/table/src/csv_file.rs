@@ -6,7 +6,6 @@
 use crate::TableError;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// An open CSV file whose header has been read.
