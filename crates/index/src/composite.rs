@@ -585,31 +585,9 @@ mod tests {
     /// A sufficient grade fixing from trades.
     fn fix(d: NaiveDate, grade: &str, value: Option<f64>) -> Fixing {
         Fixing {
-            date: d,
-            grade: grade.into(),
-            value,
-            method: "vw-median".into(),
-            level: value.map(|_| FixingLevel::Trades),
-            n_obs: 3,
-            n_trades: 3,
-            n_firm: 0,
-            n_listings: 0,
-            n_contributors: 3,
-            volume_gpu_hours: 30.0,
-            p1: None,
-            p25: None,
-            p75: None,
-            p99: None,
             max_contributor_share: Some(0.34),
-            contributor_hhi: None,
-            sufficient: value.is_some(),
-            flags: if value.is_some() { "" } else { "no_data" }.into(),
-            methodology_version: "rentix-default-2.0".into(),
             input_sha256: format!("{grade}@{d}"),
-            publication: 1,
-            change_1d: None,
-            change_7d: None,
-            change_30d: None,
+            ..Fixing::for_test(d, grade, value)
         }
     }
 

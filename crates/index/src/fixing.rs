@@ -234,6 +234,43 @@ pub(crate) fn round_to(x: f64, decimals: u32) -> f64 {
 }
 
 #[cfg(test)]
+impl Fixing {
+    /// A fixing for the crate's tests: three trades from three contributors, 30
+    /// GPU-hours, `vw-median`, sufficient when it has a value (`no_data` when not),
+    /// no dispersion and no changes; tests change what they look at with struct
+    /// update syntax.
+    pub(crate) fn for_test(date: chrono::NaiveDate, grade: &str, value: Option<f64>) -> Fixing {
+        Fixing {
+            date,
+            grade: grade.into(),
+            value,
+            method: "vw-median".into(),
+            level: value.map(|_| FixingLevel::Trades),
+            n_obs: 3,
+            n_trades: 3,
+            n_firm: 0,
+            n_listings: 0,
+            n_contributors: 3,
+            volume_gpu_hours: 30.0,
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            max_contributor_share: None,
+            contributor_hhi: None,
+            sufficient: value.is_some(),
+            flags: if value.is_some() { "" } else { "no_data" }.into(),
+            methodology_version: "rentix-default-2.0".into(),
+            input_sha256: String::new(),
+            publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

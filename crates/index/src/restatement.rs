@@ -585,7 +585,6 @@ fn append_log(t: &mut Table, rows: &[Restatement]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixing::FixingLevel;
 
     const H100: &str = "h100-sxm-80gb/vm/on-demand";
     const A100: &str = "a100-sxm-80gb/vm/on-demand";
@@ -596,37 +595,16 @@ mod tests {
     }
 
     fn fix(d: u32, grade: &str, value: f64) -> Fixing {
+        let method = if grade == BLEND {
+            "jevons-chained"
+        } else {
+            "vw-median"
+        };
         Fixing {
-            date: day(d),
-            grade: grade.into(),
-            value: Some(value),
-            method: if grade == BLEND {
-                "jevons-chained"
-            } else {
-                "vw-median"
-            }
-            .into(),
-            level: Some(FixingLevel::Trades),
-            n_obs: 3,
-            n_trades: 3,
-            n_firm: 0,
-            n_listings: 0,
-            n_contributors: 3,
-            volume_gpu_hours: 30.0,
-            p1: None,
-            p25: None,
-            p75: None,
-            p99: None,
-            max_contributor_share: None,
-            contributor_hhi: None,
-            sufficient: true,
-            flags: String::new(),
+            method: method.into(),
             methodology_version: "v1".into(),
             input_sha256: "inputs-1".into(),
-            publication: 1,
-            change_1d: None,
-            change_7d: None,
-            change_30d: None,
+            ..Fixing::for_test(day(d), grade, Some(value))
         }
     }
 
