@@ -4,6 +4,7 @@ use crate::cli::SimulateArgs;
 use crate::progress;
 use anyhow::Context;
 use rentix_sim::{simulate, SimParams};
+use std::io::Write as _;
 
 /// The parameters a simulate command line asks for: the file (or the default) with
 /// the command-line overrides applied.
@@ -43,8 +44,27 @@ pub(super) fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
     Ok(p)
 }
 
+/// A warning when the simulated period runs past today: `ingest` quarantines rows
+/// dated more than its `--max-future-days` ahead (`implausible_date`), so a period
+/// that ends in the future makes a market that will be read only in part.
+fn future_warning(p: &SimParams, today: chrono::NaiveDate) -> Option<String> {
+    let last = p.start + chrono::Days::new(u64::from(p.days.max(1)) - 1);
+    let horizon = today + chrono::Days::new(u64::from(rentix_ingest::DEFAULT_FUTURE_DAYS));
+    (last > horizon).then(|| {
+        let after = (last - horizon).num_days();
+        format!(
+            "the simulated period {} to {last} runs {after} day(s) past {horizon} (today and ingest's default --max-future-days {}): ingest will quarantine the rows of those days as implausible_date; choose --start and --days that end by {horizon}",
+            p.start,
+            rentix_ingest::DEFAULT_FUTURE_DAYS
+        )
+    })
+}
+
 pub(super) fn run(a: SimulateArgs) -> anyhow::Result<()> {
     let p = params_from(&a)?;
+    if let Some(w) = future_warning(&p, chrono::Utc::now().date_naive()) {
+        let _ = writeln!(std::io::stderr(), "rentix: warning: {w}");
+    }
     let bar = progress::steps("simulating days", u64::from(p.days));
     let m = simulate(&a.out, &p, &|d| bar.set_position(d))
         .with_context(|| format!("simulation into {} failed", a.out.display()))?;
