@@ -10,7 +10,10 @@ macro_rules! outln {
 }
 
 /// Ingest and index allocate many small strings; mimalloc halves what the system
-/// allocator costs there (docs/benchmarks.md).
+/// allocator costs there (docs/benchmarks.md). It is built with `no_thp`: mimalloc
+/// otherwise asks for transparent huge pages and, purging and touching them again,
+/// had the kernel zero 2 MiB pages over and over (a third of a one-shot `index
+/// --input`'s time was `clear_page_erms`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
