@@ -9,6 +9,9 @@ const BUNDLED: &str = crate::bundled::data::FX_USD_RATES;
 
 type Result<T> = std::result::Result<T, CoreError>;
 
+/// The columns of an FX table, in order.
+const FX_COLUMNS: [&str; 3] = ["date", "currency", "usd_per_unit"];
+
 /// Why a currency could not be converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FxMiss {
@@ -47,7 +50,7 @@ impl FxTable {
         Self::parse(&text, path)
     }
 
-    /// Parses `date,currency,usd_per_unit`. Every rate must be finite and positive,
+    /// Parses `date,currency,usd_per_unit` (the header must say so). Every rate must be finite and positive,
     /// every currency three ASCII letters (case-insensitive), a USD row must say 1,
     /// and a currency has at most one rate per date: a second one is refused naming
     /// both rows (the last used to win silently).
@@ -55,6 +58,30 @@ impl FxTable {
         let mut table = FxTable::default();
         let mut first_row: BTreeMap<(String, NaiveDate), (usize, f64)> = BTreeMap::new();
         let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        // The columns are read by position, so the header must name them as they
+        // are read: a `date,currency,eur_per_usd` file would otherwise be read as
+        // dollars per unit, every converted price inverted without a word.
+        let header: Vec<String> = rdr
+            .headers()
+            .map_err(|e| CoreError::Fx {
+                path: path.display().to_string(),
+                row: 0,
+                detail: e.to_string(),
+            })?
+            .iter()
+            .map(|h| h.trim().trim_start_matches('\u{feff}').to_ascii_lowercase())
+            .collect();
+        if header != FX_COLUMNS {
+            return Err(CoreError::Fx {
+                path: path.display().to_string(),
+                row: 0,
+                detail: format!(
+                    "the header is {:?}; an FX table's columns are {} (US dollars per unit of the currency), in that order",
+                    header.join(","),
+                    FX_COLUMNS.join(",")
+                ),
+            });
+        }
         for (i, rec) in rdr.records().enumerate() {
             let row = i + 1;
             let err = |detail: String| CoreError::Fx {
@@ -124,6 +151,33 @@ impl FxTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Columns are read by position: a header that names them otherwise (an
+    /// inverse rate, another order, a missing column) is refused, not read.
+    #[test]
+    fn a_header_other_than_the_documented_one_is_refused() {
+        for head in [
+            "date,currency,eur_per_usd",
+            "currency,date,usd_per_unit",
+            "date,usd_per_unit",
+            "date,currency,usd_per_unit,source",
+        ] {
+            let text = format!("{head}\n2025-01-01,EUR,1.04\n");
+            let e = FxTable::parse(&text, Path::new("fx.csv"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(head) && e.contains("in that order"),
+                "{head}: {e}"
+            );
+        }
+        // Case, spaces and a byte-order mark are not differences.
+        assert!(FxTable::parse(
+            "\u{feff}Date, Currency ,USD_per_unit\n2025-01-01,EUR,1.04\n",
+            Path::new("fx.csv")
+        )
+        .is_ok());
+    }
 
     #[test]
     fn latest_rate_on_or_before() {

@@ -45,11 +45,7 @@ fn csv_rows(path: &Path, columns: &[&str], numbers: &[&str]) -> Result<Rows, Rep
         path: path.to_path_buf(),
         detail,
     };
-    if let Some(c) = columns
-        .iter()
-        .chain(numbers)
-        .find(|c| file.column(c).is_none())
-    {
+    if let Some(c) = missing(&names, columns, numbers) {
         return Err(input(format!(
             "line 1: the header has no column {c:?} (it has {})",
             names.join(", ")
@@ -82,6 +78,15 @@ fn csv_rows(path: &Path, columns: &[&str], numbers: &[&str]) -> Result<Rows, Rep
     Ok(out)
 }
 
+/// The first of `columns` and `numbers` that `names` lacks.
+fn missing<'a>(names: &[String], columns: &[&'a str], numbers: &[&'a str]) -> Option<&'a str> {
+    columns
+        .iter()
+        .chain(numbers)
+        .find(|c| !names.iter().any(|n| n == *c))
+        .copied()
+}
+
 /// The first cell of `numbers` that is neither empty nor a number, with its column.
 fn check_numbers(row: &BTreeMap<String, String>, numbers: &[&str]) -> Result<(), (String, String)> {
     for c in numbers {
@@ -101,11 +106,7 @@ fn parquet_rows(path: &Path, columns: &[&str], numbers: &[&str]) -> Result<Rows,
         path: path.to_path_buf(),
         detail,
     };
-    if let Some(c) = columns
-        .iter()
-        .chain(numbers)
-        .find(|c| !t.names.iter().any(|n| n == *c))
-    {
+    if let Some(c) = missing(&t.names, columns, numbers) {
         return Err(input(format!("the table has no column {c:?}")));
     }
     (0..t.height())
