@@ -62,6 +62,20 @@ impl RatingTable {
             .iter()
             .map(|h| h.trim().to_string())
             .collect();
+        // A column named twice: which one holds the tier would be a guess.
+        for (i, h) in header.iter().enumerate() {
+            if let Some(j) = header[..i].iter().position(|x| x == h) {
+                return Err(bad(
+                    path,
+                    0,
+                    format!(
+                        "the header names column {h:?} twice (columns {} and {})",
+                        j + 1,
+                        i + 1
+                    ),
+                ));
+            }
+        }
         let col = |name: &str| {
             header
                 .iter()
@@ -166,6 +180,17 @@ impl RatingTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_named_twice_is_refused() {
+        let e = RatingTable::from_csv_text(
+            "operator,scope,tier,effective_from,tier\nacme,vm,gold,2025-01-01,bronze\n",
+            "r.csv",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("\"tier\" twice (columns 3 and 5)"), "{e}");
+    }
 
     fn d(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
