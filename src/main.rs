@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     // partitions is let finish first, so a run is in the store whole or not at all;
     // the next run sweeps what this one staged.
     let _ = ctrlc::set_handler(|| {
-        let _ = match rentix_ingest::release_all_locks() {
+        let _ = match rentix_store::release_all_locks() {
             Some(what) => writeln!(std::io::stderr(), "rentix: interrupted after {what}"),
             None => writeln!(
                 std::io::stderr(),

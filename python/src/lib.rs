@@ -9,7 +9,8 @@ use rentix_backtest::{
     BacktestConfig, BacktestFiles, ContractSpec, PeriodEnd, RentSeries, Side, Strategy,
 };
 use rentix_index::{compute, compute_from_store, fixings_table, Fixing, IndexRequest, Methodology};
-use rentix_ingest::{IngestOptions, Store};
+use rentix_ingest::IngestOptions;
+use rentix_store::Store;
 use std::path::{Path, PathBuf};
 
 create_exception!(
@@ -103,7 +104,7 @@ fn read_files(
     py.detach(|| {
         let mut read =
             rentix_ingest::read_in_memory(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
-        rentix_ingest::to_table(&mut read.rows)
+        rentix_store::to_table(&mut read.rows)
             .write(Path::new(&observations_out))
             .map_err(fail)?;
         read.quarantine
@@ -248,7 +249,7 @@ fn fix_observations(
         let path = Path::new(&observations);
         let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
         let rows =
-            rentix_ingest::from_table(table, path, rentix_ingest::Projection::All).map_err(fail)?;
+            rentix_store::from_table(table, path, rentix_store::Projection::All).map_err(fail)?;
         let mut fixings = compute(&rows, &req).map_err(fail)?.fixings;
         if let Some(name) = &composite {
             fixings.retain(|f| &f.grade == name);
@@ -406,7 +407,7 @@ fn lab_evaluate(
         };
         let path = Path::new(&observations);
         let table = rentix_table::Table::read_parquet(path).map_err(fail)?;
-        let rows = rentix_ingest::from_table(table, path, rentix_ingest::Projection::Fixing)
+        let rows = rentix_store::from_table(table, path, rentix_store::Projection::Fixing)
             .map_err(fail)?;
         let e =
             rentix_lab::evaluate(&rows, &cand, truth.as_ref(), &hedgers, &options).map_err(fail)?;

@@ -2,11 +2,11 @@
 
 use crate::cli::ContractArgs;
 use anyhow::Context;
-use rentix_ingest::Store;
 use rentix_lab::{
     check_names, evaluate, read_hedgers, read_truth, write, Candidate, Comparison, LabOptions,
     MonthRow, MAX_FAKE_LISTINGS_PER_DAY, MAX_FAKE_RATIO,
 };
+use rentix_store::Store;
 use std::path::PathBuf;
 
 /// A validated lab run.
@@ -59,7 +59,7 @@ pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRo
     };
     let store = Store::open(&plan.store)?;
     let rows = store
-        .read_projected(None, None, rentix_ingest::Projection::Fixing)
+        .read_projected(None, None, rentix_store::Projection::Fixing)
         .context("reading the store")?;
     let bar = crate::progress::steps("contract lab", plan.candidates.len() as u64);
     let mut evaluations = Vec::new();

@@ -5,8 +5,8 @@ use anyhow::Context;
 use rentix_backtest::{
     cost_curves, position_changes, read_throughput, underlyings, CostPoint, ObservedPrice, Pricer,
 };
-use rentix_ingest::Store;
 use rentix_report::{cost_curve_chart, CurveBar};
+use rentix_store::Store;
 use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
 

@@ -21,8 +21,9 @@ use rentix_backtest::{
 };
 use rentix_core::ConfigKind;
 use rentix_index::{read_fixings, Fixing, IndexRequest, Methodology};
-use rentix_ingest::{ingest, IngestOptions, IngestSummary};
+use rentix_ingest::{ingest, IngestOptions};
 use rentix_sim::{simulate, SimParams};
+use rentix_store::IngestSummary;
 use std::path::Path;
 
 /// The users the demo backtests, with the grade each hedges on.

@@ -10,7 +10,7 @@ use rentix_index::{
     tier_differentials_table, tier_spreads, tier_spreads_table, Fixing, IndexRequest, IndexResult,
     Methodology, TierDifferential, Window,
 };
-use rentix_ingest::Store;
+use rentix_store::Store;
 use rentix_table::TableFormat;
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -11,7 +11,13 @@ pub(super) fn run(a: IngestArgs) -> anyhow::Result<()> {
         time: a.cutoff,
         timezone: a.timezone,
     };
-    FixingClock::new(&cutoff).context("invalid --cutoff/--timezone")?;
+    if let Err(e) = FixingClock::new(&cutoff) {
+        crate::commands::usage!(
+            "--cutoff {} --timezone {}: {e}",
+            cutoff.time,
+            cutoff.timezone
+        );
+    }
     if !(a.max_price.is_finite() && a.max_price > 0.0) {
         crate::commands::usage!("--max-price {} must be a positive number", a.max_price);
     }
@@ -66,7 +72,7 @@ pub(super) fn run(a: IngestArgs) -> anyhow::Result<()> {
 
 /// What a person reads first: rows in, where they went and why, where the refused
 /// rows are, and what to do about unknown GPUs.
-pub(super) fn human(s: &rentix_ingest::IngestSummary, store: &std::path::Path) -> String {
+pub(super) fn human(s: &rentix_store::IngestSummary, store: &std::path::Path) -> String {
     let mut out = format!(
         "ingested {} file(s) into {} ({}): {} rows read\n",
         s.files.len(),

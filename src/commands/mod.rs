@@ -74,6 +74,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     use rentix_backtest::BacktestError as B;
     use rentix_index::IndexError as X;
     use rentix_ingest::IngestError as G;
+    use rentix_store::StoreError as S;
     use rentix_table::TableError as T;
     if e.is::<Finding>() || e.is::<verify::Differs>() {
         return Some(FINDING);
@@ -88,10 +89,18 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
             _ => INPUT,
         });
     }
+    if let Some(e) = e.downcast_ref::<S>() {
+        return match e {
+            S::Read { .. } | S::Write { .. } => Some(IO),
+            S::Table(t) => class_of(t),
+            _ => Some(INPUT),
+        };
+    }
     if let Some(e) = e.downcast_ref::<G>() {
         return match e {
             G::Read { .. } | G::Write { .. } => Some(IO),
-            G::Mapping { .. } => Some(USAGE),
+            G::Mapping { .. } | G::Cutoff { .. } => Some(USAGE),
+            G::Store(s) => class_of(s),
             G::Table(t) => class_of(t),
             _ => Some(INPUT),
         };

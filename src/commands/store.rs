@@ -1,7 +1,7 @@
 //! `rentix store check`, `rentix store compact` and `rentix store migrate`.
 
 use crate::cli::{StoreArgs, StoreCommand};
-use rentix_ingest::{check_store, check_store_deep, compact, Compaction, Store};
+use rentix_store::{check_store, check_store_deep, compact, Compaction, Store};
 
 pub(super) fn run(a: StoreArgs) -> anyhow::Result<()> {
     match a.command {

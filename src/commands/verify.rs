@@ -17,7 +17,7 @@ use rentix_index::{
     read_restatements, restatements_path, tier_differentials_table, tier_spreads,
     tier_spreads_table, Fixing, IndexRequest, Methodology,
 };
-use rentix_ingest::Store;
+use rentix_store::Store;
 use rentix_table::{Col, Table, TableFormat, TextTable};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -4,7 +4,7 @@
 
 use crate::util::{p, rentix, rentix_ok, sha256sum};
 use proptest::prelude::*;
-use rentix_ingest::{check_store_deep, Store};
+use rentix_store::{check_store_deep, Store};
 use std::path::{Path, PathBuf};
 
 const PART: &str = "observations/month=2025-03/run-000001.parquet";

@@ -3,7 +3,7 @@
 //! gives the same fixings; the store stays checkable and later runs build on it.
 
 use crate::util::{copy_tree, p, rentix, rentix_ok};
-use rentix_ingest::{Store, StoredObservation};
+use rentix_store::{Store, StoredObservation};
 use serde_json::Value;
 use std::path::Path;
 
@@ -292,7 +292,7 @@ fn a_date_whose_files_share_a_key_is_refused_and_left_as_it_was() {
         store.join(&copy),
     )
     .unwrap();
-    let n = rentix_ingest::Table::parquet_rows(&store.join(&copy)).unwrap();
+    let n = rentix_store::Table::parquet_rows(&store.join(&copy)).unwrap();
     let mut record: Value =
         serde_json::from_str(&std::fs::read_to_string(store.join("runs/run-000001.json")).unwrap())
             .unwrap();
@@ -367,7 +367,7 @@ fn a_file_out_of_partition_order_is_sorted_in_memory_and_refused_by_slices() {
     let mut rows = Store::open(&store).unwrap().read_part(&rel).unwrap();
     assert!(rows.len() > 2);
     rows.reverse();
-    rentix_ingest::to_table(&mut rows)
+    rentix_store::to_table(&mut rows)
         .write(&store.join(&rel))
         .unwrap();
     crate::util::forget_checksums(&store);
@@ -398,19 +398,19 @@ fn a_read_that_a_compaction_overtakes_starts_again_and_sees_every_row() {
     let (mut compacted, mut agains, mut seen) = (false, 0, 0usize);
     store
         .for_each_fixing_part(None, None, |delivery| match delivery {
-            rentix_ingest::Delivery::Part(part) => {
+            rentix_store::Delivery::Part(part) => {
                 if !compacted {
                     compacted = true;
-                    rentix_ingest::compact(
+                    rentix_store::compact(
                         &store_dir,
-                        rentix_ingest::Compaction::MinFiles(2),
+                        rentix_store::Compaction::MinFiles(2),
                         250_000,
                     )
                     .unwrap();
                 }
                 seen += part.len();
             }
-            rentix_ingest::Delivery::Again => {
+            rentix_store::Delivery::Again => {
                 agains += 1;
                 seen = 0;
             }

@@ -9,7 +9,8 @@ use rentix_backtest::{
 };
 use rentix_core::DateSeries;
 use rentix_index::{compute, IndexRequest, Methodology};
-use rentix_ingest::{check_store, ingest, IngestOptions, Mapping, Store};
+use rentix_ingest::{ingest, IngestOptions, Mapping};
+use rentix_store::{check_store, Store};
 use std::path::Path;
 
 const HEADER: &str =
@@ -84,8 +85,8 @@ fn fields() -> impl Strategy<Value = String> {
 }
 
 /// A small store of trades, firm offers and listings over a week, read once.
-fn small_store() -> &'static Vec<rentix_ingest::StoredObservation> {
-    static ROWS: std::sync::OnceLock<Vec<rentix_ingest::StoredObservation>> =
+fn small_store() -> &'static Vec<rentix_store::StoredObservation> {
+    static ROWS: std::sync::OnceLock<Vec<rentix_store::StoredObservation>> =
         std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

@@ -446,7 +446,7 @@ fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
 fn slices_of_a_full_run_equal_one_pass_for_every_methodology() {
     use rentix_index::{compute_from_partitions, incremental, IndexRequest, Methodology};
     let m = market();
-    let store = rentix_ingest::Store::open(&m.store()).unwrap();
+    let store = rentix_store::Store::open(&m.store()).unwrap();
     let mut clipped = 0;
     let mut all: Vec<(String, Methodology)> = methodologies(0)
         .into_iter()

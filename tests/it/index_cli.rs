@@ -289,7 +289,7 @@ fn bad_methodology_is_a_clear_error() {
 fn streaming_the_store_fixes_what_reading_it_whole_fixes() {
     use rentix_index::{compute, compute_from_store, IndexRequest, Methodology};
     let m = market();
-    let store = rentix_ingest::Store::open(&m.store()).unwrap();
+    let store = rentix_store::Store::open(&m.store()).unwrap();
     for file in [
         "data/methodologies/default.toml",
         "data/methodologies/settlement_business_days.toml",

@@ -120,7 +120,7 @@ fn gpus_rented_at_scale_resolve_and_unknown_names_are_counted() {
         s["unknown_gpus"],
         serde_json::json!([["Z9000 Ultra", 3], ["QPU-1", 1]])
     );
-    let rows = rentix_ingest::Store::open(&store)
+    let rows = rentix_store::Store::open(&store)
         .unwrap()
         .read(None, None)
         .unwrap();
@@ -163,7 +163,7 @@ fn ratings_attach_by_operator_scope_and_date() {
         (Some(3), Some(1)),
         "{out}"
     );
-    let stored = rentix_ingest::Store::open(&store)
+    let stored = rentix_store::Store::open(&store)
         .unwrap()
         .read(None, None)
         .unwrap();

@@ -2,7 +2,8 @@
 //! grades, and the reason codes of the broken rows they contain.
 
 use crate::util::data;
-use rentix_ingest::{ingest, IngestOptions, IngestSummary, Store, StoredObservation};
+use rentix_ingest::{ingest, IngestOptions};
+use rentix_store::{IngestSummary, Store, StoredObservation};
 use std::path::PathBuf;
 
 fn run(

@@ -7,7 +7,7 @@
 
 use crate::compact::{check_is_sound, files, late_trade, rows, three_runs};
 use crate::util::{p, rentix_ok, sha256sum};
-use rentix_ingest::{to_table, PartitionChecksum, Store, StoredObservation};
+use rentix_store::{to_table, PartitionChecksum, Store, StoredObservation};
 use rentix_table::{Col, Table};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! committed, and nothing of a run that was staged but never committed.
 
 use crate::fixture::market;
-use rentix_ingest::Store;
+use rentix_store::Store;
 use std::process::Command;
 
 fn python_polars() -> bool {
@@ -97,7 +97,7 @@ fn python_polars_reads_the_same_store() {
         "{text}"
     );
     let last = rows.iter().map(|r| r.obs.observed_at).max().unwrap();
-    assert_eq!(parts[7], rentix_ingest::timestamp_text(last));
+    assert_eq!(parts[7], rentix_store::timestamp_text(last));
     let first = rows.iter().map(|r| r.obs.fixing_date).min().unwrap();
     assert_eq!(parts[8], first.to_string());
 }
@@ -106,7 +106,7 @@ fn python_polars_reads_the_same_store() {
 /// `YYYY-MM-DD` text) reads back to the same observations.
 #[test]
 fn a_store_with_text_time_columns_still_reads() {
-    use rentix_ingest::{from_table, Col, Projection, Table};
+    use rentix_store::{from_table, Col, Projection, Table};
     let m = market();
     let store = Store::open(&m.store()).unwrap();
     let part = m.store().join(&store.runs().unwrap()[0].partitions[0]);
@@ -143,7 +143,7 @@ fn the_fixing_projection_reads_what_the_engine_needs() {
     let store = Store::open(&m.store()).unwrap();
     let all = store.read(None, None).unwrap();
     let lean = store
-        .read_projected(None, None, rentix_ingest::Projection::Fixing)
+        .read_projected(None, None, rentix_store::Projection::Fixing)
         .unwrap();
     assert_eq!(all.len(), lean.len());
     for (a, b) in all.iter().zip(&lean) {
@@ -166,7 +166,7 @@ fn the_fixing_projection_reads_what_the_engine_needs() {
 #[test]
 fn a_hand_edited_partition_is_refused_by_the_index() {
     use crate::util::{p, rentix, rentix_ok};
-    use rentix_ingest::{Col, Table};
+    use rentix_store::{Col, Table};
     let dir = tempfile::tempdir().unwrap();
     let (sim, store) = (dir.path().join("sim"), dir.path().join("store"));
     rentix_ok(&[

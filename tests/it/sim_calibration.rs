@@ -12,7 +12,7 @@ use crate::fixture::market;
 use crate::util::data;
 use chrono::NaiveDate;
 use rentix_core::{ContractTerm, ObservationKind};
-use rentix_ingest::Store;
+use rentix_store::Store;
 use std::collections::BTreeMap;
 
 /// Relative band around the real median (docs/calibration.md says why 20%: the

@@ -2,7 +2,8 @@
 //! identity holds; a killed run leaves nothing behind that readers would see.
 
 use proptest::prelude::*;
-use rentix_ingest::{content_key, ingest, IngestOptions, Store};
+use rentix_ingest::{ingest, IngestOptions};
+use rentix_store::{content_key, Store};
 use std::path::Path;
 
 const HEADER: &str = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,obs_id,quantity_gpu_hours,gpus_per_unit,region";

@@ -67,7 +67,7 @@ pub(crate) fn fixings_reading(out: &Path, from: Option<NaiveDate>) -> Result<Rea
     let recorded = recorded.split_whitespace().next().unwrap_or_default();
     // A CSV file as written is its canonical text (`canonical_sha256` writes the
     // cells back with the same writer), so its bytes' digest is the published one.
-    if rentix_ingest::hex(&Sha256::digest(&bytes)) != recorded {
+    if rentix_store::hex(&Sha256::digest(&bytes)) != recorded {
         let name = |p: &Path| {
             p.file_name()
                 .unwrap_or_default()
@@ -209,7 +209,7 @@ mod tests {
         let mut bytes = t.csv_header().unwrap();
         bytes.extend(t.csv_rows().unwrap());
         assert_eq!(
-            rentix_ingest::hex(&Sha256::digest(&bytes)),
+            rentix_store::hex(&Sha256::digest(&bytes)),
             crate::output::canonical_sha256(&t, TableFormat::Csv).unwrap()
         );
     }

@@ -23,7 +23,7 @@ fn hash_strings<'a>(parts: impl Iterator<Item = &'a str>) -> String {
         h.update(p.as_bytes());
         h.update(b"\n");
     }
-    rentix_ingest::hex(&h.finalize())
+    rentix_store::hex(&h.finalize())
 }
 
 /// Whether a composite's components on one date were all withheld: at least one

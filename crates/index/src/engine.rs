@@ -36,7 +36,7 @@ use chrono::{Days, NaiveDate};
 use rayon::prelude::*;
 use rentix_core::stats::median;
 use rentix_core::{DayRule, FixingClock, Grade, GradePattern, ObservationKind, OperatorTier};
-use rentix_ingest::{FixingPart, StoredObservation};
+use rentix_store::{FixingPart, StoredObservation};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What to fix and over which dates.

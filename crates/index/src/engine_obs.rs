@@ -72,7 +72,7 @@ pub(crate) fn keys_sha256(keys: impl Iterator<Item = ObsKey>) -> String {
         h.update(k.hex_bytes());
         h.update(b"\n");
     }
-    rentix_ingest::hex(&h.finalize())
+    rentix_store::hex(&h.finalize())
 }
 
 /// An observation as the engine sees it.

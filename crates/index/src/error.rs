@@ -27,7 +27,7 @@ pub enum IndexError {
     },
     /// The observation store could not be read.
     #[error(transparent)]
-    Store(#[from] rentix_ingest::IngestError),
+    Store(#[from] rentix_store::StoreError),
     /// A rule of the methodology did not parse where the run needed it (cut-off,
     /// day rule, grade patterns, contributor aliases): configuration.
     #[error("{0}")]

@@ -21,7 +21,7 @@ use crate::engine::MAX_SILENT_DAYS;
 use crate::methodology::{CompositeMethod, Methodology, Roll};
 use chrono::{Days, NaiveDate};
 use rentix_core::DayRule;
-use rentix_ingest::IngestSummary;
+use rentix_store::IngestSummary;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -219,7 +219,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
         } else {
             CLOCK_SKEW_DAYS
         };
-        let earliest = rentix_ingest::fixing_dates_of(std::slice::from_ref(run)).map(|(f, _)| f);
+        let earliest = rentix_store::fixing_dates_of(std::slice::from_ref(run)).map(|(f, _)| f);
         if earliest.is_some_and(|p| p <= after + Days::new(skew)) {
             return Decision::Full(format!(
                 "{} brought observations of {} or before, which the last publication's state already covers",
@@ -414,7 +414,7 @@ pub const SLICE_ROWS: u64 = 5_000_000;
 /// one-pass run's, row for row (tested for every shipped methodology). A store of
 /// fewer rows is read in one pass.
 pub fn compute_in_slices(
-    store: &rentix_ingest::Store,
+    store: &rentix_store::Store,
     req: &crate::IndexRequest,
     slice_rows: u64,
 ) -> Result<crate::IndexResult, crate::IndexError> {
@@ -476,11 +476,11 @@ pub fn compute_in_slices(
 /// after its last) reach (rows as the run records committed them, or as the files'
 /// footers count them). A slice has at least one month of its own.
 fn slice_starts(
-    store: &rentix_ingest::Store,
+    store: &rentix_store::Store,
     slice_rows: u64,
     back: Days,
     ahead: Days,
-) -> rentix_ingest::Result<Vec<NaiveDate>> {
+) -> rentix_store::Result<Vec<NaiveDate>> {
     let recorded: BTreeMap<String, u64> = store
         .runs()?
         .into_iter()
@@ -491,7 +491,7 @@ fn slice_starts(
     for f in store.partitions()?.iter() {
         let rows = match recorded.get(&f.rel) {
             Some(n) => *n,
-            None => rentix_ingest::Table::parquet_rows(&store.root().join(&f.rel))? as u64,
+            None => rentix_store::Table::parquet_rows(&store.root().join(&f.rel))? as u64,
         };
         *by_month.entry(f.span.month()).or_default() += rows;
     }

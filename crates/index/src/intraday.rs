@@ -50,7 +50,7 @@ use crate::error::IndexError;
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use rayon::prelude::*;
 use rentix_core::{GradePattern, ObservationKind};
-use rentix_ingest::StoredObservation;
+use rentix_store::StoredObservation;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -625,7 +625,7 @@ impl<'a> IntradayInputBuilder<'a> {
 /// by default), reading a partition at a time (memory holds the engine's compact
 /// rows); returns the fixings, how many grades were fixed, and the range.
 pub fn fix_store(
-    store: &rentix_ingest::Store,
+    store: &rentix_store::Store,
     m: &IntradayMethodology,
     from: Option<NaiveDate>,
     to: Option<NaiveDate>,

@@ -60,7 +60,7 @@ pub use weighted_quantile::{weighted_median, TieRule};
 
 use composite::composites;
 use engine::{fix_all, fixing_dates, GradeGrouper};
-use rentix_ingest::StoredObservation;
+use rentix_store::StoredObservation;
 use std::collections::BTreeMap;
 
 /// The result of one index run.
@@ -87,11 +87,11 @@ pub struct IndexResult {
 /// store's `runs` committed, but never later than `today` (a date to come is not an
 /// outage: its rows would be carried values published ahead of time).
 pub fn past_the_store(
-    runs: &[rentix_ingest::IngestSummary],
+    runs: &[rentix_store::IngestSummary],
     to: Option<chrono::NaiveDate>,
     today: chrono::NaiveDate,
 ) -> Option<chrono::NaiveDate> {
-    let last = rentix_ingest::fixing_dates_of(runs).map(|(_, last)| last);
+    let last = rentix_store::fixing_dates_of(runs).map(|(_, last)| last);
     to.map(|t| t.min(today))
         .filter(|t| last.is_none_or(|l| *t > l))
 }
@@ -105,7 +105,7 @@ pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexRe
 }
 
 /// [`compute`] over a whole store, read a few partitions at a time and only the
-/// columns fixing reads, the repeated text as codes ([`rentix_ingest::FixingPart`]):
+/// columns fixing reads, the repeated text as codes ([`rentix_store::FixingPart`]):
 /// memory holds the engine's rows and those partitions, never every stored
 /// observation at once. The result is [`compute`]'s on the store's rows (tested).
 ///
@@ -113,7 +113,7 @@ pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexRe
 /// of months at a time ([`incremental::compute_in_slices`]), so that memory holds a
 /// slice's observations and their look-back, not the history's.
 pub fn compute_from_store(
-    store: &rentix_ingest::Store,
+    store: &rentix_store::Store,
     req: &IndexRequest,
 ) -> Result<IndexResult, IndexError> {
     incremental::compute_in_slices(store, req, incremental::SLICE_ROWS)
@@ -123,7 +123,7 @@ pub fn compute_from_store(
 /// chained composites continued from `seeds`: the incremental run's read
 /// ([`incremental::Plan`]).
 pub fn compute_from_partitions(
-    store: &rentix_ingest::Store,
+    store: &rentix_store::Store,
     req: &IndexRequest,
     partitions: Option<(chrono::NaiveDate, Option<chrono::NaiveDate>)>,
     seeds: Option<&BTreeMap<String, ChainSeed>>,
@@ -134,7 +134,7 @@ pub fn compute_from_partitions(
 /// [`compute_from_partitions`], counting the clipped trades of the fixing days
 /// `counted` only.
 pub(crate) fn compute_read(
-    store: &rentix_ingest::Store,
+    store: &rentix_store::Store,
     req: &IndexRequest,
     partitions: Option<(chrono::NaiveDate, Option<chrono::NaiveDate>)>,
     seeds: Option<&BTreeMap<String, ChainSeed>>,
@@ -154,13 +154,13 @@ pub(crate) fn compute_read(
         None => (None, None),
     };
     store.for_each_fixing_part(from, to, |delivery| match delivery {
-        rentix_ingest::Delivery::Part(part) => {
+        rentix_store::Delivery::Part(part) => {
             if bad.is_ok() {
                 bad = grouper.add_part(&part);
             }
         }
         // A compaction replaced files under the read: start again.
-        rentix_ingest::Delivery::Again => {
+        rentix_store::Delivery::Again => {
             bad = new_grouper().map(|g| grouper = g);
         }
     })?;

@@ -241,7 +241,7 @@ pub fn canonical_sha256_text(t: &rentix_table::TextTable) -> String {
         let _ = w.write_record(r);
     }
     let _ = w.flush();
-    rentix_ingest::hex(&Sha256::digest(w.get_ref()))
+    rentix_store::hex(&Sha256::digest(w.get_ref()))
 }
 
 /// `<file>.sha256` beside a publication: [`canonical_sha256`] of its cells and the

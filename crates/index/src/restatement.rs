@@ -241,7 +241,7 @@ pub fn publish(
     raw: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<Publication, IndexError> {
     let name = out.file_name().unwrap_or_default().to_string_lossy();
-    let lock = rentix_ingest::StoreLock::acquire(
+    let lock = rentix_store::StoreLock::acquire(
         &publication_lock_path(out),
         &format!("index --out {name}"),
     )?;
@@ -327,7 +327,7 @@ pub fn publish(
     fail_point("publish:staged").map_err(|e| write_err(out, e))?;
     // A signal waits for the renames: the publication is in place whole or not at
     // all, and the message on exit says which.
-    let mut committed = rentix_ingest::committing();
+    let mut committed = rentix_store::committing();
     tx.commit()?;
     *committed = Some("the publication was put in place whole");
     drop(committed);
@@ -414,7 +414,7 @@ fn stage_bytes(tx: &mut Transaction, path: &Path, parts: &[&[u8]]) -> Result<Str
         }
         Ok(())
     })?;
-    Ok(rentix_ingest::hex(&sha.finalize()))
+    Ok(rentix_store::hex(&sha.finalize()))
 }
 
 /// Stages a byte-for-byte copy of `from` as `to`.

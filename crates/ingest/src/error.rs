@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 use thiserror::Error;
 
-/// Why an ingest (or another reader or writer of the store) stopped. Nothing of the
-/// run is committed.
+/// Why an ingest stopped. Nothing of the run is committed.
 #[derive(Debug, Error)]
 pub enum IngestError {
     /// A file (input, mapping, spill, run record, partition) could not be read, or an
@@ -63,14 +62,15 @@ pub enum IngestError {
         /// What was wrong.
         detail: String,
     },
-    /// The store is not as a reader or writer needs it: not a store, a malformed or
-    /// misnamed run record, a partition that does not parse or changed since its
-    /// commit, a lock held by another run or lost during the run (also a cut-off
-    /// that does not parse, named `--cutoff`).
-    #[error("store {path}: {detail}")]
-    Store {
-        /// The store, or the file in it at fault.
-        path: PathBuf,
+    /// The store refused the run's commit or could not be read (not a store, a
+    /// malformed run record, a lock held by another run, a partition that changed).
+    #[error(transparent)]
+    Store(#[from] rentix_store::StoreError),
+    /// A `--cutoff` that is not a time of day with a time zone.
+    #[error("--cutoff {value:?}: {detail}")]
+    Cutoff {
+        /// The cut-off as given.
+        value: String,
         /// What was wrong.
         detail: String,
     },

@@ -8,6 +8,7 @@ use rentix_core::{
     ContractTerm, FixingClock, FxMiss, FxTable, GpuCatalog, GpuHours, Grade, Observation,
     ObservationKind, OperatorTier, PriceUnit, RatingTable, ServiceScope, UsdPerGpuHour,
 };
+use rentix_store::hex;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
@@ -571,17 +572,6 @@ fn hex128(parts: &[&str]) -> String {
         h.update(p.as_bytes());
     }
     hex(&h.finalize()[..16])
-}
-
-/// Lowercase hexadecimal of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    s
 }
 
 #[cfg(test)]

@@ -1,18 +1,19 @@
 //! `rentix ingest`: read files, validate and normalize every row, remove duplicates,
 //! and commit the result to the store in one atomic step.
 
-use crate::commit::{commit_dates, CommitCtx, DateInput, MAX_CONFLICT_EXAMPLES};
 use crate::error::{IngestError, Result};
 use crate::mapping::{BoundMapping, Mapping};
-use crate::normalize::{dedupe_key, hex, Bounds, Normalizer};
+use crate::normalize::{dedupe_key, Bounds, Normalizer};
 use crate::quarantine::{QuarantineRow, QuarantineWriter};
 use crate::reason::Rejection;
-use crate::schema::StoredObservation;
-use crate::store::Store;
-use crate::summary::{FileSummary, IngestSummary};
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
+use rentix_store::commit::{commit_dates, CommitCtx, DateInput, MAX_CONFLICT_EXAMPLES};
+use rentix_store::hex;
+use rentix_store::Store;
+use rentix_store::StoredObservation;
+use rentix_store::{FileSummary, IngestSummary};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -149,7 +150,7 @@ struct Stager {
     batch_rows: usize,
     held: usize,
     buckets: BTreeMap<NaiveDate, Vec<StoredObservation>>,
-    spills: BTreeMap<NaiveDate, Vec<crate::spill::Section>>,
+    spills: BTreeMap<NaiveDate, Vec<rentix_store::spill::Section>>,
     seq: usize,
 }
 
@@ -175,11 +176,11 @@ impl Stager {
         let ordered: Vec<(NaiveDate, Vec<&StoredObservation>)> = buckets
             .par_iter()
             .map(|(d, rows)| {
-                let order = crate::commit::key_order(rows);
+                let order = rentix_store::commit::key_order(rows);
                 (*d, order.into_iter().map(|i| &rows[i]).collect())
             })
             .collect();
-        let sections = crate::spill::write_sections(&path, &ordered)?;
+        let sections = rentix_store::spill::write_sections(&path, &ordered)?;
         for (date, section) in sections {
             self.spills.entry(date).or_default().push(section);
         }
@@ -243,13 +244,8 @@ fn hash_inputs(files: &[PathBuf]) -> Result<Vec<(&PathBuf, String)>> {
         .collect()
 }
 
-pub(crate) fn sha256_file(path: &Path) -> Result<String> {
-    let read_err = |source| IngestError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let f = File::open(path).map_err(read_err)?;
-    HashingReader::new(f).finish().map_err(read_err)
+fn sha256_file(path: &Path) -> Result<String> {
+    Ok(rentix_store::sha256_file(path)?)
 }
 
 /// The mapping (if any) and the normalizer a run reads its files with: the bundled
@@ -282,9 +278,9 @@ fn prepare(opts: &IngestOptions) -> Result<(Option<Mapping>, Normalizer)> {
         })?,
         None => FxTable::bundled(),
     };
-    let clock = FixingClock::new(&opts.cutoff).map_err(|e| IngestError::Store {
-        path: PathBuf::from("--cutoff"),
-        detail: format!("cut-off: {e}"),
+    let clock = FixingClock::new(&opts.cutoff).map_err(|e| IngestError::Cutoff {
+        value: format!("{} {}", opts.cutoff.time, opts.cutoff.timezone),
+        detail: e.to_string(),
     })?;
     let normalizer = Normalizer {
         catalog,
@@ -297,11 +293,9 @@ fn prepare(opts: &IngestOptions) -> Result<(Option<Mapping>, Normalizer)> {
     Ok((mapping, normalizer))
 }
 
-/// Ingests `files` into the store at `store_dir` and returns the run's summary.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
+/// Ingests `files` into the store at `store_dir` and returns the run's summary: the
+/// run is opened under the store's lock, every input is read into staging, and the
+/// staged rows are committed and published in one step.
 pub fn ingest(
     store_dir: &Path,
     files: &[PathBuf],
@@ -309,121 +303,160 @@ pub fn ingest(
     progress: Progress<'_>,
 ) -> Result<IngestSummary> {
     check_inputs(files)?;
+    // A bad mapping, FX table or cut-off is refused before the store is created.
+    let (mapping, normalizer) = prepare(opts)?;
     let store = Store::create(store_dir)?;
     let lock = store.lock()?;
     // Before the sweep: a killed run's leftovers keep their id from being reused.
     let run_id = store.next_run_id()?;
     store.sweep(&lock)?;
-    let stale_lock = lock.replaced_stale.clone();
     let history = store.runs()?;
-
-    let (mapping, normalizer) = prepare(opts)?;
 
     let staging = store_dir.join("staging").join(&run_id);
     std::fs::create_dir_all(&staging).map_err(|source| IngestError::Write {
         path: staging.clone(),
         source,
     })?;
-    let mut stager = Stager {
-        dir: staging,
-        batch_rows: opts.batch_rows.max(1),
-        held: 0,
-        buckets: BTreeMap::new(),
-        spills: BTreeMap::new(),
-        seq: 0,
+    let mut run = Run {
+        stager: Stager {
+            dir: staging,
+            batch_rows: opts.batch_rows.max(1),
+            held: 0,
+            buckets: BTreeMap::new(),
+            spills: BTreeMap::new(),
+            seq: 0,
+        },
+        quarantine: QuarantineWriter::default(),
+        summary: IngestSummary {
+            run_id: run_id.clone(),
+            mapping: mapping
+                .as_ref()
+                .map_or("canonical".into(), |m| m.name.clone()),
+            cutoff: opts.cutoff.clone(),
+            quarantine_file: format!("quarantine/{run_id}.csv"),
+            stale_lock: lock.replaced_stale.clone(),
+            ..Default::default()
+        },
     };
-    let quarantine_rel = format!("quarantine/{run_id}.csv");
-    let mut quarantine = QuarantineWriter::default();
-    let mut summary = IngestSummary {
-        run_id: run_id.clone(),
-        mapping: mapping
-            .as_ref()
-            .map_or("canonical".into(), |m| m.name.clone()),
-        cutoff: opts.cutoff.clone(),
-        quarantine_file: quarantine_rel.clone(),
-        stale_lock,
-        ..Default::default()
+    let reading = Reading {
+        store: &store,
+        history: &history,
+        mapping: mapping.as_ref(),
+        normalizer: &normalizer,
     };
-    let mut read_total = 0u64;
+    reading.read_inputs(files, &mut run, progress)?;
+    commit_run(&store, &lock, run)
+}
 
-    // Every input is hashed before any is read, so that which files were read before
-    // is decided once; each is hashed again as it is read, and a file whose bytes
-    // changed in between is refused (the run would record a hash of other bytes).
-    let hashed = hash_inputs(files)?;
-    for (path, sha) in hashed {
-        let display = path.to_string_lossy().to_string();
-        let mut fs = FileSummary {
-            path: display.clone(),
-            input_sha256: sha.clone(),
-            ..FileSummary::default()
-        };
-        // A file read before is not read again, except the rows that the latest run
-        // which read it quarantined: this run's mapping, FX table or bounds may
-        // accept them now (an alias added after an unknown GPU).
-        let retry = if summary.files.iter().any(|f| f.input_sha256 == sha) {
-            Some(BTreeSet::new())
-        } else {
-            store.retry_rows(&history, &sha)?
-        };
-        summary.input_sha256.insert(display.clone(), sha.clone());
-        if let Some(rows) = &retry {
-            fs.already_ingested = true;
-            fs.retried = rows.len() as u64;
-            if rows.is_empty() {
-                summary.files.push(fs);
-                continue;
+/// What an ingest run builds while it reads: the staged rows, the refused ones and
+/// the summary.
+struct Run {
+    stager: Stager,
+    quarantine: QuarantineWriter,
+    summary: IngestSummary,
+}
+
+/// What every input of a run is read with.
+struct Reading<'a> {
+    store: &'a Store,
+    /// The store's run records, for the rows of a file read before to retry.
+    history: &'a [IngestSummary],
+    mapping: Option<&'a Mapping>,
+    normalizer: &'a Normalizer,
+}
+
+impl Reading<'_> {
+    /// Reads every input into `run`. Every input is hashed before any is read, so
+    /// that which files were read before is decided once; each is hashed again as
+    /// it is read, and a file whose bytes changed in between is refused (the run
+    /// would record a hash of other bytes).
+    fn read_inputs(&self, files: &[PathBuf], run: &mut Run, progress: Progress<'_>) -> Result<()> {
+        let mut read_total = 0u64;
+        for (path, sha) in hash_inputs(files)? {
+            let display = path.to_string_lossy().to_string();
+            let mut fs = FileSummary {
+                path: display.clone(),
+                input_sha256: sha.clone(),
+                ..FileSummary::default()
+            };
+            // A file read before is not read again, except the rows that the latest
+            // run which read it quarantined: this run's mapping, FX table or bounds
+            // may accept them now (an alias added after an unknown GPU).
+            let retry = if run.summary.files.iter().any(|f| f.input_sha256 == sha) {
+                Some(BTreeSet::new())
+            } else {
+                self.store.retry_rows(self.history, &sha)?
+            };
+            run.summary.input_sha256.insert(display, sha.clone());
+            if let Some(rows) = &retry {
+                fs.already_ingested = true;
+                fs.retried = rows.len() as u64;
+                if rows.is_empty() {
+                    run.summary.files.push(fs);
+                    continue;
+                }
             }
-        }
-        let input = Input {
-            path,
-            mapping: mapping.as_ref(),
-            only: retry.as_ref(),
-        };
-        let read_sha = match read_file(
-            &input,
-            &normalizer,
-            &mut stager,
-            &mut quarantine,
-            &mut fs,
-            &mut |n| progress(read_total + n),
-        ) {
-            Ok(sha) => sha,
-            // A file read before whose header this run's mapping does not fit (an
-            // earlier vendor's file among today's): nothing to retry with it.
-            Err(IngestError::MissingColumn { .. } | IngestError::BadHeader { .. })
-                if input.only.is_some() =>
-            {
-                fs.retried = 0;
-                summary.files.push(fs);
-                continue;
+            let input = Input {
+                path,
+                mapping: self.mapping,
+                only: retry.as_ref(),
+            };
+            let read_sha = match read_file(
+                &input,
+                self.normalizer,
+                &mut run.stager,
+                &mut run.quarantine,
+                &mut fs,
+                &mut |n| progress(read_total + n),
+            ) {
+                Ok(sha) => sha,
+                // A file read before whose header this run's mapping does not fit (an
+                // earlier vendor's file among today's): nothing to retry with it.
+                Err(IngestError::MissingColumn { .. } | IngestError::BadHeader { .. })
+                    if input.only.is_some() =>
+                {
+                    fs.retried = 0;
+                    run.summary.files.push(fs);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if read_sha != sha {
+                return Err(IngestError::Read {
+                    path: path.clone(),
+                    source: std::io::Error::other(format!(
+                        "the file changed while it was being ingested (SHA-256 {sha} before reading, {read_sha} of the bytes read); nothing was committed: ingest it again once it is complete"
+                    )),
+                });
             }
-            Err(e) => return Err(e),
-        };
-        if read_sha != sha {
-            return Err(IngestError::Read {
-                path: path.clone(),
-                source: std::io::Error::other(format!(
-                    "the file changed while it was being ingested (SHA-256 {sha} before reading, {read_sha} of the bytes read); nothing was committed: ingest it again once it is complete"
-                )),
-            });
+            read_total += fs.source_rows;
+            run.summary.retried += fs.retried;
+            run.summary.files.push(fs);
         }
-        read_total += fs.source_rows;
-        summary.retried += fs.retried;
-        summary.files.push(fs);
+        Ok(())
     }
+}
 
-    // Commit phase: dates in parallel by chunks, merged in date order.
+/// The commit phase of a run: its dates in parallel by chunks, merged in date order
+/// into the month files, then the quarantine, then the publication under `lock`.
+fn commit_run(store: &Store, lock: &rentix_store::StoreLock, run: Run) -> Result<IngestSummary> {
+    let Run {
+        mut stager,
+        mut quarantine,
+        mut summary,
+    } = run;
+    let run_id = summary.run_id.clone();
     let committed = store.partitions()?;
     let mut tally = Tally::default();
     let staging_commit = stager.dir.join("commit");
     let ctx = CommitCtx {
-        store: &store,
+        store,
         committed: &committed,
         staging: &staging_commit,
         memory_rows: stager.batch_rows,
     };
     let dates: Vec<NaiveDate> = stager.dates().into_iter().collect();
-    let mut months = crate::commit::MonthWriter::new(&staging_commit, &run_id);
+    let mut months = rentix_store::commit::MonthWriter::new(&staging_commit, &run_id);
     for chunk in dates.chunks(COMMIT_CHUNK_DATES) {
         let inputs: Vec<DateInput> = chunk.iter().map(|&d| stager.detach(d)).collect();
         for mut o in commit_dates(&ctx, inputs)? {
@@ -436,10 +469,10 @@ pub fn ingest(
     summary.partitions = months.finish()?;
     tally.finish(&mut summary, &quarantine)?;
 
-    quarantine.write(&store_dir.join(&quarantine_rel))?;
-    crate::publish::publish(store_dir, &lock, &stager.dir.join("commit"), &summary)?;
-    crate::publish::remove_staging(store_dir, &run_id);
-    drop(lock);
+    let store_dir = store.root();
+    quarantine.write(&store_dir.join(&summary.quarantine_file))?;
+    rentix_store::publish::publish(store_dir, lock, &staging_commit, &summary)?;
+    rentix_store::publish::remove_staging(store_dir, &run_id);
     Ok(summary)
 }
 
@@ -452,7 +485,7 @@ struct Tally {
 
 impl Tally {
     /// Adds a committed date's counts to the run's summary.
-    fn add(&mut self, summary: &mut IngestSummary, o: crate::commit::DateOutcome) {
+    fn add(&mut self, summary: &mut IngestSummary, o: rentix_store::commit::DateOutcome) {
         summary.duplicates_within_run += o.duplicates_within_run;
         summary.duplicates_of_store += o.duplicates_of_store;
         summary.conflicts += o.conflicts;
@@ -590,9 +623,9 @@ pub fn read_in_memory(
     }
     let dates: Vec<(NaiveDate, Vec<StoredObservation>)> =
         std::mem::take(&mut stager.buckets).into_iter().collect();
-    let outcomes: Vec<(Vec<StoredObservation>, crate::commit::DateOutcome)> = dates
+    let outcomes: Vec<(Vec<StoredObservation>, rentix_store::commit::DateOutcome)> = dates
         .into_par_iter()
-        .map(|(date, rows)| crate::commit::dedupe_in_memory(date, rows))
+        .map(|(date, rows)| rentix_store::commit::dedupe_in_memory(date, rows))
         .collect();
     let mut rows = Vec::with_capacity(outcomes.iter().map(|o| o.0.len()).sum());
     let mut tally = Tally::default();
@@ -995,6 +1028,108 @@ fn header_pairs(header: &[String], fields: &[String]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Moved from the store's merge module: it runs the whole pipeline (rentix-store
+    // cannot depend on rentix-ingest).
+    /// Two days of trades from four sources, every fifth row sent again later (an
+    /// identical duplicate) and every seventh again at another price (a conflict).
+    fn csv() -> String {
+        let mut rows = vec!["kind,observed_at,source,gpu,scope,term,price,price_unit,currency,obs_id,quantity_gpu_hours".to_string()];
+        let row = |i: usize, price: f64| {
+            format!(
+                "trade,2025-03-0{}T{:02}:{:02}:00Z,s{},h100-sxm-80gb,vm,on-demand,{price:.3},gpu_hour,USD,id{i},{}",
+                1 + i % 2,
+                i % 24,
+                i % 60,
+                i % 4,
+                100 + i
+            )
+        };
+        for i in 0..120 {
+            rows.push(row(i, 2.0 + i as f64 * 0.001));
+            if i >= 30 && i % 5 == 0 {
+                rows.push(row(i - 30, 2.0 + (i - 30) as f64 * 0.001));
+            }
+            if i >= 20 && i % 7 == 0 {
+                rows.push(row(i - 20, 9.0));
+            }
+        }
+        rows.join("\n") + "\n"
+    }
+
+    /// The store's rows, in order, with where each came from.
+    fn rows(store: &std::path::Path) -> Vec<String> {
+        Store::open(store)
+            .unwrap()
+            .read(None, None)
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}|{}|{}|{}",
+                    r.dedupe_key,
+                    rentix_store::content_key(&r.obs),
+                    r.obs.input_row,
+                    r.obs.usd_per_gpu_hour.get()
+                )
+            })
+            .collect()
+    }
+
+    /// A cut-off, mapping or FX table that cannot be used is refused before the
+    /// store exists: a library caller's typo left an empty store behind.
+    #[test]
+    fn a_bad_cutoff_is_refused_before_the_store_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("in.csv");
+        std::fs::write(&file, csv()).unwrap();
+        let store = dir.path().join("store");
+        let opts = IngestOptions {
+            cutoff: Cutoff {
+                time: "25:99".into(),
+                timezone: "UTC".into(),
+            },
+            ..Default::default()
+        };
+        let e = ingest(&store, std::slice::from_ref(&file), &opts, &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(&e, IngestError::Cutoff { value, .. } if value == "25:99 UTC"),
+            "{e}"
+        );
+        assert!(!store.exists());
+    }
+
+    #[test]
+    fn merging_in_passes_stores_what_memory_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("in.csv");
+        std::fs::write(&file, csv()).unwrap();
+        let run = |name: &str, batch_rows: usize| {
+            let store = dir.path().join(name);
+            let opts = IngestOptions {
+                batch_rows,
+                ..Default::default()
+            };
+            let s = ingest(&store, std::slice::from_ref(&file), &opts, &mut |_| {}).unwrap();
+            (s, rows(&store))
+        };
+        // Four-row batches: about twenty sections a day and runs of four survivors,
+        // merged in passes of three.
+        let (merged, merged_rows) = run("merged", 4);
+        let (whole, whole_rows) = run("whole", 1_000_000);
+        assert!(merged.duplicates_within_run > 0 && merged.conflicts > 0);
+        assert_eq!(merged_rows, whole_rows);
+        assert_eq!(
+            (
+                merged.accepted,
+                merged.duplicates_within_run,
+                merged.conflicts
+            ),
+            (whole.accepted, whole.duplicates_within_run, whole.conflicts)
+        );
+        assert_eq!(merged.conflict_examples, whole.conflict_examples);
+        assert!(!dir.path().join("merged/staging").exists());
+    }
 
     const HEADER: &str = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n";
 

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use rentix_backtest::{ContractSpec, Settlement, Underlying};
 use rentix_core::{DateSeries, GradePattern};
 use rentix_index::{group_by_grade, Fixing, FixingLevel, IndexRequest};
-use rentix_ingest::StoredObservation;
+use rentix_store::StoredObservation;
 use std::collections::BTreeMap;
 
 /// Settings shared by every candidate.

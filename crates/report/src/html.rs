@@ -706,7 +706,7 @@ fn anchor(name: &str) -> String {
 
 /// Reads an ingest summary with the ingest crate's own type: a renamed field is an
 /// error naming it, not a silent gap.
-fn read_ingest_summary(p: &Path) -> Result<rentix_ingest::IngestSummary, ReportError> {
+fn read_ingest_summary(p: &Path) -> Result<rentix_store::IngestSummary, ReportError> {
     let input = |detail: String| ReportError::Input {
         path: p.to_path_buf(),
         detail,

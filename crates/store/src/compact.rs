@@ -11,7 +11,7 @@
 //! writes; the records of the runs that wrote the replaced files stay as they are.
 
 use crate::commit::partition_order;
-use crate::error::{IngestError, Result};
+use crate::error::{Result, StoreError};
 use crate::partition::{partition_path, Span};
 use crate::schema::{to_table, StoredObservation};
 use crate::store::Store;
@@ -227,7 +227,7 @@ fn compact_month(store: &Store, month: NaiveDate, files: &[String], to: &Path) -
     let mut keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();
     keys.par_sort_unstable();
     if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
-        return Err(IngestError::Store {
+        return Err(StoreError::Store {
             path: store
                 .root()
                 .join("observations")

@@ -1,7 +1,7 @@
 //! The commit point of a run that writes to the store (an ingest or a compaction):
 //! its staged partitions move into place, then its run record names them.
 
-use crate::error::{IngestError, Result};
+use crate::error::{Result, StoreError};
 use crate::lock::StoreLock;
 use crate::summary::{IngestSummary, PartitionChecksum};
 use rayon::prelude::*;
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// run's. The partitions are made durable before any moves (a rename each); a crash
 /// before the record is written leaves files no record names, which the next run
 /// sweeps. A signal waits for the whole publication (`release_all_locks`).
-pub(crate) fn publish(
+pub fn publish(
     store_dir: &Path,
     lock: &StoreLock,
     staged: &Path,
@@ -36,7 +36,7 @@ pub(crate) fn publish(
         .zip(files.par_iter())
         .map(|(rel, file)| Ok((rel.clone(), checksum(file)?)))
         .collect::<Result<_>>()?;
-    let json = serde_json::to_string_pretty(&committed).map_err(|e| IngestError::Store {
+    let json = serde_json::to_string_pretty(&committed).map_err(|e| StoreError::Store {
         path: record.clone(),
         detail: e.to_string(),
     })?;
@@ -44,7 +44,7 @@ pub(crate) fn publish(
     lock.verify()?;
     rentix_table::sync_files(&files)?;
     let observations = store_dir.join("observations");
-    std::fs::create_dir_all(&observations).map_err(|source| IngestError::Write {
+    std::fs::create_dir_all(&observations).map_err(|source| StoreError::Write {
         path: observations.clone(),
         source,
     })?;
@@ -59,8 +59,7 @@ pub(crate) fn publish(
             _ => false,
         };
         if !moved_dir {
-            std::fs::rename(&from, &to)
-                .map_err(|source| IngestError::Write { path: to, source })?;
+            std::fs::rename(&from, &to).map_err(|source| StoreError::Write { path: to, source })?;
         }
     }
     write_atomic(&record, |w| {
@@ -79,13 +78,13 @@ pub(crate) fn publish(
 /// `path`.
 pub(crate) fn checksum(path: &Path) -> Result<PartitionChecksum> {
     let bytes = std::fs::metadata(path)
-        .map_err(|source| IngestError::Read {
+        .map_err(|source| StoreError::Read {
             path: path.to_path_buf(),
             source,
         })?
         .len();
     Ok(PartitionChecksum {
-        sha256: crate::pipeline::sha256_file(path)?,
+        sha256: crate::hash::sha256_file(path)?,
         rows: rentix_table::Table::parquet_rows(path)? as u64,
         bytes,
     })
@@ -93,7 +92,7 @@ pub(crate) fn checksum(path: &Path) -> Result<PartitionChecksum> {
 
 /// Removes a finished run's staging directory, and `staging/` itself when no other
 /// run's is left in it.
-pub(crate) fn remove_staging(store_dir: &Path, run_id: &str) {
+pub fn remove_staging(store_dir: &Path, run_id: &str) {
     let _ = std::fs::remove_dir_all(store_dir.join("staging").join(run_id));
     let _ = std::fs::remove_dir(store_dir.join("staging"));
 }

@@ -4,7 +4,7 @@
 //! Every invariant the engine relies on is checked, each distinct value parsed
 //! once: a store file edited by hand is refused, not trusted.
 
-use crate::error::{IngestError, Result};
+use crate::error::{Result, StoreError};
 use crate::schema::TimeCol;
 use chrono::{DateTime, NaiveDate, Utc};
 use rentix_core::{GpuHours, Grade, ObservationKind, OperatorTier, UsdPerGpuHour};
@@ -79,7 +79,7 @@ fn regional_grades(
     grade: &Coded,
     grades: Vec<Grade>,
     region: &Coded,
-    bad: impl Fn(usize, String) -> IngestError,
+    bad: impl Fn(usize, String) -> StoreError,
 ) -> Result<(Vec<u32>, Vec<Grade>)> {
     let height = grade.codes.len();
     let mut codes = Vec::with_capacity(height);
@@ -135,7 +135,7 @@ pub(crate) fn fixing_part(t: Table, path: &Path) -> Result<FixingPart> {
 /// no bound): a month's file read for the days a run needs of it.
 #[allow(
     clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
+    reason = "a column codec: one step per column of FIXING_INPUT_COLUMNS, in order; split, it would hand the decoded columns between steps"
 )]
 pub(crate) fn fixing_part_in(
     t: Table,
@@ -143,11 +143,11 @@ pub(crate) fn fixing_part_in(
     from: Option<NaiveDate>,
     to: Option<NaiveDate>,
 ) -> Result<FixingPart> {
-    let bad = |row: usize, detail: String| IngestError::Store {
+    let bad = |row: usize, detail: String| StoreError::Store {
         path: path.to_path_buf(),
         detail: format!("row {}: {detail}", row + 1),
     };
-    let missing = |name: &str| IngestError::Store {
+    let missing = |name: &str| StoreError::Store {
         path: path.to_path_buf(),
         detail: format!("missing or mistyped column {name}"),
     };
@@ -174,7 +174,7 @@ pub(crate) fn fixing_part_in(
     fn values<T>(
         c: &Coded,
         parse: impl Fn(&str) -> std::result::Result<T, String>,
-        bad: impl Fn(usize, String) -> IngestError,
+        bad: impl Fn(usize, String) -> StoreError,
     ) -> Result<Vec<T>> {
         c.values
             .iter()

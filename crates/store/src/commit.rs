@@ -18,20 +18,28 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Conflicts listed at most, per date and in the summary.
-pub(crate) const MAX_CONFLICT_EXAMPLES: usize = 100;
+pub const MAX_CONFLICT_EXAMPLES: usize = 100;
 
 /// What committing one fixing date did.
 #[derive(Debug, Default)]
-pub(crate) struct DateOutcome {
+pub struct DateOutcome {
+    /// The fixing date (none only in a default value).
     pub date: Option<NaiveDate>,
     /// The rows kept, for the month's file (none when no row was kept).
     pub rows: Option<DateRows>,
+    /// Rows kept (new to the store).
     pub accepted: u64,
+    /// Rows of the run whose dedupe key another row of the run has.
     pub duplicates_within_run: u64,
+    /// Rows whose dedupe key the store already holds.
     pub duplicates_of_store: u64,
+    /// Duplicates whose terms differ from the kept row's (kind, grade, price, quantity).
     pub conflicts: u64,
+    /// The first [`MAX_CONFLICT_EXAMPLES`] conflicts.
     pub conflict_examples: Vec<Conflict>,
+    /// Rows kept, by the input file they were read from.
     pub accepted_by_file: BTreeMap<String, u64>,
+    /// Duplicates, by the input file they were read from.
     pub duplicates_by_file: BTreeMap<String, u64>,
 }
 
@@ -114,15 +122,20 @@ fn same_content(a: &rentix_core::Observation, b: &rentix_core::Observation) -> b
 }
 
 /// The rows of one date to commit, with the spill files still to read.
-pub(crate) struct DateInput {
+pub struct DateInput {
+    /// The fixing date.
     pub date: NaiveDate,
+    /// The date's rows held in memory.
     pub rows: Vec<StoredObservation>,
+    /// The date's rows spilled to scratch files.
     pub spills: Vec<crate::spill::Section>,
 }
 
 /// Everything a date's commit needs from the run.
-pub(crate) struct CommitCtx<'a> {
+pub struct CommitCtx<'a> {
+    /// The store committed to (its run must hold the lock).
     pub store: &'a Store,
+    /// The store's partitions as the run found them, read for duplicates.
     pub committed: &'a crate::partition::Partitions,
     /// Where partitions are written before the commit moves them into place.
     pub staging: &'a Path,
@@ -132,10 +145,7 @@ pub(crate) struct CommitCtx<'a> {
 }
 
 /// Commits a chunk of dates in parallel; outcomes in date order.
-pub(crate) fn commit_dates(
-    ctx: &CommitCtx<'_>,
-    inputs: Vec<DateInput>,
-) -> Result<Vec<DateOutcome>> {
+pub fn commit_dates(ctx: &CommitCtx<'_>, inputs: Vec<DateInput>) -> Result<Vec<DateOutcome>> {
     inputs
         .into_par_iter()
         .map(|i| commit_date(ctx, i))
@@ -183,7 +193,7 @@ pub(crate) fn survivors_first(survivors: &[usize], len: usize) -> Vec<usize> {
 
 /// Positions of `rows` in dedupe-key order, rows sharing a key in their input
 /// order (what a stable sort of the rows by key gives).
-pub(crate) fn key_order(rows: &[StoredObservation]) -> Vec<usize> {
+pub fn key_order(rows: &[StoredObservation]) -> Vec<usize> {
     let keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();
     order_of_keys(&keys)
 }
@@ -376,7 +386,7 @@ fn commit_in_memory(
 
 /// A committed date's rows on their way into the month's file.
 #[derive(Debug)]
-pub(crate) enum DateRows {
+pub enum DateRows {
     /// Converted in memory, a row group each.
     Tables(Vec<rentix_table::Table>),
     /// Written to a file of the date (a busy date, merged on disk).
@@ -394,7 +404,7 @@ struct OpenMonth {
 /// Writes a run's committed dates, in date order, into one file per month under
 /// staging (`observations/month=YYYY-MM/RUN.parquet`), each date a row group or
 /// more: memory holds the dates of a commit chunk, never the month.
-pub(crate) struct MonthWriter<'a> {
+pub struct MonthWriter<'a> {
     staging: &'a Path,
     run_id: &'a str,
     open: Option<OpenMonth>,
@@ -402,7 +412,8 @@ pub(crate) struct MonthWriter<'a> {
 }
 
 impl<'a> MonthWriter<'a> {
-    pub(crate) fn new(staging: &'a Path, run_id: &'a str) -> Self {
+    /// A writer of run `run_id`'s month files under `staging`.
+    pub fn new(staging: &'a Path, run_id: &'a str) -> Self {
         Self {
             staging,
             run_id,
@@ -412,7 +423,7 @@ impl<'a> MonthWriter<'a> {
     }
 
     /// Appends `date`'s rows (dates come in order) to its month's file.
-    pub(crate) fn add(&mut self, date: NaiveDate, rows: DateRows) -> Result<()> {
+    pub fn add(&mut self, date: NaiveDate, rows: DateRows) -> Result<()> {
         let month = (date.year(), date.month());
         if self.open.as_ref().is_some_and(|o| o.month != month) {
             self.close()?;
@@ -471,7 +482,7 @@ impl<'a> MonthWriter<'a> {
         };
         drop(tx);
         let written = writer.join().map_err(|_| {
-            crate::error::IngestError::Accounting(format!("the writer of {rel} panicked"))
+            crate::error::StoreError::Accounting(format!("the writer of {rel} panicked"))
         })?;
         written?;
         self.written.push(rel);
@@ -479,7 +490,7 @@ impl<'a> MonthWriter<'a> {
     }
 
     /// Closes the last month; the files written (relative to the store), in order.
-    pub(crate) fn finish(mut self) -> Result<Vec<String>> {
+    pub fn finish(mut self) -> Result<Vec<String>> {
         self.close()?;
         Ok(self.written)
     }
@@ -521,7 +532,7 @@ pub(crate) fn keep_survivors(rows: &mut [StoredObservation], dedupe: &mut Dedupe
 
 /// A date's rows deduplicated in memory as a commit into an empty store would: the
 /// rows kept, in partition order, and what the date's commit would count.
-pub(crate) fn dedupe_in_memory(
+pub fn dedupe_in_memory(
     date: NaiveDate,
     mut rows: Vec<StoredObservation>,
 ) -> (Vec<StoredObservation>, DateOutcome) {

@@ -10,7 +10,7 @@
 //! partition is the one an all-in-memory commit writes, row for row.
 
 use crate::commit::{key_order, partition_order, permute, CommitCtx, Dedupe};
-use crate::error::{IngestError, Result};
+use crate::error::{Result, StoreError};
 use crate::schema::{to_table, StoredObservation};
 use crate::spill::{Section, SectionReader, SectionWriter};
 use chrono::NaiveDate;
@@ -85,7 +85,7 @@ impl StoredCursor {
         let t = rentix_table::Table::read_parquet_rows(&self.path, self.read, self.slice_rows)?;
         let rows = crate::schema::from_table(t, &self.path, crate::schema::Projection::All)?;
         if rows.is_empty() {
-            return Err(IngestError::Store {
+            return Err(StoreError::Store {
                 path: self.path.clone(),
                 detail: format!(
                     "its footer counts {} rows, {} could be read",
@@ -96,7 +96,7 @@ impl StoredCursor {
         let mut prev = self.last.as_ref();
         for (k, r) in rows.iter().enumerate() {
             if prev.is_some_and(|p| partition_order(p, r) != Ordering::Less) {
-                return Err(IngestError::Store {
+                return Err(StoreError::Store {
                     path: self.path.clone(),
                     detail: format!(
                         "row {} is out of partition order (grade, kind, time, source, key, each key once), in which rentix writes every partition: check where this file came from",
@@ -232,7 +232,7 @@ pub(crate) fn commit_busy_date(
     staged: &Path,
 ) -> Result<u64> {
     let scratch = ctx.staging.join("merge").join(date.to_string());
-    std::fs::create_dir_all(&scratch).map_err(|source| IngestError::Write {
+    std::fs::create_dir_all(&scratch).map_err(|source| StoreError::Write {
         path: scratch.clone(),
         source,
     })?;
@@ -309,7 +309,7 @@ fn write_merged(
     staged: &Path,
     mut seen: impl FnMut(&StoredObservation) -> Result<()>,
 ) -> Result<u64> {
-    let mut failed: Option<IngestError> = None;
+    let mut failed: Option<StoreError> = None;
     let mut written = 0u64;
     let batches = std::iter::from_fn(|| {
         let mut batch = Vec::with_capacity(rentix_table::ROW_GROUP_ROWS);
@@ -359,7 +359,7 @@ pub(crate) fn merge_stored(
         let key = (r.dedupe_key.len() == 32)
             .then(|| u128::from_str_radix(&r.dedupe_key, 16).ok())
             .flatten()
-            .ok_or_else(|| IngestError::Store {
+            .ok_or_else(|| StoreError::Store {
                 path: staged.to_path_buf(),
                 detail: format!(
                     "dedupe key {:?} is not 32 hexadecimal digits; `rentix store check` and repair the store first",
@@ -371,7 +371,7 @@ pub(crate) fn merge_stored(
     })?;
     keys.par_sort_unstable();
     if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
-        return Err(IngestError::Store {
+        return Err(StoreError::Store {
             path: staged.to_path_buf(),
             detail: format!(
                 "dedupe key {:032x} is stored twice; `rentix store check` and repair the store before compacting",
@@ -433,85 +433,6 @@ fn spill_run(run: &mut Vec<StoredObservation>, scratch: &Path, n: usize) -> Resu
 
 #[cfg(test)]
 mod tests {
-    use crate::{ingest, IngestOptions, Store};
-
-    /// Two days of trades from four sources, every fifth row sent again later (an
-    /// identical duplicate) and every seventh again at another price (a conflict).
-    fn csv() -> String {
-        let mut rows = vec!["kind,observed_at,source,gpu,scope,term,price,price_unit,currency,obs_id,quantity_gpu_hours".to_string()];
-        let row = |i: usize, price: f64| {
-            format!(
-                "trade,2025-03-0{}T{:02}:{:02}:00Z,s{},h100-sxm-80gb,vm,on-demand,{price:.3},gpu_hour,USD,id{i},{}",
-                1 + i % 2,
-                i % 24,
-                i % 60,
-                i % 4,
-                100 + i
-            )
-        };
-        for i in 0..120 {
-            rows.push(row(i, 2.0 + i as f64 * 0.001));
-            if i >= 30 && i % 5 == 0 {
-                rows.push(row(i - 30, 2.0 + (i - 30) as f64 * 0.001));
-            }
-            if i >= 20 && i % 7 == 0 {
-                rows.push(row(i - 20, 9.0));
-            }
-        }
-        rows.join("\n") + "\n"
-    }
-
-    /// The store's rows, in order, with where each came from.
-    fn rows(store: &std::path::Path) -> Vec<String> {
-        Store::open(store)
-            .unwrap()
-            .read(None, None)
-            .unwrap()
-            .iter()
-            .map(|r| {
-                format!(
-                    "{}|{}|{}|{}",
-                    r.dedupe_key,
-                    crate::content_key(&r.obs),
-                    r.obs.input_row,
-                    r.obs.usd_per_gpu_hour.get()
-                )
-            })
-            .collect()
-    }
-
-    #[test]
-    fn merging_in_passes_stores_what_memory_would() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("in.csv");
-        std::fs::write(&file, csv()).unwrap();
-        let run = |name: &str, batch_rows: usize| {
-            let store = dir.path().join(name);
-            let opts = IngestOptions {
-                batch_rows,
-                ..Default::default()
-            };
-            let s = ingest(&store, std::slice::from_ref(&file), &opts, &mut |_| {}).unwrap();
-            (s, rows(&store))
-        };
-        // Four-row batches: about twenty sections a day and runs of four survivors,
-        // merged in passes of three.
-        let (merged, merged_rows) = run("merged", 4);
-        let (whole, whole_rows) = run("whole", 1_000_000);
-        assert!(merged.duplicates_within_run > 0 && merged.conflicts > 0);
-        assert_eq!(merged_rows, whole_rows);
-        assert_eq!(
-            (
-                merged.accepted,
-                merged.duplicates_within_run,
-                merged.conflicts
-            ),
-            (whole.accepted, whole.duplicates_within_run, whole.conflicts)
-        );
-        assert_eq!(merged.conflict_examples, whole.conflict_examples);
-        assert!(!dir.path().join("merged/staging").exists());
-    }
-
     proptest::proptest! {
         /// Merging sources each sorted by key gives a stable sort of their
         /// concatenation: equal keys in source order, every row once.

@@ -4,7 +4,7 @@
 //! replaced, and the replacement is reported. The lock is released on drop, and by
 //! [`release_all`] from a signal handler (Ctrl-C, SIGTERM).
 
-use crate::error::{IngestError, Result};
+use crate::error::{Result, StoreError};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
@@ -124,7 +124,7 @@ impl StoreLock {
                         if let Ok(mut held) = HELD.lock() {
                             held.retain(|p| p != path);
                         }
-                        return Err(IngestError::Write {
+                        return Err(StoreError::Write {
                             path: path.to_path_buf(),
                             source,
                         });
@@ -148,7 +148,7 @@ impl StoreLock {
                             let _ = fs::remove_file(path);
                         }
                         Some(h) => {
-                            return Err(IngestError::Store {
+                            return Err(StoreError::Store {
                                 path: path.to_path_buf(),
                                 detail: format!(
                                     "locked by {}; wait for it to finish (if that process is gone, delete {})",
@@ -158,7 +158,7 @@ impl StoreLock {
                             })
                         }
                         None => {
-                            return Err(IngestError::Store {
+                            return Err(StoreError::Store {
                                 path: path.to_path_buf(),
                                 detail: format!(
                                     "locked by a run that recorded no owner (an older rentix, or a run killed while taking the lock); if no ingest is running, delete {}",
@@ -169,14 +169,14 @@ impl StoreLock {
                     }
                 }
                 Err(source) => {
-                    return Err(IngestError::Write {
+                    return Err(StoreError::Write {
                         path: path.to_path_buf(),
                         source,
                     })
                 }
             }
         }
-        Err(IngestError::Store {
+        Err(StoreError::Store {
             path: path.to_path_buf(),
             detail: "another run took the lock while a stale one was being replaced".into(),
         })
@@ -190,7 +190,7 @@ impl StoreLock {
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
         if now.as_ref() != Some(&self.owner) {
-            return Err(IngestError::Store {
+            return Err(StoreError::Store {
                 path: self.path.clone(),
                 detail: "the lock was removed or taken over while this run was live; nothing was committed (run again)".into(),
             });

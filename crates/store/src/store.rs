@@ -17,7 +17,7 @@
 //!   file per month it wrote and the files it replaced (`replaces`);
 //! - `.lock`: held while an ingest runs, so that two runs never interleave.
 
-use crate::error::{IngestError, Result};
+use crate::error::{Result, StoreError};
 use crate::fixing_part::{fixing_part, fixing_part_in, FixingPart, CODED_FIXING_COLUMNS};
 use crate::partition::{partition_span, PartFile, Partitions, Span};
 use crate::schema::{from_table, Projection, StoredObservation};
@@ -52,7 +52,7 @@ pub(crate) use crate::lock::StoreLock;
 impl Store {
     /// Opens (creating if needed) a store directory.
     pub fn create(root: &Path) -> Result<Self> {
-        fs::create_dir_all(root.join("runs")).map_err(|source| IngestError::Write {
+        fs::create_dir_all(root.join("runs")).map_err(|source| StoreError::Write {
             path: root.to_path_buf(),
             source,
         })?;
@@ -64,7 +64,7 @@ impl Store {
     /// Opens an existing store; refuses a directory that holds no run record.
     pub fn open(root: &Path) -> Result<Self> {
         if !root.join("runs").is_dir() {
-            return Err(IngestError::Store {
+            return Err(StoreError::Store {
                 path: root.to_path_buf(),
                 detail: "not a rentix store (no runs/ directory); run `rentix ingest` first".into(),
             });
@@ -95,22 +95,22 @@ impl Store {
         let mut out: Vec<IngestSummary> = Vec::with_capacity(names.len());
         for p in &names {
             if let Some(detail) = name_problem(p) {
-                return Err(IngestError::Store {
+                return Err(StoreError::Store {
                     path: p.clone(),
                     detail,
                 });
             }
-            let text = fs::read_to_string(p).map_err(|source| IngestError::Read {
+            let text = fs::read_to_string(p).map_err(|source| StoreError::Read {
                 path: p.clone(),
                 source,
             })?;
             let run: IngestSummary =
-                serde_json::from_str(&text).map_err(|e| IngestError::Store {
+                serde_json::from_str(&text).map_err(|e| StoreError::Store {
                     path: p.clone(),
                     detail: format!("unreadable run record: {e}"),
                 })?;
             if let Some(detail) = record_problem(p, &run) {
-                return Err(IngestError::Store {
+                return Err(StoreError::Store {
                     path: p.clone(),
                     detail,
                 });
@@ -124,7 +124,7 @@ impl Store {
     pub(crate) fn record_paths(&self) -> Result<Vec<PathBuf>> {
         let dir = self.root.join("runs");
         Ok(fs::read_dir(&dir)
-            .map_err(|source| IngestError::Read {
+            .map_err(|source| StoreError::Read {
                 path: dir.clone(),
                 source,
             })?
@@ -179,7 +179,7 @@ impl Store {
                 if replaced.contains(&part) {
                     continue;
                 }
-                let span = partition_span(&part).ok_or_else(|| IngestError::Store {
+                let span = partition_span(&part).ok_or_else(|| StoreError::Store {
                     path: self.root.join(&part),
                     detail: format!(
                         "partition of run {} has no plausible month=YYYY-MM or date=YYYY-MM-DD; `rentix store check --store {}` lists what to repair",
@@ -215,7 +215,7 @@ impl Store {
     fn check_size(&self, part: &str, committed: u64, run_id: &str) -> Result<()> {
         let path = self.root.join(part);
         match fs::metadata(&path) {
-            Ok(meta) if meta.len() != committed => Err(IngestError::Store {
+            Ok(meta) if meta.len() != committed => Err(StoreError::Store {
                 path,
                 detail: format!(
                     "is {} bytes, but {run_id} committed it at {committed}: the file was changed after its commit; `rentix store check --deep --store {}` lists every damaged file",
@@ -266,7 +266,7 @@ impl Store {
     fn generation(&self) -> Result<Vec<std::ffi::OsString>> {
         let dir = self.root.join("runs");
         let mut names: Vec<std::ffi::OsString> = fs::read_dir(&dir)
-            .map_err(|source| IngestError::Read {
+            .map_err(|source| StoreError::Read {
                 path: dir.clone(),
                 source,
             })?
@@ -508,7 +508,7 @@ impl Store {
             // Pruned by hand: nothing is known to retry.
             return Ok(Some(BTreeSet::new()));
         }
-        let bad = |detail: String| IngestError::Store {
+        let bad = |detail: String| StoreError::Store {
             path: path.clone(),
             detail,
         };
@@ -554,7 +554,7 @@ impl Store {
         let mut removed = Vec::new();
         let staging = self.root.join("staging");
         if staging.exists() {
-            fs::remove_dir_all(&staging).map_err(|source| IngestError::Write {
+            fs::remove_dir_all(&staging).map_err(|source| StoreError::Write {
                 path: staging.clone(),
                 source,
             })?;
@@ -571,7 +571,7 @@ impl Store {
                     .map(|p| p.to_string_lossy().replace('\\', "/"))
                     .unwrap_or_default();
                 if !committed.contains(&rel) {
-                    fs::remove_file(&path).map_err(|source| IngestError::Write {
+                    fs::remove_file(&path).map_err(|source| StoreError::Write {
                         path: path.clone(),
                         source,
                     })?;
@@ -596,7 +596,7 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = fs::read_dir(&d).map_err(|source| IngestError::Read {
+        let entries = fs::read_dir(&d).map_err(|source| StoreError::Read {
             path: d.clone(),
             source,
         })?;

@@ -6,8 +6,8 @@ use crate::partition::{partition_span, Span};
 use crate::store::Store;
 use crate::summary::IngestSummary;
 use serde::Serialize;
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 /// What the check found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -63,10 +63,6 @@ pub fn check_store_deep(store: &Store) -> StoreReport {
     check(store, true)
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
 fn check(store: &Store, deep: bool) -> StoreReport {
     let root = store.root();
     let mut r = StoreReport::default();
@@ -75,13 +71,58 @@ fn check(store: &Store, deep: bool) -> StoreReport {
         r.lock =
             Some(std::fs::read_to_string(&lock).unwrap_or_else(|e| format!("unreadable: {e}")));
     }
-    let mut named: BTreeSet<String> = BTreeSet::new();
-    let mut records: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("runs"))
+    let runs = read_records(root, &mut r);
+    // Files a compaction merged into its own are no part of the store any more:
+    // they are not read, and one still on disk is a leftover.
+    let replaced = crate::store::replaced_files(runs.iter().map(|(_, run)| run));
+    let written: BTreeSet<&String> = runs.iter().flat_map(|(_, run)| &run.partitions).collect();
+    let mut c = Checker {
+        store,
+        deep,
+        replaced: &replaced,
+        report: r,
+        named: BTreeSet::new(),
+        files_by_month: BTreeMap::new(),
+        without_checksum: 0,
+    };
+    for (path, run) in &runs {
+        c.check_run(path, run, &written);
+    }
+    let Checker {
+        mut report,
+        named,
+        files_by_month,
+        without_checksum,
+        ..
+    } = c;
+    let r = &mut report;
+    if without_checksum > 0 {
+        r.notes.push(format!(
+            "{without_checksum} partition(s): no checksum recorded (committed before run records held them); sizes, rows and SHA-256 not compared"
+        ));
+    }
+    r.months_in_several_files = files_by_month.values().filter(|n| **n > 1).count();
+    // Whatever was compacted, the store holds every row its runs accepted.
+    let accepted: u64 = runs.iter().map(|(_, run)| run.accepted).sum();
+    if r.rows != accepted {
+        r.problems.push(format!(
+            "the partitions hold {} rows, the runs accepted {accepted}",
+            r.rows
+        ));
+    }
+    r.uncommitted_files = leftovers(root, &named);
+    report
+}
+
+/// The store's run records that read and make sense, in file order; a record that
+/// does not is a problem of `r`.
+fn read_records(root: &Path, r: &mut StoreReport) -> Vec<(PathBuf, IngestSummary)> {
+    let mut records: Vec<PathBuf> = std::fs::read_dir(root.join("runs"))
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
     records.retain(|p| p.extension().is_some_and(|e| e == "json"));
     records.sort();
-    let mut runs: Vec<(std::path::PathBuf, IngestSummary)> = Vec::new();
+    let mut runs = Vec::new();
     for path in records {
         if let Some(p) = crate::store::name_problem(&path) {
             r.problems.push(format!("{}: {p}", rel(root, &path)));
@@ -107,96 +148,67 @@ fn check(store: &Store, deep: bool) -> StoreReport {
                 .push(format!("{}: not a run record: {e}", rel(root, &path))),
         }
     }
-    // Files a compaction merged into its own are no part of the store any more:
-    // they are not read, and one still on disk is a leftover.
-    let replaced = crate::store::replaced_files(runs.iter().map(|(_, run)| run));
-    let written: BTreeSet<&String> = runs.iter().flat_map(|(_, run)| &run.partitions).collect();
-    let mut files_by_month = std::collections::BTreeMap::new();
-    let mut without_checksum = 0usize;
-    for (path, run) in &runs {
-        r.runs += 1;
+    runs
+}
+
+/// The check's state as it goes through the runs.
+struct Checker<'a> {
+    store: &'a Store,
+    deep: bool,
+    /// Partitions a compaction replaced.
+    replaced: &'a BTreeSet<String>,
+    report: StoreReport,
+    /// Files some run names (partitions and quarantine files).
+    named: BTreeSet<String>,
+    files_by_month: BTreeMap<chrono::NaiveDate, usize>,
+    without_checksum: usize,
+}
+
+impl Checker<'_> {
+    /// One run record: its counts, what it replaces, each of its live partitions.
+    fn check_run(&mut self, path: &Path, run: &IngestSummary, written: &BTreeSet<&String>) {
+        let root = self.store.root();
+        self.report.runs += 1;
         if let Err(e) = run.check() {
-            r.problems.push(format!("{}: {e}", rel(root, path)));
+            self.report
+                .problems
+                .push(format!("{}: {e}", rel(root, path)));
         }
         for gone in &run.replaces {
             if !written.contains(gone) {
-                r.problems.push(format!(
+                self.report.problems.push(format!(
                     "compaction {} replaces {gone}, which no run wrote",
                     run.run_id
                 ));
             }
         }
-        named.insert(run.quarantine_file.clone());
-        for part in run.partitions.iter().filter(|p| !replaced.contains(*p)) {
+        self.named.insert(run.quarantine_file.clone());
+        for part in run
+            .partitions
+            .iter()
+            .filter(|p| !self.replaced.contains(*p))
+        {
             if let Some(span) = partition_span(part) {
-                *files_by_month.entry(span.month()).or_insert(0usize) += 1;
-                r.date_partitions += usize::from(matches!(span, Span::Date(_)));
+                *self.files_by_month.entry(span.month()).or_insert(0) += 1;
+                self.report.date_partitions += usize::from(matches!(span, Span::Date(_)));
             }
         }
         let mut run_rows = 0u64;
         let mut all_live = true;
         for part in &run.partitions {
-            if replaced.contains(part) {
+            if self.replaced.contains(part) {
                 all_live = false;
                 continue;
             }
-            named.insert(part.clone());
-            r.partitions += 1;
-            let Some(span) = partition_span(part) else {
-                r.problems.push(format!(
-                    "{part} (run {}): no month=YYYY-MM (or date=YYYY-MM-DD) of a year 2000 to 2100 in the path; remove the run record {} and its files, then ingest again",
-                    run.run_id,
-                    rel(root, path)
-                ));
-                continue;
-            };
-            let recorded = run.partition_checksums.get(part);
-            match recorded {
-                Some(c) => {
-                    if let Some(p) = against_record(root, part, &run.run_id, c, deep) {
-                        r.problems.push(p);
-                    } else if deep {
-                        r.checksums_verified += 1;
-                    }
-                }
-                None => without_checksum += 1,
-            }
-            match store.read_part(part) {
-                Ok(rows) => {
-                    run_rows += rows.len() as u64;
-                    if let Some(c) = recorded.filter(|c| c.rows != rows.len() as u64) {
-                        r.problems.push(format!(
-                            "{part} (run {}): {} rows, its record says {}",
-                            run.run_id,
-                            rows.len(),
-                            c.rows
-                        ));
-                    }
-                    if let Some(bad) = rows.iter().find(|o| !span.contains(o.obs.fixing_date)) {
-                        r.problems.push(format!(
-                            "{part}: a row has fixing date {}, outside the partition's {}",
-                            bad.obs.fixing_date,
-                            span.segment()
-                        ));
-                    } else if rows
-                        .windows(2)
-                        .any(|w| w[0].obs.fixing_date > w[1].obs.fixing_date)
-                    {
-                        r.problems.push(format!(
-                            "{part}: rows are not in fixing-date order, as the store writes them"
-                        ));
-                    }
-                }
-                Err(e) => r
-                    .problems
-                    .push(format!("{part} (run {}): unreadable: {e}", run.run_id)),
-            }
+            self.named.insert(part.clone());
+            self.report.partitions += 1;
+            run_rows += self.check_partition(path, run, part);
         }
         // A run's own files hold what it accepted (or, for a compaction, the rows it
         // moved) while none of them has been compacted away since.
         let expected = run.accepted + run.compacted_rows;
         if all_live && run_rows != expected {
-            r.problems.push(format!(
+            self.report.problems.push(format!(
                 "run {}: its partitions hold {run_rows} rows, its record says {expected} {}",
                 run.run_id,
                 if run.replaces.is_empty() {
@@ -206,25 +218,71 @@ fn check(store: &Store, deep: bool) -> StoreReport {
                 }
             ));
         }
-        r.rows += run_rows;
+        self.report.rows += run_rows;
     }
-    if without_checksum > 0 {
-        r.notes.push(format!(
-            "{without_checksum} partition(s): no checksum recorded (committed before run records held them); sizes, rows and SHA-256 not compared"
-        ));
+
+    /// One live partition of `run` against its record (size, rows, and when deep
+    /// its SHA-256), its rows against its span and order; the rows it holds.
+    fn check_partition(&mut self, path: &Path, run: &IngestSummary, part: &str) -> u64 {
+        let root = self.store.root();
+        let problems = &mut self.report.problems;
+        let Some(span) = partition_span(part) else {
+            problems.push(format!(
+                "{part} (run {}): no month=YYYY-MM (or date=YYYY-MM-DD) of a year 2000 to 2100 in the path; remove the run record {} and its files, then ingest again",
+                run.run_id,
+                rel(root, path)
+            ));
+            return 0;
+        };
+        let recorded = run.partition_checksums.get(part);
+        match recorded {
+            Some(c) => {
+                if let Some(p) = against_record(root, part, &run.run_id, c, self.deep) {
+                    problems.push(p);
+                } else if self.deep {
+                    self.report.checksums_verified += 1;
+                }
+            }
+            None => self.without_checksum += 1,
+        }
+        let rows = match self.store.read_part(part) {
+            Ok(rows) => rows,
+            Err(e) => {
+                problems.push(format!("{part} (run {}): unreadable: {e}", run.run_id));
+                return 0;
+            }
+        };
+        if let Some(c) = recorded.filter(|c| c.rows != rows.len() as u64) {
+            problems.push(format!(
+                "{part} (run {}): {} rows, its record says {}",
+                run.run_id,
+                rows.len(),
+                c.rows
+            ));
+        }
+        if let Some(bad) = rows.iter().find(|o| !span.contains(o.obs.fixing_date)) {
+            problems.push(format!(
+                "{part}: a row has fixing date {}, outside the partition's {}",
+                bad.obs.fixing_date,
+                span.segment()
+            ));
+        } else if rows
+            .windows(2)
+            .any(|w| w[0].obs.fixing_date > w[1].obs.fixing_date)
+        {
+            problems.push(format!(
+                "{part}: rows are not in fixing-date order, as the store writes them"
+            ));
+        }
+        rows.len() as u64
     }
-    r.months_in_several_files = files_by_month.values().filter(|n| **n > 1).count();
-    // Whatever was compacted, the store holds every row its runs accepted.
-    let accepted: u64 = runs.iter().map(|(_, run)| run.accepted).sum();
-    if r.rows != accepted {
-        r.problems.push(format!(
-            "the partitions hold {} rows, the runs accepted {accepted}",
-            r.rows
-        ));
-    }
+}
+
+/// Files under `observations/` or `quarantine/` that no run names, sorted.
+fn leftovers(root: &Path, named: &BTreeSet<String>) -> Vec<String> {
+    let mut out = Vec::new();
     for sub in ["observations", "quarantine"] {
-        let dir = root.join(sub);
-        let mut stack = vec![dir];
+        let mut stack = vec![root.join(sub)];
         while let Some(d) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&d) else {
                 continue;
@@ -234,13 +292,13 @@ fn check(store: &Store, deep: bool) -> StoreReport {
                 if p.is_dir() {
                     stack.push(p);
                 } else if !named.contains(&rel(root, &p)) {
-                    r.uncommitted_files.push(rel(root, &p));
+                    out.push(rel(root, &p));
                 }
             }
         }
     }
-    r.uncommitted_files.sort();
-    r
+    out.sort();
+    out
 }
 
 /// Why the partition `part` of run `run_id` is not the file its record describes:
@@ -267,7 +325,7 @@ fn against_record(
     if !deep {
         return None;
     }
-    match crate::pipeline::sha256_file(&path) {
+    match crate::hash::sha256_file(&path) {
         Ok(sha) if sha == recorded.sha256 => None,
         Ok(sha) => Some(format!(
             "{part} (run {run_id}): SHA-256 {sha}, its record says {}: the file changed after its commit",

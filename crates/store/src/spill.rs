@@ -5,7 +5,7 @@
 //! Parquet spill converted every row to text columns and parsed it back, about a third
 //! of a 1M-row ingest. The format is private to one run and never outlives it.
 
-use crate::error::{IngestError, Result};
+use crate::error::{Result, StoreError};
 use crate::schema::StoredObservation;
 use chrono::{DateTime, Datelike, NaiveDate};
 use rayon::prelude::*;
@@ -341,8 +341,10 @@ fn get(i: &mut In<impl Read>, dec: &mut Decoder) -> std::io::Result<StoredObserv
 
 /// A section of a scratch file: the rows of one fixing date, starting at `offset`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Section {
+pub struct Section {
+    /// The scratch file.
     pub path: std::path::PathBuf,
+    /// Where the section starts, in bytes.
     pub offset: u64,
     /// How many rows it holds (a reader reserves room for them at once).
     pub rows: usize,
@@ -357,11 +359,11 @@ const ENCODE_GROUP_DATES: usize = 32;
 /// 731 files, and creating them (inode allocation) was a third of an ingest's
 /// kernel time. The sections are encoded in parallel (the spill is on the path
 /// every batch of the input waits on) and written in the order given.
-pub(crate) fn write_sections(
+pub fn write_sections(
     path: &Path,
     batches: &[(NaiveDate, Vec<&StoredObservation>)],
 ) -> Result<Vec<(NaiveDate, Section)>> {
-    let werr = |source| IngestError::Write {
+    let werr = |source| StoreError::Write {
         path: path.to_path_buf(),
         source,
     };
@@ -412,7 +414,7 @@ pub(crate) struct SectionWriter {
 
 impl SectionWriter {
     pub(crate) fn create(path: &Path, rows: usize) -> Result<Self> {
-        let werr = |source| IngestError::Write {
+        let werr = |source| StoreError::Write {
             path: path.to_path_buf(),
             source,
         };
@@ -432,7 +434,7 @@ impl SectionWriter {
     }
 
     pub(crate) fn write(&mut self, r: &StoredObservation) -> Result<()> {
-        let werr = |source| IngestError::Write {
+        let werr = |source| StoreError::Write {
             path: self.section.path.clone(),
             source,
         };
@@ -446,7 +448,7 @@ impl SectionWriter {
     }
 
     pub(crate) fn finish(mut self) -> Result<Section> {
-        let werr = |source| IngestError::Write {
+        let werr = |source| StoreError::Write {
             path: self.section.path.clone(),
             source,
         };
@@ -476,7 +478,7 @@ impl SectionReader {
     /// With a read buffer of `capacity` bytes (a merge opens many sections at once).
     pub(crate) fn open_buffered(section: &Section, capacity: usize) -> Result<Self> {
         let path = section.path.clone();
-        let rerr = |source| IngestError::Read {
+        let rerr = |source| StoreError::Read {
             path: path.clone(),
             source,
         };
@@ -507,7 +509,7 @@ impl Iterator for SectionReader {
         }
         self.left -= 1;
         Some(
-            get(&mut self.input, &mut self.decoder).map_err(|source| IngestError::Read {
+            get(&mut self.input, &mut self.decoder).map_err(|source| StoreError::Read {
                 path: self.path.clone(),
                 source,
             }),
