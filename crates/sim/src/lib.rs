@@ -15,6 +15,8 @@ mod params;
 mod providers;
 mod rng;
 mod simulate;
+#[cfg(test)]
+mod testing;
 mod users;
 
 pub use error::SimError;

@@ -134,3 +134,108 @@ pub(crate) fn throughput(
 }
 
 pub(crate) use rentix_core::THROUGHPUT_COLUMNS as THROUGHPUT_HEADER;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::roster;
+    use crate::testing::{date, window};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn ratings_list_every_scope_and_every_dated_tier_of_each_provider() {
+        let p = window(date(2024, 1, 1), 731);
+        let providers = roster(&p);
+        let rows = ratings(&p, &providers);
+        let expected: usize = providers
+            .iter()
+            .map(|pr| {
+                let scopes: BTreeSet<_> = pr.offers.iter().map(|o| o.scope).collect();
+                scopes.len() * pr.tier_history.len()
+            })
+            .sum();
+        assert_eq!(rows.len(), expected);
+        for pr in &providers {
+            let mine: Vec<&[String; 5]> = rows.iter().filter(|r| r[0] == pr.name).collect();
+            assert_eq!(mine[0][3], "2024-01-01");
+            for r in mine {
+                let on = r[3].parse::<chrono::NaiveDate>().unwrap();
+                let day = (on - p.start).num_days() as u32;
+                assert_eq!(r[2], pr.tier_on(day).as_str());
+                assert!(pr.offers.iter().any(|o| o.scope.as_str() == r[1]));
+                r[1].parse::<rentix_core::ServiceScope>().unwrap();
+                r[2].parse::<OperatorTier>().unwrap();
+            }
+        }
+    }
+
+    /// 731 days: snapshots on days 0, 91, ..., 728 (8 * 91), nine per operator. The
+    /// 3 hyperscalers and 10 neoclouds give 117 rows; the two earning users of the
+    /// default, 9 (neocloud_a100, from day 0) and 8 (neocloud_h200, from day 152, the
+    /// H200 launch: the snapshot of day 91 is moved to 152, then 182, ..., 728).
+    #[test]
+    fn throughput_is_snapshotted_every_quarter_and_improves_geometrically() {
+        let p = window(date(2024, 1, 1), 731);
+        let providers = roster(&p);
+        let first = BTreeMap::from([
+            ("neocloud_h200".to_string(), 152u32),
+            ("neocloud_a100".to_string(), 0),
+        ]);
+        let rows = throughput(&p, &providers, &first);
+        assert_eq!(rows.len(), 117 + 9 + 8);
+        let mut by_operator: BTreeMap<&str, Vec<&Vec<String>>> = BTreeMap::new();
+        for r in &rows {
+            assert_eq!(r.len(), THROUGHPUT_HEADER.len());
+            assert_eq!(r[3], "llm-70b");
+            assert_eq!([&r[4], &r[5], &r[6]], ["8000", "1000", "100"]);
+            assert_eq!(r[10], "", "prices are left to the index");
+            let success: f64 = r[8].parse().unwrap();
+            assert!((0.9..=0.999).contains(&success), "{success}");
+            by_operator.entry(&r[0]).or_default().push(r);
+        }
+        for pr in &providers {
+            let mine = by_operator.get(pr.name.as_str());
+            if !matches!(pr.kind, ProviderKind::Neocloud | ProviderKind::Hyperscaler) {
+                assert!(mine.is_none(), "{}", pr.name);
+                continue;
+            }
+            let mine = mine.unwrap();
+            assert_eq!(mine.len(), 9);
+            assert_eq!(
+                (mine[0][1].as_str(), mine[0][2].as_str()),
+                ("h100-sxm-80gb", "managed-cluster")
+            );
+            let tps: Vec<f64> = mine.iter().map(|r| r[7].parse().unwrap()).collect();
+            let base = base_tokens_per_s(pr.tier);
+            assert!(
+                tps[0] >= 0.92 * base - 0.05 && tps[0] <= 1.08 * base + 0.05,
+                "{}",
+                tps[0]
+            );
+            // One release rate, 0 to 8% a quarter (0.1 rounding: 5e-4 on ~200).
+            let g = tps[1] / tps[0];
+            assert!((1.0 - 1e-3..1.08 + 1e-3).contains(&g), "{g}");
+            assert!(tps.windows(2).all(|w| (w[1] / w[0] - g).abs() < 1e-3));
+            let dates: Vec<&str> = mine.iter().map(|r| r[11].as_str()).collect();
+            assert_eq!(dates[0], "2024-01-01");
+            assert_eq!(dates[1], "2024-04-01"); // day 91: 31 + 29 + 31 = 91
+            let cap: u32 = mine[0][9].parse().unwrap();
+            match pr.kind {
+                ProviderKind::Hyperscaler => assert_eq!(cap, 4096),
+                _ => assert!([512, 1024, 1536, 2048].contains(&cap), "{cap}"),
+            }
+        }
+        let h200 = &by_operator["neocloud_h200"];
+        assert_eq!(h200.len(), 8);
+        assert_eq!(
+            (h200[0][1].as_str(), h200[0][2].as_str()),
+            ("h200-sxm-141gb", "bare-metal")
+        );
+        assert_eq!(h200[0][9], "1024");
+        assert_eq!(h200[0][11], "2024-06-01");
+        assert_eq!(h200[1][11], "2024-07-01"); // day 182 = 152 + 30
+        assert_eq!(by_operator["neocloud_a100"][0][2], "vm");
+        // Users that pay rent publish no throughput.
+        assert!(!by_operator.contains_key("producer_h100"));
+    }
+}

@@ -340,3 +340,293 @@ pub(crate) fn raw_gpu_name(id: &str, naming: Naming) -> String {
         Naming::Underscore => underscore.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{date, window};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::BTreeMap;
+    use OperatorTier::*;
+    use ProviderKind::*;
+
+    const SEEDS: u64 = 4000;
+
+    /// Rosters of `SEEDS` seeds over the default GPUs and 731 days, drawn once.
+    fn rosters() -> &'static [Vec<Provider>] {
+        static ALL: std::sync::OnceLock<Vec<Vec<Provider>>> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| {
+            let mut p = window(date(2024, 1, 1), 731);
+            (0..SEEDS)
+                .map(|s| {
+                    p.seed = s;
+                    roster(&p)
+                })
+                .collect()
+        })
+    }
+
+    /// Share of `kind`'s providers, over every roster, for which `f` holds.
+    fn share(all: &[Vec<Provider>], kind: ProviderKind, f: impl Fn(&Provider) -> bool) -> f64 {
+        let of_kind: Vec<&Provider> = all.iter().flatten().filter(|p| p.kind == kind).collect();
+        of_kind.iter().filter(|p| f(p)).count() as f64 / of_kind.len() as f64
+    }
+
+    #[test]
+    fn the_roster_has_its_fixed_members_and_their_fixed_traits() {
+        let p = window(date(2024, 1, 1), 731);
+        let r = roster(&p);
+        assert_eq!(r.len(), 22);
+        let count = |k| r.iter().filter(|x| x.kind == k).count();
+        assert_eq!(
+            [
+                count(Hyperscaler),
+                count(Neocloud),
+                count(Marketplace),
+                count(Broker)
+            ],
+            [3, 10, 4, 5]
+        );
+        for (i, pr) in r.iter().enumerate() {
+            assert_eq!(pr.code, format!("p{i:02}"));
+            assert!(
+                !pr.regions.is_empty() && !pr.offers.is_empty(),
+                "{}",
+                pr.name
+            );
+            assert_eq!(pr.tier_history[0], (0, pr.tier));
+            assert!(pr
+                .offers
+                .iter()
+                .all(|o| o.gpu < p.gpu.len() && TERMS.contains(&o.term)));
+            let scopes: Vec<ServiceScope> = pr.offers.iter().map(|o| o.scope).collect();
+            let gpus: std::collections::BTreeSet<usize> = pr.offers.iter().map(|o| o.gpu).collect();
+            match pr.kind {
+                Hyperscaler => {
+                    assert!(scopes.iter().all(|s| *s == ServiceScope::Vm));
+                    assert_eq!(pr.quote, Quote::Node8Hour);
+                    assert!(matches!(pr.tier, Platinum | Gold));
+                    assert_eq!(gpus.len(), 5);
+                }
+                Marketplace => {
+                    assert!(scopes.iter().all(|s| *s == ServiceScope::Container));
+                    assert_eq!(pr.quote, Quote::GpuHour);
+                    assert_eq!(gpus.len(), 5);
+                }
+                Broker => {
+                    assert_eq!(pr.quote, Quote::Node8Hour);
+                    assert!(pr.offers.iter().all(|o| o.term.is_reserved()));
+                    assert!(gpus.len() >= 2);
+                }
+                Neocloud => {
+                    assert!(scopes.contains(&ServiceScope::BareMetal));
+                    assert!(gpus.len() >= 2);
+                }
+            }
+            let (currency, regions): (&str, Option<Vec<&str>>) = match pr.name.as_str() {
+                "Fjord Compute" => ("EUR", Some(vec!["eu"])),
+                "Sakura Cluster" => ("USD", Some(vec!["apac"])),
+                _ => ("USD", None),
+            };
+            assert_eq!(pr.currency, currency);
+            match regions {
+                Some(r) => assert_eq!(pr.regions, r),
+                None => assert_eq!(pr.regions[0], "us"),
+            }
+        }
+        // Same seed, same roster.
+        let again = roster(&p);
+        assert!(r
+            .iter()
+            .zip(&again)
+            .all(|(a, b)| format!("{a:?}") == format!("{b:?}")));
+    }
+
+    /// Tier shares by kind over 4000 rosters, tolerance at least 4 standard errors:
+    /// neoclouds (40 000 draws, se <= 0.0023, tol 0.01), hyperscalers (12 000, se
+    /// 0.0046, tol 0.02), marketplaces (16 000, se <= 0.0039, tol 0.016), brokers
+    /// (20 000, se 0.0035, tol 0.015).
+    #[test]
+    fn tiers_are_drawn_with_the_configured_shares() {
+        let all = rosters();
+        type Shares = &'static [(OperatorTier, f64)];
+        let cases: [(ProviderKind, Shares, f64); 4] = [
+            (
+                Neocloud,
+                &[
+                    (Platinum, 0.15),
+                    (Gold, 0.3),
+                    (Silver, 0.3),
+                    (Bronze, 0.15),
+                    (Underperform, 0.1),
+                ],
+                0.01,
+            ),
+            (Hyperscaler, &[(Platinum, 0.5), (Gold, 0.5)], 0.02),
+            (
+                Marketplace,
+                &[(Silver, 0.3), (Bronze, 0.4), (Underperform, 0.3)],
+                0.016,
+            ),
+            (Broker, &[(Gold, 0.4), (Silver, 0.6)], 0.015),
+        ];
+        for (kind, shares, tol) in cases {
+            for (tier, expected) in shares {
+                let got = share(all, kind, |p| p.tier == *tier);
+                assert!((got - expected).abs() < tol, "{kind:?} {tier}: {got}");
+            }
+        }
+    }
+
+    /// Regions: every provider but Fjord and Sakura serves `us`, `eu` with chance 0.6
+    /// and `apac` with 0.35 (80 000 draws, se 0.0017, tol 0.01). Neoclouds: managed
+    /// clusters 0.6, VMs 0.4, 6-month terms 0.5, spot 0.3, monthly reserved quotes 0.3
+    /// (40 000 draws, se <= 0.0025, tol 0.012).
+    #[test]
+    fn regions_scopes_terms_and_quotes_have_the_configured_shares() {
+        let all = rosters();
+        let free: Vec<&Provider> = all
+            .iter()
+            .flatten()
+            .filter(|p| p.name != "Fjord Compute" && p.name != "Sakura Cluster")
+            .collect();
+        let region = |r: &str| {
+            free.iter().filter(|p| p.regions.contains(&r)).count() as f64 / free.len() as f64
+        };
+        assert!((region("eu") - 0.6).abs() < 0.01, "eu {}", region("eu"));
+        assert!(
+            (region("apac") - 0.35).abs() < 0.01,
+            "apac {}",
+            region("apac")
+        );
+        let offers = |p: &Provider, f: &dyn Fn(&Offer) -> bool| p.offers.iter().any(f);
+        for (what, got, expected) in [
+            (
+                "managed cluster",
+                share(all, Neocloud, |p| {
+                    offers(p, &|o| o.scope == ServiceScope::ManagedCluster)
+                }),
+                0.6,
+            ),
+            (
+                "vm",
+                share(all, Neocloud, |p| {
+                    offers(p, &|o| o.scope == ServiceScope::Vm)
+                }),
+                0.4,
+            ),
+            (
+                "6m",
+                share(all, Neocloud, |p| {
+                    offers(p, &|o| o.term == ContractTerm::Month6)
+                }),
+                0.5,
+            ),
+            (
+                "spot",
+                share(all, Neocloud, |p| {
+                    offers(p, &|o| o.term == ContractTerm::Spot)
+                }),
+                0.3,
+            ),
+            (
+                "gpu_month",
+                share(all, Neocloud, |p| p.quote == Quote::GpuMonthReserved),
+                0.3,
+            ),
+        ] {
+            assert!((got - expected).abs() < 0.012, "{what}: {got}");
+        }
+    }
+
+    /// A neocloud's rating rises a tier with chance 0.40 (not from platinum) and slips
+    /// one with 0.15 (not from underperform), once, on a day in the middle third
+    /// [243, 487) of 731 days. Gold neoclouds: 12 000 draws, se <= 0.0045, tol 0.02.
+    /// Other kinds keep their rating.
+    #[test]
+    fn neocloud_ratings_move_once_in_the_middle_third() {
+        let all = rosters();
+        let mut moves: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut gold = 0u32;
+        for pr in all.iter().flatten() {
+            if pr.kind != Neocloud {
+                assert_eq!(pr.tier_history.len(), 1, "{}", pr.name);
+                continue;
+            }
+            assert!(pr.tier_history.len() <= 2);
+            if pr.tier == Gold {
+                gold += 1;
+            }
+            if let Some(&(day, to)) = pr.tier_history.get(1) {
+                assert!((243..487).contains(&day), "{day}");
+                let step = OperatorTier::ALL.iter().position(|t| *t == to).unwrap() as i32
+                    - OperatorTier::ALL
+                        .iter()
+                        .position(|t| *t == pr.tier)
+                        .unwrap() as i32;
+                assert!(step == -1 || step == 1, "{:?}", pr.tier_history);
+                assert_eq!(pr.tier_on(day - 1), pr.tier);
+                assert_eq!(pr.tier_on(day), to);
+                assert_eq!(pr.tier_on(730), to);
+                if pr.tier == Gold {
+                    *moves
+                        .entry(if step < 0 { "up" } else { "down" })
+                        .or_default() += 1;
+                }
+                // Nothing above platinum, nothing below underperform.
+                assert_ne!(pr.tier, to);
+            }
+        }
+        let rate = |k| f64::from(moves.get(k).copied().unwrap_or(0)) / f64::from(gold);
+        assert!((rate("up") - 0.40).abs() < 0.02, "up {}", rate("up"));
+        assert!((rate("down") - 0.15).abs() < 0.02, "down {}", rate("down"));
+        // Too short a window to have a middle third: no move.
+        let short = window(date(2024, 1, 1), 2);
+        assert!(roster(&short).iter().all(|p| p.tier_history.len() == 1));
+    }
+
+    /// Weights 1 and 3: the second item comes out 75% of the time (100 000 draws, se
+    /// 0.0014, tol 0.007).
+    #[test]
+    fn pick_draws_in_proportion_to_the_weights() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let n = 100_000;
+        let b = (0..n)
+            .filter(|_| pick(&mut rng, &[('a', 1.0), ('b', 3.0)]) == 'b')
+            .count();
+        assert!((b as f64 / n as f64 - 0.75).abs() < 0.007);
+        assert!((0..100).all(|_| pick(&mut rng, &[('a', 0.0), ('b', 1.0)]) == 'b'));
+    }
+
+    #[test]
+    fn raw_names_are_the_catalogue_spellings() {
+        assert_eq!(
+            raw_gpu_name("h100-sxm-80gb", Naming::Canonical),
+            "h100-sxm-80gb"
+        );
+        assert_eq!(
+            raw_gpu_name("h100-sxm-80gb", Naming::Marketing),
+            "NVIDIA H100 80GB HBM3"
+        );
+        assert_eq!(
+            raw_gpu_name("a100-sxm-80gb", Naming::Underscore),
+            "A100_80GB SXM4"
+        );
+        assert_eq!(
+            raw_gpu_name("mi300x-192gb", Naming::Marketing),
+            "AMD Instinct MI300X"
+        );
+        // A GPU without spellings of its own is written by its id.
+        assert_eq!(raw_gpu_name("l40s-48gb", Naming::Marketing), "l40s-48gb");
+        // Every default GPU's raw names resolve to it in the bundled alias table.
+        let catalog = rentix_core::GpuCatalog::bundled();
+        for g in SimParams::default_params().gpu {
+            for n in [Naming::Canonical, Naming::Marketing, Naming::Underscore] {
+                let raw = raw_gpu_name(&g.id, n);
+                let resolved = catalog.resolve(&raw).map(|s| s.id.as_str().to_string());
+                assert_eq!(resolved.ok(), Some(g.id.clone()), "{raw}");
+            }
+        }
+    }
+}
