@@ -1165,20 +1165,14 @@ fn run_perp(
     ))
 }
 
-/// Runs every strategy of `cfg` for `rent` against `idx`.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
-pub fn run(
+/// An index in points rescaled to USD per GPU-hour on the rent's level (with the
+/// factor), or the index as it is.
+fn in_usd(
     rent: &RentSeries,
-    events: &[Event],
     idx: &IndexInputs,
-    cfg: &BacktestConfig,
-) -> Result<BacktestResult, BacktestError> {
-    let contract = &cfg.contract;
-    let unit = idx.underlying.unit;
-    let (rebase, idx) = match unit {
+    contract: &ContractSpec,
+) -> Result<(Option<f64>, IndexInputs), BacktestError> {
+    Ok(match idx.underlying.unit {
         IndexUnit::UsdPerGpuHour => (None, idx.clone()),
         IndexUnit::Points => {
             let k = rebase_factor(rent, &idx.underlying).ok_or_else(|| {
@@ -1188,7 +1182,74 @@ pub fn run(
             scaled.underlying = idx.underlying.scaled(k);
             (Some(k), scaled)
         }
-    };
+    })
+}
+
+/// Refuses a backtest on fewer than three hedge periods, naming the first months
+/// left out and why.
+fn enough_periods(
+    periods: &[Period],
+    left_out: &[LeftOut],
+    contract: &ContractSpec,
+) -> Result<(), BacktestError> {
+    if periods.len() >= 3 {
+        return Ok(());
+    }
+    let why = left_out
+        .iter()
+        .take(3)
+        .map(|l| format!("{}: {}", l.month.format("%Y-%m"), l.reason))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Err(BacktestError::TooFewPeriods {
+        periods: periods.len(),
+        needed: 3,
+        underlying: contract.underlying.clone(),
+        left_out: why,
+    })
+}
+
+/// Adds to the recommendation's warning a hedge above the spot-month position limit.
+fn warn_over_limit(recommendation: &mut Recommendation, contract: &ContractSpec) {
+    if let (Some(limit), Some(n)) = (contract.position_limit, recommendation.contracts) {
+        if n > i64::from(limit) {
+            let over = format!(
+                "the hedge needs {n} contracts a month, above the contract's spot-month position limit of {limit}"
+            );
+            recommendation.warning = Some(match recommendation.warning.take() {
+                Some(w) => format!("{w}; {over}"),
+                None => over,
+            });
+        }
+    }
+}
+
+/// The rent, the index and their basis on every day both have.
+fn daily_points(rent: &RentSeries, idx: &IndexInputs) -> Vec<DailyPoint> {
+    rent.daily()
+        .iter()
+        .filter_map(|(d, (r, _))| {
+            let i = idx.underlying.values.get(*d)?;
+            Some(DailyPoint {
+                date: *d,
+                rent: *r,
+                index: i,
+                basis: r - i,
+            })
+        })
+        .collect()
+}
+
+/// Runs every strategy of `cfg` for `rent` against `idx`.
+pub fn run(
+    rent: &RentSeries,
+    events: &[Event],
+    idx: &IndexInputs,
+    cfg: &BacktestConfig,
+) -> Result<BacktestResult, BacktestError> {
+    let contract = &cfg.contract;
+    let unit = idx.underlying.unit;
+    let (rebase, idx) = in_usd(rent, idx, contract)?;
     check_tick(contract, &idx.underlying)?;
     let Periods {
         periods,
@@ -1196,20 +1257,7 @@ pub fn run(
         slope,
     } = build_periods(rent, events, &idx.underlying, contract);
     let beta = slope.beta;
-    if periods.len() < 3 {
-        let why = left_out
-            .iter()
-            .take(3)
-            .map(|l| format!("{}: {}", l.month.format("%Y-%m"), l.reason))
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(BacktestError::TooFewPeriods {
-            periods: periods.len(),
-            needed: 3,
-            underlying: contract.underlying.clone(),
-            left_out: why,
-        });
-    }
+    enough_periods(&periods, &left_out, contract)?;
     let sign = rent.side.sign();
     let events_total: f64 = events.iter().map(|e| e.usd_loss).sum();
     let outside = (events_total - periods.iter().map(|p| p.operational_loss).sum::<f64>()).max(0.0);
@@ -1240,17 +1288,7 @@ pub fn run(
         rows.extend(r.rows);
     }
     let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
-    if let (Some(limit), Some(n)) = (contract.position_limit, recommendation.contracts) {
-        if n > i64::from(limit) {
-            let over = format!(
-                "the hedge needs {n} contracts a month, above the contract's spot-month position limit of {limit}"
-            );
-            recommendation.warning = Some(match recommendation.warning.take() {
-                Some(w) => format!("{w}; {over}"),
-                None => over,
-            });
-        }
-    }
+    warn_over_limit(&mut recommendation, contract);
     let perp = match &cfg.perp {
         None => None,
         Some(spec) => {
@@ -1271,19 +1309,7 @@ pub fn run(
             )
         })
         .unzip();
-    let daily = rent
-        .daily()
-        .iter()
-        .filter_map(|(d, (r, _))| {
-            let i = idx.underlying.values.get(*d)?;
-            Some(DailyPoint {
-                date: *d,
-                rent: *r,
-                index: i,
-                basis: r - i,
-            })
-        })
-        .collect();
+    let daily = daily_points(rent, &idx);
     Ok(BacktestResult {
         contract: contract.name.clone(),
         underlying: contract.underlying.clone(),

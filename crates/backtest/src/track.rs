@@ -20,7 +20,7 @@ use crate::backtest::{run, BacktestConfig, IndexInputs};
 use crate::contract::ContractSpec;
 use crate::rent::{Event, RentSeries};
 use crate::strategy::Strategy;
-use crate::underlying::underlyings;
+use crate::underlying::{underlyings, Underlying};
 use rayon::prelude::*;
 use rentix_index::{Fixing, IndexUnit};
 use rentix_table::{Col, Table};
@@ -108,10 +108,6 @@ impl TrackRow {
 
 /// Scores every candidate; an error when no candidate could be evaluated at all (the
 /// rent cannot be backtested against anything in the file).
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
 pub fn track(
     rent: &RentSeries,
     events: &[Event],
@@ -130,101 +126,14 @@ pub fn track(
             "the fixings file has no index with a value".into(),
         ));
     }
-    let mut rows: Vec<TrackRow> = candidates
-        .par_iter()
-        .map(|u| {
-            let mut row = TrackRow {
-                rank: None,
-                grade: u.name.clone(),
-                unit: u.unit,
-                ranked_by,
-                oos_effectiveness: None,
-                oos_effectiveness_ci_low: None,
-                oos_effectiveness_ci_high: None,
-                hedge_ratio: None,
-                correlation_changes: None,
-                correlation_levels: None,
-                tracking_error: None,
-                basis_mean: None,
-                periods: 0,
-                sufficient_share: u.sufficient_share(),
-                note: String::new(),
-            };
-            // The base contract's terms on this index, entered at the index's level.
-            let contract = match base.edited(|t| {
-                t.underlying = u.name.clone();
-                t.entry.assumption = crate::contract::EntryAssumption::Index;
-            }) {
-                Ok(c) => c,
-                Err(e) => {
-                    row.note = e.to_string();
-                    return row;
-                }
-            };
-            let cfg = BacktestConfig {
-                contract,
-                strategies: vec![Strategy::WalkForward],
-                bootstrap_resamples: opt.resamples,
-                seed: opt.seed,
-                rolling_window: 12,
-                perp: None,
-            };
-            match run(rent, events, &IndexInputs::of(u.clone()), &cfg) {
-                Ok(r) => {
-                    let st = &r.strategies[0];
-                    let ci = st.confidence_intervals.effectiveness;
-                    row.oos_effectiveness = st.effectiveness;
-                    row.oos_effectiveness_ci_low = ci.map(|i| i.low);
-                    row.oos_effectiveness_ci_high = ci.map(|i| i.high);
-                    row.hedge_ratio = r.min_variance_hedge_ratio;
-                    row.correlation_changes = st.correlation_changes;
-                    row.correlation_levels = st.correlation_levels;
-                    row.tracking_error = st.tracking_error;
-                    row.basis_mean = st.basis.map(|b| b.mean);
-                    row.periods = r.periods;
-                    let mut notes = Vec::new();
-                    if let Some(k) = r.rebase_usd_per_point {
-                        notes.push(format!("index points rebased at {k:.6} USD per GPU-hour per point; no USD basis"));
-                    }
-                    if r.periods < opt.min_periods {
-                        notes.push(format!(
-                            "not ranked: {} hedge periods, {} needed (--min-periods): {} more month(s) of rent would rank it",
-                            r.periods,
-                            opt.min_periods,
-                            opt.min_periods - r.periods
-                        ));
-                    } else if r.periods < crate::recommendation::FEW_PERIODS {
-                        notes.push(format!(
-                            "few periods: {} (fewer than {}), the interval rests on few points",
-                            r.periods,
-                            crate::recommendation::FEW_PERIODS
-                        ));
-                    }
-                    if row.sufficient_share < opt.min_sufficient_share {
-                        notes.push(format!(
-                            "not ranked: {:.0}% of its fixings were sufficient, {:.0}% needed (--min-sufficient-share): the index is too thinly fed to settle on",
-                            100.0 * row.sufficient_share,
-                            100.0 * opt.min_sufficient_share
-                        ));
-                    }
-                    // A rank recommends the grade: one whose hedge removed no variance
-                    // out of sample is no hedge, however narrow its interval.
-                    if let Some(e) = row.oos_effectiveness.filter(|e| *e <= 0.0) {
-                        notes.push(format!(
-                            "not ranked: out of sample its hedge removed no risk (effectiveness {:.1}%)",
-                            100.0 * e
-                        ));
-                    }
-                    if row.key().is_none() && notes.iter().all(|n| !n.starts_with("not ranked")) {
-                        notes.push(format!("not ranked: no {ranked_by}"));
-                    }
-                    row.note = notes.join("; ");
-                }
-                Err(e) => row.note = format!("not ranked: {e}"),
-            }
-            row
-        })
-        .collect();
+    let scoring = Scoring {
+        rent,
+        events,
+        base,
+        opt,
+        ranked_by,
+    };
+    let mut rows: Vec<TrackRow> = candidates.par_iter().map(|u| scoring.score(u)).collect();
     if rows.iter().all(|r| r.periods == 0) {
         let why = rows.first().map(|r| r.note.clone()).unwrap_or_default();
         return Err(crate::error::BacktestError::NoCandidate {
@@ -233,6 +142,127 @@ pub fn track(
             why,
         });
     }
+    rank_rows(&mut rows);
+    Ok(rows)
+}
+
+/// What every candidate is scored with.
+struct Scoring<'a> {
+    rent: &'a RentSeries,
+    events: &'a [Event],
+    base: &'a ContractSpec,
+    opt: &'a TrackOptions,
+    ranked_by: &'static str,
+}
+
+impl Scoring<'_> {
+    /// One candidate's walk-forward backtest as a row; a candidate that cannot be
+    /// backtested is a row whose note says why.
+    fn score(&self, u: &Underlying) -> TrackRow {
+        let mut row = TrackRow {
+            rank: None,
+            grade: u.name.clone(),
+            unit: u.unit,
+            ranked_by: self.ranked_by,
+            oos_effectiveness: None,
+            oos_effectiveness_ci_low: None,
+            oos_effectiveness_ci_high: None,
+            hedge_ratio: None,
+            correlation_changes: None,
+            correlation_levels: None,
+            tracking_error: None,
+            basis_mean: None,
+            periods: 0,
+            sufficient_share: u.sufficient_share(),
+            note: String::new(),
+        };
+        // The base contract's terms on this index, entered at the index's level.
+        let contract = match self.base.edited(|t| {
+            t.underlying = u.name.clone();
+            t.entry.assumption = crate::contract::EntryAssumption::Index;
+        }) {
+            Ok(c) => c,
+            Err(e) => {
+                row.note = e.to_string();
+                return row;
+            }
+        };
+        let cfg = BacktestConfig {
+            contract,
+            strategies: vec![Strategy::WalkForward],
+            bootstrap_resamples: self.opt.resamples,
+            seed: self.opt.seed,
+            rolling_window: 12,
+            perp: None,
+        };
+        match run(self.rent, self.events, &IndexInputs::of(u.clone()), &cfg) {
+            Ok(r) => {
+                let st = &r.strategies[0];
+                let ci = st.confidence_intervals.effectiveness;
+                row.oos_effectiveness = st.effectiveness;
+                row.oos_effectiveness_ci_low = ci.map(|i| i.low);
+                row.oos_effectiveness_ci_high = ci.map(|i| i.high);
+                row.hedge_ratio = r.min_variance_hedge_ratio;
+                row.correlation_changes = st.correlation_changes;
+                row.correlation_levels = st.correlation_levels;
+                row.tracking_error = st.tracking_error;
+                row.basis_mean = st.basis.map(|b| b.mean);
+                row.periods = r.periods;
+                row.note = self.notes(&row, &r).join("; ");
+            }
+            Err(e) => row.note = format!("not ranked: {e}"),
+        }
+        row
+    }
+
+    /// Why a scored row is not ranked, or what to keep in mind when it is.
+    fn notes(&self, row: &TrackRow, r: &crate::backtest::BacktestResult) -> Vec<String> {
+        let (opt, ranked_by) = (self.opt, self.ranked_by);
+        let mut notes = Vec::new();
+        if let Some(k) = r.rebase_usd_per_point {
+            notes.push(format!(
+                "index points rebased at {k:.6} USD per GPU-hour per point; no USD basis"
+            ));
+        }
+        if r.periods < opt.min_periods {
+            notes.push(format!(
+            "not ranked: {} hedge periods, {} needed (--min-periods): {} more month(s) of rent would rank it",
+            r.periods,
+            opt.min_periods,
+            opt.min_periods - r.periods
+        ));
+        } else if r.periods < crate::recommendation::FEW_PERIODS {
+            notes.push(format!(
+                "few periods: {} (fewer than {}), the interval rests on few points",
+                r.periods,
+                crate::recommendation::FEW_PERIODS
+            ));
+        }
+        if row.sufficient_share < opt.min_sufficient_share {
+            notes.push(format!(
+            "not ranked: {:.0}% of its fixings were sufficient, {:.0}% needed (--min-sufficient-share): the index is too thinly fed to settle on",
+            100.0 * row.sufficient_share,
+            100.0 * opt.min_sufficient_share
+        ));
+        }
+        // A rank recommends the grade: one whose hedge removed no variance
+        // out of sample is no hedge, however narrow its interval.
+        if let Some(e) = row.oos_effectiveness.filter(|e| *e <= 0.0) {
+            notes.push(format!(
+                "not ranked: out of sample its hedge removed no risk (effectiveness {:.1}%)",
+                100.0 * e
+            ));
+        }
+        if row.key().is_none() && notes.iter().all(|n| !n.starts_with("not ranked")) {
+            notes.push(format!("not ranked: no {ranked_by}"));
+        }
+        notes
+    }
+}
+
+/// Sorts the rows, ranked ones first by their key (best first, then by grade), and
+/// numbers the ranked ones from 1.
+fn rank_rows(rows: &mut [TrackRow]) {
     let eligible = |r: &TrackRow| !r.note.contains("not ranked");
     rows.sort_by(|a, b| {
         let ka = eligible(a)
@@ -253,7 +283,6 @@ pub fn track(
         rank += 1;
         r.rank = Some(rank);
     }
-    Ok(rows)
 }
 
 /// The table `rentix track` writes: one row per candidate (in the order given), one
