@@ -1173,3 +1173,8 @@ mod tests {
         assert!(lives(std::iter::empty(), 0, 0).is_empty());
     }
 }
+
+// The engine's behaviour tests, kept apart from its code (the module is long).
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod engine_tests;

@@ -960,3 +960,8 @@ mod text_tests {
         }
     }
 }
+
+// The methodology's validation and parsing tests, kept apart from its code (the module is long).
+#[cfg(test)]
+#[path = "methodology_tests.rs"]
+mod methodology_tests;
