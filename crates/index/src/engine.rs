@@ -389,7 +389,7 @@ pub(crate) fn fixing_dates(
     let (Some(mut d), Some(mut end)) = (first, last) else {
         return Vec::new();
     };
-    end = end + Days::new(u64::from(req.methodology.pooling.lag_days));
+    end = req.methodology.lagged(end, Some(rule));
     if let Some(f) = req.from {
         d = d.max(f);
     }
@@ -815,13 +815,14 @@ pub(crate) fn below_clip(o: &EngineObs, m: &Methodology) -> bool {
 pub(crate) const MAX_SILENT_DAYS: u64 = 92;
 
 /// The stretches of fixing dates a grade lives, from its days with observations that
-/// count (in order): each runs from a first day plus the lag to a last day plus the
-/// lag and the carry-forward limit, and a new one starts after a silence of more
-/// than [`MAX_SILENT_DAYS`]. A grade therefore has at most about
+/// count (in order): each runs from a first day plus the lag (`lagged`, which counts
+/// it as the methodology's window does) to a last day plus the lag and the
+/// carry-forward limit, and a new one starts after a silence of more than
+/// [`MAX_SILENT_DAYS`]. A grade therefore has at most about
 /// `MAX_SILENT_DAYS + lag + carry` rows per day with observations.
 pub(crate) fn lives(
     days: impl Iterator<Item = NaiveDate>,
-    lag: u64,
+    lagged: impl Fn(NaiveDate) -> NaiveDate,
     carry: u64,
 ) -> Vec<(NaiveDate, NaiveDate)> {
     let mut spans: Vec<(NaiveDate, NaiveDate)> = Vec::new();
@@ -833,7 +834,7 @@ pub(crate) fn lives(
     }
     spans
         .into_iter()
-        .map(|(a, b)| (a + Days::new(lag), b + Days::new(lag + carry)))
+        .map(|(a, b)| (lagged(a), lagged(b) + Days::new(carry)))
         .collect()
 }
 
@@ -847,10 +848,9 @@ pub fn fix_grade(
     rule: &DayRule,
 ) -> Vec<Fixing> {
     let ctx = GradeCtx::new(m, obs, rule);
-    let lag = u64::from(m.pooling.lag_days);
     let lives = lives(
         obs.iter().filter(|o| !below_clip(o, m)).map(|o| o.day),
-        lag,
+        |d| m.lagged(d, Some(rule)),
         u64::from(m.fallback.carry_forward_days),
     );
     if lives.is_empty() {
@@ -1164,13 +1164,13 @@ mod tests {
     fn a_silence_longer_than_the_bound_starts_a_new_life() {
         let days = ["2025-03-01", "2025-03-01", "2025-06-01", "2025-09-02"].map(day);
         assert_eq!(
-            lives(days.into_iter(), 1, 5),
+            lives(days.into_iter(), |d| d + Days::new(1), 5),
             vec![
                 (day("2025-03-02"), day("2025-06-07")),
                 (day("2025-09-03"), day("2025-09-08")),
             ]
         );
-        assert!(lives(std::iter::empty(), 0, 0).is_empty());
+        assert!(lives(std::iter::empty(), |d| d, 0).is_empty());
     }
 }
 

@@ -768,7 +768,6 @@ fn screening_weights_are_the_aggregation_weights_capped_when_weighted() {
 /// 2025-03-10's window is Friday 03-07, so Friday's trades fix Monday (no carry
 /// needed). 2.0 x 10 and 2.4 x 30: half of 40 reached at 2.4.
 #[test]
-#[ignore = "defect: fixing_dates and lives add lag_days as calendar days even when the window counts publication days; Friday's trades with lag 1 never fix Monday (engine.rs fixing_dates, lives)"]
 fn a_lag_in_publication_days_fixes_the_next_publication_day() {
     let m = with(|s| {
         s.calendar.days = "business".into();

@@ -252,7 +252,7 @@ pub fn observation_days(
     exact: NaiveDate,
     to: Option<NaiveDate>,
 ) -> (NaiveDate, Option<NaiveDate>) {
-    let lag = u64::from(m.pooling.lag_days);
+    let lag = m.lag_calendar_days_max();
     let carry = u64::from(m.fallback.carry_forward_days);
     let spread = if m.fallback.listing_spread {
         u64::from(m.fallback.spread_lookback_days)

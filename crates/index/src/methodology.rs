@@ -30,6 +30,23 @@ fn publication_days_back(d: NaiveDate, n: u32, rule: Option<&DayRule>) -> NaiveD
     day
 }
 
+/// The `n`-th day after `d` that `rule` counts (every day without a rule): the
+/// inverse of [`publication_days_back`] on counted days.
+fn publication_days_forward(d: NaiveDate, n: u32, rule: Option<&DayRule>) -> NaiveDate {
+    let mut day = d;
+    let mut left = n;
+    for _ in 0..(u64::from(n) * 31) {
+        if left == 0 {
+            break;
+        }
+        day = day + Days::new(1);
+        if rule.is_none_or(|r| r.counts(day)) {
+            left -= 1;
+        }
+    }
+    day
+}
+
 const DEFAULT: &str = rentix_core::bundled::DEFAULT_METHODOLOGY;
 /// Longest methodology version label.
 const MAX_VERSION_LEN: usize = 64;
@@ -794,8 +811,18 @@ impl MethodologySpec {
                         return Err(format!("composite {}: needs positive weights", c.name));
                     }
                     for g in c.weights.keys() {
-                        g.parse::<rentix_core::Grade>()
+                        let grade = g
+                            .parse::<rentix_core::Grade>()
                             .map_err(|e| format!("composite {}: {e}", c.name))?;
+                        // Components are looked up by their key as fixings name it: a
+                        // weight on another spelling would never find its grade.
+                        if grade.key() != *g {
+                            return Err(format!(
+                                "composite {}: weight on {g:?}: write the grade as its key {:?}",
+                                c.name,
+                                grade.key()
+                            ));
+                        }
                     }
                 }
             }
@@ -812,7 +839,18 @@ impl MethodologySpec {
     }
 
     fn parse_clock(&self) -> Result<rentix_core::FixingClock, String> {
-        rentix_core::FixingClock::new(&self.cutoff()).map_err(|e| e.to_string())
+        rentix_core::FixingClock::new(&self.cutoff()).map_err(|e| {
+            // The clock's error quotes the value at fault: name its field.
+            let field = match &e {
+                rentix_core::CoreError::InvalidTime { value, .. }
+                    if *value == self.calendar.timezone =>
+                {
+                    "calendar.timezone"
+                }
+                _ => "calendar.cutoff",
+            };
+            format!("{field}: {e}")
+        })
     }
 
     /// First and last observation day of the window of fixing date `d`: `window_days`
@@ -835,15 +873,45 @@ impl MethodologySpec {
         }
     }
 
+    /// At most how many calendar days the lag spans: the lag itself in calendar days;
+    /// in publication days, 31 calendar days for each (the longest run of days a
+    /// calendar may skip that [`window_of`](Self::window_of) looks through).
+    pub fn lag_calendar_days_max(&self) -> u64 {
+        let lag = u64::from(self.pooling.lag_days);
+        match self.pooling.window_unit {
+            WindowUnit::CalendarDays => lag,
+            WindowUnit::PublicationDays => lag * 31,
+        }
+    }
+
+    /// The first fixing date whose window can end on observation day `d`: `d` plus
+    /// the lag, counted as [`window_of`](Self::window_of) counts it (calendar days,
+    /// or the publication days of `rule`).
+    pub fn lagged(&self, d: NaiveDate, rule: Option<&DayRule>) -> NaiveDate {
+        let lag = self.pooling.lag_days;
+        match self.pooling.window_unit {
+            WindowUnit::CalendarDays => d + Days::new(u64::from(lag)),
+            WindowUnit::PublicationDays => publication_days_forward(d, lag, rule),
+        }
+    }
+
     fn parse_rule(&self) -> Result<DayRule, String> {
-        DayRule::new(&self.calendar.days, &self.calendar.holidays).map_err(|e| e.to_string())
+        DayRule::new(&self.calendar.days, &self.calendar.holidays).map_err(|e| {
+            let field = match &e {
+                rentix_core::CoreError::Unknown {
+                    what: "day rule", ..
+                } => "calendar.days",
+                _ => "calendar.holidays",
+            };
+            format!("{field}: {e}")
+        })
     }
 
     fn parse_patterns(&self) -> Result<Vec<GradePattern>, String> {
         self.grades
             .patterns
             .iter()
-            .map(|p| GradePattern::new(p).map_err(|e| e.to_string()))
+            .map(|p| GradePattern::new(p).map_err(|e| format!("grades.patterns: {e}")))
             .collect()
     }
 

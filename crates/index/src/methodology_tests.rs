@@ -437,7 +437,6 @@ fn a_bad_calendar_cutoff_time_zone_or_pattern_is_refused_with_its_value() {
 /// time") but not `calendar.days`, `calendar.timezone` or `grades.patterns`, and a
 /// bad time zone reads `invalid time "Mars/Olympus"`.
 #[test]
-#[ignore = "defect: calendar/cut-off/pattern refusals do not name the field (methodology.rs parse_clock, parse_rule, parse_patterns)"]
 fn a_bad_calendar_cutoff_time_zone_or_pattern_names_its_field() {
     let cases: &[(&str, &str, &str)] = &[
         ("days = \"all\"", "days = \"weekdays\"", "calendar.days"),
@@ -520,7 +519,6 @@ fn an_invalid_composite_is_refused_naming_it() {
 /// text, and the component would be missing on every date. It should be refused
 /// (or kept as the canonical key).
 #[test]
-#[ignore = "defect: a composite weight key in a non-canonical spelling validates but never matches its grade (methodology.rs check_composite_members)"]
 fn a_composite_weight_key_must_be_the_grades_key() {
     let from = "\"h100-sxm-80gb/bare-metal/on-demand\" = 0.5";
     let to = "\"h100-sxm-80gb/Bare Metal/on-demand\" = 0.5";

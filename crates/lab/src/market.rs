@@ -67,10 +67,8 @@ impl<'a> GradeMarket<'a> {
         let (Some(first), Some(last)) = (self.obs.first(), self.obs.last()) else {
             return Vec::new();
         };
-        let end = last.day
-            + Days::new(u64::from(
-                self.methodology.pooling.lag_days + self.methodology.fallback.carry_forward_days,
-            ));
+        let end = self.methodology.lagged(last.day, Some(&self.rule))
+            + Days::new(u64::from(self.methodology.fallback.carry_forward_days));
         fix_grade(
             &self.grade,
             &self.obs,
