@@ -194,10 +194,6 @@ fn search(
 }
 
 /// Runs every attack on one month whose honest settlement is `base`.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
 pub fn attack_month(
     market: &GradeMarket<'_>,
     month: NaiveDate,
@@ -205,127 +201,28 @@ pub fn attack_month(
     attack_price_pct: f64,
 ) -> MonthAttack {
     let tick = market.contract.tick;
-    let price = base.value * (1.0 + attack_price_pct / 100.0);
-    let targets = Target::ALL.map(|t| t.size(base.value, tick) - 1e-9);
-    let days = market.window_days(&base.used);
-    let from = crate::market::GradeMarket::slice_start(market, month);
-    let days: Vec<NaiveDate> = days.into_iter().filter(|d| *d >= from).collect();
-    let move_of = |change: Change<'_>| -> f64 {
-        market
-            .settle(month, change)
-            .map_or(0.0, |s| (s.value - base.value).abs())
+    let from = market.slice_start(month);
+    let attack = Attack {
+        market,
+        month,
+        base: base.value,
+        price: base.value * (1.0 + attack_price_pct / 100.0),
+        targets: Target::ALL.map(|t| t.size(base.value, tick) - 1e-9),
+        days: market
+            .window_days(&base.used)
+            .into_iter()
+            .filter(|d| *d >= from)
+            .collect(),
     };
-
-    // Real trade volume by day, and over the calendar month.
-    let month_end = GradeMarket::month_end(month);
-    let mut volume_by_day: BTreeMap<NaiveDate, f64> = BTreeMap::new();
-    for o in market.slice(month) {
-        if o.kind == ObservationKind::Trade {
-            *volume_by_day.entry(o.day).or_default() += o.quantity;
-        }
-    }
-    let month_volume: f64 = volume_by_day.range(month..=month_end).map(|(_, v)| v).sum();
-    let mean_daily = month_volume / f64::from(GradeMarket::days_in_month(month));
-    let day_volume: Vec<f64> = days
-        .iter()
-        .map(|d| {
-            volume_by_day
-                .get(d)
-                .copied()
-                .filter(|v| *v > 0.0)
-                .unwrap_or(mean_daily)
-        })
-        .collect();
-    let fake_trades = |r: f64| -> Vec<EngineObs> {
-        days.iter()
-            .zip(&day_volume)
-            .enumerate()
-            .map(|(i, (d, v))| fake(ObservationKind::Trade, *d, price, r * v, i))
-            .collect()
-    };
-    let share_of = |r: f64| r * day_volume.iter().sum::<f64>() / month_volume;
-
-    let (fake_share, max_move_pct_trades) = if month_volume > 0.0 && !days.is_empty() {
-        let mut grid: Vec<f64> = (0..14).map(|k| 0.001 * f64::powi(2.0, k)).collect();
-        grid.push(MAX_FAKE_RATIO);
-        let (found, last) = search(
-            &grid,
-            &targets,
-            |lo, hi| Some(if lo > 0.0 { (lo * hi).sqrt() } else { hi / 2.0 }),
-            |r| move_of(Change::Add(&fake_trades(r))),
-        );
-        (
-            found.map(|f| f.map_or(Found::Unreachable, |r| Found::Moved(share_of(r)))),
-            Some(100.0 * last / base.value.abs().max(f64::MIN_POSITIVE)),
-        )
-    } else {
-        ([Found::Undefined; 3], None)
-    };
-
-    let fake_listings_on = |n: usize| -> Vec<EngineObs> {
-        days.iter()
-            .flat_map(|d| (0..n).map(move |i| (*d, i)))
-            .enumerate()
-            .map(|(i, (d, _))| fake(ObservationKind::Listing, d, price, 0.0, i))
-            .collect()
-    };
-    let pct_of = |mv: f64| 100.0 * mv / base.value.abs().max(f64::MIN_POSITIVE);
-    let (fake_listings, max_move_pct_listings) = if days.is_empty() {
-        ([Found::Undefined; 3], None)
-    } else {
-        let grid: Vec<f64> = (0..8).map(|k| f64::from(1u32 << k)).collect();
-        debug_assert_eq!(grid.last(), Some(&(MAX_FAKE_LISTINGS_PER_DAY as f64)));
-        let (found, last) = search(
-            &grid,
-            &targets,
-            |lo, hi| {
-                let m = ((lo + hi) / 2.0).floor();
-                (m > lo && m < hi).then_some(m)
-            },
-            |n| move_of(Change::Add(&fake_listings_on(n as usize))),
-        );
-        (
-            found.map(|f| f.map_or(Found::Unreachable, |n| Found::Moved(n * days.len() as f64))),
-            Some(pct_of(last)),
-        )
-    };
-
-    // The largest contributor of the month withholds everything on the days that feed
-    // the settlement.
-    let mut by_source: BTreeMap<SourceId, f64> = BTreeMap::new();
-    let in_month = market
-        .slice(month)
-        .iter()
-        .filter(|o| o.day >= month && o.day <= month_end);
-    let use_volume = month_volume > 0.0;
-    for o in in_month {
-        if use_volume && o.kind != ObservationKind::Trade {
-            continue;
-        }
-        *by_source.entry(o.source).or_default() += if use_volume { o.quantity } else { 1.0 };
-    }
-    let total: f64 = by_source.values().sum();
-    let largest = by_source
-        .iter()
-        .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
-        .map(|(s, v)| (*s, v / total.max(f64::MIN_POSITIVE)));
-    let (withholder_share, withholding_move_pct, withholding_unsettles) = match &largest {
-        Some((source, share)) => match market.settle(month, Change::Withhold(*source, &days)) {
-            Ok(s) => (
-                Some(*share),
-                Some(
-                    100.0 * (s.value - base.value).abs() / base.value.abs().max(f64::MIN_POSITIVE),
-                ),
-                false,
-            ),
-            Err(_) => (Some(*share), None, true),
-        },
-        None => (None, None, false),
-    };
+    let volume = attack.trade_volume();
+    let (fake_share, max_move_pct_trades) = attack.fake_trades_search(&volume);
+    let (fake_listings, max_move_pct_listings) = attack.fake_listings_search();
+    let (withholder_share, withholding_move_pct, withholding_unsettles) =
+        attack.withholding(volume.month > 0.0);
     MonthAttack {
         month,
         settlement: base.value,
-        attack_price: price,
+        attack_price: attack.price,
         fake_share,
         fake_listings,
         max_move_pct_trades,
@@ -333,6 +230,186 @@ pub fn attack_month(
         withholder_share,
         withholding_move_pct,
         withholding_unsettles,
+    }
+}
+
+/// One month under attack: what every attack on it shares.
+struct Attack<'a, 'm> {
+    market: &'a GradeMarket<'m>,
+    /// First day of the month.
+    month: NaiveDate,
+    /// The honest settlement, USD per GPU-hour.
+    base: f64,
+    /// The manipulator's price, USD per GPU-hour.
+    price: f64,
+    /// The moves searched for ([`Target::ALL`]), USD per GPU-hour, less 1e-9.
+    targets: [f64; 3],
+    /// The days whose observations feed a fixing the settlement uses, from the
+    /// month's slice start on.
+    days: Vec<NaiveDate>,
+}
+
+/// Real trade volume of a month (GPU-hours).
+struct TradeVolume {
+    /// Over the calendar month.
+    month: f64,
+    /// On each of the attack's days; the month's mean daily volume on a day
+    /// without trades.
+    by_day: Vec<f64>,
+}
+
+/// What a search returns: the amount per target, and the move (percent) at the
+/// search's bound.
+type Searched = ([Found; 3], Option<f64>);
+
+impl Attack<'_, '_> {
+    /// The absolute move of the settlement under `change`; 0 when the month fails
+    /// to settle.
+    fn move_of(&self, change: Change<'_>) -> f64 {
+        self.market
+            .settle(self.month, change)
+            .map_or(0.0, |s| (s.value - self.base).abs())
+    }
+
+    /// A move as a percentage of the honest settlement.
+    fn pct_of(&self, mv: f64) -> f64 {
+        100.0 * mv / self.base.abs().max(f64::MIN_POSITIVE)
+    }
+
+    /// Real trade volume by day, and over the calendar month.
+    fn trade_volume(&self) -> TradeVolume {
+        let month_end = GradeMarket::month_end(self.month);
+        let mut volume_by_day: BTreeMap<NaiveDate, f64> = BTreeMap::new();
+        for o in self.market.slice(self.month) {
+            if o.kind == ObservationKind::Trade {
+                *volume_by_day.entry(o.day).or_default() += o.quantity;
+            }
+        }
+        let month: f64 = volume_by_day
+            .range(self.month..=month_end)
+            .map(|(_, v)| v)
+            .sum();
+        let mean_daily = month / f64::from(GradeMarket::days_in_month(self.month));
+        let by_day = self
+            .days
+            .iter()
+            .map(|d| {
+                volume_by_day
+                    .get(d)
+                    .copied()
+                    .filter(|v| *v > 0.0)
+                    .unwrap_or(mean_daily)
+            })
+            .collect();
+        TradeVolume { month, by_day }
+    }
+
+    /// Fake trades at `r` times each day's real volume.
+    fn fake_trades(&self, volume: &TradeVolume, r: f64) -> Vec<EngineObs> {
+        self.days
+            .iter()
+            .zip(&volume.by_day)
+            .enumerate()
+            .map(|(i, (d, v))| fake(ObservationKind::Trade, *d, self.price, r * v, i))
+            .collect()
+    }
+
+    /// `n` fake listings on each day.
+    fn fake_listings(&self, n: usize) -> Vec<EngineObs> {
+        self.days
+            .iter()
+            .flat_map(|d| (0..n).map(move |i| (*d, i)))
+            .enumerate()
+            .map(|(i, (d, _))| fake(ObservationKind::Listing, d, self.price, 0.0, i))
+            .collect()
+    }
+
+    /// The smallest fake trade volume (share of the month's real volume) that
+    /// reaches each target: undefined in a month without real trades.
+    fn fake_trades_search(&self, volume: &TradeVolume) -> Searched {
+        let defined = volume.month > 0.0 && !self.days.is_empty();
+        if !defined {
+            return ([Found::Undefined; 3], None);
+        }
+        let share_of = |r: f64| r * volume.by_day.iter().sum::<f64>() / volume.month;
+        let mut grid: Vec<f64> = (0..14).map(|k| 0.001 * f64::powi(2.0, k)).collect();
+        grid.push(MAX_FAKE_RATIO);
+        let (found, last) = search(
+            &grid,
+            &self.targets,
+            |lo, hi| Some(if lo > 0.0 { (lo * hi).sqrt() } else { hi / 2.0 }),
+            |r| self.move_of(Change::Add(&self.fake_trades(volume, r))),
+        );
+        (
+            found.map(|f| f.map_or(Found::Unreachable, |r| Found::Moved(share_of(r)))),
+            Some(self.pct_of(last)),
+        )
+    }
+
+    /// The smallest number of fake listings over the month that reaches each
+    /// target.
+    fn fake_listings_search(&self) -> Searched {
+        if self.days.is_empty() {
+            return ([Found::Undefined; 3], None);
+        }
+        let grid: Vec<f64> = (0..8).map(|k| f64::from(1u32 << k)).collect();
+        debug_assert_eq!(grid.last(), Some(&(MAX_FAKE_LISTINGS_PER_DAY as f64)));
+        let (found, last) = search(
+            &grid,
+            &self.targets,
+            |lo, hi| {
+                let m = ((lo + hi) / 2.0).floor();
+                (m > lo && m < hi).then_some(m)
+            },
+            |n| self.move_of(Change::Add(&self.fake_listings(n as usize))),
+        );
+        let days = self.days.len() as f64;
+        (
+            found.map(|f| f.map_or(Found::Unreachable, |n| Found::Moved(n * days))),
+            Some(self.pct_of(last)),
+        )
+    }
+
+    /// The month's largest contributor and its share: of trade volume when
+    /// `use_volume`, else of observations counted one each.
+    fn largest_contributor(&self, use_volume: bool) -> Option<(SourceId, f64)> {
+        let month_end = GradeMarket::month_end(self.month);
+        let mut by_source: BTreeMap<SourceId, f64> = BTreeMap::new();
+        let in_month = self
+            .market
+            .slice(self.month)
+            .iter()
+            .filter(|o| o.day >= self.month && o.day <= month_end);
+        for o in in_month {
+            if use_volume && o.kind != ObservationKind::Trade {
+                continue;
+            }
+            *by_source.entry(o.source).or_default() += if use_volume { o.quantity } else { 1.0 };
+        }
+        let total: f64 = by_source.values().sum();
+        by_source
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(s, v)| (*s, v / total.max(f64::MIN_POSITIVE)))
+    }
+
+    /// The largest contributor of the month withholds everything on the days that
+    /// feed the settlement: (its share, the move in percent, the month unsettled).
+    fn withholding(&self, use_volume: bool) -> (Option<f64>, Option<f64>, bool) {
+        let Some((source, share)) = self.largest_contributor(use_volume) else {
+            return (None, None, false);
+        };
+        match self
+            .market
+            .settle(self.month, Change::Withhold(source, &self.days))
+        {
+            Ok(s) => (
+                Some(share),
+                Some(self.pct_of((s.value - self.base).abs())),
+                false,
+            ),
+            Err(_) => (Some(share), None, true),
+        }
     }
 }
 

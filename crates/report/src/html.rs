@@ -184,10 +184,8 @@ pub(crate) fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
     s.into_iter().take(3).map(|g| g.grade).collect()
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
+/// The index part: a summary, the board, charts of the featured grades, their
+/// error against the simulator's truth, data sufficiency and the methodology.
 fn index_section(
     html: &mut String,
     inputs: &ReportInputs,
@@ -197,10 +195,32 @@ fn index_section(
         return Ok(());
     };
     let fixings = read_fixings(path)?;
-    let versions: std::collections::BTreeSet<&str> = fixings
-        .iter()
-        .map(|f| f.methodology_version.as_str())
-        .collect();
+    write_index_summary(html, &fixings);
+    crate::board::board(html, &fixings);
+    let featured = featured_grades(&fixings);
+    let truth = inputs
+        .truth
+        .as_ref()
+        .map(|t| read_truth(t, &featured))
+        .transpose()?
+        .unwrap_or_default();
+    let forward = read_forward(path)?;
+    let written = index_charts(chart_dir, &fixings, &featured, &truth, &forward)?;
+    for stem in &written {
+        html.push_str(&img(&chart_dir.join(format!("{stem}.png")), stem));
+    }
+    if !truth.is_empty() {
+        write_truth_errors(html, &fixings, &featured, &truth);
+    }
+    write_sufficiency_table(html, &fixings);
+    if let Some(m) = &inputs.methodology {
+        write_methodology(html, m, &fixings);
+    }
+    Ok(())
+}
+
+/// The index's heading, what the fixings cover, and how to read a fixing's level.
+fn write_index_summary(html: &mut String, fixings: &[Fixing]) {
     let _ = writeln!(html, "<h2 id=\"index\">The index</h2>");
     let _ = writeln!(
         html,
@@ -219,7 +239,7 @@ fn index_section(
             .last()
             .map(|f| f.date.to_string())
             .unwrap_or_default(),
-        esc(&versions.into_iter().collect::<Vec<_>>().join(", "))
+        esc(&versions_line(fixings))
     );
     let _ = writeln!(
         html,
@@ -228,45 +248,45 @@ fn index_section(
          the last value carried forward. A fixing is <i>sufficient</i> when the methodology's data rules held \
          (enough observations, valid days and contributors).</p>"
     );
-    crate::board::board(html, &fixings);
-    let featured = featured_grades(&fixings);
-    let truth = inputs
-        .truth
-        .as_ref()
-        .map(|t| read_truth(t, &featured))
-        .transpose()?
-        .unwrap_or_default();
-    let forward = read_forward(path)?;
-    let written = index_charts(chart_dir, &fixings, &featured, &truth, &forward)?;
-    for stem in &written {
-        html.push_str(&img(&chart_dir.join(format!("{stem}.png")), stem));
-    }
-    if !truth.is_empty() {
-        let _ = writeln!(html, "<h3>Error against the simulator's truth</h3><table><tr><th class=l>grade</th><th>days</th><th>mean abs. error</th><th>mean error</th></tr>");
-        for g in &featured {
-            let Some(t) = truth.get(g) else { continue };
-            let tmap: BTreeMap<NaiveDate, f64> = t.iter().copied().collect();
-            let errs: Vec<f64> = fixings
-                .iter()
-                .filter(|f| &f.grade == g)
-                .filter_map(|f| Some(f.value? - tmap.get(&f.date)?))
-                .collect();
-            if errs.is_empty() {
-                continue;
-            }
-            let n = errs.len() as f64;
-            let _ = writeln!(
-                html,
-                "<tr><td class=l>{}</td><td>{}</td><td>{:.4}</td><td>{:+.4}</td></tr>",
-                esc(g),
-                errs.len(),
-                errs.iter().map(|e| e.abs()).sum::<f64>() / n,
-                errs.iter().sum::<f64>() / n
-            );
+}
+
+/// The featured grades' mean absolute and mean error against the simulator's
+/// fair prices, over the days both have.
+fn write_truth_errors(
+    html: &mut String,
+    fixings: &[Fixing],
+    featured: &[String],
+    truth: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
+) {
+    let _ = writeln!(html, "<h3>Error against the simulator's truth</h3><table><tr><th class=l>grade</th><th>days</th><th>mean abs. error</th><th>mean error</th></tr>");
+    for g in featured {
+        let Some(t) = truth.get(g) else { continue };
+        let tmap: BTreeMap<NaiveDate, f64> = t.iter().copied().collect();
+        let errs: Vec<f64> = fixings
+            .iter()
+            .filter(|f| &f.grade == g)
+            .filter_map(|f| Some(f.value? - tmap.get(&f.date)?))
+            .collect();
+        if errs.is_empty() {
+            continue;
         }
-        let _ = writeln!(html, "</table>");
+        let n = errs.len() as f64;
+        let _ = writeln!(
+            html,
+            "<tr><td class=l>{}</td><td>{}</td><td>{:.4}</td><td>{:+.4}</td></tr>",
+            esc(g),
+            errs.len(),
+            errs.iter().map(|e| e.abs()).sum::<f64>() / n,
+            errs.iter().sum::<f64>() / n
+        );
     }
-    let stats = grade_stats(&fixings);
+    let _ = writeln!(html, "</table>");
+}
+
+/// Data sufficiency by grade (folded): the share of days fixed at each level,
+/// sufficient, and the median contributors and observations.
+fn write_sufficiency_table(html: &mut String, fixings: &[Fixing]) {
+    let stats = grade_stats(fixings);
     let _ = writeln!(
         html,
         "<details><summary><b>Data sufficiency by grade</b>: {} grades and composites, {} with no sufficient fixing (click to open)</summary>",
@@ -292,17 +312,18 @@ fn index_section(
         );
     }
     let _ = writeln!(html, "</table></details>");
-    if let Some(m) = &inputs.methodology {
-        if let Ok(text) = std::fs::read_to_string(m) {
-            let _ = writeln!(
-                html,
-                "<details><summary><b>Methodology</b> {} (the file, as published: click to open)</summary><pre>{}</pre></details>",
-                esc(&versions_line(&fixings)),
-                esc(&text)
-            );
-        }
+}
+
+/// The methodology file as published (folded); nothing when it cannot be read.
+fn write_methodology(html: &mut String, path: &Path, fixings: &[Fixing]) {
+    if let Ok(text) = std::fs::read_to_string(path) {
+        let _ = writeln!(
+            html,
+            "<details><summary><b>Methodology</b> {} (the file, as published: click to open)</summary><pre>{}</pre></details>",
+            esc(&versions_line(fixings)),
+            esc(&text)
+        );
     }
-    Ok(())
 }
 
 /// The methodology versions a fixings file was published under.
@@ -433,22 +454,55 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     t
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
+/// One backtest's part: what was hedged, the hedge card of the featured strategy,
+/// every strategy's figures, the perp, sensitivities and what a hedge cannot cover.
 fn backtest_section(html: &mut String, dir: &Path) -> Result<(), ReportError> {
     let v = BacktestResult::read(&dir.join("summary.json"))?;
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
+    write_backtest_heading(html, &v, &name);
+    let featured = featured_strategy(&v);
+    if let Some(s) = featured {
+        crate::hedge_card::hedge_card(html, &v, s);
+        let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, v.side));
+    }
+    write_strategy_table(html, &v);
+    perp_section(html, &v);
+    if !v.entry_sensitivity.is_empty() {
+        write_entry_sensitivity(html, &v);
+    }
+    if !v.months_left_out.is_empty() {
+        write_months_left_out(html, &v);
+    }
+    if !v.restated_after_settlement.is_empty() {
+        write_restated_months(html, &v);
+    }
+    for (stem, alt) in [
+        ("rent_vs_index", "rent against index"),
+        ("basis", "basis over time"),
+        ("pnl_histogram", "hedged and unhedged P&L"),
+        ("rolling_effectiveness", "rolling effectiveness"),
+        ("waterfall", "P&L waterfall"),
+    ] {
+        html.push_str(&img(&dir.join(format!("{stem}.png")), alt));
+    }
+    if let Some(s) = featured {
+        write_operational_loss(html, s);
+    }
+    Ok(())
+}
+
+/// The backtest's heading (anchored by directory name) and what it hedged: side,
+/// contract, underlying, periods and the futures entry-price assumption.
+fn write_backtest_heading(html: &mut String, v: &BacktestResult, name: &str) {
     let date = |d: Option<NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
     let _ = writeln!(
         html,
         "<h2 id=\"{}\">Hedge backtest: {}</h2><p>Rent side: <b>{}</b>. Contract: {} on <code>{}</code>, {} monthly periods from {} to {}. Futures entry price assumption: <b>{}</b>.</p>",
-        esc(&anchor(&name)),
-        esc(&name),
+        esc(&anchor(name)),
+        esc(name),
         if v.side == Side::Pay { "pays rent (producer)" } else { "earns rent (neocloud)" },
         esc(&v.contract),
         esc(&v.underlying),
@@ -457,8 +511,12 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), ReportError> {
         esc(&date(v.last_period)),
         esc(&v.entry_assumption)
     );
-    let featured = v
-        .recommendation
+}
+
+/// The strategy the report features: the recommended one, else walk-forward, else
+/// the first hedged one.
+fn featured_strategy(v: &BacktestResult) -> Option<&StrategySummary> {
+    v.recommendation
         .strategy
         .and_then(|s| v.strategy(s))
         .or_else(|| v.strategy(Strategy::WalkForward))
@@ -466,11 +524,12 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), ReportError> {
             v.strategies
                 .iter()
                 .find(|s| s.strategy != Strategy::Unhedged)
-        });
-    if let Some(s) = featured {
-        crate::hedge_card::hedge_card(html, &v, s);
-        let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, v.side));
-    }
+        })
+}
+
+/// One row per strategy: ratio, effectiveness, correlations, the regression test,
+/// tracking error, risk and peak cash need.
+fn write_strategy_table(html: &mut String, v: &BacktestResult) {
     let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>hedge ratio</th><th>contracts</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>regression test (slope 0.8&ndash;1.25, R&sup2; &ge; 0.8)</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");
     for s in &v.strategies {
         let ci_txt = match &s.confidence_intervals.effectiveness {
@@ -505,78 +564,78 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), ReportError> {
         );
     }
     let _ = writeln!(html, "</table>");
-    perp_section(html, &v);
-    if !v.entry_sensitivity.is_empty() {
-        let _ = writeln!(html, "<p>How the one-to-one result depends on the futures entry-price assumption (no futures price history exists):</p><table><tr><th class=l>entry price</th><th>effectiveness</th><th>mean futures P&L per month</th><th>of which entry carry</th><th>months without a forward</th></tr>");
-        for e in &v.entry_sensitivity {
-            let _ = writeln!(
-                html,
-                "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&e.assumption),
-                num(e.effectiveness, 3),
-                whole(e.mean_futures_pnl),
-                whole(e.mean_entry_carry_pnl),
-                e.periods_on_fallback
-            );
-        }
-        let _ = writeln!(html, "</table>");
-    }
-    if !v.months_left_out.is_empty() {
-        let _ = writeln!(html, "<p>Months of the rent file that are not hedge periods:</p><table><tr><th class=l>month</th><th class=l>why</th><th>operational loss</th></tr>");
-        for l in &v.months_left_out {
-            let _ = writeln!(
-                html,
-                "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td></tr>",
-                l.month,
-                esc(&l.reason),
-                whole(Some(l.operational_loss))
-            );
-        }
-        let _ = writeln!(html, "</table>");
-    }
-    let rs = &v.restated_after_settlement;
-    if !rs.is_empty() {
-        let _ = writeln!(html, "<p class=\"note\">{} settled month(s) were restated after settlement. The backtest keeps each settlement as first published; today's fixings would give:</p><table><tr><th class=l>month</th><th>settled</th><th>restated</th></tr>", rs.len());
-        for r in rs {
-            let _ = writeln!(
-                html,
-                "<tr><td class=l>{}</td><td>{}</td><td>{}</td></tr>",
-                r.month,
-                num(Some(r.settlement), 3),
-                num(r.restated_settlement, 3)
-            );
-        }
-        let _ = writeln!(html, "</table>");
-    }
-    for (stem, alt) in [
-        ("rent_vs_index", "rent against index"),
-        ("basis", "basis over time"),
-        ("pnl_histogram", "hedged and unhedged P&L"),
-        ("rolling_effectiveness", "rolling effectiveness"),
-        ("waterfall", "P&L waterfall"),
-    ] {
-        html.push_str(&img(&dir.join(format!("{stem}.png")), alt));
-    }
-    if let Some(s) = featured {
-        let op = &s.operational_loss;
-        let _ = writeln!(html, "<h3>What the hedge can never cover</h3><table><tr><th class=l>operational loss</th><th>USD</th></tr>");
-        for (k, val) in &op.by_kind {
-            let _ = writeln!(
-                html,
-                "<tr><td class=l>{}</td><td>{}</td></tr>",
-                esc(k),
-                whole(Some(*val))
-            );
-        }
+}
+
+/// How the one-to-one result depends on the futures entry-price assumption.
+fn write_entry_sensitivity(html: &mut String, v: &BacktestResult) {
+    let _ = writeln!(html, "<p>How the one-to-one result depends on the futures entry-price assumption (no futures price history exists):</p><table><tr><th class=l>entry price</th><th>effectiveness</th><th>mean futures P&L per month</th><th>of which entry carry</th><th>months without a forward</th></tr>");
+    for e in &v.entry_sensitivity {
         let _ = writeln!(
             html,
-            "<tr><td class=l><b>total in hedge periods</b></td><td><b>{}</b></td></tr><tr><td class=l>in months that are not hedge periods</td><td>{}</td></tr><tr><td class=l>GPU-hours lost</td><td>{}</td></tr></table>",
-            whole(Some(op.total_usd)),
-            whole(Some(op.outside_periods_usd)),
-            whole(Some(op.lost_gpu_hours))
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&e.assumption),
+            num(e.effectiveness, 3),
+            whole(e.mean_futures_pnl),
+            whole(e.mean_entry_carry_pnl),
+            e.periods_on_fallback
         );
     }
-    Ok(())
+    let _ = writeln!(html, "</table>");
+}
+
+/// The rent file's months that are not hedge periods, why, and their operational
+/// loss.
+fn write_months_left_out(html: &mut String, v: &BacktestResult) {
+    let _ = writeln!(html, "<p>Months of the rent file that are not hedge periods:</p><table><tr><th class=l>month</th><th class=l>why</th><th>operational loss</th></tr>");
+    for l in &v.months_left_out {
+        let _ = writeln!(
+            html,
+            "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td></tr>",
+            l.month,
+            esc(&l.reason),
+            whole(Some(l.operational_loss))
+        );
+    }
+    let _ = writeln!(html, "</table>");
+}
+
+/// Settled months restated after settlement: the settlement as first published
+/// beside what today's fixings would give.
+fn write_restated_months(html: &mut String, v: &BacktestResult) {
+    let rs = &v.restated_after_settlement;
+    let _ = writeln!(html, "<p class=\"note\">{} settled month(s) were restated after settlement. The backtest keeps each settlement as first published; today's fixings would give:</p><table><tr><th class=l>month</th><th>settled</th><th>restated</th></tr>", rs.len());
+    for r in rs {
+        let _ = writeln!(
+            html,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td></tr>",
+            r.month,
+            num(Some(r.settlement), 3),
+            num(r.restated_settlement, 3)
+        );
+    }
+    let _ = writeln!(html, "</table>");
+}
+
+/// What the hedge can never cover: the featured strategy's operational losses by
+/// kind, in and outside hedge periods, and the GPU-hours lost.
+fn write_operational_loss(html: &mut String, s: &StrategySummary) {
+    let op = &s.operational_loss;
+    let _ = writeln!(html, "<h3>What the hedge can never cover</h3><table><tr><th class=l>operational loss</th><th>USD</th></tr>");
+    for (k, val) in &op.by_kind {
+        let _ = writeln!(
+            html,
+            "<tr><td class=l>{}</td><td>{}</td></tr>",
+            esc(k),
+            whole(Some(*val))
+        );
+    }
+    let _ = writeln!(
+        html,
+        "<tr><td class=l><b>total in hedge periods</b></td><td><b>{}</b></td></tr><tr><td class=l>in months that are not hedge periods</td><td>{}</td></tr><tr><td class=l>GPU-hours lost</td><td>{}</td></tr></table>",
+        whole(Some(op.total_usd)),
+        whole(Some(op.outside_periods_usd)),
+        whole(Some(op.lost_gpu_hours))
+    );
 }
 
 /// A perpetual swap run beside the futures: its decision, and each strategy's

@@ -3,7 +3,7 @@
 
 use crate::market::Market;
 use crate::params::SimParams;
-use crate::providers::{raw_gpu_name, Provider, ProviderKind, Quote};
+use crate::providers::{raw_gpu_name, Offer, Provider, ProviderKind, Quote};
 use crate::rng::{stream, tag, unit};
 use chrono::{Days, NaiveDate};
 use rand::Rng;
@@ -41,6 +41,101 @@ struct Quoted {
     gpus_per_unit: String,
     currency: &'static str,
     upfront: String,
+}
+
+/// Expected sightings, firm offers and trades a day of one offer of a provider,
+/// before its GPU's liquidity and the activity multiplier.
+#[derive(Debug, Clone, Copy)]
+struct ArrivalRates {
+    sightings: f64,
+    firm: f64,
+    trade: f64,
+}
+
+impl ArrivalRates {
+    /// The rates of a provider of `kind`.
+    fn of(kind: ProviderKind) -> Self {
+        let (sightings, firm, trade) = match kind {
+            ProviderKind::Hyperscaler => (0.5, 0.0, 0.0),
+            ProviderKind::Neocloud => (1.0, 0.5, 1.2),
+            ProviderKind::Marketplace => (2.0, 0.0, 1.5),
+            ProviderKind::Broker => (0.0, 0.6, 0.8),
+        };
+        ArrivalRates {
+            sightings,
+            firm,
+            trade,
+        }
+    }
+}
+
+/// One offer of one provider on one day: what every row drawn for it shares.
+struct OfferDay<'p> {
+    p: &'p Provider,
+    /// The provider's roster position.
+    pi: usize,
+    o: &'p Offer,
+    /// The offer's position in the provider's offers.
+    oi: usize,
+    day: u32,
+    date: NaiveDate,
+    /// The market's fair price of the offer's grade, USD per GPU-hour.
+    fair: f64,
+    /// The provider's tier premium on the day.
+    tier_m: f64,
+    /// The GPU's liquidity, times the benchmark activity for bare-metal on-demand.
+    liquidity: f64,
+    /// The provider's raw name of the GPU.
+    gpu_raw: String,
+    /// The region its listings are posted in.
+    listing_region: &'static str,
+    /// `infiniband`, `ethernet` or empty, by scope.
+    interconnect: &'static str,
+}
+
+/// The fields of a row that differ between the rows of one offer on one day.
+struct RowFields<'q> {
+    id: String,
+    kind: &'static str,
+    /// Seconds after midnight UTC.
+    secs: u32,
+    region: &'static str,
+    quoted: &'q Quoted,
+    quantity: String,
+    cluster: String,
+}
+
+impl OfferDay<'_> {
+    /// A row in the canonical layout ([`HEADER`]).
+    fn row(&self, f: RowFields<'_>) -> [String; 18] {
+        let (p, o, q, secs) = (self.p, self.o, f.quoted, f.secs);
+        [
+            f.id,
+            f.kind.to_string(),
+            format!(
+                "{}T{:02}:{:02}:{:02}Z",
+                self.date,
+                secs / 3600,
+                (secs / 60) % 60,
+                secs % 60
+            ),
+            p.name.clone(),
+            self.gpu_raw.clone(),
+            o.scope.to_string(),
+            o.term.to_string(),
+            q.price.clone(),
+            q.unit.to_string(),
+            q.currency.to_string(),
+            f.quantity,
+            q.gpus_per_unit.clone(),
+            f.region.to_string(),
+            self.interconnect.to_string(),
+            f.cluster,
+            p.tier_on(self.day).to_string(),
+            q.upfront.clone(),
+            String::new(),
+        ]
+    }
 }
 
 fn poisson(rng: &mut ChaCha8Rng, lambda: f64) -> u64 {
@@ -165,206 +260,205 @@ impl Context<'_> {
     }
 
     /// Generates every observation of `day`.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-    )]
     pub(crate) fn day(&self, day: u32) -> DayRows {
-        let seed = self.params.seed;
-        let date = self.date(day);
-        let noise = &self.params.noise;
         let mut out = DayRows::default();
-        let mut rng = stream(seed, &[tag("day"), u64::from(day)]);
-        let lognorm: Normal<f64> = centred_normal(1.0);
+        let mut rng = stream(self.params.seed, &[tag("day"), u64::from(day)]);
         for (pi, p) in self.providers.iter().enumerate() {
             if rng.gen::<f64>() > p.reliability {
                 continue;
             }
-            let tier_m = Self::premium(&self.params.tier_premium, p.tier_on(day).as_str());
-            let (sightings, firm_rate, trade_rate) = match p.kind {
-                ProviderKind::Hyperscaler => (0.5, 0.0, 0.0),
-                ProviderKind::Neocloud => (1.0, 0.5, 1.2),
-                ProviderKind::Marketplace => (2.0, 0.0, 1.5),
-                ProviderKind::Broker => (0.0, 0.6, 0.8),
-            };
-            for (oi, o) in p.offers.iter().enumerate() {
-                let Some(fair) = self.market.fair(o.gpu, o.scope, o.term, day) else {
+            let rates = ArrivalRates::of(p.kind);
+            for oi in 0..p.offers.len() {
+                let Some(od) = self.offer_day(p, pi, oi, day) else {
                     continue;
                 };
-                let gpu_id = &self.params.gpu[o.gpu].id;
-                let benchmark =
-                    o.scope == ServiceScope::BareMetal && o.term == ContractTerm::OnDemand;
-                let liquidity = self.params.gpu[o.gpu].liquidity
-                    * if benchmark {
-                        self.params.market.benchmark_activity
-                    } else {
-                        1.0
-                    };
-                let gpu_raw = raw_gpu_name(gpu_id, p.naming);
-                let listing_region = p.regions[(rentix_hash(pi, oi) as usize) % p.regions.len()];
-                let interconnect = match o.scope {
-                    ServiceScope::BareMetal | ServiceScope::ManagedCluster => "infiniband",
-                    ServiceScope::Vm => "ethernet",
-                    ServiceScope::Container => "",
-                };
-                let base_row = |obs_id: String,
-                                kind: &str,
-                                secs: u32,
-                                region: &str,
-                                q: &Quoted,
-                                qty: String,
-                                cluster: String|
-                 -> [String; 18] {
-                    [
-                        obs_id,
-                        kind.to_string(),
-                        format!(
-                            "{date}T{:02}:{:02}:{:02}Z",
-                            secs / 3600,
-                            (secs / 60) % 60,
-                            secs % 60
-                        ),
-                        p.name.clone(),
-                        gpu_raw.clone(),
-                        o.scope.to_string(),
-                        o.term.to_string(),
-                        q.price.clone(),
-                        q.unit.to_string(),
-                        q.currency.to_string(),
-                        qty,
-                        q.gpus_per_unit.clone(),
-                        region.to_string(),
-                        interconnect.to_string(),
-                        cluster,
-                        p.tier_on(day).to_string(),
-                        q.upfront.clone(),
-                        String::new(),
-                    ]
-                };
-
-                // Listings: the same posted price, seen zero or more times today.
-                let n_list = poisson(&mut rng, sightings * self.activity);
-                if let Some(c) = self.params.cadence_minutes {
-                    // Read at every stamp instead (the draw above is kept, so the
-                    // rest of the day is the daily market's): the posted price
-                    // drifts within the day, and 3% of reads miss.
-                    if let Some(usd) = self.listing_usd(p, pi, oi, day, listing_region) {
-                        let mut r = stream(
-                            seed,
-                            &[tag("intraday"), u64::from(day), pi as u64, oi as u64],
-                        );
-                        let step: Normal<f64> = centred_normal(0.004);
-                        let mut x = 0.0f64;
-                        for s in 0..(1440 / c) {
-                            x = 0.9 * x + step.sample(&mut r);
-                            if r.gen::<f64>() < 0.03 {
-                                continue;
-                            }
-                            let q = self.quote(p, usd * x.exp(), o.term, date, false);
-                            let secs = s * c * 60 + r.gen_range(0..c * 60);
-                            // A read of the page has an id of its own: a listing
-                            // without one is deduplicated by its content per day,
-                            // and an unchanged price at two stamps is two reads.
-                            let row = base_row(
-                                format!("L-{}-{day}-{oi}-{s}", p.code),
-                                "listing",
-                                secs,
-                                listing_region,
-                                &q,
-                                String::new(),
-                                String::new(),
-                            );
-                            out.rows.push(row);
-                            out.scheduled += 1;
-                        }
-                    }
-                } else if n_list > 0 {
-                    if let Some(usd) = self.listing_usd(p, pi, oi, day, listing_region) {
-                        let q = self.quote(p, usd, o.term, date, false);
-                        for _ in 0..n_list {
-                            let secs = rng.gen_range(0..86_400);
-                            let row = base_row(
-                                String::new(),
-                                "listing",
-                                secs,
-                                listing_region,
-                                &q,
-                                String::new(),
-                                String::new(),
-                            );
-                            self.emit(&mut out, &mut rng, row, false);
-                        }
-                    }
-                }
-
-                // Firm offers: executable, close to the market.
-                let n_firm = poisson(&mut rng, firm_rate * liquidity * self.activity);
-                for k in 0..n_firm {
-                    let region = p.regions[rng.gen_range(0..p.regions.len())];
-                    let usd = fair
-                        * tier_m
-                        * Self::premium(&self.params.region_premium, region)
-                        * (0.01 + 0.015 * lognorm.sample(&mut rng)).exp();
-                    let q = self.quote(p, usd, o.term, date, false);
-                    let cluster = [8u32, 16, 32, 64][rng.gen_range(0..4)];
-                    let qty = if rng.gen::<f64>() < 0.5 {
-                        format!("{}", cluster * 24 * rng.gen_range(1..31))
-                    } else {
-                        String::new()
-                    };
-                    let secs = rng.gen_range(0..86_400);
-                    let id = format!("F-{}-{day}-{oi}-{k}", p.code);
-                    let row = base_row(id, "firm", secs, region, &q, qty, cluster.to_string());
-                    self.emit(&mut out, &mut rng, row, false);
-                }
-
-                // Trades: around the fair price, with volume.
-                let lambda = trade_rate
-                    * liquidity
-                    * scope_weight(o.scope)
-                    * term_weight(o.term)
-                    * self.activity;
-                let n_trade = poisson(&mut rng, lambda);
-                for k in 0..n_trade {
-                    let region = p.regions[rng.gen_range(0..p.regions.len())];
-                    let usd = fair
-                        * tier_m.sqrt()
-                        * Self::premium(&self.params.region_premium, region)
-                        * (self.params.market.trade_dispersion * lognorm.sample(&mut rng)).exp();
-                    let with_upfront = p.kind == ProviderKind::Broker
-                        && o.term >= ContractTerm::Year1
-                        && rng.gen::<f64>() < 0.3;
-                    let q = self.quote(p, usd, o.term, date, with_upfront);
-                    let (gpus, hours) = match p.kind {
-                        ProviderKind::Marketplace => {
-                            (rng.gen_range(1..=8u32), rng.gen_range(1..=72u32))
-                        }
-                        _ => {
-                            let g = [8u32, 16, 32, 64, 128][rng.gen_range(0..5)];
-                            let h = match o.term.hours() {
-                                Some(h) => h.min(730.0) as u32,
-                                None => rng.gen_range(24..=720),
-                            };
-                            (g, h)
-                        }
-                    };
-                    let secs = rng.gen_range(0..86_400);
-                    let id = format!("T-{}-{day}-{oi}-{k}", p.code);
-                    let row = base_row(
-                        id,
-                        "trade",
-                        secs,
-                        region,
-                        &q,
-                        format!("{}", gpus * hours),
-                        gpus.to_string(),
-                    );
-                    let late = day > 3 && rng.gen::<f64>() < noise.late_share;
-                    self.emit(&mut out, &mut rng, row, late);
-                }
+                self.listings(&mut out, &mut rng, &od, rates.sightings);
+                self.firm_offers(&mut out, &mut rng, &od, rates.firm);
+                self.trades(&mut out, &mut rng, &od, rates.trade);
             }
         }
         out
+    }
+
+    /// What every row of offer `oi` of provider `pi` shares on `day`; `None` when
+    /// its GPU is not on the market that day.
+    fn offer_day<'p>(
+        &self,
+        p: &'p Provider,
+        pi: usize,
+        oi: usize,
+        day: u32,
+    ) -> Option<OfferDay<'p>> {
+        let o = &p.offers[oi];
+        let fair = self.market.fair(o.gpu, o.scope, o.term, day)?;
+        let gpu = &self.params.gpu[o.gpu];
+        let benchmark = o.scope == ServiceScope::BareMetal && o.term == ContractTerm::OnDemand;
+        let liquidity = gpu.liquidity
+            * if benchmark {
+                self.params.market.benchmark_activity
+            } else {
+                1.0
+            };
+        Some(OfferDay {
+            p,
+            pi,
+            o,
+            oi,
+            day,
+            date: self.date(day),
+            fair,
+            tier_m: Self::premium(&self.params.tier_premium, p.tier_on(day).as_str()),
+            liquidity,
+            gpu_raw: raw_gpu_name(&gpu.id, p.naming),
+            listing_region: p.regions[(rentix_hash(pi, oi) as usize) % p.regions.len()],
+            interconnect: match o.scope {
+                ServiceScope::BareMetal | ServiceScope::ManagedCluster => "infiniband",
+                ServiceScope::Vm => "ethernet",
+                ServiceScope::Container => "",
+            },
+        })
+    }
+
+    /// Listings: the same posted price, seen a Poisson number of times today, or read
+    /// at every stamp of the cadence when there is one.
+    fn listings(&self, out: &mut DayRows, rng: &mut ChaCha8Rng, od: &OfferDay<'_>, rate: f64) {
+        let n_list = poisson(rng, rate * self.activity);
+        if let Some(c) = self.params.cadence_minutes {
+            // Read at every stamp instead (the draw above is kept, so the rest of
+            // the day is the daily market's).
+            self.listing_reads(out, od, c);
+        } else if n_list > 0 {
+            let (p, day) = (od.p, od.day);
+            if let Some(usd) = self.listing_usd(p, od.pi, od.oi, day, od.listing_region) {
+                let q = self.quote(p, usd, od.o.term, od.date, false);
+                for _ in 0..n_list {
+                    let secs = rng.gen_range(0..86_400);
+                    let row = od.row(RowFields {
+                        id: String::new(),
+                        kind: "listing",
+                        secs,
+                        region: od.listing_region,
+                        quoted: &q,
+                        quantity: String::new(),
+                        cluster: String::new(),
+                    });
+                    self.emit(out, rng, row, false);
+                }
+            }
+        }
+    }
+
+    /// Listing reads at every stamp of a `c`-minute cadence, from a stream of their
+    /// own: the posted price drifts within the day, and 3% of reads miss.
+    fn listing_reads(&self, out: &mut DayRows, od: &OfferDay<'_>, c: u32) {
+        let (p, day, oi) = (od.p, od.day, od.oi);
+        let Some(usd) = self.listing_usd(p, od.pi, oi, day, od.listing_region) else {
+            return;
+        };
+        let mut r = stream(
+            self.params.seed,
+            &[tag("intraday"), u64::from(day), od.pi as u64, oi as u64],
+        );
+        let step: Normal<f64> = centred_normal(0.004);
+        let mut x = 0.0f64;
+        for s in 0..(1440 / c) {
+            x = 0.9 * x + step.sample(&mut r);
+            if r.gen::<f64>() < 0.03 {
+                continue;
+            }
+            let q = self.quote(p, usd * x.exp(), od.o.term, od.date, false);
+            let secs = s * c * 60 + r.gen_range(0..c * 60);
+            // A read of the page has an id of its own: a listing without one is
+            // deduplicated by its content per day, and an unchanged price at two
+            // stamps is two reads.
+            let row = od.row(RowFields {
+                id: format!("L-{}-{day}-{oi}-{s}", p.code),
+                kind: "listing",
+                secs,
+                region: od.listing_region,
+                quoted: &q,
+                quantity: String::new(),
+                cluster: String::new(),
+            });
+            out.rows.push(row);
+            out.scheduled += 1;
+        }
+    }
+
+    /// Firm offers: executable, close to the market, a Poisson number of them.
+    fn firm_offers(&self, out: &mut DayRows, rng: &mut ChaCha8Rng, od: &OfferDay<'_>, rate: f64) {
+        let p = od.p;
+        let lognorm: Normal<f64> = centred_normal(1.0);
+        let n_firm = poisson(rng, rate * od.liquidity * self.activity);
+        for k in 0..n_firm {
+            let region = p.regions[rng.gen_range(0..p.regions.len())];
+            let usd = od.fair
+                * od.tier_m
+                * Self::premium(&self.params.region_premium, region)
+                * (0.01 + 0.015 * lognorm.sample(rng)).exp();
+            let q = self.quote(p, usd, od.o.term, od.date, false);
+            let cluster = [8u32, 16, 32, 64][rng.gen_range(0..4)];
+            let quantity = if rng.gen::<f64>() < 0.5 {
+                format!("{}", cluster * 24 * rng.gen_range(1..31))
+            } else {
+                String::new()
+            };
+            let secs = rng.gen_range(0..86_400);
+            let row = od.row(RowFields {
+                id: format!("F-{}-{}-{}-{k}", p.code, od.day, od.oi),
+                kind: "firm",
+                secs,
+                region,
+                quoted: &q,
+                quantity,
+                cluster: cluster.to_string(),
+            });
+            self.emit(out, rng, row, false);
+        }
+    }
+
+    /// Trades: around the fair price, with volume, a Poisson number of them; some
+    /// reported late.
+    fn trades(&self, out: &mut DayRows, rng: &mut ChaCha8Rng, od: &OfferDay<'_>, rate: f64) {
+        let (p, o) = (od.p, od.o);
+        let lognorm: Normal<f64> = centred_normal(1.0);
+        let lambda =
+            rate * od.liquidity * scope_weight(o.scope) * term_weight(o.term) * self.activity;
+        let n_trade = poisson(rng, lambda);
+        for k in 0..n_trade {
+            let region = p.regions[rng.gen_range(0..p.regions.len())];
+            let usd = od.fair
+                * od.tier_m.sqrt()
+                * Self::premium(&self.params.region_premium, region)
+                * (self.params.market.trade_dispersion * lognorm.sample(rng)).exp();
+            let with_upfront = p.kind == ProviderKind::Broker
+                && o.term >= ContractTerm::Year1
+                && rng.gen::<f64>() < 0.3;
+            let q = self.quote(p, usd, o.term, od.date, with_upfront);
+            let (gpus, hours) = match p.kind {
+                ProviderKind::Marketplace => (rng.gen_range(1..=8u32), rng.gen_range(1..=72u32)),
+                _ => {
+                    let g = [8u32, 16, 32, 64, 128][rng.gen_range(0..5)];
+                    let h = match o.term.hours() {
+                        Some(h) => h.min(730.0) as u32,
+                        None => rng.gen_range(24..=720),
+                    };
+                    (g, h)
+                }
+            };
+            let secs = rng.gen_range(0..86_400);
+            let row = od.row(RowFields {
+                id: format!("T-{}-{}-{}-{k}", p.code, od.day, od.oi),
+                kind: "trade",
+                secs,
+                region,
+                quoted: &q,
+                quantity: format!("{}", gpus * hours),
+                cluster: gpus.to_string(),
+            });
+            let late = od.day > 3 && rng.gen::<f64>() < self.params.noise.late_share;
+            self.emit(out, rng, row, late);
+        }
     }
 
     /// Pushes a row, sometimes corrupted, duplicated, or held back as late.

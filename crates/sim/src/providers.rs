@@ -161,167 +161,197 @@ fn pick<T: Copy>(rng: &mut impl Rng, items: &[(T, f64)]) -> T {
 }
 
 /// Builds the roster from the seed.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
 pub(crate) fn roster(p: &SimParams) -> Vec<Provider> {
-    use OperatorTier::*;
-    use ProviderKind::*;
-    let n_gpus = p.gpu.len();
     ROSTER
         .iter()
         .enumerate()
-        .map(|(i, (name, kind))| {
-            let mut rng = stream(p.seed, &[tag("provider"), tag(name)]);
-            let tier = match kind {
-                Hyperscaler => pick(&mut rng, &[(Platinum, 0.5), (Gold, 0.5)]),
-                Neocloud => pick(
-                    &mut rng,
-                    &[
-                        (Platinum, 0.15),
-                        (Gold, 0.3),
-                        (Silver, 0.3),
-                        (Bronze, 0.15),
-                        (Underperform, 0.1),
-                    ],
-                ),
-                Marketplace => pick(
-                    &mut rng,
-                    &[(Silver, 0.3), (Bronze, 0.4), (Underperform, 0.3)],
-                ),
-                Broker => pick(&mut rng, &[(Gold, 0.4), (Silver, 0.6)]),
-            };
-            let regions: Vec<&'static str> = match *name {
-                "Fjord Compute" => vec!["eu"],
-                "Sakura Cluster" => vec!["apac"],
-                _ => {
-                    let mut r = vec!["us"];
-                    if rng.gen::<f64>() < 0.6 {
-                        r.push("eu");
-                    }
-                    if rng.gen::<f64>() < 0.35 {
-                        r.push("apac");
-                    }
-                    r
-                }
-            };
-            let currency = if *name == "Fjord Compute" {
-                "EUR"
-            } else {
-                "USD"
-            };
-            let quote = match kind {
-                Hyperscaler | Broker => Quote::Node8Hour,
-                Neocloud if rng.gen::<f64>() < 0.3 => Quote::GpuMonthReserved,
-                _ => Quote::GpuHour,
-            };
-            let naming = match rng.gen_range(0..3) {
-                0 => Naming::Canonical,
-                1 => Naming::Marketing,
-                _ => Naming::Underscore,
-            };
-            let (scopes, terms): (Vec<ServiceScope>, Vec<ContractTerm>) = match kind {
-                Hyperscaler => (
-                    vec![ServiceScope::Vm],
-                    vec![
-                        ContractTerm::OnDemand,
-                        ContractTerm::Spot,
-                        ContractTerm::Year1,
-                        ContractTerm::Year3,
-                    ],
-                ),
-                Neocloud => {
-                    let mut s = vec![ServiceScope::BareMetal];
-                    if rng.gen::<f64>() < 0.6 {
-                        s.push(ServiceScope::ManagedCluster);
-                    }
-                    if rng.gen::<f64>() < 0.4 {
-                        s.push(ServiceScope::Vm);
-                    }
-                    let mut t = vec![
-                        ContractTerm::OnDemand,
-                        ContractTerm::Month1,
-                        ContractTerm::Month3,
-                        ContractTerm::Year1,
-                    ];
-                    if rng.gen::<f64>() < 0.5 {
-                        t.push(ContractTerm::Month6);
-                    }
-                    if rng.gen::<f64>() < 0.3 {
-                        t.push(ContractTerm::Spot);
-                    }
-                    (s, t)
-                }
-                Marketplace => (
-                    vec![ServiceScope::Container],
-                    vec![ContractTerm::OnDemand, ContractTerm::Spot],
-                ),
-                Broker => (
-                    vec![ServiceScope::BareMetal, ServiceScope::Vm],
-                    vec![
-                        ContractTerm::Month1,
-                        ContractTerm::Month3,
-                        ContractTerm::Month6,
-                        ContractTerm::Year1,
-                        ContractTerm::Year3,
-                    ],
-                ),
-            };
-            let mut gpus: Vec<usize> = (0..n_gpus).collect();
-            gpus.shuffle(&mut rng);
-            let keep = match kind {
-                Hyperscaler | Marketplace => n_gpus,
-                Neocloud => rng.gen_range(2..=n_gpus.max(2)).min(n_gpus),
-                Broker => rng.gen_range(2..=n_gpus.max(2)).min(n_gpus),
-            };
-            gpus.truncate(keep);
-            gpus.sort_unstable();
-            let mut offers = Vec::new();
-            for &g in &gpus {
-                for &s in &scopes {
-                    for &t in &terms {
-                        debug_assert!(TERMS.contains(&t));
-                        offers.push(Offer {
-                            gpu: g,
-                            scope: s,
-                            term: t,
-                        });
-                    }
-                }
-            }
-            Provider {
-                name: name.to_string(),
-                code: format!("p{i:02}"),
-                kind: *kind,
-                tier,
-                tier_history: tier_history(p, name, *kind, tier),
-                regions,
-                reliability: match kind {
-                    Hyperscaler => 0.995,
-                    Neocloud => 0.95,
-                    Marketplace => 0.98,
-                    Broker => 0.9,
-                },
-                listing_premium: match kind {
-                    Hyperscaler => rng.gen_range(0.25..0.45),
-                    Neocloud => rng.gen_range(0.05..0.2),
-                    Marketplace => rng.gen_range(0.02..0.1),
-                    Broker => rng.gen_range(0.03..0.1),
-                },
-                reprice_prob: match kind {
-                    Hyperscaler => 0.01,
-                    Neocloud => 0.06,
-                    Marketplace => 0.35,
-                    Broker => 0.2,
-                },
-                currency,
-                quote,
-                naming,
-                offers,
-            }
-        })
+        .map(|(i, (name, kind))| provider(p, i, name, *kind))
         .collect()
+}
+
+/// Draws one provider of the roster, at position `i`, from a stream of its own.
+fn provider(p: &SimParams, i: usize, name: &str, kind: ProviderKind) -> Provider {
+    use ProviderKind::*;
+    let mut rng = stream(p.seed, &[tag("provider"), tag(name)]);
+    let tier = draw_tier(&mut rng, kind);
+    let regions = draw_regions(&mut rng, name);
+    let currency = if name == "Fjord Compute" {
+        "EUR"
+    } else {
+        "USD"
+    };
+    let quote = match kind {
+        Hyperscaler | Broker => Quote::Node8Hour,
+        Neocloud if rng.gen::<f64>() < 0.3 => Quote::GpuMonthReserved,
+        _ => Quote::GpuHour,
+    };
+    let naming = match rng.gen_range(0..3) {
+        0 => Naming::Canonical,
+        1 => Naming::Marketing,
+        _ => Naming::Underscore,
+    };
+    let (scopes, terms) = draw_scopes_and_terms(&mut rng, kind);
+    let gpus = draw_gpus(&mut rng, kind, p.gpu.len());
+    let offers = offers_of(&gpus, &scopes, &terms);
+    Provider {
+        name: name.to_string(),
+        code: format!("p{i:02}"),
+        kind,
+        tier,
+        tier_history: tier_history(p, name, kind, tier),
+        regions,
+        reliability: match kind {
+            Hyperscaler => 0.995,
+            Neocloud => 0.95,
+            Marketplace => 0.98,
+            Broker => 0.9,
+        },
+        listing_premium: match kind {
+            Hyperscaler => rng.gen_range(0.25..0.45),
+            Neocloud => rng.gen_range(0.05..0.2),
+            Marketplace => rng.gen_range(0.02..0.1),
+            Broker => rng.gen_range(0.03..0.1),
+        },
+        reprice_prob: match kind {
+            Hyperscaler => 0.01,
+            Neocloud => 0.06,
+            Marketplace => 0.35,
+            Broker => 0.2,
+        },
+        currency,
+        quote,
+        naming,
+        offers,
+    }
+}
+
+/// The rating a provider of `kind` starts with, drawn with the kind's shares.
+fn draw_tier(rng: &mut impl Rng, kind: ProviderKind) -> OperatorTier {
+    use OperatorTier::*;
+    match kind {
+        ProviderKind::Hyperscaler => pick(rng, &[(Platinum, 0.5), (Gold, 0.5)]),
+        ProviderKind::Neocloud => pick(
+            rng,
+            &[
+                (Platinum, 0.15),
+                (Gold, 0.3),
+                (Silver, 0.3),
+                (Bronze, 0.15),
+                (Underperform, 0.1),
+            ],
+        ),
+        ProviderKind::Marketplace => {
+            pick(rng, &[(Silver, 0.3), (Bronze, 0.4), (Underperform, 0.3)])
+        }
+        ProviderKind::Broker => pick(rng, &[(Gold, 0.4), (Silver, 0.6)]),
+    }
+}
+
+/// The regions a provider serves: Fjord `eu` and Sakura `apac` alone, every other
+/// `us`, with `eu` (chance 0.6) and `apac` (0.35).
+fn draw_regions(rng: &mut impl Rng, name: &str) -> Vec<&'static str> {
+    match name {
+        "Fjord Compute" => vec!["eu"],
+        "Sakura Cluster" => vec!["apac"],
+        _ => {
+            let mut r = vec!["us"];
+            if rng.gen::<f64>() < 0.6 {
+                r.push("eu");
+            }
+            if rng.gen::<f64>() < 0.35 {
+                r.push("apac");
+            }
+            r
+        }
+    }
+}
+
+/// The scopes and terms a provider of `kind` offers (a neocloud's drawn).
+fn draw_scopes_and_terms(
+    rng: &mut impl Rng,
+    kind: ProviderKind,
+) -> (Vec<ServiceScope>, Vec<ContractTerm>) {
+    match kind {
+        ProviderKind::Hyperscaler => (
+            vec![ServiceScope::Vm],
+            vec![
+                ContractTerm::OnDemand,
+                ContractTerm::Spot,
+                ContractTerm::Year1,
+                ContractTerm::Year3,
+            ],
+        ),
+        ProviderKind::Neocloud => {
+            let mut s = vec![ServiceScope::BareMetal];
+            if rng.gen::<f64>() < 0.6 {
+                s.push(ServiceScope::ManagedCluster);
+            }
+            if rng.gen::<f64>() < 0.4 {
+                s.push(ServiceScope::Vm);
+            }
+            let mut t = vec![
+                ContractTerm::OnDemand,
+                ContractTerm::Month1,
+                ContractTerm::Month3,
+                ContractTerm::Year1,
+            ];
+            if rng.gen::<f64>() < 0.5 {
+                t.push(ContractTerm::Month6);
+            }
+            if rng.gen::<f64>() < 0.3 {
+                t.push(ContractTerm::Spot);
+            }
+            (s, t)
+        }
+        ProviderKind::Marketplace => (
+            vec![ServiceScope::Container],
+            vec![ContractTerm::OnDemand, ContractTerm::Spot],
+        ),
+        ProviderKind::Broker => (
+            vec![ServiceScope::BareMetal, ServiceScope::Vm],
+            vec![
+                ContractTerm::Month1,
+                ContractTerm::Month3,
+                ContractTerm::Month6,
+                ContractTerm::Year1,
+                ContractTerm::Year3,
+            ],
+        ),
+    }
+}
+
+/// The GPUs (indices into the parameters' `gpu`, sorted) a provider offers: every
+/// one for hyperscalers and marketplaces, a random two or more for the others.
+fn draw_gpus(rng: &mut impl Rng, kind: ProviderKind, n_gpus: usize) -> Vec<usize> {
+    let mut gpus: Vec<usize> = (0..n_gpus).collect();
+    gpus.shuffle(rng);
+    let keep = match kind {
+        ProviderKind::Hyperscaler | ProviderKind::Marketplace => n_gpus,
+        ProviderKind::Neocloud | ProviderKind::Broker => {
+            rng.gen_range(2..=n_gpus.max(2)).min(n_gpus)
+        }
+    };
+    gpus.truncate(keep);
+    gpus.sort_unstable();
+    gpus
+}
+
+/// Every (GPU, scope, term) of the given ones, GPU first, term last.
+fn offers_of(gpus: &[usize], scopes: &[ServiceScope], terms: &[ContractTerm]) -> Vec<Offer> {
+    let mut offers = Vec::new();
+    for &g in gpus {
+        for &s in scopes {
+            for &t in terms {
+                debug_assert!(TERMS.contains(&t));
+                offers.push(Offer {
+                    gpu: g,
+                    scope: s,
+                    term: t,
+                });
+            }
+        }
+    }
+    offers
 }
 
 /// The raw name a provider uses for a catalogued GPU.

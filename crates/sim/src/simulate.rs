@@ -4,12 +4,13 @@
 use crate::error::SimError;
 use crate::market::{Market, TERMS};
 use crate::observations::{Context, HEADER};
-use crate::params::SimParams;
-use crate::providers::roster;
+use crate::params::{SimParams, UserParams};
+use crate::providers::{roster, Provider};
 use crate::users::{billed, day_text, events, rent};
 use rayon::prelude::*;
 use rentix_core::{FxTable, GpuModel, Grade, ServiceScope};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -64,10 +65,6 @@ fn csv_err(path: &Path) -> impl Fn(csv::Error) -> SimError + '_ {
 }
 
 /// Writes the whole market into `out`. `progress` receives days done.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
 pub fn simulate(
     out: &Path,
     params: &SimParams,
@@ -86,35 +83,77 @@ pub fn simulate(
         activity: 1.0,
     };
     if params.rows > 0 {
-        // Calibrate: count the natural activity, then scale every rate. Listing
-        // reads at every stamp of a cadence are a schedule, not arrivals: they stay
-        // as they are and the arrivals make up the rest of the target.
-        let (natural, scheduled) = (0..params.days)
-            .into_par_iter()
-            .map(|d| {
-                let r = ctx.day(d);
-                ((r.rows.len() + r.late.len()) as u64, r.scheduled as u64)
-            })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let arrivals = natural - scheduled;
-        if scheduled > 0 && params.rows <= scheduled + arrivals / 100 {
-            return Err(SimError::Params(format!(
-                "rows = {}: listings read every {} minutes are {scheduled} rows on their own; ask for more rows, a longer cadence or fewer days",
-                params.rows,
-                params.cadence_minutes.unwrap_or_default()
-            )));
-        }
-        ctx.activity = (params.rows - scheduled) as f64 / arrivals.max(1) as f64;
+        ctx.activity = calibrated_activity(&ctx)?;
     }
+    let (n_obs, n_late) = write_observations(out, &ctx, progress)?;
+    let truth_rows = write_truth(out, params, &market)?;
+    let mut files = vec!["observations.csv".to_string(), "truth.csv".to_string()];
+    let mut first_rent_day: BTreeMap<String, u32> = BTreeMap::new();
+    for u in &params.user {
+        if let Some(day) = write_user_files(out, params, &market, u)? {
+            first_rent_day.insert(u.name.clone(), day);
+        }
+        files.push(format!("rent_{}.csv", u.name));
+        files.push(format!("events_{}.csv", u.name));
+    }
+    write_operator_files(out, params, &providers, &first_rent_day)?;
+    files.push("ratings.csv".to_string());
+    files.push("throughput.csv".to_string());
 
+    let manifest = Manifest {
+        generator: format!("rentix-sim {}", env!("CARGO_PKG_VERSION")),
+        seed: params.seed,
+        observations: n_obs + n_late,
+        late_observations: n_late,
+        truth_rows,
+        activity: ctx.activity,
+        users: params.user.iter().map(|u| u.name.clone()).collect(),
+        files,
+        params: params.clone(),
+    };
+    write_manifest(out, &manifest)?;
+    Ok(manifest)
+}
+
+/// The multiplier of every arrival rate that meets `params.rows`: count the natural
+/// activity, then scale. Listing reads at every stamp of a cadence are a schedule,
+/// not arrivals: they stay as they are and the arrivals make up the rest.
+fn calibrated_activity(ctx: &Context<'_>) -> Result<f64, SimError> {
+    let params = ctx.params;
+    let (natural, scheduled) = (0..params.days)
+        .into_par_iter()
+        .map(|d| {
+            let r = ctx.day(d);
+            ((r.rows.len() + r.late.len()) as u64, r.scheduled as u64)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let arrivals = natural - scheduled;
+    if scheduled > 0 && params.rows <= scheduled + arrivals / 100 {
+        return Err(SimError::Params(format!(
+            "rows = {}: listings read every {} minutes are {scheduled} rows on their own; ask for more rows, a longer cadence or fewer days",
+            params.rows,
+            params.cadence_minutes.unwrap_or_default()
+        )));
+    }
+    Ok((params.rows - scheduled) as f64 / arrivals.max(1) as f64)
+}
+
+/// Writes `observations.csv`, `CHUNK` days at a time, the late-arriving batch at
+/// the end: returns (in-order rows, late rows).
+fn write_observations(
+    out: &Path,
+    ctx: &Context<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(u64, u64), SimError> {
+    let days = ctx.params.days;
     let obs_path = out.join("observations.csv");
     let mut w = csv_writer(&obs_path)?;
     w.write_record(HEADER).map_err(csv_err(&obs_path))?;
     let mut late_rows = Vec::new();
     let mut n_obs = 0u64;
     let mut day = 0;
-    while day < params.days {
-        let end = (day + CHUNK).min(params.days);
+    while day < days {
+        let end = (day + CHUNK).min(days);
         let chunk: Vec<_> = (day..end).into_par_iter().map(|d| ctx.day(d)).collect();
         for r in chunk {
             for row in &r.rows {
@@ -131,9 +170,12 @@ pub fn simulate(
         w.write_record(row).map_err(csv_err(&obs_path))?;
     }
     w.flush().map_err(werr(&obs_path))?;
-    let n_late = late_rows.len() as u64;
-    drop(late_rows);
+    Ok((n_obs, late_rows.len() as u64))
+}
 
+/// Writes `truth.csv`, the fair price of every grade on the market each day, grades
+/// in key order: returns its rows.
+fn write_truth(out: &Path, params: &SimParams, market: &Market) -> Result<u64, SimError> {
     let truth_path = out.join("truth.csv");
     let mut t = csv_writer(&truth_path)?;
     t.write_record(["date", "grade", "fair_usd_per_gpu_hour"])
@@ -160,62 +202,70 @@ pub fn simulate(
         }
     }
     t.flush().map_err(werr(&truth_path))?;
+    Ok(truth_rows)
+}
 
-    let mut files = vec!["observations.csv".to_string(), "truth.csv".to_string()];
-    let mut first_rent_day: std::collections::BTreeMap<String, u32> =
-        std::collections::BTreeMap::new();
-    for u in &params.user {
-        let rows = rent(params, &market, u);
-        if let Some(r) = rows.first() {
-            first_rent_day.insert(u.name.clone(), r.day);
-        }
-        let path = out.join(format!("rent_{}.csv", u.name));
-        let mut w = csv_writer(&path)?;
+/// Writes a user's `rent_<name>.csv` and `events_<name>.csv`: returns the day of
+/// its first rent, `None` when it has none.
+fn write_user_files(
+    out: &Path,
+    params: &SimParams,
+    market: &Market,
+    u: &UserParams,
+) -> Result<Option<u32>, SimError> {
+    let rows = rent(params, market, u);
+    let path = out.join(format!("rent_{}.csv", u.name));
+    let mut w = csv_writer(&path)?;
+    w.write_record([
+        "period_start",
+        "period_end",
+        "usd_per_gpu_hour",
+        "gpu_hours",
+        "side",
+    ])
+    .map_err(csv_err(&path))?;
+    for r in &billed(params, &rows, &u.billing) {
         w.write_record([
-            "period_start",
-            "period_end",
-            "usd_per_gpu_hour",
-            "gpu_hours",
-            "side",
+            day_text(params, r.start),
+            day_text(params, r.end),
+            format!("{:.6}", r.usd_per_gpu_hour),
+            format!("{}", r.gpu_hours),
+            u.side.clone(),
         ])
         .map_err(csv_err(&path))?;
-        for r in &billed(params, &rows, &u.billing) {
-            w.write_record([
-                day_text(params, r.start),
-                day_text(params, r.end),
-                format!("{:.6}", r.usd_per_gpu_hour),
-                format!("{}", r.gpu_hours),
-                u.side.clone(),
-            ])
-            .map_err(csv_err(&path))?;
-        }
-        w.flush().map_err(werr(&path))?;
-        let ev = events(params, u, &rows);
-        let epath = out.join(format!("events_{}.csv", u.name));
-        let mut w = csv_writer(&epath)?;
-        w.write_record(["start", "end", "kind", "gpu_hours_lost", "usd_loss", "note"])
-            .map_err(csv_err(&epath))?;
-        for e in &ev {
-            w.write_record([
-                day_text(params, e.start),
-                day_text(params, e.end),
-                e.kind.to_string(),
-                format!("{:.2}", e.gpu_hours_lost),
-                format!("{:.2}", e.usd_loss),
-                e.note.clone(),
-            ])
-            .map_err(csv_err(&epath))?;
-        }
-        w.flush().map_err(werr(&epath))?;
-        files.push(format!("rent_{}.csv", u.name));
-        files.push(format!("events_{}.csv", u.name));
     }
+    w.flush().map_err(werr(&path))?;
+    let epath = out.join(format!("events_{}.csv", u.name));
+    let mut w = csv_writer(&epath)?;
+    w.write_record(["start", "end", "kind", "gpu_hours_lost", "usd_loss", "note"])
+        .map_err(csv_err(&epath))?;
+    for e in &events(params, u, &rows) {
+        w.write_record([
+            day_text(params, e.start),
+            day_text(params, e.end),
+            e.kind.to_string(),
+            format!("{:.2}", e.gpu_hours_lost),
+            format!("{:.2}", e.usd_loss),
+            e.note.clone(),
+        ])
+        .map_err(csv_err(&epath))?;
+    }
+    w.flush().map_err(werr(&epath))?;
+    Ok(rows.first().map(|r| r.day))
+}
 
+/// Writes the operators' `ratings.csv` and `throughput.csv`.
+fn write_operator_files(
+    out: &Path,
+    params: &SimParams,
+    providers: &[Provider],
+    first_rent_day: &BTreeMap<String, u32>,
+) -> Result<(), SimError> {
     let rpath = out.join("ratings.csv");
     let mut w = csv_writer(&rpath)?;
     w.write_record(["operator", "scope", "tier", "effective_from", "source"])
         .map_err(csv_err(&rpath))?;
-    for r in crate::operators::ratings(params, &providers) {
+    for r in crate::operators::ratings(params, providers) {
         w.write_record(&r).map_err(csv_err(&rpath))?;
     }
     w.flush().map_err(werr(&rpath))?;
@@ -223,31 +273,22 @@ pub fn simulate(
     let mut w = csv_writer(&tpath)?;
     w.write_record(crate::operators::THROUGHPUT_HEADER)
         .map_err(csv_err(&tpath))?;
-    for r in crate::operators::throughput(params, &providers, &first_rent_day) {
+    for r in crate::operators::throughput(params, providers, first_rent_day) {
         w.write_record(&r).map_err(csv_err(&tpath))?;
     }
     w.flush().map_err(werr(&tpath))?;
-    files.push("ratings.csv".to_string());
-    files.push("throughput.csv".to_string());
+    Ok(())
+}
 
-    let manifest = Manifest {
-        generator: format!("rentix-sim {}", env!("CARGO_PKG_VERSION")),
-        seed: params.seed,
-        observations: n_obs + n_late,
-        late_observations: n_late,
-        truth_rows,
-        activity: ctx.activity,
-        users: params.user.iter().map(|u| u.name.clone()).collect(),
-        files,
-        params: params.clone(),
-    };
+/// Writes `manifest.json`: the manifest as pretty JSON and a newline.
+fn write_manifest(out: &Path, manifest: &Manifest) -> Result<(), SimError> {
     let mpath = out.join("manifest.json");
     let json =
-        serde_json::to_string_pretty(&manifest).map_err(|e| SimError::Params(e.to_string()))?;
+        serde_json::to_string_pretty(manifest).map_err(|e| SimError::Params(e.to_string()))?;
     let mut f = File::create(&mpath).map_err(werr(&mpath))?;
     f.write_all(json.as_bytes()).map_err(werr(&mpath))?;
     f.write_all(b"\n").map_err(werr(&mpath))?;
-    Ok(manifest)
+    Ok(())
 }
 
 #[cfg(test)]
