@@ -170,6 +170,33 @@ fn default_min_settlement_fixings() -> usize {
     DEFAULT_MIN_SETTLEMENT_FIXINGS
 }
 
+/// Every settlement day's value: its qualifying fixing, or the gap fill of the
+/// coverage rule from the qualifying fixings before it (`flags[k]`: day `k` has one).
+fn gap_filled(
+    index: &Underlying,
+    days: &[NaiveDate],
+    flags: &[bool],
+    rule: &CoverageRule,
+) -> Vec<f64> {
+    let mut values = Vec::with_capacity(days.len());
+    for (d, q) in days.iter().zip(flags) {
+        if *q {
+            values.extend(index.values.get(*d));
+            continue;
+        }
+        let mut before: Vec<f64> = index
+            .qualifying
+            .range(..*d)
+            .rev()
+            .filter_map(|x| index.values.get(*x))
+            .take(rule.gap_fill_n)
+            .collect();
+        before.reverse();
+        values.extend(fill_value(rule.gap_fill, rule.gap_fill_n, &before));
+    }
+    values
+}
+
 /// Longest accepted index name (grade key or composite name).
 const MAX_INDEX_NAME: usize = 200;
 
@@ -441,10 +468,6 @@ impl ContractSpec {
 
     /// The month's settlement with its status, coverage and longest gap; an error
     /// only for a contract whose day rule cannot be read.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-    )]
     pub fn settle_outcome(
         &self,
         index: &Underlying,
@@ -469,24 +492,24 @@ impl ContractSpec {
         };
         if used.is_empty() {
             let end = month_start(month) + Months::new(1);
-            if let Some((d, v)) = self
+            let fallback = self
                 .last_published_fallback
                 .then(|| index.values.last_on_or_before(end - chrono::Days::new(1)))
-                .flatten()
-            {
-                return Ok(outcome(
+                .flatten();
+            return Ok(match fallback {
+                Some((d, v)) => outcome(
                     SettlementStatus::Settled,
                     Some(v),
                     format!(
                         "no fixing on a settlement day: settled on the last value published, {d}"
                     ),
-                ));
-            }
-            return Ok(outcome(
-                SettlementStatus::Determination,
-                None,
-                format!("no fixing of {} on a settlement day", self.underlying),
-            ));
+                ),
+                None => outcome(
+                    SettlementStatus::Determination,
+                    None,
+                    format!("no fixing of {} on a settlement day", self.underlying),
+                ),
+            });
         }
         let Some(rule) = &self.coverage else {
             let qualifying = used
@@ -525,23 +548,7 @@ impl ContractSpec {
                 ),
             ));
         }
-        // Every settlement day: its qualifying fixing, or the gap fill.
-        let mut values = Vec::with_capacity(days.len());
-        for (d, q) in days.iter().zip(&flags) {
-            if *q {
-                values.extend(index.values.get(*d));
-                continue;
-            }
-            let mut before: Vec<f64> = index
-                .qualifying
-                .range(..*d)
-                .rev()
-                .filter_map(|x| index.values.get(*x))
-                .take(rule.gap_fill_n)
-                .collect();
-            before.reverse();
-            values.extend(fill_value(rule.gap_fill, rule.gap_fill_n, &before));
-        }
+        let values = gap_filled(index, &days, &flags, rule);
         if values.is_empty() {
             return Ok(outcome(
                 SettlementStatus::Determination,

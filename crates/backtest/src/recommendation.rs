@@ -155,10 +155,6 @@ pub(crate) fn recommend(
 
 /// Applies the rule (module doc) to `candidates` hedging with `instrument`; a perp's
 /// lots are `lot_gpu_hours` GPU-hours each.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
 pub(crate) fn recommend_for(
     instrument: Instrument,
     lot_gpu_hours: f64,
@@ -192,16 +188,7 @@ pub(crate) fn recommend_for(
         );
         return r;
     }
-    // The lower bound, or the point estimate when there is no interval.
-    let key = |c: &Candidate| c.interval.map(|i| i.low).or(c.effectiveness);
-    let best = candidates
-        .iter()
-        .filter(|c| tradable(c.strategy) && key(c).is_some())
-        .fold(None::<&Candidate>, |best, c| match best {
-            Some(b) if key(b) >= key(c) => Some(b),
-            _ => Some(c),
-        });
-    let Some(best) = best else {
+    let Some(best) = best_candidate(candidates) else {
         r.decision = Decision::DoNotHedge;
         r.reason = if candidates.iter().any(|c| tradable(c.strategy)) {
             format!(
@@ -220,35 +207,79 @@ pub(crate) fn recommend_for(
         .interval
         .map(|i| format!(" (95% interval {} to {})", pct(i.low), pct(i.high)))
         .unwrap_or_else(|| " (no interval: --resamples 0; decided on the point estimate)".into());
-    let eff = best.effectiveness.unwrap_or(0.0);
     let removes = key(best).is_some_and(|k| k > 0.0);
     if removes && best.next_contracts > 0 {
         let buy = side == Side::Pay;
         r.decision = Decision::Hedge;
         r.futures_side = Some(if buy { "buy" } else { "sell" }.into());
         r.contracts = Some(best.next_contracts);
-        let trade = match instrument {
-            Instrument::Futures => format!(
-                "{} {} {underlying} futures contracts a month",
-                if buy { "buy" } else { "sell" },
-                best.next_contracts
-            ),
-            Instrument::Perp => format!(
-                "go {} {} GPU-hours of {what} for next month's rent, stepped down as the month is delivered",
-                if buy { "long" } else { "short" },
-                grouped(best.next_contracts as f64 * lot_gpu_hours)
-            ),
-        };
-        r.reason = format!(
-            "hedge: {trade} ({}, ratio {:.2}); out of sample it removed {} of your rent's month-to-month risk{interval}",
-            best.strategy.as_str(),
-            best.next_ratio,
-            pct(eff)
-        );
+        r.reason = hedge_reason(instrument, lot_gpu_hours, buy, best, underlying, &interval);
         return r;
     }
     r.decision = Decision::DoNotHedge;
-    r.reason = if removes {
+    r.reason = no_hedge_reason(instrument, best, removes, &what, &interval);
+    r
+}
+
+/// What a candidate is judged by: the lower bound of its effectiveness interval, or
+/// the point estimate when there is no interval.
+fn key(c: &Candidate) -> Option<f64> {
+    c.interval.map(|i| i.low).or(c.effectiveness)
+}
+
+/// The tradable candidate with the best [`key`] (the first of equal ones).
+fn best_candidate(candidates: &[Candidate]) -> Option<&Candidate> {
+    candidates
+        .iter()
+        .filter(|c| tradable(c.strategy) && key(c).is_some())
+        .fold(None::<&Candidate>, |best, c| match best {
+            Some(b) if key(b) >= key(c) => Some(b),
+            _ => Some(c),
+        })
+}
+
+/// The reason of a decision to hedge: the trade, and what it removed out of sample.
+fn hedge_reason(
+    instrument: Instrument,
+    lot_gpu_hours: f64,
+    buy: bool,
+    best: &Candidate,
+    underlying: &str,
+    interval: &str,
+) -> String {
+    let what = instrument.noun(underlying);
+    let eff = best.effectiveness.unwrap_or(0.0);
+    let trade = match instrument {
+        Instrument::Futures => format!(
+            "{} {} {underlying} futures contracts a month",
+            if buy { "buy" } else { "sell" },
+            best.next_contracts
+        ),
+        Instrument::Perp => format!(
+            "go {} {} GPU-hours of {what} for next month's rent, stepped down as the month is delivered",
+            if buy { "long" } else { "short" },
+            grouped(best.next_contracts as f64 * lot_gpu_hours)
+        ),
+    };
+    format!(
+        "hedge: {trade} ({}, ratio {:.2}); out of sample it removed {} of your rent's month-to-month risk{interval}",
+        best.strategy.as_str(),
+        best.next_ratio,
+        pct(eff)
+    )
+}
+
+/// The reason of a decision not to hedge with the best candidate: too small a
+/// position, a hedge that adds risk, or one whose removal cannot be told from chance.
+fn no_hedge_reason(
+    instrument: Instrument,
+    best: &Candidate,
+    removes: bool,
+    what: &str,
+    interval: &str,
+) -> String {
+    let eff = best.effectiveness.unwrap_or(0.0);
+    if removes {
         format!(
             "do not hedge: the best hedge ({}, ratio {:.2}) is less than half a {} on your latest month's exposure",
             best.strategy.as_str(),
@@ -284,8 +315,7 @@ pub(crate) fn recommend_for(
             best.strategy.as_str(),
             pct(eff)
         )
-    };
-    r
+    }
 }
 
 #[cfg(test)]
