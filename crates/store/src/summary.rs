@@ -74,7 +74,7 @@ pub struct Conflict {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IngestSummary {
     /// `run-NNNNNN`, the name of the run's record and files (empty for
-    /// [`crate::read_in_memory`]).
+    /// `rentix_ingest::read_in_memory`).
     pub run_id: String,
     /// The mapping's name, `canonical` without one, `compact` for a compaction.
     pub mapping: String,
