@@ -197,6 +197,32 @@ fn gap_filled(
     values
 }
 
+/// Every stamp's value: its own, or the gap fill of the coverage rule from the
+/// valued stamps before it.
+fn gap_filled_stamps(st: &Stamps, expected: &[i64], rule: &CoverageRule) -> Vec<f64> {
+    let mut values = Vec::with_capacity(expected.len());
+    for t in expected {
+        if let Some(v) = st.values.get(t) {
+            values.push(*v);
+            continue;
+        }
+        let mut before: Vec<f64> = st
+            .values
+            .range(..*t)
+            .rev()
+            .take(rule.gap_fill_n)
+            .map(|(_, v)| *v)
+            .collect();
+        before.reverse();
+        values.extend(fill_value(rule.gap_fill, rule.gap_fill_n, &before));
+    }
+    values
+}
+
+/// A stamp settlement's status, its value before rounding to the tick (`None` for a
+/// determination) and why it did not simply settle.
+type StampVerdict = (SettlementStatus, Option<f64>, String);
+
 /// Longest accepted index name (grade key or composite name).
 const MAX_INDEX_NAME: usize = 200;
 
@@ -579,30 +605,11 @@ impl ContractSpec {
     /// `[coverage]` table a month needs `min_settlement_fixings` valued stamps. No
     /// stamp valued in the month: the last value before its end when
     /// `last_published_fallback`, else a determination.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-    )]
     fn settle_stamps(&self, st: &Stamps, month: NaiveDate) -> Result<SettlementOutcome, String> {
-        let per_day = (86_400 / st.step.max(1)).max(1);
-        let mut expected: Vec<i64> = Vec::new();
-        for d in self.settlement_days_of_all(month)? {
-            let start = d
-                .and_hms_opt(0, 0, 0)
-                .ok_or("bad date")?
-                .and_utc()
-                .timestamp();
-            expected.extend((1..=per_day).map(|k| start + k * st.step));
-        }
-        let keep = match self.settlement {
-            Settlement::MonthlyAverage => expected.len(),
-            Settlement::Final => 1,
-            Settlement::LastNAverage => self.last_n,
-        };
-        let expected = &expected[expected.len().saturating_sub(keep)..];
+        let expected = self.settlement_stamps_of(st, month)?;
         let flags: Vec<bool> = expected.iter().map(|t| st.values.contains_key(t)).collect();
         let (coverage, longest_gap) = coverage_of(&flags);
-        let outcome = |status, value: Option<f64>, reason: String| SettlementOutcome {
+        let outcome = |(status, value, reason): StampVerdict| SettlementOutcome {
             status,
             value: value.map(|v| self.to_tick(v)),
             coverage,
@@ -612,55 +619,15 @@ impl ContractSpec {
         let valued = flags.iter().filter(|f| **f).count();
         let end = expected.last().copied().unwrap_or(0);
         if valued == 0 {
-            if let Some((t, v)) = self
-                .last_published_fallback
-                .then(|| st.values.range(..=end).next_back())
-                .flatten()
-            {
-                let when =
-                    chrono::DateTime::<chrono::Utc>::from_timestamp(*t, 0).unwrap_or_default();
-                return Ok(outcome(
-                    SettlementStatus::Settled,
-                    Some(*v),
-                    format!(
-                        "no stamp published in the month: settled on the last value published, {}",
-                        when.to_rfc3339()
-                    ),
-                ));
-            }
-            return Ok(outcome(
-                SettlementStatus::Determination,
-                None,
-                format!(
-                    "no stamp of {} published on a settlement day",
-                    self.underlying
-                ),
-            ));
+            return Ok(outcome(self.no_stamp_valued(st, end)));
         }
         let pct = |x: f64| format!("{:.1}%", 100.0 * x);
         let Some(rule) = &self.coverage else {
-            let needed = self.min_settlement_fixings.min(expected.len());
-            if valued < needed {
-                return Ok(outcome(
-                    SettlementStatus::Determination,
-                    None,
-                    format!("not settled: {valued} of the {} stamps have a value; min_settlement_fixings needs {needed}", expected.len()),
-                ));
-            }
-            let mean = expected
-                .iter()
-                .filter_map(|t| st.values.get(t))
-                .sum::<f64>()
-                / valued as f64;
-            return Ok(outcome(
-                SettlementStatus::Settled,
-                Some(mean),
-                String::new(),
-            ));
+            return Ok(outcome(self.stamps_without_coverage(st, &expected, valued)));
         };
         let status = classify(rule, coverage, longest_gap);
         if status == SettlementStatus::Determination {
-            return Ok(outcome(
+            return Ok(outcome((
                 status,
                 None,
                 format!(
@@ -669,24 +636,9 @@ impl ContractSpec {
                     pct(rule.review_at),
                     pct(longest_gap)
                 ),
-            ));
+            )));
         }
-        let mut values = Vec::with_capacity(expected.len());
-        for t in expected {
-            if let Some(v) = st.values.get(t) {
-                values.push(*v);
-                continue;
-            }
-            let mut before: Vec<f64> = st
-                .values
-                .range(..*t)
-                .rev()
-                .take(rule.gap_fill_n)
-                .map(|(_, v)| *v)
-                .collect();
-            before.reverse();
-            values.extend(fill_value(rule.gap_fill, rule.gap_fill_n, &before));
-        }
+        let values = gap_filled_stamps(st, &expected, rule);
         let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
         let reason = match status {
             SettlementStatus::Review => format!(
@@ -698,7 +650,78 @@ impl ContractSpec {
             ),
             _ => String::new(),
         };
-        Ok(outcome(status, Some(mean), reason))
+        Ok(outcome((status, Some(mean), reason)))
+    }
+
+    /// The stamps of `month` the settlement rule uses, valued or not: every stamp of
+    /// the counted days (monthly average), the last one (final) or the last `last_n`
+    /// (seconds since the epoch).
+    fn settlement_stamps_of(&self, st: &Stamps, month: NaiveDate) -> Result<Vec<i64>, String> {
+        let per_day = (86_400 / st.step.max(1)).max(1);
+        let mut expected: Vec<i64> = Vec::new();
+        for d in self.settlement_days_of_all(month)? {
+            let start = d
+                .and_hms_opt(0, 0, 0)
+                .ok_or("bad date")?
+                .and_utc()
+                .timestamp();
+            expected.extend((1..=per_day).map(|k| start + k * st.step));
+        }
+        Ok(self.kept(&expected).to_vec())
+    }
+
+    /// A month with no valued stamp: settled on the last value published on or
+    /// before `end` (the last stamp the rule uses) under `last_published_fallback`,
+    /// else a determination.
+    fn no_stamp_valued(&self, st: &Stamps, end: i64) -> StampVerdict {
+        if let Some((t, v)) = self
+            .last_published_fallback
+            .then(|| st.values.range(..=end).next_back())
+            .flatten()
+        {
+            let when = chrono::DateTime::<chrono::Utc>::from_timestamp(*t, 0).unwrap_or_default();
+            return (
+                SettlementStatus::Settled,
+                Some(*v),
+                format!(
+                    "no stamp published in the month: settled on the last value published, {}",
+                    when.to_rfc3339()
+                ),
+            );
+        }
+        (
+            SettlementStatus::Determination,
+            None,
+            format!(
+                "no stamp of {} published on a settlement day",
+                self.underlying
+            ),
+        )
+    }
+
+    /// Without a `[coverage]` table: the mean of the `valued` stamps among `expected`
+    /// when there are `min_settlement_fixings` of them (or all the rule uses), else
+    /// a determination.
+    fn stamps_without_coverage(
+        &self,
+        st: &Stamps,
+        expected: &[i64],
+        valued: usize,
+    ) -> StampVerdict {
+        let needed = self.min_settlement_fixings.min(expected.len());
+        if valued < needed {
+            return (
+                SettlementStatus::Determination,
+                None,
+                format!("not settled: {valued} of the {} stamps have a value; min_settlement_fixings needs {needed}", expected.len()),
+            );
+        }
+        let mean = expected
+            .iter()
+            .filter_map(|t| st.values.get(t))
+            .sum::<f64>()
+            / valued as f64;
+        (SettlementStatus::Settled, Some(mean), String::new())
     }
 
     /// Every day of `month` the contract counts.

@@ -2,7 +2,7 @@
 //! explicit weights, and a quality-adjusted GPU-hour index by adjacent-period
 //! time-dummy hedonic regression on the observations themselves.
 
-use crate::elementary::link;
+use crate::elementary::{link, Elementary};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, SourceId};
 use crate::fixing::{round_to, Fixing, FixingLevel};
 use crate::flag::Flag;
@@ -72,48 +72,67 @@ fn composite_rules(
     (publish, flags)
 }
 
-/// Chained Jevons or Dutot over the component grades' fixings, on the dates at least
-/// one component has a row.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
-pub(crate) fn chained(
-    spec: &CompositeSpec,
-    fixings: &[Fixing],
-    dates: &[NaiveDate],
-    m: &Methodology,
-    seed: Option<&ChainSeed>,
-) -> (Vec<Fixing>, Vec<(NaiveDate, f64)>) {
-    let Some(formula) = spec.method.elementary() else {
-        return (Vec::new(), Vec::new());
-    };
-    let comps: Vec<(&String, f64)> = spec.weights.iter().map(|(g, w)| (g, *w)).collect();
-    let weights: Vec<f64> = comps.iter().map(|c| c.1).collect();
+/// The component grades' fixings by date and grade key.
+fn by_date_and_grade(fixings: &[Fixing]) -> BTreeMap<(NaiveDate, &str), &Fixing> {
     let mut by_key: BTreeMap<(NaiveDate, &str), &Fixing> = BTreeMap::new();
     for f in fixings {
         by_key.insert((f.date, f.grade.as_str()), f);
     }
-    let prices_on = |d: NaiveDate| -> Vec<Option<f64>> {
-        comps
-            .iter()
-            .map(|(g, _)| by_key.get(&(d, g.as_str())).and_then(|f| f.value))
-            .collect()
-    };
-    let mut out = Vec::new();
-    let mut levels = Vec::new();
-    let mut level: Option<f64> = None;
-    let mut prev: Option<Vec<Option<f64>>> = None;
-    // Continued from a seed: where a full run stood at the end of `seed.after` (its
-    // level, and the component prices of that date to link from).
-    if let Some(seed) = seed {
-        level = seed.level.map(|(_, l)| l);
-        prev = level.map(|_| prices_on(seed.after));
+    by_key
+}
+
+/// A chained composite's rule and the component grades' fixings it links.
+struct ChainedComposite<'a> {
+    spec: &'a CompositeSpec,
+    m: &'a Methodology,
+    formula: Elementary,
+    /// The component grades and their weights, in `spec.weights` order.
+    comps: Vec<(&'a String, f64)>,
+    weights: Vec<f64>,
+    by_key: BTreeMap<(NaiveDate, &'a str), &'a Fixing>,
+}
+
+/// The components' rows on one date, in component order.
+struct ComponentsOn<'a> {
+    /// Each component's row (`None`: it has none on the date).
+    rows: Vec<Option<&'a Fixing>>,
+    /// Each component's value (`None`: no row, or a row without a value).
+    prices: Vec<Option<f64>>,
+    /// The rows with a value.
+    present: Vec<&'a Fixing>,
+}
+
+impl<'a> ChainedComposite<'a> {
+    /// The composite's components over `fixings`; `None` for a method that is not
+    /// an elementary formula.
+    fn new(spec: &'a CompositeSpec, fixings: &'a [Fixing], m: &'a Methodology) -> Option<Self> {
+        let formula = spec.method.elementary()?;
+        let comps: Vec<(&String, f64)> = spec.weights.iter().map(|(g, w)| (g, *w)).collect();
+        let weights: Vec<f64> = comps.iter().map(|c| c.1).collect();
+        Some(Self {
+            spec,
+            m,
+            formula,
+            comps,
+            weights,
+            by_key: by_date_and_grade(fixings),
+        })
     }
-    for &d in dates.iter().filter(|d| seed.is_none_or(|s| **d > s.after)) {
-        let rows: Vec<Option<&Fixing>> = comps
+
+    /// Each component's value on `d`.
+    fn prices_on(&self, d: NaiveDate) -> Vec<Option<f64>> {
+        self.comps
             .iter()
-            .map(|(g, _)| by_key.get(&(d, g.as_str())).copied())
+            .map(|(g, _)| self.by_key.get(&(d, g.as_str())).and_then(|f| f.value))
+            .collect()
+    }
+
+    /// The components' rows, values and valued rows on `d`.
+    fn components_on(&self, d: NaiveDate) -> ComponentsOn<'a> {
+        let rows: Vec<Option<&Fixing>> = self
+            .comps
+            .iter()
+            .map(|(g, _)| self.by_key.get(&(d, g.as_str())).copied())
             .collect();
         let prices: Vec<Option<f64>> = rows.iter().map(|r| r.and_then(|f| f.value)).collect();
         let present: Vec<&Fixing> = rows
@@ -122,20 +141,26 @@ pub(crate) fn chained(
             .filter(|f| f.value.is_some())
             .copied()
             .collect();
-        if present.is_empty() && level.is_none() {
-            continue;
+        ComponentsOn {
+            rows,
+            prices,
+            present,
         }
-        // No component lives on `d` (each is silent beyond its carry): no row, as
-        // for the components themselves; the next link starts afresh, as after a
-        // day with every price missing.
-        if rows.iter().all(Option::is_none) {
-            prev = Some(vec![None; comps.len()]);
-            continue;
-        }
-        let mut flags = Vec::new();
-        level = match (level, &prev) {
-            (None, _) => Some(spec.base),
-            (Some(l), Some(p)) => match link(formula, p, &prices, &weights) {
+    }
+
+    /// The level after linking `prices` to the previous date's `prev`: the base to
+    /// start the chain, the level unchanged (flagged `no_link`) when no link can be
+    /// formed.
+    fn linked_level(
+        &self,
+        level: Option<f64>,
+        prev: Option<&Vec<Option<f64>>>,
+        prices: &[Option<f64>],
+        flags: &mut Vec<Flag>,
+    ) -> Option<f64> {
+        match (level, prev) {
+            (None, _) => Some(self.spec.base),
+            (Some(l), Some(p)) => match link(self.formula, p, prices, &self.weights) {
                 Some(x) => Some(l * x),
                 None => {
                     flags.push(Flag::NoLink);
@@ -143,12 +168,24 @@ pub(crate) fn chained(
                 }
             },
             (Some(l), None) => Some(l),
-        };
-        let missing = prices.iter().filter(|p| p.is_none()).count();
+        }
+    }
+
+    /// The composite's row on `d` at `level`, with the link's `flags` and those of
+    /// missing, suppressed and insufficient components.
+    fn row(
+        &self,
+        d: NaiveDate,
+        level: Option<f64>,
+        on: &ComponentsOn<'_>,
+        mut flags: Vec<Flag>,
+    ) -> Fixing {
+        let (spec, m, present) = (self.spec, self.m, &on.present);
+        let missing = on.prices.iter().filter(|p| p.is_none()).count();
         if missing > 0 {
             flags.push(Flag::MissingComponents(missing));
         }
-        let withheld = all_suppressed(&rows.iter().flatten().copied().collect::<Vec<_>>());
+        let withheld = all_suppressed(&on.rows.iter().flatten().copied().collect::<Vec<_>>());
         if withheld {
             flags.insert(0, Flag::Suppressed);
             flags.push(Flag::ComponentsSuppressed);
@@ -157,7 +194,7 @@ pub(crate) fn chained(
         if !sufficient {
             flags.insert(0, Flag::LowConfidence);
         }
-        out.push(Fixing {
+        Fixing {
             date: d,
             grade: spec.name.clone(),
             value: level
@@ -188,9 +225,49 @@ pub(crate) fn chained(
             change_1d: None,
             change_7d: None,
             change_30d: None,
-        });
+        }
+    }
+}
+
+/// Chained Jevons or Dutot over the component grades' fixings, on the dates at least
+/// one component has a row.
+pub(crate) fn chained(
+    spec: &CompositeSpec,
+    fixings: &[Fixing],
+    dates: &[NaiveDate],
+    m: &Methodology,
+    seed: Option<&ChainSeed>,
+) -> (Vec<Fixing>, Vec<(NaiveDate, f64)>) {
+    let Some(chain) = ChainedComposite::new(spec, fixings, m) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut levels = Vec::new();
+    let mut level: Option<f64> = None;
+    let mut prev: Option<Vec<Option<f64>>> = None;
+    // Continued from a seed: where a full run stood at the end of `seed.after` (its
+    // level, and the component prices of that date to link from).
+    if let Some(seed) = seed {
+        level = seed.level.map(|(_, l)| l);
+        prev = level.map(|_| chain.prices_on(seed.after));
+    }
+    for &d in dates.iter().filter(|d| seed.is_none_or(|s| **d > s.after)) {
+        let on = chain.components_on(d);
+        if on.present.is_empty() && level.is_none() {
+            continue;
+        }
+        // No component lives on `d` (each is silent beyond its carry): no row, as
+        // for the components themselves; the next link starts afresh, as after a
+        // day with every price missing.
+        if on.rows.iter().all(Option::is_none) {
+            prev = Some(vec![None; chain.comps.len()]);
+            continue;
+        }
+        let mut flags = Vec::new();
+        level = chain.linked_level(level, prev.as_ref(), &on.prices, &mut flags);
+        out.push(chain.row(d, level, &on, flags));
         levels.extend(level.map(|l| (d, l)));
-        prev = Some(prices);
+        prev = Some(on.prices);
     }
     (out, levels)
 }
@@ -290,28 +367,22 @@ struct Link {
     n_obs: usize,
 }
 
-/// Adjacent-period time-dummy hedonic index, chained: each link regresses the
-/// observations of two consecutive fixing dates with one time dummy.
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
-pub(crate) fn hedonic(
+/// A grade the hedonic composite covers: the grade and its GPU, and its observations.
+type CoveredGrade<'a> = ((Grade, &'a GpuSpec), &'a Vec<EngineObs>);
+
+/// The grades whose key one of the composite's patterns matches and whose GPU the
+/// catalog describes, in key order.
+fn covered_grades<'a>(
     spec: &CompositeSpec,
-    groups: &BTreeMap<String, Vec<EngineObs>>,
-    fixings: &[Fixing],
-    dates: &[NaiveDate],
-    m: &Methodology,
-    seed: Option<&ChainSeed>,
-) -> Chain {
-    let cat = GpuCatalog::bundled();
+    groups: &'a BTreeMap<String, Vec<EngineObs>>,
+    cat: &'a GpuCatalog,
+) -> Vec<CoveredGrade<'a>> {
     let patterns: Vec<GradePattern> = spec
         .patterns
         .iter()
         .filter_map(|p| GradePattern::new(p).ok())
         .collect();
-    // Grades the composite covers whose GPU the catalog describes.
-    let grades: Vec<((Grade, &GpuSpec), &Vec<EngineObs>)> = groups
+    groups
         .iter()
         .filter_map(|(key, obs)| {
             let grade = key.parse::<Grade>().ok()?;
@@ -321,14 +392,15 @@ pub(crate) fn hedonic(
             let spec = cat.get(&grade.gpu)?;
             Some(((grade, spec), obs))
         })
-        .collect();
-    // The component grades' own fixings, whose publication the composite respects.
-    let covered: Vec<String> = grades.iter().map(|((g, _), _)| g.key()).collect();
-    let mut fixing_of: BTreeMap<(NaiveDate, &str), &Fixing> = BTreeMap::new();
-    for f in fixings {
-        fixing_of.insert((f.date, f.grade.as_str()), f);
-    }
-    // Each grade filtered on its own (in parallel), then gathered in grade order.
+        .collect()
+}
+
+/// The covered grades' observations entering the regression, by day: each grade
+/// filtered on its own (in parallel), then gathered in grade order.
+fn rows_by_day<'a>(
+    grades: &'a [CoveredGrade<'a>],
+    m: &Methodology,
+) -> BTreeMap<NaiveDate, Vec<HedonicRow<'a>>> {
     let kept: Vec<Vec<&EngineObs>> = grades
         .par_iter()
         .map(|(_, obs)| {
@@ -344,86 +416,100 @@ pub(crate) fn hedonic(
             by_day.entry(o.day).or_default().push((grade, o));
         }
     }
-    let row = |period: usize, (g, o): &HedonicRow<'_>| HedonicObs {
+    by_day
+}
+
+/// A row's observation in the regression sample of a day pair (`period` 0 or 1).
+fn sample_obs(period: usize, (g, o): &HedonicRow<'_>) -> HedonicObs {
+    HedonicObs {
         period,
         characteristics: characteristics(&g.0, g.1, o),
         price: o.price,
-    };
-    // Each link regresses two consecutive days with data; links are independent of
-    // one another, so they are fitted in parallel and chained in date order after.
+    }
+}
+
+/// The link of `later` on `earlier` (two consecutive days with data): their
+/// observations regressed with one time dummy; `None` when the fit is singular.
+fn fit_link(earlier: &[HedonicRow<'_>], later: &[HedonicRow<'_>]) -> Option<Link> {
+    let mut sample: Vec<HedonicObs> = earlier
+        .iter()
+        .map(|r| sample_obs(0, r))
+        .chain(later.iter().map(|r| sample_obs(1, r)))
+        .collect();
+    let kept = drop_constant(&mut sample);
+    time_dummy(&sample, 2).map(|fit| Link {
+        index: fit.index[1],
+        tier_coefficient: kept
+            .iter()
+            .position(|&j| j == TIER_CHARACTERISTIC)
+            .map(|pos| fit.coefficients[1 + pos]),
+        n_obs: sample.len(),
+    })
+}
+
+/// The fitted links by their later date. Each link regresses two consecutive days
+/// with data; links are independent of one another, so they are fitted in
+/// parallel and chained in date order after.
+fn fitted_links(
+    dates: &[NaiveDate],
+    by_day: &BTreeMap<NaiveDate, Vec<HedonicRow<'_>>>,
+) -> BTreeMap<NaiveDate, Link> {
     let data_days: Vec<NaiveDate> = dates
         .iter()
         .copied()
         .filter(|d| by_day.contains_key(d))
         .collect();
-    let links: BTreeMap<NaiveDate, Link> = data_days
+    data_days
         .par_windows(2)
-        .map(|w| {
-            let mut sample: Vec<HedonicObs> = by_day[&w[0]]
-                .iter()
-                .map(|r| row(0, r))
-                .chain(by_day[&w[1]].iter().map(|r| row(1, r)))
-                .collect();
-            let kept = drop_constant(&mut sample);
-            let link = time_dummy(&sample, 2).map(|fit| Link {
-                index: fit.index[1],
-                tier_coefficient: kept
-                    .iter()
-                    .position(|&j| j == TIER_CHARACTERISTIC)
-                    .map(|pos| fit.coefficients[1 + pos]),
-                n_obs: sample.len(),
-            });
-            (w[1], link)
-        })
+        .map(|w| (w[1], fit_link(&by_day[&w[0]], &by_day[&w[1]])))
         .collect::<Vec<_>>()
         .into_iter()
         .filter_map(|(d, l)| Some((d, l?)))
-        .collect();
-    let mut out = Vec::new();
-    let mut tiers = Vec::new();
-    let mut levels = Vec::new();
-    let mut level: Option<f64> = None;
-    let mut prev: Option<NaiveDate> = None;
-    // Continued from a seed: the level of the last day with data on or before
-    // `seed.after`, that day being the one the next link regresses against.
-    if let Some((day, l)) = seed.and_then(|s| s.level) {
-        level = Some(l);
-        prev = Some(day);
+        .collect()
+}
+
+/// A hedonic composite's rule and the covered grades' own fixings, whose
+/// publication it respects.
+struct HedonicComposite<'a> {
+    spec: &'a CompositeSpec,
+    m: &'a Methodology,
+    /// The covered grades' keys, in key order.
+    covered: Vec<String>,
+    fixing_of: BTreeMap<(NaiveDate, &'a str), &'a Fixing>,
+}
+
+impl HedonicComposite<'_> {
+    /// The operator-tier differential of `link`, the link of `d`, when the tier
+    /// varied in its regression.
+    fn tier_differential(&self, d: NaiveDate, link: &Link) -> Option<TierDifferential> {
+        let b = link.tier_coefficient?;
+        Some(TierDifferential {
+            date: d,
+            composite: self.spec.name.clone(),
+            log_price_per_tier_step: round_to(b, 6),
+            premium_per_tier_step: round_to(b.exp() - 1.0, 6),
+            n_obs: link.n_obs,
+        })
     }
-    for &d in dates.iter().filter(|d| seed.is_none_or(|s| **d > s.after)) {
-        let Some(today) = by_day.get(&d) else {
-            continue;
-        };
-        let mut flags = Vec::new();
-        level = match (level, prev) {
-            (None, _) => Some(spec.base),
-            (Some(l), Some(_)) => match links.get(&d) {
-                Some(link) => {
-                    if let Some(b) = link.tier_coefficient {
-                        tiers.push(TierDifferential {
-                            date: d,
-                            composite: spec.name.clone(),
-                            log_price_per_tier_step: round_to(b, 6),
-                            premium_per_tier_step: round_to(b.exp() - 1.0, 6),
-                            n_obs: link.n_obs,
-                        });
-                    }
-                    Some(l * link.index / 100.0)
-                }
-                None => {
-                    flags.push(Flag::SingularRegression);
-                    Some(l)
-                }
-            },
-            (Some(l), None) => Some(l),
-        };
+
+    /// The composite's row on `d` at `level` over `today`'s regression rows, with
+    /// the link's `flags` and those of the grades' publication rules.
+    fn row(
+        &self,
+        d: NaiveDate,
+        level: Option<f64>,
+        today: &[HedonicRow<'_>],
+        mut flags: Vec<Flag>,
+    ) -> Fixing {
+        let (spec, m) = (self.spec, self.m);
         let mut by_contributor: BTreeMap<SourceId, usize> = BTreeMap::new();
         for (_, o) in today {
             *by_contributor.entry(o.source).or_default() += 1;
         }
-        let components: Vec<&Fixing> = covered
+        let components: Vec<&Fixing> = self
+            .covered
             .iter()
-            .filter_map(|g| fixing_of.get(&(d, g.as_str())).copied())
+            .filter_map(|g| self.fixing_of.get(&(d, g.as_str())).copied())
             .collect();
         let (publish, rules) = composite_rules(m, &by_contributor, &components);
         let sufficient = flags.is_empty() && rules.is_empty() && today.len() >= 20;
@@ -431,7 +517,7 @@ pub(crate) fn hedonic(
         if !sufficient {
             flags.insert(0, Flag::LowConfidence);
         }
-        out.push(Fixing {
+        Fixing {
             date: d,
             grade: spec.name.clone(),
             value: level
@@ -469,15 +555,63 @@ pub(crate) fn hedonic(
             change_1d: None,
             change_7d: None,
             change_30d: None,
-        });
-        levels.extend(level.map(|l| (d, l)));
+        }
+    }
+}
+
+/// Adjacent-period time-dummy hedonic index, chained: each link regresses the
+/// observations of two consecutive fixing dates with one time dummy.
+pub(crate) fn hedonic(
+    spec: &CompositeSpec,
+    groups: &BTreeMap<String, Vec<EngineObs>>,
+    fixings: &[Fixing],
+    dates: &[NaiveDate],
+    m: &Methodology,
+    seed: Option<&ChainSeed>,
+) -> Chain {
+    let cat = GpuCatalog::bundled();
+    let grades = covered_grades(spec, groups, &cat);
+    let composite = HedonicComposite {
+        spec,
+        m,
+        covered: grades.iter().map(|((g, _), _)| g.key()).collect(),
+        fixing_of: by_date_and_grade(fixings),
+    };
+    let by_day = rows_by_day(&grades, m);
+    let links = fitted_links(dates, &by_day);
+    let mut chain = Chain::default();
+    let mut level: Option<f64> = None;
+    let mut prev: Option<NaiveDate> = None;
+    // Continued from a seed: the level of the last day with data on or before
+    // `seed.after`, that day being the one the next link regresses against.
+    if let Some((day, l)) = seed.and_then(|s| s.level) {
+        level = Some(l);
+        prev = Some(day);
+    }
+    for &d in dates.iter().filter(|d| seed.is_none_or(|s| **d > s.after)) {
+        let Some(today) = by_day.get(&d) else {
+            continue;
+        };
+        let mut flags = Vec::new();
+        level = match (level, prev) {
+            (None, _) => Some(spec.base),
+            (Some(l), Some(_)) => match links.get(&d) {
+                Some(link) => {
+                    chain.tiers.extend(composite.tier_differential(d, link));
+                    Some(l * link.index / 100.0)
+                }
+                None => {
+                    flags.push(Flag::SingularRegression);
+                    Some(l)
+                }
+            },
+            (Some(l), None) => Some(l),
+        };
+        chain.rows.push(composite.row(d, level, today, flags));
+        chain.levels.extend(level.map(|l| (d, l)));
         prev = Some(d);
     }
-    Chain {
-        rows: out,
-        tiers,
-        levels,
-    }
+    chain
 }
 
 /// A market price over several grades: their observations pooled and fixed as one

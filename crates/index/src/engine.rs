@@ -472,6 +472,25 @@ impl TierFix {
     }
 }
 
+/// One level's votes, weighed: values and their capped weights, and what the raw
+/// (uncapped) weights say of the contributors.
+struct Weighed {
+    /// Each vote's contributor.
+    sources: Vec<SourceId>,
+    /// USD per GPU-hour: one per observation, or one median per contributor.
+    values: Vec<f64>,
+    /// The votes' weights after the per-contributor cap.
+    weights: Vec<f64>,
+    /// The largest contributor's share of the raw weight.
+    concentration: f64,
+    /// Contributors among the votes.
+    raw_contributors: usize,
+    /// The largest contributor's share after the cap.
+    capped_share: f64,
+    /// Whether the cap held (always under `too_few_for_cap = "equal-shares"`).
+    cap_held: bool,
+}
+
 struct GradeCtx<'a> {
     m: &'a Methodology,
     obs: &'a [EngineObs],
@@ -579,12 +598,13 @@ impl GradeCtx<'_> {
         }
     }
 
-    /// Evaluates `kind` for date `d`; `None` if the kind has no observation to use.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-    )]
-    fn tier(&self, d: NaiveDate, kind: ObservationKind) -> Option<TierFix> {
+    /// The window's observations of `kind` for date `d` by day, the carried-in
+    /// contributors' observations as one more day on `d`, and how many were carried.
+    fn window_with_carried(
+        &self,
+        d: NaiveDate,
+        kind: ObservationKind,
+    ) -> (Vec<(NaiveDate, Vec<usize>)>, usize) {
         let mut days = self.in_window(d, kind);
         let present: BTreeSet<SourceId> = days
             .iter()
@@ -594,17 +614,16 @@ impl GradeCtx<'_> {
         if !carried.is_empty() {
             days.push((d, carried));
         }
-        let total: usize = days.iter().map(|(_, v)| v.len()).sum();
-        let (used, valid_days) = self.filtered(&days);
-        // Outliers are counted apart from the contributors the floor leaves out.
-        let removed = total - used.len();
-        let m = self.m;
-        let (used, below_floor) = self.floored(used);
-        if used.is_empty() {
-            return None;
-        }
+        (days, carried_contributors)
+    }
+
+    /// The observations `used` by contributor, and each contributor's median price.
+    fn by_contributor(
+        &self,
+        used: &[usize],
+    ) -> (BTreeMap<SourceId, Vec<usize>>, BTreeMap<SourceId, f64>) {
         let mut by_source: BTreeMap<SourceId, Vec<usize>> = BTreeMap::new();
-        for &i in &used {
+        for &i in used {
             by_source.entry(self.obs[i].source).or_default().push(i);
         }
         let by_contributor: BTreeMap<SourceId, f64> = by_source
@@ -616,6 +635,13 @@ impl GradeCtx<'_> {
                 ))
             })
             .collect();
+        (by_source, by_contributor)
+    }
+
+    /// The votes and their weights: one per observation `used`, or one per
+    /// contributor (its median) in two-stage mode, capped per contributor.
+    fn weighed(&self, used: &[usize], by_contributor: &BTreeMap<SourceId, f64>) -> Weighed {
+        let m = self.m;
         // Values and raw weights: one per observation, or one per contributor.
         let (sources, values, raw_w): (Vec<SourceId>, Vec<f64>, Vec<f64>) =
             match m.aggregation.per_contributor {
@@ -637,7 +663,7 @@ impl GradeCtx<'_> {
         }
         let concentration =
             raw_by.values().fold(0.0f64, |a, w| a.max(*w)) / raw_total.max(f64::MIN_POSITIVE);
-        let (w, capped_share, cap_held) = match m.contributors.too_few_for_cap {
+        let (weights, capped_share, cap_held) = match m.contributors.too_few_for_cap {
             TooFewForCap::EqualShares => {
                 let (w, share) = cap_weights(&sources, &raw_w, m.contributors.max_share);
                 (w, share, true)
@@ -646,14 +672,28 @@ impl GradeCtx<'_> {
                 cap_weights_proportional(&sources, &raw_w, m.contributors.max_share)
             }
         };
-        let a = &m.aggregation;
-        let value = aggregate(a.method, &values, &w, m.agg_params())?;
-        // The trimmed mean is unweighted: report the share it really gives the largest
-        // contributor, and flag a cap it cannot apply.
-        let (max_share, cap_not_applied, hhi) = if a.method == Aggregation::TrimmedMean {
-            let counts = raw_by.len().max(1);
+        Weighed {
+            sources,
+            values,
+            weights,
+            concentration,
+            raw_contributors: raw_by.len(),
+            capped_share,
+            cap_held,
+        }
+    }
+
+    /// The largest contributor's share, whether the cap could not be applied, and
+    /// the Herfindahl index of the shares. The trimmed mean is unweighted: report
+    /// the share it really gives the largest contributor, and flag a cap it cannot
+    /// apply.
+    fn shares(&self, v: &Weighed) -> (f64, bool, f64) {
+        let m = self.m;
+        let sources = &v.sources;
+        if m.aggregation.method == Aggregation::TrimmedMean {
+            let counts = v.raw_contributors.max(1);
             let mut n_by: BTreeMap<SourceId, f64> = BTreeMap::new();
-            for s in &sources {
+            for s in sources {
                 *n_by.entry(*s).or_default() += 1.0;
             }
             let share = n_by.values().fold(0.0f64, |a, n| a.max(*n)) / sources.len().max(1) as f64;
@@ -664,13 +704,24 @@ impl GradeCtx<'_> {
             )
         } else {
             let mut w_by: BTreeMap<SourceId, f64> = BTreeMap::new();
-            for (s, x) in sources.iter().zip(&w) {
+            for (s, x) in sources.iter().zip(&v.weights) {
                 *w_by.entry(*s).or_default() += x;
             }
-            (capped_share, false, herfindahl(w_by.values()))
-        };
-        let pairs = sorted_pairs(&values, &w);
-        let q = |x: f64| weighted_quantile_sorted(&pairs, x, TieRule::Lower).unwrap_or(value);
+            (v.capped_share, false, herfindahl(w_by.values()))
+        }
+    }
+
+    /// The sufficiency rules `kind`'s level fails with the observations `used` over
+    /// `valid_days` valid days, from `contributors` contributors weighed as `v`.
+    fn shortfalls(
+        &self,
+        kind: ObservationKind,
+        used: &[usize],
+        valid_days: u32,
+        contributors: usize,
+        v: &Weighed,
+    ) -> Vec<Shortfall> {
+        let m = self.m;
         let volume: f64 = used.iter().map(|&i| self.obs[i].quantity).sum();
         let min_obs = m.inputs.min_obs.get(&kind).copied().unwrap_or(1).max(1);
         let mut shortfalls = Vec::new();
@@ -687,15 +738,37 @@ impl GradeCtx<'_> {
         {
             shortfalls.push(Shortfall::LowVolume);
         }
-        if by_source.len() < m.contributors.min_contributors {
+        if contributors < m.contributors.min_contributors {
             shortfalls.push(Shortfall::FewContributors);
         }
-        if concentration > m.contributors.max_concentration + 1e-12 {
+        if v.concentration > m.contributors.max_concentration + 1e-12 {
             shortfalls.push(Shortfall::Concentrated);
         }
-        if !cap_held && a.method != Aggregation::TrimmedMean {
+        if !v.cap_held && m.aggregation.method != Aggregation::TrimmedMean {
             shortfalls.push(Shortfall::CapNotHeld);
         }
+        shortfalls
+    }
+
+    /// Evaluates `kind` for date `d`; `None` if the kind has no observation to use.
+    fn tier(&self, d: NaiveDate, kind: ObservationKind) -> Option<TierFix> {
+        let (days, carried_contributors) = self.window_with_carried(d, kind);
+        let total: usize = days.iter().map(|(_, v)| v.len()).sum();
+        let (used, valid_days) = self.filtered(&days);
+        // Outliers are counted apart from the contributors the floor leaves out.
+        let removed = total - used.len();
+        let m = self.m;
+        let (used, below_floor) = self.floored(used);
+        if used.is_empty() {
+            return None;
+        }
+        let (by_source, by_contributor) = self.by_contributor(&used);
+        let v = self.weighed(&used, &by_contributor);
+        let value = aggregate(m.aggregation.method, &v.values, &v.weights, m.agg_params())?;
+        let (max_share, cap_not_applied, hhi) = self.shares(&v);
+        let pairs = sorted_pairs(&v.values, &v.weights);
+        let q = |x: f64| weighted_quantile_sorted(&pairs, x, TieRule::Lower).unwrap_or(value);
+        let shortfalls = self.shortfalls(kind, &used, valid_days, by_source.len(), &v);
         Some(TierFix {
             value,
             p: [q(0.01), q(0.25), q(0.75), q(0.99)],

@@ -828,7 +828,16 @@ fn fix_grade(
                 }
             }
         }
-        let (fixing, receipts) = value_at(m, clock, grade, names, t, &prints, &statuses, &state);
+        let (fixing, receipts) = value_at(&Stamp {
+            m,
+            clock,
+            grade,
+            names,
+            t,
+            prints: &prints,
+            statuses: &statuses,
+            state: &state,
+        });
         out.fixings.push(fixing);
         if s.publish_receipts {
             out.receipts.extend(receipts);
@@ -979,113 +988,181 @@ pub fn round_half_even(x: f64, decimals: u32) -> f64 {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-#[allow(
-    clippy::too_many_lines,
-    reason = "not split yet (issue 26 lists it); new functions stay under 100 lines"
-)]
-fn value_at(
-    m: &IntradayMethodology,
+/// One stamp of one grade, as [`value_at`] fixes it: the methodology and its clock,
+/// the contributors' names, the stamp's prints and their screen statuses, and the
+/// contributors' state once the stamp's accepted prints are in.
+struct Stamp<'a> {
+    m: &'a IntradayMethodology,
     clock: Clock,
-    grade: &str,
-    names: &[String],
+    grade: &'a str,
+    names: &'a [String],
+    /// The stamp, seconds since the epoch.
     t: i64,
-    prints: &BTreeMap<u32, f64>,
-    statuses: &BTreeMap<u32, &'static str>,
-    state: &BTreeMap<u32, Contributor>,
-) -> (IntradayFixing, Vec<Receipt>) {
-    let s = &m.intraday;
-    let fixed_at = DateTime::<Utc>::from_timestamp(t, 0).unwrap_or_default();
-    let date = fixed_at.date_naive()
-        - if t % 86_400 == 0 {
-            Days::new(1)
-        } else {
-            Days::new(0)
-        };
-    let mut flags = Vec::new();
-    let mut receipts = Vec::new();
-    let mut voters: Vec<(u32, f64, f64, &'static str)> = Vec::new();
-    let mut observed = 0;
-    let mut carried = 0;
-    for (&c, st) in state {
-        let (Some(vote), Some(at)) = (st.vote, st.last_accepted_at) else {
-            continue;
-        };
-        if t - at > clock.max_carry * 60 {
-            continue;
+    prints: &'a BTreeMap<u32, f64>,
+    statuses: &'a BTreeMap<u32, &'static str>,
+    state: &'a BTreeMap<u32, Contributor>,
+}
+
+/// A contributor voting at a stamp.
+struct Voter {
+    contributor: u32,
+    vote: f64,
+    /// Its weight before normalization, floor and cap.
+    base: f64,
+    /// `observed`, `carried`, or the screen's rejection of its print at the stamp.
+    status: &'static str,
+}
+
+/// A stamp's voters, and how many of them are observed and carried.
+struct Panel {
+    voters: Vec<Voter>,
+    observed: usize,
+    carried: usize,
+}
+
+impl Stamp<'_> {
+    /// The stamp as a time.
+    fn fixed_at(&self) -> DateTime<Utc> {
+        DateTime::<Utc>::from_timestamp(self.t, 0).unwrap_or_default()
+    }
+
+    /// The day the stamp's interval starts in (a 24:00 stamp belongs to the day it
+    /// ends).
+    fn date(&self) -> NaiveDate {
+        self.fixed_at().date_naive()
+            - if self.t % 86_400 == 0 {
+                Days::new(1)
+            } else {
+                Days::new(0)
+            }
+    }
+
+    /// What contributor `c` contributed at this stamp.
+    fn receipt(
+        &self,
+        c: u32,
+        vote: f64,
+        sigma: Option<f64>,
+        weight: f64,
+        status: &'static str,
+    ) -> Receipt {
+        Receipt {
+            fixed_at: self.fixed_at(),
+            grade: self.grade.into(),
+            contributor: self.names[c as usize].clone(),
+            print: self.prints.get(&c).copied(),
+            vote: Some(vote),
+            sigma,
+            weight,
+            status,
         }
-        let printed = statuses.get(&c).copied();
-        let status = match printed {
-            Some("observed") => "observed",
-            Some(rejected) => rejected,
-            None if t - at < clock.window * 60 => "observed",
-            None => "carried",
-        };
-        let base = match (&s.weights, &m.weights_table) {
-            (Some(_), Some(table)) => table.weight(&names[c as usize], date),
-            _ => Some(1.0),
-        };
-        let Some(base) = base else {
-            receipts.push(Receipt {
-                fixed_at,
-                grade: grade.into(),
-                contributor: names[c as usize].clone(),
-                print: prints.get(&c).copied(),
-                vote: Some(vote),
-                sigma: None,
-                weight: 0.0,
-                status: "no_weight",
+    }
+
+    /// The contributors voting: a vote within `max_carry` and a weight on `date`; a
+    /// contributor without a weight gets a `no_weight` receipt instead.
+    fn panel(&self, date: NaiveDate, receipts: &mut Vec<Receipt>) -> Panel {
+        let (s, t, clock) = (&self.m.intraday, self.t, self.clock);
+        let mut voters = Vec::new();
+        let mut observed = 0;
+        let mut carried = 0;
+        for (&c, st) in self.state {
+            let (Some(vote), Some(at)) = (st.vote, st.last_accepted_at) else {
+                continue;
+            };
+            if t - at > clock.max_carry * 60 {
+                continue;
+            }
+            let printed = self.statuses.get(&c).copied();
+            let status = match printed {
+                Some("observed") => "observed",
+                Some(rejected) => rejected,
+                None if t - at < clock.window * 60 => "observed",
+                None => "carried",
+            };
+            let base = match (&s.weights, &self.m.weights_table) {
+                (Some(_), Some(table)) => table.weight(&self.names[c as usize], date),
+                _ => Some(1.0),
+            };
+            let Some(base) = base else {
+                receipts.push(self.receipt(c, vote, None, 0.0, "no_weight"));
+                continue;
+            };
+            if status == "observed" {
+                observed += 1;
+            } else {
+                carried += 1;
+            }
+            voters.push(Voter {
+                contributor: c,
+                vote,
+                base,
+                status,
             });
-            continue;
-        };
-        if status == "observed" {
-            observed += 1;
+        }
+        Panel {
+            voters,
+            observed,
+            carried,
+        }
+    }
+
+    /// The voters' weights normalized, floored and capped as `weights` says (equal
+    /// shares without it); flags `cap_not_held` when the cap cannot hold.
+    fn weights(&self, voters: &[Voter], flags: &mut Vec<&'static str>) -> Vec<f64> {
+        let mut weights: Vec<f64> = voters.iter().map(|v| v.base).collect();
+        if let Some(w) = &self.m.intraday.weights {
+            if !floor_and_cap(&mut weights, w.floor, w.cap) {
+                flags.push("cap_not_held");
+            }
         } else {
-            carried += 1;
+            floor_and_cap(&mut weights, 0.0, 1.0);
         }
-        voters.push((c, vote, base, status));
+        weights
     }
-    let rejected = statuses.values().filter(|s| **s != "observed").count();
-    let mut weights: Vec<f64> = voters.iter().map(|v| v.2).collect();
-    if let Some(w) = &s.weights {
-        if !floor_and_cap(&mut weights, w.floor, w.cap) {
-            flags.push("cap_not_held");
-        }
-    } else {
-        floor_and_cap(&mut weights, 0.0, 1.0);
-    }
-    let mut votes = Vec::new();
-    for ((c, vote, _, status), w) in voters.iter().zip(&weights) {
-        let sigma = s.sigma_votes.as_ref().map(|sv| {
-            let st = &state[c];
+
+    /// Contributor `c`'s sigma-vote spread under sigma votes: the coefficient of
+    /// variation of its recent accepted prints, at least `floor`.
+    fn sigma(&self, c: u32) -> Option<f64> {
+        self.m.intraday.sigma_votes.as_ref().map(|sv| {
+            let st = &self.state[&c];
             mean_sd(st.dated.iter().map(|x| x.1))
                 .map_or(sv.floor, |(mean, sd)| (sd / mean).max(sv.floor))
-        });
-        match sigma {
-            Some(sg) => {
-                for v in [*vote, vote * (1.0 + sg), vote * (1.0 - sg)] {
-                    votes.push((v, w / 3.0));
-                }
-            }
-            None => votes.push((*vote, *w)),
-        }
-        receipts.push(Receipt {
-            fixed_at,
-            grade: grade.into(),
-            contributor: names[*c as usize].clone(),
-            print: prints.get(c).copied(),
-            vote: Some(*vote),
-            sigma,
-            weight: *w,
-            status,
-        });
+        })
     }
-    let value = if observed < s.min_panel {
-        flags.push("thin_panel");
-        None
-    } else {
-        trimmed_weighted_mean(&mut votes, s.trim).map(|v| round_half_even(v, s.decimals))
-    };
+
+    /// The `(value, weight)` votes: each voter's vote at its weight, or its three
+    /// sigma votes at a third of it each; a receipt for every voter.
+    fn votes(
+        &self,
+        voters: &[Voter],
+        weights: &[f64],
+        receipts: &mut Vec<Receipt>,
+    ) -> Vec<(f64, f64)> {
+        let mut votes = Vec::new();
+        for (voter, w) in voters.iter().zip(weights) {
+            let (c, vote) = (voter.contributor, voter.vote);
+            let sigma = self.sigma(c);
+            match sigma {
+                Some(sg) => {
+                    for v in [vote, vote * (1.0 + sg), vote * (1.0 - sg)] {
+                        votes.push((v, w / 3.0));
+                    }
+                }
+                None => votes.push((vote, *w)),
+            }
+            receipts.push(self.receipt(c, vote, sigma, *w, voter.status));
+        }
+        votes
+    }
+}
+
+/// The votes' weighted 25th and 75th percentiles when there is a `value`, and the
+/// band: the larger distance from the value to either, rounded to `decimals`.
+fn quartiles_and_band(
+    votes: &[(f64, f64)],
+    value: Option<f64>,
+    decimals: u32,
+) -> (Option<(f64, f64)>, Option<f64>) {
     let (vals, ws): (Vec<f64>, Vec<f64>) = votes.iter().copied().unzip();
     let q = |p: f64| {
         crate::weighted_quantile::weighted_quantile(
@@ -1098,15 +1175,40 @@ fn value_at(
     let quartiles = value.and(q(0.25).zip(q(0.75)));
     let band = value
         .zip(quartiles)
-        .map(|(v, (lo, hi))| round_half_even((v - lo).max(hi - v).max(0.0), s.decimals));
-    if carried > 0 {
+        .map(|(v, (lo, hi))| round_half_even((v - lo).max(hi - v).max(0.0), decimals));
+    (quartiles, band)
+}
+
+/// The grade's fixing at the stamp, and every voter's receipt.
+fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>) {
+    let s = &stamp.m.intraday;
+    let fixed_at = stamp.fixed_at();
+    let date = stamp.date();
+    let mut flags = Vec::new();
+    let mut receipts = Vec::new();
+    let panel = stamp.panel(date, &mut receipts);
+    let rejected = stamp
+        .statuses
+        .values()
+        .filter(|s| **s != "observed")
+        .count();
+    let weights = stamp.weights(&panel.voters, &mut flags);
+    let mut votes = stamp.votes(&panel.voters, &weights, &mut receipts);
+    let value = if panel.observed < s.min_panel {
+        flags.push("thin_panel");
+        None
+    } else {
+        trimmed_weighted_mean(&mut votes, s.trim).map(|v| round_half_even(v, s.decimals))
+    };
+    let (quartiles, band) = quartiles_and_band(&votes, value, s.decimals);
+    if panel.carried > 0 {
         flags.push("carried_votes");
     }
     (
         IntradayFixing {
             date,
             fixed_at,
-            grade: grade.into(),
+            grade: stamp.grade.into(),
             value,
             band,
             quartiles: quartiles.map(|(a, b)| {
@@ -1115,9 +1217,9 @@ fn value_at(
                     round_half_even(b, s.decimals),
                 )
             }),
-            n_contributors: voters.len(),
-            n_observed: observed,
-            n_carried: carried,
+            n_contributors: panel.voters.len(),
+            n_observed: panel.observed,
+            n_carried: panel.carried,
             n_rejected: rejected,
             flags: flags.join(";"),
         },
