@@ -13,33 +13,32 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use strum::VariantArray;
 
-/// `n` publication days before `d` (`d` itself when `n` is 0). Bounded walk: at most
-/// 31 calendar days per publication day.
+/// `n` publication days before `d` (`d` itself when `n` is 0).
 fn publication_days_back(d: NaiveDate, n: u32, rule: Option<&DayRule>) -> NaiveDate {
-    let mut day = d;
-    let mut left = n;
-    for _ in 0..(u64::from(n) * 31) {
-        if left == 0 {
-            break;
-        }
-        day = day - Days::new(1);
-        if rule.is_none_or(|r| r.counts(day)) {
-            left -= 1;
-        }
-    }
-    day
+    publication_days_walk(d, n, rule, |day| day - Days::new(1))
 }
 
 /// The `n`-th day after `d` that `rule` counts (every day without a rule): the
 /// inverse of [`publication_days_back`] on counted days.
 fn publication_days_forward(d: NaiveDate, n: u32, rule: Option<&DayRule>) -> NaiveDate {
+    publication_days_walk(d, n, rule, |day| day + Days::new(1))
+}
+
+/// Steps from `d` until `n` days that `rule` counts (every day without a rule) are
+/// passed. Bounded walk: at most 31 calendar days per publication day.
+fn publication_days_walk(
+    d: NaiveDate,
+    n: u32,
+    rule: Option<&DayRule>,
+    step: impl Fn(NaiveDate) -> NaiveDate,
+) -> NaiveDate {
     let mut day = d;
     let mut left = n;
     for _ in 0..(u64::from(n) * 31) {
         if left == 0 {
             break;
         }
-        day = day + Days::new(1);
+        day = step(day);
         if rule.is_none_or(|r| r.counts(day)) {
             left -= 1;
         }
