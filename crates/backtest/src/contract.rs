@@ -1,10 +1,10 @@
 //! The contract specification and its settlement prices.
 
-use crate::error::BacktestError;
+use crate::error::{BacktestError, NoSettlement};
 use crate::settlement_rule::{classify, coverage_of, fill_value, CoverageRule, SettlementStatus};
 use crate::underlying::{Stamps, Underlying};
 use chrono::{Datelike, Months, NaiveDate};
-use rentix_core::{DateSeries, DayRule, Grade};
+use rentix_core::{DateSeries, DayRule, Grade, Invalid};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use strum::VariantArray;
@@ -228,7 +228,7 @@ const MAX_INDEX_NAME: usize = 200;
 
 /// Checks an underlying's name: a grade key (`GPU/SCOPE/TERM[@region]`) or a
 /// composite's name from a methodology (printable, at most 200 characters).
-pub fn validate_index_name(name: &str) -> Result<(), String> {
+pub fn validate_index_name(name: &str) -> Result<(), Invalid> {
     if name.contains('/') && name.parse::<Grade>().is_ok() {
         return Ok(());
     }
@@ -236,7 +236,7 @@ pub fn validate_index_name(name: &str) -> Result<(), String> {
         return Err(format!(
             "{:?} is neither a grade (GPU/SCOPE/TERM) nor a composite name (1-{MAX_INDEX_NAME} printable characters)",
             name.chars().take(60).collect::<String>()
-        ));
+        ).into());
     }
     Ok(())
 }
@@ -244,12 +244,12 @@ pub fn validate_index_name(name: &str) -> Result<(), String> {
 impl ContractTerms {
     /// Checks every term (ranges, the underlying's name, the day rule, the coverage
     /// rule, a forward grade for `forward`); the message names the term.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         self.check().map(|_| ())
     }
 
     /// [`ContractTerms::validate`], giving the parsed day rule.
-    fn check(&self) -> Result<DayRule, String> {
+    fn check(&self) -> Result<DayRule, Invalid> {
         validate_index_name(&self.underlying).map_err(|e| format!("underlying: {e}"))?;
         if let Some(c) = &self.coverage {
             c.validate()?;
@@ -264,7 +264,7 @@ impl ContractTerms {
             return Err(format!(
                 "contract_gpu_hours = {} is not a whole number of GPU-hours (at least 1; a GPU-month is 730)",
                 self.contract_gpu_hours
-            ));
+            ).into());
         }
         if !(self.tick.is_finite() && self.tick > 0.0) {
             return Err("tick must be positive".into());
@@ -361,7 +361,7 @@ impl ContractSpec {
     pub fn new(terms: ContractTerms) -> Result<Self, BacktestError> {
         match terms.check() {
             Ok(rule) => Ok(Self { terms, rule }),
-            Err(detail) => Err(BacktestError::Contract {
+            Err(Invalid(detail)) => Err(BacktestError::Contract {
                 path: terms.name.into(),
                 detail,
             }),
@@ -424,7 +424,7 @@ impl ContractSpec {
         })?;
         match terms.check() {
             Ok(rule) => Ok(Self { terms, rule }),
-            Err(detail) => Err(BacktestError::Contract {
+            Err(Invalid(detail)) => Err(BacktestError::Contract {
                 path: path.to_path_buf(),
                 detail,
             }),
@@ -470,7 +470,7 @@ impl ContractSpec {
         &self,
         index: &Underlying,
         month: NaiveDate,
-    ) -> Result<Vec<(NaiveDate, f64)>, String> {
+    ) -> Vec<(NaiveDate, f64)> {
         let rule = self.day_rule();
         let start = month_start(month);
         let next = start + Months::new(1);
@@ -479,7 +479,7 @@ impl ContractSpec {
             .range(start..next)
             .filter(|(d, _)| rule.counts(*d))
             .collect();
-        Ok(self.kept(&days).to_vec())
+        self.kept(&days).to_vec()
     }
 
     /// Final settlement price of the month containing `month`, or why it does not
@@ -487,23 +487,19 @@ impl ContractSpec {
     /// non-carried) fixings among those the rule uses than `min_settlement_fixings`,
     /// or, under a `[coverage]` rule, a determination. A month in review settles on
     /// its computed value ([`ContractSpec::settle_outcome`] tells it apart).
-    pub fn settle(&self, index: &Underlying, month: NaiveDate) -> Result<f64, String> {
-        let o = self.settle_outcome(index, month)?;
-        o.value.ok_or(o.reason)
+    pub fn settle(&self, index: &Underlying, month: NaiveDate) -> Result<f64, NoSettlement> {
+        let o = self.settle_outcome(index, month);
+        o.value.ok_or(NoSettlement(o.reason))
     }
 
     /// The month's settlement with its status, coverage and longest gap; an error
     /// only for a contract whose day rule cannot be read.
-    pub fn settle_outcome(
-        &self,
-        index: &Underlying,
-        month: NaiveDate,
-    ) -> Result<SettlementOutcome, String> {
+    pub fn settle_outcome(&self, index: &Underlying, month: NaiveDate) -> SettlementOutcome {
         if let Some(stamps) = &index.stamps {
             return self.settle_stamps(stamps, month);
         }
-        let used = self.settlement_fixings(index, month)?;
-        let days = self.settlement_days_of(month)?;
+        let used = self.settlement_fixings(index, month);
+        let days = self.settlement_days_of(month);
         let flags: Vec<bool> = days
             .iter()
             .map(|d| index.qualifying.contains(d) && index.values.get(*d).is_some())
@@ -522,7 +518,7 @@ impl ContractSpec {
                 .last_published_fallback
                 .then(|| index.values.last_on_or_before(end - chrono::Days::new(1)))
                 .flatten();
-            return Ok(match fallback {
+            return match fallback {
                 Some((d, v)) => outcome(
                     SettlementStatus::Settled,
                     Some(v),
@@ -535,7 +531,7 @@ impl ContractSpec {
                     None,
                     format!("no fixing of {} on a settlement day", self.underlying),
                 ),
-            });
+            };
         }
         let Some(rule) = &self.coverage else {
             let qualifying = used
@@ -544,26 +540,22 @@ impl ContractSpec {
                 .count();
             let needed = self.min_settlement_fixings.min(used.len());
             if qualifying < needed {
-                return Ok(outcome(
+                return outcome(
                     SettlementStatus::Determination,
                     None,
                     format!(
                         "not settled: {qualifying} of the {} fixings the rule uses are sufficient and not carried; min_settlement_fixings needs {needed}",
                         used.len()
                     ),
-                ));
+                );
             }
             let mean = used.iter().map(|(_, v)| v).sum::<f64>() / used.len() as f64;
-            return Ok(outcome(
-                SettlementStatus::Settled,
-                Some(mean),
-                String::new(),
-            ));
+            return outcome(SettlementStatus::Settled, Some(mean), String::new());
         };
         let status = classify(rule, coverage, longest_gap);
         let pct = |x: f64| format!("{:.1}%", 100.0 * x);
         if status == SettlementStatus::Determination {
-            return Ok(outcome(
+            return outcome(
                 status,
                 None,
                 format!(
@@ -572,15 +564,15 @@ impl ContractSpec {
                     pct(rule.review_at),
                     pct(longest_gap)
                 ),
-            ));
+            );
         }
         let values = gap_filled(index, &days, &flags, rule);
         if values.is_empty() {
-            return Ok(outcome(
+            return outcome(
                 SettlementStatus::Determination,
                 None,
                 "no qualifying fixing, and nothing to fill the gaps from".into(),
-            ));
+            );
         }
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         let reason = match status {
@@ -593,7 +585,7 @@ impl ContractSpec {
             ),
             _ => String::new(),
         };
-        Ok(outcome(status, Some(mean), reason))
+        outcome(status, Some(mean), reason)
     }
 
     /// The settlement of an intraday index: the mean of the stamps of the month's
@@ -605,8 +597,8 @@ impl ContractSpec {
     /// `[coverage]` table a month needs `min_settlement_fixings` valued stamps. No
     /// stamp valued in the month: the last value before its end when
     /// `last_published_fallback`, else a determination.
-    fn settle_stamps(&self, st: &Stamps, month: NaiveDate) -> Result<SettlementOutcome, String> {
-        let expected = self.settlement_stamps_of(st, month)?;
+    fn settle_stamps(&self, st: &Stamps, month: NaiveDate) -> SettlementOutcome {
+        let expected = self.settlement_stamps_of(st, month);
         let flags: Vec<bool> = expected.iter().map(|t| st.values.contains_key(t)).collect();
         let (coverage, longest_gap) = coverage_of(&flags);
         let outcome = |(status, value, reason): StampVerdict| SettlementOutcome {
@@ -619,15 +611,15 @@ impl ContractSpec {
         let valued = flags.iter().filter(|f| **f).count();
         let end = expected.last().copied().unwrap_or(0);
         if valued == 0 {
-            return Ok(outcome(self.no_stamp_valued(st, end)));
+            return outcome(self.no_stamp_valued(st, end));
         }
         let pct = |x: f64| format!("{:.1}%", 100.0 * x);
         let Some(rule) = &self.coverage else {
-            return Ok(outcome(self.stamps_without_coverage(st, &expected, valued)));
+            return outcome(self.stamps_without_coverage(st, &expected, valued));
         };
         let status = classify(rule, coverage, longest_gap);
         if status == SettlementStatus::Determination {
-            return Ok(outcome((
+            return outcome((
                 status,
                 None,
                 format!(
@@ -636,7 +628,7 @@ impl ContractSpec {
                     pct(rule.review_at),
                     pct(longest_gap)
                 ),
-            )));
+            ));
         }
         let values = gap_filled_stamps(st, &expected, rule);
         let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
@@ -650,24 +642,20 @@ impl ContractSpec {
             ),
             _ => String::new(),
         };
-        Ok(outcome((status, Some(mean), reason)))
+        outcome((status, Some(mean), reason))
     }
 
     /// The stamps of `month` the settlement rule uses, valued or not: every stamp of
     /// the counted days (monthly average), the last one (final) or the last `last_n`
     /// (seconds since the epoch).
-    fn settlement_stamps_of(&self, st: &Stamps, month: NaiveDate) -> Result<Vec<i64>, String> {
+    fn settlement_stamps_of(&self, st: &Stamps, month: NaiveDate) -> Vec<i64> {
         let per_day = (86_400 / st.step.max(1)).max(1);
         let mut expected: Vec<i64> = Vec::new();
-        for d in self.settlement_days_of_all(month)? {
-            let start = d
-                .and_hms_opt(0, 0, 0)
-                .ok_or("bad date")?
-                .and_utc()
-                .timestamp();
+        for d in self.settlement_days_of_all(month) {
+            let start = d.and_time(chrono::NaiveTime::MIN).and_utc().timestamp();
             expected.extend((1..=per_day).map(|k| start + k * st.step));
         }
-        Ok(self.kept(&expected).to_vec())
+        self.kept(&expected).to_vec()
     }
 
     /// A month with no valued stamp: settled on the last value published on or
@@ -725,15 +713,15 @@ impl ContractSpec {
     }
 
     /// Every day of `month` the contract counts.
-    fn settlement_days_of_all(&self, month: NaiveDate) -> Result<Vec<NaiveDate>, String> {
+    fn settlement_days_of_all(&self, month: NaiveDate) -> Vec<NaiveDate> {
         let rule = self.day_rule();
         let start = month_start(month);
         let next = start + Months::new(1);
-        Ok(start
+        start
             .iter_days()
             .take_while(|d| *d < next)
             .filter(|d| rule.counts(*d))
-            .collect())
+            .collect()
     }
 
     /// The tail of a month's settlement days (or fixings) the rule averages: all of
@@ -749,7 +737,7 @@ impl ContractSpec {
 
     /// The days of `month` the settlement rule uses, published or not: every counted
     /// day (monthly average), the last one (final) or the last `last_n`.
-    fn settlement_days_of(&self, month: NaiveDate) -> Result<Vec<NaiveDate>, String> {
+    fn settlement_days_of(&self, month: NaiveDate) -> Vec<NaiveDate> {
         let rule = self.day_rule();
         let start = month_start(month);
         let next = start + Months::new(1);
@@ -758,7 +746,7 @@ impl ContractSpec {
             .take_while(|d| *d < next)
             .filter(|d| rule.counts(*d))
             .collect();
-        Ok(self.kept(&days).to_vec())
+        self.kept(&days).to_vec()
     }
 }
 
@@ -822,7 +810,7 @@ mod tests {
             .collect();
         let err = c.settle(&u, d("2025-06-01")).unwrap_err();
         assert!(
-            err.contains("9 of the 20") && err.contains("needs 10"),
+            err.0.contains("9 of the 20") && err.0.contains("needs 10"),
             "{err}"
         );
         u.qualifying.insert(d("2025-06-15"));
@@ -860,19 +848,17 @@ mod tests {
                 DateSeries::from_points(pts).unwrap(),
             )
         };
-        let o = c.settle_outcome(&june(&[]), d("2025-06-01")).unwrap();
+        let o = c.settle_outcome(&june(&[]), d("2025-06-01"));
         assert_eq!(o.status, SettlementStatus::Settled);
         // 29 of 30 (96.7%): review; June 4th is filled by the mean of the last three
         // qualifying values (3.2): (3 x 3.2 + 3.2 + 26 x 2.0) / 30 = 2.16.
-        let o = c.settle_outcome(&june(&[4]), d("2025-06-01")).unwrap();
+        let o = c.settle_outcome(&june(&[4]), d("2025-06-01"));
         assert_eq!(o.status, SettlementStatus::Review);
         assert_eq!(o.value, Some(2.16));
         assert!(o.reason.contains("96.7%"), "{}", o.reason);
         assert_eq!(c.settle(&june(&[4]), d("2025-06-01")), Ok(2.16));
         // 26 of 30 (86.7%): determination, no value.
-        let o = c
-            .settle_outcome(&june(&[5, 6, 7, 8]), d("2025-06-01"))
-            .unwrap();
+        let o = c.settle_outcome(&june(&[5, 6, 7, 8]), d("2025-06-01"));
         assert_eq!(o.status, SettlementStatus::Determination);
         assert!(c.settle(&june(&[5, 6, 7, 8]), d("2025-06-01")).is_err());
     }
@@ -992,47 +978,41 @@ mod tests {
         .unwrap();
         let june = d("2025-06-10");
         // Every stamp: (696 x 2.00 + 24 x 2.72) / 720 = 2 + 24 x 0.72 / 720 = 2.024.
-        let o = c.settle_outcome(&hourly_june(&[]), june).unwrap();
+        let o = c.settle_outcome(&hourly_june(&[]), june);
         assert_eq!(
             (o.status, o.value, o.coverage),
             (S::Settled, Some(2.024), 1.0)
         );
         // Ten stamps missing here and there (98.6%), each carried from the hour
         // before: the same 2.024. Stamp 336 (the 15th's first) carries 2.00, not 2.72.
-        let o = c
-            .settle_outcome(
-                &hourly_june(&[3, 50, 100, 200, 300, 400, 500, 600, 650, 700]),
-                june,
-            )
-            .unwrap();
+        let o = c.settle_outcome(
+            &hourly_june(&[3, 50, 100, 200, 300, 400, 500, 600, 650, 700]),
+            june,
+        );
         assert_eq!((o.status, o.value), (S::Settled, Some(2.024)));
-        let o = c.settle_outcome(&hourly_june(&[336]), june).unwrap();
+        let o = c.settle_outcome(&hourly_june(&[336]), june);
         // 2.024 - 0.72 / 720 = 2.023.
         assert_eq!((o.status, o.value), (S::Settled, Some(2.023)));
         // Fifteen hours in a row (2.08% of the month, coverage 97.9%): review, the
         // value still computed.
         let gap: Vec<usize> = (100..115).collect();
-        let o = c.settle_outcome(&hourly_june(&gap), june).unwrap();
+        let o = c.settle_outcome(&hourly_june(&gap), june);
         assert_eq!((o.status, o.value), (S::Review, Some(2.024)));
         assert!(o.reason.contains("stamps"), "{}", o.reason);
         // Eighty hours missing (88.9%): determination, no number.
         let gap: Vec<usize> = (0..80).map(|k| k * 9).collect();
-        let o = c.settle_outcome(&hourly_june(&gap), june).unwrap();
+        let o = c.settle_outcome(&hourly_june(&gap), june);
         assert_eq!((o.status, o.value), (S::Determination, None));
         // A final-fixing contract settles on the month's last stamp (24:00 on the 30th).
         let f = c.edited(|t| t.settlement = Settlement::Final).unwrap();
         assert_eq!(f.settle(&hourly_june(&[]), june), Ok(2.0));
         // Nothing published in July: the last value published when the contract says so.
         let fb = c.edited(|t| t.last_published_fallback = true).unwrap();
-        let o = fb
-            .settle_outcome(&hourly_june(&[]), d("2025-07-10"))
-            .unwrap();
+        let o = fb.settle_outcome(&hourly_june(&[]), d("2025-07-10"));
         assert_eq!((o.status, o.value), (S::Settled, Some(2.0)));
         assert!(o.reason.contains("last value published"));
         assert_eq!(
-            c.settle_outcome(&hourly_june(&[]), d("2025-07-10"))
-                .unwrap()
-                .status,
+            c.settle_outcome(&hourly_june(&[]), d("2025-07-10")).status,
             S::Determination
         );
     }

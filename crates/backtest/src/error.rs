@@ -125,3 +125,12 @@ pub enum BacktestError {
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
 }
+
+/// Why a month does not settle, in words for the report: no fixing on a counted
+/// day, fewer qualifying fixings than `min_settlement_fixings`, or a determination
+/// under a `[coverage]` rule. A finding about the index in that month, not a
+/// failure of the run ([`crate::ContractSpec::settle_outcome`] gives the whole
+/// outcome).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct NoSettlement(pub String);

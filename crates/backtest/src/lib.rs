@@ -40,7 +40,7 @@ pub use cost::{
     cost_curves, position_changes, read_throughput, CostPoint, PositionChange, Throughput,
 };
 pub use cost_decomposition::{decompose_cost, CostMonth};
-pub use error::{BacktestError, RowAt};
+pub use error::{BacktestError, NoSettlement, RowAt};
 pub use files::{backtest_files, fixings_views, BacktestFiles};
 pub use output::write_backtest;
 pub use periods::LeftOut;

@@ -173,11 +173,8 @@ fn months(rent: &RentSeries, index: &Underlying, contract: &ContractSpec) -> Vec
         let next = m + Months::new(1);
         let c = rent.over(m, next);
         let outcome = contract.settle_outcome(index, m);
-        let review = outcome
-            .as_ref()
-            .ok()
-            .filter(|o| o.status == crate::settlement_rule::SettlementStatus::Review)
-            .map(|o| o.reason.clone());
+        let review = (outcome.status == crate::settlement_rule::SettlementStatus::Review)
+            .then(|| outcome.reason.clone());
         out.push(Month {
             start: m,
             end: next,
@@ -185,7 +182,7 @@ fn months(rent: &RentSeries, index: &Underlying, contract: &ContractSpec) -> Vec
             days: (next - m).num_days() as u32,
             exposure: c.gpu_hours,
             rent: c.rent,
-            settlement: outcome.and_then(|o| o.value.ok_or(o.reason)),
+            settlement: outcome.value.ok_or(outcome.reason),
             review,
         });
         m = next;

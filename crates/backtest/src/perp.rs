@@ -160,12 +160,12 @@ impl PerpSpec {
             detail,
         };
         let s: PerpSpec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
-        s.validate().map_err(bad)?;
+        s.validate().map_err(|e| bad(e.0))?;
         Ok(s)
     }
 
     /// A spec with a constant premium, for callers that build one in code.
-    pub fn constant(name: &str, premium: f64) -> Result<Self, String> {
+    pub fn constant(name: &str, premium: f64) -> Result<Self, rentix_core::Invalid> {
         let s = Self {
             name: name.into(),
             rebalance_days: 1,
@@ -188,7 +188,7 @@ impl PerpSpec {
     }
 
     /// A copy with the constant premium `premium` (a premium file dropped), checked.
-    pub fn with_constant_premium(mut self, premium: f64) -> Result<Self, String> {
+    pub fn with_constant_premium(mut self, premium: f64) -> Result<Self, rentix_core::Invalid> {
         self.premium = premium;
         self.premium_file = None;
         self.premiums = None;
@@ -204,7 +204,7 @@ impl PerpSpec {
 
     /// Checks the terms: a name, each number in its range, not both `premium` and
     /// `premium_file`; the message names the term.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), rentix_core::Invalid> {
         if self.name.trim().is_empty() {
             return Err("name is empty".into());
         }
@@ -212,19 +212,20 @@ impl PerpSpec {
             return Err(format!(
                 "rebalance_days = {}: expected 1 to 31 (the position is stepped down inside the month)",
                 self.rebalance_days
-            ));
+            ).into());
         }
         let f = self.funding_period_hours;
         if !(f.is_finite() && f > 0.0 && f <= 24.0 * 31.0) {
             return Err(format!(
                 "funding_period_hours = {f}: expected more than 0 and at most 744 (a month)"
-            ));
+            )
+            .into());
         }
         if !(self.premium.is_finite() && self.premium.abs() <= MAX_PREMIUM) {
             return Err(format!(
                 "premium = {}: expected a finite number of USD per GPU-hour within +/-{MAX_PREMIUM}",
                 self.premium
-            ));
+            ).into());
         }
         if self.premium_file.is_some() && self.premium != 0.0 {
             return Err("both premium and premium_file are given: keep one".into());
@@ -233,19 +234,20 @@ impl PerpSpec {
             return Err(format!(
                 "fee_rate = {}: expected a share of the notional traded, 0 to 0.1 (0.0005 is 5 basis points)",
                 self.fee_rate
-            ));
+            ).into());
         }
         if !(self.initial_margin.is_finite() && (0.0..=1.0).contains(&self.initial_margin)) {
             return Err(format!(
                 "initial_margin = {}: expected a share of the notional, 0 to 1",
                 self.initial_margin
-            ));
+            )
+            .into());
         }
         let l = self.lot_gpu_hours;
         if !(l.is_finite() && l > 0.0 && l <= 1.0e6) {
-            return Err(format!(
-                "lot_gpu_hours = {l}: expected more than 0 and at most 1000000"
-            ));
+            return Err(
+                format!("lot_gpu_hours = {l}: expected more than 0 and at most 1000000").into(),
+            );
         }
         Ok(())
     }

@@ -66,7 +66,7 @@ fn default_gap_fill_n() -> usize {
 impl CoverageRule {
     /// Checks that the thresholds are shares with `review_at <= settle_at` and that
     /// `gap_fill_n` is 1 to 100.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), rentix_core::Invalid> {
         let share = |x: f64| x.is_finite() && (0.0..=1.0).contains(&x);
         if !(share(self.settle_at) && share(self.review_at) && share(self.max_gap_share)) {
             return Err(
@@ -77,7 +77,8 @@ impl CoverageRule {
             return Err(format!(
                 "coverage: review_at {} is above settle_at {}",
                 self.review_at, self.settle_at
-            ));
+            )
+            .into());
         }
         if !(1..=100).contains(&self.gap_fill_n) {
             return Err("coverage: gap_fill_n must be 1..=100".into());

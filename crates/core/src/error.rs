@@ -110,3 +110,23 @@ where
                 .join(", "),
         })
 }
+
+/// A configuration value outside what it may hold (a methodology's, a contract's, a
+/// perp's, a settlement rule's), said in words that name the field and what to write
+/// instead: `pooling.window_days = 400 is more than 366`. The validators return it;
+/// the caller that read the file wraps it with the path.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+impl From<String> for Invalid {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}

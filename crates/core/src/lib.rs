@@ -26,7 +26,7 @@ mod unit;
 
 pub use bundled::{bundled, read_config, ConfigKind};
 pub use calendar::{DayRule, HolidayCalendar};
-pub use error::CoreError;
+pub use error::{CoreError, Invalid};
 pub use fixing_time::{Cutoff, FixingClock};
 pub use fx::{FxMiss, FxTable};
 pub use gpu::{GpuCatalog, GpuModel, GpuSpec};

@@ -144,12 +144,12 @@ impl RatingTable {
 
     /// Adds another table's ratings; the same operator and scope rated from the same
     /// date twice is an error naming them.
-    pub fn merge(&mut self, other: RatingTable) -> Result<(), String> {
+    pub fn merge(&mut self, other: RatingTable) -> Result<(), crate::Invalid> {
         for (key, list) in other.by_key {
             let mine = self.by_key.entry(key.clone()).or_default();
             for (date, tier) in list {
                 if mine.iter().any(|(d, _)| *d == date) {
-                    return Err(format!("{} ({}) is rated twice from {date}", key.0, key.1));
+                    return Err(format!("{} ({}) is rated twice from {date}", key.0, key.1).into());
                 }
                 mine.push((date, tier));
             }
@@ -171,7 +171,7 @@ impl RatingTable {
         for p in paths {
             let shown = p.display().to_string();
             all.merge(Self::from_file(p)?)
-                .map_err(|detail| bad(&shown, 0, detail))?;
+                .map_err(|detail| bad(&shown, 0, detail.0))?;
         }
         Ok(all)
     }

@@ -97,14 +97,42 @@ pub fn fingerprint(m: &Methodology) -> String {
 
 /// Reads a state file; `None` when there is none, an explanation when it cannot be
 /// used (it is then ignored and the whole store read).
-pub fn read_state(path: &Path) -> Result<Option<State>, String> {
+pub fn read_state(path: &Path) -> Result<Option<State>, UnusableState> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| format!("{} is unreadable ({e})", path.display())),
+            .map_err(|e| UnusableState::Unreadable {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(UnusableState::Io {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        }),
     }
+}
+
+/// A state file that is there but cannot be used: it is then ignored and the whole
+/// store read, and the run says why ([`Decision::Full`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnusableState {
+    /// The file is not a state this version can parse.
+    #[error("{} is unreadable ({detail})", path.display())]
+    Unreadable {
+        /// The state file.
+        path: std::path::PathBuf,
+        /// What the JSON parser said.
+        detail: String,
+    },
+    /// The file is there but cannot be read.
+    #[error("{}: {detail}", path.display())]
+    Io {
+        /// The state file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        detail: String,
+    },
 }
 
 /// How an incremental run reads the store and continues the composites.
@@ -144,7 +172,7 @@ pub struct Request<'a> {
 }
 
 /// Decides how a run reads the store, from the previous publication's state.
-pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision {
+pub fn plan(req: &Request<'_>, state: Result<Option<State>, UnusableState>) -> Decision {
     let full = |why: &str| Decision::Full(why.to_string());
     let Some(d1) = req.from else {
         return full("no --from: every date is published");
@@ -152,7 +180,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, String>) -> Decision
     let state = match state {
         Ok(Some(s)) => s,
         Ok(None) => return full("no state file beside the published file (a first publication)"),
-        Err(e) => return Decision::Full(e),
+        Err(e) => return Decision::Full(e.to_string()),
     };
     let m = req.methodology;
     if state.format != STATE_FORMAT || state.rentix != env!("CARGO_PKG_VERSION") {

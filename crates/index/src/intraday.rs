@@ -49,7 +49,7 @@ use crate::contributor_id::ContributorAliases;
 use crate::error::IndexError;
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use rayon::prelude::*;
-use rentix_core::{GradePattern, ObservationKind};
+use rentix_core::{GradePattern, Invalid, ObservationKind};
 use rentix_store::StoredObservation;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -79,7 +79,7 @@ const DAY_MINUTES: i64 = 1440;
 const MAX_STAMPS: i64 = 400_000;
 
 /// A duration written `"15m"`, `"1h"` or `"7d"`, in whole minutes.
-pub fn parse_minutes(text: &str) -> Result<i64, String> {
+pub fn parse_minutes(text: &str) -> Result<i64, Invalid> {
     let t = text.trim();
     let (num, unit) = t.split_at(t.len().saturating_sub(1));
     let n: i64 = num
@@ -89,10 +89,10 @@ pub fn parse_minutes(text: &str) -> Result<i64, String> {
         "m" => 1,
         "h" => 60,
         "d" => DAY_MINUTES,
-        _ => return Err(format!("{text:?} is not a duration (15m, 1h, 7d)")),
+        _ => return Err(format!("{text:?} is not a duration (15m, 1h, 7d)").into()),
     };
     if !(0..=3660 * DAY_MINUTES).contains(&(n * per)) {
-        return Err(format!("{text:?} is outside 0 minutes .. 3660 days"));
+        return Err(format!("{text:?} is outside 0 minutes .. 3660 days").into());
     }
     Ok(n * per)
 }
@@ -298,7 +298,7 @@ impl IntradayMethodology {
             detail,
         };
         let m: Self = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
-        m.validate().map_err(bad)?;
+        m.validate().map_err(|e| bad(e.0))?;
         Ok(m)
     }
 
@@ -319,7 +319,7 @@ impl IntradayMethodology {
         self
     }
 
-    fn clock(&self) -> Result<Clock, String> {
+    fn clock(&self) -> Result<Clock, Invalid> {
         let s = &self.intraday;
         Ok(Clock {
             cadence: parse_minutes(&self.calendar.cadence)?,
@@ -337,7 +337,7 @@ impl IntradayMethodology {
     /// Checks the ranges a methodology must respect: the cadence divides a day, the
     /// window is at least the cadence and `max_carry` at least the window, and every
     /// share and count is in range.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         if self.version.trim().is_empty() || self.version.len() > 64 {
             return Err("version: 1 to 64 characters".into());
         }
@@ -346,13 +346,13 @@ impl IntradayMethodology {
             return Err(format!(
                 "calendar.cadence = {:?}: an intraday cadence is a whole number of minutes that divides a day (15m, 1h, 4h); a daily methodology writes \"1d\" or leaves it out",
                 self.calendar.cadence
-            ));
+            ).into());
         }
         if c.window < c.cadence || c.max_carry < c.window {
             return Err(format!(
                 "intraday.window ({}) must be at least the cadence and intraday.max_carry ({}) at least the window",
                 self.intraday.window, self.intraday.max_carry
-            ));
+            ).into());
         }
         let s = &self.intraday;
         if s.kinds.is_empty() {
@@ -362,13 +362,10 @@ impl IntradayMethodology {
             return Err("intraday.min_panel must be at least 1".into());
         }
         if !(s.trim.is_finite() && (0.0..0.5).contains(&s.trim)) {
-            return Err(format!(
-                "intraday.trim = {}: expected 0 to below 0.5",
-                s.trim
-            ));
+            return Err(format!("intraday.trim = {}: expected 0 to below 0.5", s.trim).into());
         }
         if s.decimals > 9 {
-            return Err(format!("intraday.decimals = {}: at most 9", s.decimals));
+            return Err(format!("intraday.decimals = {}: at most 9", s.decimals).into());
         }
         if let Some(sc) = &s.screen {
             let shares = [sc.k_sigma, sc.sigma_floor, sc.jump];
@@ -396,7 +393,8 @@ impl IntradayMethodology {
                 return Err(format!(
                     "intraday.weights: 0 <= floor ({}) < cap ({}) <= 1",
                     w.floor, w.cap
-                ));
+                )
+                .into());
             }
         }
         patterns(&self.grades.patterns)?;
@@ -555,7 +553,7 @@ pub struct IntradayInput {
 
 impl IntradayInput {
     /// Groups store rows by the (region-pooled) grades `m` fixes, of its kinds.
-    pub fn from_rows(rows: &[StoredObservation], m: &IntradayMethodology) -> Result<Self, String> {
+    pub fn from_rows(rows: &[StoredObservation], m: &IntradayMethodology) -> Result<Self, Invalid> {
         let mut b = IntradayInputBuilder::new(m)?;
         b.add(rows);
         Ok(b.finish())
@@ -574,7 +572,7 @@ pub struct IntradayInputBuilder<'a> {
 
 impl<'a> IntradayInputBuilder<'a> {
     /// An empty input for `m`; fails when its grade patterns do not parse.
-    pub fn new(m: &'a IntradayMethodology) -> Result<Self, String> {
+    pub fn new(m: &'a IntradayMethodology) -> Result<Self, Invalid> {
         Ok(Self {
             m,
             patterns: patterns(&m.grades.patterns)?,
@@ -649,14 +647,14 @@ pub fn fix_store(
     // run over the whole store gives. The day before that too: an observation just
     // before midnight UTC can sit in the previous fixing date's partition.
     let start = (from - Days::new(m.warm_up_days())).max(first).min(from);
-    let mut builder = IntradayInputBuilder::new(m).map_err(input_err)?;
+    let mut builder = IntradayInputBuilder::new(m).map_err(|e| input_err(e.0))?;
     store.for_each_part_for_fixing(
         Some(start - Days::new(1)),
         Some(to + Days::new(1)),
         |rows| builder.add(&rows),
     )?;
     let input = builder.finish();
-    let mut r = fix_intraday(m, &input, start, to).map_err(input_err)?;
+    let mut r = fix_intraday(m, &input, start, to).map_err(|e| input_err(e.0))?;
     if start < from {
         let first_stamp = from.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
         r.fixings.retain(|f| f.date >= from);
@@ -681,7 +679,7 @@ pub fn fix_intraday(
     input: &IntradayInput,
     from: NaiveDate,
     to: NaiveDate,
-) -> Result<IntradayResult, String> {
+) -> Result<IntradayResult, Invalid> {
     let clock = m.clock()?;
     // A weights file named but never read would fix on equal weights as if the
     // methodology had none: refuse instead (from_toml does not read files).
@@ -692,18 +690,18 @@ pub fn fix_intraday(
         return Err(format!(
             "intraday.weights.file {} was not read: load the methodology with from_file, or give the weights with with_weights",
             file.display()
-        ));
+        ).into());
     }
     let days = (to - from).num_days() + 1;
     if days < 1 {
-        return Err(format!("--from {from} is after --to {to}"));
+        return Err(format!("--from {from} is after --to {to}").into());
     }
     let stamps = days * DAY_MINUTES / clock.cadence;
     if stamps > MAX_STAMPS {
         return Err(format!(
             "{days} days at {} are {stamps} stamps a grade, more than {MAX_STAMPS}: fix a shorter range (--from, --to)",
             m.calendar.cadence
-        ));
+        ).into());
     }
     let start = from
         .and_hms_opt(0, 0, 0)
@@ -1609,7 +1607,7 @@ publish_receipts = true
             contributors: Vec::new(),
         };
         let e = fix_intraday(&m, &input, day, day).unwrap_err();
-        assert!(e.contains("w.csv was not read"), "{e}");
+        assert!(e.0.contains("w.csv was not read"), "{e}");
     }
 
     #[test]

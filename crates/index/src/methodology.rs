@@ -7,7 +7,7 @@ use crate::error::IndexError;
 use crate::outliers::{FilterParams, OutlierFilter, SigmaScale};
 use crate::weighted_quantile::TieRule;
 use chrono::{Days, NaiveDate};
-use rentix_core::{Cutoff, DayRule, GradePattern, ObservationKind};
+use rentix_core::{Cutoff, DayRule, GradePattern, Invalid, ObservationKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -546,16 +546,17 @@ impl Methodology {
     pub fn new(spec: MethodologySpec, path: &Path) -> Result<Self, IndexError> {
         let parsed = (|| {
             spec.validate()?;
-            Ok::<_, String>((
+            Ok::<_, Invalid>((
                 spec.parse_rule()?,
                 spec.parse_clock()?,
                 spec.parse_patterns()?,
             ))
         })();
-        let (rule, clock, patterns) = parsed.map_err(|detail| IndexError::Methodology {
-            path: path.to_path_buf(),
-            detail,
-        })?;
+        let (rule, clock, patterns) =
+            parsed.map_err(|Invalid(detail)| IndexError::Methodology {
+                path: path.to_path_buf(),
+                detail,
+            })?;
         Ok(Self {
             spec,
             rule,
@@ -599,7 +600,7 @@ impl Methodology {
 
 impl MethodologySpec {
     /// Checks the ranges a methodology must respect.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         self.check_labels()?;
         self.check_ranges()?;
         self.check_composite_names()?;
@@ -611,7 +612,7 @@ impl MethodologySpec {
     }
 
     /// The version, name and description a fixing row and a reader see; a daily cadence.
-    fn check_labels(&self) -> Result<(), String> {
+    fn check_labels(&self) -> Result<(), Invalid> {
         if self.version.trim().is_empty() {
             return Err("version must not be empty".into());
         }
@@ -619,7 +620,7 @@ impl MethodologySpec {
         if self.version.len() > MAX_VERSION_LEN || self.version.chars().any(char::is_control) {
             return Err(format!(
                 "version must be at most {MAX_VERSION_LEN} printable characters (it is written into every fixing)"
-            ));
+            ).into());
         }
         if let Some(c) = self
             .calendar
@@ -629,7 +630,7 @@ impl MethodologySpec {
         {
             return Err(format!(
                 "calendar.cadence = {c:?}: this methodology's shape is a daily one; an intraday methodology has [calendar] cadence and an [intraday] table (docs/methodology.md, \"Intraday fixings\")"
-            ));
+            ).into());
         }
         if self.name.len() > 1000 || self.description.len() > 10_000 {
             return Err("name (1000) or description (10000 characters) too long".into());
@@ -638,11 +639,11 @@ impl MethodologySpec {
     }
 
     /// The hierarchy lists each kind once; day counts and minimums are in range.
-    fn check_ranges(&self) -> Result<(), String> {
+    fn check_ranges(&self) -> Result<(), Invalid> {
         let mut kinds = std::collections::BTreeSet::new();
         for k in &self.inputs.hierarchy {
             if !kinds.insert(k) {
-                return Err(format!("inputs.hierarchy lists {k} twice"));
+                return Err(format!("inputs.hierarchy lists {k} twice").into());
             }
         }
         for (name, v, max) in [
@@ -665,7 +666,7 @@ impl MethodologySpec {
             ),
         ] {
             if v > max {
-                return Err(format!("{name} = {v} is more than {max}"));
+                return Err(format!("{name} = {v} is more than {max}").into());
             }
         }
         if self.contributors.min_contributors == 0 {
@@ -684,14 +685,15 @@ impl MethodologySpec {
     }
 
     /// Composite names: printable, unaltered by the CSV guard, unique, not grades; bases and weights.
-    fn check_composite_names(&self) -> Result<(), String> {
+    fn check_composite_names(&self) -> Result<(), Invalid> {
         let mut names = std::collections::BTreeSet::new();
         for c in &self.composite {
             if c.name.is_empty() || c.name.len() > 200 || c.name.chars().any(char::is_control) {
                 return Err(format!(
                     "composite name {:?} must be 1-200 printable characters",
                     c.name
-                ));
+                )
+                .into());
             }
             // A name the CSV guard would write with a leading ' would read back as
             // another name: every re-run would restate each of its rows.
@@ -699,39 +701,37 @@ impl MethodologySpec {
                 return Err(format!(
                     "composite name {:?} begins with = + - @, a tab or a carriage return, which a CSV file cannot hold unaltered (a spreadsheet would run it as a formula); rename it",
                     c.name
-                ));
+                ).into());
             }
             if !names.insert(c.name.as_str()) {
-                return Err(format!("composite {} is defined twice", c.name));
+                return Err(format!("composite {} is defined twice", c.name).into());
             }
             if c.name.parse::<rentix_core::Grade>().is_ok() {
                 return Err(format!(
                     "composite {} is named like a grade; choose a name that is not GPU/SCOPE/TERM",
                     c.name
-                ));
+                )
+                .into());
             }
             if !(c.base.is_finite() && c.base > 0.0) {
-                return Err(format!("composite {}: base must be positive", c.name));
+                return Err(format!("composite {}: base must be positive", c.name).into());
             }
             let sum: f64 = c.weights.values().sum();
             if !c.weights.is_empty() && (sum - 1.0).abs() > 1e-6 {
-                return Err(format!(
-                    "composite {}: weights add up to {sum}, not 1",
-                    c.name
-                ));
+                return Err(format!("composite {}: weights add up to {sum}, not 1", c.name).into());
             }
         }
         Ok(())
     }
 
     /// Inputs, filters, caps and floors, aliases, carry and rounding.
-    fn check_rules(&self) -> Result<(), String> {
+    fn check_rules(&self) -> Result<(), Invalid> {
         if self.inputs.hierarchy.is_empty() {
             return Err("inputs.hierarchy needs at least one kind".into());
         }
         for k in &self.inputs.hierarchy {
             if !self.inputs.min_obs.contains_key(k) {
-                return Err(format!("inputs.min_obs has no entry for {k}"));
+                return Err(format!("inputs.min_obs has no entry for {k}").into());
             }
         }
         let unit = |x: f64| (0.0..=1.0).contains(&x);
@@ -760,9 +760,9 @@ impl MethodologySpec {
         }
         for (k, v) in &self.inputs.min_volume_gpu_hours {
             if !(v.is_finite() && *v >= 0.0) {
-                return Err(format!(
-                    "inputs.min_volume_gpu_hours.{k} must be a number >= 0"
-                ));
+                return Err(
+                    format!("inputs.min_volume_gpu_hours.{k} must be a number >= 0").into(),
+                );
             }
         }
         if !(self.contributors.max_concentration > 0.0
@@ -790,7 +790,7 @@ impl MethodologySpec {
     }
 
     /// What each composite is made of: patterns for hedonic and pooled, positive grade weights otherwise.
-    fn check_composite_members(&self) -> Result<(), String> {
+    fn check_composite_members(&self) -> Result<(), Invalid> {
         for c in &self.composite {
             match c.method {
                 CompositeMethod::Hedonic | CompositeMethod::Pooled => {
@@ -799,7 +799,8 @@ impl MethodologySpec {
                             "composite {}: a {} composite needs patterns",
                             c.name,
                             c.method.as_str()
-                        ));
+                        )
+                        .into());
                     }
                     for p in &c.patterns {
                         GradePattern::new(p).map_err(|e| e.to_string())?;
@@ -807,7 +808,7 @@ impl MethodologySpec {
                 }
                 _ => {
                     if c.weights.is_empty() || c.weights.values().any(|w| w.is_nan() || *w <= 0.0) {
-                        return Err(format!("composite {}: needs positive weights", c.name));
+                        return Err(format!("composite {}: needs positive weights", c.name).into());
                     }
                     for g in c.weights.keys() {
                         let grade = g
@@ -820,7 +821,8 @@ impl MethodologySpec {
                                 "composite {}: weight on {g:?}: write the grade as its key {:?}",
                                 c.name,
                                 grade.key()
-                            ));
+                            )
+                            .into());
                         }
                     }
                 }
@@ -837,7 +839,7 @@ impl MethodologySpec {
         }
     }
 
-    fn parse_clock(&self) -> Result<rentix_core::FixingClock, String> {
+    fn parse_clock(&self) -> Result<rentix_core::FixingClock, Invalid> {
         rentix_core::FixingClock::new(&self.cutoff()).map_err(|e| {
             // The clock's error quotes the value at fault: name its field.
             let field = match &e {
@@ -848,7 +850,7 @@ impl MethodologySpec {
                 }
                 _ => "calendar.cutoff",
             };
-            format!("{field}: {e}")
+            Invalid(format!("{field}: {e}"))
         })
     }
 
@@ -894,7 +896,7 @@ impl MethodologySpec {
         }
     }
 
-    fn parse_rule(&self) -> Result<DayRule, String> {
+    fn parse_rule(&self) -> Result<DayRule, Invalid> {
         DayRule::new(&self.calendar.days, &self.calendar.holidays).map_err(|e| {
             let field = match &e {
                 rentix_core::CoreError::Unknown {
@@ -902,15 +904,15 @@ impl MethodologySpec {
                 } => "calendar.days",
                 _ => "calendar.holidays",
             };
-            format!("{field}: {e}")
+            Invalid(format!("{field}: {e}"))
         })
     }
 
-    fn parse_patterns(&self) -> Result<Vec<GradePattern>, String> {
+    fn parse_patterns(&self) -> Result<Vec<GradePattern>, Invalid> {
         self.grades
             .patterns
             .iter()
-            .map(|p| GradePattern::new(p).map_err(|e| format!("grades.patterns: {e}")))
+            .map(|p| GradePattern::new(p).map_err(|e| Invalid(format!("grades.patterns: {e}"))))
             .collect()
     }
 

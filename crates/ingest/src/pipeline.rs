@@ -538,7 +538,7 @@ impl Tally {
             summary.quarantined_by_reason.insert(reason.to_string(), n);
         }
         summary.quarantined = quarantine.len() as u64;
-        summary.check().map_err(IngestError::Accounting)
+        summary.check().map_err(|e| IngestError::Accounting(e.0))
     }
 }
 

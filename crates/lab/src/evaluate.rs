@@ -362,7 +362,11 @@ impl MonthContext<'_> {
             candidate: self.cand.name.clone(),
             month,
             settlement: settled.as_ref().ok().copied(),
-            not_settled: settled.as_ref().err().cloned().unwrap_or_default(),
+            not_settled: settled
+                .as_ref()
+                .err()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
             fixing_days: in_month.len(),
             share_trades: sh[0],
             share_listings: sh[2],
@@ -498,9 +502,7 @@ fn coverage_counts(
         }
     };
     for &m in months {
-        let Ok(o) = judged.settle_outcome(full, m) else {
-            continue;
-        };
+        let o = judged.settle_outcome(full, m);
         if o.coverage < 1.0 {
             row.months_missing_a_settlement_day += 1;
         }

@@ -4,7 +4,7 @@
 //! the real settlement rule ([`ContractSpec::settle`]), never from a formula.
 
 use chrono::{Datelike, Days, Months, NaiveDate};
-use rentix_backtest::{month_start, underlyings, ContractSpec, Underlying};
+use rentix_backtest::{month_start, underlyings, ContractSpec, NoSettlement, Underlying};
 use rentix_core::DayRule;
 use rentix_index::{fix_grade, sort_obs, EngineObs, Fixing, Methodology, SourceId, WindowUnit};
 
@@ -126,7 +126,7 @@ impl<'a> GradeMarket<'a> {
 
     /// The month's settlement with `change` applied, computed by the engine over the
     /// month's slice of history.
-    pub fn settle(&self, month: NaiveDate, change: Change<'_>) -> Result<Settled, String> {
+    pub fn settle(&self, month: NaiveDate, change: Change<'_>) -> Result<Settled, NoSettlement> {
         let base = self.slice(month);
         let mut obs: Vec<EngineObs> = match change {
             Change::None => base.to_vec(),
@@ -147,13 +147,17 @@ impl<'a> GradeMarket<'a> {
             self.methodology,
             &self.rule,
         );
-        let u = self
-            .underlying(&fixings)
-            .ok_or_else(|| format!("no fixing of {} in {}", self.grade, month.format("%Y-%m")))?;
+        let u = self.underlying(&fixings).ok_or_else(|| {
+            NoSettlement(format!(
+                "no fixing of {} in {}",
+                self.grade,
+                month.format("%Y-%m")
+            ))
+        })?;
         let value = self.contract.settle(&u, month)?;
         let used = self
             .contract
-            .settlement_fixings(&u, month)?
+            .settlement_fixings(&u, month)
             .into_iter()
             .map(|(d, _)| d)
             .collect();

@@ -158,7 +158,7 @@ fn is_zero(n: &u64) -> bool {
 impl IngestSummary {
     /// Checks `rows_read = accepted + quarantined + duplicates` for the run and each
     /// file; returns the first violation.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), rentix_core::Invalid> {
         let ok = |r: u64, a: u64, q: u64, d: u64| r == a + q + d;
         if !ok(
             self.rows_read,
@@ -169,14 +169,16 @@ impl IngestSummary {
             return Err(format!(
                 "run: rows_read {} != accepted {} + quarantined {} + duplicates {}",
                 self.rows_read, self.accepted, self.quarantined, self.duplicates
-            ));
+            )
+            .into());
         }
         for f in &self.files {
             if !ok(f.rows_read, f.accepted, f.quarantined, f.duplicates) {
                 return Err(format!(
                     "{}: rows_read {} != accepted {} + quarantined {} + duplicates {}",
                     f.path, f.rows_read, f.accepted, f.quarantined, f.duplicates
-                ));
+                )
+                .into());
             }
         }
         if self.quarantined_by_reason.values().sum::<u64>() != self.quarantined {
