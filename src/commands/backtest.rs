@@ -86,8 +86,7 @@ impl BacktestPlan {
                 if let Some(premium) = a.perp_premium {
                     spec = spec
                         .with_constant_premium(premium)
-                        .map_err(anyhow::Error::msg)
-                        .context("--perp-premium")?;
+                        .map_err(|e| crate::commands::Usage(format!("--perp-premium: {e}")))?;
                 }
                 Some(spec)
             }
@@ -98,7 +97,10 @@ impl BacktestPlan {
         Ok(Self {
             index: a.index.clone(),
             rent: a.rent.clone(),
-            period_end: a.period_end.parse().map_err(anyhow::Error::msg)?,
+            period_end: a
+                .period_end
+                .parse()
+                .map_err(|e| crate::commands::Usage(format!("--period-end: {e}")))?,
             side: side_arg(&a.side),
             events: a.events.clone(),
             // A contract that applies revisions after expiry settles on today's view.
@@ -242,7 +244,6 @@ pub(super) fn cost_decomposition(
         .cloned()
         .collect();
     let months = decompose_cost(&periods, &rows, operator)
-        .map_err(anyhow::Error::msg)
         .with_context(|| format!("{}", throughput.display()))?;
     let f = |g: &dyn Fn(&CostMonth) -> Option<f64>| Col::F64(months.iter().map(g).collect());
     let mut t = Table::new();

@@ -76,11 +76,8 @@ pub(super) fn execute(
         ),
         _ => Pricer::None,
     };
-    let points = cost_curves(&rows, |r| {
-        pricer.price(r, a.date).map_err(|e| e.to_string())
-    })
-    .map_err(anyhow::Error::msg)
-    .with_context(|| format!("pricing {}", a.throughput.display()))?;
+    let points = cost_curves(&rows, |r| pricer.price(r, a.date))
+        .with_context(|| format!("pricing {}", a.throughput.display()))?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     table(&points).write(&a.out.join("cost_curve.csv"))?;
     let changes = position_changes(&points);

@@ -85,7 +85,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     if let Some(e) = e.downcast_ref::<T>() {
         return Some(match e {
             T::Read { .. } | T::Write { .. } => IO,
-            T::Format { .. } => USAGE,
+            T::Format { .. } | T::NoParquet { .. } => USAGE,
             _ => INPUT,
         });
     }
@@ -109,8 +109,16 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
         return match e {
             X::Methodology { .. } | X::Config(_) => Some(USAGE),
             X::Store(g) => class_of(g),
+            X::Published(f) => class_of(f),
             X::Table(t) => class_of(t),
             _ => Some(INPUT),
+        };
+    }
+    if let Some(e) = e.downcast_ref::<rentix_index::FixingsError>() {
+        use rentix_index::FixingsError as F;
+        return match e {
+            F::Table(t) => class_of(t),
+            F::Input { .. } | F::Fixings { .. } => Some(INPUT),
         };
     }
     if let Some(e) = e.downcast_ref::<B>() {
@@ -148,7 +156,10 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
             _ => IO,
         });
     }
-    if e.is::<rentix_core::CoreError>() || e.is::<serde_json::Error>() {
+    if e.is::<rentix_core::CoreError>()
+        || e.is::<serde_json::Error>()
+        || e.is::<rentix_backtest::CostError>()
+    {
         return Some(INPUT);
     }
     if e.is::<std::io::Error>() {

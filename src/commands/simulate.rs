@@ -36,8 +36,7 @@ pub(super) fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
     }
     if let Some(c) = &a.cadence {
         let m = rentix_index::intraday::parse_minutes(c)
-            .map_err(anyhow::Error::msg)
-            .context("--cadence")?;
+            .map_err(|e| crate::commands::Usage(format!("--cadence: {e}")))?;
         p.cadence_minutes = (m != 1440).then_some(m as u32);
     }
     p.validate()?;

@@ -18,7 +18,10 @@ pub(super) fn run(a: TrackArgs) -> anyhow::Result<()> {
     }
     let contract = contract_from(&a.contract)?;
     let (fixings, _) = fixings_views(&a.index, false)?;
-    let period_end = a.period_end.parse().map_err(anyhow::Error::msg)?;
+    let period_end = a
+        .period_end
+        .parse()
+        .map_err(|e| crate::commands::Usage(format!("--period-end: {e}")))?;
     let rent = RentSeries::from_csv_with(&a.rent, period_end, side_arg(&a.side))?;
     let events = match &a.events {
         Some(p) => read_events(p, period_end)?,

@@ -245,7 +245,7 @@ struct Scope {
 
 impl Scope {
     fn contains(&self, f: &Fixing) -> bool {
-        f.date >= self.from && f.date <= self.to && self.grades.contains(&f.grade)
+        f.date >= self.from && f.date <= self.to && self.grades.contains(f.grade.as_str())
     }
 }
 
@@ -378,7 +378,7 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
         .into_iter()
         .filter(|f| scope.contains(f) && (!valued_only || f.value.is_some()))
         .map(|mut f| {
-            if let Some(&n) = publication.get(&(f.date, f.grade.clone())) {
+            if let Some(&n) = publication.get(&(f.date, f.grade.to_string())) {
                 f.publication = n;
             }
             f

@@ -57,3 +57,28 @@ fn tests_build_every_binary_dependency_with_the_binarys_features() {
         differ.join("\n")
     );
 }
+
+/// Crates that settle on, simulate or describe CSV need no Parquet: built alone (as
+/// `cargo test -p rentix-backtest` builds them), their graph holds no polars. Parquet
+/// is the `parquet` feature of rentix-table, which only the store, the engine and the
+/// binary turn on (issue 26).
+#[test]
+fn crates_without_parquet_build_without_polars() {
+    for krate in [
+        "rentix-core",
+        "rentix-fixings",
+        "rentix-backtest",
+        "rentix-sim",
+    ] {
+        let graph = features(&["-p", krate, "-e", "normal,dev"]);
+        let polars: Vec<&String> = graph.keys().filter(|p| p.starts_with("polars")).collect();
+        assert!(
+            polars.is_empty(),
+            "{krate} built alone compiles {polars:?}: which of its dependencies turned on rentix-table's parquet feature?"
+        );
+        assert!(!graph.is_empty(), "{krate}: cargo tree listed nothing");
+    }
+    // The binary reads Parquet fixings: it must have polars.
+    let binary = features(&["-p", "rentix", "-e", "no-dev"]);
+    assert!(binary.keys().any(|p| p.starts_with("polars ")));
+}

@@ -28,7 +28,7 @@ use crate::strategy::{mean_ratio, next_ratio, ratios, Strategy};
 use crate::underlying::Underlying;
 use chrono::{Months, NaiveDate};
 use rentix_core::{DateSeries, DayRule};
-use rentix_index::IndexUnit;
+use rentix_fixings::IndexUnit;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -1172,7 +1172,7 @@ fn in_usd(
     idx: &IndexInputs,
     contract: &ContractSpec,
 ) -> Result<(Option<f64>, IndexInputs), BacktestError> {
-    Ok(match idx.underlying.unit {
+    Ok(match idx.underlying.unit() {
         IndexUnit::UsdPerGpuHour => (None, idx.clone()),
         IndexUnit::Points => {
             let k = rebase_factor(rent, &idx.underlying).ok_or_else(|| {
@@ -1248,7 +1248,7 @@ pub fn run(
     cfg: &BacktestConfig,
 ) -> Result<BacktestResult, BacktestError> {
     let contract = &cfg.contract;
-    let unit = idx.underlying.unit;
+    let unit = idx.underlying.unit();
     let (rebase, idx) = in_usd(rent, idx, contract)?;
     check_tick(contract, &idx.underlying)?;
     let Periods {

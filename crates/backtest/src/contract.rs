@@ -318,8 +318,8 @@ impl ContractTerms {
     }
 
     /// The rule deciding which days' fixings count towards a settlement, parsed.
-    fn parse_day_rule(&self) -> Result<DayRule, String> {
-        DayRule::new(&self.settlement_days, &self.calendar).map_err(|e| e.to_string())
+    fn parse_day_rule(&self) -> Result<DayRule, Invalid> {
+        DayRule::new(&self.settlement_days, &self.calendar).map_err(|e| Invalid(e.to_string()))
     }
 }
 

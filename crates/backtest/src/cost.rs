@@ -181,17 +181,48 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
     Ok(out)
 }
 
+/// Why a cost curve or a cost decomposition could not be made from a throughput
+/// file: a finding about its rows, in words naming the operator or the row.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CostError {
+    /// A row without `usd_per_gpu_hour` that could not be priced.
+    #[error("row {row} ({operator}): {source}")]
+    Unpriced {
+        /// The row's line in the file.
+        row: usize,
+        /// Its operator, as written.
+        operator: String,
+        /// Why it could not be priced.
+        source: crate::pricing::PriceError,
+    },
+    /// The user's operator has no row in the file.
+    #[error("the throughput file has no row for operator {0:?}")]
+    NoOperator(String),
+    /// No throughput row of the operator was in force in a backtest month.
+    #[error("no throughput of {operator} in force in {month}")]
+    NoThroughput {
+        /// The operator, as the user named it.
+        operator: String,
+        /// The month, `YYYY-MM`.
+        month: String,
+    },
+}
+
 /// The cost curves of `rows` (each priced: `price(row)` gives its rent), one per
 /// model and date, points sorted by cost then operator.
 pub fn cost_curves(
     rows: &[Throughput],
-    price: impl Fn(&Throughput) -> Result<f64, String>,
-) -> Result<Vec<CostPoint>, String> {
+    price: impl Fn(&Throughput) -> Result<f64, crate::pricing::PriceError>,
+) -> Result<Vec<CostPoint>, CostError> {
     let mut groups: BTreeMap<(String, Option<NaiveDate>), Vec<CostPoint>> = BTreeMap::new();
     for r in rows {
         let usd = match r.usd_per_gpu_hour {
             Some(p) => p,
-            None => price(r).map_err(|e| format!("row {} ({}): {e}", r.row, r.operator))?,
+            None => price(r).map_err(|source| CostError::Unpriced {
+                row: r.row,
+                operator: r.operator.clone(),
+                source,
+            })?,
         };
         groups
             .entry((r.model.clone(), r.date))

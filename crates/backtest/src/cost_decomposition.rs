@@ -18,7 +18,7 @@
 //! J. Economic Inequality 11 (2013).
 
 use crate::backtest::PeriodRow;
-use crate::cost::{cost_curves, usd_per_m_useful_tokens, Throughput};
+use crate::cost::{cost_curves, usd_per_m_useful_tokens, CostError, Throughput};
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
 
@@ -96,25 +96,21 @@ pub fn decompose_cost(
     periods: &[PeriodRow],
     throughput: &[Throughput],
     operator: &str,
-) -> Result<Vec<CostMonth>, String> {
+) -> Result<Vec<CostMonth>, CostError> {
     let key = operator.trim().to_lowercase();
     let mine: Vec<&Throughput> = throughput
         .iter()
         .filter(|t| t.operator.trim().to_lowercase() == key)
         .collect();
     let Some(model) = mine.first().map(|t| t.model.clone()) else {
-        return Err(format!(
-            "the throughput file has no row for operator {operator:?}"
-        ));
+        return Err(CostError::NoOperator(operator.to_string()));
     };
     let mut out: Vec<CostMonth> = Vec::new();
     for p in periods {
         let last_day = p.period_end - Days::new(1);
-        let t = in_force(&mine, last_day).ok_or_else(|| {
-            format!(
-                "no throughput of {operator} in force in {}",
-                p.period_start.format("%Y-%m")
-            )
+        let t = in_force(&mine, last_day).ok_or_else(|| CostError::NoThroughput {
+            operator: operator.to_string(),
+            month: p.period_start.format("%Y-%m").to_string(),
         })?;
         let cost = usd_per_m_useful_tokens(
             p.rent_usd_per_gpu_hour,
@@ -155,7 +151,8 @@ pub fn decompose_cost(
                 })
                 .collect();
             all.push(me);
-            cost_curves(&all, |_| Err(String::new()))
+            // Every row carries its price: none is priced.
+            cost_curves(&all, |_| Err(crate::pricing::PriceError::NoSource))
                 .ok()
                 .and_then(|pts| {
                     pts.into_iter()

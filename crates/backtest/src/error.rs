@@ -120,7 +120,7 @@ pub enum BacktestError {
     },
     /// Reading a fixings file or a restatement log failed.
     #[error(transparent)]
-    Index(#[from] rentix_index::IndexError),
+    Index(#[from] rentix_fixings::FixingsError),
     /// Writing an output file (`periods.csv`, `daily.csv`, `summary.json`) failed.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),

@@ -7,7 +7,7 @@ use crate::{
     check_fixings, read_events, run, underlyings, BacktestConfig, BacktestResult, IndexInputs,
     PeriodEnd, RentSeries, Side,
 };
-use rentix_index::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
+use rentix_fixings::{first_published, read_fixings, read_restatements, restatements_path, Fixing};
 use std::path::{Path, PathBuf};
 
 /// The files of one backtest.
@@ -53,9 +53,9 @@ pub fn backtest_files(
     files: &BacktestFiles,
     config: &BacktestConfig,
 ) -> Result<BacktestResult, BacktestError> {
-    let (mut series, today) = if rentix_index::intraday::is_intraday_file(&files.index)? {
+    let (mut series, today) = if rentix_fixings::intraday::is_intraday_file(&files.index)? {
         // An intraday index has no restatement log: published stamps are final.
-        let f = rentix_index::intraday::read_intraday(&files.index)?;
+        let f = rentix_fixings::intraday::read_intraday(&files.index)?;
         (crate::underlying::intraday_underlyings(&f), None)
     } else {
         let (fixings, today) = fixings_views(&files.index, files.as_restated)?;

@@ -37,7 +37,8 @@ pub use contract::{
     Settlement, SettlementOutcome,
 };
 pub use cost::{
-    cost_curves, position_changes, read_throughput, CostPoint, PositionChange, Throughput,
+    cost_curves, position_changes, read_throughput, CostError, CostPoint, PositionChange,
+    Throughput,
 };
 pub use cost_decomposition::{decompose_cost, CostMonth};
 pub use error::{BacktestError, NoSettlement, RowAt};

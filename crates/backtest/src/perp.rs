@@ -261,14 +261,13 @@ impl PerpSpec {
     }
 
     /// The premium on `day`: the constant, or the file's latest on or before `day`.
-    fn premium_on(&self, day: NaiveDate) -> Result<f64, String> {
+    fn premium_on(&self, day: NaiveDate) -> Result<f64, Unmarked> {
         match &self.premiums {
             None => Ok(self.premium),
-            Some(s) => s.last_on_or_before(day).map(|(_, p)| p).ok_or_else(|| {
-                format!(
-                    "the premium file starts after {day}, a day the perp is held: give a premium from {day} on"
-                )
-            }),
+            Some(s) => s
+                .last_on_or_before(day)
+                .map(|(_, p)| p)
+                .ok_or(Unmarked::NoPremium(day)),
         }
     }
 
@@ -372,12 +371,25 @@ fn schedule(
     out
 }
 
+/// Why a day of a perp's holding has no mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unmarked {
+    /// The index has no fixing on or before the day.
+    #[error("no fixing on or before {0} to mark the perp")]
+    NoFixing(NaiveDate),
+    /// The dated premium file starts after the day.
+    #[error(
+        "the premium file starts after {0}, a day the perp is held: give a premium from {0} on"
+    )]
+    NoPremium(NaiveDate),
+}
+
 /// The mark on `day`: the latest fixing on or before it plus the day's premium.
-fn mark(spec: &PerpSpec, index: &DateSeries, day: NaiveDate) -> Result<f64, String> {
+fn mark(spec: &PerpSpec, index: &DateSeries, day: NaiveDate) -> Result<f64, Unmarked> {
     let i = index
         .last_on_or_before(day)
         .map(|(_, v)| v)
-        .ok_or_else(|| format!("no fixing on or before {day} to mark the perp"))?;
+        .ok_or(Unmarked::NoFixing(day))?;
     Ok(i + spec.premium_on(day)?)
 }
 
@@ -390,7 +402,7 @@ pub(crate) fn tranche_leg(
     lookback_days: u32,
     start: NaiveDate,
     end: NaiveDate,
-) -> Result<PerpLeg, String> {
+) -> Result<PerpLeg, Unmarked> {
     let plan = schedule(
         index,
         entry_day,
@@ -589,7 +601,8 @@ mod tests {
             d("2025-07-01"),
         )
         .unwrap_err();
-        assert!(e.contains("starts after 2025-05-31"), "{e}");
+        assert_eq!(e, Unmarked::NoPremium(d("2025-05-31")));
+        assert!(e.to_string().contains("starts after 2025-05-31"), "{e}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::rent::{Event, RentSeries};
 use crate::strategy::Strategy;
 use crate::underlying::{underlyings, Underlying};
 use rayon::prelude::*;
-use rentix_index::{Fixing, IndexUnit};
+use rentix_fixings::{Fixing, IndexUnit};
 use rentix_table::{Col, Table};
 use serde::Serialize;
 
@@ -161,8 +161,8 @@ impl Scoring<'_> {
     fn score(&self, u: &Underlying) -> TrackRow {
         let mut row = TrackRow {
             rank: None,
-            grade: u.name.clone(),
-            unit: u.unit,
+            grade: u.name().to_string(),
+            unit: u.unit(),
             ranked_by: self.ranked_by,
             oos_effectiveness: None,
             oos_effectiveness_ci_low: None,
@@ -178,7 +178,7 @@ impl Scoring<'_> {
         };
         // The base contract's terms on this index, entered at the index's level.
         let contract = match self.base.edited(|t| {
-            t.underlying = u.name.clone();
+            t.underlying = u.name().to_string();
             t.entry.assumption = crate::contract::EntryAssumption::Index;
         }) {
             Ok(c) => c,

@@ -4,7 +4,7 @@
 
 use chrono::NaiveDate;
 use rentix_core::DateSeries;
-use rentix_index::{Fixing, FixingLevel, IndexUnit};
+use rentix_fixings::{Fixing, FixingLevel, IndexId, IndexUnit};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An intraday index's stamps: every value it published, by instant.
@@ -19,10 +19,9 @@ pub struct Stamps {
 /// One index of a fixings file, as a backtest settles on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Underlying {
-    /// Grade key or composite name.
-    pub name: String,
-    /// USD per GPU-hour, or points for a composite index.
-    pub unit: IndexUnit,
+    /// Which index: a grade or a composite, and the unit of its values (USD per
+    /// GPU-hour, or points for a chained or hedonic composite).
+    pub id: IndexId,
     /// The index's value on each date it has one.
     pub values: DateSeries,
     /// Dates whose fixing is sufficient and was not carried forward.
@@ -39,17 +38,31 @@ pub struct Underlying {
 impl Underlying {
     /// A hand-built USD series in which every fixing qualifies.
     pub fn from_series(name: &str, values: DateSeries) -> Self {
+        Self::of(IndexId::grade(name), values)
+    }
+
+    /// Index `id`'s series, every fixing qualifying.
+    pub fn of(id: IndexId, values: DateSeries) -> Self {
         let qualifying = values.iter().map(|(d, _)| d).collect();
         let rows = values.len();
         Self {
-            name: name.to_string(),
-            unit: IndexUnit::UsdPerGpuHour,
+            id,
             values,
             qualifying,
             rows,
             sufficient_rows: rows,
             stamps: None,
         }
+    }
+
+    /// The grade key or composite name.
+    pub fn name(&self) -> &str {
+        self.id.as_str()
+    }
+
+    /// What its values are measured in.
+    pub fn unit(&self) -> IndexUnit {
+        self.id.unit()
     }
 
     /// Share of the file's rows for this index that were sufficient.
@@ -104,9 +117,10 @@ pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
     let mut acc: BTreeMap<&str, (Underlying, Points)> = BTreeMap::new();
     for f in fixings {
         let (u, points) = acc.entry(f.grade.as_str()).or_insert_with(|| {
-            let mut u = Underlying::from_series(&f.grade, DateSeries::new());
-            u.unit = f.unit();
-            (u, Vec::new())
+            (
+                Underlying::of(f.grade.clone(), DateSeries::new()),
+                Vec::new(),
+            )
         });
         u.rows += 1;
         u.sufficient_rows += usize::from(f.sufficient);
@@ -128,9 +142,9 @@ pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
 /// Every grade of an intraday fixings file: its stamps, and each day's mean of them
 /// as the daily values (a day qualifies when any of its stamps has a value).
 pub(crate) fn intraday_underlyings(
-    fixings: &[rentix_index::intraday::IntradayFixing],
+    fixings: &[rentix_fixings::intraday::IntradayFixing],
 ) -> BTreeMap<String, Underlying> {
-    let mut by: BTreeMap<&str, Vec<&rentix_index::intraday::IntradayFixing>> = BTreeMap::new();
+    let mut by: BTreeMap<&str, Vec<&rentix_fixings::intraday::IntradayFixing>> = BTreeMap::new();
     for f in fixings {
         by.entry(f.grade.as_str()).or_default().push(f);
     }

@@ -15,9 +15,9 @@
 //! both with one run over the history. Parquet files are always rewritten.
 
 use crate::error::IndexError;
-use crate::fixing::Fixing;
-use crate::output::{digest_path, fixings_table, read_fixings_part};
 use chrono::NaiveDate;
+use rentix_fixings::Fixing;
+use rentix_fixings::{digest_path, fixings_table, read_fixings_part};
 use rentix_table::{Table, TableFormat};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -210,7 +210,7 @@ mod tests {
         bytes.extend(t.csv_rows().unwrap());
         assert_eq!(
             rentix_store::hex(&Sha256::digest(&bytes)),
-            crate::output::canonical_sha256(&t, TableFormat::Csv).unwrap()
+            rentix_fixings::canonical_sha256(&t, TableFormat::Csv).unwrap()
         );
     }
 

@@ -4,16 +4,17 @@
 
 use crate::elementary::{link, Elementary};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, SourceId};
-use crate::fixing::{round_to, Fixing, FixingLevel};
-use crate::flag::Flag;
 use crate::hedonic::{time_dummy, HedonicObs};
 use crate::methodology::{CompositeMethod, CompositeSpec, Methodology, WhenShort};
 use crate::outliers::keep;
+use crate::rounding::round_to;
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_core::{
     DayRule, GpuCatalog, GpuSpec, Grade, GradePattern, ObservationKind, ServiceScope,
 };
+use rentix_fixings::Flag;
+use rentix_fixings::{Fixing, FixingLevel};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -196,7 +197,7 @@ impl<'a> ChainedComposite<'a> {
         }
         Fixing {
             date: d,
-            grade: spec.name.clone(),
+            grade: spec.id(),
             value: level
                 .filter(|_| !withheld)
                 .map(|l| round_to(l, m.rounding.decimals)),
@@ -519,7 +520,7 @@ impl HedonicComposite<'_> {
         }
         Fixing {
             date: d,
-            grade: spec.name.clone(),
+            grade: spec.id(),
             value: level
                 .filter(|_| publish)
                 .map(|l| round_to(l, m.rounding.decimals)),
@@ -639,6 +640,7 @@ fn pooled(
     sort_obs(&mut obs);
     let mut rows = crate::engine::fix_grade(&spec.name, &obs, dates, m, rule);
     for r in &mut rows {
+        r.grade = spec.id();
         r.method = CompositeMethod::Pooled.as_str().into();
     }
     rows
@@ -776,7 +778,7 @@ mod tests {
         for r in &rows {
             assert_eq!(r.grade, "blend");
             assert_eq!(r.method, "jevons-chained");
-            assert_eq!(r.unit(), crate::fixing::IndexUnit::Points);
+            assert_eq!(r.unit(), rentix_fixings::IndexUnit::Points);
             assert!(r.sufficient, "{}: {}", r.date, r.flags);
             assert_eq!(r.flags, "");
             // Counts are the components' sums: 3 x 3 observations, 3 x 30 GPU-hours.
@@ -970,7 +972,7 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].value, Some(3.0));
         assert_eq!(rows[0].method, "pooled");
-        assert_eq!(rows[0].unit(), crate::fixing::IndexUnit::UsdPerGpuHour);
+        assert_eq!(rows[0].unit(), rentix_fixings::IndexUnit::UsdPerGpuHour);
         assert_eq!((rows[0].n_obs, rows[0].n_contributors), (3, 3));
     }
 

@@ -25,17 +25,18 @@ use crate::contributor_id::ContributorAliases;
 use crate::contributors::{cap_weights, cap_weights_proportional};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
 use crate::error::IndexError;
-use crate::fixing::{round_to, Fixing, FixingLevel};
-use crate::flag::Flag;
 use crate::methodology::{
     FilterScope, Methodology, PerContributor, Roll, ThinDays, TooFewForCap, WhenShort,
 };
 use crate::outliers::keep;
+use crate::rounding::round_to;
 use crate::weighted_quantile::{sorted_pairs, weighted_quantile_sorted, TieRule};
 use chrono::{Days, NaiveDate};
 use rayon::prelude::*;
 use rentix_core::stats::median;
 use rentix_core::{DayRule, FixingClock, Grade, GradePattern, ObservationKind, OperatorTier};
+use rentix_fixings::Flag;
+use rentix_fixings::{Fixing, FixingLevel, IndexId};
 use rentix_store::{FixingPart, StoredObservation};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -1117,7 +1118,7 @@ impl GradeCtx<'_> {
         let [c1, c7, c30] = f.changes;
         Fixing {
             date: d,
-            grade: grade.to_string(),
+            grade: IndexId::grade(grade),
             value: Some(round_to(t.value * f.factor, dec)),
             method: m.method_label().to_string(),
             level: Some(FixingLevel::of_kind(f.kind)),
@@ -1173,7 +1174,7 @@ impl GradeCtx<'_> {
         };
         Fixing {
             date: d,
-            grade: grade.to_string(),
+            grade: IndexId::grade(grade),
             value,
             method: m.method_label().to_string(),
             level,

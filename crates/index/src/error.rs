@@ -35,6 +35,10 @@ pub enum IndexError {
     /// An observation the engine cannot use (a malformed dedupe key).
     #[error("{0}")]
     Data(String),
+    /// A published fixings, intraday or restatement file could not be read or
+    /// written.
+    #[error(transparent)]
+    Published(#[from] rentix_fixings::FixingsError),
     /// A table (CSV or Parquet) could not be read or written.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),

@@ -2,9 +2,9 @@
 //! (tenor 0) and reserved-term grades (1w ... 3y): the price of committing today
 //! for each tenor.
 
-use crate::fixing::Fixing;
 use chrono::NaiveDate;
 use rentix_core::{ContractTerm, Grade};
+use rentix_fixings::Fixing;
 use serde::{Deserialize, Serialize};
 
 /// One point of a forward curve.

@@ -9,7 +9,6 @@
 
 mod aggregation;
 mod append;
-mod companions;
 mod composite;
 mod contributor_id;
 mod contributors;
@@ -17,8 +16,6 @@ mod elementary;
 mod engine;
 mod engine_obs;
 mod error;
-mod fixing;
-mod flag;
 mod forward;
 mod hedonic;
 pub mod incremental;
@@ -28,18 +25,16 @@ mod ols;
 mod outliers;
 mod output;
 mod restatement;
+mod rounding;
 mod tier_spread;
 mod weighted_quantile;
 
 pub use aggregation::{AggParams, Aggregation, TrimCount};
-pub use companions::Companions;
 pub use composite::{ChainSeed, TierDifferential};
 pub use elementary::{chained, direct, Elementary};
 pub use engine::{fix_grade, group_by_grade, Grouped, IndexRequest};
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
-pub use fixing::{Fixing, FixingLevel, IndexUnit};
-pub use flag::Flag;
 pub use forward::{forward_curves, ForwardPoint};
 pub use methodology::{
     AggregationSpec, CalendarSpec, CompositeMethod, CompositeSpec, ContributorSpec, FallbackSpec,
@@ -47,13 +42,13 @@ pub use methodology::{
     PoolingSpec, Roll, RoundingSpec, ThinDays, TooFewForCap, WhenShort, WindowUnit,
 };
 pub use outliers::{FilterParams, OutlierFilter, SigmaScale};
-pub use output::{
-    canonical_sha256, canonical_sha256_text, digest_line, digest_path, fixings_table,
-    forward_table, read_cells, read_fixings, read_forward, FIXING_COLUMNS,
-};
-pub use restatement::{
-    first_published, publish, read_restatements, restatements_path, Publication, Restatement,
-    Window,
+pub use output::{forward_table, read_forward};
+pub use restatement::{publish, Publication, Window};
+// The published fixings, re-exported: the engine writes what `rentix-fixings` reads.
+pub use rentix_fixings::{
+    canonical_sha256, canonical_sha256_text, digest_line, digest_path, first_published,
+    fixings_table, read_cells, read_fixings, read_restatements, restatements_path, Companions,
+    Fixing, FixingLevel, FixingsError, Flag, IndexId, IndexUnit, Restatement, FIXING_COLUMNS,
 };
 pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table, TierSpread};
 pub use weighted_quantile::{weighted_median, TieRule};

@@ -8,6 +8,7 @@ use crate::outliers::{FilterParams, OutlierFilter, SigmaScale};
 use crate::weighted_quantile::TieRule;
 use chrono::{Days, NaiveDate};
 use rentix_core::{Cutoff, DayRule, GradePattern, Invalid, ObservationKind};
+use rentix_fixings::{IndexId, IndexUnit};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -426,6 +427,16 @@ pub struct CompositeSpec {
     /// Index level on the first date (chained and hedonic; default 100).
     #[serde(default = "hundred")]
     pub base: f64,
+}
+
+impl CompositeSpec {
+    /// The identity its fixings carry: its name, in its method's unit.
+    pub fn id(&self) -> IndexId {
+        IndexId::composite(
+            self.name.clone(),
+            IndexUnit::of_method(self.method.as_str()),
+        )
+    }
 }
 
 fn hundred() -> f64 {
@@ -954,7 +965,7 @@ impl CompositeMethod {
     /// Whether the composite's values are index points (chained and hedonic) rather
     /// than a price (pooled).
     pub fn in_points(self) -> bool {
-        self != CompositeMethod::Pooled
+        IndexUnit::of_method(self.as_str()) == IndexUnit::Points
     }
 
     /// The elementary formula of a chained composite's links; `None` for hedonic and
@@ -970,6 +981,33 @@ impl CompositeMethod {
     /// The fixings' `method` text (`hedonic-time-dummy` for `hedonic`).
     pub fn as_str(self) -> &'static str {
         self.into()
+    }
+}
+
+#[cfg(test)]
+mod composite_unit_tests {
+    use super::*;
+
+    /// The published fixings know each composite method's text and unit
+    /// ([`rentix_fixings::COMPOSITE_METHODS`]): a chained or hedonic composite is in
+    /// points, a pooled one is a price.
+    #[test]
+    fn every_composite_method_is_published_with_its_unit() {
+        let ours: Vec<(&str, IndexUnit)> = CompositeMethod::ALL
+            .iter()
+            .map(|m| (m.as_str(), IndexUnit::of_method(m.as_str())))
+            .collect();
+        assert_eq!(ours, rentix_fixings::COMPOSITE_METHODS);
+        let points: Vec<&str> = CompositeMethod::ALL
+            .iter()
+            .filter(|m| m.in_points())
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(
+            points,
+            ["jevons-chained", "dutot-chained", "hedonic-time-dummy"]
+        );
+        assert!(!CompositeMethod::Pooled.in_points());
     }
 }
 

@@ -9,34 +9,15 @@
 
 use crate::append::Reading;
 use crate::error::IndexError;
-use crate::fixing::{Fixing, IndexUnit};
-use crate::output::{fixings_table, read_fixings};
 use chrono::NaiveDate;
 use rentix_core::{Grade, GradePattern};
+use rentix_fixings::{
+    fixings_table, read_fixings, restatements_path, Fixing, IndexUnit, Restatement,
+    RESTATEMENT_COLUMNS,
+};
 use rentix_table::{fail_point, Col, Table, TableFormat, Transaction};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// One restated fixing.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Restatement {
-    /// The fixing date of the restated row.
-    pub date: NaiveDate,
-    /// Its grade key or composite name.
-    pub grade: String,
-    /// The value as published before (`None`: it had none).
-    pub old_value: Option<f64>,
-    /// The value now published (`None`: no value, or `withdrawn`).
-    pub new_value: Option<f64>,
-    /// The row's publication number before.
-    pub old_publication: u32,
-    /// Its publication number now: one more.
-    pub new_publication: u32,
-    /// `methodology_change` (another methodology version), `late_data` (same
-    /// version, inputs changed), `value_change` (same inputs, value changed), or
-    /// `withdrawn` (a published row of the window the new run no longer produces).
-    pub reason: String,
-}
 
 /// What a publication did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,100 +76,6 @@ impl Window {
                         .parse::<Grade>()
                         .is_ok_and(|g| self.grades.iter().any(|p| p.matches(&g)))))
     }
-}
-
-/// The restatement log kept beside a fixings file: `<stem>_restatements.csv`.
-pub fn restatements_path(fixings: &Path) -> PathBuf {
-    crate::Companions::of(fixings).restatements()
-}
-
-/// Reads a restatement log, typed; every row must parse.
-pub fn read_restatements(path: &Path) -> Result<Vec<Restatement>, IndexError> {
-    let bad = |row: usize, detail: String| IndexError::Fixings {
-        path: path.to_path_buf(),
-        row,
-        detail,
-    };
-    let mut rdr = csv::Reader::from_path(path).map_err(|e| IndexError::Input {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| bad(0, e.to_string()))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if header != LOG_COLUMNS {
-        return Err(bad(
-            0,
-            format!("expected the columns {}", LOG_COLUMNS.join(",")),
-        ));
-    }
-    let mut out = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let row = i + 1;
-        let rec = rec.map_err(|e| bad(row, e.to_string()))?;
-        let field = |j: usize| rec.get(j).unwrap_or("");
-        let value = |j: usize| -> Result<Option<f64>, IndexError> {
-            let v = field(j);
-            if v.is_empty() {
-                return Ok(None);
-            }
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .map(Some)
-                .ok_or_else(|| bad(row, format!("{}: {v:?} is not a number", LOG_COLUMNS[j])))
-        };
-        let publication = |j: usize| -> Result<u32, IndexError> {
-            field(j).parse::<u32>().map_err(|_| {
-                bad(
-                    row,
-                    format!("{}: {:?} is not a count", LOG_COLUMNS[j], field(j)),
-                )
-            })
-        };
-        out.push(Restatement {
-            date: NaiveDate::parse_from_str(field(0), "%Y-%m-%d")
-                .map_err(|_| bad(row, format!("date: {:?} is not a date", field(0))))?,
-            grade: field(1).to_string(),
-            old_value: value(2)?,
-            new_value: value(3)?,
-            old_publication: publication(4)?,
-            new_publication: publication(5)?,
-            reason: field(6).to_string(),
-        });
-    }
-    Ok(out)
-}
-
-/// The fixings as first published: each restated row gets back the value of its
-/// earliest publication in the log (no value if it had none then). Rows the log does
-/// not name were never restated and are returned as they are. Flags and counts are
-/// today's: the log keeps values only.
-pub fn first_published(fixings: &[Fixing], log: &[Restatement]) -> Vec<Fixing> {
-    let mut first: BTreeMap<(NaiveDate, &str), &Restatement> = BTreeMap::new();
-    for r in log {
-        let slot = first.entry((r.date, r.grade.as_str())).or_insert(r);
-        if r.old_publication < slot.old_publication {
-            *slot = r;
-        }
-    }
-    fixings
-        .iter()
-        .map(|f| {
-            let mut f = f.clone();
-            if let Some(r) = first.get(&(f.date, f.grade.as_str())) {
-                f.value = r.old_value;
-                f.publication = r.old_publication;
-                if f.value.is_none() {
-                    f.level = None;
-                }
-            }
-            f
-        })
-        .collect()
 }
 
 /// The publication lock beside a fixings file: `<name>.lock` (`f.csv.lock`).
@@ -259,7 +146,7 @@ pub fn publish(
     result.warning = warning;
     let extra: Vec<(PathBuf, Table)> = per_date(&result.rows).into_iter().chain(tables).collect();
     let log = restatements_path(out);
-    let digest = crate::output::digest_path(out);
+    let digest = rentix_fixings::digest_path(out);
     let owned: BTreeSet<String> = [out, log.as_path(), digest.as_path()]
         .into_iter()
         .chain(extra.iter().map(|(p, _)| p.as_path()))
@@ -313,10 +200,10 @@ pub fn publish(
         }
         (None, TableFormat::Parquet) => {
             table.stage(&mut tx, out)?;
-            crate::output::canonical_sha256(&table, TableFormat::Parquet)?
+            rentix_fixings::canonical_sha256(&table, TableFormat::Parquet)?
         }
     };
-    let line = crate::output::digest_line(out, &hex);
+    let line = rentix_fixings::digest_line(out, &hex);
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
             .map_err(|e| rentix_table::TableError::Write {
@@ -460,7 +347,7 @@ fn plan(
         if !new_keys.contains(&(o.date, o.grade.as_str())) {
             withdrawn.push(Restatement {
                 date: o.date,
-                grade: o.grade.clone(),
+                grade: o.grade.to_string(),
                 old_value: o.value,
                 new_value: None,
                 old_publication: o.publication,
@@ -491,7 +378,7 @@ fn plan(
         r.publication = o.publication + 1;
         result.restatements.push(Restatement {
             date: r.date,
-            grade: r.grade.clone(),
+            grade: r.grade.to_string(),
             old_value: o.value,
             new_value: r.value,
             old_publication: o.publication,
@@ -525,22 +412,12 @@ fn plan(
     Ok(result)
 }
 
-const LOG_COLUMNS: [&str; 7] = [
-    "date",
-    "grade",
-    "old_value",
-    "new_value",
-    "old_publication",
-    "new_publication",
-    "reason",
-];
-
 fn read_log(path: &Path) -> Result<Table, IndexError> {
     let mut rdr = csv::Reader::from_path(path).map_err(|e| IndexError::Input {
         path: path.to_path_buf(),
         detail: e.to_string(),
     })?;
-    let mut cols: Vec<Vec<Option<String>>> = vec![Vec::new(); LOG_COLUMNS.len()];
+    let mut cols: Vec<Vec<Option<String>>> = vec![Vec::new(); RESTATEMENT_COLUMNS.len()];
     for rec in rdr.records() {
         let rec = rec.map_err(|e| IndexError::Input {
             path: path.to_path_buf(),
@@ -551,7 +428,7 @@ fn read_log(path: &Path) -> Result<Table, IndexError> {
         }
     }
     let mut t = Table::new();
-    for (n, c) in LOG_COLUMNS.iter().zip(cols) {
+    for (n, c) in RESTATEMENT_COLUMNS.iter().zip(cols) {
         t.push(n, Col::Str(c));
     }
     Ok(t)
@@ -559,7 +436,7 @@ fn read_log(path: &Path) -> Result<Table, IndexError> {
 
 fn append_log(t: &mut Table, rows: &[Restatement]) {
     if t.names.is_empty() {
-        for n in LOG_COLUMNS {
+        for n in RESTATEMENT_COLUMNS {
             t.push(n, Col::Str(Vec::new()));
         }
     }
@@ -585,6 +462,7 @@ fn append_log(t: &mut Table, rows: &[Restatement]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rentix_fixings::{first_published, read_restatements};
 
     const H100: &str = "h100-sxm-80gb/vm/on-demand";
     const A100: &str = "a100-sxm-80gb/vm/on-demand";

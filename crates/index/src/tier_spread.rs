@@ -3,9 +3,9 @@
 //! the market pays for operating quality, date by date, and is published beside the
 //! fixings as `<stem>_tier_spreads.<ext>`.
 
-use crate::fixing::Fixing;
 use chrono::NaiveDate;
 use rentix_core::Grade;
+use rentix_fixings::Fixing;
 use rentix_table::{Col, Table};
 use std::collections::BTreeMap;
 
@@ -49,11 +49,11 @@ pub fn tier_spreads(fixings: &[Fixing]) -> Vec<TierSpread> {
         let Some(bv) = b.value else { continue };
         out.push(TierSpread {
             date: f.date,
-            grade: f.grade.clone(),
+            grade: f.grade.to_string(),
             base_grade: base.clone(),
             tier_value: tv,
             base_value: bv,
-            spread: crate::fixing::round_to(tv - bv, 6),
+            spread: crate::rounding::round_to(tv - bv, 6),
             sufficient: f.sufficient && b.sufficient,
         });
     }

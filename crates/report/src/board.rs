@@ -76,7 +76,7 @@ pub(crate) fn benchmark_latest(fixings: &[Fixing]) -> Option<(String, chrono::Na
             best = Some((f, key));
         }
     }
-    best.and_then(|(f, _)| Some((f.grade.clone(), f.date, f.value?)))
+    best.and_then(|(f, _)| Some((f.grade.to_string(), f.date, f.value?)))
 }
 
 pub(crate) fn board(html: &mut String, fixings: &[Fixing]) {

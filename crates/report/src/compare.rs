@@ -207,7 +207,7 @@ pub fn render_comparison(
             i.fixings
                 .iter()
                 .filter(|f| f.value.is_some())
-                .map(|f| f.grade.clone())
+                .map(|f| f.grade.to_string())
                 .collect::<BTreeSet<_>>()
         })
         .reduce(|a, b| a.intersection(&b).cloned().collect())

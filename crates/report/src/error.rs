@@ -40,3 +40,10 @@ pub enum ReportError {
         detail: String,
     },
 }
+
+/// A published fixings file refused by its reader is the index's reading error.
+impl From<rentix_index::FixingsError> for ReportError {
+    fn from(e: rentix_index::FixingsError) -> Self {
+        ReportError::Index(e.into())
+    }
+}

@@ -4,16 +4,7 @@ use crate::error::{Result, StoreError};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-/// Lowercase hexadecimal of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    s
-}
+pub use rentix_core::hex;
 
 /// The SHA-256 of a file's bytes, as 64 lowercase hexadecimal digits.
 pub fn sha256_file(path: &Path) -> Result<String> {

@@ -2,14 +2,20 @@
 //! rentix touches polars. Every output file of rentix goes through here, so that the
 //! formatting of numbers (shortest round-trip text in CSV) and the atomic
 //! write-then-rename are the same everywhere.
+//!
+//! Parquet is the `parquet` feature (polars). A crate that reads and writes CSV only
+//! (the backtest, the published fixings) builds without it; built so, every Parquet
+//! function refuses with [`TableError::NoParquet`] naming the file.
 
 mod csv_file;
+#[cfg_attr(not(feature = "parquet"), path = "no_parquet.rs")]
+mod parquet;
 mod transaction;
 
 pub use csv_file::{CsvFile, CsvRow};
+pub use parquet::write_unsynced_parquet_batches;
 pub use transaction::{fail_point, recover, Recovery, Transaction};
 
-use polars::prelude::*;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -49,6 +55,12 @@ pub enum TableError {
         path: PathBuf,
         /// Polars' message, or what differs.
         detail: String,
+    },
+    /// A `.parquet` file met by a build without the `parquet` feature.
+    #[error("{path}: this build of rentix reads and writes no Parquet (feature `parquet` of rentix-table); use a .csv file")]
+    NoParquet {
+        /// The file.
+        path: PathBuf,
     },
     /// A CSV file that does not parse, is too large or lacks a column (read by
     /// [`TextTable::read`] or [`CsvFile`]).
@@ -133,24 +145,6 @@ impl Coded {
         }
         out
     }
-
-    /// A polars string column gathered from the distinct values: each value is
-    /// copied once, and a cell is a view of it (no string per cell).
-    fn to_series(&self, name: PlSmallStr) -> PolarsResult<Series> {
-        let null = self.values.len() as IdxSize;
-        let distinct = StringChunked::from_iter_options(
-            name,
-            self.values.iter().map(|v| Some(v.as_str())).chain([None]),
-        );
-        let codes = IdxCa::from_vec(
-            PlSmallStr::EMPTY,
-            self.codes
-                .iter()
-                .map(|c| c.map_or(null, |c| c as IdxSize))
-                .collect(),
-        );
-        Ok(distinct.take(&codes)?.into_series())
-    }
 }
 
 /// Microseconds since the epoch of a UTC instant (the store's timestamp precision).
@@ -223,19 +217,6 @@ impl Col {
         }
     }
 
-    /// A column of the same type and no rows.
-    fn empty_like(&self) -> Col {
-        match self {
-            Col::Str(_) => Col::Str(Vec::new()),
-            Col::F64(_) => Col::F64(Vec::new()),
-            Col::I64(_) => Col::I64(Vec::new()),
-            Col::Bool(_) => Col::Bool(Vec::new()),
-            Col::Timestamp(_) => Col::Timestamp(Vec::new()),
-            Col::Date(_) => Col::Date(Vec::new()),
-            Col::Coded(_) => Col::Coded(Coded::default()),
-        }
-    }
-
     /// Row `i` of the column as text (empty when missing).
     pub fn cell(&self, i: usize) -> String {
         match self {
@@ -300,14 +281,6 @@ impl Table {
     pub fn push(&mut self, name: &str, col: Col) {
         self.names.push(name.to_string());
         self.cols.push(col);
-    }
-
-    /// A table of the same columns and no rows.
-    fn empty_like(&self) -> Table {
-        Table {
-            names: self.names.clone(),
-            cols: self.cols.iter().map(Col::empty_like).collect(),
-        }
     }
 
     /// Number of rows: the first column's length, 0 without columns.
@@ -393,178 +366,6 @@ impl Table {
         }
         Ok(all)
     }
-
-    fn to_frame(&self) -> PolarsResult<DataFrame> {
-        let columns: Vec<Column> = self
-            .names
-            .iter()
-            .zip(&self.cols)
-            .map(|(n, c)| {
-                let name: PlSmallStr = n.as_str().into();
-                Ok(match c {
-                    Col::Str(v) => Column::new(name, v),
-                    Col::Coded(c) => Column::from(c.to_series(name)?),
-                    Col::F64(v) => Column::new(name, v),
-                    Col::I64(v) => Column::new(name, v),
-                    Col::Bool(v) => Column::new(name, v),
-                    // Built, not cast: a cast drops the zone unless polars' time
-                    // zone database is compiled in, and UTC needs none.
-                    Col::Timestamp(v) => Column::from(
-                        Int64Chunked::from_iter_options(name, v.iter().copied())
-                            .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
-                            .into_series(),
-                    ),
-                    Col::Date(v) => Column::new(name, v).cast(&DataType::Date)?,
-                })
-            })
-            .collect::<PolarsResult<_>>()?;
-        DataFrame::new(self.height(), columns)
-    }
-
-    fn write_parquet(&self, w: &mut dyn Write, path: &Path) -> Result<()> {
-        let perr = |e: PolarsError| TableError::Parquet {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        };
-        let mut df = self.to_frame().map_err(perr)?;
-        ParquetWriter::new(w)
-            .with_compression(ParquetCompression::Snappy)
-            // Small partitions are written in parallel with each other already; a
-            // large one (a day of a busy feed) uses the pool for its columns.
-            .set_parallel(df.height() >= PARALLEL_WRITE_ROWS)
-            .finish(&mut df)
-            .map_err(perr)?;
-        Ok(())
-    }
-
-    /// Reads a Parquet file written by [`Table::write`], or any Parquet file whose
-    /// columns are strings, floats, integers or booleans.
-    pub fn read_parquet(path: &Path) -> Result<Self> {
-        Self::read_parquet_columns(path, None)
-    }
-
-    /// The number of rows of a Parquet file, from its footer (nothing else is read).
-    pub fn parquet_rows(path: &Path) -> Result<usize> {
-        let f = File::open(path).map_err(|source| TableError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        ParquetReader::new(f)
-            .num_rows()
-            .map_err(|e| TableError::Parquet {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            })
-    }
-
-    /// Reads only `columns` of a Parquet file (all when `None`); a named column the
-    /// file lacks is simply absent from the table.
-    pub fn read_parquet_columns(path: &Path, columns: Option<&[&str]>) -> Result<Self> {
-        Self::read_parquet_coded(path, columns, &[])
-    }
-
-    /// [`Table::read_parquet_columns`], the text columns named in `coded` read as
-    /// [`Col::Coded`]: a string per distinct value, not per cell.
-    pub fn read_parquet_coded(
-        path: &Path,
-        columns: Option<&[&str]>,
-        coded: &[&str],
-    ) -> Result<Self> {
-        Self::read_parquet_part(path, columns, coded, None)
-    }
-
-    /// Rows `offset .. offset + len` of a Parquet file (fewer at its end), every
-    /// column: a large file read a slice at a time (a slice within a row group reads
-    /// that row group only).
-    pub fn read_parquet_rows(path: &Path, offset: usize, len: usize) -> Result<Self> {
-        Self::read_parquet_part(path, None, &[], Some((offset, len)))
-    }
-
-    fn read_parquet_part(
-        path: &Path,
-        columns: Option<&[&str]>,
-        coded: &[&str],
-        rows: Option<(usize, usize)>,
-    ) -> Result<Self> {
-        let perr = |e: PolarsError| TableError::Parquet {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        };
-        let f = File::open(path).map_err(|source| TableError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut reader = ParquetReader::new(f);
-        if let Some(want) = columns {
-            let mut present = reader
-                .schema()
-                .map_err(perr)?
-                .iter_names()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>();
-            present.retain(|n| want.contains(&n.as_str()));
-            reader = reader.with_columns(Some(present));
-        }
-        // A small file is read on the calling thread: handing its few columns to
-        // polars' pool cost more than it saved (a store of 731 small partitions is
-        // read several files at once by the caller already).
-        let strategy = if reader.num_rows().map_err(perr)? < PARALLEL_READ_ROWS {
-            ParallelStrategy::None
-        } else {
-            ParallelStrategy::Auto
-        };
-        let df = reader
-            .read_parallel(strategy)
-            .with_slice(rows)
-            .finish()
-            .map_err(perr)?;
-        let mut t = Table::new();
-        for c in df.columns() {
-            let col = match c.dtype() {
-                DataType::String if coded.contains(&c.name().as_str()) => {
-                    Col::Coded(code(c.str().map_err(perr)?.iter()))
-                }
-                DataType::String => Col::Str(
-                    c.str()
-                        .map_err(perr)?
-                        .iter()
-                        .map(|v| v.map(str::to_string))
-                        .collect(),
-                ),
-                DataType::Float64 => Col::F64(c.f64().map_err(perr)?.iter().collect()),
-                DataType::Int64 => Col::I64(c.i64().map_err(perr)?.iter().collect()),
-                DataType::Boolean => Col::Bool(c.bool().map_err(perr)?.iter().collect()),
-                DataType::Datetime(unit, _) => {
-                    let per_micro = match unit {
-                        TimeUnit::Nanoseconds => Some(1_000),
-                        TimeUnit::Microseconds => None,
-                        TimeUnit::Milliseconds => Some(-1_000),
-                    };
-                    Col::Timestamp(
-                        c.datetime()
-                            .map_err(perr)?
-                            .physical()
-                            .iter()
-                            .map(|v| match per_micro {
-                                None => v,
-                                Some(k) if k > 0 => v.map(|x| x.div_euclid(k)),
-                                Some(k) => v.and_then(|x| x.checked_mul(-k)),
-                            })
-                            .collect(),
-                    )
-                }
-                DataType::Date => Col::Date(c.date().map_err(perr)?.physical().iter().collect()),
-                other => {
-                    return Err(TableError::Parquet {
-                        path: path.to_path_buf(),
-                        detail: format!("column {} has unsupported type {other}", c.name()),
-                    })
-                }
-            };
-            t.push(c.name().as_str(), col);
-        }
-        Ok(t)
-    }
 }
 
 /// A table file's cells as text, as they read back: CSV cells as written (text
@@ -648,22 +449,6 @@ pub fn neutralize(cell: String) -> String {
     }
 }
 
-/// Codes text cells by their distinct values, in order of first appearance.
-fn code<'a>(cells: impl Iterator<Item = Option<&'a str>>) -> Coded {
-    let mut index: std::collections::HashMap<&'a str, u32> = std::collections::HashMap::new();
-    let mut out = Coded::default();
-    for cell in cells {
-        let c = cell.map(|text| {
-            *index.entry(text).or_insert_with(|| {
-                out.values.push(text.to_string());
-                (out.values.len() - 1) as u32
-            })
-        });
-        out.codes.push(c);
-    }
-    out
-}
-
 /// Appends a float as CSV text: the shortest text that reads back as the same
 /// double, with a decimal point even when the value is whole (`12.0`, not `12`), so
 /// that a reader inferring types from the first rows (polars reads 100) types the
@@ -731,73 +516,8 @@ pub fn sync_files(files: &[PathBuf]) -> Result<()> {
     })
 }
 
-/// Rows from which one Parquet file is encoded with polars' thread pool.
-const PARALLEL_WRITE_ROWS: usize = 100_000;
-
-/// Rows from which a Parquet file is read with polars' pool.
-const PARALLEL_READ_ROWS: usize = 100_000;
-
 /// Rows per Parquet row group (polars' default, 512 x 512).
 pub const ROW_GROUP_ROWS: usize = 512 * 512;
-
-/// Writes one Parquet file from tables with the same columns, in order, each a row
-/// group (split if longer than [`ROW_GROUP_ROWS`]): a caller converts its rows one
-/// batch at a time and never holds the file's whole table. Nobody reads the file
-/// until it is published, so it gets no fsync of its own: the caller makes a batch
-/// of files durable at once ([`sync_files`]) before publishing any. No table at all
-/// writes nothing.
-pub fn write_unsynced_parquet_batches(
-    path: &Path,
-    batches: impl Iterator<Item = Table>,
-) -> Result<()> {
-    let werr = |source| TableError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let perr = |e: PolarsError| TableError::Parquet {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    };
-    let mut batches = batches.peekable();
-    let Some(first) = batches.peek() else {
-        return Ok(());
-    };
-    // The schema of the first batch's columns, from a frame of none of its rows.
-    let schema = first
-        .empty_like()
-        .to_frame()
-        .map_err(perr)?
-        .schema()
-        .as_ref()
-        .clone();
-    let parallel = first.height() >= PARALLEL_WRITE_ROWS;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(werr)?;
-    }
-    let mut file = BufWriter::new(File::create(path).map_err(werr)?);
-    let mut writer = ParquetWriter::new(&mut file)
-        .with_compression(ParquetCompression::Snappy)
-        .set_parallel(parallel)
-        .batched(&schema)
-        .map_err(perr)?;
-    for t in batches {
-        let df = t.to_frame().map_err(perr)?;
-        if df.schema().as_ref() != &schema {
-            return Err(TableError::Parquet {
-                path: path.to_path_buf(),
-                detail: "a batch's columns differ from the first batch's".into(),
-            });
-        }
-        for start in (0..df.height()).step_by(ROW_GROUP_ROWS) {
-            writer
-                .write_batch(&df.slice(start as i64, ROW_GROUP_ROWS))
-                .map_err(perr)?;
-        }
-    }
-    writer.finish().map_err(perr)?;
-    drop(writer);
-    file.flush().map_err(werr)
-}
 
 /// A new file under a unique temporary name beside `path`, in `dir`:
 /// `.<name>.XXXXXX.tmp`.
@@ -902,8 +622,11 @@ mod tests {
         let csv = t.rendered(TableFormat::Csv).unwrap();
         assert_eq!(csv.names, ["s", "f", "b"]);
         assert_eq!(csv.rows, [["'-x", "-1.5", "true"], ["", "", "false"]]);
-        let parquet = t.rendered(TableFormat::Parquet).unwrap();
-        assert_eq!(parquet.rows, [["-x", "-1.5", "true"], ["", "", "false"]]);
+        #[cfg(feature = "parquet")]
+        {
+            let parquet = t.rendered(TableFormat::Parquet).unwrap();
+            assert_eq!(parquet.rows, [["-x", "-1.5", "true"], ["", "", "false"]]);
+        }
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
         t.write(&path).unwrap();
@@ -930,6 +653,7 @@ mod tests {
         w.into_inner().unwrap()
     }
 
+    #[cfg(feature = "parquet")]
     fn numbered(from: i64, n: i64) -> Table {
         let mut t = Table::new();
         t.push(
@@ -993,6 +717,7 @@ mod tests {
         assert_eq!(mode(&b), mode(&a));
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn parquet_written_in_batches_reads_back_as_one_table() {
         let dir = tempfile::tempdir().unwrap();
@@ -1023,6 +748,7 @@ mod tests {
         assert!(err.to_string().contains("columns differ"), "{err}");
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn a_file_read_in_slices_is_the_whole_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -1044,6 +770,7 @@ mod tests {
         assert_eq!(Table::read_parquet_rows(&p, 12, 5).unwrap().height(), 0);
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn coded_by_keys_writes_the_same_parquet_bytes_as_text() {
         let dir = tempfile::tempdir().unwrap();
@@ -1087,6 +814,7 @@ mod tests {
         assert_eq!(Table::read_parquet(&a).unwrap(), as_text);
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn coded_text_reads_as_the_same_cells() {
         let dir = tempfile::tempdir().unwrap();
@@ -1193,6 +921,7 @@ mod tests {
         assert_eq!(out, plain_csv(&one));
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn parquet_and_csv_round_trip() {
         let dir = tempfile::tempdir().unwrap();

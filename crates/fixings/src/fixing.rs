@@ -1,13 +1,14 @@
-//! The fixing of one grade on one date, and the row type every output shares.
+//! The fixing of one grade (or composite) on one date: the row every fixings file
+//! holds, the tier that fixed it and the unit it is in.
 
-use crate::methodology::CompositeMethod;
+use crate::IndexId;
 use serde::{Deserialize, Serialize};
 use strum::VariantArray;
 
 /// What an index's values are measured in. A grade's fixings are prices; a
 /// composite's are index points (base 100 on its first date), which cannot be
 /// compared with a rent or settle a USD contract without rebasing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[derive(strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
 #[strum(serialize_all = "kebab-case")]
@@ -20,6 +21,12 @@ pub enum IndexUnit {
 }
 
 impl IndexUnit {
+    /// The unit a row of `method` is in: a composite method's
+    /// ([`crate::COMPOSITE_METHODS`]), else USD per GPU-hour (a grade's aggregation).
+    pub fn of_method(method: &str) -> Self {
+        crate::IndexId::of_row("", method).unit()
+    }
+
     /// The text of the `unit` column: `usd-per-gpu-hour` or `points`.
     pub fn as_str(self) -> &'static str {
         self.into()
@@ -103,18 +110,18 @@ impl std::fmt::Display for FixingLevel {
 
 /// One row of the fixings output: the value of one grade (or composite) on one
 /// fixing date, with everything that stood behind it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fixing {
     /// The fixing date (under the methodology's cut-off and calendar).
     pub date: chrono::NaiveDate,
-    /// Grade key (`GPU/SCOPE/TERM[@region]`) or composite name.
-    pub grade: String,
+    /// What the row is a fixing of: a grade (by its key) or a composite (by its
+    /// name), with the unit of `value`. Written in the `grade` column.
+    pub grade: IndexId,
     /// USD per GPU-hour for a grade; index points for a composite. `None` when no
     /// value could be fixed or carried.
     pub value: Option<f64>,
     /// The aggregation method (`vw-median`, ...) for a grade, the composite method
-    /// (`jevons-chained`, `hedonic-time-dummy`, `pooled`, ...) for a composite; it
-    /// decides [`Fixing::unit`].
+    /// (`jevons-chained`, `hedonic-time-dummy`, `pooled`, ...) for a composite.
     pub method: String,
     /// Which tier fixed the value, or carried; `None` without a value.
     pub level: Option<FixingLevel>,
@@ -168,81 +175,22 @@ pub struct Fixing {
 }
 
 impl Fixing {
-    /// The unit of `value`: points for a composite (its `method` is a composite
-    /// method), USD per GPU-hour for a grade.
+    /// The unit of `value`: its index's ([`IndexId::unit`]).
     pub fn unit(&self) -> IndexUnit {
-        if CompositeMethod::ALL
-            .iter()
-            .any(|m| m.in_points() && m.as_str() == self.method)
-        {
-            IndexUnit::Points
-        } else {
-            IndexUnit::UsdPerGpuHour
-        }
+        self.grade.unit()
     }
 }
 
-/// Rounds half away from zero to `decimals` places, on the decimal value the number
-/// is written as (its shortest round-trip representation), not on its binary
-/// expansion: 2.00065 (stored as 2.000649999...) rounds to 2.0007, as a person
-/// rounding the published digits would.
-pub(crate) fn round_to(x: f64, decimals: u32) -> f64 {
-    if !x.is_finite() {
-        return x;
-    }
-    let text = format!("{}", x.abs());
-    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
-    let d = decimals as usize;
-    if frac.len() <= d {
-        return if x == 0.0 { 0.0 } else { x };
-    }
-    // Digits kept, and whether the first dropped digit rounds them up.
-    let mut digits: Vec<u8> = int
-        .bytes()
-        .chain(frac.bytes().take(d))
-        .map(|b| b - b'0')
-        .collect();
-    if frac.as_bytes()[d] >= b'5' {
-        let mut i = digits.len();
-        loop {
-            if i == 0 {
-                digits.insert(0, 1);
-                break;
-            }
-            i -= 1;
-            if digits[i] == 9 {
-                digits[i] = 0;
-            } else {
-                digits[i] += 1;
-                break;
-            }
-        }
-    }
-    let split = digits.len() - d;
-    let s: String = digits[..split]
-        .iter()
-        .map(|v| char::from(b'0' + v))
-        .chain(std::iter::once('.'))
-        .chain(digits[split..].iter().map(|v| char::from(b'0' + v)))
-        .collect();
-    let r: f64 = s.trim_end_matches('.').parse().unwrap_or(x.abs());
-    if r == 0.0 {
-        0.0
-    } else {
-        r.copysign(x)
-    }
-}
-
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 impl Fixing {
     /// A fixing for the crate's tests: three trades from three contributors, 30
     /// GPU-hours, `vw-median`, sufficient when it has a value (`no_data` when not),
     /// no dispersion and no changes; tests change what they look at with struct
     /// update syntax.
-    pub(crate) fn for_test(date: chrono::NaiveDate, grade: &str, value: Option<f64>) -> Fixing {
+    pub fn for_test(date: chrono::NaiveDate, grade: &str, value: Option<f64>) -> Fixing {
         Fixing {
             date,
-            grade: grade.into(),
+            grade: IndexId::grade(grade),
             value,
             method: "vw-median".into(),
             level: value.map(|_| FixingLevel::Trades),
@@ -273,23 +221,6 @@ impl Fixing {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rounding() {
-        assert_eq!(round_to(2.345_65, 4), 2.3457);
-        assert_eq!(round_to(-0.000_01, 4), 0.0);
-        assert_eq!(round_to(1.0 / 3.0, 2), 0.33);
-        // Binary 2.00065 is 2.000649999...: decimal rounding gives 2.0007.
-        assert_eq!(round_to(2.000_65, 4), 2.0007);
-        assert_eq!(round_to(-2.000_65, 4), -2.0007);
-        assert_eq!(round_to(1.005, 2), 1.01);
-        assert_eq!(round_to(9.999_95, 4), 10.0);
-        assert_eq!(round_to(0.000_05, 4), 0.0001);
-        assert_eq!(round_to(2.5, 0), 3.0);
-        assert_eq!(round_to(123.0, 4), 123.0);
-        assert_eq!(round_to(1e-12, 4), 0.0);
-        assert_eq!(round_to(1e21, 2), 1e21);
-    }
 
     #[test]
     fn levels_are_their_numbers_and_order_from_best_to_carried() {

@@ -1,0 +1,31 @@
+//! rentix-fixings: the fixings as published, for everyone who reads them.
+//!
+//! The row of a fixings file ([`Fixing`]), the tier that fixed it ([`FixingLevel`]),
+//! its flags ([`Flag`]), its identity and unit ([`IndexId`], [`IndexUnit`]); the fixings file's columns, writer
+//! and reader; the restatement log and the fixings as first published; intraday
+//! rows; and the names of the files a publication writes beside its fixings. The
+//! index engine (`rentix-index`) writes these; the backtest, the lab and the report
+//! read them. CSV needs nothing more; Parquet files are the `parquet` feature, so a
+//! crate that settles on CSV fixings builds without polars.
+
+mod companions;
+mod error;
+mod file;
+mod fixing;
+mod flag;
+mod index_id;
+pub mod intraday;
+mod vintage;
+
+pub use companions::Companions;
+pub use error::FixingsError;
+pub use file::{
+    canonical_sha256, canonical_sha256_text, digest_line, digest_path, fixings_table, read_cells,
+    read_fixings, read_fixings_part, records, sufficient_cell, Records, FIXING_COLUMNS,
+};
+pub use fixing::{Fixing, FixingLevel, IndexUnit};
+pub use flag::Flag;
+pub use index_id::{IndexId, COMPOSITE_METHODS};
+pub use vintage::{
+    first_published, read_restatements, restatements_path, Restatement, RESTATEMENT_COLUMNS,
+};
