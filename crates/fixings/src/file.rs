@@ -146,12 +146,6 @@ pub fn records(path: &Path) -> Result<Records, FixingsError> {
         path: path.to_path_buf(),
         detail,
     };
-    let index_of = |names: &mut dyn Iterator<Item = &str>| {
-        names
-            .enumerate()
-            .map(|(i, n)| (n.to_string(), i))
-            .collect::<std::collections::HashMap<_, _>>()
-    };
     match TableFormat::of(path).map_err(|e| input(e.to_string()))? {
         TableFormat::Csv => {
             rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
@@ -161,7 +155,13 @@ pub fn records(path: &Path) -> Result<Records, FixingsError> {
         }
         TableFormat::Parquet => {
             let t = Table::read_parquet(path)?;
-            let index = index_of(&mut t.names.iter().map(String::as_str));
+            let index = column_index(t.names.iter().map(String::as_str)).map_err(|detail| {
+                FixingsError::Fixings {
+                    path: path.to_path_buf(),
+                    row: 0,
+                    detail,
+                }
+            })?;
             let rows = (0..t.height())
                 .map(|r| {
                     let mut rec = csv::StringRecord::new();
@@ -176,6 +176,25 @@ pub fn records(path: &Path) -> Result<Records, FixingsError> {
     }
 }
 
+/// Column name -> position; a name given twice is refused (which of the two a
+/// reader took would be a guess: a file with two `value` columns is not a fixings
+/// file).
+fn column_index<'a>(
+    names: impl Iterator<Item = &'a str>,
+) -> Result<std::collections::HashMap<String, usize>, String> {
+    let mut index = std::collections::HashMap::new();
+    for (i, n) in names.enumerate() {
+        if let Some(first) = index.insert(n.to_string(), i) {
+            return Err(format!(
+                "column {n:?} appears twice (columns {} and {})",
+                first + 1,
+                i + 1
+            ));
+        }
+    }
+    Ok(index)
+}
+
 /// The records of a CSV reader; row numbers in errors count `rows_before` rows
 /// ahead of the reader's first.
 fn csv_records<R: std::io::Read>(
@@ -188,13 +207,8 @@ fn csv_records<R: std::io::Read>(
         row,
         detail,
     };
-    let index = rdr
-        .headers()
-        .map_err(|e| bad(0, e.to_string()))?
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.to_string(), i))
-        .collect();
+    let index = column_index(rdr.headers().map_err(|e| bad(0, e.to_string()))?.iter())
+        .map_err(|detail| bad(0, detail))?;
     let mut rows = Vec::new();
     for (n, rec) in rdr.records().enumerate() {
         rows.push(rec.map_err(|e| bad(rows_before + n + 1, e.to_string()))?);
@@ -521,6 +535,26 @@ mod tests {
         assert_eq!(level, ["2", "4"]);
         // An empty table still has every column.
         assert_eq!(fixings_table(&[]).names, FIXING_COLUMNS);
+    }
+
+    /// A column named twice (an export that appended a corrected `value` column,
+    /// say) used to be read silently from its last copy: refused at the header.
+    #[test]
+    fn a_column_named_twice_is_refused_at_the_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.csv");
+        fixings_table(&[grade_fixing()]).write(&good).unwrap();
+        let text = std::fs::read_to_string(&good).unwrap();
+        let mut lines = text.lines();
+        let (head, row) = (lines.next().unwrap(), lines.next().unwrap());
+        let p = dir.path().join("twice.csv");
+        std::fs::write(&p, format!("{head},value\n{row},99.0\n")).unwrap();
+        let err = read_fixings(&p).unwrap_err();
+        assert!(
+            matches!(&err, FixingsError::Fixings { row: 0, detail, .. } if detail == "column \"value\" appears twice (columns 3 and 27)"),
+            "{err}"
+        );
+        assert_eq!(read_fixings(&good).unwrap(), [grade_fixing()]);
     }
 
     #[test]
