@@ -179,6 +179,13 @@ impl Fixing {
     pub fn unit(&self) -> IndexUnit {
         self.grade.unit()
     }
+
+    /// Whether the row's `flags` hold `flag`, compared by its one text form
+    /// (a parameter included: `outliers_removed=2` is not `outliers_removed=1`).
+    pub fn has_flag(&self, flag: &crate::Flag) -> bool {
+        let text = flag.to_string();
+        self.flags.split(';').any(|f| f == text)
+    }
 }
 
 #[cfg(any(test, feature = "testing"))]
@@ -221,6 +228,19 @@ impl Fixing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flag_is_found_by_its_whole_text() {
+        let mut f = Fixing::for_test(chrono::NaiveDate::MIN, "g", None);
+        f.flags = "low_confidence;components_suppressed;outliers_removed=2".into();
+        assert!(f.has_flag(&crate::Flag::LowConfidence));
+        assert!(f.has_flag(&crate::Flag::OutliersRemoved(2)));
+        assert!(!f.has_flag(&crate::Flag::OutliersRemoved(1)));
+        // `suppressed` is not a prefix match of `components_suppressed`.
+        assert!(!f.has_flag(&crate::Flag::Suppressed));
+        f.flags = String::new();
+        assert!(!f.has_flag(&crate::Flag::LowConfidence));
+    }
 
     #[test]
     fn levels_are_their_numbers_and_order_from_best_to_carried() {

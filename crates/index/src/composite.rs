@@ -34,9 +34,7 @@ fn hash_strings<'a>(parts: impl Iterator<Item = &'a str>) -> String {
 fn all_suppressed(rows: &[&Fixing]) -> bool {
     !rows.is_empty()
         && rows.iter().all(|f| f.value.is_none())
-        && rows
-            .iter()
-            .any(|f| f.flags.split(';').any(|x| x == "suppressed"))
+        && rows.iter().any(|f| f.has_flag(&Flag::Suppressed))
 }
 
 /// The grades' publication rules applied to a composite's date: contributors
