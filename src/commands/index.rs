@@ -3,12 +3,10 @@
 use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
-use rentix_index::incremental::{self, Decision};
 use rentix_index::intraday::{intraday_table, receipts_table, IntradayMethodology};
 use rentix_index::{
-    compute_from_partitions, compute_from_store, forward_curves, forward_table, publish,
-    tier_differentials_table, tier_spreads, tier_spreads_table, Fixing, IndexRequest, IndexResult,
-    Methodology, TierDifferential, Window,
+    forward_curves, forward_table, publish, tier_differentials_table, tier_spreads,
+    tier_spreads_table, Fixing, IndexRequest, IndexResult, Methodology, TierDifferential, Window,
 };
 use rentix_store::Store;
 use rentix_table::TableFormat;
@@ -90,141 +88,15 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             "rentix: warning: grades.regional = true, but no grades.patterns entry has an @REGION part (such as \"*/*/*@*\"), so no regional grade is fixed"
         );
     }
-    let runs = store.runs()?;
-    let grade_texts: Vec<String> = cfg
-        .request
-        .grade_filters
-        .iter()
-        .map(|g| g.as_str().to_string())
-        .collect();
-    let state_file = incremental::state_path(&cfg.out);
-    let previous = incremental::read_state(&state_file);
-    let published = cfg
-        .out
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let differentials_path = rentix_index::Companions::of(&cfg.out).tier_differentials();
-    let state_req = incremental::Request {
-        published: &published,
-        methodology: m,
-        grade_filters: &grade_texts,
-        from: cfg.request.from,
-        to: cfg.request.to,
-        runs: &runs,
-    };
-    let mut decision = incremental::plan(&state_req, previous.clone());
-    // The differentials before the day the chains continue from come from the file.
-    if let (Decision::Incremental(_), Ok(Some(old))) = (&decision, &previous) {
-        if old.tier_differentials && !differentials_path.exists() {
-            decision = Decision::Full(format!(
-                "{} that the last publication wrote is missing",
-                differentials_path.display()
-            ));
-        }
-    }
-    // Computed over every date the read allows; only the requested ones are published.
-    // ... and through `--to` when it is past the store's last day (a feed outage).
-    let whole = IndexRequest {
-        from: None,
-        to: rentix_index::past_the_store(&runs, cfg.request.to, chrono::Utc::now().date_naive()),
-        ..cfg.request.clone()
-    };
-    let (result, read) = match &decision {
-        Decision::Incremental(plan) => (
-            compute_from_partitions(&store, &whole, Some(plan.partitions), Some(&plan.seeds))?,
-            format!(
-                "read: partitions from {} (incremental, continuing the composites after {})",
-                plan.partitions.0, plan.after
-            ),
-        ),
-        Decision::Full(why) => {
-            let r = compute_from_store(&store, &whole)?;
-            let read = format!("read: the whole store ({why}){}", in_slices(r.slices));
-            (r, read)
-        }
-    };
-    // A run committed while the store was read: its rows may be in the fixings but
-    // not in the seeds or the state. Read again, whole.
-    let (result, read, decision) = if matches!(decision, Decision::Incremental(_))
-        && store
-            .runs()?
-            .iter()
-            .map(|r| &r.run_id)
-            .ne(runs.iter().map(|r| &r.run_id))
-    {
-        let r = compute_from_store(&store, &whole)?;
-        let read = format!(
-            "read: the whole store (a run was committed while it was read){}",
-            in_slices(r.slices)
-        );
-        (
-            r,
-            read,
-            Decision::Full("a run was committed while the store was read".into()),
-        )
-    } else {
-        (result, read, decision)
-    };
-    if !result.fixings.iter().any(|f| window_of(cfg).contains(f)) {
-        bail!(
-            "no observation in {} matches the methodology's grades and the requested range",
-            cfg.store.display()
-        );
-    }
-    // The tier differentials over the whole history: an incremental run's after the
-    // day it continues from, the published file's before.
-    let plan = match &decision {
-        Decision::Incremental(plan) => Some(plan),
-        Decision::Full(_) => None,
-    };
-    let differentials = match plan {
-        Some(plan) if differentials_path.exists() => incremental::merge_tier_differentials(
-            m,
-            incremental::read_tier_differentials(&differentials_path)?,
-            result.tier_differentials.clone(),
-            plan.after,
-            cfg.request.to,
-        ),
-        _ => result.tier_differentials.clone(),
-    };
-    let last_computed = result.fixings.iter().map(|f| f.date).max();
-    let through = match (plan, cfg.request.to, last_computed) {
-        (Some(_), Some(to), Some(last)) => to.min(last),
-        (_, _, Some(last)) => last,
-        (_, _, None) => unreachable!("a window row exists"),
-    };
-    let old_state = match (&previous, plan) {
-        (Ok(Some(s)), Some(p)) => Some((s, p.after)),
-        _ => None,
-    };
-    let has_differentials = !differentials.is_empty() && cfg.request.grade_filters.is_empty();
-    let state = incremental::next_state(
-        &state_req,
-        old_state,
-        &result.levels,
-        through,
-        has_differentials,
-    );
+    let today = chrono::Utc::now().date_naive();
+    let run = rentix_index::fix_for_publication(&store, &cfg.request, &cfg.out, today)?;
     publish_result(
         cfg,
-        result,
-        &differentials,
-        vec![(state_file, incremental::state_json(&state))],
-        &read,
+        run.result,
+        &run.differentials,
+        vec![run.state],
+        &run.read,
     )
-}
-
-/// How a whole-store read went, when it was not one pass.
-fn in_slices(slices: usize) -> String {
-    if slices > 1 {
-        format!(
-            ", in {slices} slices of about {} observations each (memory holds one)",
-            rentix_index::incremental::SLICE_ROWS
-        )
-    } else {
-        String::new()
-    }
 }
 
 /// `index --input FILE...`: the files read, validated, normalized and deduplicated
@@ -283,7 +155,7 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     }
     // A state left by a store's publication of this file would no longer describe
     // it: removed first, so that no kill leaves it beside the new file.
-    let state = incremental::state_path(&cfg.out);
+    let state = rentix_index::incremental::state_path(&cfg.out);
     if state.exists() {
         std::fs::remove_file(&state).with_context(|| format!("removing {}", state.display()))?;
     }

@@ -16,6 +16,7 @@ mod elementary;
 mod engine;
 mod engine_obs;
 mod error;
+mod for_publication;
 mod forward;
 mod hedonic;
 pub mod incremental;
@@ -35,6 +36,7 @@ pub use elementary::{chained, direct, Elementary};
 pub use engine::{fix_grade, group_by_grade, Grouped, IndexRequest};
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
+pub use for_publication::{fix_for_publication, StoreFixing};
 pub use forward::{forward_curves, ForwardPoint};
 pub use methodology::{
     AggregationSpec, CalendarSpec, CompositeMethod, CompositeSpec, ContributorSpec, FallbackSpec,

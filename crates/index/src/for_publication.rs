@@ -1,0 +1,193 @@
+//! A store fixed for a publication: the choice between an incremental read and a
+//! whole one ([`crate::incremental`]), the read again when a run was committed under
+//! it, the tier differentials over the whole history and the state the next
+//! publication continues from. The `rentix index` command and any other publisher
+//! call [`fix_for_publication`], then publish its rows ([`crate::publish`]).
+
+use crate::incremental::{self, Decision, Request};
+use crate::{
+    compute_from_partitions, compute_from_store, past_the_store, IndexError, IndexRequest,
+    IndexResult, TierDifferential, Window,
+};
+use chrono::NaiveDate;
+use rentix_store::Store;
+use std::path::{Path, PathBuf};
+
+/// What [`fix_for_publication`] computed, and what the publication writes beside
+/// its fixings.
+#[derive(Debug, Clone)]
+pub struct StoreFixing {
+    /// Every row the read allowed (a publication writes those of its window).
+    pub result: IndexResult,
+    /// How the store was read, for a person: `read: partitions from D
+    /// (incremental, continuing the composites after D')` or `read: the whole store
+    /// (why)`.
+    pub read: String,
+    /// The hedonic composites' tier differentials over the whole history: an
+    /// incremental run's after the day it continues from, the published file's
+    /// before.
+    pub differentials: Vec<TierDifferential>,
+    /// The state the next publication continues from (`<stem>_state.json`) and its
+    /// bytes.
+    pub state: (PathBuf, Vec<u8>),
+}
+
+/// Fixes `store` for a publication of `req`'s window into `out`, reading only the
+/// partitions the window can depend on when the state left beside `out` allows it
+/// (the same rows a whole read gives, tested), the whole store otherwise, and says
+/// which. `today` bounds a publication through a day past the store (a feed
+/// outage): a date to come is never published ahead of time.
+///
+/// Refused ([`IndexError::Data`]) when no row of the window could be fixed: no
+/// observation in the store matches the methodology's grades and the range.
+pub fn fix_for_publication(
+    store: &Store,
+    req: &IndexRequest,
+    out: &Path,
+    today: NaiveDate,
+) -> Result<StoreFixing, IndexError> {
+    let m = &req.methodology;
+    let runs = store.runs()?;
+    let grade_texts: Vec<String> = req
+        .grade_filters
+        .iter()
+        .map(|g| g.as_str().to_string())
+        .collect();
+    let state_file = incremental::state_path(out);
+    let previous = incremental::read_state(&state_file);
+    let published = out
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let differentials_path = crate::Companions::of(out).tier_differentials();
+    let state_req = Request {
+        published: &published,
+        methodology: m,
+        grade_filters: &grade_texts,
+        from: req.from,
+        to: req.to,
+        runs: &runs,
+    };
+    let mut decision = incremental::plan(&state_req, previous.clone());
+    // The differentials before the day the chains continue from come from the file.
+    if let (Decision::Incremental(_), Ok(Some(old))) = (&decision, &previous) {
+        if old.tier_differentials && !differentials_path.exists() {
+            decision = Decision::Full(format!(
+                "{} that the last publication wrote is missing",
+                differentials_path.display()
+            ));
+        }
+    }
+    // Computed over every date the read allows; only the requested ones are published.
+    // ... and through `to` when it is past the store's last day (a feed outage).
+    let whole = IndexRequest {
+        from: None,
+        to: past_the_store(&runs, req.to, today),
+        ..req.clone()
+    };
+    let (result, read, decision) = read_store(store, &whole, decision, &runs)?;
+    let window = Window {
+        from: req.from,
+        to: req.to,
+        grades: req.grade_filters.clone(),
+    };
+    let last_computed = result.fixings.iter().map(|f| f.date).max();
+    let (Some(last), true) = (
+        last_computed,
+        result.fixings.iter().any(|f| window.contains(f)),
+    ) else {
+        return Err(IndexError::Data(format!(
+            "no observation in {} matches the methodology's grades and the requested range",
+            store.root().display()
+        )));
+    };
+    let plan = match &decision {
+        Decision::Incremental(plan) => Some(plan),
+        Decision::Full(_) => None,
+    };
+    let differentials = match plan {
+        Some(plan) if differentials_path.exists() => incremental::merge_tier_differentials(
+            m,
+            incremental::read_tier_differentials(&differentials_path)?,
+            result.tier_differentials.clone(),
+            plan.after,
+            req.to,
+        ),
+        _ => result.tier_differentials.clone(),
+    };
+    let through = match (plan, req.to) {
+        (Some(_), Some(to)) => to.min(last),
+        _ => last,
+    };
+    let old_state = match (&previous, plan) {
+        (Ok(Some(s)), Some(p)) => Some((s, p.after)),
+        _ => None,
+    };
+    let has_differentials = !differentials.is_empty() && req.grade_filters.is_empty();
+    let state = incremental::next_state(
+        &state_req,
+        old_state,
+        &result.levels,
+        through,
+        has_differentials,
+    );
+    Ok(StoreFixing {
+        result,
+        read,
+        differentials,
+        state: (state_file, incremental::state_json(&state)),
+    })
+}
+
+/// Reads the store as `decision` says; a run committed while it was read (its rows
+/// may be in the fixings but not in the seeds or the state) has it read again,
+/// whole. Returns the result, how it was read and the decision that held.
+fn read_store(
+    store: &Store,
+    whole: &IndexRequest,
+    decision: Decision,
+    runs: &[rentix_store::IngestSummary],
+) -> Result<(IndexResult, String, Decision), IndexError> {
+    let (result, read) = match &decision {
+        Decision::Incremental(plan) => (
+            compute_from_partitions(store, whole, Some(plan.partitions), Some(&plan.seeds))?,
+            format!(
+                "read: partitions from {} (incremental, continuing the composites after {})",
+                plan.partitions.0, plan.after
+            ),
+        ),
+        Decision::Full(why) => {
+            let r = compute_from_store(store, whole)?;
+            let read = format!("read: the whole store ({why}){}", in_slices(r.slices));
+            (r, read)
+        }
+    };
+    let committed_under_the_read = matches!(decision, Decision::Incremental(_))
+        && store
+            .runs()?
+            .iter()
+            .map(|r| &r.run_id)
+            .ne(runs.iter().map(|r| &r.run_id));
+    if !committed_under_the_read {
+        return Ok((result, read, decision));
+    }
+    let r = compute_from_store(store, whole)?;
+    let read = format!(
+        "read: the whole store (a run was committed while it was read){}",
+        in_slices(r.slices)
+    );
+    let why = "a run was committed while the store was read".to_string();
+    Ok((r, read, Decision::Full(why)))
+}
+
+/// How a whole-store read went, when it was not one pass.
+fn in_slices(slices: usize) -> String {
+    if slices > 1 {
+        format!(
+            ", in {slices} slices of about {} observations each (memory holds one)",
+            incremental::SLICE_ROWS
+        )
+    } else {
+        String::new()
+    }
+}
