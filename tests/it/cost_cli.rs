@@ -106,7 +106,12 @@ fn rows_without_a_price_are_priced_from_fixings_or_refused() {
         p(&dir.path().join("x")),
     ]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("pass --fixings or --store"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The reason once: a typed error whose cause is also in its message printed it
+    // twice under `{:#}`.
+    assert_eq!(err.matches("pass --fixings or --store").count(), 1, "{err}");
+    assert!(err.contains("row 1 (op): no usd_per_gpu_hour"), "{err}");
+    assert_eq!(o.status.code(), Some(3));
     let out = dir.path().join("cost");
     rentix_ok(&[
         "cost",

@@ -185,15 +185,16 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
 /// file: a finding about its rows, in words naming the operator or the row.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CostError {
-    /// A row without `usd_per_gpu_hour` that could not be priced.
-    #[error("row {row} ({operator}): {source}")]
+    /// A row without `usd_per_gpu_hour` that could not be priced. (The reason is
+    /// part of the message, not a chained cause: `{:#}` would print it twice.)
+    #[error("row {row} ({operator}): {why}")]
     Unpriced {
         /// The row's line in the file.
         row: usize,
         /// Its operator, as written.
         operator: String,
         /// Why it could not be priced.
-        source: crate::pricing::PriceError,
+        why: crate::pricing::PriceError,
     },
     /// The user's operator has no row in the file.
     #[error("the throughput file has no row for operator {0:?}")]
@@ -218,10 +219,10 @@ pub fn cost_curves(
     for r in rows {
         let usd = match r.usd_per_gpu_hour {
             Some(p) => p,
-            None => price(r).map_err(|source| CostError::Unpriced {
+            None => price(r).map_err(|why| CostError::Unpriced {
                 row: r.row,
                 operator: r.operator.clone(),
-                source,
+                why,
             })?,
         };
         groups

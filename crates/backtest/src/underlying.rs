@@ -70,8 +70,8 @@ impl Underlying {
         self.sufficient_rows as f64 / self.rows.max(1) as f64
     }
 
-    /// The same index with every value multiplied by `k` (a points composite rebased
-    /// to USD per GPU-hour).
+    /// The same index with every value multiplied by `k`: a points composite
+    /// rebased to USD per GPU-hour, and so in USD per GPU-hour from then on.
     pub fn scaled(&self, k: f64) -> Self {
         let values = DateSeries::from_points(self.values.iter().map(|(d, v)| (d, v * k)))
             .unwrap_or_default();
@@ -79,7 +79,14 @@ impl Underlying {
             step: s.step,
             values: s.values.iter().map(|(t, v)| (*t, v * k)).collect(),
         });
+        let id = match &self.id {
+            IndexId::Composite { name, .. } => {
+                IndexId::composite(name.clone(), IndexUnit::UsdPerGpuHour)
+            }
+            grade => grade.clone(),
+        };
         Self {
+            id,
             values,
             stamps,
             ..self.clone()
@@ -88,12 +95,25 @@ impl Underlying {
 }
 
 /// Refuses a fixings file a backtest cannot settle on: a value at or below zero (no
-/// rental price or index level is), or two rows for one date and index (which of
-/// them settles is ambiguous). The error names the rows' date and index.
+/// rental price or index level is), two rows for one date and index (which of
+/// them settles is ambiguous), or one index whose rows are of two kinds or units
+/// (points on some dates, dollars on others). The error names the index and date.
 pub fn check_fixings(fixings: &[Fixing]) -> Result<(), crate::error::BacktestError> {
     use crate::error::BacktestError::Fixings;
     let mut seen: BTreeSet<(&str, NaiveDate)> = BTreeSet::new();
+    let mut ids: BTreeMap<&str, &IndexId> = BTreeMap::new();
     for f in fixings {
+        let id = *ids.entry(f.grade.as_str()).or_insert(&f.grade);
+        if id != &f.grade {
+            return Err(Fixings(format!(
+                "{} is in {} on some rows and in {} on {} (method {}): one index has one unit",
+                f.grade,
+                id.unit(),
+                f.unit(),
+                f.date,
+                f.method
+            )));
+        }
         if let Some(v) = f.value.filter(|v| *v <= 0.0) {
             return Err(Fixings(format!(
                 "the fixing of {} on {} is {v}: an index value must be above zero",
@@ -177,4 +197,41 @@ pub(crate) fn intraday_underlyings(
             Some((name.to_string(), u))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    /// A points composite rebased on the rent's level is in dollars from then on.
+    #[test]
+    fn a_rebased_composite_is_in_dollars() {
+        let values = DateSeries::from_points([(d("2025-03-01"), 100.0)]).unwrap();
+        let u = Underlying::of(IndexId::composite("blend", IndexUnit::Points), values);
+        let usd = u.scaled(0.025);
+        assert_eq!(usd.unit(), IndexUnit::UsdPerGpuHour);
+        assert_eq!(usd.name(), "blend");
+        assert_eq!(usd.values.get(d("2025-03-01")), Some(2.5));
+        assert_eq!(u.unit(), IndexUnit::Points);
+    }
+
+    /// A file whose one name is a chained composite on one day and a grade-like
+    /// price on another cannot be settled on: which unit would the contract use?
+    #[test]
+    fn one_name_in_two_units_is_refused_naming_it() {
+        let mut a = Fixing::for_test(d("2025-03-01"), "blend", Some(100.0));
+        a.grade = IndexId::composite("blend", IndexUnit::Points);
+        a.method = "jevons-chained".into();
+        let b = Fixing::for_test(d("2025-03-02"), "blend", Some(2.5));
+        let err = check_fixings(&[a.clone(), b]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "blend is in points on some rows and in usd-per-gpu-hour on 2025-03-02 (method vw-median): one index has one unit"
+        );
+        assert!(check_fixings(&[a]).is_ok());
+    }
 }

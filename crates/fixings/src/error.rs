@@ -18,8 +18,8 @@ pub enum FixingsError {
     /// A table (CSV or Parquet) could not be read or written.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
-    /// A row of a fixings, forward-curve, intraday or restatement file that does not
-    /// parse (a missing column, a cell of the wrong type).
+    /// A row of a fixings, intraday or restatement file that does not parse (a
+    /// missing column, a column named twice (row 0), a cell of the wrong type).
     #[error("{path}: row {row}: {detail}")]
     Fixings {
         /// The file read.

@@ -178,12 +178,13 @@ pub fn records(path: &Path) -> Result<Records, FixingsError> {
 
 /// Column name -> position; a name given twice is refused (which of the two a
 /// reader took would be a guess: a file with two `value` columns is not a fixings
-/// file).
+/// file). Columns without a name (a spreadsheet's trailing empty columns) are
+/// never read and may repeat.
 fn column_index<'a>(
     names: impl Iterator<Item = &'a str>,
 ) -> Result<std::collections::HashMap<String, usize>, String> {
     let mut index = std::collections::HashMap::new();
-    for (i, n) in names.enumerate() {
+    for (i, n) in names.enumerate().filter(|(_, n)| !n.is_empty()) {
         if let Some(first) = index.insert(n.to_string(), i) {
             return Err(format!(
                 "column {n:?} appears twice (columns {} and {})",
@@ -555,6 +556,10 @@ mod tests {
             "{err}"
         );
         assert_eq!(read_fixings(&good).unwrap(), [grade_fixing()]);
+        // Trailing empty columns of a spreadsheet's export are not names.
+        let trailing = dir.path().join("trailing.csv");
+        std::fs::write(&trailing, format!("{head},,\n{row},,\n")).unwrap();
+        assert_eq!(read_fixings(&trailing).unwrap(), [grade_fixing()]);
     }
 
     #[test]

@@ -42,8 +42,9 @@ pub enum IndexError {
     /// A table (CSV or Parquet) could not be read or written.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
-    /// A row of a fixings, forward-curve, intraday or restatement file that does not
-    /// parse (a missing column, a cell of the wrong type).
+    /// A row of a forward-curve file or of the incremental state that does not parse
+    /// (the fixings, intraday and restatement files are `rentix-fixings`' and fail
+    /// as [`IndexError::Published`]).
     #[error("{path}: row {row}: {detail}")]
     Fixings {
         /// The file read.

@@ -12,8 +12,7 @@ use crate::error::IndexError;
 use chrono::NaiveDate;
 use rentix_core::{Grade, GradePattern};
 use rentix_fixings::{
-    fixings_table, read_fixings, restatements_path, Fixing, IndexUnit, Restatement,
-    RESTATEMENT_COLUMNS,
+    fixings_table, read_fixings, restatements_path, Fixing, Restatement, RESTATEMENT_COLUMNS,
 };
 use rentix_table::{fail_point, Col, Table, TableFormat, Transaction};
 use std::collections::{BTreeMap, BTreeSet};
@@ -71,7 +70,7 @@ impl Window {
     pub fn contains(&self, f: &Fixing) -> bool {
         self.contains_date(f.date)
             && (self.grades.is_empty()
-                || (f.unit() == IndexUnit::UsdPerGpuHour
+                || (!f.grade.is_composite()
                     && f.grade
                         .parse::<Grade>()
                         .is_ok_and(|g| self.grades.iter().any(|p| p.matches(&g)))))
@@ -479,6 +478,8 @@ mod tests {
             "vw-median"
         };
         Fixing {
+            // The identity a reader gives the row: a composite for its method.
+            grade: rentix_fixings::IndexId::of_row(grade, method),
             method: method.into(),
             methodology_version: "v1".into(),
             input_sha256: "inputs-1".into(),
