@@ -96,9 +96,10 @@ impl From<FixingLevel> for u8 {
 }
 
 impl TryFrom<u8> for FixingLevel {
-    type Error = String;
-    fn try_from(n: u8) -> Result<Self, String> {
-        Self::from_number(i64::from(n)).ok_or_else(|| format!("level {n} is not 1 to 4"))
+    type Error = rentix_core::Invalid;
+    fn try_from(n: u8) -> Result<Self, rentix_core::Invalid> {
+        Self::from_number(i64::from(n))
+            .ok_or_else(|| rentix_core::Invalid(format!("level {n} is not 1 to 4")))
     }
 }
 
@@ -263,7 +264,12 @@ mod tests {
         assert!(!FixingLevel::Carried.is_fixed() && FixingLevel::Listings.is_fixed());
         let json = serde_json::to_string(&Some(FixingLevel::Firm)).unwrap();
         assert_eq!(json, "2");
-        assert!(serde_json::from_str::<FixingLevel>("7").is_err());
+        let err = serde_json::from_str::<FixingLevel>("7").unwrap_err();
+        assert!(err.to_string().contains("level 7 is not 1 to 4"), "{err}");
+        assert_eq!(
+            FixingLevel::try_from(0u8).unwrap_err().to_string(),
+            "level 0 is not 1 to 4"
+        );
     }
 }
 
