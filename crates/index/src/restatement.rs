@@ -416,6 +416,22 @@ fn read_log(path: &Path) -> Result<Table, IndexError> {
         path: path.to_path_buf(),
         detail: e.to_string(),
     })?;
+    // Rows are re-written by position: a log of other columns (reordered by a
+    // spreadsheet, say) would have its old values appended under the wrong names.
+    let header = rdr.headers().map_err(|e| IndexError::Input {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    if header.iter().ne(RESTATEMENT_COLUMNS) {
+        return Err(IndexError::Input {
+            path: path.to_path_buf(),
+            detail: format!(
+                "expected the restatement log's columns {}, found {}",
+                RESTATEMENT_COLUMNS.join(","),
+                header.iter().collect::<Vec<_>>().join(",")
+            ),
+        });
+    }
     let mut cols: Vec<Vec<Option<String>>> = vec![Vec::new(); RESTATEMENT_COLUMNS.len()];
     for rec in rdr.records() {
         let rec = rec.map_err(|e| IndexError::Input {
@@ -462,6 +478,30 @@ fn append_log(t: &mut Table, rows: &[Restatement]) {
 mod tests {
     use super::*;
     use rentix_fixings::{first_published, read_restatements};
+
+    /// A log whose columns are not the log's (two swapped by a spreadsheet) is
+    /// refused before a publication appends to it by position.
+    #[test]
+    fn a_restatement_log_of_other_columns_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.csv");
+        let row = "2025-03-02,g,1.5,1.6,1,2,late_data\n";
+        std::fs::write(&good, format!("{}\n{row}", RESTATEMENT_COLUMNS.join(","))).unwrap();
+        let t = read_log(&good).unwrap();
+        assert_eq!(t.height(), 1);
+        assert_eq!(t.col("new_value").unwrap().cell(0), "1.6");
+        let swapped = dir.path().join("swapped.csv");
+        std::fs::write(
+            &swapped,
+            format!("date,grade,new_value,old_value,old_publication,new_publication,reason\n{row}"),
+        )
+        .unwrap();
+        let err = read_log(&swapped).unwrap_err().to_string();
+        assert!(
+            err.contains("expected the restatement log's columns date,grade,old_value,new_value"),
+            "{err}"
+        );
+    }
 
     const H100: &str = "h100-sxm-80gb/vm/on-demand";
     const A100: &str = "a100-sxm-80gb/vm/on-demand";
