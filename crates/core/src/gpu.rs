@@ -165,8 +165,22 @@ impl GpuCatalog {
 
     /// Resolves a raw provider name to its catalog entry.
     pub fn resolve(&self, raw: &str) -> Result<&GpuSpec, CoreError> {
+        // The key of a name of up to 64 bytes is built on the stack: this runs once
+        // per observation read.
+        let mut buf = [0u8; 64];
+        let mut len = 0;
+        let key = if raw.len() <= buf.len() {
+            for b in raw.bytes().filter(u8::is_ascii_alphanumeric) {
+                buf[len] = b.to_ascii_lowercase();
+                len += 1;
+            }
+            // ASCII letters and digits only: always UTF-8.
+            std::borrow::Cow::Borrowed(std::str::from_utf8(&buf[..len]).unwrap_or_default())
+        } else {
+            std::borrow::Cow::Owned(alias_key(raw))
+        };
         self.aliases
-            .get(&alias_key(raw))
+            .get(key.as_ref())
             .and_then(|id| self.specs.get(id))
             .ok_or_else(|| CoreError::Unknown {
                 what: "gpu",
@@ -210,6 +224,27 @@ mod tests {
             let cat = GpuCatalog::bundled();
             assert_eq!(cat.resolve(raw).unwrap().id.as_str(), id, "{raw}");
         }
+    }
+
+    /// The key is built on the stack up to 64 bytes and on the heap beyond: both
+    /// resolve the same, and a non-ASCII letter is left out as punctuation is.
+    #[test]
+    fn long_and_non_ascii_names_resolve_as_short_ones() {
+        let cat = GpuCatalog::bundled();
+        let padded = format!("{:-<70}", "NVIDIA H100 80GB HBM3");
+        assert!(padded.len() > 64);
+        assert_eq!(cat.resolve(&padded).unwrap().id.as_str(), "h100-sxm-80gb");
+        let at_64 = format!("{:-<64}", "H100 SXM");
+        assert_eq!(cat.resolve(&at_64).unwrap().id.as_str(), "h100-sxm-80gb");
+        assert_eq!(
+            cat.resolve("H100 \u{2013} SXM").unwrap().id.as_str(),
+            "h100-sxm-80gb"
+        );
+        assert_eq!(
+            cat.resolve("H100é SXM").unwrap().id.as_str(),
+            "h100-sxm-80gb"
+        );
+        assert!(cat.resolve(&format!("{:-<70}", "3080Ti")).is_err());
     }
 
     #[test]

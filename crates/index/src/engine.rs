@@ -171,17 +171,25 @@ impl<'a> GradeGrouper<'a> {
     /// Adds a batch of store rows. Fails on a dedupe key that is not the store's
     /// 32 hexadecimal digits (a store edited by hand).
     pub(crate) fn add(&mut self, rows: &[StoredObservation]) -> Result<(), IndexError> {
+        // Rows come in runs of one grade and tier (a partition's order): the grades a
+        // run feeds are looked up once per run, not hashed three times per row.
+        let mut run: Option<(&Grade, Option<OperatorTier>, Vec<usize>)> = None;
         for r in rows {
             let o = &r.obs;
-            let fed = self
-                .targets
-                .get(&o.grade)
-                .and_then(|by_tier| by_tier.iter().position(|(t, _)| *t == o.operator_tier));
-            let at = match fed {
-                Some(at) => at,
-                None => self.feed(&o.grade, o.operator_tier),
+            if !run
+                .as_ref()
+                .is_some_and(|(g, t, _)| **g == o.grade && *t == o.operator_tier)
+            {
+                run = Some((
+                    &o.grade,
+                    o.operator_tier,
+                    self.slots_fed(&o.grade, o.operator_tier),
+                ));
+            }
+            let Some((_, _, slots)) = &run else {
+                continue;
             };
-            if self.targets[&o.grade][at].1.is_empty() {
+            if slots.is_empty() {
                 continue;
             }
             let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
@@ -189,7 +197,6 @@ impl<'a> GradeGrouper<'a> {
             if self.clipped(o.kind, quantity, day) {
                 continue;
             }
-            let slots = &self.targets[&o.grade][at].1;
             let source = self
                 .sources
                 .id(&o.source)
@@ -208,6 +215,20 @@ impl<'a> GradeGrouper<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The positions in `grades` that an observation of `grade` by an operator of
+    /// `tier` feeds (worked out on the pair's first row).
+    fn slots_fed(&mut self, grade: &Grade, tier: Option<OperatorTier>) -> Vec<usize> {
+        let known = self
+            .targets
+            .get(grade)
+            .and_then(|by_tier| by_tier.iter().position(|(t, _)| *t == tier));
+        let at = match known {
+            Some(at) => at,
+            None => self.feed(grade, tier),
+        };
+        self.targets[grade][at].1.clone()
     }
 
     /// Adds a store partition read column by column: grades, tiers and
