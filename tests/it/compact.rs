@@ -211,7 +211,7 @@ fn later_runs_deduplicate_against_compacted_rows_and_compact_again() {
     assert_eq!(after.len(), before_rows.len() + 1);
     assert!(after
         .iter()
-        .any(|r| r.obs.obs_id == "late-1" && r.obs.input_file == p(&late)));
+        .any(|r| r.obs.obs_id == "late-1" && *r.obs.input_file == *p(&late)));
     let check = check_is_sound(&store);
     assert_eq!(check["rows"], after.len());
 }

@@ -89,7 +89,7 @@ pub struct Observation {
     /// divided by the hours of this month (else of the fixing date's month).
     pub term_start: Option<NaiveDate>,
     /// Input file name and 1-based data row number (header excluded).
-    pub input_file: String,
+    pub input_file: std::sync::Arc<str>,
     /// 1-based data row of `input_file` (header excluded).
     pub input_row: u64,
 }

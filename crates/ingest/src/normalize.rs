@@ -371,7 +371,7 @@ impl Normalizer {
     pub(crate) fn normalize(
         &self,
         raw: &RawObservation,
-        file: &str,
+        file: &std::sync::Arc<str>,
         row: u64,
     ) -> Checked<Observation> {
         let kind_s = required(&raw.kind, "kind")?;
@@ -468,7 +468,7 @@ impl Normalizer {
             operator_tier,
             upfront,
             term_start,
-            input_file: file.to_string(),
+            input_file: std::sync::Arc::clone(file),
             input_row: row,
         };
         obs.obs_id = match &raw.obs_id {
@@ -661,7 +661,7 @@ mod tests {
         for (field, value, reason) in cases {
             let mut r = base();
             r.set(field, value.map(Cow::Borrowed));
-            let rej = normalizer().normalize(&r, "f.csv", 7).unwrap_err();
+            let rej = normalizer().normalize(&r, &"f.csv".into(), 7).unwrap_err();
             assert_eq!(rej.reason, reason, "{field}={value:?}: {rej:?}");
         }
     }
@@ -678,7 +678,7 @@ mod tests {
             for (f, v) in fields {
                 r.set(f, Some(Cow::Borrowed(*v)));
             }
-            n.normalize(&r, "f.csv", 3)
+            n.normalize(&r, &"f.csv".into(), 3)
         };
         for fields in [
             &[("price", "1e-300")][..],
@@ -715,7 +715,10 @@ mod tests {
         r.set("currency", Some("EUR".into()));
         r.set("observed_at", Some("2019-01-01".into()));
         assert_eq!(
-            normalizer().normalize(&r, "f", 1).unwrap_err().reason,
+            normalizer()
+                .normalize(&r, &"f".into(), 1)
+                .unwrap_err()
+                .reason,
             Reason::NoFxRate
         );
     }
@@ -727,7 +730,7 @@ mod tests {
         r.set("price", Some("20".into()));
         r.set("price_unit", Some("node_hour".into()));
         r.set("gpus_per_unit", Some("8".into()));
-        let o = n.normalize(&r, "f", 1).unwrap();
+        let o = n.normalize(&r, &"f".into(), 1).unwrap();
         assert_eq!(o.usd_per_gpu_hour.get(), 2.5);
         assert_eq!(o.grade.key(), "h100-sxm-80gb/vm/on-demand");
         assert_eq!(o.gpu_raw, "H100 SXM");
@@ -736,36 +739,60 @@ mod tests {
         let mut r = base();
         r.set("price", Some("1488".into()));
         r.set("price_unit", Some("gpu_month".into()));
-        assert!((n.normalize(&r, "f", 1).unwrap().usd_per_gpu_hour.get() - 2.0).abs() < 1e-12);
+        assert!(
+            (n.normalize(&r, &"f".into(), 1)
+                .unwrap()
+                .usd_per_gpu_hour
+                .get()
+                - 2.0)
+                .abs()
+                < 1e-12
+        );
 
         // EUR 2.00 in March 2025 at 1.08 USD/EUR.
         let mut r = base();
         r.set("price", Some("2".into()));
         r.set("currency", Some("eur".into()));
-        assert!((n.normalize(&r, "f", 1).unwrap().usd_per_gpu_hour.get() - 2.16).abs() < 1e-12);
+        assert!(
+            (n.normalize(&r, &"f".into(), 1)
+                .unwrap()
+                .usd_per_gpu_hour
+                .get()
+                - 2.16)
+                .abs()
+                < 1e-12
+        );
 
         // 1-year reservation: 1.50/h plus 8,760 upfront per GPU = 2.50/h.
         let mut r = base();
         r.set("term", Some("1y".into()));
         r.set("price", Some("1.5".into()));
         r.set("upfront", Some("8760".into()));
-        assert!((n.normalize(&r, "f", 1).unwrap().usd_per_gpu_hour.get() - 2.5).abs() < 1e-12);
+        assert!(
+            (n.normalize(&r, &"f".into(), 1)
+                .unwrap()
+                .usd_per_gpu_hour
+                .get()
+                - 2.5)
+                .abs()
+                < 1e-12
+        );
     }
 
     #[test]
     fn listing_ids_ignore_time_of_day_but_trade_ids_do_not() {
         let n = normalizer();
-        let a = n.normalize(&base(), "f", 1).unwrap();
+        let a = n.normalize(&base(), &"f".into(), 1).unwrap();
         let mut r = base();
         r.set("observed_at", Some("2025-03-10T18:30:00Z".into()));
-        let b = n.normalize(&r, "f", 2).unwrap();
+        let b = n.normalize(&r, &"f".into(), 2).unwrap();
         assert_eq!(a.obs_id, b.obs_id);
         let mut t = base();
         t.set("kind", Some("trade".into()));
         t.set("quantity_gpu_hours", Some("100".into()));
-        let t1 = n.normalize(&t, "f", 1).unwrap();
+        let t1 = n.normalize(&t, &"f".into(), 1).unwrap();
         t.set("observed_at", Some("2025-03-10T18:30:00Z".into()));
-        let t2 = n.normalize(&t, "f", 1).unwrap();
+        let t2 = n.normalize(&t, &"f".into(), 1).unwrap();
         assert_ne!(t1.obs_id, t2.obs_id);
     }
 
@@ -777,7 +804,7 @@ mod tests {
     #[test]
     fn generated_ids_are_the_documented_hash() {
         let n = normalizer();
-        let listing = n.normalize(&base(), "f", 1).unwrap();
+        let listing = n.normalize(&base(), &"f".into(), 1).unwrap();
         // listing, 2025-03-10, (no time for a listing), acme, h100-sxm-80gb/vm/on-demand,
         // 2.5, and seven empty optional parts.
         assert_eq!(listing.obs_id, "689342f97c3c7df6a50d3c3210b480ec");
@@ -797,7 +824,7 @@ mod tests {
         ] {
             t.set(f, Some(Cow::Borrowed(v)));
         }
-        let trade = n.normalize(&t, "f", 2).unwrap();
+        let trade = n.normalize(&t, &"f".into(), 2).unwrap();
         // trade, 2025-03-10, 2025-03-10T12:00:00.000000Z, acme, h100-sxm-80gb/vm/1y,
         // 2.625 (20/8 + 8760/8760/8), 100.0, 8, 64, infiniband, gold, 8760.0, 2025-04-01.
         assert_eq!(trade.obs_id, "6c5d25ff0f1b9511fe6f588db37127b8");

@@ -664,6 +664,8 @@ fn read_file(
         only,
     } = *input;
     let file_name = path.to_string_lossy().to_string();
+    // One copy of the name that every observation of the file points at.
+    let shared_name: std::sync::Arc<str> = file_name.as_str().into();
     let file = File::open(path).map_err(|source| IngestError::Read {
         path: path.to_path_buf(),
         source,
@@ -728,7 +730,7 @@ fn read_file(
                     Some((b, r)) => stage(&file, b, r, stager, quarantine, fs),
                     None => Ok(()),
                 },
-                || normalize_batch(&batch, &mapping, normalizer, &file_name),
+                || normalize_batch(&batch, &mapping, normalizer, &shared_name),
             );
             staged?;
             normalized = Some((batch, results));
@@ -766,7 +768,7 @@ fn normalize_batch(
     batch: &[PendingRecord],
     mapping: &BoundMapping<'_>,
     normalizer: &Normalizer,
-    file_name: &str,
+    file_name: &std::sync::Arc<str>,
 ) -> Vec<Outcomes> {
     batch
         .par_iter()

@@ -273,7 +273,7 @@ impl Dedupe<'_> {
                     out.conflict_examples.push(Conflict {
                         dedupe_key: r.dedupe_key.clone(),
                         fixing_date: r.obs.fixing_date.to_string(),
-                        file: r.obs.input_file.clone(),
+                        file: r.obs.input_file.to_string(),
                         row: r.obs.input_row,
                         kept_usd_per_gpu_hour: kept_row.obs.usd_per_gpu_hour.get(),
                         dropped_usd_per_gpu_hour: r.obs.usd_per_gpu_hour.get(),
@@ -283,7 +283,7 @@ impl Dedupe<'_> {
             }
         }
         for (k, r) in group.iter().map(Borrow::borrow).enumerate() {
-            let file = r.obs.input_file.as_str();
+            let file = &*r.obs.input_file;
             if in_store {
                 out.duplicates_of_store += 1;
                 count(&mut out.duplicates_by_file, file);

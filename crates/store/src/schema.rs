@@ -20,6 +20,15 @@ pub struct StoredObservation {
     pub dedupe_key: String,
 }
 
+/// `text` as an `Arc`, the `last` one again when it is the same text: the rows of a
+/// partition or spill name a few input files, each shared rather than copied.
+pub(crate) fn shared(last: &mut Option<std::sync::Arc<str>>, text: &str) -> std::sync::Arc<str> {
+    match last {
+        Some(l) if **l == *text => std::sync::Arc::clone(l),
+        _ => std::sync::Arc::clone(last.insert(text.into())),
+    }
+}
+
 /// Column names of a store partition, in file order.
 pub const COLUMNS: [&str; 26] = [
     "obs_id",
@@ -186,10 +195,7 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
         ),
     );
     t.push("level", i(rows, |r| Some(i64::from(r.obs.kind.level()))));
-    t.push(
-        "input_file",
-        words(rows, |r| Some(r.obs.input_file.as_str())),
-    );
+    t.push("input_file", words(rows, |r| Some(&*r.obs.input_file)));
     t.push("input_row", i(rows, |r| Some(r.obs.input_row as i64)));
     t
 }
@@ -330,6 +336,7 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
     // A partition holds a few grades in many rows: each distinct one is parsed once.
     let mut grades: std::collections::HashMap<String, Grade> = std::collections::HashMap::new();
     let mut out = Vec::with_capacity(height);
+    let mut last_file = None;
     for r in 0..height {
         let grade_s = need(&mut grade[r], r, "grade", true)?;
         let g = match grades.get(&grade_s) {
@@ -387,7 +394,7 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
             term_start: term_start
                 .date(r)
                 .map_err(|e| bad(r, format!("term_start: {e}")))?,
-            input_file: need(&mut file[r], r, "input_file", all)?,
+            input_file: shared(&mut last_file, &need(&mut file[r], r, "input_file", all)?),
             input_row: whole(row, r).unwrap_or(0).max(0) as u64,
         };
         out.push(StoredObservation {

@@ -238,6 +238,7 @@ fn date(n: u64) -> std::io::Result<NaiveDate> {
 struct Decoder {
     values: Vec<String>,
     grades: Vec<Option<rentix_core::Grade>>,
+    shared: Vec<Option<std::sync::Arc<str>>>,
 }
 
 impl Decoder {
@@ -248,6 +249,7 @@ impl Decoder {
             NEW => {
                 self.values.push(i.string()?);
                 self.grades.push(None);
+                self.shared.push(None);
                 Ok(Some(self.values.len() - 1))
             }
             t => {
@@ -265,6 +267,15 @@ impl Decoder {
     fn text(&mut self, i: &mut In<impl Read>) -> std::io::Result<&str> {
         self.opt_text(i)?
             .ok_or_else(|| std::io::Error::other("a required text is absent"))
+    }
+    /// A required text shared by the rows that name it (an input file).
+    fn shared(&mut self, i: &mut In<impl Read>) -> std::io::Result<std::sync::Arc<str>> {
+        let code = self
+            .code(i)?
+            .ok_or_else(|| std::io::Error::other("a required text is absent"))?;
+        Ok(std::sync::Arc::clone(
+            self.shared[code].get_or_insert_with(|| self.values[code].as_str().into()),
+        ))
     }
     fn grade(&mut self, i: &mut In<impl Read>) -> std::io::Result<rentix_core::Grade> {
         let code = self
@@ -310,7 +321,7 @@ fn get(i: &mut In<impl Read>, dec: &mut Decoder) -> std::io::Result<StoredObserv
         .map_err(|e| bad(format!("{e}")))?;
     let upfront = i.opt_u64()?.map(f64::from_bits);
     let term_start = i.opt_u64()?.map(date).transpose()?;
-    let input_file = dec.text(i)?.to_string();
+    let input_file = dec.shared(i)?;
     let input_row = i.varint()?;
     Ok(StoredObservation {
         obs: Observation {
