@@ -84,22 +84,27 @@ pub enum CoreError {
     },
 }
 
-/// The variant of `T` that `normalized` names (any of its strum serializations: its
-/// text and its aliases), else [`CoreError::Unknown`] quoting `value` as given and
-/// listing every variant's text, in declaration order. `FromStr` impls normalize
-/// (trim, case, separators) before they call it.
+/// The variant of `T` that `value` names (any of its strum serializations: its text
+/// and its aliases), read trimmed and each byte through `fold` (ASCII case, and the
+/// separators a type accepts), else [`CoreError::Unknown`] quoting `value` as given
+/// and listing every variant's text, in declaration order. Compared byte by byte,
+/// with no normalized copy: this runs for several fields of every observation read.
 pub(crate) fn parse_variant<T>(
     what: &'static str,
     value: &str,
-    normalized: &str,
+    fold: fn(u8) -> u8,
 ) -> Result<T, CoreError>
 where
     T: Copy + strum::VariantArray + strum::EnumMessage + Into<&'static str>,
 {
+    let text = value.trim().as_bytes();
+    let names = |name: &&str| {
+        name.len() == text.len() && name.bytes().zip(text).all(|(n, t)| n == fold(*t))
+    };
     T::VARIANTS
         .iter()
         .copied()
-        .find(|v| v.get_serializations().contains(&normalized))
+        .find(|v| v.get_serializations().iter().any(names))
         .ok_or_else(|| CoreError::Unknown {
             what,
             value: value.to_string(),

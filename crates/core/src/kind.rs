@@ -47,8 +47,7 @@ impl ObservationKind {
 impl FromStr for ObservationKind {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim().to_ascii_lowercase();
-        parse_variant("kind", s, &t)
+        parse_variant("kind", s, |b| b.to_ascii_lowercase())
     }
 }
 

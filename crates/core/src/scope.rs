@@ -40,8 +40,10 @@ impl ServiceScope {
 impl FromStr for ServiceScope {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim().to_ascii_lowercase().replace(['_', ' '], "-");
-        parse_variant("scope", s, &t)
+        parse_variant("scope", s, |b| match b {
+            b'_' | b' ' => b'-',
+            b => b.to_ascii_lowercase(),
+        })
     }
 }
 

@@ -103,8 +103,10 @@ impl ContractTerm {
 impl FromStr for ContractTerm {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim().to_ascii_lowercase().replace(['_', ' '], "-");
-        parse_variant("term", s, &t)
+        parse_variant("term", s, |b| match b {
+            b'_' | b' ' => b'-',
+            b => b.to_ascii_lowercase(),
+        })
     }
 }
 

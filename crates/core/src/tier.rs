@@ -51,8 +51,7 @@ impl OperatorTier {
 impl FromStr for OperatorTier {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim().to_ascii_lowercase();
-        parse_variant("operator_tier", s, &t)
+        parse_variant("operator_tier", s, |b| b.to_ascii_lowercase())
     }
 }
 

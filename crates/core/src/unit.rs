@@ -90,8 +90,10 @@ pub fn hours_in_month(d: NaiveDate) -> f64 {
 impl FromStr for PriceUnit {
     type Err = CoreError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim().to_ascii_lowercase().replace(['-', ' '], "_");
-        parse_variant("price_unit", s, &t)
+        parse_variant("price_unit", s, |b| match b {
+            b'-' | b' ' => b'_',
+            b => b.to_ascii_lowercase(),
+        })
     }
 }
 
@@ -128,6 +130,36 @@ mod tests {
         assert!(PriceUnit::NodeMonth
             .to_per_gpu_hour(1.0, Some(0), jan)
             .is_err());
+    }
+
+    /// Every text type reads its value trimmed, in any ASCII case and with the
+    /// separators it accepts; anything else (a non-ASCII letter, a longer word) is
+    /// refused with the value as given.
+    #[test]
+    fn text_values_read_trimmed_in_any_case_with_their_separators() {
+        use crate::{ContractTerm, ObservationKind, OperatorTier};
+        assert_eq!(
+            " GPU-Hour ".parse::<PriceUnit>().unwrap(),
+            PriceUnit::GpuHour
+        );
+        assert_eq!(
+            "node month".parse::<PriceUnit>().unwrap(),
+            PriceUnit::NodeMonth
+        );
+        assert_eq!(
+            "On_Demand".parse::<ContractTerm>().unwrap(),
+            ContractTerm::OnDemand
+        );
+        assert_eq!(
+            "LISTING".parse::<ObservationKind>().unwrap(),
+            ObservationKind::Listing
+        );
+        assert_eq!(" Gold".parse::<OperatorTier>().unwrap(), OperatorTier::Gold);
+        assert!("gpu_hours".parse::<PriceUnit>().is_err());
+        assert!("gpu_hou".parse::<PriceUnit>().is_err());
+        assert!("listíng".parse::<ObservationKind>().is_err());
+        assert!("gold-".parse::<OperatorTier>().is_err());
+        assert!(" ".parse::<OperatorTier>().is_err());
     }
 
     proptest! {
