@@ -368,6 +368,12 @@ pub(crate) struct IndexArgs {
     /// --ratings`; repeatable.
     #[arg(long = "ratings", requires = "input")]
     pub ratings: Vec<PathBuf>,
+    /// `--input` files of more than this many MiB in all are fixed through a
+    /// temporary store beside `--out` (read in bounded memory and removed after),
+    /// not in memory, which takes about six times the files' size. The fixings are
+    /// the same either way. Default 512.
+    #[arg(long, requires = "input", value_name = "MIB")]
+    pub in_memory_mib: Option<u64>,
     /// Write only rows with a value (a sparse source, such as a rate card revised now
     /// and then, leaves most days of a grade without one); `verify` recognizes such a
     /// file.

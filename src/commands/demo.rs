@@ -238,6 +238,7 @@ pub(super) fn run(a: DemoArgs) -> anyhow::Result<()> {
         inputs: Vec::new(),
         mapping: None,
         ratings: Vec::new(),
+        in_memory_bytes: 0,
         valued_only: false,
         out: out.join("fixings.parquet"),
         request: IndexRequest {

@@ -14,6 +14,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// `--in-memory-mib` when not given: input files of up to 512 MiB (about 3.5M
+/// rows, 3 GiB of memory) are fixed in memory.
+const DEFAULT_IN_MEMORY_MIB: u64 = 512;
+
 /// Validated index configuration.
 pub(super) struct IndexConfig {
     pub store: PathBuf,
@@ -24,6 +28,8 @@ pub(super) struct IndexConfig {
     pub mapping: Option<PathBuf>,
     /// Operator ratings of the `--input` files' rows.
     pub ratings: Vec<PathBuf>,
+    /// `--input` files larger than this in all go through a temporary store.
+    pub in_memory_bytes: u64,
     /// Publish only rows with a value (`--valued-only`).
     pub valued_only: bool,
     pub out: PathBuf,
@@ -33,6 +39,20 @@ pub(super) struct IndexConfig {
 impl IndexConfig {
     pub(super) fn from_args(a: &IndexArgs) -> anyhow::Result<Self> {
         TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+        // Clap drops a `requires = "input"` once --store (which conflicts with
+        // --input) is given: without this, these were silently ignored.
+        if a.store.is_some() {
+            let for_input = [
+                ("--mapping", a.mapping.is_some()),
+                ("--ratings", !a.ratings.is_empty()),
+                ("--in-memory-mib", a.in_memory_mib.is_some()),
+            ];
+            if let Some((flag, _)) = for_input.iter().find(|(_, given)| *given) {
+                crate::commands::usage!(
+                    "{flag} is for --input files; a store's rows were mapped and rated when they were ingested"
+                );
+            }
+        }
         let methodology = match &a.methodology {
             Some(p) => Methodology::from_file(p)?,
             None => Methodology::default_methodology(),
@@ -52,6 +72,10 @@ impl IndexConfig {
             inputs: a.input.clone(),
             mapping: a.mapping.clone(),
             ratings: a.ratings.clone(),
+            in_memory_bytes: a
+                .in_memory_mib
+                .unwrap_or(DEFAULT_IN_MEMORY_MIB)
+                .saturating_mul(1 << 20),
             valued_only: a.valued_only,
             out: a.out.clone(),
             request: IndexRequest {
@@ -100,38 +124,36 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
 }
 
 /// `index --input FILE...`: the files read, validated, normalized and deduplicated
-/// in memory exactly as `ingest` would into an empty store, then fixed and published
-/// as from a store (the same fixings, tested). Refused rows are written to
-/// `<stem>_quarantine.csv` beside the output. No state is left for an incremental
-/// run (there is no store to continue from).
+/// exactly as `ingest` would into an empty store, then fixed and published as from
+/// a store (the same fixings, tested). Files of up to `--in-memory-mib` in all are
+/// read in memory; larger ones through a temporary store beside the output, whose
+/// memory is bounded as `ingest` + `index` are, removed after. Refused rows are
+/// written to `<stem>_quarantine.csv` beside the output. No state is left for an
+/// incremental run (there is no store to continue from).
 pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     let opts = rentix_ingest::IngestOptions {
         mapping: cfg.mapping.clone(),
         ratings: rentix_core::RatingTable::from_files(&cfg.ratings)?,
         ..Default::default()
     };
-    let mut read = rentix_ingest::read_in_memory(&cfg.inputs, &opts, &mut |_| {})?;
-    let whole = IndexRequest {
-        from: None,
-        to: cfg
-            .request
-            .to
-            .filter(|t| {
-                read.summary
-                    .last_fixing_date
-                    .as_ref()
-                    .and_then(|d| d.parse::<chrono::NaiveDate>().ok())
-                    .is_none_or(|l| *t > l)
-            })
-            .map(|t| t.min(chrono::Utc::now().date_naive())),
-        ..cfg.request.clone()
+    // A file that cannot be read is left for the reader to refuse with its reason.
+    let size: u64 = cfg
+        .inputs
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let read = if size > cfg.in_memory_bytes {
+        through_store(cfg, &opts, size)?
+    } else {
+        in_memory(cfg, &opts)?
     };
-    let result = rentix_index::compute(&read.rows, &whole)?;
-    // The observations are not needed again: freed on another thread while this
-    // one publishes (a million rows take a third of a second to free).
-    let rows = std::mem::take(&mut read.rows);
-    std::thread::spawn(move || drop(rows));
-    if !result.fixings.iter().any(|f| window_of(cfg).contains(f)) {
+    if !read
+        .result
+        .fixings
+        .iter()
+        .any(|f| window_of(cfg).contains(f))
+    {
         bail!(
             "no observation in the --input files matches the methodology's grades and the requested range ({} rows read, {} accepted)",
             read.summary.rows_read,
@@ -141,8 +163,9 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     let quarantine = rentix_index::Companions::of(&cfg.out).quarantine();
     let s = &read.summary;
     let mut line = format!(
-        "read: {} file(s) in memory, no store: {} rows read, {} accepted, {} duplicates, {} quarantined",
+        "read: {} file(s) {}: {} rows read, {} accepted, {} duplicates, {} quarantined",
         s.files.len(),
+        read.route,
         s.rows_read,
         s.accepted,
         s.duplicates,
@@ -150,11 +173,8 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     );
     // The quarantine is published with the fixings, in the same transaction.
     let mut raw = Vec::new();
-    if s.quarantined > 0 {
-        let tmp = tempfile::tempdir().context("a temporary directory")?;
-        let rendered = tmp.path().join("quarantine.csv");
-        read.quarantine.write(&rendered)?;
-        raw.push((quarantine.clone(), std::fs::read(&rendered)?));
+    if let Some(bytes) = read.quarantine {
+        raw.push((quarantine.clone(), bytes));
         line.push_str(&format!(" ({})", quarantine.display()));
     }
     // A state left by a store's publication of this file would no longer describe
@@ -163,13 +183,104 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     if state.exists() {
         std::fs::remove_file(&state).with_context(|| format!("removing {}", state.display()))?;
     }
-    let differentials = result.tier_differentials.clone();
-    let out = publish_result(cfg, result, &differentials, raw, &line)?;
+    let differentials = read.result.tier_differentials.clone();
+    let out = publish_result(cfg, read.result, &differentials, raw, &line)?;
     if read.summary.quarantined == 0 && quarantine.exists() {
         std::fs::remove_file(&quarantine)
             .with_context(|| format!("removing the stale {}", quarantine.display()))?;
     }
     Ok(out)
+}
+
+/// What a one-shot run read and fixed, before it publishes.
+struct OneShot {
+    result: IndexResult,
+    summary: rentix_store::IngestSummary,
+    /// The quarantine file's bytes, when rows were refused.
+    quarantine: Option<Vec<u8>>,
+    /// How the files were read, for the console.
+    route: String,
+}
+
+/// The one-shot's request: the whole history (there is nothing published to
+/// continue from), through the requested last day when the files end before it
+/// (not beyond today).
+fn whole_request(cfg: &IndexConfig, summary: &rentix_store::IngestSummary) -> IndexRequest {
+    let last = summary
+        .last_fixing_date
+        .as_ref()
+        .and_then(|d| d.parse::<chrono::NaiveDate>().ok());
+    IndexRequest {
+        from: None,
+        to: cfg
+            .request
+            .to
+            .filter(|t| last.is_none_or(|l| *t > l))
+            .map(|t| t.min(chrono::Utc::now().date_naive())),
+        ..cfg.request.clone()
+    }
+}
+
+/// The files read, deduplicated and fixed in memory.
+fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::Result<OneShot> {
+    let mut read = rentix_ingest::read_in_memory(&cfg.inputs, opts, &mut |_| {})?;
+    let result = rentix_index::compute(&read.rows, &whole_request(cfg, &read.summary))?;
+    // The observations are not needed again: freed on another thread while this
+    // one publishes (a million rows take a third of a second to free).
+    let rows = std::mem::take(&mut read.rows);
+    std::thread::spawn(move || drop(rows));
+    let quarantine = if read.summary.quarantined > 0 {
+        let tmp = tempfile::tempdir().context("a temporary directory")?;
+        let rendered = tmp.path().join("quarantine.csv");
+        read.quarantine.write(&rendered)?;
+        Some(std::fs::read(&rendered)?)
+    } else {
+        None
+    };
+    Ok(OneShot {
+        result,
+        summary: read.summary,
+        quarantine,
+        route: "in memory, no store".into(),
+    })
+}
+
+/// The files ingested into a temporary store in the output's directory (the
+/// filesystem the user chose to write to, not a possibly small system temporary
+/// one), fixed from it a slice at a time, and the store removed.
+fn through_store(
+    cfg: &IndexConfig,
+    opts: &rentix_ingest::IngestOptions,
+    size: u64,
+) -> anyhow::Result<OneShot> {
+    let parent = match cfg.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".rentix-one-shot-")
+        .tempdir_in(parent)
+        .with_context(|| format!("a temporary store in {}", parent.display()))?;
+    let dir = tmp.path().join("store");
+    let summary = rentix_ingest::ingest(&dir, &cfg.inputs, opts, &mut |_| {})?;
+    let store = Store::open(&dir)?;
+    let result = rentix_index::compute_from_store(&store, &whole_request(cfg, &summary))?;
+    let quarantine = if summary.quarantined > 0 {
+        let path = dir.join(&summary.quarantine_file);
+        Some(std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?)
+    } else {
+        None
+    };
+    Ok(OneShot {
+        result,
+        summary,
+        quarantine,
+        route: format!(
+            "through a temporary store ({} MiB of input, more than --in-memory-mib {})",
+            size.div_ceil(1 << 20),
+            cfg.in_memory_bytes >> 20
+        ),
+    })
 }
 
 /// The requested window of a run.

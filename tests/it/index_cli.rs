@@ -411,6 +411,84 @@ fn one_shot_fixing_from_files_equals_ingest_then_index() {
     assert!(String::from_utf8_lossy(&neither.stderr).contains("--store"));
 }
 
+/// Files larger than `--in-memory-mib` are fixed through a temporary store beside
+/// the output, in bounded memory: the same fixings, companions and quarantine as
+/// `ingest` + `index`, the console says which way they were read, and nothing of
+/// the temporary store is left.
+#[test]
+fn one_shot_over_the_memory_limit_goes_through_a_temporary_store() {
+    let m = crate::fixture::market();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fixings.csv");
+    let msg = rentix_ok(&[
+        "index",
+        "--input",
+        p(&m.sim("observations.csv")),
+        "--in-memory-mib",
+        "0",
+        "--out",
+        p(&out),
+    ]);
+    assert!(msg.contains("through a temporary store"), "{msg}");
+    assert!(!msg.contains("in memory, no store"), "{msg}");
+    assert!(
+        std::fs::read(&out).unwrap() == std::fs::read(m.fixings()).unwrap(),
+        "fixings through a temporary store differ from ingest + index"
+    );
+    let beside = |d: &std::path::Path, f: &str| std::fs::read(d.join(f)).unwrap();
+    for f in ["fixings_forward.csv", "fixings_tier_differentials.csv"] {
+        assert!(beside(dir.path(), f) == beside(&m.dir, f), "{f} differs");
+    }
+    // The quarantine is the in-memory route's, byte for byte.
+    let mem = tempfile::tempdir().unwrap();
+    rentix_ok(&[
+        "index",
+        "--input",
+        p(&m.sim("observations.csv")),
+        "--out",
+        p(&mem.path().join("fixings.csv")),
+    ]);
+    assert!(
+        beside(dir.path(), "fixings_quarantine.csv")
+            == beside(mem.path(), "fixings_quarantine.csv"),
+        "the quarantine differs between the two routes"
+    );
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".rentix-one-shot"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // The limit is for --input runs only.
+    let store_run = rentix(&[
+        "index",
+        "--store",
+        p(&m.store()),
+        "--in-memory-mib",
+        "1",
+        "--out",
+        p(&out),
+    ]);
+    assert_eq!(store_run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&store_run.stderr).contains("--in-memory-mib is for --input"));
+    // As are a mapping and ratings, which were silently ignored beside --store.
+    let mapping = data("data/mappings/primeintellect_by_provider.toml");
+    for (flag, value) in [("--mapping", p(&mapping)), ("--ratings", p(&mapping))] {
+        let r = rentix(&[
+            "index",
+            "--store",
+            p(&m.store()),
+            flag,
+            value,
+            "--out",
+            p(&out),
+        ]);
+        assert_eq!(r.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&r.stderr).into_owned();
+        assert!(err.contains(&format!("{flag} is for --input")), "{err}");
+    }
+}
+
 /// A rate card revised now and then leaves most days of a grade without a value:
 /// `--valued-only` writes only the rows with one (the Prime Intellect sample under
 /// the 7-day listings methodology: every row has a value, fewer rows than the full
