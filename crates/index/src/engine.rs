@@ -333,18 +333,22 @@ impl<'a> GradeGrouper<'a> {
     /// sorted as [`fix_grade`] expects.
     pub(crate) fn finish(self) -> Grouped {
         let (sources, remap) = self.sources.finish();
-        let mut grades = BTreeMap::new();
-        for (key, mut v) in self.grades {
-            if v.is_empty() {
-                continue;
-            }
-            for o in &mut v {
+        // Each grade's rows are renumbered and sorted on their own, so in parallel:
+        // the rows of a grade arrive in the same order whatever the thread count,
+        // and each is sorted as it was one after the other.
+        let mut fed: Vec<(String, Vec<EngineObs>)> = self
+            .grades
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        fed.par_iter_mut().for_each(|(_, v)| {
+            for o in v.iter_mut() {
                 o.source = remap[o.source.0 as usize];
             }
-            sort_obs(&mut v);
+            sort_obs(v);
             v.shrink_to_fit();
-            grades.insert(key, v);
-        }
+        });
+        let grades: BTreeMap<String, Vec<EngineObs>> = fed.into_iter().collect();
         Grouped {
             grades,
             sources,
