@@ -218,7 +218,7 @@ impl<'a> GradeGrouper<'a> {
     }
 
     /// The positions in `grades` that an observation of `grade` by an operator of
-    /// `tier` feeds (worked out on the pair's first row).
+    /// `tier` feeds (worked out on the pair's first row of the run).
     fn slots_fed(&mut self, grade: &Grade, tier: Option<OperatorTier>) -> Vec<usize> {
         let known = self
             .targets
@@ -255,16 +255,7 @@ impl<'a> GradeGrouper<'a> {
                 None => {
                     // Worked out once per run for each (grade, tier), not once per
                     // partition: a two-year store has 731 of them.
-                    let grade = &part.grades[g];
-                    let known = self
-                        .targets
-                        .get(grade)
-                        .and_then(|v| v.iter().position(|(t, _)| *t == tier));
-                    let at = match known {
-                        Some(at) => at,
-                        None => self.feed(grade, tier),
-                    };
-                    by_tier.push((tier, self.targets[grade][at].1.clone()));
+                    by_tier.push((tier, self.slots_fed(&part.grades[g], tier)));
                     by_tier.len() - 1
                 }
             };
