@@ -61,7 +61,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "rentix: error: {err:#}");
+            let _ = writeln!(stderr, "rentix: error: {}", commands::error_text(&err));
             ExitCode::from(commands::exit_code(&err))
         }
     }

@@ -168,6 +168,27 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     None
 }
 
+/// The message of a failed command: the error and its causes joined by ": ", as
+/// `{:#}` writes them, except a cause whose text the message already ends with. An
+/// error type that prints its source in its own text and also declares it (a
+/// `thiserror` field named `source`) would otherwise say the reason twice:
+/// `cannot write f.lock: No such file or directory (os error 2): No such file or
+/// directory (os error 2)`.
+pub(crate) fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let said = cause.to_string();
+        if !text.is_empty() && text.ends_with(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
+}
+
 /// The exit code of a failed command: the class of the first error of its chain
 /// whose type says one (outermost first); 3 (what the run was given could not be
 /// used) when none does. `verify` that could not check never exits 1.
@@ -177,4 +198,28 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         return INPUT;
     }
     class
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reason said by an error and again by its declared source is written once;
+    /// a context above them, and a cause that says something else, are kept.
+    #[test]
+    fn a_reason_its_error_already_says_is_written_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let table = rentix_table::TableError::Write {
+            path: "f.csv.lock".into(),
+            source: io(),
+        };
+        let err = anyhow::Error::new(table).context("writing f.csv");
+        assert_eq!(
+            error_text(&err),
+            "writing f.csv: cannot write f.csv.lock: no such file"
+        );
+        assert_eq!(format!("{err:#}").matches("no such file").count(), 2);
+        let plain = anyhow::Error::new(io()).context("reading g.csv");
+        assert_eq!(error_text(&plain), "reading g.csv: no such file");
+    }
 }

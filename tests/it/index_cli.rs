@@ -489,6 +489,29 @@ fn one_shot_over_the_memory_limit_goes_through_a_temporary_store() {
     }
 }
 
+/// An output directory that does not exist is refused with the system's reason
+/// said once (it was said twice: the table error printed its declared source).
+#[test]
+fn a_missing_output_directory_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let mapping = data("data/mappings/primeintellect_by_provider.toml");
+    let out = dir.path().join("missing").join("f.csv");
+    let r = rentix(&[
+        "index",
+        "--input",
+        p(&sample),
+        "--mapping",
+        p(&mapping),
+        "--out",
+        p(&out),
+    ]);
+    assert!(!r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+    assert!(err.contains("f.csv"), "{err}");
+}
+
 /// A rate card revised now and then leaves most days of a grade without a value:
 /// `--valued-only` writes only the rows with one (the Prime Intellect sample under
 /// the 7-day listings methodology: every row has a value, fewer rows than the full
