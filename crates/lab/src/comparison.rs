@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// One candidate's measures, over the history and summarized over months.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CandidateRow {
     /// The candidate's name.
     pub candidate: String,
@@ -221,6 +221,11 @@ pub struct Comparison {
     pub candidates: Vec<CandidateRow>,
     /// Each candidate's name with its hedgers' results.
     pub hedgers: Vec<(String, Vec<HedgerResult>)>,
+    /// Which design hedges the users best, when the evidence tells
+    /// ([`crate::utility_verdict`]): computed once here, shown as it is by the
+    /// report and the demo.
+    #[serde(default)]
+    pub utility_verdict: Option<crate::UtilityVerdict>,
 }
 
 impl Comparison {
@@ -243,7 +248,7 @@ impl Comparison {
             candidates.push(e.row);
             months.extend(e.months);
         }
-        let comparison = Self {
+        let mut comparison = Self {
             store,
             attack_price_pct: options.attack_price_pct,
             max_fake_ratio: crate::MAX_FAKE_RATIO,
@@ -252,7 +257,9 @@ impl Comparison {
             rent_dir,
             candidates,
             hedgers,
+            utility_verdict: None,
         };
+        comparison.utility_verdict = crate::utility_verdict(&comparison);
         (comparison, months)
     }
 

@@ -18,6 +18,7 @@ mod manipulation;
 mod market;
 mod stats;
 mod truth;
+mod verdict;
 
 pub use candidate::{check_names, Candidate};
 pub use comparison::{write, CandidateRow, Comparison, MonthRow};
@@ -29,3 +30,4 @@ pub use manipulation::{
 };
 pub use market::{Change, GradeMarket, Settled};
 pub use truth::read_truth;
+pub use verdict::{utility_verdict, UtilityVerdict};

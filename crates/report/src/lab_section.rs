@@ -124,18 +124,11 @@ pub(crate) fn lab_section(html: &mut String, dir: &Path) -> Result<(), crate::Re
 }
 
 /// One sentence for the report's first screen: which design hedged the simulated
-/// users best, and how many designs were compared.
+/// users best, or that none did clearly (the lab's own verdict, as computed once).
 pub(crate) fn verdict(dir: &Path) -> Option<String> {
     let c = Comparison::read(&dir.join("comparison.json")).ok()?;
-    let best = c
-        .candidates
-        .iter()
-        .filter_map(|r| r.effectiveness_median.map(|e| (r, e)))
-        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.candidate.cmp(&a.0.candidate)))?;
-    Some(format!(
-        "of {} designs, {} hedges the users best (median walk-forward effectiveness {:.0}%)",
-        c.candidates.len(),
-        best.0.candidate,
-        100.0 * best.1
-    ))
+    c.utility_verdict
+        .clone()
+        .or_else(|| rentix_lab::utility_verdict(&c))
+        .map(|v| v.sentence)
 }
