@@ -30,6 +30,9 @@ pub struct Underlying {
     pub rows: usize,
     /// How many of those rows were sufficient.
     pub sufficient_rows: usize,
+    /// How many of those rows are of a benchmark the user brought (`external`):
+    /// their sufficiency is unknown, and every one with a value qualifies.
+    pub external_rows: usize,
     /// For an intraday index: its stamps, which a settlement averages (the daily
     /// `values` are each day's mean of them, for entry levels and charts).
     pub stamps: Option<Stamps>,
@@ -51,6 +54,7 @@ impl Underlying {
             qualifying,
             rows,
             sufficient_rows: rows,
+            external_rows: 0,
             stamps: None,
         }
     }
@@ -65,9 +69,10 @@ impl Underlying {
         self.id.unit()
     }
 
-    /// Share of the file's rows for this index that were sufficient.
-    pub fn sufficient_share(&self) -> f64 {
-        self.sufficient_rows as f64 / self.rows.max(1) as f64
+    /// Share of the file's rows for this index that were sufficient; `None` for a
+    /// benchmark the user brought, whose sufficiency is unknown.
+    pub fn sufficient_share(&self) -> Option<f64> {
+        (self.external_rows == 0).then(|| self.sufficient_rows as f64 / self.rows.max(1) as f64)
     }
 
     /// The same index with every value multiplied by `k`: a points composite
@@ -144,9 +149,11 @@ pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
         });
         u.rows += 1;
         u.sufficient_rows += usize::from(f.sufficient);
+        let external = f.has_flag(&rentix_fixings::Flag::External);
+        u.external_rows += usize::from(external);
         if let Some(v) = f.value {
             points.push((f.date, v));
-            if f.sufficient && f.level != Some(FixingLevel::Carried) {
+            if external || (f.sufficient && f.level != Some(FixingLevel::Carried)) {
                 u.qualifying.insert(f.date);
             }
         }

@@ -299,11 +299,8 @@ fn fixings_of(
         row,
         detail,
     };
-    if records.index.contains_key("fixed_at") && !records.index.contains_key("level") {
-        return Err(FixingsError::Input {
-            path: path.to_path_buf(),
-            detail: "is an intraday fixings file (it has fixed_at): read it with the intraday reader (backtest reads both)".into(),
-        });
+    if let Some(unit) = external_columns(path, records)? {
+        return external_fixings(path, records, rows_before, unit);
     }
     let mut out = Vec::with_capacity(records.rows.len());
     for (n, rec) in records.rows.iter().enumerate() {
@@ -393,6 +390,139 @@ fn fixings_of(
         if let (Some(f), Ok(u)) = (out.last(), get("unit")) {
             check_unit(f, u).map_err(|e| bad(row, e))?;
         }
+    }
+    Ok(out)
+}
+
+/// What a fixings file of rentix holds beyond `date, grade, value`: the provenance
+/// of each fixing.
+const PROVENANCE: [&str; 11] = [
+    "method",
+    "level",
+    "n_obs",
+    "n_trades",
+    "n_firm",
+    "n_listings",
+    "n_contributors",
+    "sufficient",
+    "flags",
+    "methodology_version",
+    "input_sha256",
+];
+
+/// Whether the file is a benchmark the user brought: `date, grade, value` (and
+/// optionally `unit`) without any of rentix's provenance columns. `Some(has_unit)`
+/// for such a file; `None` for a rentix file with every column; refused, naming
+/// every missing column at once, when it has some provenance columns but not all,
+/// or lacks one of the three (and an intraday file, which its own reader reads).
+fn external_columns(path: &Path, records: &Records) -> Result<Option<bool>, FixingsError> {
+    let has = |c: &&str| records.index.contains_key(*c);
+    if has(&"fixed_at") && !has(&"level") {
+        return Err(FixingsError::Input {
+            path: path.to_path_buf(),
+            detail: "is an intraday fixings file (it has fixed_at): read it with the intraday reader (backtest reads both)".into(),
+        });
+    }
+    let core_missing: Vec<&str> = ["date", "grade", "value"]
+        .into_iter()
+        .filter(|c| !has(c))
+        .collect();
+    let prov_missing: Vec<&str> = PROVENANCE.into_iter().filter(|c| !has(c)).collect();
+    let external = prov_missing.len() == PROVENANCE.len();
+    if core_missing.is_empty() && external {
+        return Ok(Some(has(&"unit")));
+    }
+    if core_missing.is_empty() && prov_missing.is_empty() {
+        return Ok(None);
+    }
+    let missing: Vec<&str> = if external {
+        core_missing
+    } else {
+        core_missing.into_iter().chain(prov_missing).collect()
+    };
+    Err(FixingsError::Input {
+        path: path.to_path_buf(),
+        detail: format!(
+            "lacks the column(s) {}: a fixings file of rentix has them all, and a benchmark of your own needs only date, grade and value (and unit: usd-per-gpu-hour or points)",
+            missing.join(", ")
+        ),
+    })
+}
+
+/// The fixings of a benchmark the user brought (module doc of [`external_columns`]):
+/// every provenance field unknown (no level, no counts, not sufficient, flagged
+/// `external`), the value as given.
+fn external_fixings(
+    path: &Path,
+    records: &Records,
+    rows_before: usize,
+    has_unit: bool,
+) -> Result<Vec<Fixing>, FixingsError> {
+    let bad = |row: usize, detail: String| FixingsError::Fixings {
+        path: path.to_path_buf(),
+        row,
+        detail,
+    };
+    let mut out = Vec::with_capacity(records.rows.len());
+    for (n, rec) in records.rows.iter().enumerate() {
+        let row = rows_before + n + 1;
+        let cell = |name: &str| records.get(rec, name).unwrap_or("");
+        let date =
+            NaiveDate::parse_from_str(cell("date").get(..10).unwrap_or(cell("date")), "%Y-%m-%d")
+                .map_err(|e| bad(row, format!("date: {:?}: {e}", cell("date"))))?;
+        let name = cell("grade");
+        check_text("grade", name, 200).map_err(|e| bad(row, e))?;
+        let value = match cell("value") {
+            "" => None,
+            v => Some(
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .ok_or_else(|| bad(row, format!("value: {v:?} is not a positive number")))?,
+            ),
+        };
+        let unit = if has_unit {
+            cell("unit")
+        } else {
+            "usd-per-gpu-hour"
+        };
+        let grade = match unit {
+            "" | "usd-per-gpu-hour" => IndexId::grade(name),
+            "points" => IndexId::composite(name, crate::IndexUnit::Points),
+            other => {
+                return Err(bad(
+                    row,
+                    format!("unit: {other:?} is neither usd-per-gpu-hour nor points"),
+                ))
+            }
+        };
+        out.push(Fixing {
+            date,
+            grade,
+            value,
+            method: "external".into(),
+            level: None,
+            n_obs: 0,
+            n_trades: 0,
+            n_firm: 0,
+            n_listings: 0,
+            n_contributors: 0,
+            volume_gpu_hours: 0.0,
+            p1: None,
+            p25: None,
+            p75: None,
+            p99: None,
+            max_contributor_share: None,
+            sufficient: false,
+            flags: crate::Flag::External.to_string(),
+            methodology_version: String::new(),
+            input_sha256: String::new(),
+            publication: 1,
+            change_1d: None,
+            change_7d: None,
+            change_30d: None,
+            contributor_hhi: None,
+        });
     }
     Ok(out)
 }

@@ -73,6 +73,10 @@ pub enum Flag {
     /// Every component grade of the composite was without a value on the date and
     /// at least one was suppressed, so the composite is suppressed too.
     ComponentsSuppressed,
+    /// A benchmark the user brought (`date, grade, value`, optionally `unit`): its
+    /// tier, the data behind it and its sufficiency are unknown, never reported as
+    /// a level or as sufficient.
+    External,
 }
 
 impl Flag {
@@ -108,6 +112,7 @@ impl Flag {
             NoLink,
             SingularRegression,
             ComponentsSuppressed,
+            External,
         ]
     }
 
@@ -163,6 +168,7 @@ impl fmt::Display for Flag {
             Flag::NoLink => "no_link",
             Flag::SingularRegression => "singular_regression",
             Flag::ComponentsSuppressed => "components_suppressed",
+            Flag::External => "external",
         };
         f.write_str(s)
     }

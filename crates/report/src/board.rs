@@ -79,6 +79,12 @@ pub(crate) fn benchmark_latest(fixings: &[Fixing]) -> Option<(String, chrono::Na
     best.and_then(|(f, _)| Some((f.grade.to_string(), f.date, f.value?)))
 }
 
+/// Whether `f` is of a benchmark the user brought (`date, grade, value`): its tier,
+/// counts and sufficiency are unknown.
+pub(crate) fn external(f: &Fixing) -> bool {
+    f.has_flag(&rentix_index::Flag::External)
+}
+
 pub(crate) fn board(html: &mut String, fixings: &[Fixing]) {
     let mut by: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
     for f in fixings
@@ -99,7 +105,9 @@ pub(crate) fn board(html: &mut String, fixings: &[Fixing]) {
             .filter(|f| f.value.is_some())
             .max_by_key(|f| f.date);
         match latest {
-            Some(l) if l.sufficient => {
+            // A benchmark the user brought has no sufficiency to judge: it is shown
+            // with its provenance unknown.
+            Some(l) if l.sufficient || external(l) => {
                 let gpu = grade.split('/').next().unwrap_or(grade).to_string();
                 live.entry(gpu).or_default().push(l);
             }
@@ -134,10 +142,20 @@ pub(crate) fn board(html: &mut String, fixings: &[Fixing]) {
                 f.value.unwrap_or(f64::NAN),
                 pct(f.change_1d),
                 pct(f.change_30d),
-                f.level.map_or("&ndash;".into(), |l| l.to_string()),
-                f.n_obs,
-                f.n_contributors,
-                if f.sufficient { "yes" } else { "<span class=bad>no</span>" }
+                if external(f) {
+                    "unknown".into()
+                } else {
+                    f.level.map_or("&ndash;".into(), |l| l.to_string())
+                },
+                if external(f) { "unknown".into() } else { f.n_obs.to_string() },
+                if external(f) { "unknown".into() } else { f.n_contributors.to_string() },
+                if external(f) {
+                    "unknown (your benchmark)"
+                } else if f.sufficient {
+                    "yes"
+                } else {
+                    "<span class=bad>no</span>"
+                }
             );
         }
     }
