@@ -60,8 +60,8 @@ pub(crate) enum Command {
     #[command(
         after_help = "Example:\n  rentix backtest --index fixings.csv --rent sim/rent_producer_h100.csv \\\n      \
                             --events sim/events_producer_h100.csv --out bt\n  \
-                            rentix backtest --index fixings.csv --rent sim/rent_neocloud_h200.csv --underlying 'h200-sxm-141gb/bare-metal/on-demand' \\\n      \
-                            --contract nymex-gpu1-h100 --strategy one-to-one --strategy walk-forward --out bt_h200"
+                            rentix backtest --index fixings.csv --rent sim/rent_neocloud_h200.csv \\\n      \
+                            --strategy one-to-one --strategy walk-forward --out bt_h200   # the grade of the rent's gpu column"
     )]
     Backtest(BacktestArgs),
     /// Rank every grade in a fixings file by how well it tracks (and would hedge) a rent.

@@ -58,13 +58,44 @@ def _dates(from_: Optional[str], to: Optional[str]) -> Tuple[Optional[str], Opti
     return (None if from_ is None else str(from_), None if to is None else str(to))
 
 
+# The canonical columns a frame of ``normalize()``'s output is written back as: the
+# rows it kept, in the layout ``ingest`` reads (the GPU by its catalog id, which
+# resolves as itself).
+_CANONICAL_FROM_NORMALIZED = (
+    "kind", "observed_at", "source", "gpu", "scope", "term", "price", "price_unit", "currency",
+    "obs_id", "quantity_gpu_hours", "gpus_per_unit", "region", "interconnect", "cluster_gpus",
+    "operator_tier", "upfront", "term_start",
+)
+
+
+def _as_canonical(frame: pl.DataFrame) -> pl.DataFrame:
+    """A frame of ``normalize()``'s output (it has ``dedupe_key`` and
+    ``fixing_date``) as canonical observations; any other frame as it is."""
+    if not {"dedupe_key", "fixing_date", "usd_per_gpu_hour"} <= set(frame.columns):
+        return frame
+    missing = [c for c in _CANONICAL_FROM_NORMALIZED if c not in frame.columns]
+    if missing:
+        raise RentixError(
+            "this frame looks like normalize()'s output but lacks " + ", ".join(missing)
+            + ": pass the raw observations (a path or a canonical frame) instead"
+        )
+    out = frame.select(_CANONICAL_FROM_NORMALIZED)
+    if out.schema["observed_at"] != pl.String:
+        out = out.with_columns(
+            pl.col("observed_at").dt.convert_time_zone("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S%.fZ")
+        )
+    return out
+
+
 class _Files:
     """Observation files for the engine: paths as given, or a DataFrame written to a
-    temporary CSV in the canonical layout (removed on exit)."""
+    temporary CSV in the canonical layout (removed on exit). A frame of
+    ``normalize()``'s output is written back as the canonical rows it kept."""
 
     def __init__(self, observations: Observations):
         self._tmp = None
         if isinstance(observations, pl.DataFrame):
+            observations = _as_canonical(observations)
             self._tmp = tempfile.TemporaryDirectory(prefix="rentix-")
             path = Path(self._tmp.name) / "observations.csv"
             observations.write_csv(path)

@@ -528,6 +528,7 @@ fn backtest(
     perp: Option<String>,
     perp_premium: Option<f64>,
 ) -> PyResult<String> {
+    let underlying_given = contract.is_some() || underlying.is_some();
     let contract = self::contract(contract, underlying)?;
     let perp = match perp {
         None if perp_premium.is_some() => {
@@ -565,6 +566,7 @@ fn backtest(
         events: events.map(PathBuf::from),
         // A contract that applies revisions after expiry settles on today's view.
         as_restated: as_restated || !contract.ignore_revisions_after_expiry,
+        underlying_given,
     };
     let config = BacktestConfig {
         contract,

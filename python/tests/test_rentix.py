@@ -97,6 +97,17 @@ class Market(unittest.TestCase):
         head.write_csv(path)
         self.assertTrue(rentix.fix(head).equals(rentix.fix(path)))
 
+    def test_the_packages_own_example_fixes_normalized_observations(self):
+        # Issue 49: `obs, q = rentix.normalize(path)` then `rentix.fix(obs)` returned an
+        # empty frame with no error. The normalized rows are fixed as the file is.
+        head = self.dir / "head_norm.csv"
+        pl.read_csv(self.obs, infer_schema_length=0).head(20000).write_csv(head)
+        obs, _ = rentix.normalize(head)
+        got = rentix.fix(obs).select("date", "grade", "value", "n_obs")
+        want = rentix.fix(head).select("date", "grade", "value", "n_obs")
+        self.assertGreater(got.height, 0)
+        self.assertTrue(got.equals(want))
+
     def test_normalize_accounts_for_every_row_as_ingest_does(self):
         obs, quarantine = rentix.normalize(self.obs)
         summary = rentix.Store(self.dir / "store2").ingest([self.obs])

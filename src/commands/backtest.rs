@@ -21,6 +21,8 @@ pub(super) struct BacktestPlan {
     pub config: BacktestConfig,
     /// Settle on today's restated fixings rather than as first published.
     pub as_restated: bool,
+    /// `--underlying` or `--contract` was given; otherwise the rent's GPU decides.
+    pub underlying_given: bool,
     pub out: PathBuf,
 }
 
@@ -105,6 +107,7 @@ impl BacktestPlan {
             events: a.events.clone(),
             // A contract that applies revisions after expiry settles on today's view.
             as_restated: a.as_restated || !contract.ignore_revisions_after_expiry,
+            underlying_given: a.underlying.is_some() || a.contract.is_some(),
             config: BacktestConfig {
                 contract,
                 strategies,
@@ -127,6 +130,7 @@ pub(super) fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
         side: plan.side,
         events: plan.events.clone(),
         as_restated: plan.as_restated,
+        underlying_given: plan.underlying_given,
     };
     let r = backtest_files(&files, &plan.config).with_context(|| {
         format!(
@@ -155,19 +159,39 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
         r.last_period.map(|d| d.to_string()).unwrap_or_default(),
         r.entry_assumption
     ));
+    // Next month's ratio and contracts: the numbers the decision trades, so that the
+    // decided row and the first line agree; the mean ratio applied comes after.
     for st in &r.strategies {
-        let ci = st
-            .confidence_intervals
-            .effectiveness
-            .map(|i| format!(" [{:.2}, {:.2}]", i.low, i.high))
-            .unwrap_or_default();
+        let ci = |i: Option<rentix_backtest::stats::bootstrap::Interval>| {
+            i.map(|i| format!(" [{:.2}, {:.2}]", i.low, i.high))
+                .unwrap_or_default()
+        };
+        let eff = |e: Option<f64>| e.map_or("n/a".into(), |e| format!("{e:.3}"));
+        let mut effect = format!(
+            "{}{}",
+            eff(st.effectiveness),
+            ci(st.confidence_intervals.effectiveness)
+        );
+        if let Some(cv) = &st.cross_validated {
+            effect = format!(
+                "{effect} in sample, {}{} cross-validated",
+                eff(cv.effectiveness),
+                ci(cv.effectiveness_interval)
+            );
+        }
+        let next = match (st.next_hedge_ratio, st.next_contracts) {
+            (Some(h), Some(n)) => format!("next ratio {h:>5.2}  contracts {n:>5}"),
+            _ => format!("{:<30}", "no hedge"),
+        };
+        let decided = if rec.strategy == Some(st.strategy) {
+            "*"
+        } else {
+            " "
+        };
         s.push_str(&format!(
-            "  {:<20} ratio {:>5.2}  contracts {:>5}  effectiveness {}{}  fees ${:.0}\n",
+            " {decided}{:<20} {next}  (mean ratio applied {:.2})  effectiveness {effect}  fees ${:.0}\n",
             st.strategy.as_str(),
             st.hedge_ratio,
-            st.contracts,
-            st.effectiveness.map_or("n/a".into(), |e| format!("{e:.3}")),
-            ci,
             st.total_fees
         ));
     }
@@ -234,10 +258,7 @@ pub(super) fn cost_decomposition(
     out: &Path,
 ) -> anyhow::Result<String> {
     let rows = read_throughput(throughput)?;
-    let featured = [Strategy::WalkForward, Strategy::OneToOne]
-        .into_iter()
-        .find(|s| r.futures_rows().any(|p| p.strategy == *s))
-        .or_else(|| r.futures_rows().next().map(|p| p.strategy));
+    let featured = r.decided_strategy().map(|s| s.strategy);
     let periods: Vec<_> = r
         .futures_rows()
         .filter(|p| Some(p.strategy) == featured)

@@ -123,7 +123,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     }
     if let Some(e) = e.downcast_ref::<B>() {
         return match e {
-            B::Contract { .. } | B::ContractOnIndex(_) => Some(USAGE),
+            B::Contract { .. } | B::ContractOnIndex(_) | B::Underlying(_) => Some(USAGE),
             B::Index(x) => class_of(x),
             B::Table(t) => class_of(t),
             _ => Some(INPUT),

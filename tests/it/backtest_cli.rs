@@ -230,10 +230,14 @@ fn track_ranks_the_matching_gpu_first() {
     ]);
     let ranked = rows(&out);
     assert!(ranked.len() > 50);
-    // Only candidates with enough periods and sufficient fixings are ranked, by the
-    // interval's lower bound; the rest follow, unranked, with the reason.
+    // Only candidates with enough periods and sufficient fixings can be ranked, and
+    // only those the stepdown declares better than no hedge are; the rest follow,
+    // unranked, with the reason.
     for r in &ranked {
-        assert_eq!(r["ranked_by"], "oos_effectiveness_ci_low");
+        assert_eq!(r["ranked_by"], "stepdown_then_preference");
+        if !r["rank"].is_empty() {
+            assert_eq!(r["beats_no_hedge"], "true", "{r:?}");
+        }
         let periods: usize = r["periods"].parse().unwrap();
         let share: f64 = r["sufficient_share"].parse().unwrap();
         if periods < rentix_backtest::DEFAULT_MIN_PERIODS || share < 0.5 {
@@ -241,15 +245,20 @@ fn track_ranks_the_matching_gpu_first() {
             assert!(r["note"].contains("not ranked"), "{r:?}");
         }
     }
-    let lows: Vec<f64> = ranked
+    // The best set first, then the other ranked ones by their statistic.
+    let ranked_rows: Vec<_> = ranked.iter().filter(|r| !r["rank"].is_empty()).collect();
+    let in_set = ranked_rows
         .iter()
-        .filter(|r| !r["rank"].is_empty())
-        .map(|r| r["oos_effectiveness_ci_low"].parse().unwrap())
+        .take_while(|r| r["in_best_set"] == "true")
+        .count();
+    assert!(ranked_rows[in_set..]
+        .iter()
+        .all(|r| r["in_best_set"] == "false"));
+    let ts: Vec<f64> = ranked_rows[in_set..]
+        .iter()
+        .map(|r| r["selection_t"].parse().unwrap())
         .collect();
-    assert!(
-        lows.windows(2).all(|w| w[0] >= w[1]),
-        "ranked by the lower bound"
-    );
+    assert!(ts.windows(2).all(|w| w[0] >= w[1]), "then by t: {ts:?}");
     let first_unranked = ranked.iter().position(|r| r["rank"].is_empty()).unwrap();
     assert!(ranked[first_unranked..]
         .iter()
@@ -269,7 +278,7 @@ fn track_ranks_the_matching_gpu_first() {
         mi["rank"].parse::<usize>().map_or(true, |r| r > 10),
         "{mi:?}"
     );
-    assert!(!mi["rank"].is_empty() || mi["note"].contains("removed no risk"));
+    assert!(!mi["rank"].is_empty() || mi["note"].contains("not ranked"));
 }
 
 #[test]
@@ -317,5 +326,188 @@ fn bad_rent_rows_are_clear_errors() {
     assert!(
         err.contains("rent.csv") && err.contains("row 2") && err.contains("usd_per_gpu_hour"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_benchmark_of_your_own_is_date_grade_value_and_shown_as_unknown() {
+    // Issue 46: a benchmark a hedger already holds as `date,grade,value` was refused
+    // one missing column per run, then shown as "level 1, 0 obs, sufficient yes"
+    // with no chart. Now the three columns are enough; its tier, counts and
+    // sufficiency are unknown on every surface, and the report charts it.
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let grade = "h100-sxm-80gb/bare-metal/on-demand";
+    let mut text = String::from("date,grade,value\n");
+    for r in rows(&m.fixings()) {
+        if r["grade"] == grade && !r["value"].is_empty() {
+            text.push_str(&format!("{},my-h100-benchmark,{}\n", r["date"], r["value"]));
+        }
+    }
+    let mine = dir.path().join("mine.csv");
+    std::fs::write(&mine, &text).unwrap();
+    let bt = dir.path().join("bt");
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&mine),
+        "--rent",
+        p(&m.sim("rent_producer_h100_spot_rate.csv")),
+        "--underlying",
+        "my-h100-benchmark",
+        "--resamples",
+        "100",
+        "--out",
+        p(&bt),
+    ]);
+    let track = dir.path().join("track.csv");
+    rentix_ok(&[
+        "track",
+        "--index",
+        p(&mine),
+        "--rent",
+        p(&m.sim("rent_producer_h100_spot_rate.csv")),
+        "--resamples",
+        "100",
+        "--out",
+        p(&track),
+    ]);
+    let t = rows(&track);
+    assert_eq!(t[0]["grade"], "my-h100-benchmark");
+    assert_eq!(
+        t[0]["sufficient_share"], "",
+        "unknown, not a share: {:?}",
+        t[0]
+    );
+    let html = dir.path().join("index.html");
+    rentix_ok(&["report", "--in", p(&mine), "--out", p(&html)]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("unknown (your benchmark)"), "the board");
+    assert!(!page.contains(">yes<"), "never shown as sufficient");
+    assert!(page.contains("<img"), "the benchmark is charted");
+
+    // A file with some of rentix's columns but not all is refused naming every
+    // missing one at once.
+    let partial = dir.path().join("partial.csv");
+    std::fs::write(
+        &partial,
+        "date,grade,value,method,level\n2025-01-01,g,2.0,vw-median,1\n",
+    )
+    .unwrap();
+    let o = rentix(&[
+        "backtest",
+        "--index",
+        p(&partial),
+        "--rent",
+        p(&m.sim("rent_producer_h100_spot_rate.csv")),
+        "--underlying",
+        "g",
+        "--out",
+        p(&dir.path().join("x")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("n_obs, n_trades, n_firm, n_listings, n_contributors, sufficient, flags, methodology_version, input_sha256"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_underlying_is_taken_from_the_rent_or_refused_with_the_candidates() {
+    // Issue 46: leaving out --underlying silently hedged an H200 rent with the H100
+    // default; --underlying h200 said "no fixing with a value for h200".
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bt");
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&m.sim("rent_neocloud_h200.csv")),
+        "--resamples",
+        "50",
+        "--out",
+        p(&out),
+    ]);
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        s["underlying"].as_str().unwrap().starts_with("h200-"),
+        "{}",
+        s["underlying"]
+    );
+    // The contract is named by what it settles on, not by the H100 terms it uses.
+    assert!(
+        s["contract"]
+            .as_str()
+            .unwrap()
+            .starts_with("h200-sxm-141gb/"),
+        "{}",
+        s["contract"]
+    );
+    // A rent without a gpu column: refused (usage), listing grades.
+    let rent = dir.path().join("rent.csv");
+    let text = std::fs::read_to_string(m.sim("rent_neocloud_h200.csv")).unwrap();
+    let stripped: String = text
+        .lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            format!("{}\n", cells[..5].join(","))
+        })
+        .collect();
+    std::fs::write(&rent, stripped).unwrap();
+    let o = rentix(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&rent),
+        "--out",
+        p(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("names no GPU") && err.contains("h100-sxm-80gb/"),
+        "{err}"
+    );
+    // A near miss gets "did you mean".
+    let o = rentix(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        "h200",
+        "--out",
+        p(&out),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("did you mean h200-sxm-141gb/"), "{err}");
+    // An H100 underlying on an H200 rent is a cross-hedge, said in the warning.
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&m.sim("rent_neocloud_h200.csv")),
+        "--underlying",
+        "h100-sxm-80gb/bare-metal/on-demand",
+        "--resamples",
+        "50",
+        "--out",
+        p(&out),
+    ]);
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        s["recommendation"]["warning"]
+            .as_str()
+            .unwrap_or("")
+            .contains("cross-hedge"),
+        "{}",
+        s["recommendation"]
     );
 }

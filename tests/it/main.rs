@@ -11,6 +11,7 @@ mod contract_lab;
 mod cost_cli;
 mod csvutil;
 mod daily_cycle;
+mod decision_surfaces;
 mod demo_cli;
 mod exit_codes;
 mod fixture;

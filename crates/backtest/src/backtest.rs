@@ -24,7 +24,7 @@ use crate::stats::regression::{regress, Regression};
 use crate::stats::rolling::rolling_effectiveness;
 use crate::stats::tracking_error::{tracking_error_annual, Periodicity};
 use crate::stats::var::historical_var_cvar;
-use crate::strategy::{mean_ratio, next_ratio, ratios, Strategy};
+use crate::strategy::{leave_one_out_ratios, mean_ratio, next_ratio, ratios, Strategy};
 use crate::underlying::Underlying;
 use chrono::{Months, NaiveDate};
 use rentix_core::{DateSeries, DayRule};
@@ -196,12 +196,26 @@ pub struct EntrySensitivity {
 pub struct StrategySummary {
     /// The strategy summarized.
     pub strategy: Strategy,
-    /// Mean hedge ratio applied.
+    /// Mean hedge ratio applied over the periods backtested.
     pub hedge_ratio: f64,
-    /// Contracts for the average month's exposure at that ratio (for a perp, lots).
+    /// Contracts for the average month's exposure at that mean ratio (for a perp,
+    /// lots): what the backtest held on average, not what to trade next.
     pub contracts: i64,
     /// The same before rounding.
     pub contracts_unrounded: f64,
+    /// The ratio the strategy would apply to the month after the last one (what a
+    /// hedger would trade next; the recommendation's `hedge_ratio` when this strategy
+    /// is the one decided); `None` for `unhedged`.
+    #[serde(default)]
+    pub next_hedge_ratio: Option<f64>,
+    /// Whole contracts (perp lots) that ratio makes on the latest month's exposure:
+    /// the recommendation's `contracts` when this strategy is the one decided.
+    #[serde(default)]
+    pub next_contracts: Option<i64>,
+    /// For `static-min-variance`: its ratio judged out of sample by leaving each
+    /// month out of the fit in turn (`None` for the other strategies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_validated: Option<CrossValidated>,
     /// Ederington effectiveness `1 - Var(hedged) / Var(unhedged)` of the monthly P&L
     /// before fees, a share (negative: the hedge added risk); 0 for `unhedged`, `None`
     /// when the rent P&L never varied.
@@ -271,6 +285,19 @@ pub struct StrategySummary {
     pub operational_loss: OperationalLoss,
 }
 
+/// The in-sample ratio judged out of sample: each month hedged at the minimum-variance
+/// ratio fitted on every other month (`strategy::leave_one_out_ratios`), the
+/// effectiveness of those hedges and its bootstrap interval. This is what lets the
+/// decision hedge at a ratio that ten months determine well, where a walk-forward
+/// would still be learning it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossValidated {
+    /// `1 - Var(hedged) / Var(unhedged)` of the leave-one-out hedges, a share.
+    pub effectiveness: Option<f64>,
+    /// Its 95% stationary block bootstrap interval.
+    pub effectiveness_interval: Option<Interval>,
+}
+
 /// A settled month whose settlement a later restatement would have changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestatedMonth {
@@ -333,6 +360,12 @@ pub struct BacktestResult {
     pub reference_slope_pairs: usize,
     /// What to do: hedge, do not hedge, or not enough data (`recommendation`).
     pub recommendation: Recommendation,
+    /// Months by which the rent follows the index: 0, or 1 when each month's rent is
+    /// priced on the index of the month before and the backtest hedged it with that
+    /// month's contract (`periods` are then the contract months, each with the rent
+    /// of the month after). See [`run`].
+    #[serde(default)]
+    pub rent_lag_months: u32,
     /// Per strategy, keyed by its name in `summary.json`.
     #[serde(
         serialize_with = "by_strategy_name",
@@ -444,6 +477,23 @@ impl BacktestResult {
     /// The summary of `strategy`, if it ran.
     pub fn strategy(&self, strategy: Strategy) -> Option<&StrategySummary> {
         self.strategies.iter().find(|s| s.strategy == strategy)
+    }
+
+    /// The strategy every surface features (console, card, charts, report, demo,
+    /// Python): the one the recommendation decided on (also for `do_not_hedge`, where
+    /// it is the best one weighed), else walk-forward, else the first hedged one.
+    /// One function, so that no surface can feature another strategy than the
+    /// decision names.
+    pub fn decided_strategy(&self) -> Option<&StrategySummary> {
+        self.recommendation
+            .strategy
+            .and_then(|s| self.strategy(s))
+            .or_else(|| self.strategy(Strategy::WalkForward))
+            .or_else(|| {
+                self.strategies
+                    .iter()
+                    .find(|s| s.strategy != Strategy::Unhedged)
+            })
     }
 }
 
@@ -622,6 +672,15 @@ fn changes(p: &Period, l: &Leg) -> Changes {
     }
 }
 
+/// How a run's monthly ratios are fitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// The strategy's own rule (`strategy::ratios`).
+    Strategy,
+    /// Each month at the minimum-variance ratio of every other month.
+    LeaveOneOut,
+}
+
 /// Everything one strategy did, month by month.
 struct StrategyRun {
     legs: Vec<Leg>,
@@ -638,10 +697,13 @@ struct StrategyRun {
 impl StrategyRun {
     /// A run of `strategy` on the months' `legs` and changes, its ratios fitted,
     /// before any month is booked.
-    fn start(strategy: Strategy, legs: Vec<Leg>, ch: &[Changes]) -> Self {
+    fn start(strategy: Strategy, legs: Vec<Leg>, ch: &[Changes], fit: Fit) -> Self {
         let dr: Vec<f64> = ch.iter().map(|c| c.rent).collect();
         let df: Vec<f64> = ch.iter().map(|c| c.futures).collect();
-        let h = ratios(strategy, &dr, &df);
+        let h = match fit {
+            Fit::Strategy => ratios(strategy, &dr, &df),
+            Fit::LeaveOneOut => leave_one_out_ratios(&dr, &df),
+        };
         Self {
             legs,
             dr,
@@ -722,15 +784,27 @@ fn period_row(
     }
 }
 
-fn run_strategy(
-    contract: &ContractSpec,
-    rule: &DayRule,
-    idx: &IndexInputs,
+/// What every strategy of one backtest runs on.
+struct Market<'a> {
+    contract: &'a ContractSpec,
+    rule: &'a DayRule,
+    idx: &'a IndexInputs,
+    /// The rent's side: -1 a payer, +1 an earner.
     sign: f64,
-    periods: &[Period],
-    strategy: Strategy,
+    periods: &'a [Period],
+    /// The reference slope of the rent on the index (`periods`).
     beta: f64,
-) -> StrategyRun {
+}
+
+fn run_strategy(m: &Market<'_>, strategy: Strategy, fit: Fit) -> StrategyRun {
+    let Market {
+        contract,
+        rule,
+        idx,
+        sign,
+        periods,
+        beta,
+    } = *m;
     let legs: Vec<Leg> = periods
         .iter()
         .map(|p| leg(contract, idx, contract.entry.assumption, strategy, p, beta))
@@ -740,7 +814,7 @@ fn run_strategy(
         .zip(&legs)
         .map(|(p, l)| changes(p, l))
         .collect();
-    let mut run = StrategyRun::start(strategy, legs, &ch);
+    let mut run = StrategyRun::start(strategy, legs, &ch, fit);
     for (t, p) in periods.iter().enumerate() {
         let (h, l) = (run.h[t], run.legs[t]);
         let size = contract.contract_gpu_hours;
@@ -826,7 +900,7 @@ fn run_perp_strategy(
             carry: 0.0,
         })
         .collect();
-    let mut run = StrategyRun::start(strategy, legs, &ch);
+    let mut run = StrategyRun::start(strategy, legs, &ch, Fit::Strategy);
     let lot = spec.lot_gpu_hours;
     for (t, p) in periods.iter().enumerate() {
         let (h, l, perp) = (run.h[t], run.legs[t], &perps[t]);
@@ -935,6 +1009,8 @@ fn summarize(
         mean(&periods.iter().map(|p| p.exposure).collect::<Vec<_>>()).unwrap_or(0.0);
     let hr = mean_ratio(&r.h);
     let hedging = strategy != Strategy::Unhedged;
+    let latest_exposure = periods.last().map_or(0.0, |p| p.exposure);
+    let next = hedging.then(|| next_ratio(strategy, &r.dr, &r.df));
     let var95 = historical_var_cvar(&with_fees, 0.95);
     let var99 = historical_var_cvar(&with_fees, 0.99);
     let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
@@ -948,6 +1024,9 @@ fn summarize(
         hedge_ratio: hr,
         contracts: contracts(hr, mean_exposure, sizing.gpu_hours),
         contracts_unrounded: hr * mean_exposure / sizing.gpu_hours,
+        next_hedge_ratio: next,
+        next_contracts: next.map(|h| contracts(h, latest_exposure, sizing.gpu_hours)),
+        cross_validated: None,
         effectiveness: if hedging {
             effectiveness(&hedged, &unhedged)
         } else {
@@ -993,6 +1072,46 @@ fn summarize(
             outside_periods_usd,
         },
     }
+}
+
+/// The effectiveness of a leave-one-out run and its interval (seeded apart from the
+/// strategies' own intervals).
+fn cross_validate(cfg: &BacktestConfig, loo: &StrategyRun) -> CrossValidated {
+    let hedged: Vec<f64> = loo.pnls.iter().map(|p| p.hedged_before_fees).collect();
+    let unhedged: Vec<f64> = loo.pnls.iter().map(|p| p.unhedged_total).collect();
+    let pick = |v: &[f64], ix: &[usize]| ix.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+    let seed = cfg.seed ^ 0x5eed_c0de;
+    CrossValidated {
+        effectiveness: effectiveness(&hedged, &unhedged),
+        effectiveness_interval: confidence_interval(
+            hedged.len(),
+            &unhedged,
+            cfg.bootstrap_resamples,
+            0.95,
+            seed,
+            |ix| effectiveness(&pick(&hedged, ix), &pick(&unhedged, ix)),
+        ),
+    }
+}
+
+/// What the decision weighs of a strategy: a strategy a hedger could have traded, by
+/// its out-of-sample effectiveness; `static-min-variance` by its cross-validated one
+/// (its in-sample effectiveness used the future); `None` for `unhedged`.
+fn candidate(s: &StrategySummary) -> Option<Candidate> {
+    let (effectiveness, interval, cross_validated) = if tradable(s.strategy) {
+        (s.effectiveness, s.confidence_intervals.effectiveness, false)
+    } else {
+        let cv = s.cross_validated.as_ref()?;
+        (cv.effectiveness, cv.effectiveness_interval, true)
+    };
+    Some(Candidate {
+        strategy: s.strategy,
+        effectiveness,
+        interval,
+        next_ratio: s.next_hedge_ratio?,
+        next_contracts: s.next_contracts?,
+        cross_validated,
+    })
 }
 
 /// One-to-one under each entry assumption: how much the answer depends on it.
@@ -1108,22 +1227,12 @@ fn run_perp(
         gpu_hours: spec.lot_gpu_hours,
         limit: None,
     };
-    let latest_exposure = periods.last().map_or(0.0, |p| p.exposure);
     let (mut rows, mut summaries, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
     let mut per_unit = Vec::new();
     for &strategy in &cfg.strategies {
         let r = run_perp_strategy(contract, spec, idx, sign, periods, strategy, beta)?;
         let summary = summarize(cfg, strategy, &r, periods, unit, outside, sizing);
-        if tradable(strategy) {
-            let h = next_ratio(strategy, &r.dr, &r.df);
-            candidates.push(Candidate {
-                strategy,
-                effectiveness: summary.effectiveness,
-                interval: summary.confidence_intervals.effectiveness,
-                next_ratio: h,
-                next_contracts: contracts(h, latest_exposure, spec.lot_gpu_hours),
-            });
-        }
+        candidates.extend(candidate(&summary));
         summaries.push(summary);
         rows.extend(r.rows);
     }
@@ -1241,7 +1350,134 @@ fn daily_points(rent: &RentSeries, idx: &IndexInputs) -> Vec<DailyPoint> {
 }
 
 /// Runs every strategy of `cfg` for `rent` against `idx`.
+///
+/// A rent that is priced on last month's index (a monthly invoice at last month's
+/// average, say) follows the index one month late: its changes match the index's
+/// changes of the month before, and the same month's contract cannot hedge them.
+/// When the rent is invoiced by whole calendar months and its monthly changes
+/// correlate more with the settlements' changes of the month before than with the
+/// same month's, the backtest is also run with each month's rent set against the
+/// contract of the month before (the month it is priced on); if that run's decision
+/// is a hedge with a higher lower bound than the same-month run's, it is the
+/// result, `rent_lag_months` is 1 and the decision says so. Otherwise the same-month
+/// run is the result.
 pub fn run(
+    rent: &RentSeries,
+    events: &[Event],
+    idx: &IndexInputs,
+    cfg: &BacktestConfig,
+) -> Result<BacktestResult, BacktestError> {
+    let same = run_aligned(rent, events, idx, cfg)?;
+    let Some((corr_same, corr_lag)) = lag_evidence(rent, &same) else {
+        return Ok(same);
+    };
+    if corr_lag <= corr_same {
+        return Ok(same);
+    }
+    let (lagged_rent, lagged_events) = (rent.shifted_back_one_month(), shift_events(events));
+    let Ok(mut lagged) = run_aligned(&lagged_rent, &lagged_events, idx, cfg) else {
+        return Ok(same);
+    };
+    let key = |r: &BacktestResult| {
+        let rec = &r.recommendation;
+        (rec.decision == crate::recommendation::Decision::Hedge)
+            .then(|| {
+                rec.effectiveness_interval
+                    .map(|i| i.low)
+                    .or(rec.effectiveness)
+            })
+            .flatten()
+    };
+    match (key(&lagged), key(&same)) {
+        (Some(l), s) if s.is_none_or(|s| l > s) => {
+            lagged.rent_lag_months = 1;
+            lagged.recommendation.reason = format!(
+                "your rent follows the index one month late (its monthly changes correlate {corr_lag:.2} with the settlements' changes of the month before, {corr_same:.2} with the same month's): each month's rent is hedged with the contract of the month before, the month it is priced on; {}",
+                lagged.recommendation.reason
+            );
+            Ok(lagged)
+        }
+        _ => Ok(same),
+    }
+}
+
+/// The correlation of the rent's month-over-month changes with the settlements'
+/// changes of the same month and of the month before, over the backtest's
+/// consecutive periods; `None` unless every rent period is whole calendar months
+/// and there are at least six such pairs.
+fn lag_evidence(rent: &RentSeries, r: &BacktestResult) -> Option<(f64, f64)> {
+    use chrono::Datelike;
+    let whole_months = rent
+        .periods
+        .iter()
+        .all(|p| p.start.day() == 1 && p.end.day() == 1);
+    if !whole_months {
+        return None;
+    }
+    // One row per period of any one strategy: its rent and settlement.
+    let first = r.strategies.first()?.strategy;
+    let months: Vec<(NaiveDate, f64, f64)> = r
+        .futures_rows()
+        .filter(|p| p.strategy == first)
+        .map(|p| (p.period_start, p.rent_usd_per_gpu_hour, p.settlement))
+        .collect();
+    let (mut dy, mut dx, mut dx_prev) = (Vec::new(), Vec::new(), Vec::new());
+    let consecutive = |a: NaiveDate, b: NaiveDate| a.checked_add_months(Months::new(1)) == Some(b);
+    for w in months.windows(3) {
+        if consecutive(w[0].0, w[1].0) && consecutive(w[1].0, w[2].0) {
+            dy.push(w[2].1 - w[1].1);
+            dx.push(w[2].2 - w[1].2);
+            dx_prev.push(w[1].2 - w[0].2);
+        }
+    }
+    if dy.len() < 6 {
+        return None;
+    }
+    Some((correlation(&dy, &dx)?, correlation(&dy, &dx_prev)?))
+}
+
+/// Events moved one month earlier, with the rent they belong to.
+fn shift_events(events: &[Event]) -> Vec<Event> {
+    let back = |d: NaiveDate| d.checked_sub_months(Months::new(1)).unwrap_or(d);
+    events
+        .iter()
+        .map(|e| Event {
+            start: back(e.start),
+            end: back(e.end),
+            ..e.clone()
+        })
+        .collect()
+}
+
+/// Every strategy of `cfg` on `m`: the rows, the summaries (the in-sample benchmark
+/// with its cross-validation) and what the decision weighs.
+fn run_strategies(
+    cfg: &BacktestConfig,
+    m: &Market<'_>,
+    unit: IndexUnit,
+    outside: f64,
+) -> (Vec<PeriodRow>, Vec<StrategySummary>, Vec<Candidate>) {
+    let (mut rows, mut summaries, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
+    let futures = Sizing {
+        gpu_hours: m.contract.contract_gpu_hours,
+        limit: m.contract.position_limit,
+    };
+    for &strategy in &cfg.strategies {
+        let r = run_strategy(m, strategy, Fit::Strategy);
+        let mut summary = summarize(cfg, strategy, &r, m.periods, unit, outside, futures);
+        if strategy == Strategy::StaticMinVariance {
+            let loo = run_strategy(m, strategy, Fit::LeaveOneOut);
+            summary.cross_validated = Some(cross_validate(cfg, &loo));
+        }
+        candidates.extend(candidate(&summary));
+        summaries.push(summary);
+        rows.extend(r.rows);
+    }
+    (rows, summaries, candidates)
+}
+
+/// [`run`] with each month's rent set against the same month's contract.
+fn run_aligned(
     rent: &RentSeries,
     events: &[Event],
     idx: &IndexInputs,
@@ -1262,31 +1498,15 @@ pub fn run(
     let events_total: f64 = events.iter().map(|e| e.usd_loss).sum();
     let outside = (events_total - periods.iter().map(|p| p.operational_loss).sum::<f64>()).max(0.0);
 
-    let mut rows = Vec::new();
-    let mut summaries = Vec::new();
-    let mut candidates = Vec::new();
-    let latest_exposure = periods.last().map_or(0.0, |p| p.exposure);
-    let rule = contract.day_rule();
-    for &strategy in &cfg.strategies {
-        let r = run_strategy(contract, rule, &idx, sign, &periods, strategy, beta);
-        let futures = Sizing {
-            gpu_hours: contract.contract_gpu_hours,
-            limit: contract.position_limit,
-        };
-        let summary = summarize(cfg, strategy, &r, &periods, unit, outside, futures);
-        if tradable(strategy) {
-            let h = next_ratio(strategy, &r.dr, &r.df);
-            candidates.push(Candidate {
-                strategy,
-                effectiveness: summary.effectiveness,
-                interval: summary.confidence_intervals.effectiveness,
-                next_ratio: h,
-                next_contracts: contracts(h, latest_exposure, contract.contract_gpu_hours),
-            });
-        }
-        summaries.push(summary);
-        rows.extend(r.rows);
-    }
+    let market = Market {
+        contract,
+        rule: contract.day_rule(),
+        idx: &idx,
+        sign,
+        periods: &periods,
+        beta,
+    };
+    let (mut rows, summaries, candidates) = run_strategies(cfg, &market, unit, outside);
     let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
     warn_over_limit(&mut recommendation, contract);
     let perp = match &cfg.perp {
@@ -1342,6 +1562,7 @@ pub fn run(
         reference_slope: beta,
         reference_slope_pairs: slope.pairs,
         recommendation,
+        rent_lag_months: 0,
         strategies: summaries,
         entry_sensitivity: entry_sensitivity(contract, &idx, sign, &periods, beta),
         perp,

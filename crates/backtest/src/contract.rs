@@ -435,7 +435,9 @@ impl ContractSpec {
     pub fn on_underlying(mut self, underlying: &str) -> Self {
         // The underlying's name is not part of the day rule: nothing to parse again.
         if self.underlying != underlying {
-            self.terms.name = format!("{} (its terms)", self.name);
+            // Named by what it settles on, so that an H100 contract's name is never
+            // shown on an H200 hedge.
+            self.terms.name = format!("{underlying} futures on the terms of {:?}", self.name);
             self.terms.underlying = underlying.to_string();
         }
         self

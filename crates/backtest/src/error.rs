@@ -108,6 +108,10 @@ pub enum BacktestError {
     /// A fixings file no backtest can settle on: the date and index named.
     #[error("{0}")]
     Fixings(String),
+    /// No underlying was named and the rent does not say which to take: the
+    /// candidates, and how to name one.
+    #[error("{0}")]
+    Underlying(String),
     /// `track`: nothing in the fixings file could be backtested against the rent.
     #[error("no candidate of the {candidates} in the fixings file could be backtested against this rent (e.g. {example}: {why})")]
     NoCandidate {

@@ -26,6 +26,126 @@ pub struct BacktestFiles {
     pub events: Option<PathBuf>,
     /// Settle on today's restated fixings rather than as first published.
     pub as_restated: bool,
+    /// Whether the user chose the underlying (`--underlying`, or a contract file):
+    /// when not, it is taken from the GPU (and scope) the rent file names, and a rent
+    /// that names none is refused with the candidates ([`choose_underlying`]).
+    pub underlying_given: bool,
+}
+
+/// At most this many grades are listed in a refusal.
+const LISTED: usize = 12;
+
+/// `names` (a list of index names) as a short text: the first [`LISTED`], then how
+/// many more.
+fn listed<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let all: Vec<&String> = names.collect();
+    let mut text = all
+        .iter()
+        .take(LISTED)
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if all.len() > LISTED {
+        text.push_str(&format!(" and {} more", all.len() - LISTED));
+    }
+    text
+}
+
+/// The index a rent is hedged with when the user named none: the grade of the rent's
+/// GPU with the rent's scope (else the default contract's) and the default contract's
+/// term, else the one grade of that GPU (and scope). Refused, listing what the
+/// fixings hold, when the rent names no GPU or several grades fit.
+pub fn choose_underlying(
+    rent: &RentSeries,
+    default: &str,
+    names: &[String],
+) -> Result<String, BacktestError> {
+    let Some(gpu) = rent.names.gpu.as_deref() else {
+        return Err(BacktestError::Underlying(format!(
+            "which index hedges this rent? The rent file names no GPU: pass --underlying GRADE (or --contract FILE), or add a gpu column to the rent file (and a scope column to choose among scopes). The fixings hold {}",
+            listed(names.iter())
+        )));
+    };
+    let mut parts: Vec<&str> = default.split('/').collect();
+    if parts.len() >= 3 {
+        parts[0] = gpu;
+        if let Some(sc) = rent.names.scope {
+            parts[1] = sc.as_str();
+        }
+        let key = parts.join("/");
+        if names.contains(&key) {
+            return Ok(key);
+        }
+    }
+    let fits: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            rent.names
+                .owns(n)
+                .is_some_and(|(g, s)| g && (s || rent.names.scope.is_none()))
+        })
+        .collect();
+    match fits.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(BacktestError::Underlying(format!(
+            "the rent is for {gpu}{}, and the fixings hold no grade of it: pass --underlying GRADE to hedge across GPUs (a cross-hedge), or run `rentix track` to rank them; the fixings hold {}",
+            rent.names.scope.map_or(String::new(), |s| format!(" ({s})")),
+            listed(names.iter())
+        ))),
+        many => Err(BacktestError::Underlying(format!(
+            "the rent is for {gpu} and the fixings hold {} grades of it: pass --underlying with one of {}",
+            many.len(),
+            listed(many.iter().copied())
+        ))),
+    }
+}
+
+/// The refusal of an underlying the fixings do not hold: the names closest to it
+/// (same GPU first, then by edit distance), so a near miss gets "did you mean".
+fn unknown_underlying(path: &Path, wanted: &str, names: &[String]) -> BacktestError {
+    let gpu = wanted.split('/').next().unwrap_or(wanted);
+    let mut close: Vec<(usize, &String)> = names
+        .iter()
+        .map(|n| {
+            let same_gpu = n.split('/').next() == Some(gpu) || n.starts_with(wanted);
+            (usize::from(!same_gpu) * 1000 + edit_distance(wanted, n), n)
+        })
+        .collect();
+    close.sort();
+    let hint = match close.first() {
+        Some((d, best)) if *d < 1000 || *d <= wanted.len() / 2 => format!(
+            "; did you mean {best}?{}",
+            if close.len() > 1 {
+                format!(
+                    " Closest: {}",
+                    listed(close.iter().take(5).map(|(_, n)| *n))
+                )
+            } else {
+                String::new()
+            }
+        ),
+        _ => format!("; the file holds {}", listed(names.iter())),
+    };
+    BacktestError::File {
+        path: path.to_path_buf(),
+        detail: format!("has no fixing with a value for {wanted}{hint}"),
+    }
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// The fixings as the backtest should see them, and today's view when that differs:
@@ -61,13 +181,23 @@ pub fn backtest_files(
         let (fixings, today) = fixings_views(&files.index, files.as_restated)?;
         (underlyings(&fixings), today)
     };
+    let rent = RentSeries::from_csv_with(&files.rent, files.period_end, files.side)?;
+    let names: Vec<String> = series.keys().cloned().collect();
+    let chosen;
+    let config = if files.underlying_given {
+        config
+    } else {
+        let u = choose_underlying(&rent, &config.contract.underlying, &names)?;
+        chosen = BacktestConfig {
+            contract: config.contract.clone().on_underlying(&u),
+            ..config.clone()
+        };
+        &chosen
+    };
     let c = &config.contract;
     let underlying = series
         .remove(&c.underlying)
-        .ok_or_else(|| BacktestError::File {
-            path: files.index.clone(),
-            detail: format!("has no fixing with a value for {}", c.underlying),
-        })?;
+        .ok_or_else(|| unknown_underlying(&files.index, &c.underlying, &names))?;
     let forward = c
         .entry
         .forward_grade
@@ -75,7 +205,6 @@ pub fn backtest_files(
         .and_then(|g| series.remove(g))
         .map(|u| u.values);
     let restated = today.and_then(|t| underlyings(&t).remove(&c.underlying));
-    let rent = RentSeries::from_csv_with(&files.rent, files.period_end, files.side)?;
     let events = match &files.events {
         Some(p) => read_events(p, files.period_end)?,
         None => Vec::new(),
@@ -87,5 +216,16 @@ pub fn backtest_files(
     };
     let mut r = run(&rent, &events, &inputs, config)?;
     r.period_end = files.period_end;
+    if let Some(gpu) = rent.names.gpu.as_deref() {
+        let index_gpu = c.underlying.split('/').next().unwrap_or_default();
+        if c.underlying.contains('/') && index_gpu != gpu {
+            let cross = format!(
+                "cross-hedge: the rent is for {gpu}, the futures settle on {}: a hedge across GPUs carries the basis between them",
+                c.underlying
+            );
+            let w = &mut r.recommendation.warning;
+            *w = Some(w.take().map_or(cross.clone(), |w| format!("{w}; {cross}")));
+        }
+    }
     Ok(r)
 }

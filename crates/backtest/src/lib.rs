@@ -15,6 +15,8 @@ mod cost;
 mod cost_decomposition;
 mod error;
 mod files;
+#[cfg(test)]
+mod known_answers;
 mod output;
 mod periods;
 mod perp;
@@ -29,8 +31,8 @@ mod track;
 mod underlying;
 
 pub use backtest::{
-    run, BacktestConfig, BacktestResult, DailyPoint, EntrySensitivity, IndexInputs, Intervals,
-    Margin, OperationalLoss, PeriodRow, PerpResult, RestatedMonth, StrategySummary,
+    run, BacktestConfig, BacktestResult, CrossValidated, DailyPoint, EntrySensitivity, IndexInputs,
+    Intervals, Margin, OperationalLoss, PeriodRow, PerpResult, RestatedMonth, StrategySummary,
 };
 pub use contract::{
     month_start, validate_index_name, ContractSpec, ContractTerms, EntryAssumption, EntrySpec,
@@ -42,17 +44,18 @@ pub use cost::{
 };
 pub use cost_decomposition::{decompose_cost, CostMonth};
 pub use error::{BacktestError, NoSettlement, RowAt};
-pub use files::{backtest_files, fixings_views, BacktestFiles};
+pub use files::{backtest_files, choose_underlying, fixings_views, BacktestFiles};
 pub use output::write_backtest;
 pub use periods::LeftOut;
 pub use perp::{Instrument, PerpSpec};
 pub use pnl::PeriodPnl;
 pub use pricing::{ObservedPrice, PriceError, Pricer};
 pub use recommendation::{Decision, Recommendation};
-pub use rent::{read_events, Coverage, Event, PeriodEnd, RentPeriod, RentSeries, Side};
+pub use rent::{read_events, Coverage, Event, PeriodEnd, RentNames, RentPeriod, RentSeries, Side};
 pub use settlement_rule::{CoverageRule, GapFill, SettlementStatus};
 pub use strategy::Strategy;
 pub use track::{
-    track, track_table, TrackOptions, TrackRow, DEFAULT_MIN_PERIODS, DEFAULT_MIN_SUFFICIENT_SHARE,
+    track, track_table, TrackOptions, TrackRow, BEST_SET_ALPHA, DEFAULT_MIN_PERIODS,
+    DEFAULT_MIN_SUFFICIENT_SHARE, FAMILYWISE_ALPHA,
 };
 pub use underlying::{check_fixings, underlyings, Stamps, Underlying};

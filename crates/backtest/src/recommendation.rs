@@ -5,12 +5,19 @@
 //!
 //! 1. Fewer than [`MIN_DECISION_PERIODS`] hedge periods: `not_enough_data` (how many
 //!    there are and how many the rule needs).
-//! 2. Among the strategies run (all six by default) that a hedger could have traded
-//!    (every strategy but `unhedged` and the in-sample `static-min-variance`, which
-//!    uses the future),
-//!    take the one whose out-of-sample effectiveness has the highest lower bound of
-//!    its 95% bootstrap interval (the point estimate when no resamples were asked for,
-//!    and the recommendation says so).
+//! 2. Among the strategies run (all six by default), take the one whose out-of-sample
+//!    effectiveness has the highest lower bound of its 95% bootstrap interval (the
+//!    point estimate when no resamples were asked for, and the recommendation says
+//!    so). A strategy a hedger could have traded month by month (one-to-one,
+//!    walk-forward, ewma, layered) is judged by its backtest. `static-min-variance`,
+//!    the ratio fitted on every month, is judged by cross-validation: each month
+//!    hedged at the ratio fitted on all the other months
+//!    ([`crate::CrossValidated`]), never by its in-sample effectiveness, which used
+//!    the month it hedges. This is the clause that lets a rent that moves at `b`
+//!    times the index be hedged at `b` from the first months: a walk-forward hedges
+//!    one-to-one for its first six months, so ten months of a rent that floats at
+//!    0.41 could never teach it the ratio, while the cross-validated fit of ten months
+//!    is exact. Equal lower bounds go to the first strategy in run order.
 //! 3. `hedge` when that lower bound is above zero: the hedge removed risk by more
 //!    than chance would give. Contracts are the strategy's ratio for the next month
 //!    applied to the latest month's exposure, rounded half away from zero; a payer
@@ -109,6 +116,9 @@ pub(crate) struct Candidate {
     /// Whole contracts (or perp lots) that ratio makes on the latest month's
     /// exposure.
     pub next_contracts: i64,
+    /// The in-sample ratio judged by leaving each month out of its fit in turn
+    /// (`static-min-variance`): its effectiveness is the cross-validated one.
+    pub cross_validated: bool,
 }
 
 /// Whether a strategy could have been traded (it uses no future data and hedges).
@@ -213,7 +223,15 @@ pub(crate) fn recommend_for(
         r.decision = Decision::Hedge;
         r.futures_side = Some(if buy { "buy" } else { "sell" }.into());
         r.contracts = Some(best.next_contracts);
-        r.reason = hedge_reason(instrument, lot_gpu_hours, buy, best, underlying, &interval);
+        r.reason = hedge_reason(
+            instrument,
+            lot_gpu_hours,
+            buy,
+            best,
+            underlying,
+            &interval,
+            periods,
+        );
         return r;
     }
     r.decision = Decision::DoNotHedge;
@@ -231,7 +249,7 @@ fn key(c: &Candidate) -> Option<f64> {
 fn best_candidate(candidates: &[Candidate]) -> Option<&Candidate> {
     candidates
         .iter()
-        .filter(|c| tradable(c.strategy) && key(c).is_some())
+        .filter(|c| (tradable(c.strategy) || c.cross_validated) && key(c).is_some())
         .fold(None::<&Candidate>, |best, c| match best {
             Some(b) if key(b) >= key(c) => Some(b),
             _ => Some(c),
@@ -246,6 +264,7 @@ fn hedge_reason(
     best: &Candidate,
     underlying: &str,
     interval: &str,
+    periods: usize,
 ) -> String {
     let what = instrument.noun(underlying);
     let eff = best.effectiveness.unwrap_or(0.0);
@@ -261,6 +280,14 @@ fn hedge_reason(
             grouped(best.next_contracts as f64 * lot_gpu_hours)
         ),
     };
+    if best.cross_validated {
+        return format!(
+            "hedge: {trade} ({}, ratio {:.2}, fitted on all {periods} months); hedged at the ratio fitted on the other months, each month's hedge removed {} of your rent's month-to-month risk{interval}",
+            best.strategy.as_str(),
+            best.next_ratio,
+            pct(eff)
+        );
+    }
     format!(
         "hedge: {trade} ({}, ratio {:.2}); out of sample it removed {} of your rent's month-to-month risk{interval}",
         best.strategy.as_str(),
@@ -339,6 +366,7 @@ mod tests {
             interval: iv(low, high),
             next_ratio: 1.0,
             next_contracts: n,
+            cross_validated: false,
         }
     }
 
@@ -355,6 +383,7 @@ mod tests {
 
     #[test]
     fn the_highest_lower_bound_wins_and_the_in_sample_benchmark_never_does() {
+        // An in-sample effectiveness (not cross-validated) never decides.
         let c = [
             cand(Strategy::StaticMinVariance, 0.99, 0.98, 1.0, 12),
             cand(Strategy::OneToOne, 0.9, 0.5, 0.95, 10),
@@ -366,6 +395,32 @@ mod tests {
         assert_eq!(r.futures_side.as_deref(), Some("sell"));
         assert_eq!(r.contracts, Some(11));
         assert!(r.warning.is_some(), "12 periods < 24");
+    }
+
+    #[test]
+    fn a_cross_validated_in_sample_ratio_decides_when_its_bound_is_highest() {
+        // Item 1 of issue 46: ten months of a rent that floats at 0.41. Every
+        // strategy that starts one-to-one adds risk; the ratio fitted on the other
+        // months removes 99.5% (97% to 100%): hedge at 0.41, 4 contracts on 7,300
+        // GPU-hours (0.41 x 7300 / 730 = 4.1).
+        let mut cv = cand(Strategy::StaticMinVariance, 0.995, 0.97, 1.0, 4);
+        cv.next_ratio = 0.41;
+        cv.cross_validated = true;
+        let c = [
+            cand(Strategy::OneToOne, -1.9, -2.5, -1.5, 10),
+            cv,
+            cand(Strategy::WalkForward, -0.8, -1.6, -0.2, 10),
+        ];
+        let r = recommend(Side::Pay, 10, &c, "h100");
+        assert_eq!(r.decision, Decision::Hedge);
+        assert_eq!(r.strategy, Some(Strategy::StaticMinVariance));
+        assert_eq!((r.hedge_ratio, r.contracts), (Some(0.41), Some(4)));
+        assert!(r.reason.contains("fitted on all 10 months"), "{}", r.reason);
+        assert!(
+            r.reason.starts_with("hedge: buy 4 h100 futures"),
+            "{}",
+            r.reason
+        );
     }
 
     #[test]

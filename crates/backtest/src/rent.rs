@@ -76,6 +76,91 @@ pub struct RentSeries {
     pub side: Side,
     /// The rent periods, sorted by start.
     pub periods: Vec<RentPeriod>,
+    /// What the rent is for, where the file says it (optional `gpu` and `scope`
+    /// columns, one value for the whole file): `backtest` takes its underlying from
+    /// it when none is given, `track` prefers the rent's own GPU and scope among
+    /// candidates it cannot tell apart and labels the others cross-hedges.
+    pub names: RentNames,
+}
+
+/// The GPU and scope a rent file names (each `None` where it has no such column or
+/// leaves it empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RentNames {
+    /// The catalog id of the `gpu` column's value (`H200` reads as `h200-sxm-141gb`).
+    pub gpu: Option<String>,
+    /// The `scope` column's value (`bare-metal`, `vm`, `container`,
+    /// `managed-cluster`).
+    pub scope: Option<rentix_core::ServiceScope>,
+}
+
+impl RentNames {
+    /// Whether `grade` (a grade key, `gpu/scope/term[...]`) is of the named GPU, and
+    /// of the named scope where one is named; `None` when the rent names no GPU.
+    pub fn owns(&self, grade: &str) -> Option<(bool, bool)> {
+        let gpu = self.gpu.as_deref()?;
+        let mut parts = grade.split('/');
+        let same_gpu = parts.next() == Some(gpu);
+        let same_scope = self.scope.is_some_and(|s| parts.next() == Some(s.as_str()));
+        Some((same_gpu, same_gpu && same_scope))
+    }
+}
+
+/// The one value of an optional column across the rows (`None` when absent or empty
+/// everywhere); a file that names two is refused.
+fn one_value(
+    path: &Path,
+    recs: &[(RowAt, Cells)],
+    column: &str,
+) -> Result<Option<String>, BacktestError> {
+    let mut seen: Option<(&str, RowAt)> = None;
+    for (at, rec) in recs {
+        let v = rec.get(column).map(String::as_str).unwrap_or("");
+        match seen {
+            _ if v.is_empty() => {}
+            None => seen = Some((v, *at)),
+            Some((first, _)) if first.eq_ignore_ascii_case(v) => {}
+            Some((first, at0)) => {
+                return Err(BacktestError::Row {
+                    path: path.to_path_buf(),
+                    at: *at,
+                    field: column.into(),
+                    detail: format!(
+                        "{v:?} differs from {first:?} on line {}: a rent file is the rent of one {column}; split it into one file per {column}",
+                        at0.line
+                    ),
+                })
+            }
+        }
+    }
+    Ok(seen.map(|(v, _)| v.to_string()))
+}
+
+/// The `gpu` and `scope` a rent file names, resolved through the bundled GPU catalog.
+fn rent_names(path: &Path, recs: &[(RowAt, Cells)]) -> Result<RentNames, BacktestError> {
+    let bad = |field: &str, detail: String| BacktestError::File {
+        path: path.to_path_buf(),
+        detail: format!("column {field:?}: {detail}"),
+    };
+    let gpu = match one_value(path, recs, "gpu")? {
+        None => None,
+        Some(raw) => Some(
+            rentix_core::GpuCatalog::bundled()
+                .resolve(&raw)
+                .map_err(|e| bad("gpu", e.to_string()))?
+                .id
+                .as_str()
+                .to_string(),
+        ),
+    };
+    let scope = match one_value(path, recs, "scope")? {
+        None => None,
+        Some(raw) => Some(
+            raw.parse::<rentix_core::ServiceScope>()
+                .map_err(|e| bad("scope", e.to_string()))?,
+        ),
+    };
+    Ok(RentNames { gpu, scope })
 }
 
 /// What a rent series covers of a window of days ([`RentSeries::over`]).
@@ -353,7 +438,32 @@ impl RentSeries {
             path: path.to_path_buf(),
             detail: "no rent rows".into(),
         })?;
-        Ok(Self { side, periods })
+        let names = rent_names(path, &recs)?;
+        Ok(Self {
+            side,
+            periods,
+            names,
+        })
+    }
+
+    /// The same rent with every period moved one calendar month earlier (a rent of
+    /// whole months stays whole months): the rent of March set against February's
+    /// contract, for a rent priced on the month before.
+    pub fn shifted_back_one_month(&self) -> Self {
+        let back = |d: NaiveDate| d.checked_sub_months(chrono::Months::new(1)).unwrap_or(d);
+        Self {
+            side: self.side,
+            periods: self
+                .periods
+                .iter()
+                .map(|p| RentPeriod {
+                    start: back(p.start),
+                    end: back(p.end),
+                    ..p.clone()
+                })
+                .collect(),
+            names: self.names.clone(),
+        }
     }
 
     /// The rent over `[from, to)`: days covered, GPU-hours and the GPU-hour-weighted

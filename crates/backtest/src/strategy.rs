@@ -129,6 +129,37 @@ fn fitted(strategy: Strategy, dr: &[f64], df: &[f64]) -> Vec<f64> {
     }
 }
 
+/// The minimum-variance ratio of each period fitted on every other period (leave one
+/// out), applied as 0 when negative like every fitted ratio; 1 where the other
+/// periods cannot fit one (fewer than two, or a constant futures change).
+///
+/// This is how the in-sample ratio is judged out of sample: each period is hedged at
+/// a ratio that did not see it, so the hedged P&L of the periods is a prediction
+/// error, and its effectiveness is the PRESS (predicted residual) form of the
+/// in-sample effectiveness (Allen, "The relationship between variable selection and
+/// data augmentation and a method for prediction", Technometrics 16, 1974). Unlike a
+/// walk-forward it uses later periods too, so it can judge a ratio on ten months
+/// that a walk-forward would still be hedging one-to-one.
+pub(crate) fn leave_one_out_ratios(dr: &[f64], df: &[f64]) -> Vec<f64> {
+    (0..dr.len())
+        .map(|t| {
+            let r: Vec<f64> = dr
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != t)
+                .map(|(_, v)| *v)
+                .collect();
+            let f: Vec<f64> = df
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != t)
+                .map(|(_, v)| *v)
+                .collect();
+            min_variance_hedge_ratio(&r, &f).unwrap_or(1.0).max(0.0)
+        })
+        .collect()
+}
+
 /// Mean of the ratios actually applied.
 pub(crate) fn mean_ratio(r: &[f64]) -> f64 {
     mean(r).unwrap_or(0.0)
@@ -184,6 +215,27 @@ mod tests {
             assert_eq!(next_ratio(s, &dr, &df), 0.0, "{s}");
         }
         assert_eq!(ratios(Strategy::StaticMinVariance, &dr, &df), vec![0.0; 12]);
+    }
+
+    #[test]
+    fn leave_one_out_ratios_never_see_their_period() {
+        // dr = 0.41 df on every period but the third, where dr = 10: the ratio of the
+        // third period is fitted on the other four alone, so it is exactly 0.41; the
+        // others see the outlier and move off 0.41.
+        let df = [1.0, -2.0, 0.5, 3.0, -1.0];
+        let mut dr: Vec<f64> = df.iter().map(|x| 0.41 * x).collect();
+        dr[2] = 10.0;
+        let h = leave_one_out_ratios(&dr, &df);
+        assert!((h[2] - 0.41).abs() < 1e-12, "{h:?}");
+        assert!(h
+            .iter()
+            .enumerate()
+            .all(|(i, r)| i == 2 || (r - 0.41).abs() > 1e-3));
+        // Two periods: each is fitted on one point, which fits no slope: 1.
+        assert_eq!(
+            leave_one_out_ratios(&[1.0, 2.0], &[1.0, 2.0]),
+            vec![1.0, 1.0]
+        );
     }
 
     #[test]

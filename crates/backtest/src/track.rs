@@ -4,14 +4,20 @@
 //! For each candidate, monthly periods are built as in the backtest (settlement =
 //! the contract's rule on that candidate's fixings, entry at the index), and the
 //! walk-forward strategy is run: its effectiveness uses no data from the future.
-//! A candidate is ranked only with at least `min_periods` hedge periods and a share
-//! of sufficient fixings of at least `min_sufficient_share`; the others are listed
-//! after the ranked ones with the reason, as is a candidate whose hedge removed no
-//! variance out of sample (effectiveness <= 0: a rank is a recommendation). Ranking
-//! is by the lower bound of the 95%
-//! bootstrap interval of the out-of-sample effectiveness, so that a short or noisy
-//! history cannot win on a lucky point estimate (by the point estimate when no
-//! resamples are asked for; the `ranked_by` column says which). Composites in index
+//! A candidate can be ranked only with at least `min_periods` hedge periods, a share
+//! of sufficient fixings of at least `min_sufficient_share` and a positive
+//! out-of-sample effectiveness (a rank is a recommendation).
+//!
+//! Choosing the best of up to a few hundred candidates on a dozen months is
+//! corrected for the choosing ([`crate::stats::selection`]): a candidate is ranked
+//! only when a Romano-Wolf stepdown over all the eligible candidates declares its
+//! effectiveness above zero (at most a 5% chance that any candidate without a real
+//! relation is ranked), and the ranked ones that a model confidence set cannot tell
+//! apart from the best come first, ordered by what a hedger prefers among equals:
+//! the rent's own GPU and scope (where the rent file names them), then more
+//! periods, then a higher share of sufficient fixings. A candidate of another GPU
+//! than the rent's is a cross-hedge: labelled, and held to the same test. Without
+//! resamples nothing can be corrected, so nothing is ranked. Composites in index
 //! points are rebased to the rent's first month and report no USD basis.
 //! Candidates are evaluated in parallel; the order does not depend on the thread
 //! count.
@@ -19,12 +25,15 @@
 use crate::backtest::{run, BacktestConfig, IndexInputs};
 use crate::contract::ContractSpec;
 use crate::rent::{Event, RentSeries};
+use crate::stats::selection::{select, MonthlyPnl};
 use crate::strategy::Strategy;
 use crate::underlying::{underlyings, Underlying};
+use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_fixings::{Fixing, IndexUnit};
 use rentix_table::{Col, Table};
 use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Defaults: the periods a backtest's decision needs (half a year; a year of monthly
 /// invoices gives 11 periods, its first month being the basis the first hedge is
@@ -33,6 +42,14 @@ use serde::Serialize;
 pub const DEFAULT_MIN_PERIODS: usize = crate::recommendation::MIN_DECISION_PERIODS;
 /// Default share of a candidate's fixings that must be sufficient for it to rank.
 pub const DEFAULT_MIN_SUFFICIENT_SHARE: f64 = 0.5;
+/// Chance, at most, that any candidate without a real relation to the rent is
+/// ranked (the stepdown's familywise level).
+pub const FAMILYWISE_ALPHA: f64 = 0.05;
+/// Level of the set of candidates that cannot be told apart from the best: it holds
+/// the best with probability at least 90%.
+pub const BEST_SET_ALPHA: f64 = 0.10;
+/// What `ranked_by` says with resamples: the corrected test, then the preference.
+const RANKED_BY: &str = "stepdown_then_preference";
 
 /// What a candidate needs to be ranked, and the bootstrap.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +85,8 @@ pub struct TrackRow {
     pub grade: String,
     /// The unit of its fixings.
     pub unit: IndexUnit,
-    /// The ranking key: `oos_effectiveness_ci_low` or `oos_effectiveness`.
+    /// How ranks were given: `stepdown_then_preference` (module doc), or `none`
+    /// without resamples.
     pub ranked_by: &'static str,
     /// Walk-forward effectiveness, a share; `None` when the backtest failed or the rent
     /// P&L never varied.
@@ -91,18 +109,51 @@ pub struct TrackRow {
     pub basis_mean: Option<f64>,
     /// Hedge periods backtested (0 when the backtest failed).
     pub periods: usize,
-    /// Share of the candidate's fixings that were sufficient.
-    pub sufficient_share: f64,
+    /// Share of the candidate's fixings that were sufficient; `None` for a benchmark
+    /// the user brought (unknown).
+    pub sufficient_share: Option<f64>,
+    /// Its studentized effectiveness `t` in the stepdown (`None`: not tested).
+    pub selection_t: Option<f64>,
+    /// Whether, corrected for choosing among every eligible candidate, it removed
+    /// risk out of sample (a ranked candidate always did).
+    pub beats_no_hedge: bool,
+    /// Whether it is in the set of ranked candidates that cannot be told apart from
+    /// the best (ranked first, ordered by preference).
+    pub in_best_set: bool,
+    /// Whether it is of another GPU than the one the rent file names (`None` when the
+    /// rent names none).
+    pub cross_hedge: Option<bool>,
     /// Why the candidate is not ranked, or how a composite was rebased.
     pub note: String,
+    /// Its monthly hedged and unhedged P&L by month, for the selection.
+    #[serde(skip)]
+    monthly: BTreeMap<NaiveDate, (f64, f64)>,
+    /// Whether it was in the family the selection corrects for: enough periods,
+    /// sufficient fixings and an out-of-sample effectiveness.
+    #[serde(skip)]
+    pub in_family: bool,
 }
 
 impl TrackRow {
-    fn key(&self) -> Option<f64> {
-        match self.ranked_by {
-            "oos_effectiveness_ci_low" => self.oos_effectiveness_ci_low,
-            _ => self.oos_effectiveness,
-        }
+    /// What a hedger prefers among candidates it cannot tell apart, largest first:
+    /// the rent's own GPU and scope, its own GPU, more periods, a higher share of
+    /// sufficient fixings.
+    fn preference(&self, rent: &RentSeries) -> (u8, usize, f64) {
+        let own = match rent.names.owns(&self.grade) {
+            Some((_, true)) => 2,
+            Some((true, false)) => 1,
+            _ => 0,
+        };
+        (own, self.periods, self.sufficient_share.unwrap_or(0.0))
+    }
+
+    /// Whether the candidate is in the family the selection corrects for: enough
+    /// periods and sufficient fixings, and an out-of-sample effectiveness. Whether
+    /// that effectiveness is above zero is what the test decides, so a candidate
+    /// that removed no risk stays in the family (leaving it out would lower the bar
+    /// for the others).
+    fn eligible(&self) -> bool {
+        self.in_family
     }
 }
 
@@ -115,11 +166,7 @@ pub fn track(
     base: &ContractSpec,
     opt: &TrackOptions,
 ) -> Result<Vec<TrackRow>, crate::error::BacktestError> {
-    let ranked_by = if opt.resamples > 0 {
-        "oos_effectiveness_ci_low"
-    } else {
-        "oos_effectiveness"
-    };
+    let ranked_by = if opt.resamples > 0 { RANKED_BY } else { "none" };
     let candidates: Vec<_> = underlyings(fixings).into_values().collect();
     if candidates.is_empty() {
         return Err(crate::error::BacktestError::Fixings(
@@ -142,8 +189,72 @@ pub fn track(
             why,
         });
     }
-    rank_rows(&mut rows);
+    corrected(&mut rows, opt);
+    rank_rows(&mut rows, rent);
     Ok(rows)
+}
+
+/// Runs the selection (module doc) over the eligible rows and writes what it found
+/// into every row: the statistic, the verdicts and, for an eligible row it does not
+/// rank, the note saying why.
+fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
+    let eligible: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].eligible()).collect();
+    let months: Vec<NaiveDate> = eligible
+        .iter()
+        .flat_map(|&i| rows[i].monthly.keys().copied())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let pnls: Vec<MonthlyPnl> = eligible
+        .iter()
+        .map(|&i| {
+            months
+                .iter()
+                .map(|m| rows[i].monthly.get(m).copied())
+                .collect()
+        })
+        .collect();
+    let sel = select(
+        &pnls,
+        opt.resamples,
+        FAMILYWISE_ALPHA,
+        BEST_SET_ALPHA,
+        opt.seed,
+    );
+    let n = eligible.len();
+    let in_set = sel.best_set.iter().filter(|b| **b).count();
+    for (j, &i) in eligible.iter().enumerate() {
+        let row = &mut rows[i];
+        row.selection_t = sel.t[j];
+        row.beats_no_hedge = sel.beats_no_hedge[j];
+        row.in_best_set = sel.best_set[j];
+        let why = if row.note.contains("not ranked") {
+            None
+        } else if opt.resamples == 0 {
+            Some(format!(
+                "not ranked: --resamples 0 leaves no way to correct for choosing among {n} candidates"
+            ))
+        } else if !row.beats_no_hedge {
+            Some(format!(
+                "not ranked: chosen among {n} candidates on these months, its hedge cannot be told from no hedge (t {}, needed above {})",
+                row.selection_t.map_or("n/a".into(), |t| format!("{t:.2}")),
+                sel.critical_value.map_or("n/a".into(), |c| format!("{c:.2}"))
+            ))
+        } else if row.in_best_set {
+            Some(format!(
+                "one of {in_set} that cannot be told apart from the best; among them the rent's own GPU and scope, more periods and more sufficient fixings rank first"
+            ))
+        } else {
+            None
+        };
+        if let Some(w) = why {
+            row.note = if row.note.is_empty() {
+                w
+            } else {
+                format!("{w}; {}", row.note)
+            };
+        }
+    }
 }
 
 /// What every candidate is scored with.
@@ -174,7 +285,13 @@ impl Scoring<'_> {
             basis_mean: None,
             periods: 0,
             sufficient_share: u.sufficient_share(),
+            selection_t: None,
+            beats_no_hedge: false,
+            in_best_set: false,
+            cross_hedge: self.rent.names.owns(u.name()).map(|(gpu, _)| !gpu),
             note: String::new(),
+            monthly: BTreeMap::new(),
+            in_family: false,
         };
         // The base contract's terms on this index, entered at the index's level.
         let contract = match self.base.edited(|t| {
@@ -208,7 +325,38 @@ impl Scoring<'_> {
                 row.tracking_error = st.tracking_error;
                 row.basis_mean = st.basis.map(|b| b.mean);
                 row.periods = r.periods;
-                row.note = self.notes(&row, &r).join("; ");
+                // Keyed by the rent's month, so that a candidate the rent follows a
+                // month late is compared on the same months as the others.
+                let lag = chrono::Months::new(r.rent_lag_months);
+                row.monthly = r
+                    .futures_rows()
+                    .filter(|p| p.strategy == Strategy::WalkForward)
+                    .map(|p| {
+                        let month = p
+                            .period_start
+                            .checked_add_months(lag)
+                            .unwrap_or(p.period_start);
+                        (month, (p.pnl.hedged_before_fees, p.pnl.unhedged_total))
+                    })
+                    .collect();
+                row.in_family = r.periods >= self.opt.min_periods
+                    && row
+                        .sufficient_share
+                        .is_none_or(|s| s >= self.opt.min_sufficient_share)
+                    && row.oos_effectiveness.is_some();
+                let mut notes = self.notes(&row, &r);
+                if r.rent_lag_months > 0 {
+                    notes.push(
+                        "the rent follows this index one month late: scored hedging each month's rent with the contract of the month before".into(),
+                    );
+                }
+                if row.cross_hedge == Some(true) {
+                    notes.push(format!(
+                        "cross-hedge: another GPU than the rent's {}",
+                        self.rent.names.gpu.as_deref().unwrap_or_default()
+                    ));
+                }
+                row.note = notes.join("; ");
             }
             Err(e) => row.note = format!("not ranked: {e}"),
         }
@@ -238,10 +386,13 @@ impl Scoring<'_> {
                 crate::recommendation::FEW_PERIODS
             ));
         }
-        if row.sufficient_share < opt.min_sufficient_share {
+        if let Some(share) = row
+            .sufficient_share
+            .filter(|s| *s < opt.min_sufficient_share)
+        {
             notes.push(format!(
             "not ranked: {:.0}% of its fixings were sufficient, {:.0}% needed (--min-sufficient-share): the index is too thinly fed to settle on",
-            100.0 * row.sufficient_share,
+            100.0 * share,
             100.0 * opt.min_sufficient_share
         ));
         }
@@ -253,33 +404,51 @@ impl Scoring<'_> {
                 100.0 * e
             ));
         }
-        if row.key().is_none() && notes.iter().all(|n| !n.starts_with("not ranked")) {
-            notes.push(format!("not ranked: no {ranked_by}"));
+        if row.oos_effectiveness.is_none() && notes.iter().all(|n| !n.starts_with("not ranked")) {
+            notes.push(format!(
+                "not ranked: no out-of-sample effectiveness ({ranked_by})"
+            ));
         }
         notes
     }
 }
 
-/// Sorts the rows, ranked ones first by their key (best first, then by grade), and
-/// numbers the ranked ones from 1.
-fn rank_rows(rows: &mut [TrackRow]) {
-    let eligible = |r: &TrackRow| !r.note.contains("not ranked");
+/// Sorts the rows and numbers the ranked ones from 1: first the best set by
+/// preference (then by `t`), then the other ranked rows by `t`, then the rows not
+/// ranked by their interval's lower bound; equal keys by grade.
+fn rank_rows(rows: &mut [TrackRow], rent: &RentSeries) {
+    let ranked = |r: &TrackRow| r.eligible() && r.beats_no_hedge;
+    let t = |r: &TrackRow| r.selection_t.unwrap_or(f64::NEG_INFINITY);
+    let low = |r: &TrackRow| {
+        r.oos_effectiveness_ci_low
+            .or(r.oos_effectiveness)
+            .unwrap_or(f64::NEG_INFINITY)
+    };
     rows.sort_by(|a, b| {
-        let ka = eligible(a)
-            .then(|| a.key())
-            .flatten()
-            .unwrap_or(f64::NEG_INFINITY);
-        let kb = eligible(b)
-            .then(|| b.key())
-            .flatten()
-            .unwrap_or(f64::NEG_INFINITY);
-        eligible(b)
-            .cmp(&eligible(a))
-            .then(kb.total_cmp(&ka))
+        ranked(b)
+            .cmp(&ranked(a))
+            .then(b.in_best_set.cmp(&a.in_best_set))
+            .then_with(|| {
+                if a.in_best_set && b.in_best_set {
+                    let (pa, pb) = (a.preference(rent), b.preference(rent));
+                    pb.0.cmp(&pa.0)
+                        .then(pb.1.cmp(&pa.1))
+                        .then(pb.2.total_cmp(&pa.2))
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .then_with(|| {
+                if ranked(a) {
+                    t(b).total_cmp(&t(a))
+                } else {
+                    low(b).total_cmp(&low(a))
+                }
+            })
             .then(a.grade.cmp(&b.grade))
     });
     let mut rank = 0;
-    for r in rows.iter_mut().filter(|r| eligible(r)) {
+    for r in rows.iter_mut().filter(|r| ranked(r)) {
         rank += 1;
         r.rank = Some(rank);
     }
@@ -316,7 +485,12 @@ pub fn track_table(rows: &[TrackRow]) -> Table {
         "periods",
         Col::I64(rows.iter().map(|r| Some(r.periods as i64)).collect()),
     );
-    t.push("sufficient_share", f(&|r| Some(r.sufficient_share)));
+    t.push("sufficient_share", f(&|r| r.sufficient_share));
+    t.push("selection_t", f(&|r| r.selection_t));
+    let b = |g: &dyn Fn(&TrackRow) -> Option<bool>| Col::Bool(rows.iter().map(g).collect());
+    t.push("beats_no_hedge", b(&|r| Some(r.beats_no_hedge)));
+    t.push("in_best_set", b(&|r| Some(r.in_best_set)));
+    t.push("cross_hedge", b(&|r| r.cross_hedge));
     t.push("note", s(&|r| r.note.clone()));
     t
 }

@@ -1,24 +1,8 @@
 //! The charts of one backtest, written beside its tables.
 
 use crate::charts::{lines, pnl_histogram, rolling, save_both, waterfall, Line};
-use rentix_backtest::{BacktestResult, Strategy};
+use rentix_backtest::BacktestResult;
 use std::path::Path;
-
-/// The strategy a chart of one strategy shows: walk-forward if it ran (the one a
-/// user could actually have traded), else the first hedged one.
-pub(crate) fn featured(r: &BacktestResult) -> Option<Strategy> {
-    let hedged: Vec<Strategy> = r
-        .strategies
-        .iter()
-        .map(|s| s.strategy)
-        .filter(|s| *s != Strategy::Unhedged)
-        .collect();
-    hedged
-        .iter()
-        .copied()
-        .find(|s| *s == Strategy::WalkForward)
-        .or(hedged.first().copied())
-}
 
 /// Writes rent_vs_index, basis, pnl_histogram, rolling_effectiveness and waterfall
 /// (PNG and SVG) into `dir`.
@@ -49,7 +33,7 @@ pub fn backtest_charts(dir: &Path, r: &BacktestResult) -> Result<(), crate::Repo
         |a| lines(a, t, "USD per GPU-hour", &basis),
     )?;
 
-    let Some(feat) = featured(r) else {
+    let Some(feat) = r.decided_strategy().map(|s| s.strategy) else {
         return Ok(());
     };
     let rows: Vec<_> = r.futures_rows().filter(|x| x.strategy == feat).collect();

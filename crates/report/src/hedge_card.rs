@@ -15,8 +15,19 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
     let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
     let pays = summary.side == Side::Pay;
     let rec = &summary.recommendation;
-    let eff = opt(featured.effectiveness);
-    let interval = match &featured.confidence_intervals.effectiveness {
+    // The decision's own effectiveness and interval where it rests on this strategy
+    // (for static-min-variance the cross-validated one): one number for one thing.
+    let decided = rec.strategy == Some(featured.strategy);
+    let (eff, interval) = if decided {
+        (rec.effectiveness, rec.effectiveness_interval)
+    } else {
+        (
+            featured.effectiveness,
+            featured.confidence_intervals.effectiveness,
+        )
+    };
+    let eff = opt(eff);
+    let interval = match &interval {
         Some(ci) => format!(
             " (95% interval {} to {})",
             percent(ci.low),

@@ -8,7 +8,7 @@ use crate::index_charts::index_charts;
 use crate::ReportError;
 use base64::Engine;
 use chrono::NaiveDate;
-use rentix_backtest::{BacktestResult, Side, Strategy, StrategySummary};
+use rentix_backtest::{BacktestResult, Side, StrategySummary};
 use rentix_index::{read_fixings, Fixing, ForwardPoint};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -134,6 +134,10 @@ struct GradeStats {
     days: usize,
     by_level: [usize; 5],
     sufficient: usize,
+    /// Days with a value.
+    valued: usize,
+    /// A benchmark the user brought: levels and sufficiency unknown.
+    external: bool,
     median_contributors: f64,
     median_obs: f64,
 }
@@ -161,6 +165,8 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
                 days: v.len(),
                 by_level,
                 sufficient: v.iter().filter(|f| f.sufficient).count(),
+                valued: v.iter().filter(|f| f.value.is_some()).count(),
+                external: v.iter().all(|f| crate::board::external(f)),
                 median_contributors: median(
                     &v.iter()
                         .map(|f| f.n_contributors as f64)
@@ -172,13 +178,16 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
         .collect()
 }
 
-/// Picks up to three grades worth charting: the most trade-fixed ones.
+/// Picks up to three grades worth charting: the most trade-fixed ones, then the most
+/// valued days (a benchmark the user brought, whatever its name, has no trades to
+/// count but is charted by its values).
 pub(crate) fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
     let mut s = grade_stats(fixings);
-    s.retain(|g| g.grade.contains('/'));
+    s.retain(|g| (g.grade.contains('/') || g.external) && g.valued > 0);
     s.sort_by(|a, b| {
         b.by_level[1]
             .cmp(&a.by_level[1])
+            .then(b.valued.cmp(&a.valued))
             .then(a.grade.cmp(&b.grade))
     });
     s.into_iter().take(3).map(|g| g.grade).collect()
@@ -295,7 +304,13 @@ fn write_sufficiency_table(html: &mut String, fixings: &[Fixing]) {
     );
     let _ = writeln!(html, "<table><tr><th class=l>grade</th><th>days</th><th>L1 trades</th><th>L2 firm</th><th>L3 listings</th><th>L4 carried</th><th>no value</th><th>sufficient</th><th>median contributors</th><th>median obs.</th></tr>");
     for g in stats {
-        let p = |n: usize| rentix_core::stats::percent(n as f64 / g.days.max(1) as f64);
+        let p = |n: usize| {
+            if g.external {
+                "unknown".to_string()
+            } else {
+                rentix_core::stats::percent(n as f64 / g.days.max(1) as f64)
+            }
+        };
         let _ = writeln!(
             html,
             "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -463,7 +478,7 @@ fn backtest_section(html: &mut String, dir: &Path) -> Result<(), ReportError> {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     write_backtest_heading(html, &v, &name);
-    let featured = featured_strategy(&v);
+    let featured = v.decided_strategy();
     if let Some(s) = featured {
         crate::hedge_card::hedge_card(html, &v, s);
         let _ = writeln!(html, "<p class=\"note\">{}</p>", reading(s, v.side));
@@ -513,28 +528,25 @@ fn write_backtest_heading(html: &mut String, v: &BacktestResult, name: &str) {
     );
 }
 
-/// The strategy the report features: the recommended one, else walk-forward, else
-/// the first hedged one.
-fn featured_strategy(v: &BacktestResult) -> Option<&StrategySummary> {
-    v.recommendation
-        .strategy
-        .and_then(|s| v.strategy(s))
-        .or_else(|| v.strategy(Strategy::WalkForward))
-        .or_else(|| {
-            v.strategies
-                .iter()
-                .find(|s| s.strategy != Strategy::Unhedged)
-        })
-}
-
 /// One row per strategy: ratio, effectiveness, correlations, the regression test,
 /// tracking error, risk and peak cash need.
 fn write_strategy_table(html: &mut String, v: &BacktestResult) {
-    let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>hedge ratio</th><th>contracts</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>regression test (slope 0.8&ndash;1.25, R&sup2; &ge; 0.8)</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");
+    let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>next month: ratio</th><th>next month: contracts</th><th>mean ratio applied</th><th>effectiveness [95% CI]</th><th>corr. changes</th><th>corr. levels</th><th>regression slope / R&sup2; / t</th><th>regression test (slope 0.8&ndash;1.25, R&sup2; &ge; 0.8)</th><th>dollar offset</th><th>tracking error (annual)</th><th>VaR 95</th><th>CVaR 95</th><th>peak cash need</th></tr>");
     for s in &v.strategies {
         let ci_txt = match &s.confidence_intervals.effectiveness {
             Some(ci) => format!(" [{:.2}, {:.2}]", ci.low, ci.high),
             None => String::new(),
+        };
+        // The in-sample benchmark is judged (and decided) cross-validated.
+        let ci_txt = match &s.cross_validated {
+            Some(cv) => format!(
+                "{ci_txt} in sample; {}{} cross-validated",
+                num(cv.effectiveness, 3),
+                cv.effectiveness_interval
+                    .map(|ci| format!(" [{:.2}, {:.2}]", ci.low, ci.high))
+                    .unwrap_or_default()
+            ),
+            None => ci_txt,
         };
         let reg = s.regression.as_ref();
         let pass = match reg.map(|r| r.passes_80_125) {
@@ -544,10 +556,11 @@ fn write_strategy_table(html: &mut String, v: &BacktestResult) {
         };
         let _ = writeln!(
             html,
-            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(s.strategy.as_str()),
+            num(s.next_hedge_ratio, 2),
+            s.next_contracts.map_or(String::new(), |n| n.to_string()),
             num(Some(s.hedge_ratio), 3),
-            s.contracts,
             num(s.effectiveness, 3),
             ci_txt,
             num(s.correlation_changes, 3),

@@ -205,6 +205,21 @@ fn write_truth(out: &Path, params: &SimParams, market: &Market) -> Result<u64, S
     Ok(truth_rows)
 }
 
+/// Part `i` of the grade key (`gpu/scope/term`) that every leg of `u` shares, or
+/// empty.
+fn common_part(u: &UserParams, i: usize) -> String {
+    let mut parts = u
+        .leg
+        .iter()
+        .map(|l| l.grade.split('/').nth(i).unwrap_or(""));
+    let first = parts.next().unwrap_or("");
+    if parts.all(|p| p == first) {
+        first.to_string()
+    } else {
+        String::new()
+    }
+}
+
 /// Writes a user's `rent_<name>.csv` and `events_<name>.csv`: returns the day of
 /// its first rent, `None` when it has none.
 fn write_user_files(
@@ -222,8 +237,14 @@ fn write_user_files(
         "usd_per_gpu_hour",
         "gpu_hours",
         "side",
+        "gpu",
+        "scope",
     ])
     .map_err(csv_err(&path))?;
+    // What the rent is for, as a user's file says it: the GPU and scope every leg
+    // shares (empty where the legs differ), so that `backtest` and `track` know
+    // the rent's own grade.
+    let (gpu, scope) = (common_part(u, 0), common_part(u, 1));
     for r in &billed(params, &rows, &u.billing) {
         w.write_record([
             day_text(params, r.start),
@@ -231,6 +252,8 @@ fn write_user_files(
             format!("{:.6}", r.usd_per_gpu_hour),
             format!("{}", r.gpu_hours),
             u.side.clone(),
+            gpu.clone(),
+            scope.clone(),
         ])
         .map_err(csv_err(&path))?;
     }
@@ -372,7 +395,9 @@ mod tests {
                 "period_end",
                 "usd_per_gpu_hour",
                 "gpu_hours",
-                "side"
+                "side",
+                "gpu",
+                "scope"
             ]
         );
         let (head, _) = csv(d, "events_producer_h100.csv");

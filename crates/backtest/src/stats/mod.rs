@@ -12,6 +12,7 @@ pub mod hedge_ratio;
 pub mod moments;
 pub mod regression;
 pub mod rolling;
+pub mod selection;
 pub mod tracking_error;
 pub mod var;
 

@@ -1,0 +1,113 @@
+//! One decision, one set of numbers, on every surface (issue 46): the console's first
+//! line and its decided row, `summary.json`'s recommendation and the decided
+//! strategy's summary, and the report's card and strategy table show the same
+//! strategy, side, ratio and contracts.
+
+use crate::fixture::market;
+use crate::util::{p, rentix_ok};
+
+/// The number after `key` in `text` (up to the next space, comma, parenthesis or tag).
+fn after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let at = text.find(key)? + key.len();
+    let rest = text[at..].trim_start();
+    let end = rest.find([' ', ',', ')', '<', ';']).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// The cells of the report's strategy-table row for `strategy`.
+fn table_row(html: &str, strategy: &str) -> Vec<String> {
+    let start = html
+        .find(&format!("<tr><td class=l>{strategy}</td>"))
+        .unwrap_or_else(|| panic!("no table row for {strategy}"));
+    let row = &html[start..start + html[start..].find("</tr>").unwrap()];
+    row.split("<td")
+        .skip(1)
+        .map(|c| {
+            let c = &c[c.find('>').unwrap() + 1..];
+            c[..c.find("</td>").unwrap_or(c.len())].to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn every_surface_shows_the_decided_strategy_ratio_and_contracts() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let mut hedged = 0;
+    for user in [
+        "producer_h100_spot_rate",
+        "neocloud_h200",
+        "producer_premium",
+    ] {
+        let out = dir.path().join(user);
+        // No --underlying: the rent file's gpu and scope columns choose it.
+        let console = rentix_ok(&[
+            "backtest",
+            "--index",
+            p(&m.fixings()),
+            "--rent",
+            p(&m.sim(&format!("rent_{user}.csv"))),
+            "--resamples",
+            "200",
+            "--out",
+            p(&out),
+        ]);
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let rec = &summary["recommendation"];
+        if rec["decision"] != "hedge" {
+            continue;
+        }
+        let strategy = rec["strategy"].as_str().unwrap();
+        let ratio = format!("{:.2}", rec["hedge_ratio"].as_f64().unwrap());
+        let contracts = rec["contracts"].as_i64().unwrap().to_string();
+        let side = rec["futures_side"].as_str().unwrap();
+        let st = &summary["strategies"][strategy];
+        assert_eq!(st["next_hedge_ratio"], rec["hedge_ratio"], "{user}");
+        assert_eq!(st["next_contracts"], rec["contracts"], "{user}");
+
+        // Console: the first line, and the decided row marked `*`.
+        let first = console.lines().next().unwrap();
+        assert!(
+            first.contains(&format!("{side} {contracts} "))
+                && first.contains(&format!("({strategy}, ratio {ratio}")),
+            "{user}: {first}"
+        );
+        let row = console
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("*{strategy} ")))
+            .unwrap_or_else(|| panic!("{user}: no decided row in {console}"));
+        assert_eq!(
+            after(row, "next ratio"),
+            Some(ratio.as_str()),
+            "{user}: {row}"
+        );
+        assert_eq!(
+            after(row, "contracts"),
+            Some(contracts.as_str()),
+            "{user}: {row}"
+        );
+
+        // The report: the card's "how to hedge" and the strategy table's row.
+        let html_path = out.join("report.html");
+        rentix_ok(&["report", "--in", p(&out), "--out", p(&html_path)]);
+        let html = std::fs::read_to_string(&html_path).unwrap();
+        let card = &html[html.find("how to hedge").unwrap()..];
+        let card = &card[..card.find("</tr>").unwrap()];
+        assert!(
+            card.contains(&format!(
+                "{side} {contracts} futures contracts a month ({strategy}, hedge ratio {ratio})"
+            )),
+            "{user}: {card}"
+        );
+        let cells = table_row(&html, strategy);
+        assert_eq!(
+            (cells[1].as_str(), cells[2].as_str()),
+            (ratio.as_str(), contracts.as_str()),
+            "{user}: {cells:?}"
+        );
+        hedged += 1;
+    }
+    assert!(hedged >= 2, "only {hedged} of the users was told to hedge");
+}
