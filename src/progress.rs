@@ -11,11 +11,42 @@ pub(crate) fn spinner(message: &str) -> ProgressBar {
         ProgressBar::hidden()
     };
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {pos} rows ({per_sec})")
+        ProgressStyle::with_template("{spinner} {msg} {human_pos} rows ({rate})")
+            .map(|s| s.with_key("rate", rate))
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     bar.set_message(message.to_string());
     bar
+}
+
+/// Rows a second as a whole number with thousands separators (`73,922 rows/s`):
+/// indicatif's own `{per_sec}` writes four decimals behind the separators
+/// (`73,922.3999/s`).
+fn rate(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{} rows/s", grouped(state.per_sec()));
+}
+
+/// `x` rounded to a whole number, with `,` between thousands.
+fn grouped(x: f64) -> String {
+    let digits = format!("{:.0}", x.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_rate_is_a_whole_number_with_separators() {
+        assert_eq!(super::grouped(73_922.3999), "73,922");
+        assert_eq!(super::grouped(999.5), "1,000");
+        assert_eq!(super::grouped(0.2), "0");
+    }
 }
 
 /// A bar over a known number of steps, drawn only on a terminal.

@@ -554,8 +554,11 @@ fn rent_row(
         });
     }
     span(path, row, "period_end", start, end)?;
-    let written = rec.get("side").map(String::as_str).unwrap_or("");
-    let s = match (written, given_side) {
+    let written = rec
+        .get("side")
+        .map(|v| v.to_ascii_lowercase())
+        .unwrap_or_default();
+    let s = match (written.as_str(), given_side) {
         ("", Some(g)) => g,
         ("pay", _) => Side::Pay,
         ("earn", _) => Side::Earn,
@@ -664,7 +667,11 @@ pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, Backt
             });
         }
         span(path, row, "end", start, end)?;
-        let kind = rec.get("kind").cloned().unwrap_or_default();
+        // As people write them in a spreadsheet: `Outage`, `Failed deployment`.
+        let kind = rec
+            .get("kind")
+            .map(|k| k.trim().to_ascii_lowercase().replace([' ', '-'], "_"))
+            .unwrap_or_default();
         if !EVENT_KINDS.contains(&kind.as_str()) {
             return Err(BacktestError::Row {
                 path: path.to_path_buf(),

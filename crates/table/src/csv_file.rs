@@ -17,10 +17,41 @@ pub struct CsvFile {
 }
 
 /// A file read to at most `left` more bytes: a file that grows past its limit
-/// after the size check is an error, never read on nor cut short in silence.
+/// after the size check is an error, never read on nor cut short in silence. It
+/// notes where each line break is, so that a row's line is counted from the bytes
+/// themselves: the CSV parser's own count is one short on every row of a file
+/// with `\r\n` line ends, as a spreadsheet's "CSV UTF-8" export writes them.
 struct AtMost {
     inner: File,
     left: u64,
+    /// Bytes read so far.
+    offset: u64,
+    /// Offsets of every `\n` read so far.
+    newlines: Vec<u64>,
+    /// Offsets of every `\r` read so far.
+    returns: Vec<u64>,
+}
+
+impl AtMost {
+    fn new(inner: File, left: u64) -> Self {
+        Self {
+            inner,
+            left,
+            offset: 0,
+            newlines: Vec::new(),
+            returns: Vec::new(),
+        }
+    }
+
+    /// The line (from 1) of the first byte at or after `start` that is not a line
+    /// break: where a record the parser says starts at `start` is in the file.
+    fn line_of(&self, start: u64) -> u64 {
+        let mut s = start;
+        while self.newlines.binary_search(&s).is_ok() || self.returns.binary_search(&s).is_ok() {
+            s += 1;
+        }
+        1 + self.newlines.partition_point(|p| *p < s) as u64
+    }
 }
 
 impl std::io::Read for AtMost {
@@ -29,6 +60,14 @@ impl std::io::Read for AtMost {
         self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
             std::io::Error::other("the file grew past the size limit while it was read")
         })?;
+        for (i, b) in buf[..n].iter().enumerate() {
+            match b {
+                b'\n' => self.newlines.push(self.offset + i as u64),
+                b'\r' => self.returns.push(self.offset + i as u64),
+                _ => {}
+            }
+        }
+        self.offset += n as u64;
         Ok(n)
     }
 }
@@ -76,10 +115,7 @@ impl CsvFile {
         }
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
-            .from_reader(AtMost {
-                inner: File::open(path).map_err(read)?,
-                left: limit,
-            });
+            .from_reader(AtMost::new(File::open(path).map_err(read)?, limit));
         let names: Vec<String> = reader
             .headers()
             .map_err(|e| bad(format!("line 1: {e}")))?
@@ -138,19 +174,33 @@ impl CsvFile {
     /// The rows, each with its line; a row the CSV parser cannot read is an error
     /// naming its line.
     pub fn rows(self) -> impl Iterator<Item = Result<CsvRow, TableError>> {
-        let path = self.path;
-        self.reader.into_records().map(move |r| match r {
-            Ok(record) => Ok(CsvRow {
-                line: record.position().map_or(0, csv::Position::line),
-                record,
-            }),
-            Err(e) => Err(TableError::Csv {
-                path: path.clone(),
-                detail: match e.position() {
-                    Some(p) => format!("line {}: {e}", p.line()),
-                    None => e.to_string(),
-                },
-            }),
+        let (path, mut reader) = (self.path, self.reader);
+        let mut done = false;
+        std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            let mut record = csv::StringRecord::new();
+            match reader.read_record(&mut record) {
+                Ok(false) => None,
+                Ok(true) => {
+                    let line = record
+                        .position()
+                        .map_or(0, |p| reader.get_ref().line_of(p.byte()));
+                    Some(Ok(CsvRow { line, record }))
+                }
+                Err(e) => {
+                    done = true;
+                    let line = e.position().map(|p| reader.get_ref().line_of(p.byte()));
+                    Some(Err(TableError::Csv {
+                        path: path.clone(),
+                        detail: match line {
+                            Some(l) => format!("line {l}: {e}"),
+                            None => e.to_string(),
+                        },
+                    }))
+                }
+            }
         })
     }
 }
@@ -176,6 +226,26 @@ mod tests {
         let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
         assert_eq!(lines, [2, 3, 5]);
         assert_eq!((rows[2].get(a), rows[2].get(b)), ("3", "z"));
+    }
+
+    #[test]
+    fn lines_are_right_whatever_the_line_ends_and_a_byte_order_mark() {
+        // A spreadsheet's "CSV UTF-8" export: a byte order mark and \r\n line ends
+        // (every line was one too low); LF, CRLF, old Mac CR and a quoted cell over
+        // two lines, with and without the mark: rows on lines 2, 3 and 5.
+        for bom in ["", "\u{feff}"] {
+            for nl in ["\n", "\r\n"] {
+                let text = format!("{bom}a,b{nl}1,x{nl}2,\"two{nl}lines\"{nl}3,z{nl}");
+                let (_d, p) = file(&text);
+                let rows: Vec<CsvRow> = CsvFile::open(&p, 1000)
+                    .unwrap()
+                    .rows()
+                    .map(Result::unwrap)
+                    .collect();
+                let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
+                assert_eq!(lines, [2, 3, 5], "{text:?}");
+            }
+        }
     }
 
     #[test]
@@ -212,10 +282,7 @@ mod tests {
     #[test]
     fn a_file_read_past_its_limit_is_an_error() {
         let (_d, p) = file("a\n1\n2\n3\n");
-        let mut r = AtMost {
-            inner: File::open(&p).unwrap(),
-            left: 4,
-        };
+        let mut r = AtMost::new(File::open(&p).unwrap(), 4);
         let mut buf = Vec::new();
         assert!(std::io::Read::read_to_end(&mut r, &mut buf).is_err());
     }
