@@ -39,16 +39,6 @@ fn grouped(x: f64) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_rate_is_a_whole_number_with_separators() {
-        assert_eq!(super::grouped(73_922.3999), "73,922");
-        assert_eq!(super::grouped(999.5), "1,000");
-        assert_eq!(super::grouped(0.2), "0");
-    }
-}
-
 /// A bar over a known number of steps, drawn only on a terminal.
 pub(crate) fn steps(message: &str, len: u64) -> ProgressBar {
     let bar = if std::io::stderr().is_terminal() {
@@ -78,4 +68,14 @@ pub(crate) fn working(message: &str) -> ProgressBar {
     bar.set_message(message.to_string());
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_rate_is_a_whole_number_with_separators() {
+        assert_eq!(super::grouped(73_922.399_9), "73,922");
+        assert_eq!(super::grouped(999.5), "1,000");
+        assert_eq!(super::grouped(0.2), "0");
+    }
 }
