@@ -15,6 +15,15 @@ mod verify;
 use crate::cli::{Cli, Command};
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+    for (flag, path) in inputs(&cli.command) {
+        if !path.exists() {
+            return Err(Missing {
+                flag,
+                path: path.to_path_buf(),
+            }
+            .into());
+        }
+    }
     match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Ingest(a) => ingest::run(a),
@@ -27,6 +36,77 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Verify(a) => verify::run(a),
         Command::Cost(a) => cost::run(a),
         Command::Contract(a) => contract::run(a),
+    }
+}
+
+/// An input file or directory the command line names that is not there: exit 4
+/// (I/O), whichever command and flag named it (issue 49: it was 2, 3 or 4 by
+/// command).
+#[derive(Debug)]
+pub(crate) struct Missing {
+    flag: &'static str,
+    path: std::path::PathBuf,
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} does not exist", self.flag, self.path.display())
+    }
+}
+
+impl std::error::Error for Missing {}
+
+/// The files and directories a command reads that must already exist, with the flag
+/// that names each. Shipped names (contracts, methodologies, mappings, perps) are not
+/// paths and are looked up by their commands; stores a command creates are left out.
+fn inputs(c: &Command) -> Vec<(&'static str, &std::path::Path)> {
+    use std::path::{Path, PathBuf};
+    fn opt<'a>(flag: &'static str, p: &'a Option<PathBuf>) -> Option<(&'static str, &'a Path)> {
+        p.as_deref().map(|p| (flag, p))
+    }
+    fn all<'a>(
+        flag: &'static str,
+        v: &'a [PathBuf],
+    ) -> impl Iterator<Item = (&'static str, &'a Path)> + 'a {
+        v.iter().map(move |p| (flag, p.as_path()))
+    }
+    match c {
+        Command::Backtest(a) => [("--index", a.index.as_path()), ("--rent", a.rent.as_path())]
+            .into_iter()
+            .chain(opt("--events", &a.events))
+            .chain(opt("--throughput", &a.throughput))
+            .collect(),
+        Command::Track(a) => [("--index", a.index.as_path()), ("--rent", a.rent.as_path())]
+            .into_iter()
+            .chain(opt("--events", &a.events))
+            .collect(),
+        Command::Report(a) => all("--in", &a.input)
+            .chain(opt("--truth", &a.truth))
+            .collect(),
+        Command::Verify(a) => vec![
+            ("--store", a.store.as_path()),
+            ("--fixings", a.fixings.as_path()),
+        ],
+        Command::Index(a) => opt("--store", &a.store)
+            .into_iter()
+            .chain(all("--input", &a.input))
+            .chain(all("--ratings", &a.ratings))
+            .collect(),
+        Command::Ingest(a) => all("FILE", &a.files)
+            .chain(opt("--fx", &a.fx))
+            .chain(all("--ratings", &a.ratings))
+            .collect(),
+        Command::Cost(a) => [("--throughput", a.throughput.as_path())]
+            .into_iter()
+            .chain(opt("--fixings", &a.fixings))
+            .chain(opt("--store", &a.store))
+            .collect(),
+        Command::Contract(a) => [("--store", a.store.as_path())]
+            .into_iter()
+            .chain(opt("--rent-dir", &a.rent_dir))
+            .chain(opt("--truth", &a.truth))
+            .collect(),
+        Command::Demo(_) | Command::Simulate(_) | Command::Store(_) => Vec::new(),
     }
 }
 
@@ -81,6 +161,9 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     }
     if e.is::<Usage>() {
         return Some(USAGE);
+    }
+    if e.is::<Missing>() {
+        return Some(IO);
     }
     if let Some(e) = e.downcast_ref::<T>() {
         return Some(match e {

@@ -95,8 +95,8 @@ fn failures_exit_by_their_class() {
                 "--out",
                 p(&d.join("x.csv")),
             ],
-            3,
-            "not a store",
+            4,
+            "a store that does not exist (a missing input is I/O, issue 49)",
         ),
         (
             vec![
@@ -141,7 +141,9 @@ fn failures_exit_by_their_class() {
 fn contract_lab_refusals_exit_as_usage() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
+    // A directory that exists: the candidates are refused before it is read.
     let store = d.join("store");
+    std::fs::create_dir(&store).unwrap();
     let out = d.join("lab");
     for (cands, words) in [
         (vec!["just-a-name"], "METHODOLOGY.toml:CONTRACT.toml"),
@@ -161,6 +163,104 @@ fn contract_lab_refusals_exit_as_usage() {
         let (c, err) = code(&args);
         assert_eq!(c, Some(2), "{cands:?}: {err}");
         assert!(err.contains(words), "{cands:?}: {err}");
+    }
+}
+
+/// A file or directory that does not exist exits 4 (I/O) whichever command and flag
+/// names it, and says which flag (issue 49: `report` exited 2, `backtest --index`,
+/// `track` and `verify` 3, `backtest --rent`, `ingest`, `cost` and `contract` 4).
+#[test]
+fn a_missing_input_is_io_for_every_command_and_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let f = crate::util::repo().join("reports/demo/fixings.parquet");
+    let fixings = p(&f);
+    let rent_file = d.join("rent.csv");
+    std::fs::write(
+        &rent_file,
+        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n2025-01-01,2025-02-01,2.95,730,pay\n",
+    )
+    .unwrap();
+    let gone_path = d.join("gone");
+    let (rent, gone) = (p(&rent_file), p(&gone_path));
+    let out = p(d);
+    let cases: [(&str, Vec<&str>); 16] = [
+        (
+            "--index",
+            vec!["backtest", "--index", gone, "--rent", rent, "--out", out],
+        ),
+        (
+            "--rent",
+            vec!["backtest", "--index", fixings, "--rent", gone, "--out", out],
+        ),
+        (
+            "--events",
+            vec![
+                "backtest", "--index", fixings, "--rent", rent, "--events", gone, "--out", out,
+            ],
+        ),
+        ("--index", vec!["track", "--index", gone, "--rent", rent]),
+        ("--rent", vec!["track", "--index", fixings, "--rent", gone]),
+        (
+            "--events",
+            vec![
+                "track", "--index", fixings, "--rent", rent, "--events", gone,
+            ],
+        ),
+        ("--in", vec!["report", "--in", gone, "--out", out]),
+        (
+            "--store",
+            vec!["verify", "--store", gone, "--fixings", fixings],
+        ),
+        (
+            "--fixings",
+            vec!["verify", "--store", out, "--fixings", gone],
+        ),
+        ("--store", vec!["index", "--store", gone, "--out", out]),
+        ("--input", vec!["index", "--input", gone, "--out", out]),
+        ("FILE", vec!["ingest", "--store", out, gone]),
+        (
+            "--fx",
+            vec!["ingest", "--store", out, "--fx", gone, fixings],
+        ),
+        (
+            "--throughput",
+            vec!["cost", "--throughput", gone, "--out", out],
+        ),
+        (
+            "--store",
+            vec![
+                "contract",
+                "--store",
+                gone,
+                "--candidate",
+                "a=default:nymex-gpu1-h100",
+                "--out",
+                out,
+            ],
+        ),
+        (
+            "--truth",
+            vec![
+                "contract",
+                "--store",
+                out,
+                "--candidate",
+                "a=default:nymex-gpu1-h100",
+                "--truth",
+                gone,
+                "--out",
+                out,
+            ],
+        ),
+    ];
+    for (flag, args) in cases {
+        let (c, err) = code(&args);
+        assert_eq!(c, Some(4), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} {gone} does not exist")),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -191,8 +291,8 @@ fn report_failures_exit_by_their_class() {
                 "--out",
                 p(&d.join("r.html")),
             ],
-            2,
-            "no such directory",
+            4,
+            "no such directory (a missing input is I/O, issue 49)",
         ),
         (
             vec!["report", "--in", p(&empty), "--out", p(&d.join("r.html"))],
