@@ -22,6 +22,7 @@ mod incremental;
 mod index_cli;
 mod ingest_cli;
 mod ingest_real;
+mod integrity;
 mod intraday;
 mod methodology_vectors;
 mod migrate;

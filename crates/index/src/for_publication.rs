@@ -38,13 +38,20 @@ pub struct StoreFixing {
 /// which. `today` bounds a publication through a day past the store (a feed
 /// outage): a date to come is never published ahead of time.
 ///
+/// `valued_only`: the publication keeps only the rows with a value
+/// (`--valued-only`), as the state records for the next one.
+///
 /// Refused ([`IndexError::Data`]) when no row of the window could be fixed: no
-/// observation in the store matches the methodology's grades and the range.
+/// observation in the store matches the methodology's grades and the range; and
+/// when continuing the file would corrupt it ([`incremental::check_state`]: an
+/// edited state, another store, another methodology over part of the file, another
+/// choice of `valued_only`).
 pub fn fix_for_publication(
     store: &Store,
     req: &IndexRequest,
     out: &Path,
     today: NaiveDate,
+    valued_only: bool,
 ) -> Result<StoreFixing, IndexError> {
     let m = &req.methodology;
     let runs = store.runs()?;
@@ -59,6 +66,20 @@ pub fn fix_for_publication(
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
+    if let Ok(Some(state)) = &previous {
+        incremental::check_state(
+            state,
+            &incremental::Continuation {
+                path: &state_file,
+                published: &published,
+                store: store.root(),
+                runs: &runs,
+                methodology: m,
+                whole: req.from.is_none() && req.to.is_none() && req.grade_filters.is_empty(),
+                valued_only,
+            },
+        )?;
+    }
     let differentials_path = crate::Companions::of(out).tier_differentials();
     let state_req = Request {
         published: &published,
@@ -130,6 +151,7 @@ pub fn fix_for_publication(
         &result.levels,
         through,
         has_differentials,
+        valued_only,
     );
     Ok(StoreFixing {
         result,
