@@ -24,6 +24,7 @@ mod ingest_cli;
 mod ingest_real;
 mod integrity;
 mod intraday;
+mod messages;
 mod methodology_vectors;
 mod migrate;
 mod outside_readers;

@@ -219,12 +219,15 @@ pub fn publish(
     })?;
     fail_point("publish:staged").map_err(|e| write_err(out, e))?;
     // A signal waits for the renames: the publication is in place whole or not at
-    // all, and the message on exit says which.
+    // all, and the message on exit says which. The lock is checked before the
+    // commit, never after: once the files are in place, a signal handler removing
+    // the lock must not turn the publication into an error that says nothing was
+    // committed.
     let mut committed = rentix_store::committing();
+    lock.verify()?;
     tx.commit()?;
     *committed = Some("the publication was put in place whole");
     drop(committed);
-    lock.verify()?;
     result.recovered = recovery.completed;
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
