@@ -166,18 +166,24 @@ pub(crate) struct StoreArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum StoreCommand {
     /// Read back every run record and partition; name what cannot be read or does
-    /// not add up (exit 1), and list uncommitted leftovers and a held lock.
+    /// not add up (exit 1), and list uncommitted leftovers and a held lock. Each
+    /// partition's size, SHA-256 and rows are compared with its run record's.
     #[command(
-        after_help = "Example:\n  rentix store check --store store\n  rentix store check --store store --deep"
+        after_help = "Example:\n  rentix store check --store store\n  rentix store check --store store --quick   # sizes and footers' rows only"
     )]
     Check {
         /// Store directory.
         #[arg(long)]
         store: PathBuf,
-        /// Also recompute each partition's SHA-256 and compare it with its run
-        /// record's (reads every byte; without it, sizes and rows are compared).
-        #[arg(long)]
+        /// The default check, kept as an alias: every partition's SHA-256 is
+        /// recomputed and compared with its run record's.
+        #[arg(long, conflicts_with = "quick")]
         deep: bool,
+        /// Sizes only: each partition's size against its run record and its rows as
+        /// its footer counts them; no byte hashed, so a changed byte that keeps the
+        /// size is not found.
+        #[arg(long)]
+        quick: bool,
     },
     /// Merge the files each month has accumulated (one per run that touched it)
     /// into one file per month: same rows, same provenance, fewer files to open.

@@ -113,7 +113,8 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         );
     }
     let today = chrono::Utc::now().date_naive();
-    let run = rentix_index::fix_for_publication(&store, &cfg.request, &cfg.out, today)?;
+    let run =
+        rentix_index::fix_for_publication(&store, &cfg.request, &cfg.out, today, cfg.valued_only)?;
     publish_result(
         cfg,
         run.result,

@@ -1,14 +1,19 @@
 //! `rentix store check`, `rentix store compact` and `rentix store migrate`.
 
 use crate::cli::{StoreArgs, StoreCommand};
-use rentix_store::{check_store, check_store_deep, compact, Compaction, Store};
+use rentix_store::{check_store, check_store_quick, compact, Compaction, Store};
 
 pub(super) fn run(a: StoreArgs) -> anyhow::Result<()> {
     match a.command {
-        StoreCommand::Check { store, deep } => {
+        StoreCommand::Check {
+            store,
+            deep: _,
+            quick,
+        } => {
             let s = Store::open(&store)?;
-            let r = if deep {
-                check_store_deep(&s)
+            // `--deep` is the default check's old name.
+            let r = if quick {
+                check_store_quick(&s)
             } else {
                 check_store(&s)
             };

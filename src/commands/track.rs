@@ -23,6 +23,12 @@ pub(super) fn run(a: TrackArgs) -> anyhow::Result<()> {
         .parse()
         .map_err(|e| crate::commands::Usage(format!("--period-end: {e}")))?;
     let rent = RentSeries::from_csv_with(&a.rent, period_end, side_arg(&a.side))?;
+    if rent.periods.iter().all(|p| p.gpu_hours.get() <= 0.0) {
+        anyhow::bail!(
+            "{}: every period has 0 GPU-hours: there is no exposure to hedge, so no grade can be ranked; give the GPU-hours paid for (or earned) in each period",
+            a.rent.display()
+        );
+    }
     let events = match &a.events {
         Some(p) => read_events(p, period_end)?,
         None => Vec::new(),

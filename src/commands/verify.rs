@@ -385,7 +385,7 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
         })
         .collect();
     let rendered = fixings_table(&expected).rendered(format)?;
-    let (digest_diff, digest_name) = digest_check(&a.fixings, &published);
+    let (digest_diff, digest_name) = digest_check(&a.fixings, &published)?;
     let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
     differences.extend(compare(&file_name(&a.fixings), &published, &rendered, 2));
     let m = &req.methodology;
@@ -431,8 +431,13 @@ fn check(a: &VerifyArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The digest beside a publication against the file's cells: a difference when it
-/// differs or is missing, and the digest file's name when it was checked.
-fn digest_check(fixings: &Path, published: &TextTable) -> (Option<Difference>, String) {
+/// differs or is missing, and the digest file's name when it was checked. A digest
+/// file that is not one (a device, larger than a digest) cannot be checked: refused,
+/// read bounded, never echoed.
+fn digest_check(
+    fixings: &Path,
+    published: &TextTable,
+) -> anyhow::Result<(Option<Difference>, String)> {
     let digest = rentix_index::digest_path(fixings);
     let actual = rentix_index::canonical_sha256_text(published);
     let diff = |file: String, recorded: String| Difference {
@@ -443,14 +448,11 @@ fn digest_check(fixings: &Path, published: &TextTable) -> (Option<Difference>, S
         published: recorded,
         recomputed: actual.clone(),
     };
-    let d = match std::fs::read_to_string(&digest) {
-        Ok(text) => {
-            let recorded = text.split_whitespace().next().unwrap_or("").to_string();
-            (recorded != actual).then(|| diff(file_name(fixings), recorded))
-        }
-        Err(_) => Some(diff(file_name(&digest), "(no digest file)".into())),
+    let d = match rentix_index::read_digest(&digest)? {
+        Some(recorded) => (recorded != actual).then(|| diff(file_name(fixings), recorded)),
+        None => Some(diff(file_name(&digest), "(no digest file)".into())),
     };
-    (d, file_name(&digest))
+    Ok((d, file_name(&digest)))
 }
 
 /// The intraday methodology of `--methodology`, or the shipped one whose version
@@ -488,7 +490,7 @@ fn intraday_methodology_of(
 fn check_intraday(a: &VerifyArgs, format: TableFormat) -> anyhow::Result<Outcome> {
     use rentix_index::intraday::{intraday_table, receipts_table};
     let published = read_cells(&a.fixings)?;
-    let (digest_diff, digest_name) = digest_check(&a.fixings, &published);
+    let (digest_diff, digest_name) = digest_check(&a.fixings, &published)?;
     let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
     let m = intraday_methodology_of(a, &published)?;
     let di = published

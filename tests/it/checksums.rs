@@ -1,6 +1,7 @@
 //! Partition checksums: the run record that commits a partition holds its SHA-256,
-//! rows and size; `store check` compares sizes and rows, `store check --deep` the
-//! SHA-256, and names the file; records written before checksums still read.
+//! rows and size; every reader hashes a partition as it reads it and refuses one that
+//! disagrees with its record; `store check` compares the SHA-256 (`--quick`: sizes
+//! and rows only) and names the file; records written before checksums still read.
 
 use crate::util::{p, rentix, rentix_ok, sha256sum};
 use proptest::prelude::*;
@@ -55,10 +56,12 @@ fn value_offsets(bytes: &[u8]) -> Vec<usize> {
 }
 
 fn check(store: &Path, deep: bool) -> (Option<i32>, String, String) {
+    check_with(store, if deep { &["--deep"] } else { &[] })
+}
+
+fn check_with(store: &Path, flags: &[&str]) -> (Option<i32>, String, String) {
     let mut args = vec!["store", "check", "--store", p(store)];
-    if deep {
-        args.push("--deep");
-    }
+    args.extend_from_slice(flags);
     let o = rentix(&args);
     (
         o.status.code(),
@@ -81,28 +84,65 @@ fn the_run_record_holds_each_partitions_sha256_rows_and_size() {
     assert!(out.contains("\"checksums_verified\": 1"), "{out}");
 }
 
-/// One flipped bit in a stored price keeps the file's size and row count: the
-/// ordinary check cannot see it, `--deep` names the file.
+/// One flipped bit in a stored price keeps the file's size and row count: only
+/// `--quick` (sizes and rows) misses it; the default check (and `--deep`, its alias)
+/// names the file and both digests.
 #[test]
-fn a_flipped_bit_in_a_price_is_named_by_the_deep_check() {
+fn a_flipped_bit_in_a_price_is_named_by_the_default_check() {
     let dir = tempfile::tempdir().unwrap();
     let store = one_partition(dir.path());
     let file = store.join(PART);
-    let mut bytes = std::fs::read(&file).unwrap();
+    let recorded = sha256sum(&file);
+    flip_a_price_bit(&file);
+    let changed = sha256sum(&file);
+    let (code, _, err) = check_with(&store, &["--quick"]);
+    assert_eq!(code, Some(0), "size and rows are unchanged: {err}");
+    for flags in [&[][..], &["--deep"][..]] {
+        let (code, out, err) = check_with(&store, flags);
+        assert_eq!(code, Some(1), "{flags:?}: {err}");
+        assert!(err.contains(PART) && err.contains("SHA-256"), "{err}");
+        assert!(out.contains(&recorded) && out.contains(&changed), "{out}");
+    }
+}
+
+/// Flips one bit of the fourth stored price of `file` (its size and rows unchanged).
+fn flip_a_price_bit(file: &Path) {
+    let mut bytes = std::fs::read(file).unwrap();
     let at = value_offsets(&bytes);
     assert_eq!(at.len(), 20, "every price is stored as its 8 bytes");
     bytes[at[3] + 2] ^= 0x10;
-    std::fs::write(&file, &bytes).unwrap();
-    // The file still reads, one price changed: what a reader would fix from.
-    let rows = Store::open(&store).unwrap().read_part(PART).unwrap();
-    let prices: Vec<f64> = rows.iter().map(|o| o.obs.usd_per_gpu_hour.get()).collect();
-    assert_eq!(prices.len(), 20);
-    assert!(!prices.contains(&price(3)) && prices.contains(&price(4)));
-    let (code, _, err) = check(&store, false);
-    assert_eq!(code, Some(0), "size and rows are unchanged: {err}");
-    let (code, _, err) = check(&store, true);
-    assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains(PART) && err.contains("SHA-256"), "{err}");
+    std::fs::write(file, &bytes).unwrap();
+}
+
+/// Every read of a partition is checked against its run record's SHA-256: `index`
+/// refuses to fix from a partition with a flipped bit (exit 3, bad input data),
+/// naming the file and both digests, and publishes nothing; the library's reader
+/// refuses it too.
+#[test]
+fn a_flipped_bit_is_refused_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = one_partition(dir.path());
+    let file = store.join(PART);
+    let recorded = sha256sum(&file);
+    let pristine = std::fs::read(&file).unwrap();
+    flip_a_price_bit(&file);
+    let changed = sha256sum(&file);
+    let out_file = dir.path().join("f.csv");
+    let o = rentix(&["index", "--store", p(&store), "--out", p(&out_file)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains(PART), "{err}");
+    assert!(err.contains(&recorded) && err.contains(&changed), "{err}");
+    assert!(
+        !out_file.exists(),
+        "nothing is published from a damaged store"
+    );
+    let e = Store::open(&store).unwrap().read_part(PART).unwrap_err();
+    assert!(e.to_string().contains(&changed), "{e}");
+    // Restored, it reads again.
+    std::fs::write(&file, pristine).unwrap();
+    assert_eq!(sha256sum(&file), recorded);
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out_file)]);
 }
 
 #[test]
@@ -212,7 +252,7 @@ fn index_refuses_a_partition_whose_size_changed_since_its_commit() {
         err.contains("run-000001.parquet") && err.contains("changed after its commit"),
         "{err}"
     );
-    assert!(err.contains("store check --deep"), "{err}");
+    assert!(err.contains("store check --store"), "{err}");
     // store check still reports it (it does not stop at the first reader's refusal).
     let (code, stdout, stderr) = check(&store, false);
     assert_ne!(code, Some(0), "{stdout}{stderr}");

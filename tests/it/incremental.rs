@@ -359,9 +359,10 @@ fn small_store(dir: &Path, name: &str, days: &[&str], price: &str) -> std::path:
 }
 
 /// What a state holds must be what the store holds, not just the same run ids: a
-/// store rebuilt with other prices (its first run is `run-000001` again), a
-/// publication of another file beside the same state (`F.parquet` beside `F.csv`),
-/// and a tier-differentials file deleted since are each read whole, saying why.
+/// store rebuilt with other prices (its first run is `run-000001` again) is another
+/// store, and continuing the file from it is refused (tests/it/integrity.rs); a
+/// publication of another file of the same stem (`F.parquet` beside `F.csv`) has a
+/// state of its own, and a first publication of it reads the whole store.
 #[test]
 fn a_state_that_no_longer_describes_the_store_or_the_file_is_not_used() {
     let tmp = tempfile::tempdir().unwrap();
@@ -380,7 +381,7 @@ fn a_state_that_no_longer_describes_the_store_or_the_file_is_not_used() {
         "2025-03-05",
     ]);
     let next = |store: &Path, out: &Path| {
-        rentix_ok(&[
+        rentix(&[
             "index",
             "--store",
             p(store),
@@ -392,16 +393,27 @@ fn a_state_that_no_longer_describes_the_store_or_the_file_is_not_used() {
             "2025-03-06",
         ])
     };
-    // Rebuilt with other prices under the same run id.
+    // Rebuilt with other prices under the same run id: refused, naming the run.
     std::fs::remove_dir_all(&store).unwrap();
     let store = small_store(dir, "store", &days, "3.5");
-    let msg = next(&store, &out);
-    assert!(msg.contains("read: the whole store (run-000001"), "{msg}");
+    let o = next(&store, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("run-000001") && err.contains("another store"),
+        "{err}"
+    );
 
-    // Another publication beside the same state file.
+    // Another publication beside it: a state of its own, none yet.
     let parquet = dir.join("pub/f.parquet");
-    let msg = next(&store, &parquet);
-    assert!(msg.contains("another publication"), "{msg}");
+    let o = next(&store, &parquet);
+    let msg = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        msg.contains("no state file beside the published file"),
+        "{msg}"
+    );
+    assert!(dir.join("pub/f.parquet_state.json").exists());
 }
 
 /// The tier differentials before the day the chains continue from come from the

@@ -194,8 +194,11 @@ fn rewrite_parts(store: &Path, edit: &dyn Fn(&mut Table, &[StoredObservation])) 
             .iter()
             .map(|v| v.as_str().unwrap().to_string())
             .collect();
-        for rel in parts {
-            let mut rows = s.read_part(&rel).unwrap();
+        // Every partition read before any is rewritten: a read lists the store,
+        // which refuses a file whose size is no longer its record's.
+        let read: Vec<Vec<StoredObservation>> =
+            parts.iter().map(|rel| s.read_part(rel).unwrap()).collect();
+        for (rel, mut rows) in parts.into_iter().zip(read) {
             let kept = rows.clone();
             let mut t = to_table(&mut rows);
             edit(&mut t, &kept);

@@ -34,7 +34,10 @@ pub use gpu::{GpuCatalog, GpuModel, GpuSpec};
 pub use grade::{Grade, GradePattern};
 pub use hex::hex;
 pub use kind::ObservationKind;
-pub use limits::{check_file, read_text, MAX_CONFIG_BYTES, MAX_FIXINGS_BYTES, MAX_TABLE_BYTES};
+pub use limits::{
+    check_file, read_text, MAX_CONFIG_BYTES, MAX_DIGEST_BYTES, MAX_FIXINGS_BYTES, MAX_STATE_BYTES,
+    MAX_TABLE_BYTES,
+};
 pub use observation::{Observation, CANONICAL_COLUMNS, REQUIRED_COLUMNS, THROUGHPUT_COLUMNS};
 pub use price::{GpuHours, UsdPerGpuHour};
 pub use rating::{Rating, RatingTable};

@@ -11,6 +11,11 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 pub const MAX_TABLE_BYTES: u64 = 256 << 20;
 /// Fixings files and restatement logs.
 pub const MAX_FIXINGS_BYTES: u64 = 8 << 30;
+/// A `.sha256` sidecar: one digest and a file name, in `sha256sum`'s layout.
+pub const MAX_DIGEST_BYTES: u64 = 64 << 10;
+/// The incremental state beside a publication (`<stem>_state.json`): composite
+/// levels by day, some 40 bytes each.
+pub const MAX_STATE_BYTES: u64 = 256 << 20;
 
 /// Checks that `path` is a regular file of at most `limit` bytes; returns its size.
 pub fn check_file(path: &Path, limit: u64) -> std::io::Result<u64> {

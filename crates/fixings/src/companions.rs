@@ -3,9 +3,17 @@
 //! For fixings `<dir>/<stem>.<ext>` (`ext` `csv` or `parquet`):
 //! `<stem>_forward.<ext>` (forward curves), `<stem>_tier_spreads.<ext>`,
 //! `<stem>_tier_differentials.<ext>`, `<stem>_receipts.<ext>` (intraday votes),
-//! `<stem>_quarantine.csv` (a one-shot run's refused rows), `<stem>_restatements.csv`,
-//! `<stem>_state.json` (the incremental state), `<stem>.v<k>.<ext>` (a restated
-//! file's earlier versions) and `<file>.sha256` (the digest of any of them).
+//! `<stem>_quarantine.csv` (a one-shot run's refused rows), the restatement log and
+//! the incremental state, `<stem>.v<k>.<ext>` (a restated file's earlier versions)
+//! and `<file>.sha256` (the digest of any of them, the restatement log's too).
+//!
+//! The restatement log and the state belong to one file, not to its stem: those of
+//! CSV fixings keep the names they always had (`<stem>_restatements.csv`,
+//! `<stem>_state.json`), those of another format carry it
+//! (`<stem>.parquet_restatements.csv`, `<stem>.parquet_state.json`), so that
+//! `a.csv` and `a.parquet` published side by side never share them. A Parquet
+//! publication made before keeps reading and writing the stem's names while no
+//! `<stem>.csv` stands beside it.
 
 use std::path::{Path, PathBuf};
 
@@ -64,14 +72,34 @@ impl Companions {
         self.named("_quarantine", "csv")
     }
 
-    /// `<stem>_restatements.csv`: the restatement log.
+    /// The restatement log: `<stem>_restatements.csv` beside CSV fixings,
+    /// `<stem>.<ext>_restatements.csv` beside another format (see the module).
     pub fn restatements(&self) -> PathBuf {
-        self.named("_restatements", "csv")
+        self.own("_restatements", "csv")
     }
 
-    /// `<stem>_state.json`: the state an incremental run continues from.
+    /// The state an incremental run continues from: `<stem>_state.json` beside CSV
+    /// fixings, `<stem>.<ext>_state.json` beside another format (see the module).
     pub fn state(&self) -> PathBuf {
-        self.named("_state", "json")
+        self.own("_state", "json")
+    }
+
+    /// A file that belongs to these fixings alone: `<stem><suffix>.<ext>` for CSV
+    /// fixings, `<stem>.<fixings ext><suffix>.<ext>` for another format, or the
+    /// stem's name still, for a publication made before per-format names, when it
+    /// exists, the per-format one does not and no `<stem>.csv` claims it.
+    fn own(&self, suffix: &str, ext: &str) -> PathBuf {
+        let stems = self.named(suffix, ext);
+        if self.ext == "csv" {
+            return stems;
+        }
+        let own = self
+            .fixings
+            .with_file_name(format!("{}.{}{suffix}.{ext}", self.stem, self.ext));
+        if !own.exists() && stems.exists() && !self.named("", "csv").exists() {
+            return stems;
+        }
+        own
     }
 
     /// Version `k` of a restated file, kept beside it.
@@ -103,8 +131,14 @@ mod tests {
         );
         assert_eq!(c.receipts(), Path::new("out/fix_receipts.parquet"));
         assert_eq!(c.quarantine(), Path::new("out/fix_quarantine.csv"));
-        assert_eq!(c.restatements(), Path::new("out/fix_restatements.csv"));
-        assert_eq!(c.state(), Path::new("out/fix_state.json"));
+        assert_eq!(
+            c.restatements(),
+            Path::new("out/fix.parquet_restatements.csv")
+        );
+        assert_eq!(c.state(), Path::new("out/fix.parquet_state.json"));
+        let csv = Companions::of(Path::new("out/fix.csv"));
+        assert_eq!(csv.restatements(), Path::new("out/fix_restatements.csv"));
+        assert_eq!(csv.state(), Path::new("out/fix_state.json"));
         assert_eq!(c.version(2), Path::new("out/fix.v2.parquet"));
         assert!(c.is_version("fix.v2.parquet") && c.is_version("fix.v13.parquet"));
         assert!(!c.is_version("fix.v.parquet") && !c.is_version("fix.v2.csv"));
@@ -113,5 +147,21 @@ mod tests {
             Companions::of(Path::new("f")).forward(),
             Path::new("f_forward.csv")
         );
+    }
+
+    /// A Parquet publication made before per-format names keeps its stem's log and
+    /// state while no CSV file of the stem stands beside it.
+    #[test]
+    fn a_parquet_publication_made_before_keeps_its_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Companions::of(&dir.path().join("a.parquet"));
+        std::fs::write(dir.path().join("a_state.json"), "{}").unwrap();
+        assert_eq!(c.state(), dir.path().join("a_state.json"));
+        assert_eq!(
+            c.restatements(),
+            dir.path().join("a.parquet_restatements.csv")
+        );
+        std::fs::write(dir.path().join("a.csv"), "").unwrap();
+        assert_eq!(c.state(), dir.path().join("a.parquet_state.json"));
     }
 }

@@ -240,6 +240,26 @@ pub fn canonical_sha256_text(t: &rentix_table::TextTable) -> String {
     rentix_core::hex(&Sha256::digest(w.get_ref()))
 }
 
+/// The digest recorded in the `.sha256` sidecar `digest` (its first word), read
+/// bounded: `None` when there is no such file; refused, naming the file, when it is
+/// not a regular file of at most [`rentix_core::MAX_DIGEST_BYTES`] (a sidecar
+/// grown to 200 MB or linked to `/dev/zero` is neither read whole nor echoed).
+pub fn read_digest(digest: &Path) -> Result<Option<String>, FixingsError> {
+    let bad = |detail: String| FixingsError::Input {
+        path: digest.to_path_buf(),
+        detail,
+    };
+    let text = match rentix_core::read_text(digest, rentix_core::MAX_DIGEST_BYTES) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(bad(format!("not a digest file: {e}"))),
+    };
+    // A first word that is no digest is returned (at most 80 characters of it, for
+    // a message): it matches no file's digest.
+    let word = text.split_whitespace().next().unwrap_or_default();
+    Ok(Some(word.chars().take(80).collect()))
+}
+
 /// `<file>.sha256` beside a publication: [`canonical_sha256`] of its cells and the
 /// file's name, in `sha256sum`'s layout.
 pub fn digest_path(out: &Path) -> std::path::PathBuf {

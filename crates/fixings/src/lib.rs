@@ -21,11 +21,13 @@ pub use companions::Companions;
 pub use error::FixingsError;
 pub use file::{
     canonical_sha256, canonical_sha256_text, digest_line, digest_path, fixings_table, read_cells,
-    read_fixings, read_fixings_part, records, sufficient_cell, Records, FIXING_COLUMNS,
+    read_digest, read_fixings, read_fixings_part, records, sufficient_cell, Records,
+    FIXING_COLUMNS,
 };
 pub use fixing::{Fixing, FixingLevel, IndexUnit};
 pub use flag::Flag;
 pub use index_id::{IndexId, COMPOSITE_METHODS};
 pub use vintage::{
-    first_published, read_restatements, restatements_path, Restatement, RESTATEMENT_COLUMNS,
+    check_log, first_published, read_restatements, restatements_path, Restatement,
+    RESTATEMENT_COLUMNS,
 };

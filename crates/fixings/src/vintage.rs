@@ -45,8 +45,40 @@ pub fn restatements_path(fixings: &Path) -> PathBuf {
     Companions::of(fixings).restatements()
 }
 
-/// Reads a restatement log, typed; every row must parse.
+/// Checks the restatement log at `path` against its digest (`<log>.sha256`, which
+/// a publication writes with it): a log edited since (one `old_value` changed would
+/// move a settlement) is refused, naming both digests. A log without a digest (a
+/// publication before logs had one) is read as it stands and gets one at its next
+/// restatement; no log at all is no error.
+pub fn check_log(path: &Path) -> Result<(), FixingsError> {
+    use sha2::{Digest, Sha256};
+    let digest = crate::file::digest_path(path);
+    let Some(recorded) = crate::file::read_digest(&digest)? else {
+        return Ok(());
+    };
+    let input = |detail: String| FixingsError::Input {
+        path: path.to_path_buf(),
+        detail,
+    };
+    rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
+        .map_err(|e| input(e.to_string()))?;
+    let mut f = std::fs::File::open(path).map_err(|e| input(e.to_string()))?;
+    let mut sha = Sha256::new();
+    std::io::copy(&mut f, &mut sha).map_err(|e| input(e.to_string()))?;
+    let actual = rentix_core::hex(&sha.finalize());
+    if actual != recorded {
+        let name = digest.file_name().unwrap_or_default().to_string_lossy();
+        return Err(input(format!(
+            "does not match its digest {name} (SHA-256 {actual}, recorded {recorded}): the restatement log was edited since it was published, and first-published values and settlements would move; restore it from the publication"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a restatement log, typed; every row must parse. The log is checked against
+/// its digest first ([`check_log`]).
 pub fn read_restatements(path: &Path) -> Result<Vec<Restatement>, FixingsError> {
+    check_log(path)?;
     let bad = |row: usize, detail: String| FixingsError::Fixings {
         path: path.to_path_buf(),
         row,

@@ -63,8 +63,7 @@ pub(crate) fn fixings_reading(out: &Path, from: Option<NaiveDate>) -> Result<Rea
         .map_err(|e| input(e.to_string()))?;
     let mut bytes = std::fs::read(out).map_err(|e| input(e.to_string()))?;
     let digest = digest_path(out);
-    let recorded = std::fs::read_to_string(&digest).unwrap_or_default();
-    let recorded = recorded.split_whitespace().next().unwrap_or_default();
+    let recorded = rentix_fixings::read_digest(&digest)?.unwrap_or_default();
     // A CSV file as written is its canonical text (`canonical_sha256` writes the
     // cells back with the same writer), so its bytes' digest is the published one.
     if rentix_store::hex(&Sha256::digest(&bytes)) != recorded {

@@ -38,13 +38,20 @@ pub struct StoreFixing {
 /// which. `today` bounds a publication through a day past the store (a feed
 /// outage): a date to come is never published ahead of time.
 ///
+/// `valued_only`: the publication keeps only the rows with a value
+/// (`--valued-only`), as the state records for the next one.
+///
 /// Refused ([`IndexError::Data`]) when no row of the window could be fixed: no
-/// observation in the store matches the methodology's grades and the range.
+/// observation in the store matches the methodology's grades and the range; and
+/// when continuing the file would corrupt it ([`incremental::check_state`]: an
+/// edited state, another store, another methodology over part of the file, another
+/// choice of `valued_only`).
 pub fn fix_for_publication(
     store: &Store,
     req: &IndexRequest,
     out: &Path,
     today: NaiveDate,
+    valued_only: bool,
 ) -> Result<StoreFixing, IndexError> {
     let m = &req.methodology;
     let runs = store.runs()?;
@@ -53,12 +60,7 @@ pub fn fix_for_publication(
         .iter()
         .map(|g| g.as_str().to_string())
         .collect();
-    let state_file = incremental::state_path(out);
-    let previous = incremental::read_state(&state_file);
-    let published = out
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let (state_file, published, previous) = previous_state(store, req, &runs, out, valued_only)?;
     let differentials_path = crate::Companions::of(out).tier_differentials();
     let state_req = Request {
         published: &published,
@@ -130,6 +132,7 @@ pub fn fix_for_publication(
         &result.levels,
         through,
         has_differentials,
+        valued_only,
     );
     Ok(StoreFixing {
         result,
@@ -138,6 +141,42 @@ pub fn fix_for_publication(
         state: (state_file, incremental::state_json(&state)),
     })
 }
+
+/// The state beside `out` (its path), the published file's name, and the state as
+/// read; refused when continuing `out` from it would corrupt it
+/// ([`incremental::check_state`]).
+fn previous_state(
+    store: &Store,
+    req: &IndexRequest,
+    runs: &[rentix_store::IngestSummary],
+    out: &Path,
+    valued_only: bool,
+) -> Result<(PathBuf, String, PreviousState), IndexError> {
+    let state_file = incremental::state_path(out);
+    let previous = incremental::read_state(&state_file);
+    let published = out
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if let Ok(Some(state)) = &previous {
+        incremental::check_state(
+            state,
+            &incremental::Continuation {
+                path: &state_file,
+                published: &published,
+                store: store.root(),
+                runs,
+                methodology: &req.methodology,
+                whole: req.from.is_none() && req.to.is_none() && req.grade_filters.is_empty(),
+                valued_only,
+            },
+        )?;
+    }
+    Ok((state_file, published, previous))
+}
+
+/// A state file as read: none, a state, or why it cannot be used.
+type PreviousState = Result<Option<incremental::State>, incremental::UnusableState>;
 
 /// Reads the store as `decision` says; a run committed while it was read (its rows
 /// may be in the fixings but not in the seeds or the state) has it read again,

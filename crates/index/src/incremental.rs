@@ -27,8 +27,9 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The version of the state file's layout.
-pub const STATE_FORMAT: u32 = 2;
+/// The version of the state file's layout (3: the state's own digest, the
+/// methodology's version and `--valued-only`).
+pub const STATE_FORMAT: u32 = 3;
 
 /// Calendar days a change column looks back (`change_30d`).
 const LONGEST_CHANGE_DAYS: u64 = 30;
@@ -64,6 +65,101 @@ pub struct State {
     pub tier_differentials: bool,
     /// Each chained or hedonic composite's unrounded level on each of its rows.
     pub levels: BTreeMap<String, BTreeMap<NaiveDate, f64>>,
+    /// The methodology's version, as the published rows name it.
+    #[serde(default)]
+    pub methodology_version: String,
+    /// Whether the publication holds only the rows with a value (`--valued-only`).
+    #[serde(default)]
+    pub valued_only: bool,
+    /// SHA-256 of the state's content with this field empty ([`content_sha256`]):
+    /// a state edited since it was written (its levels doubled) is refused.
+    #[serde(default)]
+    pub sha256: String,
+}
+
+/// SHA-256 of `state`'s content, its own `sha256` left empty (its compact JSON).
+pub fn content_sha256(state: &State) -> String {
+    let mut s = state.clone();
+    s.sha256.clear();
+    let json = serde_json::to_string(&s).unwrap_or_default();
+    rentix_core::hex(&Sha256::digest(json.as_bytes()))
+}
+
+/// What a publication into a file asks of the state the file's last publication
+/// left: that it is the state as written, of this store, this methodology and
+/// this choice of rows ([`check_state`]).
+pub struct Continuation<'a> {
+    /// The state file (for messages).
+    pub path: &'a Path,
+    /// The published file's name.
+    pub published: &'a str,
+    /// The store (for messages) and its run records now.
+    pub store: &'a Path,
+    /// The store's run records now.
+    pub runs: &'a [IngestSummary],
+    /// The methodology of this publication.
+    pub methodology: &'a Methodology,
+    /// Whether this publication covers every row of the file (no `--from`, `--to`
+    /// or `--grade`): a new methodology may then replace the old one whole.
+    pub whole: bool,
+    /// `--valued-only`.
+    pub valued_only: bool,
+}
+
+/// Refuses to continue a publication from `state` when that would corrupt it: a
+/// state edited since it was written (its digest), a file published from another
+/// store (a run it read is gone or changed), another methodology over part of the
+/// file (two methodologies in one file), another choice of `--valued-only`. A
+/// state of another layout or of another file is not this publication's: it is
+/// left to [`plan`] (which then reads the whole store).
+pub fn check_state(state: &State, c: &Continuation<'_>) -> Result<(), crate::IndexError> {
+    if state.format != STATE_FORMAT || state.published != c.published {
+        return Ok(());
+    }
+    let path = c.path.display();
+    if state.sha256 != content_sha256(state) {
+        return Err(crate::IndexError::Input {
+            path: c.path.to_path_buf(),
+            detail: format!(
+                "does not match its own digest (recorded {}, its content hashes to {}): the state was edited since it was written, and composites continued from it would be wrong; nothing was published. Restore it, or remove it to read the whole store",
+                state.sha256,
+                content_sha256(state)
+            ),
+        });
+    }
+    let now: BTreeSet<String> = c.runs.iter().map(run_digest).collect();
+    if let Some(gone) = state.runs.iter().find(|r| !now.contains(r.as_str())) {
+        return Err(crate::IndexError::Data(format!(
+            "{} was published from another store: {} that its state {path} records is no longer in {} as it was (a store rebuilt, replaced or edited); nothing was published. Publish into a new file, or remove {path} to republish this file from this store (every changed row restated)",
+            c.published,
+            gone.split(':').next().unwrap_or(gone),
+            c.store.display()
+        )));
+    }
+    if state.valued_only != c.valued_only {
+        let (was, now) = if state.valued_only {
+            ("with", "without")
+        } else {
+            ("without", "with")
+        };
+        return Err(crate::IndexError::Config(format!(
+            "{} was published {was} --valued-only and this run is {now} it: the file would mix the two; nothing was published. Run as the file was published, or publish into a new file",
+            c.published
+        )));
+    }
+    if state.methodology_sha256 != fingerprint(c.methodology) && !c.whole {
+        return Err(crate::IndexError::Config(format!(
+            "{} was published under methodology {} and this run's is {} (another methodology, or the same version changed; {path}): publishing part of the file would mix the two; nothing was published. Publish every date (no --from, --to or --grade: every row is restated) or into a new file",
+            c.published,
+            if state.methodology_version.is_empty() {
+                "(unnamed)"
+            } else {
+                &state.methodology_version
+            },
+            c.methodology.version
+        )));
+    }
+    Ok(())
 }
 
 /// A run record as the state knows it: `run-id:` and the SHA-256 of its partitions,
@@ -98,7 +194,7 @@ pub fn fingerprint(m: &Methodology) -> String {
 /// Reads a state file; `None` when there is none, an explanation when it cannot be
 /// used (it is then ignored and the whole store read).
 pub fn read_state(path: &Path) -> Result<Option<State>, UnusableState> {
-    match std::fs::read_to_string(path) {
+    match rentix_core::read_text(path, rentix_core::MAX_STATE_BYTES) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| UnusableState::Unreadable {
@@ -325,6 +421,7 @@ pub fn next_state(
     computed: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
     through: NaiveDate,
     tier_differentials: bool,
+    valued_only: bool,
 ) -> State {
     let mut levels: BTreeMap<String, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
     for (name, new) in computed {
@@ -344,7 +441,7 @@ pub fn next_state(
         );
         levels.insert(name.clone(), v);
     }
-    State {
+    let mut state = State {
         format: STATE_FORMAT,
         rentix: env!("CARGO_PKG_VERSION").to_string(),
         methodology_sha256: fingerprint(req.methodology),
@@ -354,7 +451,12 @@ pub fn next_state(
         through,
         tier_differentials,
         levels,
-    }
+        methodology_version: req.methodology.version.clone(),
+        valued_only,
+        sha256: String::new(),
+    };
+    state.sha256 = content_sha256(&state);
+    state
 }
 
 /// The state as its file holds it.

@@ -134,6 +134,9 @@ pub fn publish(
     let journal = journal_path(out);
     // Roll an interrupted commit forward before reading the file it replaced.
     let mut recovery = rentix_table::recover(&journal, |_| false)?;
+    let log = restatements_path(out);
+    // A log edited since it was published is not appended to (nor trusted).
+    rentix_fixings::check_log(&log)?;
     let Published {
         kept,
         prefixes,
@@ -141,12 +144,13 @@ pub fn publish(
         old,
     } = read_published(out, &window, &per_date)?;
     let mut result = plan(out, rows, window, old)?;
+    one_methodology(out, &result.rows)?;
     result.kept_rows = kept.as_ref().map_or(0, |k| k.rows);
     result.warning = warning;
     let extra: Vec<(PathBuf, Table)> = per_date(&result.rows).into_iter().chain(tables).collect();
-    let log = restatements_path(out);
     let digest = rentix_fixings::digest_path(out);
-    let owned: BTreeSet<String> = [out, log.as_path(), digest.as_path()]
+    let log_digest = rentix_fixings::digest_path(&log);
+    let owned: BTreeSet<String> = [out, log.as_path(), digest.as_path(), &log_digest]
         .into_iter()
         .chain(extra.iter().map(|(p, _)| p.as_path()))
         .chain(raw.iter().map(|(p, _)| p.as_path()))
@@ -169,7 +173,10 @@ pub fn publish(
             Table::new()
         };
         append_log(&mut t, &result.restatements);
-        t.stage(&mut tx, &log)?;
+        // The log and its digest, which every reader of the log checks.
+        let hex = stage_bytes(&mut tx, &log, &[&t.csv_header()?, &t.csv_rows()?])?;
+        let line = rentix_fixings::digest_line(&log, &hex);
+        stage_bytes(&mut tx, &log_digest, &[line.as_bytes()])?;
         fail_point("publish:log_staged").map_err(|e| write_err(&log, e))?;
     }
     for (i, (p, t)) in extra.iter().enumerate() {
@@ -212,16 +219,39 @@ pub fn publish(
     })?;
     fail_point("publish:staged").map_err(|e| write_err(out, e))?;
     // A signal waits for the renames: the publication is in place whole or not at
-    // all, and the message on exit says which.
+    // all, and the message on exit says which. The lock is checked before the
+    // commit, never after: once the files are in place, a signal handler removing
+    // the lock must not turn the publication into an error that says nothing was
+    // committed.
     let mut committed = rentix_store::committing();
+    lock.verify()?;
     tx.commit()?;
     *committed = Some("the publication was put in place whole");
     drop(committed);
-    lock.verify()?;
     result.recovered = recovery.completed;
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
     Ok(result)
+}
+
+/// Refuses a publication whose file would hold rows of more than one methodology
+/// version (a window published under another methodology than the rows kept
+/// around it), naming them: a file is one methodology's, and a new methodology is
+/// published whole (every row restated) or into a new file.
+fn one_methodology(out: &Path, rows: &[Fixing]) -> Result<(), IndexError> {
+    let versions: BTreeSet<&str> = rows
+        .iter()
+        .map(|f| f.methodology_version.as_str())
+        .collect();
+    if versions.len() < 2 {
+        return Ok(());
+    }
+    let named: Vec<&str> = versions.into_iter().collect();
+    Err(IndexError::Config(format!(
+        "{}: this publication would mix methodologies {} in one file; nothing was published. Publish the new methodology over every date (no --from, --to or --grade: every row is restated) or into a new file",
+        out.display(),
+        named.join(" and ")
+    )))
 }
 
 /// The published file as a publication reads it.

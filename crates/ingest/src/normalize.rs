@@ -111,18 +111,31 @@ fn required<'a>(v: &'a Option<Cow<'_, str>>, field: &str) -> Checked<&'a str> {
 
 /// Parses RFC 3339 with an offset, `YYYY-MM-DD HH:MM:SS` with an offset, or a bare
 /// date (taken as 00:00 UTC). A timestamp without an offset is refused: guessing a
-/// time zone would move fixing dates silently.
+/// time zone would move fixing dates silently. A leap second (`23:59:60Z`) is kept
+/// on the UTC day it ends ([`within_its_day`]).
 pub(crate) fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-        return Some(t.with_timezone(&Utc));
+        return Some(within_its_day(t.with_timezone(&Utc)));
     }
     if let Ok(t) = DateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%:z") {
-        return Some(t.with_timezone(&Utc));
+        return Some(within_its_day(t.with_timezone(&Utc)));
     }
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Some(NaiveDateTime::from(d).and_utc());
     }
     None
+}
+
+/// A leap second (`23:59:60.x`, which chrono holds as 23:59:59 with a nanosecond
+/// count of a second or more) as the last microsecond of its UTC day: stored as
+/// microseconds since the epoch it would otherwise read back as 00:00:00 of the next
+/// day and be fixed there.
+fn within_its_day(t: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::Timelike;
+    if t.nanosecond() < 1_000_000_000 {
+        return t;
+    }
+    t.with_nanosecond(999_999_000).unwrap_or(t)
 }
 
 fn parse_f64(s: &str) -> Option<f64> {

@@ -12,7 +12,7 @@
 
 use crate::commit::partition_order;
 use crate::error::{Result, StoreError};
-use crate::partition::{partition_path, Span};
+use crate::partition::{partition_path, PartFile, Span};
 use crate::schema::{to_table, StoredObservation};
 use crate::store::Store;
 use crate::summary::IngestSummary;
@@ -74,7 +74,7 @@ pub fn compact(store_dir: &Path, which: Compaction, batch_rows: usize) -> Result
             Compaction::MinFiles(n) => files.len() >= n.max(2),
             Compaction::Migrate => files.iter().any(|f| matches!(f.span, Span::Date(_))),
         })
-        .map(|(m, files)| (m, files.into_iter().map(|f| f.rel.clone()).collect()))
+        .map(|(m, files)| (m, files.into_iter().cloned().collect()))
         .collect();
     let mut out = CompactSummary {
         files_before,
@@ -141,7 +141,12 @@ fn stage_months(
         let moved: Vec<Moved> = if rows > batch_rows {
             // One month alone, too busy to hold: merged a slice of each file at a time.
             let (month, files) = &chunk[0];
-            let paths: Vec<_> = files.iter().map(|f| store.root().join(f)).collect();
+            // Each file's bytes checked against its record before its slices are read
+            // (under the lock: no run changes them meanwhile).
+            for f in files {
+                crate::checked::check_file(&store.root().join(&f.rel), f.committed())?;
+            }
+            let paths: Vec<_> = files.iter().map(|f| store.root().join(&f.rel)).collect();
             let slice = (batch_rows / paths.len().max(1)).max(1);
             let to = staged.join(partition_path(*month, run_id));
             vec![crate::merge::merge_stored(&paths, &to, slice)?]
@@ -162,7 +167,7 @@ fn stage_months(
             if let Some((a, b)) = m.dates {
                 dates = Some(dates.map_or((a, b), |(f, l)| (f.min(a), l.max(b))));
             }
-            summary.replaces.extend(files.iter().cloned());
+            summary.replaces.extend(files.iter().map(|f| f.rel.clone()));
             summary.compacted_rows += m.rows;
         }
     }
@@ -180,7 +185,7 @@ pub(crate) struct Moved {
 }
 
 /// A month due for compaction (its first day) and its files.
-type Due = (NaiveDate, Vec<String>);
+type Due = (NaiveDate, Vec<PartFile>);
 
 /// `due` cut into runs of consecutive months holding at most `batch_rows` rows
 /// together (as their files' footers count them), or one month each if larger; with
@@ -195,7 +200,7 @@ fn chunks_by_rows<'d>(
         .map(|(_, files)| {
             files
                 .iter()
-                .map(|f| rentix_table::Table::parquet_rows(&store_dir.join(f)))
+                .map(|f| rentix_table::Table::parquet_rows(&store_dir.join(&f.rel)))
                 .sum::<std::result::Result<usize, _>>()
         })
         .collect::<std::result::Result<_, _>>()?;
@@ -218,10 +223,10 @@ fn chunks_by_rows<'d>(
 /// order. Refuses a month whose files share a dedupe key (the key includes the
 /// fixing date): an ingest never writes one, so the store would need repair, not
 /// compaction.
-fn compact_month(store: &Store, month: NaiveDate, files: &[String], to: &Path) -> Result<Moved> {
+fn compact_month(store: &Store, month: NaiveDate, files: &[PartFile], to: &Path) -> Result<Moved> {
     let mut rows: Vec<StoredObservation> = Vec::new();
     for f in files {
-        rows.extend(store.read_part(f)?);
+        rows.extend(store.read_file(f, crate::schema::Projection::All)?);
     }
     rows.par_sort_unstable_by(partition_order);
     let mut keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();

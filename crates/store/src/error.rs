@@ -32,6 +32,20 @@ pub enum StoreError {
         /// What was wrong.
         detail: String,
     },
+    /// A partition whose bytes are not those its run record committed (a flipped
+    /// bit, an edit, another file copied over it): refused before any of it is
+    /// decoded. Bad input data (exit 3), like every store that cannot be used.
+    #[error("{path}: its SHA-256 is {actual}, but {run_id} committed it as {recorded}: the file changed after its commit and nothing is read from it; `rentix store check` lists every damaged file")]
+    Integrity {
+        /// The partition file.
+        path: PathBuf,
+        /// The run whose record committed it.
+        run_id: String,
+        /// The SHA-256 its record holds.
+        recorded: String,
+        /// The SHA-256 of the bytes read.
+        actual: String,
+    },
     /// A table (CSV or Parquet) could not be read or written.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),

@@ -12,6 +12,7 @@
 //! hands them to [`commit`].
 
 mod check;
+mod checked;
 pub mod commit;
 mod compact;
 mod error;
@@ -28,7 +29,7 @@ mod summary;
 #[cfg(test)]
 mod test_rows;
 
-pub use check::{check_store, check_store_deep, StoreReport};
+pub use check::{check_store, check_store_deep, check_store_quick, StoreReport};
 pub use compact::{compact, CompactSummary, Compaction};
 pub use error::{Result, StoreError};
 pub use fixing_part::FixingPart;

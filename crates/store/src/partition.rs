@@ -118,6 +118,24 @@ pub struct PartFile {
     /// Its rows, as its run record committed them (`None`: a record written
     /// before checksums).
     pub rows: Option<u64>,
+    /// The run whose record names it.
+    pub run_id: String,
+    /// Its SHA-256 and size in bytes as committed (`None`: a record written before
+    /// checksums): every read of the file is checked against them.
+    pub committed: Option<(String, u64)>,
+}
+
+impl PartFile {
+    /// What its run record committed, for [`crate::checked::read_checked`].
+    pub(crate) fn committed(&self) -> Option<crate::checked::Committed<'_>> {
+        self.committed
+            .as_ref()
+            .map(|(sha256, bytes)| crate::checked::Committed {
+                run_id: &self.run_id,
+                sha256,
+                bytes: *bytes,
+            })
+    }
 }
 
 /// The committed partition files of a store, in the order of their spans (then

@@ -191,11 +191,12 @@ impl Store {
                 if let Some(sum) = sum {
                     self.check_size(&part, sum.bytes, &run.run_id)?;
                 }
-                let rows = sum.map(|s| s.rows);
                 out.push(PartFile {
                     span,
                     rel: part,
-                    rows,
+                    rows: sum.map(|s| s.rows),
+                    run_id: run.run_id.clone(),
+                    committed: sum.map(|s| (s.sha256.clone(), s.bytes)),
                 });
             }
         }
@@ -208,17 +209,18 @@ impl Store {
         Ok(fixing_dates_of(&self.runs()?))
     }
 
-    /// The cheap part of a partition's checksum, checked by every reader: its size
-    /// as committed. A file truncated, appended to or replaced since is refused,
-    /// naming it (`store check --deep` compares every byte's hash). A file that is
-    /// gone is left to the reader (a compaction may have replaced it meanwhile).
+    /// The cheap part of a partition's checksum, checked when the store is listed:
+    /// its size as committed. A file truncated, appended to or replaced since is
+    /// refused, naming it, before any is read (each read then compares every byte's
+    /// hash: [`crate::checked`]). A file that is gone is left to the reader (a
+    /// compaction may have replaced it meanwhile).
     fn check_size(&self, part: &str, committed: u64, run_id: &str) -> Result<()> {
         let path = self.root.join(part);
         match fs::metadata(&path) {
             Ok(meta) if meta.len() != committed => Err(StoreError::Store {
                 path,
                 detail: format!(
-                    "is {} bytes, but {run_id} committed it at {committed}: the file was changed after its commit; `rentix store check --deep --store {}` lists every damaged file",
+                    "is {} bytes, but {run_id} committed it at {committed}: the file was changed after its commit; `rentix store check --store {}` lists every damaged file",
                     meta.len(),
                     self.root.display()
                 ),
@@ -289,11 +291,14 @@ impl Store {
         // `index`'s peak memory.
         let mut rows = 0;
         for f in &files {
-            rows += Table::parquet_rows(&self.root.join(&f.rel))?;
+            rows += match f.rows {
+                Some(n) => usize::try_from(n).unwrap_or(0),
+                None => Table::parquet_rows(&self.root.join(&f.rel))?,
+            };
         }
         let mut out = Vec::with_capacity(rows);
         for f in files {
-            let part = self.read_part_projected(&f.rel, projection)?;
+            let part = self.read_file(f, projection)?;
             if f.span.within(from, to) {
                 out.extend(part);
             } else {
@@ -339,10 +344,13 @@ impl Store {
             to,
             |f| {
                 let path = self.root.join(&f.rel);
-                let t = Table::read_parquet_coded(
+                let bytes = crate::checked::read_checked(&path, f.committed())?;
+                let t = Table::read_parquet_bytes(
+                    &bytes,
                     &path,
                     Projection::Fixing.columns(),
                     &CODED_FIXING_COLUMNS,
+                    None,
                 )?;
                 if f.span.within(from, to) {
                     fixing_part(t, &path)
@@ -401,7 +409,7 @@ impl Store {
             from,
             to,
             |f| {
-                let mut rows = self.read_part_projected(&f.rel, Projection::Fixing)?;
+                let mut rows = self.read_file(f, Projection::Fixing)?;
                 if !f.span.within(from, to) {
                     rows.retain(|r| {
                         let d = r.obs.fixing_date;
@@ -414,24 +422,42 @@ impl Store {
         )
     }
 
-    /// Every row of one partition file (`rel`, relative to the store), every column
-    /// read; rows the store could not have written are refused.
+    /// Every row of one committed partition file (`rel`, relative to the store),
+    /// every column read; a file whose bytes are not those its run record committed
+    /// ([`StoreError::Integrity`]), a file no run record names, and rows the store
+    /// could not have written are refused.
     pub fn read_part(&self, rel: &str) -> Result<Vec<StoredObservation>> {
-        self.read_part_projected(rel, Projection::All)
+        self.read_file(&self.part_file(rel)?, Projection::All)
     }
 
     /// [`Store::read_part`] of the columns fixing reads ([`Projection::Fixing`]).
     pub fn read_part_for_fixing(&self, rel: &str) -> Result<Vec<StoredObservation>> {
-        self.read_part_projected(rel, Projection::Fixing)
+        self.read_file(&self.part_file(rel)?, Projection::Fixing)
     }
 
-    fn read_part_projected(
+    /// The committed partition file `rel` (relative to the store), as its run
+    /// record names it.
+    pub fn part_file(&self, rel: &str) -> Result<PartFile> {
+        self.partitions()?
+            .iter()
+            .find(|f| f.rel == rel)
+            .cloned()
+            .ok_or_else(|| StoreError::Store {
+                path: self.root.join(rel),
+                detail: "no run record names this file: it is no committed partition".into(),
+            })
+    }
+
+    /// The rows of the partition `f`, its bytes checked against its run record
+    /// ([`crate::checked::read_checked`]) before they are decoded.
+    pub(crate) fn read_file(
         &self,
-        rel: &str,
+        f: &PartFile,
         projection: Projection,
     ) -> Result<Vec<StoredObservation>> {
-        let path = self.root.join(rel);
-        let t = Table::read_parquet_columns(&path, projection.columns())?;
+        let path = self.root.join(&f.rel);
+        let bytes = crate::checked::read_checked(&path, f.committed())?;
+        let t = Table::read_parquet_bytes(&bytes, &path, projection.columns(), &[], None)?;
         from_table(t, &path, projection)
     }
 
@@ -451,16 +477,17 @@ impl Store {
         let mut rows = Vec::new();
         for f in parts.on(date) {
             match f.span {
-                Span::Date(_) => rows.extend(self.read_part(&f.rel)?),
-                Span::Month(_) => rows.extend(self.rows_of_day(&f.rel, date)?),
+                Span::Date(_) => rows.extend(self.read_file(f, Projection::All)?),
+                Span::Month(_) => rows.extend(self.rows_of_day(f, date)?),
             }
         }
         Ok(rows)
     }
 
-    fn rows_of_day(&self, rel: &str, date: NaiveDate) -> Result<Vec<StoredObservation>> {
-        let path = self.root.join(rel);
-        let t = Table::read_parquet_columns(&path, Some(&["fixing_date"]))?;
+    fn rows_of_day(&self, f: &PartFile, date: NaiveDate) -> Result<Vec<StoredObservation>> {
+        let path = self.root.join(&f.rel);
+        let bytes = crate::checked::read_checked(&path, f.committed())?;
+        let t = Table::read_parquet_bytes(&bytes, &path, Some(&["fixing_date"]), &[], None)?;
         let day = rentix_table::epoch_days(date);
         let at: Vec<usize> = match t.col("fixing_date") {
             Some(rentix_table::Col::Date(v)) => v
@@ -475,11 +502,8 @@ impl Store {
         let (Some(&first), Some(&last)) = (at.first(), at.last()) else {
             return Ok(Vec::new());
         };
-        let t = if last - first + 1 == at.len() {
-            Table::read_parquet_rows(&path, first, at.len())?
-        } else {
-            Table::read_parquet(&path)?
-        };
+        let rows = (last - first + 1 == at.len()).then_some((first, at.len()));
+        let t = Table::read_parquet_bytes(&bytes, &path, None, &[], rows)?;
         let mut rows = from_table(t, &path, Projection::All)?;
         rows.retain(|r| r.obs.fixing_date == date);
         Ok(rows)
@@ -725,6 +749,8 @@ mod tests {
             span: Span::Date(NaiveDate::from_ymd_opt(2025, 1, 1).unwrap()),
             rel: String::new(),
             rows,
+            run_id: String::new(),
+            committed: None,
         };
         let files = [
             file(Some(100_000)),

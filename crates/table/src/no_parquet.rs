@@ -43,6 +43,17 @@ impl Table {
     }
 
     /// Refused: this build reads no Parquet ([`TableError::NoParquet`]).
+    pub fn read_parquet_bytes(
+        _bytes: &[u8],
+        path: &Path,
+        _columns: Option<&[&str]>,
+        _coded: &[&str],
+        _rows: Option<(usize, usize)>,
+    ) -> Result<Self> {
+        refused(path)
+    }
+
+    /// Refused: this build reads no Parquet ([`TableError::NoParquet`]).
     pub fn read_parquet_rows(path: &Path, _offset: usize, _len: usize) -> Result<Self> {
         refused(path)
     }

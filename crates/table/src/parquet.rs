@@ -116,6 +116,19 @@ impl Table {
             })
     }
 
+    /// [`Table::read_parquet_part`] of a Parquet file already in memory (`bytes`,
+    /// read from `path`, which errors name): a reader that checked the bytes it read
+    /// decodes those very bytes, not the file again.
+    pub fn read_parquet_bytes(
+        bytes: &[u8],
+        path: &Path,
+        columns: Option<&[&str]>,
+        coded: &[&str],
+        rows: Option<(usize, usize)>,
+    ) -> Result<Self> {
+        Self::read_parquet_from(std::io::Cursor::new(bytes), path, columns, coded, rows)
+    }
+
     /// Reads only `columns` of a Parquet file (all when `None`); a named column the
     /// file lacks is simply absent from the table.
     pub fn read_parquet_columns(path: &Path, columns: Option<&[&str]>) -> Result<Self> {
@@ -139,7 +152,24 @@ impl Table {
         Self::read_parquet_part(path, None, &[], Some((offset, len)))
     }
 
+    /// Reads `columns` (all when `None`) of rows `rows` (`(offset, len)`, all when
+    /// `None`) of a Parquet file, the text columns named in `coded` as
+    /// [`Col::Coded`].
     fn read_parquet_part(
+        path: &Path,
+        columns: Option<&[&str]>,
+        coded: &[&str],
+        rows: Option<(usize, usize)>,
+    ) -> Result<Self> {
+        let f = File::open(path).map_err(|source| TableError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::read_parquet_from(f, path, columns, coded, rows)
+    }
+
+    fn read_parquet_from<R: polars::io::mmap::MmapBytesReader>(
+        source: R,
         path: &Path,
         columns: Option<&[&str]>,
         coded: &[&str],
@@ -149,11 +179,7 @@ impl Table {
             path: path.to_path_buf(),
             detail: e.to_string(),
         };
-        let f = File::open(path).map_err(|source| TableError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut reader = ParquetReader::new(f);
+        let mut reader = ParquetReader::new(source);
         if let Some(want) = columns {
             let mut present = reader
                 .schema()

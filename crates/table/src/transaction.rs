@@ -13,7 +13,8 @@
 //! `RENTIX_FAIL_AT` is a test hook, documented in docs/formats.md: when it names a
 //! step ([`fail_point`]), the process aborts there as a kill would (no destructor
 //! runs), or with a `:error` suffix that step fails with an I/O error (a full disk),
-//! or with a `:signal` suffix the process sends itself SIGTERM there (a Ctrl-C).
+//! or with a `:signal` suffix the process sends itself SIGTERM there (a Ctrl-C), or
+//! with a `:pause` suffix it waits two seconds there (for a test to act meanwhile).
 
 use crate::{Result, TableError};
 use std::fs::File;
@@ -21,8 +22,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// The test hook: aborts the process at the step `name` when `RENTIX_FAIL_AT` names
-/// it, returns an injected I/O error when it names `name:error`, and sends the
-/// process SIGTERM there when it names `name:signal`.
+/// it, returns an injected I/O error when it names `name:error`, sends the
+/// process SIGTERM there when it names `name:signal`, and waits two seconds there
+/// when it names `name:pause`.
 pub fn fail_point(name: &str) -> std::io::Result<()> {
     let Some(at) = std::env::var_os("RENTIX_FAIL_AT") else {
         return Ok(());
@@ -42,6 +44,10 @@ pub fn fail_point(name: &str) -> std::io::Result<()> {
             .args(["-TERM", &std::process::id().to_string()])
             .status();
         std::thread::sleep(std::time::Duration::from_millis(1000));
+        return Ok(());
+    }
+    if at.strip_suffix(":pause") == Some(name) {
+        std::thread::sleep(std::time::Duration::from_millis(2000));
         return Ok(());
     }
     if at.strip_suffix(":error") == Some(name) {
