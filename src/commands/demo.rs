@@ -40,13 +40,25 @@ pub(super) const DEMO_USERS: [(&str, &str); 4] = [
     ("neocloud_h200", "h200-sxm-141gb/bare-metal/on-demand"),
 ];
 
+/// Removes what an earlier demo wrote into `out`: the demo rebuilds its store, so a
+/// publication left from another run (a fresh clone's committed `reports/demo`) is
+/// from another store, and its state, digest and log would refuse the new one.
 fn clean(out: &Path) -> anyhow::Result<()> {
     for f in [
         "fixings.parquet",
+        "fixings.parquet.sha256",
+        "fixings.parquet_state.json",
+        "fixings.parquet_restatements.csv",
+        "fixings.parquet_restatements.csv.sha256",
+        "fixings_state.json",
+        "fixings_restatements.csv",
+        "fixings_tier_differentials.parquet",
+        "fixings_tier_spreads.parquet",
         "fixings_forward.parquet",
         "report.html",
         "ingest_summary.json",
         "methodology.toml",
+        "track_neocloud_h200.csv",
     ] {
         let p = out.join(f);
         if p.exists() {
