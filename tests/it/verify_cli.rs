@@ -325,9 +325,10 @@ fn what_cannot_be_checked_exits_by_its_cause_never_1() {
     let (code, _, err) = pb.verify_store(&broken, &pb.fixings());
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("could not verify"), "{err}");
-    // A fixings file that does not exist: input that cannot be used, 3.
+    // A fixings file that does not exist: I/O, 4, as for every command's missing
+    // input (issue 49).
     let (code, _, err) = pb.verify_store(&store, &pb.dir.join("none.csv"));
-    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(code, Some(4), "{err}");
     assert!(err.contains("none.csv"), "{err}");
     // A methodology that is not valid.
     std::fs::write(pb.dir.join("m.toml"), "version = 3").unwrap();
