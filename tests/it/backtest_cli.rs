@@ -407,7 +407,8 @@ fn a_benchmark_of_your_own_is_date_grade_value_and_shown_as_unknown() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("n_obs, n_trades, n_firm, n_listings, n_contributors, sufficient, flags, methodology_version, input_sha256"),
+        err.contains("n_obs, n_trades, n_firm, n_listings, n_contributors, volume_gpu_hours")
+            && err.contains("sufficient, flags, methodology_version, input_sha256"),
         "{err}"
     );
 }

@@ -414,21 +414,11 @@ fn fixings_of(
     Ok(out)
 }
 
-/// What a fixings file of rentix holds beyond `date, grade, value`: the provenance
-/// of each fixing.
-const PROVENANCE: [&str; 11] = [
-    "method",
-    "level",
-    "n_obs",
-    "n_trades",
-    "n_firm",
-    "n_listings",
-    "n_contributors",
-    "sufficient",
-    "flags",
-    "methodology_version",
-    "input_sha256",
-];
+/// What a fixings file of rentix holds beyond `date, grade, value`: the rest of the
+/// product contract's columns, each fixing's provenance.
+fn provenance() -> &'static [&'static str] {
+    &FIXING_COLUMNS[3..18]
+}
 
 /// Whether the file is a benchmark the user brought: `date, grade, value` (and
 /// optionally `unit`) without any of rentix's provenance columns. `Some(has_unit)`
@@ -447,8 +437,8 @@ fn external_columns(path: &Path, records: &Records) -> Result<Option<bool>, Fixi
         .into_iter()
         .filter(|c| !has(c))
         .collect();
-    let prov_missing: Vec<&str> = PROVENANCE.into_iter().filter(|c| !has(c)).collect();
-    let external = prov_missing.len() == PROVENANCE.len();
+    let prov_missing: Vec<&str> = provenance().iter().copied().filter(|c| !has(c)).collect();
+    let external = prov_missing.len() == provenance().len();
     if core_missing.is_empty() && external {
         return Ok(Some(has(&"unit")));
     }

@@ -116,7 +116,7 @@ impl Table {
             })
     }
 
-    /// [`Table::read_parquet_part`] of a Parquet file already in memory (`bytes`,
+    /// `Table::read_parquet_part` of a Parquet file already in memory (`bytes`,
     /// read from `path`, which errors name): a reader that checked the bytes it read
     /// decodes those very bytes, not the file again.
     pub fn read_parquet_bytes(
