@@ -121,6 +121,7 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         &run.differentials,
         vec![run.state],
         &run.read,
+        Some(run.revision),
     )
 }
 
@@ -153,7 +154,7 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
         .result
         .fixings
         .iter()
-        .any(|f| window_of(cfg).contains(f))
+        .any(|f| window_of(cfg, None).contains(f))
     {
         bail!(
             "no observation in the --input files matches the methodology's grades and the requested range ({} rows read, {} accepted)",
@@ -185,7 +186,7 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
         std::fs::remove_file(&state).with_context(|| format!("removing {}", state.display()))?;
     }
     let differentials = read.result.tier_differentials.clone();
-    let out = publish_result(cfg, read.result, &differentials, raw, &line)?;
+    let out = publish_result(cfg, read.result, &differentials, raw, &line, None)?;
     if read.summary.quarantined == 0 && quarantine.exists() {
         std::fs::remove_file(&quarantine)
             .with_context(|| format!("removing the stale {}", quarantine.display()))?;
@@ -285,11 +286,12 @@ fn through_store(
 }
 
 /// The requested window of a run.
-fn window_of(cfg: &IndexConfig) -> Window {
+fn window_of(cfg: &IndexConfig, revision: Option<rentix_index::Revision>) -> Window {
     Window {
         from: cfg.request.from,
         to: cfg.request.to,
         grades: cfg.request.grade_filters.clone(),
+        revision,
     }
 }
 
@@ -302,9 +304,10 @@ fn publish_result(
     differentials: &[TierDifferential],
     raw: Vec<(PathBuf, Vec<u8>)>,
     read: &str,
+    revision: Option<rentix_index::Revision>,
 ) -> anyhow::Result<String> {
     let m = &cfg.request.methodology;
-    let window = window_of(cfg);
+    let window = window_of(cfg, revision);
     if cfg.valued_only {
         result.fixings.retain(|f| f.value.is_some());
     }
@@ -355,6 +358,21 @@ fn publish_result(
         );
     }
     Ok(summary(cfg, &publication, &window, result.below_clip, read))
+}
+
+/// The `[revision]` policy in a few words.
+fn revision_text(r: &rentix_index::RevisionSpec) -> String {
+    let mut parts = vec![match r.policy {
+        rentix_index::RevisionPolicy::Never => "never revised".to_string(),
+        rentix_index::RevisionPolicy::Restate => "restate".to_string(),
+    }];
+    if let Some(n) = r.window_days {
+        parts.push(format!("window {n} days"));
+    }
+    if let Some(t) = r.threshold {
+        parts.push(format!("threshold {t}"));
+    }
+    parts.join(", ")
 }
 
 /// What a publication prints: the rows published by level and sufficiency, what was
@@ -416,6 +434,25 @@ fn summary(
                 .as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
+        ));
+    }
+    if let Some(d) = publication.refixed_from {
+        s.push_str(&format!(
+            "re-fixed from {d}: {} earlier rows published for the first time (a skipped day, a grade's life the new data extends) and {} restated (late data); a run over the whole store gives the same rows\n",
+            publication.earlier_new,
+            publication
+                .restatements
+                .iter()
+                .filter(|r| window.from.is_some_and(|f| r.date < f))
+                .count()
+        ));
+    }
+    if publication.unrevised > 0 {
+        s.push_str(&format!(
+            "not restated: {} earlier rows that a run over the store fixes otherwise, the first on {}, are kept as first published under the methodology's [revision] policy ({})\n",
+            publication.unrevised,
+            publication.unrevised_first.map(|d| d.to_string()).unwrap_or_default(),
+            revision_text(&m.revision)
         ));
     }
     s.push_str(read);

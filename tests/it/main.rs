@@ -33,6 +33,7 @@ mod point_in_time;
 mod publication;
 mod readme_commands;
 mod report_cli;
+mod revision;
 mod run_ids;
 mod sim_calibration;
 mod simulate_cli;

@@ -30,6 +30,9 @@ pub struct StoreFixing {
     /// The state the next publication continues from (`<stem>_state.json`) and its
     /// bytes.
     pub state: (PathBuf, Vec<u8>),
+    /// How far back the rows are exact, and so how far back a publication from a
+    /// date may re-fix what it published before ([`crate::Revision`]).
+    pub revision: crate::Revision,
 }
 
 /// Fixes `store` for a publication of `req`'s window into `out`, reading only the
@@ -92,6 +95,7 @@ pub fn fix_for_publication(
         from: req.from,
         to: req.to,
         grades: req.grade_filters.clone(),
+        revision: None,
     };
     let last_computed = result.fixings.iter().map(|f| f.date).max();
     let (Some(last), true) = (
@@ -134,11 +138,17 @@ pub fn fix_for_publication(
         has_differentials,
         valued_only,
     );
+    let revision = crate::Revision {
+        exact_from: plan.map(|p| p.exact),
+        composites_after: plan.map(|p| p.after),
+        spec: m.revision.clone(),
+    };
     Ok(StoreFixing {
         result,
         read,
         differentials,
         state: (state_file, incremental::state_json(&state)),
+        revision,
     })
 }
 

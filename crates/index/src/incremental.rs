@@ -240,6 +240,10 @@ pub struct Plan {
     pub after: NaiveDate,
     /// Where each chained composite stood at the end of `after`.
     pub seeds: BTreeMap<String, ChainSeed>,
+    /// The first date whose grade rows the read fixes exactly (as a run over the
+    /// whole store does): the publication may re-fix earlier rows from here
+    /// ([`revision_reach`]).
+    pub exact: NaiveDate,
 }
 
 /// What a run with `--from` reads: only what it needs, or the whole store and why.
@@ -317,7 +321,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, UnusableState>) -> D
     }
     // Every row from `exact` on must be what a full run gives: those published, the
     // 30 days their changes look back to, and the composites' day `after`.
-    let exact = first_exact_day(d1).min(after);
+    let exact = first_exact_day(d1).min(revision_reach(d1)).min(after);
     // The hedonic link after `after` regresses against the last day with data.
     let seed_day = m
         .composite
@@ -362,6 +366,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, UnusableState>) -> D
         partitions: (first, last),
         after,
         seeds,
+        exact,
     })
 }
 
@@ -405,6 +410,15 @@ fn roll_days(m: &Methodology) -> u64 {
     } else {
         0
     }
+}
+
+/// The earliest row a one-day publication from `d1` can find changed by data that
+/// arrived since the last one, when none of it is dated before the last publication
+/// (otherwise the store is read whole and every row is exact): a grade's life that
+/// an observation of `d1` extends through a silence of up to [`MAX_SILENT_DAYS`]
+/// gains rows back to the end of its last life (a cut-off's skew earlier at most).
+pub fn revision_reach(d1: NaiveDate) -> NaiveDate {
+    d1 - Days::new(MAX_SILENT_DAYS + CLOCK_SKEW_DAYS)
 }
 
 /// The first row a run from `d1` publishes exactly, with its change columns: `d1`

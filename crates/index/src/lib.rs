@@ -41,11 +41,12 @@ pub use forward::{forward_curves, ForwardPoint};
 pub use methodology::{
     AggregationSpec, CalendarSpec, CompositeMethod, CompositeSpec, ContributorSpec, FallbackSpec,
     FilterScope, GradeSpec, InputSpec, Methodology, MethodologySpec, OutlierSpec, PerContributor,
-    PoolingSpec, Roll, RoundingSpec, ThinDays, TooFewForCap, WhenShort, WindowUnit,
+    PoolingSpec, RevisionPolicy, RevisionSpec, Roll, RoundingSpec, ThinDays, TooFewForCap,
+    WhenShort, WindowUnit,
 };
 pub use outliers::{FilterParams, OutlierFilter, SigmaScale};
 pub use output::{forward_table, read_forward};
-pub use restatement::{publish, Publication, Window};
+pub use restatement::{publish, Publication, Revision, Window};
 // The published fixings, re-exported: the engine writes what `rentix-fixings` reads.
 pub use rentix_fixings::{
     canonical_sha256, canonical_sha256_text, check_log, digest_line, digest_path, first_published,

@@ -481,6 +481,53 @@ pub struct MethodologySpec {
     /// Write a forward curve per GPU and scope from the reserved-term grades.
     #[serde(default = "yes")]
     pub forward_curve: bool,
+    /// What a publication may change of the rows it published before (`[revision]`);
+    /// absent: every row a later run fixes differently is restated. Left out of the
+    /// methodology's JSON form when absent, so that files published before it
+    /// existed keep their fingerprint.
+    #[serde(default, skip_serializing_if = "RevisionSpec::is_default")]
+    pub revision: RevisionSpec,
+}
+
+/// `[revision]`: the revision policy, data like every other rule. A daily
+/// publication (`index --from D`) re-fixes every earlier row the new data changes
+/// (late observations, a grade's life that the day extends, a day the file skipped)
+/// and restates those inside the policy; the rows outside it are kept as first
+/// published and counted (`not restated: ...`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevisionSpec {
+    /// `restate` (the default) or `never`: an index that is never revised adds rows
+    /// after its last published date and changes none it published.
+    #[serde(default)]
+    pub policy: RevisionPolicy,
+    /// Rows dated more than this many days before a publication's first day are not
+    /// restated (absent: however old).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_days: Option<u32>,
+    /// A published value that moves by at most this share of itself is not
+    /// restated (absent: any change is); in `[0, 1)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+}
+
+impl RevisionSpec {
+    /// Whether this is the default policy (restate any change, however old).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Whether published rows are ever restated ([`RevisionSpec::policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RevisionPolicy {
+    /// A row a later run fixes differently is restated (within the window and
+    /// threshold).
+    #[default]
+    Restate,
+    /// Published rows never change; only dates after the last published are added.
+    Never,
 }
 
 fn yes() -> bool {
@@ -651,6 +698,17 @@ impl MethodologySpec {
 
     /// The hierarchy lists each kind once; day counts and minimums are in range.
     fn check_ranges(&self) -> Result<(), Invalid> {
+        if let Some(t) = self.revision.threshold {
+            if !(0.0..1.0).contains(&t) {
+                return Err(format!(
+                    "revision.threshold = {t}: a share of the published value in [0, 1)"
+                )
+                .into());
+            }
+        }
+        if self.revision.window_days.is_some_and(|d| d > MAX_DAYS) {
+            return Err(format!("revision.window_days must be at most {MAX_DAYS}").into());
+        }
         let mut kinds = std::collections::BTreeSet::new();
         for k in &self.inputs.hierarchy {
             if !kinds.insert(k) {

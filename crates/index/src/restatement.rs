@@ -44,12 +44,23 @@ pub struct Publication {
     pub swept: Vec<PathBuf>,
     /// Set when a lock left by a killed publisher was replaced: whose it was.
     pub replaced_stale_lock: Option<String>,
+    /// With a window from D and a [`Revision`]: the first date before D whose rows
+    /// the publication re-fixed (`None`: nothing before D changed).
+    pub refixed_from: Option<NaiveDate>,
+    /// Rows before D published for the first time (a day the file skipped, a
+    /// grade's life the new data extends).
+    pub earlier_new: usize,
+    /// Rows a run over the store fixes differently from the file but the revision
+    /// policy keeps as first published, and the first of their dates.
+    pub unrevised: usize,
+    /// The first date of an unrevised row.
+    pub unrevised_first: Option<NaiveDate>,
 }
 
 /// What a run publishes: the dates `from..=to` (every date when open), and with
 /// grade patterns only the grades they match (composites, which a subset of grades
 /// cannot fix, are then left as they were).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Window {
     /// First date published; `None`: from the first.
     pub from: Option<NaiveDate>,
@@ -57,6 +68,41 @@ pub struct Window {
     pub to: Option<NaiveDate>,
     /// `--grade` patterns; empty: every grade and composite.
     pub grades: Vec<GradePattern>,
+    /// With `from`: what the run may change of the rows the file holds before it
+    /// (`None`: nothing; rows before `from` are kept as they are).
+    pub revision: Option<Revision>,
+}
+
+/// What a publication from D may re-fix before D. A daily run has rows the file
+/// lacks or holds otherwise before D when data arrived late, when an observation
+/// extends a grade's life back through a silence, or when the file skipped a day;
+/// a run over the whole store publishes those rows, so a daily cycle that left them
+/// would publish something its own `verify` refuses. Every earlier row the run
+/// fixed exactly and the file holds otherwise (or lacks, from the file's first
+/// date) is published with D's, inside the methodology's `[revision]` policy; the
+/// rest are counted as not restated ([`Publication::unrevised`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Revision {
+    /// The first date whose grade rows the run fixed exactly (`None`: every date,
+    /// a read of the whole store).
+    pub exact_from: Option<NaiveDate>,
+    /// Composites are exact only after this date: an incremental run continues
+    /// their chains after it (`None`: every date).
+    pub composites_after: Option<NaiveDate>,
+    /// The methodology's `[revision]`.
+    pub spec: crate::RevisionSpec,
+}
+
+impl Revision {
+    /// Whether the run fixed `f` exactly (as a run over the whole store would).
+    fn exact(&self, f: &Fixing) -> bool {
+        let after = if f.grade.is_composite() {
+            self.composites_after.map(|d| d + chrono::Days::new(1))
+        } else {
+            self.exact_from
+        };
+        after.is_none_or(|a| f.date >= a)
+    }
 }
 
 impl Window {
@@ -137,13 +183,24 @@ pub fn publish(
     let log = restatements_path(out);
     // A log edited since it was published is not appended to (nor trusted).
     rentix_fixings::check_log(&log)?;
+    // A revision reads the file from the earliest row it could re-fix.
+    let requested = window.from;
+    let reach = match (&window.revision, requested) {
+        (Some(r), Some(d1)) => Some(r.exact_from.unwrap_or(NaiveDate::MIN).min(d1)),
+        _ => None,
+    };
+    let read_window = Window {
+        from: reach.or(requested),
+        ..window.clone()
+    };
     let Published {
         kept,
         prefixes,
         warning,
         old,
-    } = read_published(out, &window, &per_date)?;
-    let mut result = plan(out, rows, window, old)?;
+    } = read_published(out, &read_window, &per_date)?;
+    let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
+    let mut result = plan(out, rows, window, old, bounds)?;
     one_methodology(out, &result.rows)?;
     result.kept_rows = kept.as_ref().map_or(0, |k| k.rows);
     result.warning = warning;
@@ -354,17 +411,161 @@ fn stage_copy(tx: &mut Transaction, from: &Path, to: &Path) -> Result<(), IndexE
     Ok(())
 }
 
+/// Where a publication from D re-fixes earlier rows: `from` (at most D) is the
+/// first date it publishes, `revise_from` the first whose published rows it may
+/// change, and `requested` is D.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    requested: NaiveDate,
+    from: NaiveDate,
+    revise_from: NaiveDate,
+    threshold: Option<f64>,
+}
+
+/// The [`Bounds`] of a publication of `window` whose file was read from `reach`
+/// (`kept` rows before it kept as bytes, `old` from it on): from the first exact
+/// row, never before the file's first date (a file first published from a later
+/// date is not back-filled), and the policy's limits. `None`: nothing before D
+/// is re-fixed (no revision, or no file yet).
+fn revision_bounds(
+    window: &Window,
+    reach: Option<NaiveDate>,
+    kept: usize,
+    old: &[Fixing],
+) -> Option<Bounds> {
+    let (Some(rev), Some(d1), Some(reach)) = (&window.revision, window.from, reach) else {
+        return None;
+    };
+    let file_first = if kept > 0 {
+        Some(reach)
+    } else {
+        old.iter().map(|f| f.date).min()
+    };
+    let from = reach.max(file_first?).min(d1);
+    let file_last = old.iter().map(|f| f.date).max();
+    let revise_from = match rev.spec.policy {
+        crate::RevisionPolicy::Never => {
+            file_last.map_or(from, |l| from.max(l.succ_opt().unwrap_or(l)))
+        }
+        crate::RevisionPolicy::Restate => rev
+            .spec
+            .window_days
+            .map_or(from, |n| from.max(d1 - chrono::Days::new(u64::from(n)))),
+    };
+    Some(Bounds {
+        requested: d1,
+        from,
+        revise_from,
+        threshold: rev.spec.threshold,
+    })
+}
+
+/// Whether a run fixed `new` as `old` was published: every column but the
+/// publication number and the changes (which follow from the rows before). A row
+/// whose value is the same but whose counts or flags moved (a late trade that did
+/// not make the trade level) is a change a never-revised index does not make.
+fn same_row(old: &Fixing, new: &Fixing) -> bool {
+    let mut n = new.clone();
+    n.publication = old.publication;
+    n.change_1d = old.change_1d;
+    n.change_7d = old.change_7d;
+    n.change_30d = old.change_30d;
+    n == *old
+}
+
+/// Whether a published value `old` that a run now fixes as `new` stays as first
+/// published under the policy's threshold.
+fn within_threshold(threshold: Option<f64>, old: Option<f64>, new: Option<f64>) -> bool {
+    match (threshold, old, new) {
+        (Some(t), Some(o), Some(n)) => (n - o).abs() <= t * o.abs(),
+        _ => false,
+    }
+}
+
+/// Applies the revision [`Bounds`] to a run's rows before they are merged: the
+/// window opens at `from`, rows the run did not fix exactly are left out, and the
+/// rows the policy does not let change are put back as first published (counted
+/// in `result.unrevised`). Returns the rows to merge and the widened window.
+fn revise(
+    rows: Vec<Fixing>,
+    mut window: Window,
+    old: &[Fixing],
+    b: Bounds,
+    result: &mut Publication,
+) -> (Vec<Fixing>, Window) {
+    let rev = window.revision.clone().unwrap_or_default();
+    window.from = Some(b.from);
+    let old_by: BTreeMap<(NaiveDate, &str), &Fixing> = old
+        .iter()
+        .map(|f| ((f.date, f.grade.as_str()), f))
+        .collect();
+    let mut unrevised = BTreeSet::new();
+    let mut out: Vec<Fixing> = Vec::with_capacity(rows.len());
+    let mut seen: BTreeSet<(NaiveDate, String)> = BTreeSet::new();
+    for r in rows.into_iter().filter(|r| window.contains(r)) {
+        if r.date < b.requested && !rev.exact(&r) {
+            continue;
+        }
+        seen.insert((r.date, r.grade.to_string()));
+        let o = old_by.get(&(r.date, r.grade.as_str()));
+        let same = o.is_some_and(|o| same_row(o, &r));
+        if let (true, Some(o)) = (same && r.date < b.revise_from, o) {
+            // Unchanged but outside what the policy revises: its changes stay as
+            // published too, whatever the run's neighbours give.
+            out.push((*o).clone());
+            continue;
+        }
+        let kept_as_published = !same
+            && (r.date < b.revise_from
+                || o.is_some_and(|o| {
+                    o.methodology_version == r.methodology_version
+                        && within_threshold(b.threshold, o.value, r.value)
+                }));
+        if kept_as_published {
+            unrevised.insert(r.date);
+            result.unrevised += 1;
+            if let Some(o) = o {
+                out.push((*o).clone());
+            }
+            continue;
+        }
+        out.push(r);
+    }
+    // Published rows the run no longer gives: withdrawn only where the policy
+    // lets them change and the run fixed their date exactly.
+    for o in old.iter().filter(|o| window.contains(o)) {
+        if seen.contains(&(o.date, o.grade.to_string())) {
+            continue;
+        }
+        let exact = o.date >= b.requested || rev.exact(o);
+        if !exact || o.date < b.revise_from {
+            if exact {
+                unrevised.insert(o.date);
+                result.unrevised += 1;
+            }
+            out.push(o.clone());
+        }
+    }
+    result.unrevised_first = unrevised.first().copied();
+    (out, window)
+}
+
 /// What a publication would do, computed from the file's rows as they are (`old`:
 /// every row, or those from the window's first date on when the earlier ones are
-/// kept as bytes).
+/// kept as bytes), inside the revision `bounds` when the window has them.
 fn plan(
     out: &Path,
     rows: Vec<Fixing>,
     window: Window,
     old: Vec<Fixing>,
+    bounds: Option<Bounds>,
 ) -> Result<Publication, IndexError> {
-    let mut rows: Vec<Fixing> = rows.into_iter().filter(|r| window.contains(r)).collect();
     let mut result = Publication::default();
+    let (rows, window) = match bounds {
+        Some(b) => revise(rows, window, &old, b, &mut result),
+        None => (rows, window),
+    };
+    let mut rows: Vec<Fixing> = rows.into_iter().filter(|r| window.contains(r)).collect();
     let old_by: BTreeMap<(NaiveDate, &str), &Fixing> = old
         .iter()
         .map(|f| ((f.date, f.grade.as_str()), f))
@@ -419,6 +620,20 @@ fn plan(
     result
         .restatements
         .sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
+    if let Some(b) = bounds {
+        let new_before = rows
+            .iter()
+            .filter(|r| r.date < b.requested && !old_by.contains_key(&(r.date, r.grade.as_str())))
+            .map(|r| r.date);
+        result.earlier_new = new_before.clone().count();
+        result.refixed_from = result
+            .restatements
+            .iter()
+            .map(|r| r.date)
+            .chain(new_before)
+            .filter(|d| *d < b.requested)
+            .min();
+    }
     let mut merged: Vec<Fixing> = old
         .iter()
         .filter(|o| !window.contains(o))
@@ -567,7 +782,7 @@ mod tests {
     fn an_unchanged_row_keeps_its_publication_and_nothing_is_restated() {
         let (_d, p) = out();
         let old = vec![fix(1, H100, 2.5)];
-        let r = plan(&p, old.clone(), Window::default(), old.clone()).unwrap();
+        let r = plan(&p, old.clone(), Window::default(), old.clone(), None).unwrap();
         assert!(r.restatements.is_empty());
         assert_eq!(r.archived, None);
         assert_eq!(r.rows, old);
@@ -588,7 +803,7 @@ mod tests {
         // Day 3: another methodology version (and other inputs): the version wins.
         new[2].methodology_version = "v2".into();
         new[2].input_sha256 = "inputs-2".into();
-        let r = plan(&p, new, Window::default(), old).unwrap();
+        let r = plan(&p, new, Window::default(), old, None).unwrap();
         let got: Vec<_> = r
             .restatements
             .iter()
@@ -620,7 +835,7 @@ mod tests {
     fn a_row_that_disappears_is_withdrawn_with_no_new_value() {
         let (_d, p) = out();
         let old = vec![fix(1, H100, 2.5), fix(1, A100, 1.5)];
-        let r = plan(&p, vec![fix(1, H100, 2.5)], Window::default(), old).unwrap();
+        let r = plan(&p, vec![fix(1, H100, 2.5)], Window::default(), old, None).unwrap();
         assert_eq!(
             r.restatements,
             [Restatement {
@@ -648,7 +863,7 @@ mod tests {
             from: Some(day(2)),
             ..Window::default()
         };
-        let r = plan(&p, new, window, old).unwrap();
+        let r = plan(&p, new, window, old, None).unwrap();
         assert!(r.restatements.is_empty());
         assert_eq!(
             r.rows,
@@ -657,12 +872,110 @@ mod tests {
         assert_eq!(r.new_rows, 1);
     }
 
+    /// A publication from `from` with a revision of `spec` over a whole-store read
+    /// (every row exact), of `new` into a file of `old`.
+    fn revised(
+        new: Vec<Fixing>,
+        old: Vec<Fixing>,
+        from: u32,
+        spec: crate::RevisionSpec,
+    ) -> Publication {
+        let (_d, p) = out();
+        let window = Window {
+            from: Some(day(from)),
+            revision: Some(Revision {
+                spec,
+                ..Revision::default()
+            }),
+            ..Window::default()
+        };
+        let reach = Some(NaiveDate::MIN);
+        let bounds = revision_bounds(&window, reach, 0, &old);
+        plan(&p, new, window, old, bounds).unwrap()
+    }
+
+    /// Late data for day 1 and a day the file skipped (day 2), published with day 3
+    /// as a run over the whole store publishes them: day 1 restated, day 2 added.
+    #[test]
+    fn a_publication_from_a_day_re_fixes_what_the_new_data_changed_before_it() {
+        let old = vec![fix(1, H100, 2.5)];
+        let mut late = fix(1, H100, 2.6);
+        late.input_sha256 = "inputs-2".into();
+        let new = vec![late.clone(), fix(2, H100, 2.55), fix(3, H100, 2.8)];
+        let r = revised(new, old, 3, crate::RevisionSpec::default());
+        assert_eq!(r.refixed_from, Some(day(1)));
+        assert_eq!(r.earlier_new, 1, "day 2, which the file skipped");
+        assert_eq!(r.new_rows, 2);
+        assert_eq!(r.restatements.len(), 1);
+        assert_eq!(r.restatements[0].reason, "late_data");
+        assert_eq!(r.unrevised, 0);
+        let values: Vec<_> = r.rows.iter().map(|f| (f.date, f.value)).collect();
+        assert_eq!(
+            values,
+            [
+                (day(1), Some(2.6)),
+                (day(2), Some(2.55)),
+                (day(3), Some(2.8))
+            ]
+        );
+    }
+
+    /// A file first published from day 2 is not back-filled with day 1.
+    #[test]
+    fn a_revision_never_reaches_before_the_files_first_date() {
+        let old = vec![fix(2, H100, 2.5)];
+        let new = vec![fix(1, H100, 2.4), fix(2, H100, 2.5), fix(3, H100, 2.8)];
+        let r = revised(new, old, 3, crate::RevisionSpec::default());
+        assert_eq!(r.refixed_from, None);
+        assert_eq!(r.rows.first().map(|f| f.date), Some(day(2)));
+        assert_eq!(r.unrevised, 0);
+    }
+
+    /// The policy's limits: a window of 1 day from day 3 restates day 2, not day
+    /// 1; a threshold of 5% keeps a 4% move; `never` changes no published row and
+    /// still adds the new day. What is kept is counted with its first date.
+    #[test]
+    fn the_revision_policy_bounds_what_is_restated_and_counts_the_rest() {
+        let old = vec![fix(1, H100, 2.5), fix(2, H100, 2.5)];
+        let new = || vec![fix(1, H100, 2.6), fix(2, H100, 2.7), fix(3, H100, 2.8)];
+        let window = crate::RevisionSpec {
+            window_days: Some(1),
+            ..Default::default()
+        };
+        let r = revised(new(), old.clone(), 3, window);
+        let restated: Vec<_> = r.restatements.iter().map(|x| x.date).collect();
+        assert_eq!(restated, [day(2)]);
+        assert_eq!((r.unrevised, r.unrevised_first), (1, Some(day(1))));
+        assert_eq!(r.rows[0].value, Some(2.5), "day 1 kept as published");
+
+        let threshold = crate::RevisionSpec {
+            threshold: Some(0.05),
+            ..Default::default()
+        };
+        let r = revised(new(), old.clone(), 3, threshold);
+        // 2.5 -> 2.6 is 4% (kept), 2.5 -> 2.7 is 8% (restated).
+        let restated: Vec<_> = r.restatements.iter().map(|x| x.date).collect();
+        assert_eq!(restated, [day(2)]);
+        assert_eq!(r.unrevised, 1);
+
+        let never = crate::RevisionSpec {
+            policy: crate::RevisionPolicy::Never,
+            ..Default::default()
+        };
+        let r = revised(new(), old, 3, never);
+        assert!(r.restatements.is_empty());
+        assert_eq!(r.unrevised, 2);
+        let values: Vec<_> = r.rows.iter().map(|f| f.value).collect();
+        assert_eq!(values, [Some(2.5), Some(2.5), Some(2.8)]);
+    }
+
     #[test]
     fn a_window_with_grade_patterns_publishes_only_matching_grades_never_composites() {
         let w = Window {
             from: Some(day(2)),
             to: Some(day(3)),
             grades: vec![GradePattern::new("h100-sxm-80gb/*/*").unwrap()],
+            revision: None,
         };
         assert!(w.contains(&fix(2, H100, 2.5)));
         assert!(w.contains(&fix(3, H100, 2.5)));
@@ -675,7 +988,7 @@ mod tests {
         // Planned: the A100 and the composite are neither replaced nor withdrawn.
         let (_d, p) = out();
         let old = vec![fix(2, A100, 1.5), fix(2, BLEND, 100.0), fix(2, H100, 2.5)];
-        let r = plan(&p, vec![fix(2, H100, 2.6)], w, old).unwrap();
+        let r = plan(&p, vec![fix(2, H100, 2.6)], w, old, None).unwrap();
         assert_eq!(r.restatements.len(), 1);
         assert_eq!(r.restatements[0].grade, H100);
         assert_eq!(r.restatements[0].reason, "value_change");

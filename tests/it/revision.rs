@@ -1,0 +1,318 @@
+//! The daily command equals the full run, whatever arrived late (issue 47). A
+//! sparse store published through one day and then day by day, with late trades
+//! every few days, a grade silent for weeks that comes back, and a skipped day:
+//! after every day `verify` exits 0, and at the end a run over the whole store
+//! into the file changes nothing and a fresh run publishes the same rows (the
+//! publication numbers apart: the daily file restated what came late).
+
+use crate::util::{p, rentix, rentix_ok};
+use chrono::{Days, NaiveDate};
+use std::fmt::Write as _;
+use std::path::Path;
+
+const HEADER: &str =
+    "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n";
+
+fn d(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+/// The observations of `day`: five listers of an H100 grade every day, three
+/// trading desks of an A100 grade on two days in three but silent from 04-20 to
+/// 06-05 (its life ends, and an observation of 06-06 extends it back through the
+/// silence), and an H200 grade's firm offers every third day.
+fn day_rows(day: NaiveDate) -> String {
+    let n = (day - d("2025-01-01")).num_days();
+    let mut s = String::new();
+    for k in 0..5 {
+        let price = 2.4 + 0.01 * ((n * 7 + k * 3) % 11) as f64;
+        let _ = writeln!(
+            s,
+            "listing,{day}T09:00:00Z,lister-{k},h100-sxm-80gb,vm,on-demand,{price:.2},gpu_hour,USD,"
+        );
+    }
+    let silent = day >= d("2025-04-20") && day < d("2025-06-06");
+    if n % 3 != 2 && !silent {
+        for k in 0..3 {
+            let price = 1.6 + 0.02 * ((n * 5 + k) % 7) as f64;
+            let _ = writeln!(
+                s,
+                "trade,{day}T14:00:00Z,desk-{k},a100-sxm-80gb,vm,on-demand,{price:.2},gpu_hour,USD,800"
+            );
+        }
+    }
+    if n % 3 == 0 {
+        for k in 0..3 {
+            let price = 3.1 + 0.03 * ((n + k) % 5) as f64;
+            let _ = writeln!(
+                s,
+                "firm,{day}T11:00:00Z,offer-{k},h200-sxm-141gb,bare-metal,on-demand,{price:.2},gpu_hour,USD,400"
+            );
+        }
+    }
+    s
+}
+
+/// Three desks' trades of the H100 grade on `day`, enough to fix it at the trade
+/// level (its value moves from the listings' 2.4x to 2.95).
+fn late_trades(day: &str) -> String {
+    (0..3)
+        .map(|k| {
+            format!(
+                "trade,{day}T16:00:00Z,late-desk-{k},h100-sxm-80gb,vm,on-demand,2.95,gpu_hour,USD,5000\n"
+            )
+        })
+        .collect()
+}
+
+fn ingest(dir: &Path, store: &Path, name: &str, rows: &str) {
+    let f = dir.join(format!("{name}.csv"));
+    std::fs::write(&f, format!("{HEADER}{rows}")).unwrap();
+    rentix_ok(&["ingest", "--json", "--store", p(store), p(&f)]);
+}
+
+fn verify_ok(store: &Path, out: &Path, when: &str) {
+    let v = rentix(&["verify", "--store", p(store), "--fixings", p(out)]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "verify after {when}: {}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
+
+/// Every line of a fixings CSV with the `publication` cell blanked.
+fn without_publication(path: &Path) -> Vec<String> {
+    let mut rdr = csv::Reader::from_path(path).unwrap();
+    let col = rdr
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "publication")
+        .unwrap();
+    rdr.records()
+        .map(|r| {
+            let r = r.unwrap();
+            r.iter()
+                .enumerate()
+                .map(|(i, c)| if i == col { "" } else { c })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
+}
+
+fn daily_cycle_equals_one_run(methodology: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    let m = format!("data/methodologies/{methodology}.toml");
+    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join(m);
+    let mut history = String::new();
+    let mut day = d("2025-03-01");
+    while day <= d("2025-05-31") {
+        history.push_str(&day_rows(day));
+        day = day + Days::new(1);
+    }
+    ingest(dir, &store, "history", &history);
+    let out = dir.join("pub/f.csv");
+    std::fs::create_dir_all(dir.join("pub")).unwrap();
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--methodology",
+        p(&m),
+        "--out",
+        p(&out),
+        "--to",
+        "2025-05-31",
+    ]);
+    verify_ok(&store, &out, "the first publication");
+    let mut restated = 0;
+    let mut day = d("2025-06-01");
+    while day <= d("2025-06-16") {
+        let n = (day - d("2025-06-01")).num_days();
+        ingest(dir, &store, &format!("obs-{day}"), &day_rows(day));
+        // Late trades for two days back, every fourth day.
+        if n % 4 == 3 {
+            let late = (day - Days::new(2)).to_string();
+            ingest(dir, &store, &format!("late-{day}"), &late_trades(&late));
+        }
+        // 06-10 is not published: 06-11's publication publishes it.
+        if day != d("2025-06-10") {
+            let ds = day.to_string();
+            let msg = rentix_ok(&[
+                "index",
+                "--store",
+                p(&store),
+                "--methodology",
+                p(&m),
+                "--out",
+                p(&out),
+                "--from",
+                &ds,
+                "--to",
+                &ds,
+            ]);
+            if msg.contains("re-fixed from") {
+                restated += 1;
+            }
+            verify_ok(&store, &out, &ds);
+        }
+        day = day + Days::new(1);
+    }
+    assert!(
+        restated >= 4,
+        "late data, a life and a skipped day re-fixed: {restated}"
+    );
+    // A run over the whole store into the file changes nothing.
+    let before = std::fs::read(&out).unwrap();
+    let msg = rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--methodology",
+        p(&m),
+        "--out",
+        p(&out),
+        "--to",
+        "2025-06-16",
+    ]);
+    assert!(!msg.contains("restated"), "{msg}");
+    assert!(
+        std::fs::read(&out).unwrap() == before,
+        "the full run changed the file"
+    );
+    // A fresh run publishes the same rows.
+    let fresh = dir.join("ref/f.csv");
+    std::fs::create_dir_all(dir.join("ref")).unwrap();
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--methodology",
+        p(&m),
+        "--out",
+        p(&fresh),
+        "--to",
+        "2025-06-16",
+    ]);
+    assert_eq!(without_publication(&out), without_publication(&fresh));
+}
+
+#[test]
+fn the_daily_cycle_with_late_data_equals_one_run_default() {
+    daily_cycle_equals_one_run("default");
+}
+
+#[test]
+fn the_daily_cycle_with_late_data_equals_one_run_outage_carry() {
+    daily_cycle_equals_one_run("listings_outage_carry");
+}
+
+/// The issue's three findings, each alone: a grade whose life the new day extends,
+/// late trades for an earlier day, and a file that ends a day before `--from`.
+#[test]
+fn a_one_day_publication_publishes_what_a_full_run_adds_before_its_day() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    let mut history = String::new();
+    let mut day = d("2025-03-01");
+    while day <= d("2025-06-05") {
+        history.push_str(&day_rows(day));
+        day = day + Days::new(1);
+    }
+    ingest(dir, &store, "history", &history);
+    let out = dir.join("f.csv");
+    let index = |range: &[&str]| {
+        let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
+        args.extend_from_slice(range);
+        rentix_ok(&args)
+    };
+    index(&["--to", "2025-06-05"]);
+    // The A100 grade's life ended in April; 06-06 brings it back.
+    ingest(dir, &store, "d0606", &day_rows(d("2025-06-06")));
+    let msg = index(&["--from", "2025-06-06", "--to", "2025-06-06"]);
+    assert!(msg.contains("re-fixed from 2025-04-"), "{msg}");
+    verify_ok(&store, &out, "a life the day extends");
+    // Late trades for 06-06, published with 06-08: restated and logged.
+    ingest(dir, &store, "d0607", &day_rows(d("2025-06-07")));
+    index(&["--from", "2025-06-07", "--to", "2025-06-07"]);
+    ingest(dir, &store, "late", &late_trades("2025-06-06"));
+    ingest(dir, &store, "d0608", &day_rows(d("2025-06-08")));
+    let msg = index(&["--from", "2025-06-08", "--to", "2025-06-08"]);
+    assert!(msg.contains("re-fixed from 2025-06-06"), "{msg}");
+    let log = std::fs::read_to_string(dir.join("f_restatements.csv")).unwrap();
+    assert!(
+        log.contains("2025-06-06,h100-sxm-80gb/vm/on-demand"),
+        "{log}"
+    );
+    verify_ok(&store, &out, "late data");
+    // 06-09 skipped: 06-10's publication says so and publishes it.
+    ingest(dir, &store, "d0609", &day_rows(d("2025-06-09")));
+    ingest(dir, &store, "d0610", &day_rows(d("2025-06-10")));
+    let msg = index(&["--from", "2025-06-10", "--to", "2025-06-10"]);
+    assert!(msg.contains("re-fixed from 2025-06-09"), "{msg}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("\n2025-06-09,"), "06-09 published");
+    verify_ok(&store, &out, "a skipped day");
+}
+
+/// `[revision] policy = "never"`: late data changes no published row; the
+/// publication says how many rows a full run would give otherwise.
+#[test]
+fn a_never_revised_index_keeps_its_rows_and_counts_what_it_did_not_restate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    let mut history = String::new();
+    let mut day = d("2025-05-01");
+    while day <= d("2025-06-05") {
+        history.push_str(&day_rows(day));
+        day = day + Days::new(1);
+    }
+    ingest(dir, &store, "history", &history);
+    let base = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/methodologies/default.toml"),
+    )
+    .unwrap();
+    let m = dir.join("never.toml");
+    std::fs::write(&m, format!("{base}\n[revision]\npolicy = \"never\"\n")).unwrap();
+    let out = dir.join("f.csv");
+    let index = |range: &[&str]| {
+        let mut args = vec![
+            "index",
+            "--store",
+            p(&store),
+            "--methodology",
+            p(&m),
+            "--out",
+            p(&out),
+        ];
+        args.extend_from_slice(range);
+        rentix_ok(&args)
+    };
+    index(&["--to", "2025-06-05"]);
+    let before = std::fs::read_to_string(&out).unwrap();
+    ingest(dir, &store, "late", &late_trades("2025-06-04"));
+    ingest(dir, &store, "d0606", &day_rows(d("2025-06-06")));
+    let msg = index(&["--from", "2025-06-06", "--to", "2025-06-06"]);
+    assert!(msg.contains("not restated: "), "{msg}");
+    assert!(msg.contains("never revised"), "{msg}");
+    let after = std::fs::read_to_string(&out).unwrap();
+    let changed: Vec<_> = before
+        .lines()
+        .zip(after.lines())
+        .filter(|(b, a)| b != a)
+        .take(4)
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the published rows are unchanged: {changed:#?}"
+    );
+    assert!(after.contains("\n2025-06-06,"));
+    assert!(!dir.join("f_restatements.csv").exists());
+}
