@@ -3,7 +3,7 @@
 use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
-use rentix_index::intraday::{intraday_table, receipts_table, IntradayMethodology};
+use rentix_index::intraday::IntradayMethodology;
 use rentix_index::{
     forward_curves, forward_table, publish, tier_differentials_table, tier_spreads,
     tier_spreads_table, Fixing, IndexRequest, IndexResult, Methodology, TierDifferential, Window,
@@ -512,8 +512,9 @@ pub(super) struct IntradayPublished {
     pub line: String,
 }
 
-/// Fixes `m` from the store over `from..=to` and publishes the fixings, their
-/// digest and (when the methodology says) the receipts in one transaction.
+/// Fixes `m` from the store over `from..=to` and publishes the stamps the file
+/// does not hold yet, their digest and (when the methodology says) their receipts
+/// in one transaction (`rentix_index::intraday_publish`).
 pub(super) fn publish_intraday(
     store: &Path,
     m: &IntradayMethodology,
@@ -521,48 +522,36 @@ pub(super) fn publish_intraday(
     to: Option<chrono::NaiveDate>,
     out: &Path,
 ) -> anyhow::Result<IntradayPublished> {
-    let format = TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
+    TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
     let (r, grades, from, to) = intraday_from_store(store, m, from, to)?;
-    let mut journal = out.file_name().unwrap_or_default().to_os_string();
-    journal.push(".publishing");
-    let journal = out.with_file_name(journal);
-    rentix_table::recover(&journal, |_| false)?;
-    let mut tx = rentix_table::Transaction::new(&journal);
-    let table = intraday_table(&r, m);
-    table.stage(&mut tx, out)?;
-    // The digest of the file's canonical content (its cells as text), in
-    // sha256sum's layout: `verify` checks it before recomputing.
-    let digest = rentix_index::digest_path(out);
-    let line = rentix_index::digest_line(out, &rentix_index::canonical_sha256(&table, format)?);
-    tx.stage(&digest, |w| {
-        w.write_all(line.as_bytes())
-            .map_err(|source| rentix_table::TableError::Write {
-                path: digest.clone(),
-                source,
-            })
-    })?;
-    let receipts = rentix_index::Companions::of(out).receipts();
-    if m.intraday.publish_receipts {
-        receipts_table(&r).stage(&mut tx, &receipts)?;
-    }
-    tx.commit()?;
-    let valued = r.fixings.iter().filter(|f| f.value.is_some()).count();
+    let fixed = r.fixings.len();
+    let p = rentix_index::intraday_publish::publish(out, m, r)?;
     let per_day = 1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440);
-    let line = format!(
-        "{} intraday fixings ({per_day} a day at {}) of {grades} grade(s), {from} to {to}, {valued} with a value; wrote {} (digest {}){}",
-        r.fixings.len(),
+    let mut line = format!(
+        "{fixed} intraday fixings ({per_day} a day at {}) of {grades} grade(s), {from} to {to}: {} new, {} already published; {} holds {} stamps, {} with a value; wrote {} (digest {}){}",
         m.calendar.cadence,
+        p.added,
+        p.kept,
         out.display(),
-        file_name_of(&digest),
-        if m.intraday.publish_receipts {
-            format!(" and {}", receipts.display())
-        } else {
-            String::new()
+        p.stamps,
+        p.valued,
+        out.display(),
+        file_name_of(&p.digest),
+        match &p.receipts {
+            Some(r) => format!(" and {}", r.display()),
+            None => String::new(),
         }
     );
+    if let Some(first) = p.unrevised_first {
+        line.push_str(&format!(
+            "\nnot revised: {} published stamps from {} that this run fixes differently (data that arrived after they were published) are kept as first published: intraday stamps are never revised",
+            p.unrevised,
+            first.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ));
+    }
     Ok(IntradayPublished {
-        fixings: r.fixings.len(),
-        valued,
+        fixings: p.stamps,
+        valued: p.valued,
         grades,
         per_day,
         line,

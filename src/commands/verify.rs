@@ -525,6 +525,16 @@ fn check_intraday(a: &VerifyArgs, format: TableFormat) -> anyhow::Result<Outcome
             3,
         ));
         companions.push(file_name(&receipts));
+    } else if m.intraday.publish_receipts && !published.rows.is_empty() {
+        // The methodology publishes receipts: a publication without them is not whole.
+        differences.push(Difference {
+            file: file_name(&receipts),
+            date: String::new(),
+            key: String::new(),
+            column: "file".into(),
+            published: "(missing)".into(),
+            recomputed: format!("{} receipts", r.receipts.len()),
+        });
     }
     Ok(Outcome {
         rows: published.rows.len(),

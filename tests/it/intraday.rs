@@ -102,7 +102,9 @@ fn every_stamp_is_its_rule_applied_to_its_own_window() {
         assert_eq!(r["methodology_version"], "plain-15m");
     }
     // A panel of six at min_panel 7: no values, each row saying why.
+    // (Into a file of its own: published stamps are never revised.)
     std::fs::write(&m, PLAIN.replace("min_panel = 5", "min_panel = 7")).unwrap();
+    let out = dir.path().join("thin.csv");
     rentix_ok(&[
         "index",
         "--store",

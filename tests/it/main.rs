@@ -25,6 +25,7 @@ mod ingest_cli;
 mod ingest_real;
 mod integrity;
 mod intraday;
+mod intraday_publication;
 mod messages;
 mod methodology_vectors;
 mod migrate;

@@ -61,8 +61,23 @@ pub fn is_intraday_file(path: &Path) -> Result<bool, FixingsError> {
 }
 
 /// Reads an intraday fixings file ([`INTRADAY_COLUMNS`]), CSV or Parquet.
+///
+/// A file that cannot be a publication is refused, naming the row: a value or band
+/// that is not a positive price (a band of 0 is a panel that agrees), a `date`
+/// that is not the day its stamp's interval starts in, a grade and stamp given
+/// twice, or rows of two methodology versions.
 pub fn read_intraday(path: &Path) -> Result<Vec<IntradayFixing>, FixingsError> {
+    Ok(read_intraday_versioned(path)?.0)
+}
+
+/// [`read_intraday`] and the file's one `methodology_version` (`None`: no rows).
+pub fn read_intraday_versioned(
+    path: &Path,
+) -> Result<(Vec<IntradayFixing>, Option<String>), FixingsError> {
     let r = crate::file::records(path)?;
+    let mut version: Option<String> = None;
+    let mut seen: std::collections::HashSet<(String, DateTime<Utc>)> =
+        std::collections::HashSet::with_capacity(r.rows.len());
     let bad = |row: usize, detail: String| FixingsError::Fixings {
         path: path.to_path_buf(),
         row,
@@ -92,11 +107,19 @@ pub fn read_intraday(path: &Path) -> Result<Vec<IntradayFixing>, FixingsError> {
             let x: f64 = v
                 .parse()
                 .map_err(|_| bad(row, format!("value: {v:?} is not a number")))?;
-            if !x.is_finite() {
-                return Err(bad(row, format!("value: {v:?} is not finite")));
+            if !x.is_finite() || x <= 0.0 {
+                return Err(bad(row, format!("value: {v:?} is not a positive price")));
             }
             Some(x)
         };
+        // A stamp at 00:00 closes the interval of the day before.
+        let day = (fixed_at - chrono::Duration::microseconds(1)).date_naive();
+        if day != date {
+            return Err(bad(
+                row,
+                format!("date {date} is not the day of its stamp {fixed_at} (its interval starts on {day})"),
+            ));
+        }
         let grade = get("grade")?;
         if grade.is_empty() || grade.len() > 200 {
             return Err(bad(
@@ -109,9 +132,28 @@ pub fn read_intraday(path: &Path) -> Result<Vec<IntradayFixing>, FixingsError> {
             "" => None,
             b => Some(
                 b.parse::<f64>()
-                    .map_err(|_| bad(row, format!("band: {b:?} is not a number")))?,
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| bad(row, format!("band: {b:?} is not a distance (>= 0)")))?,
             ),
         };
+        if !seen.insert((grade.to_string(), fixed_at)) {
+            return Err(bad(
+                row,
+                format!("{grade} at {fixed_at} is given twice: one stamp, one row"),
+            ));
+        }
+        let v = get("methodology_version")?;
+        match &version {
+            None => version = Some(v.to_string()),
+            Some(w) if w != v => {
+                return Err(bad(
+                    row,
+                    format!("methodology_version {v:?} after {w:?}: a file holds one methodology"),
+                ))
+            }
+            Some(_) => {}
+        }
         let quartiles = match r.get(rec, "votes_p25_p75").unwrap_or("") {
             "" => None,
             q => {
@@ -139,5 +181,48 @@ pub fn read_intraday(path: &Path) -> Result<Vec<IntradayFixing>, FixingsError> {
             flags: get("flags")?.to_string(),
         });
     }
-    Ok(out)
+    Ok((out, version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "date,fixed_at,grade,value,band,votes_p25_p75,method,n_contributors,n_observed,n_carried,n_rejected,sufficient,flags,methodology_version\n";
+
+    fn row(date: &str, at: &str, value: &str) -> String {
+        format!("{date},{at},h100/vm/on-demand,{value},0.01,2.2;2.3,intraday,5,5,0,0,true,,m-15m\n")
+    }
+
+    fn read(body: &str) -> Result<Vec<IntradayFixing>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.csv");
+        std::fs::write(&path, format!("{HEAD}{body}")).unwrap();
+        read_intraday(&path).map_err(|e| e.to_string())
+    }
+
+    /// The backtest settled May on a file with one stamp given twice (2.348
+    /// instead of 2.218) and on a stamp of -2.5: both are refused, naming the row.
+    #[test]
+    fn a_file_that_cannot_be_a_publication_is_refused_naming_the_row() {
+        let a = row("2025-05-01", "2025-05-01T00:15:00Z", "2.2");
+        let b = row("2025-05-01", "2025-05-02T00:00:00Z", "2.3");
+        assert_eq!(read(&format!("{a}{b}")).unwrap().len(), 2);
+        let err = read(&format!("{a}{b}{a}")).unwrap_err();
+        assert!(
+            err.contains("row 3") && err.contains("given twice"),
+            "{err}"
+        );
+        let err = read(&row("2025-05-01", "2025-05-01T00:15:00Z", "-2.5")).unwrap_err();
+        assert!(err.contains("not a positive price"), "{err}");
+        let err = read(&row("2025-05-01", "2025-05-01T00:15:00Z", "0")).unwrap_err();
+        assert!(err.contains("not a positive price"), "{err}");
+        // 00:00 closes the day before: dated the 1st, not the 2nd.
+        let err = read(&row("2025-05-02", "2025-05-02T00:00:00Z", "2.3")).unwrap_err();
+        assert!(err.contains("not the day of its stamp"), "{err}");
+        let err = read(&format!("{a}{}", b.replace("m-15m", "n-15m"))).unwrap_err();
+        assert!(err.contains("one methodology"), "{err}");
+        let err = read(&a.replace(",0.01,", ",-0.01,")).unwrap_err();
+        assert!(err.contains("band"), "{err}");
+    }
 }

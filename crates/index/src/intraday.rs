@@ -590,8 +590,15 @@ pub fn fix_store(
     let Some((first, last)) = store.fixing_dates()? else {
         return Err(input_err("the store holds no observations".into()));
     };
-    let from = from.unwrap_or(first);
-    let to = to.unwrap_or(last);
+    // The range ends at the data: stamps past the store's last fixing date (or
+    // before its first) would all be thin, and a file of them says nothing.
+    if let Some(f) = from.filter(|f| *f > last) {
+        return Err(input_err(format!(
+            "--from {f} is after the store's last fixing date {last}: no stamp to fix; nothing was published"
+        )));
+    }
+    let from = from.unwrap_or(first).max(first);
+    let to = to.unwrap_or(last).min(last);
     if from > to {
         return Err(input_err(format!(
             "--from {from} is after --to {to} (the store holds {first} to {last})"

@@ -21,6 +21,7 @@ mod forward;
 mod hedonic;
 pub mod incremental;
 pub mod intraday;
+pub mod intraday_publish;
 mod methodology;
 mod ols;
 mod outliers;

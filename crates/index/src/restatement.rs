@@ -129,7 +129,7 @@ pub(crate) fn publication_lock_path(fixings: &Path) -> PathBuf {
 }
 
 /// The journal of a publication being committed: `<name>.publishing`.
-fn journal_path(fixings: &Path) -> PathBuf {
+pub(crate) fn journal_path(fixings: &Path) -> PathBuf {
     with_suffix(fixings, ".publishing")
 }
 

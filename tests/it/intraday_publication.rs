@@ -1,0 +1,244 @@
+//! An intraday file published day by day, as the README's daily command does: it
+//! grows by the day's stamps, equals one run over every day, passes `verify` after
+//! every day, never revises a published stamp, and refuses, with nothing written,
+//! what it cannot continue.
+
+use crate::csvutil::rows;
+use crate::util::{p, rentix, rentix_ok};
+use std::path::{Path, PathBuf};
+
+const M: &str = "intraday_lowest_listing_15m";
+
+/// A store of three simulated days read every 15 minutes, and its observations.
+fn store_of_three_days(dir: &Path) -> (PathBuf, PathBuf) {
+    let sim = dir.join("sim");
+    rentix_ok(&[
+        "simulate",
+        "--out",
+        p(&sim),
+        "--days",
+        "3",
+        "--start",
+        "2025-06-01",
+        "--cadence",
+        "15m",
+    ]);
+    let store = dir.join("store");
+    let obs = sim.join("observations.csv");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    (store, obs)
+}
+
+fn index(store: &Path, out: &Path, range: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "index",
+        "--store",
+        p(store),
+        "--methodology",
+        M,
+        "--out",
+        p(out),
+    ];
+    args.extend_from_slice(range);
+    rentix(&args)
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn verify(store: &Path, out: &Path) -> std::process::Output {
+    rentix(&[
+        "verify",
+        "--store",
+        p(store),
+        "--fixings",
+        p(out),
+        "--methodology",
+        M,
+    ])
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[test]
+fn day_by_day_an_intraday_file_grows_by_its_days_and_equals_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &[]));
+    let daily = dir.join("daily.csv");
+    let mut before = 0;
+    for day in ["2025-06-01", "2025-06-02", "2025-06-03"] {
+        let said = ok(&index(&store, &daily, &["--from", day, "--to", day]));
+        let n = rows(&daily).len();
+        assert!(n > before, "{day} added nothing: {said}");
+        // Before the fix, the day's publication replaced the file with the day.
+        assert!(
+            rows(&daily).iter().any(|r| r["date"] == "2025-06-01"),
+            "{day} erased the days before it"
+        );
+        before = n;
+        ok(&verify(&store, &daily));
+    }
+    assert_eq!(read(&daily), read(&all), "day by day differs from one run");
+    assert_eq!(
+        read(&dir.join("daily_receipts.csv")),
+        read(&dir.join("all_receipts.csv"))
+    );
+    // The same day again: nothing new, nothing changed.
+    let said = ok(&index(
+        &store,
+        &daily,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(said.contains(": 0 new,"), "{said}");
+    assert_eq!(read(&daily), read(&all));
+}
+
+#[test]
+fn a_published_stamp_is_never_revised_and_the_publication_says_what_it_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, obs) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-02"]));
+    let first = read(&out);
+    // A late listing 3% below a contributor's for 06-02 10:05, ingested before 06-03
+    // is published: every stamp whose window reads it would change.
+    let header = read(&obs).lines().next().unwrap().to_string();
+    let sample: Vec<_> = rows(&obs)
+        .into_iter()
+        .filter(|r| r["kind"] == "listing" && r["gpu"].contains("H100"))
+        .take(1)
+        .collect();
+    let r = &sample[0];
+    let cols: Vec<&str> = header.split(',').collect();
+    let line: Vec<String> = cols
+        .iter()
+        .map(|c| match *c {
+            "obs_id" => "late-1".to_string(),
+            "observed_at" => "2025-06-02T10:05:00Z".to_string(),
+            "price" => format!("{:.4}", r["price"].parse::<f64>().unwrap() * 0.97),
+            other => r[other].clone(),
+        })
+        .collect();
+    let late = dir.join("late.csv");
+    std::fs::write(&late, format!("{header}\n{}\n", line.join(","))).unwrap();
+    rentix_ok(&["ingest", "--store", p(&store), p(&late)]);
+    let said = ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-02", "--to", "2025-06-03"],
+    ));
+    let after = read(&out);
+    let kept: Vec<&str> = after
+        .lines()
+        .filter(|l| !l.starts_with("2025-06-03,"))
+        .collect();
+    let was: Vec<&str> = first.lines().collect();
+    let changed: Vec<_> = was
+        .iter()
+        .zip(&kept)
+        .filter(|(a, b)| a != b)
+        .take(2)
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "a published stamp changed: {changed:#?}"
+    );
+    assert_eq!(kept.len(), was.len());
+    assert!(
+        said.contains("not revised: ") && said.contains("never revised"),
+        "{said}"
+    );
+}
+
+#[test]
+fn an_intraday_publication_refuses_what_it_cannot_continue() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let refused = |out: &Path, range: &[&str], code: i32, words: &[&str]| {
+        let before = read(out);
+        let o = index(&store, out, range);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(code), "{err}");
+        for w in words {
+            assert!(err.contains(w), "{w:?} not in {err}");
+        }
+        assert_eq!(read(out), before, "a refused publication wrote");
+    };
+    // A range past the data: refused, no header-only file.
+    let none = dir.join("none.csv");
+    refused(&none, &["--from", "2030-01-01"], 3, &["last fixing date"]);
+    assert!(!none.exists());
+    // A range that runs past the data ends at the data (three days of stamps).
+    let out = dir.join("f.csv");
+    let said = ok(&index(&store, &out, &["--to", "2029-12-31"]));
+    assert!(said.contains("to 2025-06-03"), "{said}");
+    let last = rows(&out).iter().map(|r| r["date"].clone()).max().unwrap();
+    assert!(last.as_str() <= "2025-06-04", "{last}");
+    // A daily fixings file is not continued by an intraday methodology.
+    let daily = dir.join("daily.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&daily)]);
+    refused(&daily, &[], 2, &["daily fixings"]);
+    // An edited stamp: the file no longer matches its digest.
+    let good = read(&out);
+    let v = rows(&out)[5]["value"].clone();
+    std::fs::write(&out, good.replacen(&format!(",{v},"), ",9.9,", 1)).unwrap();
+    refused(&out, &["--from", "2025-06-03"], 3, &["digest"]);
+    std::fs::write(&out, &good).unwrap();
+    // Receipts deleted: refused by index, reported by verify.
+    let receipts = dir.join("f_receipts.csv");
+    let kept = read(&receipts);
+    std::fs::remove_file(&receipts).unwrap();
+    refused(
+        &out,
+        &["--from", "2025-06-03"],
+        3,
+        &["f_receipts.csv is missing"],
+    );
+    let v = verify(&store, &out);
+    assert_eq!(v.status.code(), Some(1), "receipts deleted, verify passed");
+    std::fs::write(&receipts, kept).unwrap();
+    ok(&verify(&store, &out));
+    // Another intraday methodology over the same file.
+    let other = dir.join("other.toml");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("data/methodologies/intraday/{M}.toml")),
+    )
+    .unwrap();
+    let version = text
+        .lines()
+        .find(|l| l.starts_with("version"))
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        &other,
+        text.replacen(&version, "version = \"other-15m\"", 1),
+    )
+    .unwrap();
+    let before = read(&out);
+    let o = rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--methodology",
+        p(&other),
+        "--out",
+        p(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("other-15m"));
+    assert_eq!(read(&out), before);
+}
