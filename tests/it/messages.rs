@@ -1,7 +1,8 @@
 //! Messages and exit codes that say what happened (issue 47): a held publication
 //! lock exits as the documented class table says, a leap-second trade counts on its
 //! own day, a rent of no GPU-hours is refused, and a signal during a publication is
-//! never reported both as committed and as not.
+//! never reported both as committed and as not; a business-day methodology names
+//! a day that is not a publication day.
 
 use crate::util::{p, rentix, rentix_ok};
 use std::path::{Path, PathBuf};
@@ -151,4 +152,48 @@ fn a_publication_that_says_nothing_was_committed_committed_nothing() {
     // Run again, it publishes.
     rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
     assert_ne!(std::fs::read(&out).unwrap(), before);
+}
+
+/// Under a business-day methodology, a Saturday's daily command says it is not a
+/// publication day and names the next one (it said "no observation matches"), and
+/// a holiday says which (the table reaches 2035 now; a range past it is refused:
+/// `for_publication`'s unit test, as observations from the future are refused at
+/// ingest).
+#[test]
+fn a_business_day_methodology_names_a_day_that_is_not_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_of(
+        tmp.path(),
+        &listings(&["2025-06-05", "2025-06-06", "2025-06-07", "2025-06-09"]),
+    );
+    let out = tmp.path().join("f.csv");
+    let index = |range: &[&str]| {
+        let mut args = vec![
+            "index",
+            "--store",
+            p(&store),
+            "--methodology",
+            "settlement_business_days",
+            "--out",
+            p(&out),
+        ];
+        args.extend_from_slice(range);
+        rentix(&args)
+    };
+    let o = index(&["--from", "2025-06-07", "--to", "2025-06-07"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2025-06-07 (a Saturday) is not a publication day")
+            && err.contains("The next publication day is 2025-06-09"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let o = index(&["--from", "2025-12-25", "--to", "2025-12-25"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Christmas Day, a us-exchange holiday"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

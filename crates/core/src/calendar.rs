@@ -2,7 +2,7 @@
 
 use crate::error::CoreError;
 use chrono::{Datelike, NaiveDate, Weekday};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 const US_EXCHANGE: &str = crate::bundled::data::US_EXCHANGE_CALENDAR;
 
@@ -30,6 +30,23 @@ impl DayRule {
         }
     }
 
+    /// The last day the rule's holiday calendar is known for (`None`: every day,
+    /// or a calendar without holidays).
+    pub fn covered_through(&self) -> Option<NaiveDate> {
+        match self {
+            DayRule::AllDays => None,
+            DayRule::Business(c) => c.covered_through(),
+        }
+    }
+
+    /// Why `d` does not count under this rule; `None` when it does.
+    pub fn why_not(&self, d: NaiveDate) -> Option<String> {
+        match self {
+            DayRule::AllDays => None,
+            DayRule::Business(c) => c.why_closed(d),
+        }
+    }
+
     /// Whether day `d` counts under this rule.
     pub fn counts(&self, d: NaiveDate) -> bool {
         match self {
@@ -45,7 +62,8 @@ pub struct HolidayCalendar {
     /// The calendar's name: `us-exchange`, `none`, or the name given to
     /// [`HolidayCalendar::parse`].
     pub name: String,
-    holidays: BTreeSet<NaiveDate>,
+    /// Each holiday and its name.
+    holidays: BTreeMap<NaiveDate, String>,
 }
 
 impl HolidayCalendar {
@@ -62,7 +80,7 @@ impl HolidayCalendar {
             }
             "none" => Ok(Self {
                 name: "none".into(),
-                holidays: BTreeSet::new(),
+                holidays: BTreeMap::new(),
             }),
             other => Err(CoreError::Unknown {
                 what: "holiday calendar",
@@ -75,9 +93,10 @@ impl HolidayCalendar {
     /// Parses `date,name` rows after a header line (`YYYY-MM-DD` dates; blank lines
     /// are skipped); `name` names the calendar and its errors.
     pub fn parse(name: &str, text: &str) -> Result<Self, CoreError> {
-        let mut holidays = BTreeSet::new();
+        let mut holidays = BTreeMap::new();
         for (i, line) in text.lines().enumerate().skip(1) {
-            let d = line.split(',').next().unwrap_or("").trim();
+            let (d, what) = line.split_once(',').unwrap_or((line, "holiday"));
+            let d = d.trim();
             if d.is_empty() {
                 continue;
             }
@@ -86,7 +105,7 @@ impl HolidayCalendar {
                     value: d.into(),
                     reason: format!("calendar {name}, line {}: {e}", i + 1),
                 })?;
-            holidays.insert(date);
+            holidays.insert(date, what.trim().to_string());
         }
         Ok(Self {
             name: name.into(),
@@ -96,7 +115,26 @@ impl HolidayCalendar {
 
     /// Whether `d` is neither a Saturday, a Sunday nor a holiday.
     pub fn is_business_day(&self, d: NaiveDate) -> bool {
-        !matches!(d.weekday(), Weekday::Sat | Weekday::Sun) && !self.holidays.contains(&d)
+        !matches!(d.weekday(), Weekday::Sat | Weekday::Sun) && !self.holidays.contains_key(&d)
+    }
+
+    /// The last day the calendar is known for: December 31 of the last year it
+    /// lists a holiday in (`None`: it lists none, weekends are its only rule). A
+    /// business day after it may be a holiday the table does not hold yet.
+    pub fn covered_through(&self) -> Option<NaiveDate> {
+        let (last, _) = self.holidays.last_key_value()?;
+        NaiveDate::from_ymd_opt(last.year(), 12, 31)
+    }
+
+    /// Why `d` is not a business day (`a Saturday`, `Christmas Day, a us-exchange
+    /// holiday`); `None` when it is one.
+    pub fn why_closed(&self, d: NaiveDate) -> Option<String> {
+        match (d.weekday(), self.holidays.get(&d)) {
+            (Weekday::Sat, _) => Some("a Saturday".into()),
+            (Weekday::Sun, _) => Some("a Sunday".into()),
+            (_, Some(name)) => Some(format!("{name}, a {} holiday", self.name)),
+            _ => None,
+        }
     }
 }
 
@@ -117,5 +155,39 @@ mod tests {
             .unwrap()
             .counts(d("2025-07-07")));
         assert!(DayRule::new("weekly", "none").is_err());
+    }
+
+    /// The table runs through 2035 (NYSE rules: a Saturday holiday closes the
+    /// Friday before, a Sunday one the Monday after, except New Year's Day on a
+    /// Saturday); the 2028 Christmas is a holiday, and a day past the table
+    /// is known to be past it.
+    #[test]
+    fn the_us_exchange_table_reaches_2035_and_says_where_it_ends() {
+        let c = HolidayCalendar::named("us-exchange").unwrap();
+        let d = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        // 2028-12-25 is a Monday; Good Friday 2028 is April 14 (Easter April 16);
+        // 2033-12-25 is a Sunday, observed Monday the 26th; 2032-07-04 a Sunday.
+        for h in [
+            "2028-12-25",
+            "2028-04-14",
+            "2033-12-26",
+            "2032-07-05",
+            "2035-11-22",
+        ] {
+            assert!(!c.is_business_day(d(h)), "{h}");
+        }
+        // New Year's Day 2028 is a Saturday: Friday 2027-12-31 stays open.
+        assert!(c.is_business_day(d("2027-12-31")));
+        assert_eq!(c.covered_through(), Some(d("2035-12-31")));
+        assert_eq!(
+            c.why_closed(d("2028-12-25")).as_deref(),
+            Some("Christmas Day, a us-exchange holiday")
+        );
+        assert_eq!(c.why_closed(d("2025-06-07")).as_deref(), Some("a Saturday"));
+        assert_eq!(c.why_closed(d("2025-06-09")), None);
+        assert_eq!(
+            HolidayCalendar::named("none").unwrap().covered_through(),
+            None
+        );
     }
 }

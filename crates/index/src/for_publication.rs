@@ -57,6 +57,7 @@ pub fn fix_for_publication(
     valued_only: bool,
 ) -> Result<StoreFixing, IndexError> {
     let m = &req.methodology;
+    publication_days(m, req.from, req.to.map(|t| t.min(today)))?;
     let runs = store.runs()?;
     let grade_texts: Vec<String> = req
         .grade_filters
@@ -107,6 +108,7 @@ pub fn fix_for_publication(
             store.root().display()
         )));
     };
+    publication_days(m, None, Some(req.to.map_or(last, |t| t.min(last))))?;
     let plan = match &decision {
         Decision::Incremental(plan) => Some(plan),
         Decision::Full(_) => None,
@@ -239,4 +241,59 @@ fn in_slices(slices: usize) -> String {
     } else {
         String::new()
     }
+}
+
+/// Refuses ([`IndexError::Config`], nothing published) a range whose days the
+/// methodology's calendar cannot answer for: past the last year its holiday table
+/// knows (a business day there may be a holiday it does not list), or holding no
+/// publication day at all (a Saturday under business days), naming the next one.
+pub(crate) fn publication_days(
+    m: &crate::Methodology,
+    from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
+) -> Result<(), IndexError> {
+    let rule = m.day_rule();
+    if let (Some(through), Some(to)) = (rule.covered_through(), to) {
+        if to > through {
+            return Err(IndexError::Config(format!(
+                "{to} is past {through}, the last day the holiday calendar {:?} of methodology {} lists holidays for: a business day after it may be a holiday the table does not hold; nothing was published. Extend data/calendars/ (and the bundled copy) before publishing past it",
+                m.calendar.holidays, m.version
+            )));
+        }
+    }
+    let (Some(from), Some(to)) = (from, to) else {
+        return Ok(());
+    };
+    if from > to || rule.why_not(from).is_none() {
+        return Ok(());
+    }
+    let mut d = from;
+    let mut days = 0;
+    while d <= to {
+        if rule.counts(d) {
+            return Ok(());
+        }
+        d = d.succ_opt().unwrap_or(d);
+        days += 1;
+        if days > 400 {
+            return Ok(());
+        }
+    }
+    let next = (1..=400)
+        .filter_map(|k| to.checked_add_days(chrono::Days::new(k)))
+        .find(|d| rule.counts(*d));
+    let why = rule.why_not(from).unwrap_or_default();
+    let range = if from == to {
+        format!("{from} ({why}) is not a publication day")
+    } else {
+        format!("{from} to {to} holds no publication day ({from} is {why})")
+    };
+    Err(IndexError::Config(format!(
+        "{range} under methodology {}'s calendar (business days of {}); nothing was published{}",
+        m.version,
+        m.calendar.holidays,
+        next.map_or(String::new(), |n| format!(
+            ". The next publication day is {n}"
+        ))
+    )))
 }

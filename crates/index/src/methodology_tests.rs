@@ -631,3 +631,32 @@ fn window_of_counts_calendar_or_publication_days() {
         (day("2025-04-17"), day("2025-04-17"))
     );
 }
+
+/// A publication past the last year the holiday table lists is refused (a
+/// business day there may be a holiday it does not know: the 2028
+/// Christmas was published without a word when the table ended in 2027); one
+/// inside it, or under an every-day calendar, is not.
+#[test]
+fn a_publication_past_the_holiday_table_is_refused() {
+    let m = shipped("settlement_business_days.toml");
+    let err = crate::for_publication::publication_days(&m, None, Some(day("2036-01-02")))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("past 2035-12-31"), "{err}");
+    assert!(crate::for_publication::publication_days(&m, None, Some(day("2035-12-31"))).is_ok());
+    let every_day = shipped("default.toml");
+    assert!(
+        crate::for_publication::publication_days(&every_day, None, Some(day("2099-01-02"))).is_ok()
+    );
+    let err = crate::for_publication::publication_days(
+        &m,
+        Some(day("2028-12-25")),
+        Some(day("2028-12-25")),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("Christmas Day") && err.contains("2028-12-26"),
+        "{err}"
+    );
+}
