@@ -90,6 +90,13 @@ pub(crate) enum Command {
                             rentix verify --store store --fixings fixings.csv --methodology default --out differences.csv"
     )]
     Verify(VerifyArgs),
+    /// Feed health: contributors gone silent, contributors whose prices jumped
+    /// against their own history, grades that lost sufficiency, level breaks of each
+    /// index, and coverage per settlement month; each finding dated, with its
+    /// evidence. Findings are information: exit 0.
+    #[command(after_help = "Example:\n  rentix health --store store\n  \
+                            rentix health --store store --fixings fixings.csv --out health.csv --coverage coverage.csv")]
+    Health(HealthArgs),
     /// The cost of useful output: rent per million useful tokens by operator, and the
     /// industry cost curve (operators sorted by cost, bar width = capacity).
     #[command(
@@ -236,6 +243,37 @@ pub(crate) struct VerifyArgs {
     /// Write every difference to this CSV file.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HealthArgs {
+    /// The observation store the feeds were ingested into.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Published fixings (.csv or .parquet) to check for sufficiency drops and level
+    /// breaks, and to count coverage from.
+    #[arg(long)]
+    pub fixings: Option<PathBuf>,
+    /// Days without a report that make a regular contributor silent.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=366))]
+    pub silent_days: u32,
+    /// Relative move of a contributor's daily median against its own history
+    /// (the median of its previous --history-days) that is a jump, held for its
+    /// next two report days.
+    #[arg(long, default_value_t = 0.15)]
+    pub jump: f64,
+    /// Days of a contributor's history its price is compared with.
+    #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(5..=366))]
+    pub history_days: u32,
+    /// Relative day-on-day move of a published value that is a level break.
+    #[arg(long, default_value_t = 0.10)]
+    pub level_break: f64,
+    /// Write every finding to this CSV file (date, kind, grade, contributor, evidence).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write coverage per grade and settlement month to this CSV file (needs --fixings).
+    #[arg(long, requires = "fixings")]
+    pub coverage: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod backtest;
 mod contract;
 mod cost;
 mod demo;
+mod health;
 mod index;
 mod ingest;
 mod report;
@@ -34,6 +35,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Report(a) => report::run(a),
         Command::Store(a) => store::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Health(a) => health::run(a),
         Command::Cost(a) => cost::run(a),
         Command::Contract(a) => contract::run(a),
     }
@@ -87,6 +89,10 @@ fn inputs(c: &Command) -> Vec<(&'static str, &std::path::Path)> {
             ("--store", a.store.as_path()),
             ("--fixings", a.fixings.as_path()),
         ],
+        Command::Health(a) => [("--store", a.store.as_path())]
+            .into_iter()
+            .chain(opt("--fixings", &a.fixings))
+            .collect(),
         Command::Index(a) => opt("--store", &a.store)
             .into_iter()
             .chain(all("--input", &a.input))

@@ -65,7 +65,7 @@ fn every_help_example_runs_as_written_from_an_empty_directory() {
     .unwrap();
     // The order a user follows; `demo` and the 10M-row benchmark market are left out
     // (the demo has its own test).
-    let commands: [&[&str]; 11] = [
+    let commands: [&[&str]; 12] = [
         &["simulate"],
         &["ingest"],
         &["index"],
@@ -73,6 +73,7 @@ fn every_help_example_runs_as_written_from_an_empty_directory() {
         &["track"],
         &["report"],
         &["verify"],
+        &["health"],
         &["cost"],
         &["contract"],
         &["store", "check"],

@@ -16,6 +16,7 @@ mod demo_cli;
 mod exit_codes;
 mod fixture;
 mod fuzz;
+mod health;
 mod hedge_invariants;
 mod help_examples;
 mod hostile;

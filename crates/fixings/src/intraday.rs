@@ -54,6 +54,17 @@ pub struct IntradayFixing {
     pub flags: String,
 }
 
+/// The `votes_p25_p75` cell (`p25;p75`, empty: none).
+fn quartiles_of(q: &str) -> Result<Option<(f64, f64)>, String> {
+    if q.is_empty() {
+        return Ok(None);
+    }
+    let wrong = || format!("votes_p25_p75: {q:?} is not p25;p75");
+    let (a, b) = q.split_once(';').ok_or_else(wrong)?;
+    let num = |x: &str| x.parse::<f64>().map_err(|_| wrong());
+    Ok(Some((num(a)?, num(b)?)))
+}
+
 /// Whether `path` is an intraday fixings file (it has a `fixed_at` column).
 pub fn is_intraday_file(path: &Path) -> Result<bool, FixingsError> {
     let r = crate::file::records(path)?;
@@ -154,19 +165,8 @@ pub fn read_intraday_versioned(
             }
             Some(_) => {}
         }
-        let quartiles = match r.get(rec, "votes_p25_p75").unwrap_or("") {
-            "" => None,
-            q => {
-                let (a, b) = q
-                    .split_once(';')
-                    .ok_or_else(|| bad(row, format!("votes_p25_p75: {q:?} is not p25;p75")))?;
-                let num = |x: &str| {
-                    x.parse::<f64>()
-                        .map_err(|_| bad(row, format!("votes_p25_p75: {q:?} is not p25;p75")))
-                };
-                Some((num(a)?, num(b)?))
-            }
-        };
+        let quartiles = quartiles_of(r.get(rec, "votes_p25_p75").unwrap_or(""))
+            .map_err(|detail| bad(row, detail))?;
         out.push(IntradayFixing {
             date,
             fixed_at,

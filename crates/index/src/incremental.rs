@@ -415,7 +415,7 @@ fn roll_days(m: &Methodology) -> u64 {
 /// The earliest row a one-day publication from `d1` can find changed by data that
 /// arrived since the last one, when none of it is dated before the last publication
 /// (otherwise the store is read whole and every row is exact): a grade's life that
-/// an observation of `d1` extends through a silence of up to [`MAX_SILENT_DAYS`]
+/// an observation of `d1` extends through a silence of up to `MAX_SILENT_DAYS`
 /// gains rows back to the end of its last life (a cut-off's skew earlier at most).
 pub fn revision_reach(d1: NaiveDate) -> NaiveDate {
     d1 - Days::new(MAX_SILENT_DAYS + CLOCK_SKEW_DAYS)

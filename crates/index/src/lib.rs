@@ -18,6 +18,7 @@ mod engine_obs;
 mod error;
 mod for_publication;
 mod forward;
+pub mod health;
 mod hedonic;
 pub mod incremental;
 pub mod intraday;

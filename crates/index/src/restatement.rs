@@ -183,16 +183,7 @@ pub fn publish(
     let log = restatements_path(out);
     // A log edited since it was published is not appended to (nor trusted).
     rentix_fixings::check_log(&log)?;
-    // A revision reads the file from the earliest row it could re-fix.
-    let requested = window.from;
-    let reach = match (&window.revision, requested) {
-        (Some(r), Some(d1)) => Some(r.exact_from.unwrap_or(NaiveDate::MIN).min(d1)),
-        _ => None,
-    };
-    let read_window = Window {
-        from: reach.or(requested),
-        ..window.clone()
-    };
+    let (reach, read_window) = reach_of(&window);
     let Published {
         kept,
         prefixes,
@@ -548,6 +539,20 @@ fn revise(
     }
     result.unrevised_first = unrevised.first().copied();
     (out, window)
+}
+
+/// How far back a publication of `window` reads the file: from the earliest row a
+/// revision could re-fix (`reach`), else from the window's first date.
+fn reach_of(window: &Window) -> (Option<NaiveDate>, Window) {
+    let reach = match (&window.revision, window.from) {
+        (Some(r), Some(d1)) => Some(r.exact_from.unwrap_or(NaiveDate::MIN).min(d1)),
+        _ => None,
+    };
+    let read = Window {
+        from: reach.or(window.from),
+        ..window.clone()
+    };
+    (reach, read)
 }
 
 /// What a publication would do, computed from the file's rows as they are (`old`:

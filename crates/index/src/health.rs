@@ -1,0 +1,440 @@
+//! Feed health: what an administrator watches between publications (IOSCO
+//! principle 18's oversight), each finding dated and with its evidence.
+//!
+//! - `contributor_silent`: a contributor that reported on most days stopped for
+//!   `silent_days` or more (dated its first missing day; whether and when it came
+//!   back).
+//! - `contributor_jump`: a contributor's daily median price in a grade moved by
+//!   `jump` or more against the median of its own previous `history_days` days, and
+//!   stayed there for the next days it reported (a level shift, not one odd print).
+//! - `sufficiency_drop`: a published grade that was sufficient on each of its five
+//!   previous rows is not.
+//! - `level_break`: a sufficient published value that moved by `level_break` or
+//!   more from the grade's previous sufficient value, and by five robust standard
+//!   deviations of its previous 30 day-on-day moves (a move out of character; not
+//!   before it has ten).
+//!
+//! Coverage per grade and settlement month: days published and days sufficient.
+//! Contributor findings read the store; the others read the published fixings.
+
+use crate::error::IndexError;
+use crate::Fixing;
+use chrono::{Datelike, Days, NaiveDate};
+use std::collections::BTreeMap;
+
+/// Thresholds of [`feed_health`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HealthOptions {
+    /// Days without an observation that make a regular contributor silent.
+    pub silent_days: u32,
+    /// Relative move of a contributor's price against its own history.
+    pub jump: f64,
+    /// Days of a contributor's history its price is compared with.
+    pub history_days: u32,
+    /// Relative day-on-day move of a published value that is a level break.
+    pub level_break: f64,
+}
+
+impl Default for HealthOptions {
+    fn default() -> Self {
+        Self {
+            silent_days: 5,
+            jump: 0.15,
+            history_days: 14,
+            level_break: 0.10,
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The day it happened.
+    pub date: NaiveDate,
+    /// `contributor_silent`, `contributor_jump`, `sufficiency_drop`, `level_break`.
+    pub kind: &'static str,
+    /// The grade (empty for a silence, which is the contributor's).
+    pub grade: String,
+    /// The contributor (empty for the fixings' findings).
+    pub contributor: String,
+    /// The numbers behind it, for a person.
+    pub evidence: String,
+}
+
+/// A grade's coverage in one settlement month.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonthCoverage {
+    /// The grade.
+    pub grade: String,
+    /// `YYYY-MM`.
+    pub month: String,
+    /// Days of the month with a published row.
+    pub days: usize,
+    /// Of those, days with a sufficient value.
+    pub sufficient: usize,
+}
+
+/// What [`feed_health`] found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Health {
+    /// Findings by date, then kind, grade and contributor.
+    pub findings: Vec<Finding>,
+    /// Coverage per grade and month (empty without fixings).
+    pub coverage: Vec<MonthCoverage>,
+    /// Contributors and grades read.
+    pub contributors: usize,
+    /// The last fixing date of the store.
+    pub through: Option<NaiveDate>,
+}
+
+/// What one contributor reported in one grade: its prices per fixing date.
+pub type Reports = BTreeMap<(String, String), BTreeMap<NaiveDate, Vec<f64>>>;
+
+/// Reads a store's observations as [`Reports`]: `(contributor, grade)` -> fixing
+/// date -> prices (USD per GPU-hour), contributors as written (trimmed, lowercase).
+pub fn reports_of(store: &rentix_store::Store) -> Result<Reports, IndexError> {
+    let mut out: Reports = BTreeMap::new();
+    store.for_each_part_for_fixing(None, None, |rows| {
+        for r in rows {
+            let o = &r.obs;
+            out.entry((o.source.trim().to_lowercase(), o.grade.key()))
+                .or_default()
+                .entry(o.fixing_date)
+                .or_default()
+                .push(o.usd_per_gpu_hour.get());
+        }
+    })?;
+    Ok(out)
+}
+
+/// The feed's health from the store's `reports` and, when given, the published
+/// `fixings` (module doc).
+pub fn feed_health(reports: &Reports, fixings: &[Fixing], o: &HealthOptions) -> Health {
+    let through = reports
+        .values()
+        .filter_map(|d| d.keys().next_back())
+        .max()
+        .copied();
+    let mut h = Health {
+        through,
+        contributors: reports
+            .keys()
+            .map(|(c, _)| c.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        ..Default::default()
+    };
+    if let Some(through) = through {
+        silences(reports, through, o, &mut h.findings);
+    }
+    for ((c, g), days) in reports {
+        jumps(c, g, days, o, &mut h.findings);
+    }
+    published(fixings, o, &mut h);
+    h.findings.sort_by(|a, b| {
+        (a.date, a.kind, &a.grade, &a.contributor).cmp(&(b.date, b.kind, &b.grade, &b.contributor))
+    });
+    h
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Gaps of `silent_days` or more in a regular contributor's reports (any grade),
+/// including one that runs to the store's last day.
+fn silences(reports: &Reports, through: NaiveDate, o: &HealthOptions, out: &mut Vec<Finding>) {
+    let mut days_of: BTreeMap<&str, std::collections::BTreeSet<NaiveDate>> = BTreeMap::new();
+    for ((c, _), days) in reports {
+        days_of.entry(c).or_default().extend(days.keys().copied());
+    }
+    let silent = i64::from(o.silent_days.max(1));
+    for (c, days) in days_of {
+        let list: Vec<NaiveDate> = days.iter().copied().collect();
+        // The day after each report, and after the last one the store's end.
+        for (i, &d) in list.iter().enumerate() {
+            let next = list.get(i + 1).copied();
+            let gap_end = next.unwrap_or(through + Days::new(1));
+            let missing = (gap_end - d).num_days() - 1;
+            if missing < silent {
+                continue;
+            }
+            // Regular: it reported on at least half of the 30 days up to `d`.
+            let since = d - Days::new(29);
+            let reported = days.range(since..=d).count();
+            if reported < 15 {
+                continue;
+            }
+            out.push(Finding {
+                date: d + Days::new(1),
+                kind: "contributor_silent",
+                grade: String::new(),
+                contributor: c.to_string(),
+                evidence: format!(
+                    "last report {d} after {reported} of the 30 days before; {}",
+                    match next {
+                        Some(n) => format!("silent {missing} days, back on {n}"),
+                        None => format!("silent {missing} days through {through}"),
+                    }
+                ),
+            });
+        }
+    }
+}
+
+/// Level shifts of one contributor's daily median in one grade.
+fn jumps(
+    c: &str,
+    g: &str,
+    days: &BTreeMap<NaiveDate, Vec<f64>>,
+    o: &HealthOptions,
+    out: &mut Vec<Finding>,
+) {
+    let series: Vec<(NaiveDate, f64)> = days
+        .iter()
+        .map(|(d, p)| (*d, median(&mut p.clone())))
+        .collect();
+    let mut start = 0; // the history begins here (after a shift, at the shift)
+    let mut i = 0;
+    while i < series.len() {
+        let (d, x) = series[i];
+        let lo = d - Days::new(u64::from(o.history_days.max(1)));
+        let mut hist: Vec<f64> = series[start..i]
+            .iter()
+            .filter(|(e, _)| *e >= lo)
+            .map(|(_, v)| *v)
+            .collect();
+        if hist.len() < 5 {
+            i += 1;
+            continue;
+        }
+        let reference = median(&mut hist);
+        let moved = |v: f64| v / reference - 1.0;
+        let r = moved(x);
+        let shifted = |v: f64| moved(v).abs() >= o.jump && moved(v).signum() == r.signum();
+        let after = &series[i + 1..(i + 3).min(series.len())];
+        if r.abs() >= o.jump && after.iter().all(|(_, v)| shifted(*v)) {
+            out.push(Finding {
+                date: d,
+                kind: "contributor_jump",
+                grade: g.to_string(),
+                contributor: c.to_string(),
+                evidence: format!(
+                    "median {x:.4} against {reference:.4} over its {} reports since {lo} ({:+.1}%){}",
+                    hist.len(),
+                    100.0 * r,
+                    if after.is_empty() {
+                        " on its last day".to_string()
+                    } else {
+                        format!(", held for the next {} report days", after.len())
+                    }
+                ),
+            });
+            start = i;
+        }
+        i += 1;
+    }
+}
+
+/// Day-on-day changes a grade's noise is measured over.
+const NOISE_DAYS: usize = 30;
+/// Robust standard deviations of its own noise a move must exceed to break.
+const BREAK_SIGMAS: f64 = 5.0;
+
+/// Rows a grade must have been sufficient on before a drop counts.
+const STEADY: usize = 5;
+
+/// Sufficiency drops, level breaks and coverage of the published fixings.
+fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
+    let mut by_grade: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
+    for f in fixings {
+        by_grade.entry(f.grade.as_str()).or_default().push(f);
+    }
+    for (g, mut rows) in by_grade {
+        rows.sort_by_key(|f| f.date);
+        let mut months: BTreeMap<(i32, u32), (usize, usize)> = BTreeMap::new();
+        for f in &rows {
+            let m = months.entry((f.date.year(), f.date.month())).or_default();
+            m.0 += 1;
+            m.1 += usize::from(f.sufficient && f.value.is_some());
+        }
+        h.coverage.extend(
+            months
+                .into_iter()
+                .map(|((y, m), (days, sufficient))| MonthCoverage {
+                    grade: g.to_string(),
+                    month: format!("{y:04}-{m:02}"),
+                    days,
+                    sufficient,
+                }),
+        );
+        // A drop: sufficient on each of the STEADY rows before (a grade that
+        // flickers between thin and sufficient has no level to drop from).
+        for w in rows.windows(STEADY + 1) {
+            let (a, b) = (w[STEADY - 1], w[STEADY]);
+            if w[..STEADY].iter().all(|f| f.sufficient) && !b.sufficient {
+                h.findings.push(Finding {
+                    date: b.date,
+                    kind: "sufficiency_drop",
+                    grade: g.to_string(),
+                    contributor: String::new(),
+                    evidence: format!(
+                        "{} contributors, {} observations (the day before {} and {}, sufficient {STEADY} days running)",
+                        b.n_contributors, b.n_obs, a.n_contributors, a.n_obs,
+                    ),
+                });
+            }
+        }
+        // Between sufficient values: a carried or thin value is not a level.
+        let valued: Vec<(NaiveDate, f64)> = rows
+            .iter()
+            .filter(|f| f.sufficient)
+            .filter_map(|f| f.value.map(|v| (f.date, v)))
+            .collect();
+        // A break is a move out of the grade's character: at least `level_break`
+        // and at least BREAK_SIGMAS robust standard deviations (1.4826 MAD) of its
+        // previous NOISE_DAYS day-on-day changes (a thin grade that moves 10% on
+        // an ordinary day does not break at 12%).
+        let changes: Vec<f64> = valued.windows(2).map(|w| w[1].1 / w[0].1 - 1.0).collect();
+        for (i, w) in valued.windows(2).enumerate() {
+            let ((d0, v0), (d1, v1)) = (w[0], w[1]);
+            let r = changes[i];
+            let before = &changes[i.saturating_sub(NOISE_DAYS)..i];
+            if before.len() < 10 {
+                continue; // no character yet to break
+            }
+            let mut abs: Vec<f64> = before.iter().map(|c| c.abs()).collect();
+            let sigma = 1.4826 * median(&mut abs);
+            let bar = o.level_break.max(BREAK_SIGMAS * sigma);
+            if v0 > 0.0 && r.abs() >= bar {
+                h.findings.push(Finding {
+                    date: d1,
+                    kind: "level_break",
+                    grade: g.to_string(),
+                    contributor: String::new(),
+                    evidence: format!(
+                        "{v1} against {v0} on {d0} ({:+.1}%; its daily moves before: {:.1}% robust sd)",
+                        100.0 * r,
+                        100.0 * sigma
+                    ),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(k: u64) -> NaiveDate {
+        NaiveDate::from_ymd_opt(2025, 5, 1).unwrap() + Days::new(k)
+    }
+
+    /// Six contributors quoting 2.50 with a +-1% wobble for 60 days; `edit` changes
+    /// contributor `j`'s price on day `k` (`None`: no report).
+    fn market(edit: impl Fn(usize, u64, f64) -> Option<f64>) -> Reports {
+        let mut r: Reports = BTreeMap::new();
+        for j in 0..6usize {
+            for k in 0..60u64 {
+                let wobble = 0.01 * (((j as f64) * 1.7 + (k as f64) * 0.9).sin());
+                if let Some(p) = edit(j, k, 2.5 * (1.0 + wobble)) {
+                    r.entry((format!("p{j}"), "h100/vm/on-demand".into()))
+                        .or_default()
+                        .entry(day(k))
+                        .or_default()
+                        .push(p);
+                }
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn a_quiet_market_has_no_finding() {
+        let h = feed_health(&market(|_, _, p| Some(p)), &[], &HealthOptions::default());
+        assert_eq!(h.findings, vec![]);
+        assert_eq!(h.contributors, 6);
+        assert_eq!(h.through, Some(day(59)));
+    }
+
+    /// p4 stops after day 39 (silent from day 40 to the end); p3 raises its prices
+    /// 20% from day 30: each named with its date, and nothing else.
+    #[test]
+    fn a_contributor_that_stops_and_one_that_shifts_are_named_on_their_days() {
+        let r = market(|j, k, p| match (j, k) {
+            (4, k) if k >= 40 => None,
+            (3, k) if k >= 30 => Some(p * 1.2),
+            _ => Some(p),
+        });
+        let h = feed_health(&r, &[], &HealthOptions::default());
+        let got: Vec<(NaiveDate, &str, &str)> = h
+            .findings
+            .iter()
+            .map(|f| (f.date, f.kind, f.contributor.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (day(30), "contributor_jump", "p3"),
+                (day(40), "contributor_silent", "p4"),
+            ]
+        );
+        assert!(
+            h.findings[1].evidence.contains("silent 20 days through"),
+            "{:?}",
+            h.findings[1]
+        );
+        // A gap that ends: dated, with the day it came back; shorter gaps are not.
+        let r = market(|j, k, p| (j != 2 || !(20..26).contains(&k)).then_some(p));
+        let h = feed_health(&r, &[], &HealthOptions::default());
+        assert_eq!(h.findings.len(), 1);
+        assert_eq!(h.findings[0].date, day(20));
+        assert!(h.findings[0].evidence.contains("back on 2025-05-27"));
+        let r = market(|j, k, p| (j != 2 || !(20..24).contains(&k)).then_some(p));
+        assert!(feed_health(&r, &[], &HealthOptions::default())
+            .findings
+            .is_empty());
+        // One odd print is not a shift.
+        let r = market(|j, k, p| Some(if (j, k) == (1, 33) { p * 1.3 } else { p }));
+        assert!(feed_health(&r, &[], &HealthOptions::default())
+            .findings
+            .is_empty());
+    }
+
+    /// An index with a 15% step on day 45 (and a wobble of 1% elsewhere), and a
+    /// grade that loses its panel on day 50.
+    #[test]
+    fn a_step_in_the_index_and_a_lost_panel_are_dated() {
+        let fixing = |k: u64, v: f64, sufficient: bool| Fixing {
+            sufficient,
+            n_contributors: if sufficient { 6 } else { 2 },
+            ..Fixing::for_test(day(k), "h100/vm/on-demand", Some(v))
+        };
+        let rows: Vec<Fixing> = (0..60u64)
+            .map(|k| {
+                let v = 2.5 * (1.0 + 0.01 * ((k as f64) * 0.9).sin());
+                let v = if k >= 45 { v * 1.15 } else { v };
+                fixing(k, v, k < 50)
+            })
+            .collect();
+        let h = feed_health(&BTreeMap::new(), &rows, &HealthOptions::default());
+        let got: Vec<(NaiveDate, &str)> = h.findings.iter().map(|f| (f.date, f.kind)).collect();
+        assert_eq!(
+            got,
+            vec![(day(45), "level_break"), (day(50), "sufficiency_drop")]
+        );
+        assert_eq!(h.coverage.len(), 2);
+        assert_eq!(
+            (h.coverage[0].month.as_str(), h.coverage[0].days),
+            ("2025-05", 31)
+        );
+        assert_eq!(h.coverage[1].sufficient, 50 - 31);
+    }
+}

@@ -1,0 +1,112 @@
+//! `rentix health` end to end, on stores built the way feeds arrive: a quiet
+//! market has no finding; a contributor that stops, one that shifts its prices 20%
+//! and an index with a 15% step are each named on their day.
+
+use crate::util::{p, rentix_ok};
+use chrono::{Days, NaiveDate};
+use std::path::{Path, PathBuf};
+
+fn day(k: u64) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2025, 3, 1).unwrap() + Days::new(k)
+}
+
+/// Six providers listing one H100 grade at 2.50 with a +-1% wobble for 60 days,
+/// each priced by `edit(provider, day, price)` (`None`: no listing).
+fn store_of(dir: &Path, edit: impl Fn(usize, u64, f64) -> Option<f64>) -> PathBuf {
+    let mut csv =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for k in 0..60u64 {
+        for j in 0..6usize {
+            let wobble = 0.01 * ((j as f64) * 1.7 + (k as f64) * 0.9).sin();
+            if let Some(price) = edit(j, k, 2.5 * (1.0 + wobble)) {
+                csv.push_str(&format!(
+                    "listing,{}T12:00:00Z,provider {j},h100-sxm-80gb,vm,on-demand,{price:.4},gpu_hour,USD\n",
+                    day(k)
+                ));
+            }
+        }
+    }
+    let obs = dir.join("obs.csv");
+    std::fs::write(&obs, csv).unwrap();
+    let store = dir.join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    store
+}
+
+/// `(date, kind, who)` of each finding `health` writes for `store` and its index.
+fn findings(dir: &Path, store: &Path) -> Vec<(String, String, String)> {
+    let fixings = dir.join("fixings.csv");
+    rentix_ok(&["index", "--store", p(store), "--out", p(&fixings)]);
+    let out = dir.join("health.csv");
+    let said = rentix_ok(&[
+        "health",
+        "--store",
+        p(store),
+        "--fixings",
+        p(&fixings),
+        "--out",
+        p(&out),
+    ]);
+    assert!(said.starts_with("feed health through "), "{said}");
+    crate::csvutil::rows(&out)
+        .into_iter()
+        .map(|r| {
+            let who = if r["contributor"].is_empty() {
+                r["grade"].clone()
+            } else {
+                r["contributor"].clone()
+            };
+            (r["date"].clone(), r["kind"].clone(), who)
+        })
+        .collect()
+}
+
+#[test]
+fn a_quiet_market_has_no_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_of(tmp.path(), |_, _, p| Some(p));
+    assert_eq!(findings(tmp.path(), &store), vec![]);
+}
+
+#[test]
+fn a_contributor_that_stops_and_one_that_shifts_are_named_on_their_days() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_of(tmp.path(), |j, k, p| match (j, k) {
+        (4, k) if k >= 40 => None,
+        (3, k) if k >= 30 => Some(p * 1.2),
+        _ => Some(p),
+    });
+    let f = findings(tmp.path(), &store);
+    let of = |kind: &str| -> Vec<(String, String)> {
+        f.iter()
+            .filter(|x| x.1 == kind)
+            .map(|x| (x.0.clone(), x.2.clone()))
+            .collect()
+    };
+    assert_eq!(
+        of("contributor_jump"),
+        vec![(day(30).to_string(), "provider 3".to_string())],
+        "{f:?}"
+    );
+    assert_eq!(
+        of("contributor_silent"),
+        vec![(day(40).to_string(), "provider 4".to_string())],
+        "{f:?}"
+    );
+}
+
+#[test]
+fn an_index_with_a_15_percent_step_breaks_on_its_day() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_of(tmp.path(), |_, k, p| {
+        Some(if k >= 45 { p * 1.15 } else { p })
+    });
+    let f = findings(tmp.path(), &store);
+    let breaks: Vec<_> = f.iter().filter(|x| x.1 == "level_break").collect();
+    assert!(!breaks.is_empty(), "{f:?}");
+    assert!(breaks.iter().all(|x| x.0 == day(45).to_string()), "{f:?}");
+    assert!(
+        breaks.iter().any(|x| x.2 == "h100-sxm-80gb/vm/on-demand"),
+        "{f:?}"
+    );
+}
