@@ -115,14 +115,77 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let today = chrono::Utc::now().date_naive();
     let run =
         rentix_index::fix_for_publication(&store, &cfg.request, &cfg.out, today, cfg.valued_only)?;
-    publish_result(
+    let last = run.result.fixings.iter().map(|f| f.date).max();
+    let horizon = last.map(|d| d - chrono::Days::new(HEALTH_DAYS));
+    let recent: Vec<Fixing> = run
+        .result
+        .fixings
+        .iter()
+        .filter(|f| horizon.is_some_and(|h| f.date >= h))
+        .cloned()
+        .collect();
+    let mut summary = publish_result(
         cfg,
         run.result,
         &run.differentials,
         vec![run.state],
         &run.read,
         Some(run.revision),
-    )
+    )?;
+    if let (Some(last), Some(horizon)) = (last, horizon) {
+        let since = cfg
+            .request
+            .from
+            .unwrap_or(last - chrono::Days::new(6))
+            .min(last);
+        summary.push_str(&health_line(cfg, &store, &recent, horizon, since)?);
+    }
+    Ok(summary)
+}
+
+/// Days of the store and fixings a publication's feed-health line reads.
+const HEALTH_DAYS: u64 = 60;
+
+/// The publication's feed-health line: what `rentix health` finds from `since` on,
+/// reading the store and the run's fixings from `horizon` on.
+fn health_line(
+    cfg: &IndexConfig,
+    store: &Store,
+    recent: &[Fixing],
+    horizon: chrono::NaiveDate,
+    since: chrono::NaiveDate,
+) -> anyhow::Result<String> {
+    use rentix_index::health::{feed_health, reports_since, HealthOptions};
+    let reports = reports_since(store, Some(horizon))?;
+    let h = feed_health(&reports, recent, &HealthOptions::default());
+    let new: Vec<_> = h.findings.iter().filter(|f| f.date >= since).collect();
+    let hint = format!(
+        "rentix health --store {} --fixings {}",
+        cfg.store.display(),
+        cfg.out.display()
+    );
+    let Some(first) = new.first() else {
+        return Ok(format!(
+            "\nfeed health from {since}: nothing to note ({hint})"
+        ));
+    };
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &new {
+        *kinds.entry(f.kind).or_default() += 1;
+    }
+    let by: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let who = if first.contributor.is_empty() {
+        first.grade.clone()
+    } else {
+        first.contributor.clone()
+    };
+    Ok(format!(
+        "\nfeed health from {since}: {} finding(s) ({}; first {} {} {who}); {hint}",
+        new.len(),
+        by.join(", "),
+        first.date,
+        first.kind
+    ))
 }
 
 /// `index --input FILE...`: the files read, validated, normalized and deduplicated

@@ -36,7 +36,9 @@ fn store_of(dir: &Path, edit: impl Fn(usize, u64, f64) -> Option<f64>) -> PathBu
 /// `(date, kind, who)` of each finding `health` writes for `store` and its index.
 fn findings(dir: &Path, store: &Path) -> Vec<(String, String, String)> {
     let fixings = dir.join("fixings.csv");
-    rentix_ok(&["index", "--store", p(store), "--out", p(&fixings)]);
+    let published = rentix_ok(&["index", "--store", p(store), "--out", p(&fixings)]);
+    // Every publication says what the feeds did in its last days.
+    assert!(published.contains("\nfeed health from "), "{published}");
     let out = dir.join("health.csv");
     let said = rentix_ok(&[
         "health",
@@ -73,6 +75,7 @@ fn a_contributor_that_stops_and_one_that_shifts_are_named_on_their_days() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_of(tmp.path(), |j, k, p| match (j, k) {
         (4, k) if k >= 40 => None,
+        (5, k) if k >= 57 => None, // silent its last 3 days: not yet 5
         (3, k) if k >= 30 => Some(p * 1.2),
         _ => Some(p),
     });

@@ -93,8 +93,16 @@ pub type Reports = BTreeMap<(String, String), BTreeMap<NaiveDate, Vec<f64>>>;
 /// Reads a store's observations as [`Reports`]: `(contributor, grade)` -> fixing
 /// date -> prices (USD per GPU-hour), contributors as written (trimmed, lowercase).
 pub fn reports_of(store: &rentix_store::Store) -> Result<Reports, IndexError> {
+    reports_since(store, None)
+}
+
+/// [`reports_of`] the fixing dates from `from` on.
+pub fn reports_since(
+    store: &rentix_store::Store,
+    from: Option<NaiveDate>,
+) -> Result<Reports, IndexError> {
     let mut out: Reports = BTreeMap::new();
-    store.for_each_part_for_fixing(None, None, |rows| {
+    store.for_each_part_for_fixing(from, None, |rows| {
         for r in rows {
             let o = &r.obs;
             out.entry((o.source.trim().to_lowercase(), o.grade.key()))
