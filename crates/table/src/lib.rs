@@ -62,6 +62,15 @@ pub enum TableError {
         /// The file.
         path: PathBuf,
     },
+    /// An interrupted transaction's temporary that is not what its journal says was
+    /// staged (another size or SHA-256): not put in place.
+    #[error("{path}: {detail}")]
+    Journal {
+        /// The temporary file.
+        path: PathBuf,
+        /// What differs.
+        detail: String,
+    },
     /// A CSV file that does not parse, is too large or lacks a column (read by
     /// [`TextTable::read`] or [`CsvFile`]).
     #[error("csv {path}: {detail}")]

@@ -2,11 +2,14 @@
 //!
 //! Each file is first written whole to a unique temporary name beside its target
 //! (`.<name>.XXXXXX.tmp`) and fsynced. The commit then writes a journal naming those
-//! temporaries (itself written to a temporary, fsynced and renamed), renames each
+//! temporaries, each with its size and SHA-256 (`name<TAB>bytes<TAB>sha256`; the
+//! journal itself written to a temporary, fsynced and renamed), renames each
 //! temporary onto its target in the order staged, fsyncs the directory and removes
 //! the journal. A process killed at any step leaves either no journal (nothing
 //! visible changed; [`recover`] removes the orphaned temporaries) or a journal that
-//! [`recover`] rolls forward (the renames still to do are done). The caller holds a
+//! [`recover`] rolls forward (the renames still to do are done, each temporary
+//! first checked against its size and SHA-256: one that differs is refused, never
+//! put in place). The caller holds a
 //! lock over the directory's files for the whole span, so no other writer runs
 //! between the steps.
 //!
@@ -17,6 +20,7 @@
 //! with a `:pause` suffix it waits two seconds there (for a test to act meanwhile).
 
 use crate::{Result, TableError};
+use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -84,12 +88,56 @@ fn dir_of(path: &Path) -> &Path {
     }
 }
 
+/// A writer that counts and hashes what goes through it.
+struct Hashing<W: Write> {
+    inner: W,
+    bytes: u64,
+    sha: Sha256,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        self.sha.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The size and SHA-256 of the file at `path`.
+fn size_and_sha(path: &Path) -> std::io::Result<(u64, String)> {
+    let mut h = Hashing {
+        inner: std::io::sink(),
+        bytes: 0,
+        sha: Sha256::new(),
+    };
+    std::io::copy(&mut File::open(path)?, &mut h)?;
+    Ok((h.bytes, hex(&h.sha.finalize())))
+}
+
+/// A staged file: its temporary, its target, and the size and SHA-256 written.
+#[derive(Debug)]
+struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    bytes: u64,
+    sha256: String,
+}
+
 /// A set of files being replaced together in one directory.
 #[derive(Debug)]
 pub struct Transaction {
     journal: PathBuf,
-    /// (temporary, target), in the order staged.
-    staged: Vec<(PathBuf, PathBuf)>,
+    /// In the order staged.
+    staged: Vec<Staged>,
 }
 
 impl Transaction {
@@ -126,15 +174,46 @@ impl Transaction {
             )));
         }
         let tmp = crate::temp_file(target, dir).map_err(werr)?;
-        let mut w = BufWriter::new(tmp);
+        let mut w = Hashing {
+            inner: BufWriter::new(tmp),
+            bytes: 0,
+            sha: Sha256::new(),
+        };
         fill(&mut w)?;
-        let tmp = w.into_inner().map_err(|e| werr(e.into_error()))?;
+        let (bytes, sha256) = (w.bytes, hex(&w.sha.finalize()));
+        let tmp = w.inner.into_inner().map_err(|e| werr(e.into_error()))?;
         tmp.as_file().sync_all().map_err(werr)?;
         // Kept: a commit renames it, a failure before the commit removes it (drop of
         // the transaction) and a kill leaves it for `recover`.
         let (_, path) = tmp.keep().map_err(|e| werr(e.error))?;
-        self.staged.push((path, target.to_path_buf()));
+        self.staged.push(Staged {
+            tmp: path,
+            target: target.to_path_buf(),
+            bytes,
+            sha256,
+        });
         Ok(())
+    }
+
+    /// Writes the journal: each temporary's name, size and SHA-256, in order.
+    fn write_journal(&self) -> Result<()> {
+        let jerr = |source| TableError::Write {
+            path: self.journal.clone(),
+            source,
+        };
+        let mut text = String::new();
+        for s in &self.staged {
+            text.push_str(&format!(
+                "{}\t{}\t{}\n",
+                s.tmp.file_name().unwrap_or_default().to_string_lossy(),
+                s.bytes,
+                s.sha256
+            ));
+        }
+        crate::write_atomic(&self.journal, |w| {
+            w.write_all(text.as_bytes()).map_err(jerr)
+        })?;
+        sync_dir(dir_of(&self.journal)).map_err(jerr)
     }
 
     /// Makes every staged file its target's content, the last staged last.
@@ -143,18 +222,10 @@ impl Transaction {
             path: self.journal.clone(),
             source,
         };
-        let mut text = String::new();
-        for (tmp, _) in &self.staged {
-            text.push_str(&tmp.file_name().unwrap_or_default().to_string_lossy());
-            text.push('\n');
-        }
-        crate::write_atomic(&self.journal, |w| {
-            w.write_all(text.as_bytes()).map_err(jerr)
-        })?;
-        sync_dir(dir_of(&self.journal)).map_err(jerr)?;
+        self.write_journal()?;
         fail_point("publish:journal").map_err(jerr)?;
         let staged = std::mem::take(&mut self.staged);
-        for (tmp, target) in &staged {
+        for Staged { tmp, target, .. } in &staged {
             std::fs::rename(tmp, target).map_err(|source| TableError::Write {
                 path: target.clone(),
                 source,
@@ -172,8 +243,8 @@ impl Drop for Transaction {
     /// A transaction dropped uncommitted (an error while staging) removes its
     /// temporaries; the targets were never touched.
     fn drop(&mut self) {
-        for (tmp, _) in &self.staged {
-            let _ = std::fs::remove_file(tmp);
+        for s in &self.staged {
+            let _ = std::fs::remove_file(&s.tmp);
         }
     }
 }
@@ -200,21 +271,48 @@ pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery>
     let mut done = Recovery::default();
     match std::fs::read_to_string(journal) {
         Ok(text) => {
-            for tmp_name in text.lines().filter(|l| !l.is_empty()) {
+            let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+            // Every temporary still there is checked before any is renamed: a
+            // transaction is put in place whole or not at all.
+            let mut todo = Vec::new();
+            for line in lines {
+                // `name`, or (journals since size and checksum) `name\tbytes\tsha256`.
+                let mut parts = line.split('\t');
+                let tmp_name = parts.next().unwrap_or_default();
+                let recorded = parts.next().zip(parts.next());
                 let Some(target) = target_of(tmp_name) else {
                     return Err(jerr(std::io::Error::other(format!(
                         "the journal names {tmp_name:?}, not a temporary file"
                     ))));
                 };
                 let tmp = dir.join(tmp_name);
-                if tmp.exists() {
-                    let target = dir.join(target);
-                    std::fs::rename(&tmp, &target).map_err(|source| TableError::Write {
-                        path: target.clone(),
+                if !tmp.exists() {
+                    continue;
+                }
+                if let Some((bytes, sha)) = recorded {
+                    let (n, actual) = size_and_sha(&tmp).map_err(|source| TableError::Read {
+                        path: tmp.clone(),
                         source,
                     })?;
-                    done.completed.push(target);
+                    if n.to_string() != bytes || actual != sha {
+                        return Err(TableError::Journal {
+                            path: tmp.clone(),
+                            detail: format!(
+                                "an interrupted publication staged this file as {bytes} bytes with SHA-256 {sha}; it is now {n} bytes with SHA-256 {actual}: it was changed since, and nothing is put in place (the journal {} and the temporaries are left for a person to look at)",
+                                journal.display()
+                            ),
+                        });
+                    }
                 }
+                todo.push((tmp, target.to_string()));
+            }
+            for (tmp, target) in todo {
+                let target = dir.join(target);
+                std::fs::rename(&tmp, &target).map_err(|source| TableError::Write {
+                    path: target.clone(),
+                    source,
+                })?;
+                done.completed.push(target);
             }
             sync_dir(dir).map_err(jerr)?;
             std::fs::remove_file(journal).map_err(jerr)?;
@@ -300,5 +398,43 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
         assert!(!journal.exists());
         assert!(dir.path().join(".other.csv.R4t5Y6.tmp").exists());
+    }
+
+    /// A killed commit's journal names each temporary's size and SHA-256: an intact
+    /// one is rolled forward; one changed since it was staged (a flipped byte) is
+    /// refused, naming it, and nothing is put in place.
+    #[test]
+    fn a_temporary_changed_since_it_was_staged_is_not_put_in_place() {
+        for corrupt in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let journal = dir.path().join("f.csv.publishing");
+            let (a, b) = (dir.path().join("a.csv"), dir.path().join("f.csv"));
+            std::fs::write(&a, "old a").unwrap();
+            std::fs::write(&b, "old f").unwrap();
+            let mut tx = Transaction::new(&journal);
+            tx.stage(&a, |w| put(w, b"new a")).unwrap();
+            tx.stage(&b, |w| put(w, b"new f")).unwrap();
+            // Killed after the journal, before any rename.
+            tx.write_journal().unwrap();
+            let text = std::fs::read_to_string(&journal).unwrap();
+            assert!(text.lines().all(|l| l.split('\t').count() == 3), "{text}");
+            if corrupt {
+                let tmp = &tx.staged[1].tmp;
+                std::fs::write(tmp, "new g").unwrap();
+            }
+            std::mem::forget(tx);
+            let r = recover(&journal, |_| true);
+            if corrupt {
+                let err = r.unwrap_err().to_string();
+                assert!(err.contains("staged this file as 5 bytes"), "{err}");
+                assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+                assert_eq!(std::fs::read_to_string(&b).unwrap(), "old f");
+                assert!(journal.exists());
+            } else {
+                assert_eq!(r.unwrap().completed, vec![a.clone(), b.clone()]);
+                assert_eq!(std::fs::read_to_string(&b).unwrap(), "new f");
+                assert!(!journal.exists());
+            }
+        }
     }
 }
