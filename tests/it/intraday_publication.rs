@@ -242,3 +242,54 @@ fn an_intraday_publication_refuses_what_it_cannot_continue() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("other-15m"));
     assert_eq!(read(&out), before);
 }
+
+/// A grade's stamps end `MAX_SILENT_DAYS` (92) after its last observation: eight
+/// listings nine years apart gave 1.26 M stamps and 1.9 GB; two lives now give two
+/// short runs of stamps, and a run from a day inside a life (read from the days
+/// before it) gives the full run's stamps of that day.
+#[test]
+fn a_grade_silent_past_its_life_gets_no_stamps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut csv =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for day in ["2016-01-01", "2025-01-01"] {
+        for j in 1..=6 {
+            csv.push_str(&format!(
+                "listing,{day}T12:00:00Z,provider {j},h100-sxm-80gb,vm,on-demand,2.{j}0,gpu_hour,USD\n"
+            ));
+        }
+    }
+    let obs = dir.join("obs.csv");
+    std::fs::write(&obs, csv).unwrap();
+    let store = dir.join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &[]));
+    let rows_all = rows(&all);
+    // First life: the 12:00 stamp of 2016-01-01 (its interval (11:45, 12:00] holds
+    // the listings) to 12:00 on 2016-04-02, 92 days later: 92 x 96 + 1 = 8833
+    // stamps; second: 12:00 to 24:00 on 2025-01-01: 49.
+    assert_eq!(rows_all.len(), 8833 + 49, "stamps of two lives");
+    let last_2016 = rows_all
+        .iter()
+        .map(|r| r["fixed_at"].clone())
+        .filter(|t| t.starts_with("2016"))
+        .max()
+        .unwrap();
+    assert_eq!(last_2016, "2016-04-02T12:00:00.000000Z");
+    // A day inside the first life, published alone, equals the full run's day.
+    let day = dir.join("day.csv");
+    ok(&index(
+        &store,
+        &day,
+        &["--from", "2016-03-01", "--to", "2016-03-01"],
+    ));
+    let want: Vec<_> = rows_all
+        .iter()
+        .filter(|r| r["date"] == "2016-03-01")
+        .cloned()
+        .collect();
+    assert_eq!(want.len(), 96);
+    assert_eq!(rows(&day), want);
+}

@@ -504,6 +504,10 @@ pub struct IntradayInput {
     pub grades: BTreeMap<String, Vec<IntradayObs>>,
     /// Contributor identities (folded, aliased names), in the order first seen.
     pub contributors: Vec<String>,
+    /// Grade key -> the time of its last observation before the read range (seconds
+    /// since the epoch), from [`IntradayInputBuilder::look_back`]: whether the
+    /// grade's life reaches into the range.
+    pub last_before: BTreeMap<String, i64>,
 }
 
 impl IntradayInput {
@@ -568,6 +572,25 @@ impl<'a> IntradayInputBuilder<'a> {
         }
     }
 
+    /// Notes, from a batch of store rows before the read range, only when each
+    /// grade the methodology fixes was last observed (its life: a grade's stamps
+    /// end `MAX_SILENT_DAYS` after its last observation).
+    pub fn look_back(&mut self, rows: &[StoredObservation]) {
+        for r in rows {
+            let o = &r.obs;
+            if !self.m.intraday.kinds.contains(&o.kind) {
+                continue;
+            }
+            let grade = o.grade.clone().with_region(None);
+            if !self.patterns.iter().any(|p| p.matches(&grade)) {
+                continue;
+            }
+            let at = o.observed_at.timestamp();
+            let e = self.input.last_before.entry(grade.key()).or_insert(at);
+            *e = (*e).max(at);
+        }
+    }
+
     /// The grouped input.
     pub fn finish(self) -> IntradayInput {
         self.input
@@ -610,6 +633,14 @@ pub fn fix_store(
     // before midnight UTC can sit in the previous fixing date's partition.
     let start = (from - Days::new(m.warm_up_days())).max(first).min(from);
     let mut builder = IntradayInputBuilder::new(m).map_err(|e| input_err(e.0))?;
+    // A grade's life reaches MAX_SILENT_DAYS past its last observation: the days
+    // before the read range say which grades are alive at its start.
+    if start > first {
+        let back = start - Days::new(crate::engine::MAX_SILENT_DAYS + 2);
+        store.for_each_part_for_fixing(Some(back), Some(start - Days::new(2)), |rows| {
+            builder.look_back(&rows);
+        })?;
+    }
     store.for_each_part_for_fixing(
         Some(start - Days::new(1)),
         Some(to + Days::new(1)),
@@ -623,7 +654,13 @@ pub fn fix_store(
         r.receipts
             .retain(|x| first_stamp.is_some_and(|t| x.fixed_at > t));
     }
-    Ok((r, input.grades.len(), from, to))
+    let grades = input
+        .grades
+        .keys()
+        .chain(input.last_before.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    Ok((r, grades, from, to))
 }
 
 /// Everything an intraday run publishes.
@@ -669,17 +706,36 @@ pub fn fix_intraday(
         .and_hms_opt(0, 0, 0)
         .map(|t| t.and_utc().timestamp())
         .ok_or("bad --from")?;
-    let per_grade: Vec<IntradayResult> = input
+    // Every grade with observations, and those only alive from before the range.
+    let none = Vec::new();
+    let grades: Vec<(&String, &Vec<IntradayObs>)> = input
         .grades
+        .keys()
+        .chain(input.last_before.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|g| (g, input.grades.get(g).unwrap_or(&none)))
+        .collect();
+    let per_grade: Vec<IntradayResult> = grades
         .par_iter()
         .map(|(grade, obs)| {
-            let mut obs = obs.clone();
+            let mut obs = (*obs).clone();
             obs.sort_by(|a, b| {
                 (a.at, a.contributor)
                     .cmp(&(b.at, b.contributor))
                     .then(a.price.total_cmp(&b.price))
             });
-            fix_grade(m, clock, grade, &obs, &input.contributors, start, stamps)
+            let seed = input.last_before.get(*grade).copied();
+            fix_grade(
+                m,
+                clock,
+                grade,
+                &obs,
+                &input.contributors,
+                start,
+                stamps,
+                seed,
+            )
         })
         .collect();
     let mut out = IntradayResult::default();
@@ -735,6 +791,7 @@ fn fix_grade(
     names: &[String],
     start: i64,
     stamps: i64,
+    last_before: Option<i64>,
 ) -> IntradayResult {
     let s = &m.intraday;
     let step = clock.cadence * 60;
@@ -743,11 +800,16 @@ fn fix_grade(
     // Observations before the first stamp's interval only warm the state up if they
     // fall in it; the cursor starts at the first one inside (start - step, ...].
     let mut i = obs.partition_point(|o| o.at <= start);
+    // The grade's life: a stamp is fixed while its last observation is at most
+    // MAX_SILENT_DAYS old (before its first, and after a longer silence, none is).
+    let life = i64::try_from(crate::engine::MAX_SILENT_DAYS).unwrap_or(92) * 86_400;
+    let mut last_seen = last_before.max(i.checked_sub(1).map(|j| obs[j].at));
     for k in 1..=stamps {
         let t = start + k * step;
         let mut prints: BTreeMap<u32, (Vec<f64>, f64)> = BTreeMap::new();
         while i < obs.len() && obs[i].at <= t {
             let o = obs[i];
+            last_seen = Some(o.at);
             let e = prints
                 .entry(o.contributor)
                 .or_insert_with(|| (Vec::new(), o.price));
@@ -798,6 +860,9 @@ fn fix_grade(
             statuses: &statuses,
             state: &state,
         });
+        if !last_seen.is_some_and(|a| t - a <= life) {
+            continue;
+        }
         out.fixings.push(fixing);
         if s.publish_receipts {
             out.receipts.extend(receipts);
@@ -1359,6 +1424,7 @@ publish_receipts = true
         let input = IntradayInput {
             grades: BTreeMap::from([("g".to_string(), obs)]),
             contributors: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+            last_before: BTreeMap::new(),
         };
         fix_intraday(m, &input, day, day).unwrap()
     }
@@ -1477,6 +1543,7 @@ publish_receipts = true
         let input = IntradayInput {
             grades: BTreeMap::new(),
             contributors: Vec::new(),
+            last_before: BTreeMap::new(),
         };
         let e = fix_intraday(&m, &input, day, day).unwrap_err();
         assert!(e.0.contains("w.csv was not read"), "{e}");
