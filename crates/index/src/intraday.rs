@@ -860,7 +860,7 @@ fn fix_grade(
             statuses: &statuses,
             state: &state,
         });
-        if !last_seen.is_some_and(|a| t - a <= life) {
+        if last_seen.is_none_or(|a| t - a > life) {
             continue;
         }
         out.fixings.push(fixing);
