@@ -112,4 +112,25 @@ fn an_index_with_a_15_percent_step_breaks_on_its_day() {
         breaks.iter().any(|x| x.2 == "h100-sxm-80gb/vm/on-demand"),
         "{f:?}"
     );
+    // The report shows the same finding, dated.
+    let html = tmp.path().join("report.html");
+    rentix_ok(&[
+        "report",
+        "--in",
+        p(&tmp.path().join("fixings.csv")),
+        "--out",
+        p(&html),
+    ]);
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains("<b>Feed health</b>: "),
+        "no feed health section"
+    );
+    assert!(
+        text.contains(&format!(
+            "<tr><td class=l>{}</td><td class=l>level_break</td><td class=l>h100-sxm-80gb/vm/on-demand</td>",
+            day(45)
+        )),
+        "the step is not in the report"
+    );
 }

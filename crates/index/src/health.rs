@@ -7,8 +7,8 @@
 //! - `contributor_jump`: a contributor's daily median price in a grade moved by
 //!   `jump` or more against the median of its own previous `history_days` days, and
 //!   stayed there for the next days it reported (a level shift, not one odd print).
-//! - `sufficiency_drop`: a published grade that was sufficient on each of its five
-//!   previous rows is not.
+//! - `sufficiency_drop`: a published grade that was sufficient on its previous
+//!   row and on nine in ten of its previous 30 (at least five) is not.
 //! - `level_break`: a sufficient published value that moved by `level_break` or
 //!   more from the grade's previous sufficient value, and by five robust standard
 //!   deviations of its previous 30 day-on-day moves (a move out of character; not
@@ -282,19 +282,26 @@ fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
                     sufficient,
                 }),
         );
-        // A drop: sufficient on each of the STEADY rows before (a grade that
-        // flickers between thin and sufficient has no level to drop from).
-        for w in rows.windows(STEADY + 1) {
-            let (a, b) = (w[STEADY - 1], w[STEADY]);
-            if w[..STEADY].iter().all(|f| f.sufficient) && !b.sufficient {
+        // A drop: a normally fed grade (sufficient on the row before and on nine
+        // in ten of its previous rows, at least STEADY of them) that is not: a
+        // grade that flickers between thin and sufficient has no level to drop from.
+        for (i, b) in rows.iter().enumerate().skip(STEADY) {
+            let before = &rows[i.saturating_sub(NOISE_DAYS)..i];
+            let a = before[before.len() - 1];
+            let fed = before.iter().filter(|f| f.sufficient).count();
+            if a.sufficient && 10 * fed >= 9 * before.len() && !b.sufficient {
                 h.findings.push(Finding {
                     date: b.date,
                     kind: "sufficiency_drop",
                     grade: g.to_string(),
                     contributor: String::new(),
                     evidence: format!(
-                        "{} contributors, {} observations (the day before {} and {}, sufficient {STEADY} days running)",
-                        b.n_contributors, b.n_obs, a.n_contributors, a.n_obs,
+                        "{} contributors, {} observations (the day before {} and {}; sufficient on {fed} of its previous {} rows)",
+                        b.n_contributors,
+                        b.n_obs,
+                        a.n_contributors,
+                        a.n_obs,
+                        before.len(),
                     ),
                 });
             }

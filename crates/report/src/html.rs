@@ -222,6 +222,7 @@ fn index_section(
         write_truth_errors(html, &fixings, &featured, &truth);
     }
     write_sufficiency_table(html, &fixings);
+    write_feed_health(html, &fixings);
     if let Some(m) = &inputs.methodology {
         write_methodology(html, m, &fixings);
     }
@@ -294,6 +295,55 @@ fn write_truth_errors(
 
 /// Data sufficiency by grade (folded): the share of days fixed at each level,
 /// sufficient, and the median contributors and observations.
+/// Findings shown in the report; the rest are counted.
+const HEALTH_SHOWN: usize = 25;
+
+/// The fixings' side of `rentix health`: level breaks and sufficiency drops, the
+/// latest first, each dated with its evidence (contributor findings need the store).
+fn write_feed_health(html: &mut String, fixings: &[Fixing]) {
+    use rentix_index::health::{feed_health, HealthOptions, Reports};
+    let h = feed_health(&Reports::new(), fixings, &HealthOptions::default());
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &h.findings {
+        *kinds.entry(f.kind).or_default() += 1;
+    }
+    let by: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let _ = writeln!(
+        html,
+        "<details><summary><b>Feed health</b>: {} (click to open)</summary><p>A level break is a sufficient value 10% or more from the grade's previous one and five robust standard deviations of its previous 30 daily moves; a sufficiency drop is a grade sufficient the day before and on nine in ten of its previous 30 rows that is not. Contributors gone silent or whose prices shifted need the store: <code>rentix health --store STORE --fixings FIXINGS</code>.</p>",
+        if by.is_empty() {
+            "nothing to note".to_string()
+        } else {
+            by.join(", ")
+        }
+    );
+    if !h.findings.is_empty() {
+        let _ = writeln!(
+            html,
+            "<table><tr><th class=l>date</th><th class=l>finding</th><th class=l>grade</th><th class=l>evidence</th></tr>"
+        );
+        for f in h.findings.iter().rev().take(HEALTH_SHOWN) {
+            let _ = writeln!(
+                html,
+                "<tr><td class=l>{}</td><td class=l>{}</td><td class=l>{}</td><td class=l>{}</td></tr>",
+                f.date,
+                f.kind,
+                esc(&f.grade),
+                esc(&f.evidence)
+            );
+        }
+        let _ = writeln!(html, "</table>");
+        if h.findings.len() > HEALTH_SHOWN {
+            let _ = writeln!(
+                html,
+                "<p>... and {} earlier findings.</p>",
+                h.findings.len() - HEALTH_SHOWN
+            );
+        }
+    }
+    let _ = writeln!(html, "</details>");
+}
+
 fn write_sufficiency_table(html: &mut String, fixings: &[Fixing]) {
     let stats = grade_stats(fixings);
     let _ = writeln!(
