@@ -176,7 +176,7 @@ pub(crate) enum StoreCommand {
     /// not add up (exit 1), and list uncommitted leftovers and a held lock. Each
     /// partition's size, SHA-256 and rows are compared with its run record's.
     #[command(
-        after_help = "Example:\n  rentix store check --store store\n  rentix store check --store store --quick   # sizes and footers' rows only"
+        after_help = "Example:\n  rentix store check --store store\n  rentix store check --store store --quick   # sizes and footers' rows only\n  rentix store check --store store --json    # the whole report, for scripts"
     )]
     Check {
         /// Store directory.
@@ -191,6 +191,9 @@ pub(crate) enum StoreCommand {
         /// size is not found.
         #[arg(long)]
         quick: bool,
+        /// Print the whole report as JSON (for scripts) instead of a few lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Merge the files each month has accumulated (one per run that touched it)
     /// into one file per month: same rows, same provenance, fewer files to open.
@@ -209,6 +212,9 @@ pub(crate) enum StoreCommand {
         /// a month with more is merged from its files a slice at a time.
         #[arg(long, default_value_t = rentix_ingest::DEFAULT_BATCH_ROWS)]
         batch_rows: usize,
+        /// Print what it did as JSON (for scripts) instead of a line.
+        #[arg(long)]
+        json: bool,
     },
     /// Rewrite a store written before month partitions (one file per fixing date,
     /// `observations/date=YYYY-MM-DD/`) as one file per month
@@ -224,6 +230,9 @@ pub(crate) enum StoreCommand {
         /// Rows held in memory, as for `store compact`.
         #[arg(long, default_value_t = rentix_ingest::DEFAULT_BATCH_ROWS)]
         batch_rows: usize,
+        /// Print what it did as JSON (for scripts) instead of a line.
+        #[arg(long)]
+        json: bool,
     },
 }
 

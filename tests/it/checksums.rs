@@ -60,7 +60,7 @@ fn check(store: &Path, deep: bool) -> (Option<i32>, String, String) {
 }
 
 fn check_with(store: &Path, flags: &[&str]) -> (Option<i32>, String, String) {
-    let mut args = vec!["store", "check", "--store", p(store)];
+    let mut args = vec!["store", "check", "--json", "--store", p(store)];
     args.extend_from_slice(flags);
     let o = rentix(&args);
     (

@@ -35,7 +35,14 @@ pub(crate) fn files(store: &Path) -> Vec<String> {
 }
 
 pub(crate) fn compact(store: &Path) -> Value {
-    serde_json::from_str(&rentix_ok(&["store", "compact", "--store", p(store)])).unwrap()
+    serde_json::from_str(&rentix_ok(&[
+        "store",
+        "compact",
+        "--json",
+        "--store",
+        p(store),
+    ]))
+    .unwrap()
 }
 
 /// `store compact` with ten rows in memory: every date is merged from its files a
@@ -44,6 +51,7 @@ fn compact_in_slices(store: &Path) -> std::process::Output {
     rentix(&[
         "store",
         "compact",
+        "--json",
         "--store",
         p(store),
         "--batch-rows",
@@ -52,7 +60,14 @@ fn compact_in_slices(store: &Path) -> std::process::Output {
 }
 
 pub(crate) fn check_is_sound(store: &Path) -> Value {
-    serde_json::from_str(&rentix_ok(&["store", "check", "--store", p(store)])).unwrap()
+    serde_json::from_str(&rentix_ok(&[
+        "store",
+        "check",
+        "--json",
+        "--store",
+        p(store),
+    ]))
+    .unwrap()
 }
 
 /// A simulated market of 60 days split row by row (round robin) into three files,
@@ -248,7 +263,7 @@ fn a_store_check_names_a_compaction_that_lost_rows() {
     // accepted, and the check says so.
     let gone = files(&store)[0].clone();
     std::fs::remove_file(store.join("observations").join(&gone)).unwrap();
-    let out = rentix(&["store", "check", "--store", p(&store)]);
+    let out = rentix(&["store", "check", "--json", "--store", p(&store)]);
     assert!(!out.status.success());
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let problems = report["problems"].to_string();
@@ -267,6 +282,7 @@ fn min_files_leaves_dates_with_fewer_files_alone() {
     let s: Value = serde_json::from_str(&rentix_ok(&[
         "store",
         "compact",
+        "--json",
         "--store",
         p(&store),
         "--min-files",
@@ -275,7 +291,15 @@ fn min_files_leaves_dates_with_fewer_files_alone() {
     .unwrap();
     assert_eq!(s["run_id"], Value::Null);
     assert_eq!(files(&store), before);
-    let out = rentix(&["store", "compact", "--store", p(&store), "--min-files", "1"]);
+    let out = rentix(&[
+        "store",
+        "compact",
+        "--json",
+        "--store",
+        p(&store),
+        "--min-files",
+        "1",
+    ]);
     assert!(!out.status.success(), "one file a date is already compact");
 }
 
@@ -317,7 +341,7 @@ fn a_date_whose_files_share_a_key_is_refused_and_left_as_it_was() {
 
     // In memory, and merged a slice at a time.
     for extra in [&[][..], &["--batch-rows", "10"][..]] {
-        let mut args = vec!["store", "compact", "--store", p(&store)];
+        let mut args = vec!["store", "compact", "--json", "--store", p(&store)];
         args.extend(extra);
         let out = rentix(&args);
         assert!(!out.status.success());
@@ -423,4 +447,39 @@ fn a_read_that_a_compaction_overtakes_starts_again_and_sees_every_row() {
     );
     // Reading whole tables starts again too.
     assert_eq!(store.read(None, None).unwrap().len(), rows_before);
+}
+
+/// Without `--json` the store commands print a few lines for a person (they
+/// printed only JSON): what was checked and whether the store is sound, what a
+/// compaction did, and a problem named on its own line.
+#[test]
+fn the_store_commands_speak_to_a_person_and_give_json_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = three_runs(dir.path());
+    let said = rentix_ok(&["store", "check", "--store", p(&store)]);
+    assert!(!said.trim_start().starts_with('{'), "{said}");
+    assert!(
+        said.contains("3 run(s)") && said.contains("checksum(s) recomputed and matched; sound"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`rentix store compact` merges them"),
+        "{said}"
+    );
+    let said = rentix_ok(&["store", "compact", "--store", p(&store)]);
+    assert!(
+        said.contains("merged") && said.contains("rows, the same"),
+        "{said}"
+    );
+    let said = rentix_ok(&["store", "compact", "--store", p(&store)]);
+    assert!(said.contains("nothing to do"), "{said}");
+    let gone = files(&store)[0].clone();
+    std::fs::remove_file(store.join("observations").join(&gone)).unwrap();
+    let out = rentix(&["store", "check", "--store", p(&store)]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.lines().any(|l| l.starts_with("problem: ") && l.contains(&gone)),
+        "{said}"
+    );
 }

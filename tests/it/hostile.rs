@@ -235,7 +235,13 @@ fn a_terminated_ingest_leaves_no_lock_and_no_data() {
     assert!(!lock.exists(), "SIGTERM left the lock");
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    let check = rentix(&["store", "check", "--store", store.to_str().unwrap()]);
+    let check = rentix(&[
+        "store",
+        "check",
+        "--json",
+        "--store",
+        store.to_str().unwrap(),
+    ]);
     assert!(
         check.status.success(),
         "{}",

@@ -82,8 +82,14 @@ fn a_store_of_date_partitions_reads_alike_and_migrates_to_months() {
     assert_eq!(rows(&store), rows_by_month);
     assert_eq!(fixings(&store, &dir.path().join("dated.csv")), by_month);
 
-    let m: Value =
-        serde_json::from_str(&rentix_ok(&["store", "migrate", "--store", p(&store)])).unwrap();
+    let m: Value = serde_json::from_str(&rentix_ok(&[
+        "store",
+        "migrate",
+        "--json",
+        "--store",
+        p(&store),
+    ]))
+    .unwrap();
     assert_eq!(m["months"], 2, "{m}");
     assert_eq!(m["files_replaced"], dated.len(), "{m}");
     assert_eq!(m["files_written"], 2, "{m}");
@@ -120,8 +126,14 @@ fn a_store_of_date_partitions_reads_alike_and_migrates_to_months() {
     );
 
     // Nothing left to migrate: no run, no record.
-    let again: Value =
-        serde_json::from_str(&rentix_ok(&["store", "migrate", "--store", p(&store)])).unwrap();
+    let again: Value = serde_json::from_str(&rentix_ok(&[
+        "store",
+        "migrate",
+        "--json",
+        "--store",
+        p(&store),
+    ]))
+    .unwrap();
     assert_eq!(again["run_id"], Value::Null, "{again}");
     assert_eq!(Store::open(&store).unwrap().runs().unwrap().len(), 4);
 }
@@ -167,7 +179,7 @@ fn an_ingest_into_a_store_of_date_partitions_deduplicates_against_them() {
     );
     assert_eq!(rows(&store).len(), before.len() + 1);
     check_is_sound(&store);
-    rentix_ok(&["store", "migrate", "--store", p(&store)]);
+    rentix_ok(&["store", "migrate", "--json", "--store", p(&store)]);
     assert_eq!(
         files(&store),
         [

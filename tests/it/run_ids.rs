@@ -83,7 +83,7 @@ fn a_copied_record_is_refused_by_readers_and_named_by_check() {
     let out = dir.path().join("f.csv");
     for args in [
         vec!["index", "--store", p(&store), "--out", p(&out)],
-        vec!["store", "check", "--store", p(&store)],
+        vec!["store", "check", "--json", "--store", p(&store)],
         vec![
             "ingest",
             "--json",
@@ -103,7 +103,7 @@ fn a_copied_record_is_refused_by_readers_and_named_by_check() {
     }
     assert!(!out.exists());
     std::fs::remove_file(&copy).unwrap();
-    rentix_ok(&["store", "check", "--store", p(&store)]);
+    rentix_ok(&["store", "check", "--json", "--store", p(&store)]);
 }
 
 /// A record copied under a name of the store's form still says the run id it was
@@ -127,7 +127,7 @@ fn two_records_claiming_one_run_id_are_refused_naming_both() {
             "--out",
             p(&dir.path().join("f.csv")),
         ],
-        vec!["store", "check", "--store", p(&store)],
+        vec!["store", "check", "--json", "--store", p(&store)],
     ] {
         let o = rentix(&args);
         let err = String::from_utf8_lossy(&o.stderr);
