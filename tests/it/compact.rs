@@ -479,7 +479,8 @@ fn the_store_commands_speak_to_a_person_and_give_json_when_asked() {
     assert_eq!(out.status.code(), Some(1));
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
-        said.lines().any(|l| l.starts_with("problem: ") && l.contains(&gone)),
+        said.lines()
+            .any(|l| l.starts_with("problem: ") && l.contains(&gone)),
         "{said}"
     );
 }

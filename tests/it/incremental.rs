@@ -101,8 +101,10 @@ fn day_by_day_equals_one_run(start: usize) {
                 &["--from", day, "--to", day],
             );
             let stderr = String::from_utf8_lossy(&o.stderr).to_string();
-            if !o.status.success() && stderr.contains("requested range") {
-                continue; // not a publication day of this calendar
+            if !o.status.success() && stderr.contains("is not a publication day") {
+                // Not a publication day of this calendar: refused as such (exit 2).
+                assert_eq!(o.status.code(), Some(2), "{name} {day}: {stderr}");
+                continue;
             }
             let stdout = ok(o);
             assert!(stdout.contains("(incremental"), "{name} {day}: {stdout}");

@@ -145,14 +145,8 @@ pub fn feed_health(reports: &Reports, fixings: &[Fixing], o: &HealthOptions) -> 
     h
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+fn median(v: &[f64]) -> f64 {
+    rentix_core::stats::median(v).unwrap_or(f64::NAN)
 }
 
 /// Gaps of `silent_days` or more in a regular contributor's reports (any grade),
@@ -204,16 +198,13 @@ fn jumps(
     o: &HealthOptions,
     out: &mut Vec<Finding>,
 ) {
-    let series: Vec<(NaiveDate, f64)> = days
-        .iter()
-        .map(|(d, p)| (*d, median(&mut p.clone())))
-        .collect();
+    let series: Vec<(NaiveDate, f64)> = days.iter().map(|(d, p)| (*d, median(p))).collect();
     let mut start = 0; // the history begins here (after a shift, at the shift)
     let mut i = 0;
     while i < series.len() {
         let (d, x) = series[i];
         let lo = d - Days::new(u64::from(o.history_days.max(1)));
-        let mut hist: Vec<f64> = series[start..i]
+        let hist: Vec<f64> = series[start..i]
             .iter()
             .filter(|(e, _)| *e >= lo)
             .map(|(_, v)| *v)
@@ -222,7 +213,7 @@ fn jumps(
             i += 1;
             continue;
         }
-        let reference = median(&mut hist);
+        let reference = median(&hist);
         let moved = |v: f64| v / reference - 1.0;
         let r = moved(x);
         let shifted = |v: f64| moved(v).abs() >= o.jump && moved(v).signum() == r.signum();
@@ -324,8 +315,8 @@ fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
             if before.len() < 10 {
                 continue; // no character yet to break
             }
-            let mut abs: Vec<f64> = before.iter().map(|c| c.abs()).collect();
-            let sigma = 1.4826 * median(&mut abs);
+            let abs: Vec<f64> = before.iter().map(|c| c.abs()).collect();
+            let sigma = 1.4826 * median(&abs);
             let bar = o.level_break.max(BREAK_SIGMAS * sigma);
             if v0 > 0.0 && r.abs() >= bar {
                 h.findings.push(Finding {

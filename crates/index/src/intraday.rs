@@ -546,13 +546,9 @@ impl<'a> IntradayInputBuilder<'a> {
     pub fn add(&mut self, rows: &[StoredObservation]) {
         for r in rows {
             let o = &r.obs;
-            if !self.m.intraday.kinds.contains(&o.kind) {
+            let Some(grade) = self.grade_of(o) else {
                 continue;
-            }
-            let grade = o.grade.clone().with_region(None);
-            if !self.patterns.iter().any(|p| p.matches(&grade)) {
-                continue;
-            }
+            };
             let who = self.aliases.identity(&o.source);
             let next = self.ids.len() as u32;
             let contributors = &mut self.input.contributors;
@@ -578,17 +574,26 @@ impl<'a> IntradayInputBuilder<'a> {
     pub fn look_back(&mut self, rows: &[StoredObservation]) {
         for r in rows {
             let o = &r.obs;
-            if !self.m.intraday.kinds.contains(&o.kind) {
+            let Some(grade) = self.grade_of(o) else {
                 continue;
-            }
-            let grade = o.grade.clone().with_region(None);
-            if !self.patterns.iter().any(|p| p.matches(&grade)) {
-                continue;
-            }
+            };
             let at = o.observed_at.timestamp();
             let e = self.input.last_before.entry(grade.key()).or_insert(at);
             *e = (*e).max(at);
         }
+    }
+
+    /// The grade (regions pooled) an observation feeds, when it is of a kind the
+    /// methodology reads and of a grade it fixes.
+    fn grade_of(&self, o: &rentix_core::Observation) -> Option<rentix_core::Grade> {
+        if !self.m.intraday.kinds.contains(&o.kind) {
+            return None;
+        }
+        let grade = o.grade.clone().with_region(None);
+        self.patterns
+            .iter()
+            .any(|p| p.matches(&grade))
+            .then_some(grade)
     }
 
     /// The grouped input.
