@@ -127,7 +127,12 @@ pub(super) fn human(s: &rentix_store::IngestSummary, store: &std::path::Path) ->
         ));
     }
     for f in s.files.iter().filter(|f| f.already_ingested) {
-        let retried = if f.retried > 0 {
+        let retried = if f.reread_whole {
+            format!(
+                ": the quarantine file of the run that read it last is gone, so all {} row(s) were read again, {} accepted (the others stored already or refused again)",
+                f.retried, f.accepted
+            )
+        } else if f.retried > 0 {
             format!(
                 ": {} row(s) it had quarantined retried, {} accepted",
                 f.retried, f.accepted

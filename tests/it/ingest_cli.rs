@@ -72,7 +72,7 @@ fn invalid_utf8_is_quarantined_with_its_row() {
     assert_eq!(s["quarantined_by_reason"]["invalid_utf8"].as_u64(), Some(1));
     assert_eq!(s["accepted"].as_u64(), Some(1));
     let q = std::fs::read_to_string(store.join("quarantine/run-000001.csv")).unwrap();
-    assert!(q.contains(",1,invalid_utf8,source,"), "{q}");
+    assert!(q.contains(",1,2,invalid_utf8,source,"), "{q}");
 }
 
 #[test]
@@ -407,4 +407,126 @@ fn ingest_prints_a_human_summary_and_the_json_on_request() {
     let again = rentix_ok(&["ingest", "--json", "--store", p(&store), p(&obs)]);
     let s: Value = serde_json::from_str(&again).unwrap();
     assert_eq!(s["files"][0]["already_ingested"], true);
+}
+
+/// An Excel "CSV UTF-8" export (byte-order mark, CRLF line ends) of the kind a user
+/// brings: each refused row names the line a spreadsheet shows (before: every line
+/// one too low, issue 49), a row with two bad fields names both at once, a totals
+/// row and the header pasted again are named as what they are (before: "9 fields,
+/// header has 18" and `unknown_kind "kind"`), and a too-long line is the one cut (a
+/// CRLF file used to have its cut taken for the line before).
+#[test]
+fn a_spreadsheet_export_is_refused_row_by_row_naming_its_lines_and_every_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "obs_id,kind,observed_at,source,gpu,scope,term,price,price_unit,currency";
+    let ok = |i: u32| {
+        format!(",listing,2025-03-03T12:0{i}:00Z,a{i},H100 SXM,vm,on-demand,2.5,gpu_hour,USD")
+    };
+    let lines = [
+        head.to_string(),                                                      // line 1
+        ok(1),                                                                 // line 2
+        ",listing,2025-03-03T12:00:00Z,b,Z9000,vm,5y,2.5,gpu_hour,USD".into(), // line 3: gpu and term
+        ok(2),                                                                 // line 4
+        format!(
+            ",listing,2025-03-03T12:00:00Z,c,H100 SXM,vm,on-demand,2.5,gpu_hour,USD{}",
+            "x".repeat(1_100_000)
+        ), // line 5: too long
+        "Total,,,,,,,7.5,,".into(),                                            // line 6
+        head.to_uppercase(),                                                   // line 7
+        ok(3),                                                                 // line 8
+    ];
+    let mut bytes = b"\xef\xbb\xbf".to_vec();
+    bytes.extend_from_slice(lines.join("\r\n").as_bytes());
+    bytes.extend_from_slice(b"\r\n");
+    let f = dir.path().join("export.csv");
+    std::fs::write(&f, bytes).unwrap();
+    let store = dir.path().join("s");
+    let s: Value = serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&f),
+    ]))
+    .unwrap();
+    assert_eq!(s["accepted"].as_u64(), Some(3), "{s}");
+    let mut rdr = csv::Reader::from_path(store.join("quarantine/run-000001.csv")).unwrap();
+    assert_eq!(
+        rdr.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["file", "row", "line", "reason", "field", "detail", "raw"]
+    );
+    let got: Vec<(String, String, String, String)> = rdr
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (
+                r[1].to_string(),
+                r[2].to_string(),
+                r[3].to_string(),
+                r[5].to_string(),
+            )
+        })
+        .collect();
+    let at: Vec<(&str, &str, &str)> = got
+        .iter()
+        .map(|(r, l, why, _)| (r.as_str(), l.as_str(), why.as_str()))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            ("2", "3", "unknown_gpu"),
+            ("4", "5", "record_too_long"),
+            ("5", "6", "totals_row"),
+            ("6", "7", "repeated_header"),
+        ]
+    );
+    assert!(
+        got[0].3.contains("also: term \"5y\" (unknown_term)"),
+        "{}",
+        got[0].3
+    );
+    assert!(got[2].3.contains("\"Total\""), "{}", got[2].3);
+}
+
+/// A quarantine file deleted by hand: `store check` names it (before: "sound"), and
+/// an ingest of the same file reads it whole again, so that a row an alias now
+/// accepts is not lost for good (before: nothing was ever read again).
+#[test]
+fn a_deleted_quarantine_file_is_a_finding_and_its_file_is_read_again_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.csv");
+    std::fs::write(
+        &f,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n\
+         listing,2025-03-03T12:00:00Z,a,H100 SXM,vm,on-demand,2.5,gpu_hour,USD\n\
+         listing,2025-03-03T12:00:00Z,b,Z9000,vm,on-demand,2.5,gpu_hour,USD\n",
+    )
+    .unwrap();
+    let store = dir.path().join("s");
+    rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    std::fs::remove_file(store.join("quarantine/run-000001.csv")).unwrap();
+    let check = rentix(&["store", "check", "--store", p(&store)]);
+    assert_eq!(check.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        out.contains("quarantine/run-000001.csv is gone (1 refused row(s)"),
+        "{out}"
+    );
+    let s: Value = serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&f),
+    ]))
+    .unwrap();
+    let file = &s["files"][0];
+    assert_eq!(file["reread_whole"].as_bool(), Some(true), "{s}");
+    assert_eq!(file["retried"].as_u64(), Some(2), "{s}");
+    assert_eq!(s["duplicates"].as_u64(), Some(1), "{s}");
+    assert_eq!(
+        s["quarantined"].as_u64(),
+        Some(1),
+        "still an unknown GPU: {s}"
+    );
 }

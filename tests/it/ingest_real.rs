@@ -96,15 +96,21 @@ fn fsdl_rate_card_divides_instances_and_quarantines_broken_rows() {
     assert_eq!(spot.obs.grade.term.as_str(), "spot");
     assert_eq!(spot.obs.usd_per_gpu_hour.get(), 9.83 / 8.0);
     // Broken rows: GPU counts "1-8" (6 rows), "1-7" (2) and "1-4" (1) from Oblivus;
-    // the header row repeated as data (rejected twice: on-demand and spot blocks);
     // "3080Ti ()" without memory (3 rows); 3 rows without an on-demand price.
+    // The header row repeated as data (`GPU-Type` where the first says `GPU Type`)
+    // is one `repeated_header` row (before: two unknown GPUs "GPU-Type", issue 49).
     let reasons = &s.quarantined_by_reason;
+    assert_eq!(
+        reasons.get("repeated_header").copied(),
+        Some(1),
+        "{reasons:?}"
+    );
     assert_eq!(
         reasons.get("invalid_number").copied(),
         Some(9),
         "{reasons:?}"
     );
-    assert_eq!(reasons.get("unknown_gpu").copied(), Some(5), "{reasons:?}");
+    assert_eq!(reasons.get("unknown_gpu").copied(), Some(3), "{reasons:?}");
     assert_eq!(
         reasons.get("missing_field").copied(),
         Some(3),

@@ -492,6 +492,113 @@ impl Normalizer {
     }
 }
 
+impl Normalizer {
+    /// Every field of a refused row that is wrong on its own, each checked without
+    /// the others (a field that needs another, such as a trade's quantity or a
+    /// currency's rate on the row's date, is checked when that one is sound): a
+    /// spreadsheet user fixes the row once instead of once per run. `first` is the
+    /// rejection [`Normalizer::normalize`] gave; the result leaves its field out.
+    pub(crate) fn other_problems(&self, raw: &RawObservation, first: &Rejection) -> Vec<Rejection> {
+        let kind = required(&raw.kind, "kind").and_then(|k| {
+            k.parse::<ObservationKind>()
+                .map_err(|_| Rejection::new(Reason::UnknownKind, "kind", format!("{k:?}")))
+        });
+        let at = required(&raw.observed_at, "observed_at").and_then(|s| {
+            let t = parse_timestamp(s).ok_or_else(|| {
+                Rejection::new(Reason::UnparseableDate, "observed_at", format!("{s:?}"))
+            })?;
+            self.bounds.date(t, "observed_at", s).map(|()| t)
+        });
+        let fixing_date = at.as_ref().ok().map(|t| self.clock.fixing_date(*t));
+        let enum_field = |v: &Option<Cow<'_, str>>, field: &str, reason: Reason, ok: bool| {
+            required(v, field).and_then(|s| {
+                if ok {
+                    Ok(())
+                } else {
+                    Err(Rejection::new(reason, field, format!("{s:?}")))
+                }
+            })
+        };
+        let parses = |v: &Option<Cow<'_, str>>, f: fn(&str) -> bool| v.as_deref().is_some_and(f);
+        let mut out: Vec<Rejection> = vec![
+            kind.as_ref().err().cloned(),
+            at.err(),
+            required(&raw.source, "source").err(),
+            required(&raw.gpu, "gpu")
+                .and_then(|g| {
+                    self.catalog.resolve(g).map(|_| ()).map_err(|_| {
+                        Rejection::new(
+                            Reason::UnknownGpu,
+                            "gpu",
+                            format!("{g:?} is not in the alias table"),
+                        )
+                    })
+                })
+                .err(),
+            enum_field(
+                &raw.scope,
+                "scope",
+                Reason::UnknownScope,
+                parses(&raw.scope, |s| s.parse::<ServiceScope>().is_ok()),
+            )
+            .err(),
+            enum_field(
+                &raw.term,
+                "term",
+                Reason::UnknownTerm,
+                parses(&raw.term, |s| s.parse::<ContractTerm>().is_ok()),
+            )
+            .err(),
+            price(raw).err(),
+            enum_field(
+                &raw.price_unit,
+                "price_unit",
+                Reason::UnknownUnit,
+                parses(&raw.price_unit, |s| s.parse::<PriceUnit>().is_ok()),
+            )
+            .err(),
+            parse_count(&raw.gpus_per_unit, "gpus_per_unit").err(),
+            required(&raw.currency, "currency")
+                .and_then(|c| match fixing_date {
+                    Some(d) => self.usd_per_unit(&c.to_ascii_uppercase(), d).map(|_| ()),
+                    None => Ok(()),
+                })
+                .err(),
+            kind.ok().and_then(|k| self.quantity(raw, k).err()),
+            parse_count(&raw.cluster_gpus, "cluster_gpus").err(),
+            raw.operator_tier.as_deref().and_then(|s| {
+                s.parse::<OperatorTier>().is_err().then(|| {
+                    Rejection::new(
+                        Reason::UnknownOperatorTier,
+                        "operator_tier",
+                        format!("{s:?}"),
+                    )
+                })
+            }),
+            self.term_start(raw).err(),
+            upfront(raw).err(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        out.retain(|r| r.field != first.field);
+        out
+    }
+}
+
+/// `detail` of a refused row, followed by the row's other problems
+/// ([`Normalizer::other_problems`]): `...; also: term "zz" (unknown_term), ...`.
+pub(crate) fn with_others(detail: String, others: &[Rejection]) -> String {
+    if others.is_empty() {
+        return detail;
+    }
+    let also: Vec<String> = others
+        .iter()
+        .map(|o| format!("{} {} ({})", o.field, o.detail, o.reason))
+        .collect();
+    format!("{detail}; also: {}", also.join("; "))
+}
+
 /// The key two observations share exactly when one is a duplicate of the other:
 /// the same source id from the same source, or (without a source id) the same
 /// normalized content. A listing's content leaves out its time of day, so the same

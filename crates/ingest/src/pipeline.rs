@@ -11,9 +11,9 @@ use rayon::prelude::*;
 use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
 use rentix_store::commit::{commit_dates, CommitCtx, DateInput, MAX_CONFLICT_EXAMPLES};
 use rentix_store::hex;
-use rentix_store::Store;
 use rentix_store::StoredObservation;
 use rentix_store::{FileSummary, IngestSummary};
+use rentix_store::{Retry, Store};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -90,9 +90,19 @@ fn check_inputs(files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// A record waiting for validation: row number, its fields, and a reason found
-/// while reading (wrong column count, or invalid UTF-8 in the field at that index).
-type PendingRecord = (u64, Fields, Option<(crate::reason::Reason, usize)>);
+/// A record waiting for validation: row number, the line it starts on, its fields,
+/// and a reason found while reading (wrong column count, invalid UTF-8 in the field
+/// at that index, a repeated header, a totals row).
+type PendingRecord = (Row, Fields, Option<(crate::reason::Reason, usize)>);
+
+/// Where a record is: its data row (1-based, the header is row 0) and the line of
+/// the file it starts on (1-based, the header's line is 1: the row number a
+/// spreadsheet shows, whatever the line endings, a byte-order mark or blank lines).
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    row: u64,
+    line: u64,
+}
 
 /// A record's fields: text, checked as UTF-8 once while reading (a pass over the
 /// record's buffer, not one per field), or the raw bytes of a record refused then.
@@ -383,23 +393,33 @@ impl Reading<'_> {
             // run which read it quarantined: this run's mapping, FX table or bounds
             // may accept them now (an alias added after an unknown GPU).
             let retry = if run.summary.files.iter().any(|f| f.input_sha256 == sha) {
-                Some(BTreeSet::new())
+                Some(Retry::Rows(BTreeSet::new()))
             } else {
                 self.store.retry_rows(self.history, &sha)?
             };
             run.summary.input_sha256.insert(display, sha.clone());
-            if let Some(rows) = &retry {
-                fs.already_ingested = true;
-                fs.retried = rows.len() as u64;
-                if rows.is_empty() {
-                    run.summary.files.push(fs);
-                    continue;
+            match &retry {
+                Some(Retry::Rows(rows)) => {
+                    fs.already_ingested = true;
+                    fs.retried = rows.len() as u64;
+                    if rows.is_empty() {
+                        run.summary.files.push(fs);
+                        continue;
+                    }
                 }
+                Some(Retry::Whole) => {
+                    fs.already_ingested = true;
+                    fs.reread_whole = true;
+                }
+                None => {}
             }
             let input = Input {
                 path,
                 mapping: self.mapping,
-                only: retry.as_ref(),
+                only: match &retry {
+                    Some(Retry::Rows(rows)) => Some(rows),
+                    _ => None,
+                },
             };
             let read_sha = match read_file(
                 &input,
@@ -413,7 +433,7 @@ impl Reading<'_> {
                 // A file read before whose header this run's mapping does not fit (an
                 // earlier vendor's file among today's): nothing to retry with it.
                 Err(IngestError::MissingColumn { .. } | IngestError::BadHeader { .. })
-                    if input.only.is_some() =>
+                    if retry.is_some() =>
                 {
                     fs.retried = 0;
                     run.summary.files.push(fs);
@@ -428,6 +448,9 @@ impl Reading<'_> {
                         "the file changed while it was being ingested (SHA-256 {sha} before reading, {read_sha} of the bytes read); nothing was committed: ingest it again once it is complete"
                     )),
                 });
+            }
+            if fs.reread_whole {
+                fs.retried = fs.source_rows;
             }
             read_total += fs.source_rows;
             run.summary.retried += fs.retried;
@@ -772,7 +795,7 @@ fn normalize_batch(
 ) -> Vec<Outcomes> {
     batch
         .par_iter()
-        .map(|(row, fields, early)| {
+        .map(|(at, fields, early)| {
             let (None, Fields::Text(fields)) = (early, fields) else {
                 return Vec::new();
             };
@@ -791,13 +814,20 @@ fn normalize_batch(
                             ),
                         ));
                     }
-                    normalizer.normalize(&raw, file_name, *row).map(|obs| {
-                        let key = dedupe_key(&obs, raw.obs_id.is_some());
-                        StoredObservation {
-                            obs,
-                            dedupe_key: key,
-                        }
-                    })
+                    normalizer
+                        .normalize(&raw, file_name, at.row)
+                        .map(|obs| {
+                            let key = dedupe_key(&obs, raw.obs_id.is_some());
+                            StoredObservation {
+                                obs,
+                                dedupe_key: key,
+                            }
+                        })
+                        .map_err(|mut rej| {
+                            let others = normalizer.other_problems(&raw, &rej);
+                            rej.detail = crate::normalize::with_others(rej.detail, &others);
+                            rej
+                        })
                 })
                 .collect()
         })
@@ -815,10 +845,11 @@ fn stage(
     fs: &mut FileSummary,
 ) -> Result<()> {
     let header = file.header;
-    for ((row, fields, early), outcome) in batch.into_iter().zip(results) {
+    for ((at, fields, early), outcome) in batch.into_iter().zip(results) {
         let reject = |reason, field: &str, detail: String| QuarantineRow {
             file: file.name.to_string(),
-            row,
+            row: at.row,
+            line: at.line,
             reason,
             field: field.to_string(),
             detail,
@@ -834,6 +865,26 @@ fn stage(
                         "the record is longer than {} bytes; the fields shown are those of its first {} bytes",
                         crate::sizes::MAX_RECORD_BYTES,
                         crate::sizes::MAX_RECORD_BYTES
+                    ),
+                ))?;
+            }
+            Some((reason @ crate::reason::Reason::RepeatedHeader, _)) => {
+                fs.rows_read += 1;
+                quarantine.push(reject(
+                    reason,
+                    "",
+                    "the header row again: files pasted together, or a spreadsheet export of several sheets; not data".into(),
+                ))?;
+            }
+            Some((reason @ crate::reason::Reason::TotalsRow, _)) => {
+                fs.rows_read += 1;
+                let label = fields.lossy().into_iter().find(|f| !f.trim().is_empty());
+                quarantine.push(reject(
+                    reason,
+                    "",
+                    format!(
+                        "a totals row (its first filled cell is {:?}): a spreadsheet's sum of other rows, not an observation; it is never read as a price (delete it from the export to silence this)",
+                        label.unwrap_or_default()
                     ),
                 ))?;
             }
@@ -944,6 +995,8 @@ fn read_records(
                     fields,
                     Some((crate::reason::Reason::RecordTooLong, usize::MAX)),
                 )
+            } else if let Some(reason) = not_a_data_row(&record, header) {
+                (Fields::Bytes(record.clone()), Some((reason, usize::MAX)))
             } else if record.len() != header.len() {
                 (
                     Fields::Bytes(record.clone()),
@@ -954,7 +1007,7 @@ fn read_records(
                 (fields, bad.map(|f| (crate::reason::Reason::InvalidUtf8, f)))
             };
             held += record.as_slice().len() + 8 * record.len();
-            batch.push((row, pending.0, pending.1));
+            batch.push((Row { row, line }, pending.0, pending.1));
         }
         if batch.len() >= PARALLEL_BATCH || held >= BATCH_BYTES || !more {
             held = 0;
@@ -967,6 +1020,48 @@ fn read_records(
             }
         }
     }
+}
+
+/// A record that is not a data row whatever its fields say: the header again (half
+/// its cells or more, and at least three, the header's names in their places,
+/// compared without case, spaces, hyphens and underscores: a snapshot file holds
+/// its source's header row with `GPU-Type` where the first one says `GPU Type`), or a spreadsheet's
+/// totals row: at most half its cells filled, the first `Total`, `Totals`, `Grand
+/// total`, `Subtotal` (alone, or followed by a colon, a parenthesis or a space and
+/// more words) or `Sum`.
+fn not_a_data_row(record: &csv::ByteRecord, header: &[String]) -> Option<crate::reason::Reason> {
+    let cell = |f: &[u8]| String::from_utf8_lossy(f).trim().to_ascii_lowercase();
+    let name = |h: &str| -> String {
+        h.chars()
+            .filter(|c| !matches!(c, ' ' | '-' | '_'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let same = record
+        .iter()
+        .zip(header)
+        .filter(|(f, h)| !h.trim().is_empty() && name(&String::from_utf8_lossy(f)) == name(h))
+        .count();
+    if same >= 3.min(header.len()) && 2 * same >= header.len() {
+        return Some(crate::reason::Reason::RepeatedHeader);
+    }
+    // Most cells of a data row are filled; a totals row has its label and a few sums.
+    let filled = record.iter().filter(|f| !f.trim_ascii().is_empty()).count();
+    if 2 * filled > header.len().max(record.len()) {
+        return None;
+    }
+    let first = record.iter().map(cell).find(|c| !c.is_empty())?;
+    let label = first.trim_end_matches(':');
+    let is_totals = label == "sum"
+        || ["total", "totals", "grand total", "subtotal"]
+            .iter()
+            .any(|t| {
+                label == *t
+                    || label
+                        .strip_prefix(t)
+                        .is_some_and(|rest| rest.starts_with([' ', ':', '(']))
+            });
+    is_totals.then_some(crate::reason::Reason::TotalsRow)
 }
 
 /// Refuses a header that cannot be read as columns: empty, a name given twice (the

@@ -1,5 +1,5 @@
 //! The quarantine: every refused row with its original fields, file, row number,
-//! reason code, the field at fault and a one-line explanation.
+//! line (the row number a spreadsheet shows), reason code, the field at fault and a one-line explanation.
 
 use crate::error::Result;
 use crate::reason::Reason;
@@ -14,6 +14,9 @@ pub struct QuarantineRow {
     pub file: String,
     /// 1-based data row (the header is row 0).
     pub row: u64,
+    /// The line of the file the record starts on (the header is line 1): the row
+    /// number a spreadsheet shows for it.
+    pub line: u64,
     /// Why it was refused.
     pub reason: Reason,
     /// The canonical field at fault, the input column (`invalid_utf8`), or empty
@@ -99,7 +102,7 @@ impl QuarantineWriter {
 
     /// Writes every refused row as CSV to `path` (atomically), sorted by file, row
     /// and reason (rows of one row and reason in the order they were refused):
-    /// `file, row, reason, field, detail, raw` (`raw`: the original fields as a JSON
+    /// `file, row, line, reason, field, detail, raw` (`raw`: the original fields as a JSON
     /// object). Text cells are neutralized against formula injection.
     pub fn write(&mut self, path: &Path) -> Result<()> {
         for spill in self.spills.values_mut() {
@@ -166,7 +169,8 @@ impl Spill {
 /// Refused rows as the quarantine file's table (their text moved, not copied).
 fn rows_table(rows: Vec<QuarantineRow>) -> Table {
     let n = rows.len();
-    let (mut file, mut row, mut reason, mut field, mut detail, mut raw) = (
+    let (mut file, mut row, mut line, mut reason, mut field, mut detail, mut raw) = (
+        Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
@@ -183,6 +187,7 @@ fn rows_table(rows: Vec<QuarantineRow>) -> Table {
         raw.push(Some(serde_json::Value::Object(obj).to_string()));
         file.push(Some(r.file));
         row.push(Some(r.row as i64));
+        line.push(Some(r.line as i64));
         reason.push(Some(r.reason.to_string()));
         field.push(Some(r.field));
         detail.push(Some(r.detail));
@@ -190,6 +195,7 @@ fn rows_table(rows: Vec<QuarantineRow>) -> Table {
     let mut t = Table::new();
     t.push("file", Col::Str(file));
     t.push("row", Col::I64(row));
+    t.push("line", Col::I64(line));
     t.push("reason", Col::Str(reason));
     t.push("field", Col::Str(field));
     t.push("detail", Col::Str(detail));
@@ -205,6 +211,7 @@ mod tests {
         QuarantineRow {
             file: file.into(),
             row,
+            line: row + 1,
             reason,
             field: "price".into(),
             detail: format!("row {row}"),
@@ -243,7 +250,7 @@ mod tests {
         rows_table(pushed).write(&whole).unwrap();
         assert!(std::fs::read(&spilled).unwrap() == std::fs::read(&whole).unwrap());
         let text = std::fs::read_to_string(&spilled).unwrap();
-        assert!(text.starts_with("file,row,reason,field,detail,raw\na.csv,1,"));
+        assert!(text.starts_with("file,row,line,reason,field,detail,raw\na.csv,1,2,"));
     }
 
     #[test]

@@ -64,6 +64,12 @@ pub enum Reason {
     RecordTooLong,
     /// A mapped text field longer than `MAX_FIELD_BYTES`.
     FieldTooLong,
+    /// The header row again, further down the file (files pasted together, a
+    /// spreadsheet export of several sheets): not data.
+    RepeatedHeader,
+    /// A spreadsheet's totals row (its first filled cell says `Total`, `Sum`...):
+    /// a sum of other rows, not an observation.
+    TotalsRow,
 }
 
 impl Reason {
@@ -110,7 +116,7 @@ mod text_tests {
 
     /// Every code as published before it was derived: quarantine files and ingest
     /// summaries hold it, and it never changes meaning between versions.
-    const TEXT: [(Reason, &str); 25] = [
+    const TEXT: [(Reason, &str); 27] = [
         (Reason::WrongColumnCount, "wrong_column_count"),
         (Reason::InvalidUtf8, "invalid_utf8"),
         (Reason::MissingField, "missing_field"),
@@ -136,6 +142,8 @@ mod text_tests {
         (Reason::ImplausibleQuantity, "implausible_quantity"),
         (Reason::RecordTooLong, "record_too_long"),
         (Reason::FieldTooLong, "field_too_long"),
+        (Reason::RepeatedHeader, "repeated_header"),
+        (Reason::TotalsRow, "totals_row"),
     ];
 
     #[test]

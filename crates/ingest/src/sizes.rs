@@ -44,9 +44,14 @@ pub(crate) type CutLines = Arc<Mutex<BTreeSet<u64>>>;
 /// a longer one (closing a quote the cut left open, so that the cut line still
 /// parses as one record), noting its number in `cut`. Records never span lines
 /// (the reader refuses a field with a line break), so this bounds every record.
+/// A line ending `\r\n` (a spreadsheet's export) passes as `\n`: the CSV reader
+/// then numbers lines as this reader and a text editor do (it numbered each record
+/// of such a file one line too low, and so could take a cut line for the one before).
 pub(crate) struct LineBound<R> {
     inner: R,
     limit: usize,
+    /// A `\r` that ended the last read: dropped if the next byte is `\n`.
+    pending_cr: bool,
     line: u64,
     in_line: usize,
     quote_open: bool,
@@ -64,6 +69,7 @@ impl<R: Read> LineBound<R> {
         let me = Self {
             inner,
             limit,
+            pending_cr: false,
             line: 1,
             in_line: 0,
             quote_open: false,
@@ -96,14 +102,25 @@ impl<R: Read> LineBound<R> {
             let n = self.inner.read(&mut self.buf)?;
             if n == 0 {
                 self.eof = true;
+                if std::mem::take(&mut self.pending_cr) && !self.skipping {
+                    self.out.push(b'\r');
+                }
                 self.end_cut();
                 break;
             }
             let buf = std::mem::take(&mut self.buf);
             let mut chunk = &buf[..n];
+            if std::mem::take(&mut self.pending_cr) && chunk[0] != b'\n' && !self.skipping {
+                self.out.push(b'\r');
+            }
             while !chunk.is_empty() {
                 let nl = chunk.iter().position(|&b| b == b'\n');
-                let seg = &chunk[..nl.unwrap_or(chunk.len())];
+                let mut seg = &chunk[..nl.unwrap_or(chunk.len())];
+                if let Some(head) = seg.strip_suffix(b"\r") {
+                    // The `\r` of a `\r\n`, or perhaps one (the next read says).
+                    self.pending_cr = nl.is_none();
+                    seg = head;
+                }
                 if !self.skipping {
                     let room = self.limit - self.in_line;
                     let take = seg.len().min(room);
@@ -174,6 +191,38 @@ mod tests {
             ("a,\"b\"\nx".into(), vec![1])
         );
         assert_eq!(through("abcdef", 4), ("abcd".into(), vec![1]));
+    }
+
+    /// A reader that gives one byte per read: every `\r\n` falls across two reads.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else {
+                return Ok(0);
+            };
+            buf[0] = *first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    /// `\r\n` passes as `\n` (whole or split across reads); a `\r` elsewhere is
+    /// kept, at the end of the input too; a cut line is numbered as an editor does.
+    #[test]
+    fn crlf_passes_as_lf_and_lone_carriage_returns_stay() {
+        assert_eq!(through("a\r\nb\r\n", 9), ("a\nb\n".into(), vec![]));
+        assert_eq!(through("a\rb\r", 9), ("a\rb\r".into(), vec![]));
+        assert_eq!(
+            through("h\r\nok\r\ntoolong\r\nx\r\n", 4),
+            ("h\nok\ntool\nx\n".into(), vec![3])
+        );
+        for text in ["a\r\nb\r\n", "a\rb\r\n\r", "\r\r\n\n"] {
+            let (mut r, _) = LineBound::new(Trickle(text.as_bytes()), 9);
+            let mut s = String::new();
+            r.read_to_string(&mut s).unwrap();
+            assert_eq!(s, through(text, 9).0, "{text:?}");
+        }
     }
 
     #[test]

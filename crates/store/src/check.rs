@@ -197,6 +197,12 @@ impl Checker<'_> {
             }
         }
         self.named.insert(run.quarantine_file.clone());
+        if run.quarantined > 0 && !root.join(&run.quarantine_file).exists() {
+            self.report.problems.push(format!(
+                "run {}: its quarantine file {} is gone ({} refused row(s) and their reasons lost); the next ingest of its files reads them whole again",
+                run.run_id, run.quarantine_file, run.quarantined
+            ));
+        }
         for part in run
             .partitions
             .iter()

@@ -38,7 +38,7 @@ pub use lock::{committing, release_all as release_all_locks, StoreLock};
 pub use partition::{PartFile, Partitions, Span};
 pub use rentix_table::{timestamp_text, Col, Table};
 pub use schema::{content_key, from_table, to_table, Projection, StoredObservation, COLUMNS};
-pub use store::{fixing_dates_of, Delivery, Store};
+pub use store::{fixing_dates_of, Delivery, Retry, Store};
 pub use summary::{Conflict, FileSummary, IngestSummary, PartitionChecksum};
 
 /// A run record or other small store file, read with the config size limit.

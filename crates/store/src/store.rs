@@ -41,6 +41,16 @@ pub enum Delivery<T> {
     Again,
 }
 
+/// What a new ingest of a file read before reads again ([`Store::retry_rows`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Retry {
+    /// The rows of these numbers: those the latest run which read it quarantined
+    /// (none: nothing is read).
+    Rows(BTreeSet<u64>),
+    /// Every row: the quarantine file that said which rows were refused is gone.
+    Whole,
+}
+
 /// A store directory.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -512,9 +522,11 @@ impl Store {
     /// For a file whose bytes hash to `sha`: `None` if no run of `runs` read it,
     /// otherwise the row numbers that the latest run which read it (first read or
     /// retry) quarantined, which a new ingest of the file retries: not those refused
-    /// for their bytes (`wrong_column_count`, `invalid_utf8`, `record_too_long`),
-    /// which no mapping changes, and none when that quarantine file is gone.
-    pub fn retry_rows(&self, runs: &[IngestSummary], sha: &str) -> Result<Option<BTreeSet<u64>>> {
+    /// for their bytes (`wrong_column_count`, `invalid_utf8`, `record_too_long`,
+    /// `repeated_header`, `totals_row`), which no mapping changes. When that
+    /// quarantine file is gone (deleted by hand) which rows it held is not known:
+    /// [`Retry::Whole`], every row read again (those stored already are duplicates).
+    pub fn retry_rows(&self, runs: &[IngestSummary], sha: &str) -> Result<Option<Retry>> {
         let latest = runs.iter().rev().find_map(|r| {
             r.files
                 .iter()
@@ -525,12 +537,11 @@ impl Store {
             return Ok(None);
         };
         if file.quarantined == 0 {
-            return Ok(Some(BTreeSet::new()));
+            return Ok(Some(Retry::Rows(BTreeSet::new())));
         }
         let path = self.root.join(&run.quarantine_file);
         if !path.exists() {
-            // Pruned by hand: nothing is known to retry.
-            return Ok(Some(BTreeSet::new()));
+            return Ok(Some(Retry::Whole));
         }
         let bad = |detail: String| StoreError::Store {
             path: path.clone(),
@@ -540,24 +551,39 @@ impl Store {
         // The quarantine's `file` cell is the path as the run named it, neutralized
         // against formula injection like every text cell.
         let name = rentix_table::neutralize(file.path.clone());
+        // Columns by name: `line` came after `row` in later versions.
+        let names = rdr.headers().map_err(|e| bad(e.to_string()))?.clone();
+        let col = |n: &str| {
+            names
+                .iter()
+                .position(|h| h == n)
+                .ok_or_else(|| bad(format!("no {n:?} column")))
+        };
+        let (c_file, c_row, c_reason) = (col("file")?, col("row")?, col("reason")?);
         let mut rows = BTreeSet::new();
         for rec in rdr.records() {
             let rec = rec.map_err(|e| bad(e.to_string()))?;
             // A record refused for its bytes (a count of fields, its encoding, its
             // length) is refused again whatever the mapping: not retried.
             let permanent = matches!(
-                rec.get(2),
-                Some("wrong_column_count" | "invalid_utf8" | "record_too_long")
+                rec.get(c_reason),
+                Some(
+                    "wrong_column_count"
+                        | "invalid_utf8"
+                        | "record_too_long"
+                        | "repeated_header"
+                        | "totals_row"
+                )
             );
-            if rec.get(0) == Some(name.as_str()) && !permanent {
+            if rec.get(c_file) == Some(name.as_str()) && !permanent {
                 let row = rec
-                    .get(1)
+                    .get(c_row)
                     .and_then(|r| r.parse::<u64>().ok())
-                    .ok_or_else(|| bad(format!("row {:?} is not a row number", rec.get(1))))?;
+                    .ok_or_else(|| bad(format!("row {:?} is not a row number", rec.get(c_row))))?;
                 rows.insert(row);
             }
         }
-        Ok(Some(rows))
+        Ok(Some(Retry::Rows(rows)))
     }
 
     /// Removes what a killed run left: staging files, partition or quarantine files

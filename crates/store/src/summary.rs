@@ -28,6 +28,11 @@ pub struct FileSummary {
     /// read them quarantined them; those now valid are among `accepted`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retried: u64,
+    /// The quarantine file of the run that read this file last was gone, so every
+    /// record was read again (`retried` counts them; those stored already are
+    /// duplicates).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reread_whole: bool,
     /// Raw GPU names the catalog does not know, with their row counts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown_gpus: BTreeMap<String, u64>,
@@ -109,6 +114,11 @@ pub struct IngestSummary {
     /// Records of already-ingested files retried after an earlier quarantine.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retried: u64,
+    /// The quarantine file of the run that read this file last was gone, so every
+    /// record was read again (`retried` counts them; those stored already are
+    /// duplicates).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reread_whole: bool,
     /// Duplicates (same source and `obs_id`, or same content key) whose content
     /// differs from the row kept: counted among the duplicates, and listed.
     #[serde(default)]
