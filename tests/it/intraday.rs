@@ -165,7 +165,7 @@ fn the_simulated_15_minute_market_fixes_96_stamps_a_grade_a_day() {
     // Verified with no --methodology: the version the file records is shipped.
     let said = rentix_ok(&["verify", "--store", p(&store), "--fixings", p(&out)]);
     assert!(
-        said.contains("rentix-intraday-lowest-listing-1.0"),
+        said.contains("rentix-intraday-lowest-listing-1.1"),
         "{said}"
     );
     let f = rows(&csv);

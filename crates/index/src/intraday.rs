@@ -22,7 +22,8 @@
 //!    rejected print leaves the contributor's previous vote in place (carried).
 //! 3. **Vote**: an exponentially weighted average of the accepted prints with time
 //!    constant `vote_ewma` (`v += (1 - exp(-dt / tau)) (p - v)`, `dt` the time since
-//!    the previous accepted print; absent or `"0m"`: the print itself).
+//!    the previous accepted print; absent or `"0m"`: the print itself), or with
+//!    half-life `vote_half_life` (`tau = half_life / ln 2`).
 //! 4. **Panel**: a contributor votes while its last accepted print is at most
 //!    `max_carry` old; it is *observed* when that print is inside `window`, else
 //!    *carried*. Fewer than `min_panel` observed contributors: no value, flag
@@ -38,8 +39,11 @@
 //!    deviation of its accepted prints over the last `days` days over their mean,
 //!    floored at `floor`: a volatile contributor spreads its vote.
 //! 7. **Value**: the weighted mean of the votes after cutting `trim` of the weight
-//!    from each side (a fractional weight at each cut), rounded half-even to
-//!    `decimals` places (a tie is a remainder within 1e-9 of a half).
+//!    from each side (a fractional weight at each cut), or the interquantile mean
+//!    by `iqm_alpha` (the cut is `1/2 - alpha`), or with `aggregate =
+//!    "weighted_median"` their weighted median (the midpoint where the running
+//!    weight is exactly half); rounded half-even to `decimals` places (a tie is a
+//!    remainder within 1e-9 of a half).
 //!
 //! Every stamp's contributors are written as receipts (`<stem>_receipts.csv`: print,
 //! vote, sigma, weight, status) when `publish_receipts = true`: for listings of
@@ -185,6 +189,15 @@ pub struct IntradaySpec {
     /// absent or `"0m"`: the vote is the print.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vote_ewma: Option<String>,
+    /// Half-life of the vote's exponential average (a duration), instead of
+    /// `vote_ewma`: `tau = half_life / ln 2`, so a print's pull halves every
+    /// half-life (the Computable index's "1 hour" is a half-life: tau 86.56 min).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote_half_life: Option<String>,
+    /// How the votes become the value: `trimmed_mean` (default: the weighted mean
+    /// after `trim` or `iqm_alpha`) or `weighted_median`.
+    #[serde(default, skip_serializing_if = "Aggregate::is_default")]
+    pub aggregate: Aggregate,
     /// Observed contributors a stamp needs for a value; fewer: no value,
     /// `thin_panel`.
     pub min_panel: usize,
@@ -192,6 +205,13 @@ pub struct IntradaySpec {
     /// `[0, 0.5)`; default 0).
     #[serde(default)]
     pub trim: f64,
+    /// The interquantile mean by its half-width instead of `trim`: the votes
+    /// between the `1/2 - alpha` and `1/2 + alpha` weight quantiles are averaged
+    /// (in `(0, 0.5]`; 0.5 is the plain weighted mean). The Computable index writes
+    /// `alpha = 0.16666`: it keeps the central third, where `trim = 0.1666667`
+    /// keeps the central two thirds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iqm_alpha: Option<f64>,
     /// Decimal places of the value, band and quartiles, rounded half-even (at most
     /// 9).
     pub decimals: u32,
@@ -208,6 +228,25 @@ pub struct IntradaySpec {
     /// Weights; absent: equal weights, no floor or cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<WeightSpec>,
+}
+
+/// How a stamp's votes become its value (module doc, step 7).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregate {
+    /// The weighted mean after cutting weight from each side (`trim`, `iqm_alpha`).
+    #[default]
+    TrimmedMean,
+    /// The weighted median: the first vote whose running weight passes half the
+    /// total; where the running weight is exactly half, the midpoint of that vote
+    /// and the next.
+    WeightedMedian,
+}
+
+impl Aggregate {
+    fn is_default(&self) -> bool {
+        *self == Aggregate::TrimmedMean
+    }
 }
 
 /// An intraday methodology file (module doc).
@@ -235,7 +274,8 @@ struct Clock {
     cadence: i64,
     window: i64,
     max_carry: i64,
-    tau: i64,
+    /// The vote's time constant, minutes (0: the vote is the print).
+    tau: f64,
 }
 
 impl IntradayMethodology {
@@ -311,13 +351,24 @@ impl IntradayMethodology {
             cadence: parse_minutes(&self.calendar.cadence)?,
             window: parse_minutes(&s.window)?,
             max_carry: parse_minutes(&s.max_carry)?,
-            tau: s
-                .vote_ewma
-                .as_deref()
-                .map(parse_minutes)
-                .transpose()?
-                .unwrap_or(0),
+            tau: match (&s.vote_ewma, &s.vote_half_life) {
+                (Some(_), Some(_)) => {
+                    return Err(
+                        "intraday: vote_ewma (a time constant) or vote_half_life, not both".into(),
+                    )
+                }
+                (Some(t), None) => parse_minutes(t)? as f64,
+                (None, Some(h)) => parse_minutes(h)? as f64 / std::f64::consts::LN_2,
+                (None, None) => 0.0,
+            },
         })
+    }
+
+    /// Weight cut from each side of the votes before the mean: `trim`, or
+    /// `1/2 - iqm_alpha`.
+    pub fn cut(&self) -> f64 {
+        let s = &self.intraday;
+        s.iqm_alpha.map_or(s.trim, |a| 0.5 - a)
     }
 
     /// Checks the ranges a methodology must respect: the cadence divides a day, the
@@ -349,6 +400,22 @@ impl IntradayMethodology {
         }
         if !(s.trim.is_finite() && (0.0..0.5).contains(&s.trim)) {
             return Err(format!("intraday.trim = {}: expected 0 to below 0.5", s.trim).into());
+        }
+        if let Some(a) = s.iqm_alpha {
+            if !(a.is_finite() && a > 0.0 && a <= 0.5) {
+                return Err(format!("intraday.iqm_alpha = {a}: expected above 0 to 0.5").into());
+            }
+            if s.trim != 0.0 {
+                return Err(
+                    "intraday: trim or iqm_alpha (the same cut, two ways), not both".into(),
+                );
+            }
+        }
+        if s.aggregate == Aggregate::WeightedMedian && (s.trim != 0.0 || s.iqm_alpha.is_some()) {
+            return Err(
+                "intraday: a weighted_median aggregate cuts nothing; leave out trim and iqm_alpha"
+                    .into(),
+            );
         }
         if s.decimals > 9 {
             return Err(format!("intraday.decimals = {}: at most 9", s.decimals).into());
@@ -833,9 +900,9 @@ fn fix_grade(
             }
             let st = state.entry(c).or_default();
             st.vote = Some(match (st.vote, st.last_accepted_at) {
-                (Some(v), Some(at)) if clock.tau > 0 => {
+                (Some(v), Some(at)) if clock.tau > 0.0 => {
                     let dt = (t - at) as f64 / 60.0;
-                    v + (1.0 - (-dt / clock.tau as f64).exp()) * (p - v)
+                    v + (1.0 - (-dt / clock.tau).exp()) * (p - v)
                 }
                 _ => p,
             });
@@ -993,6 +1060,32 @@ pub fn trimmed_weighted_mean(votes: &mut [(f64, f64)], trim: f64) -> Option<f64>
         acc = b;
     }
     (kept > 0.0).then(|| sum / kept)
+}
+
+/// The weighted median of `(value, weight)`: the first value (in order) whose
+/// running weight passes half the total; where the running weight equals half
+/// exactly, the midpoint of that value and the next (so equal weights give the
+/// textbook median of an even count).
+pub fn weighted_median(votes: &mut [(f64, f64)]) -> Option<f64> {
+    votes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = votes.iter().map(|v| v.1).sum();
+    if !(total > 0.0) {
+        return None;
+    }
+    let half = total / 2.0;
+    let mut acc = 0.0;
+    for (i, &(v, w)) in votes.iter().enumerate() {
+        acc += w;
+        // Within a billionth of the total counts as exactly half (binary noise).
+        if (acc - half).abs() <= 1e-9 * total {
+            let next = votes[i + 1..].iter().find(|x| x.1 > 0.0).map_or(v, |x| x.0);
+            return Some((v + next) / 2.0);
+        }
+        if acc > half {
+            return Some(v);
+        }
+    }
+    votes.last().map(|x| x.0)
 }
 
 /// `x` rounded half-even to `decimals` places; a tie is a remainder within 1e-9 of
@@ -1228,7 +1321,11 @@ fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>) {
         flags.push("thin_panel");
         None
     } else {
-        trimmed_weighted_mean(&mut votes, s.trim).map(|v| round_half_even(v, s.decimals))
+        match s.aggregate {
+            Aggregate::TrimmedMean => trimmed_weighted_mean(&mut votes, stamp.m.cut()),
+            Aggregate::WeightedMedian => weighted_median(&mut votes),
+        }
+        .map(|v| round_half_even(v, s.decimals))
     };
     let (quartiles, band) = quartiles_and_band(&votes, value, s.decimals);
     if panel.carried > 0 {
@@ -1291,6 +1388,71 @@ mod tests {
         // (the whole vote at 1) and 1 from the top (half of 10's): (2 + 10) / 2 = 6.
         let mut v = vec![(10.0, 2.0), (1.0, 1.0), (2.0, 1.0)];
         assert!((trimmed_weighted_mean(&mut v, 0.25).unwrap() - 6.0).abs() < 1e-12);
+    }
+
+    /// The interquantile mean by alpha and the weighted median, against hand
+    /// arithmetic and the Computable index's own published examples (its code and
+    /// docs, Apache-2.0; no published index value is copied here).
+    #[test]
+    fn interquantile_means_by_alpha_and_weighted_medians_by_hand() {
+        let iqm = |votes: &[(f64, f64)], alpha: f64| {
+            trimmed_weighted_mean(&mut votes.to_vec(), 0.5 - alpha).map(|v| round_half_even(v, 6))
+        };
+        let ones = |v: &[f64]| v.iter().map(|x| (*x, 1.0)).collect::<Vec<_>>();
+        // {1, 2, 4, 7, 11, 16, 100}, alpha 0.16666: band [0.33334 x 7, 0.66666 x 7] =
+        // [2.33338, 4.66662]; 4 keeps 3 - 2.33338 = 0.66662, 7 all of 1, 11 keeps
+        // 0.66662: (2.66648 + 7 + 7.33282) / 2.33324 = 7.2857057 -> 7.285706 (alpha 1/6
+        // exactly: 51/7 = 7.285714). `trim = 1/6` (1.0's reading) cuts 7/6 from each
+        // side: (2 x 5/6 + 4 + 7 + 11 + 16 x 5/6) / (14/3) = 37 / 4.666667 = 7.928571.
+        let seven = ones(&[1.0, 2.0, 4.0, 7.0, 11.0, 16.0, 100.0]);
+        assert_eq!(iqm(&seven, 0.16666), Some(7.285706));
+        assert_eq!(iqm(&seven, 1.0 / 6.0), Some(7.285714));
+        assert_eq!(
+            trimmed_weighted_mean(&mut seven.clone(), 1.0 / 6.0).map(|v| round_half_even(v, 6)),
+            Some(7.928571)
+        );
+        // Six values: band [2.00004, 3.99996], 4 and 7 kept alike: 5.5.
+        assert_eq!(
+            iqm(&ones(&[1.0, 2.0, 4.0, 7.0, 11.0, 16.0]), 0.16666),
+            Some(5.5)
+        );
+        // The peer's unit test: 1, 2, 10 at alpha 1/4: band [0.75, 2.25], overlaps
+        // 0.25, 1, 0.25: (0.25 + 2 + 2.5) / 1.5 = 19/6.
+        assert_eq!(iqm(&ones(&[1.0, 2.0, 10.0]), 0.25), Some(3.166667));
+        // The peer's methodology example (section 7.2): five providers each voting
+        // price - sd, price, price + sd at their weight, alpha 1/6: the band [1, 2]
+        // of the weight 3 holds 6.54 (.25), 6.60 (.30), 6.70 (.20), 6.75 (.25):
+        // (1.635 + 1.98 + 1.34 + 1.6875) / 1 = 6.6425.
+        let book = [
+            (0.30, 6.60, 0.20),
+            (0.25, 6.75, 0.21),
+            (0.20, 6.50, 0.20),
+            (0.15, 7.20, 0.25),
+            (0.10, 5.80, 0.45),
+        ];
+        let votes: Vec<(f64, f64)> = book
+            .iter()
+            .flat_map(|&(w, p, sd)| [(p - sd, w), (p, w), (p + sd, w)])
+            .collect();
+        assert_eq!(iqm(&votes, 1.0 / 6.0), Some(6.6425));
+        assert_eq!(iqm(&votes, 0.16666), Some(6.6425));
+        // Weighted medians: 4 of 7 passes half (3.5) -> 7; six equal: the running
+        // weight is exactly 3 at 4 -> (4 + 7) / 2; (2.00 w8, 2.50 w4, 3.00 w4): 8 is
+        // half at 2.00 -> 2.25; (2.0 w1, 2.5 w8, 3.0 w1) -> 2.5.
+        assert_eq!(weighted_median(&mut seven.clone()), Some(7.0));
+        assert_eq!(
+            weighted_median(&mut ones(&[16.0, 1.0, 7.0, 4.0, 11.0, 2.0])),
+            Some(5.5)
+        );
+        assert_eq!(
+            weighted_median(&mut vec![(3.0, 4.0), (2.0, 8.0), (2.5, 4.0)]),
+            Some(2.25)
+        );
+        assert_eq!(
+            weighted_median(&mut vec![(2.0, 1.0), (2.5, 8.0), (3.0, 1.0)]),
+            Some(2.5)
+        );
+        assert_eq!(weighted_median(&mut vec![(2.0, 0.0)]), None);
     }
 
     #[test]
@@ -1496,6 +1658,38 @@ publish_receipts = true
         assert_eq!(f[0].date.to_string(), "2025-06-01");
         assert_eq!(f[95].date.to_string(), "2025-06-01", "24:00 closes the day");
         assert_eq!(f[95].fixed_at.to_rfc3339(), "2025-06-02T00:00:00+00:00");
+    }
+
+    /// A half-life of an hour is a time constant of 60 / ln 2 = 86.56 minutes: two
+    /// prints 2.0 then 3.0 an hour apart give a vote half way, 2.5 (a time constant
+    /// of an hour: 2 + (1 - e^-1) = 2.632121); both at once, or an alpha outside
+    /// (0, 0.5] or beside a trim, are refused.
+    #[test]
+    fn an_ewma_by_half_life_halves_the_gap_each_half_life() {
+        let votes = |key: &str| {
+            let m = IntradayMethodology::from_toml(
+                &format!("{BASE}{key} = \"1h\"\n").replace("min_panel = 3", "min_panel = 1"),
+                Path::new("t.toml"),
+            )
+            .unwrap();
+            let mut prints = vec![vec![(0, 2.0)]];
+            prints.extend(std::iter::repeat_n(Vec::new(), 3));
+            prints.push(vec![(0, 3.0)]);
+            run(&m, &prints).fixings[4].value
+        };
+        assert_eq!(votes("vote_half_life"), Some(2.5));
+        assert_eq!(votes("vote_ewma"), Some(2.632121));
+        for bad in [
+            "vote_ewma = \"1h\"\nvote_half_life = \"1h\"\n",
+            "iqm_alpha = 0.0\n",
+            "iqm_alpha = 0.6\n",
+            "iqm_alpha = 0.2\ntrim = 0.1\n",
+            "aggregate = \"weighted_median\"\ntrim = 0.1\n",
+        ] {
+            let text = format!("{BASE}{bad}");
+            let m = IntradayMethodology::from_toml(&text, Path::new("m.toml"));
+            assert!(m.is_err(), "{bad}");
+        }
     }
 
     #[test]
