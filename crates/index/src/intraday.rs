@@ -139,6 +139,105 @@ pub struct Screen {
     /// Other contributors that must move more than `jump` the same way at the stamp
     /// for a jump to be accepted; otherwise `rejected_jump`.
     pub corroborating: usize,
+    /// How far another contributor must move the same way to corroborate a jump
+    /// (default: `jump`; the Computable index: 0.10 against a 0.25 jump).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corroborating_move: Option<f64>,
+    /// `"above"` (default): a move is a jump (or corroborates) when more than the
+    /// threshold; `"at_or_above"`: from the threshold on (the Computable index).
+    #[serde(default, skip_serializing_if = "Comparison::is_default")]
+    pub comparison: Comparison,
+    /// The sigma screen's standard deviation: `"sample"` (default, n - 1) or
+    /// `"population"` (n).
+    #[serde(default, skip_serializing_if = "Sd::is_default")]
+    pub sd: Sd,
+    /// Whether a print the sigma screen rejects stays in the history it is
+    /// screened against (default false; the Computable index keeps it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rejected_in_history: bool,
+    /// The jump screen stands down (every move passes it) while fewer than this
+    /// many other contributors have a previous print to move from (default 0).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub min_comparable: usize,
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A threshold's comparison (`[intraday.screen] comparison`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    /// More than the threshold.
+    #[default]
+    Above,
+    /// The threshold or more.
+    AtOrAbove,
+}
+
+impl Comparison {
+    fn is_default(&self) -> bool {
+        *self == Comparison::Above
+    }
+
+    fn passes(self, x: f64, threshold: f64) -> bool {
+        match self {
+            Comparison::Above => x > threshold,
+            Comparison::AtOrAbove => x >= threshold,
+        }
+    }
+}
+
+/// A standard deviation's divisor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sd {
+    /// `n - 1` (an estimate of the population's).
+    #[default]
+    Sample,
+    /// `n` (the Computable index's).
+    Population,
+}
+
+impl Sd {
+    fn is_default(&self) -> bool {
+        *self == Sd::Sample
+    }
+}
+
+/// What the sigma votes' spread is measured in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SigmaUnits {
+    /// The sd over the mean: votes at `v (1 + s)` and `v (1 - s)` (default).
+    #[default]
+    Relative,
+    /// The sd in dollars: votes at `v + s` and `v - s` (the Computable index).
+    Dollars,
+}
+
+impl SigmaUnits {
+    fn is_default(&self) -> bool {
+        *self == SigmaUnits::Relative
+    }
+}
+
+/// What a sigma floor is a share of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FloorOf {
+    /// The contributor's vote (default).
+    #[default]
+    Vote,
+    /// Its latest print, accepted or not (the Computable index: 3% of the print).
+    Print,
+}
+
+impl FloorOf {
+    fn is_default(&self) -> bool {
+        *self == FloorOf::Vote
+    }
 }
 
 /// `[intraday.sigma_votes]`: each vote split in three around the contributor's
@@ -150,6 +249,36 @@ pub struct SigmaVotes {
     pub days: u32,
     /// Least `s`, a share of the mean (in `[0, 1)`).
     pub floor: f64,
+    /// `"sample"` (default) or `"population"` standard deviation.
+    #[serde(default, skip_serializing_if = "Sd::is_default")]
+    pub sd: Sd,
+    /// `"relative"` (default: sd over mean, votes at `v (1 +- s)`) or `"dollars"`
+    /// (votes at `v +- s`; the receipts' `sigma` is then in dollars).
+    #[serde(default, skip_serializing_if = "SigmaUnits::is_default")]
+    pub units: SigmaUnits,
+    /// Whether the stamp's own print is among those measured (default true; the
+    /// Computable index measures the previous `days` only).
+    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    pub include_current: bool,
+    /// Whether prints a screen rejected are measured too (default false; the
+    /// Computable index measures them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_rejected: bool,
+    /// What `floor` is a share of: `"vote"` (default) or `"print"`.
+    #[serde(default, skip_serializing_if = "FloorOf::is_default")]
+    pub floor_of: FloorOf,
+    /// A least spread in dollars beside `floor` (default 0; the Computable index's
+    /// older rule: 0.05).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub floor_usd: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// `[intraday.weights]`: contributor weights, floored and capped (module doc,
@@ -430,10 +559,19 @@ impl IntradayMethodology {
             if sc.warm_up > sc.history {
                 return Err("intraday.screen.warm_up is more than history".into());
             }
+            if sc
+                .corroborating_move
+                .is_some_and(|x| !(x.is_finite() && x > 0.0))
+            {
+                return Err("intraday.screen.corroborating_move: a share above 0".into());
+            }
         }
         if let Some(sv) = &s.sigma_votes {
             if sv.days == 0 || !(sv.floor.is_finite() && sv.floor >= 0.0 && sv.floor < 1.0) {
                 return Err("intraday.sigma_votes: days >= 1, 0 <= floor < 1".into());
+            }
+            if !(sv.floor_usd.is_finite() && sv.floor_usd >= 0.0) {
+                return Err("intraday.sigma_votes.floor_usd: dollars >= 0".into());
             }
         }
         if let Some(w) = &s.weights {
@@ -826,15 +964,22 @@ struct Contributor {
     last_accepted: Option<f64>,
     history: VecDeque<f64>,
     dated: VecDeque<(i64, f64)>,
+    /// Its latest print, accepted or not.
+    last_print: Option<f64>,
 }
 
-fn mean_sd(v: impl Iterator<Item = f64> + Clone) -> Option<(f64, f64)> {
+/// Mean and standard deviation; `None` below two values.
+fn mean_sd_by(v: impl Iterator<Item = f64> + Clone, sd: Sd) -> Option<(f64, f64)> {
     let n = v.clone().count();
     if n < 2 {
         return None;
     }
     let m = v.clone().sum::<f64>() / n as f64;
-    let var = v.map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
+    let divisor = match sd {
+        Sd::Sample => n - 1,
+        Sd::Population => n,
+    };
+    let var = v.map(|x| (x - m) * (x - m)).sum::<f64>() / divisor as f64;
     Some((m, var.sqrt()))
 }
 
@@ -895,10 +1040,13 @@ fn fix_grade(
             .collect();
         let statuses = screen(s.screen.as_ref(), &prints, &state);
         for (&c, &p) in &prints {
-            if statuses.get(&c) != Some(&"observed") {
+            let status = statuses.get(&c).copied().unwrap_or("observed");
+            let st = state.entry(c).or_default();
+            st.last_print = Some(p);
+            if status != "observed" {
+                remember_rejected(s, st, t, p, status);
                 continue;
             }
-            let st = state.entry(c).or_default();
             st.vote = Some(match (st.vote, st.last_accepted_at) {
                 (Some(v), Some(at)) if clock.tau > 0.0 => {
                     let dt = (t - at) as f64 / 60.0;
@@ -909,18 +1057,9 @@ fn fix_grade(
             st.last_accepted_at = Some(t);
             st.last_accepted = Some(p);
             if let Some(sc) = &s.screen {
-                st.history.push_back(p);
-                while st.history.len() > sc.history {
-                    st.history.pop_front();
-                }
+                push_bounded(&mut st.history, p, sc.history);
             }
-            if let Some(sv) = &s.sigma_votes {
-                st.dated.push_back((t, p));
-                let oldest = t - i64::from(sv.days) * 86_400;
-                while st.dated.front().is_some_and(|(at, _)| *at <= oldest) {
-                    st.dated.pop_front();
-                }
-            }
+            remember(s, st, t, p);
         }
         let (fixing, receipts) = value_at(&Stamp {
             m,
@@ -943,6 +1082,38 @@ fn fix_grade(
     out
 }
 
+fn push_bounded(history: &mut VecDeque<f64>, p: f64, len: usize) {
+    history.push_back(p);
+    while history.len() > len {
+        history.pop_front();
+    }
+}
+
+/// An accepted print into the sigma votes' dated history (the last `days` days).
+fn remember(s: &IntradaySpec, st: &mut Contributor, t: i64, p: f64) {
+    if let Some(sv) = &s.sigma_votes {
+        st.dated.push_back((t, p));
+        let oldest = t - i64::from(sv.days) * 86_400;
+        while st.dated.front().is_some_and(|(at, _)| *at <= oldest) {
+            st.dated.pop_front();
+        }
+    }
+}
+
+/// A rejected print where the methodology keeps it: in the sigma screen's history
+/// (`rejected_in_history`, for a `rejected_sigma` print) and in the sigma votes'
+/// (`include_rejected`).
+fn remember_rejected(s: &IntradaySpec, st: &mut Contributor, t: i64, p: f64, status: &str) {
+    if let Some(sc) = s.screen.as_ref().filter(|sc| sc.rejected_in_history) {
+        if status == "rejected_sigma" {
+            push_bounded(&mut st.history, p, sc.history);
+        }
+    }
+    if s.sigma_votes.as_ref().is_some_and(|sv| sv.include_rejected) {
+        remember(s, st, t, p);
+    }
+}
+
 /// Each printing contributor's status at this stamp: `observed` (accepted),
 /// `rejected_jump` or `rejected_sigma`.
 fn screen(
@@ -960,15 +1131,23 @@ fn screen(
             Some((*c, p / prev - 1.0))
         })
         .collect();
+    let corroborate = sc.corroborating_move.unwrap_or(sc.jump);
     prints
         .iter()
         .map(|(c, p)| {
             let st = state.get(c);
+            // Others with a previous print to move from: fewer than `min_comparable`
+            // and the jump screen stands down.
+            let comparable = moves.keys().filter(|o| *o != c).count() >= sc.min_comparable;
             let status = match moves.get(c) {
-                Some(mv) if mv.abs() > sc.jump => {
+                Some(mv) if comparable && sc.comparison.passes(mv.abs(), sc.jump) => {
                     let with = moves
                         .iter()
-                        .filter(|(o, x)| *o != c && x.abs() > sc.jump && x.signum() == mv.signum())
+                        .filter(|(o, x)| {
+                            *o != c
+                                && sc.comparison.passes(x.abs(), corroborate)
+                                && x.signum() == mv.signum()
+                        })
                         .count();
                     if with >= sc.corroborating {
                         "observed"
@@ -978,7 +1157,8 @@ fn screen(
                 }
                 _ => match st.filter(|st| st.history.len() >= sc.warm_up.max(2)) {
                     Some(st) => {
-                        let (mean, sd) = mean_sd(st.history.iter().copied()).unwrap_or((*p, 0.0));
+                        let (mean, sd) =
+                            mean_sd_by(st.history.iter().copied(), sc.sd).unwrap_or((*p, 0.0));
                         let sigma = (sd / mean).max(sc.sigma_floor);
                         if (p - mean).abs() > sc.k_sigma * sigma * mean {
                             "rejected_sigma"
@@ -1069,7 +1249,7 @@ pub fn trimmed_weighted_mean(votes: &mut [(f64, f64)], trim: f64) -> Option<f64>
 pub fn weighted_median(votes: &mut [(f64, f64)]) -> Option<f64> {
     votes.sort_by(|a, b| a.0.total_cmp(&b.0));
     let total: f64 = votes.iter().map(|v| v.1).sum();
-    if !(total > 0.0) {
+    if total.is_nan() || total <= 0.0 {
         return None;
     }
     let half = total / 2.0;
@@ -1243,13 +1423,38 @@ impl Stamp<'_> {
         weights
     }
 
-    /// Contributor `c`'s sigma-vote spread under sigma votes: the coefficient of
-    /// variation of its recent accepted prints, at least `floor`.
-    fn sigma(&self, c: u32) -> Option<f64> {
+    /// Contributor `c`'s sigma-vote spread under sigma votes (its vote is `vote`),
+    /// in the methodology's units: the standard deviation of its prints of the
+    /// last `days` days (the stamp's own unless `include_current = false`) over
+    /// their mean (`relative`) or in dollars, at least `floor` of the vote or the
+    /// print and `floor_usd` (both as a share of the vote when relative).
+    fn sigma(&self, c: u32, vote: f64) -> Option<f64> {
         self.m.intraday.sigma_votes.as_ref().map(|sv| {
             let st = &self.state[&c];
-            mean_sd(st.dated.iter().map(|x| x.1))
-                .map_or(sv.floor, |(mean, sd)| (sd / mean).max(sv.floor))
+            let measured = st
+                .dated
+                .iter()
+                .filter(|(at, _)| sv.include_current || *at < self.t)
+                .map(|x| x.1);
+            let sd = mean_sd_by(measured, sv.sd);
+            let floor = match sv.floor_of {
+                FloorOf::Vote => sv.floor * vote,
+                FloorOf::Print => sv.floor * st.last_print.unwrap_or(vote),
+            }
+            .max(sv.floor_usd);
+            match sv.units {
+                // The share of the vote written as before: `floor` itself when it
+                // is a share of the vote and no dollar floor is set (same bytes).
+                SigmaUnits::Relative => {
+                    let least = if sv.floor_of == FloorOf::Vote && sv.floor_usd == 0.0 {
+                        sv.floor
+                    } else {
+                        floor / vote
+                    };
+                    sd.map_or(least, |(mean, sd)| (sd / mean).max(least))
+                }
+                SigmaUnits::Dollars => sd.map_or(floor, |(_, sd)| sd.max(floor)),
+            }
         })
     }
 
@@ -1264,8 +1469,19 @@ impl Stamp<'_> {
         let mut votes = Vec::new();
         for (voter, w) in voters.iter().zip(weights) {
             let (c, vote) = (voter.contributor, voter.vote);
-            let sigma = self.sigma(c);
+            let sigma = self.sigma(c, vote);
+            let dollars = self
+                .m
+                .intraday
+                .sigma_votes
+                .as_ref()
+                .is_some_and(|sv| sv.units == SigmaUnits::Dollars);
             match sigma {
+                Some(sg) if dollars => {
+                    for v in [vote, vote + sg, vote - sg] {
+                        votes.push((v, w / 3.0));
+                    }
+                }
                 Some(sg) => {
                     for v in [vote, vote * (1.0 + sg), vote * (1.0 - sg)] {
                         votes.push((v, w / 3.0));
@@ -1445,14 +1661,14 @@ mod tests {
             Some(5.5)
         );
         assert_eq!(
-            weighted_median(&mut vec![(3.0, 4.0), (2.0, 8.0), (2.5, 4.0)]),
+            weighted_median(&mut [(3.0, 4.0), (2.0, 8.0), (2.5, 4.0)]),
             Some(2.25)
         );
         assert_eq!(
-            weighted_median(&mut vec![(2.0, 1.0), (2.5, 8.0), (3.0, 1.0)]),
+            weighted_median(&mut [(2.0, 1.0), (2.5, 8.0), (3.0, 1.0)]),
             Some(2.5)
         );
-        assert_eq!(weighted_median(&mut vec![(2.0, 0.0)]), None);
+        assert_eq!(weighted_median(&mut [(2.0, 0.0)]), None);
     }
 
     #[test]
@@ -1594,6 +1810,83 @@ publish_receipts = true
             last_before: BTreeMap::new(),
         };
         fix_intraday(m, &input, day, day).unwrap()
+    }
+
+    /// The screens' options, by hand: a move of exactly 25% is a jump only `at_or_above`,
+    /// and two others moving exactly 10% corroborate it only with
+    /// `corroborating_move = 0.10` (others moving 10% never corroborate a 25% rule
+    /// by default); with `min_comparable = 4` the jump screen stands down.
+    #[test]
+    fn screen_thresholds_comparison_and_standing_down() {
+        let status_of_a = |extra: &str| {
+            let m = method(&format!(
+                "[intraday.screen]\nhistory = 5\nwarm_up = 5\nk_sigma = 3.0\nsigma_floor = 0.03\njump = 0.25\ncorroborating = 2\n{extra}"
+            ));
+            // Stamp 2: a 2.0 -> 2.5 (+25% exactly), b and c 2.0 -> 2.2 (+10%), d flat.
+            let p = vec![
+                vec![(0, 2.0), (1, 2.0), (2, 2.0), (3, 2.0)],
+                vec![(0, 2.5), (1, 2.2), (2, 2.2), (3, 2.0)],
+            ];
+            let r = run(&m, &p);
+            let t = r.fixings[1].fixed_at;
+            r.receipts
+                .iter()
+                .find(|x| x.fixed_at == t && x.contributor == "a")
+                .unwrap()
+                .status
+        };
+        // Default: 25% is not more than 25%: no jump; the sigma screen waits for 5.
+        assert_eq!(status_of_a(""), "observed");
+        // At or above: a jump, and b, c's 10% are not 25%: rejected.
+        assert_eq!(
+            status_of_a("comparison = \"at_or_above\"\n"),
+            "rejected_jump"
+        );
+        // Others moving 10% or more corroborate: accepted.
+        assert_eq!(
+            status_of_a("comparison = \"at_or_above\"\ncorroborating_move = 0.10\n"),
+            "observed"
+        );
+        // Three others have a previous print: fewer than 4, the screen stands down.
+        assert_eq!(
+            status_of_a("comparison = \"at_or_above\"\nmin_comparable = 4\n"),
+            "observed"
+        );
+    }
+
+    /// The sigma-vote options, by hand: prints 2.0, 2.0 (stamps 1, 2), then 3.0 an
+    /// hour later (stamp 6), a one-hour half-life: vote 2.5. In dollars, the
+    /// population sd of the previous prints {2.0, 2.0} is 0, floored at 3% of the
+    /// print 3.0: sigma 0.09, votes 2.41, 2.5, 2.59. By default (relative sample sd
+    /// of {2.0, 2.0, 3.0}: mean 7/3, sd 0.57735, over the mean 0.247436) the votes
+    /// are 2.5 x (1 +- 0.247436). Prints {2.0, 2.2} then 2.4: population sd of the
+    /// previous two in dollars 0.1.
+    #[test]
+    fn sigma_votes_in_dollars_from_the_previous_prints_floored_at_the_print() {
+        let receipt_sigma = |extra: &str, p: &[Vec<(u32, f64)>], k: usize| {
+            let m = method(&format!(
+                "vote_half_life = \"1h\"\n[intraday.sigma_votes]\ndays = 90\nfloor = 0.03\n{extra}"
+            ));
+            let r = run(&m, p);
+            let t = r.fixings[k].fixed_at;
+            let x = r.receipts.iter().find(|x| x.fixed_at == t).unwrap();
+            (x.vote, x.sigma.map(|s| round_half_even(s, 6)))
+        };
+        let peer = "sd = \"population\"\nunits = \"dollars\"\ninclude_current = false\nfloor_of = \"print\"\n";
+        let mut p = vec![vec![(0, 2.0)], vec![(0, 2.0)]];
+        p.extend(std::iter::repeat_n(Vec::new(), 3));
+        p.push(vec![(0, 3.0)]);
+        assert_eq!(receipt_sigma(peer, &p, 5), (Some(2.5), Some(0.09)));
+        assert_eq!(receipt_sigma("", &p, 5), (Some(2.5), Some(0.247436)));
+        // Floored at 3% of the vote instead: 0.075; at an absolute 0.1: 0.1.
+        let of_vote = peer.replace("floor_of = \"print\"\n", "");
+        assert_eq!(receipt_sigma(&of_vote, &p, 5).1, Some(0.075));
+        assert_eq!(
+            receipt_sigma(&format!("{peer}floor_usd = 0.1\n"), &p, 5).1,
+            Some(0.1)
+        );
+        let q = vec![vec![(0, 2.0)], vec![(0, 2.2)], vec![(0, 2.4)]];
+        assert_eq!(receipt_sigma(peer, &q, 2).1, Some(0.1));
     }
 
     #[test]
