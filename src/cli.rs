@@ -97,6 +97,19 @@ pub(crate) enum Command {
     #[command(after_help = "Example:\n  rentix health --store store\n  \
                             rentix health --store store --fixings fixings.csv --out health.csv --coverage coverage.csv")]
     Health(HealthArgs),
+    /// A contract period's settlement rate from a fixings file (intraday or daily):
+    /// the mean of the period's stamps with each gap filled by the mean of the last
+    /// min(G, L) published values before it, its coverage, longest gap and verdict
+    /// (settled, review, or determination with an indicative number). Periods of any
+    /// length; the rule is the open Computable index's (docs/methodology.md,
+    /// "Settling a period").
+    #[command(
+        after_help = "Example:\n  rentix simulate --out sim15 --days 2 --cadence 15m\n  \
+                            rentix ingest --store store15 sim15/observations.csv\n  \
+                            rentix index --store store15 --methodology intraday_lowest_listing_15m --out intraday.csv\n  \
+                            rentix settle --fixings intraday.csv --grade h100-sxm-80gb/vm/on-demand --from 2024-01-01 --to 2024-01-02"
+    )]
+    Settle(SettleArgs),
     /// The cost of useful output: rent per million useful tokens by operator, and the
     /// industry cost curve (operators sorted by cost, bar width = capacity).
     #[command(
@@ -252,6 +265,44 @@ pub(crate) struct VerifyArgs {
     /// Write every difference to this CSV file.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SettleArgs {
+    /// A fixings file (.csv or .parquet), intraday or daily.
+    #[arg(long)]
+    pub fixings: PathBuf,
+    /// The grade (or composite) settled; may be left out when the file holds one.
+    #[arg(long)]
+    pub grade: Option<String>,
+    /// Start of the period: a date (its 00:00 UTC) or an RFC 3339 time. The period
+    /// holds the stamps whose intervals lie in [from, to).
+    #[arg(long)]
+    pub from: String,
+    /// End of the period (exclusive), as --from.
+    #[arg(long)]
+    pub to: String,
+    /// The schedule's step (15m, 1h, 1d); default: the file's (the shortest step
+    /// between the grade's stamps; 1d for a daily file).
+    #[arg(long)]
+    pub cadence: Option<String>,
+    /// L: a gap is filled from at most this much of published stamps before it (a
+    /// duration, divided by the cadence).
+    #[arg(long, default_value = "72h")]
+    pub lookback: String,
+    /// Coverage at or above which the period settles.
+    #[arg(long, default_value_t = 0.98)]
+    pub settle_at: f64,
+    /// Coverage below which the period goes to determination.
+    #[arg(long, default_value_t = 0.90)]
+    pub review_at: f64,
+    /// Longest gap, a share of the period's stamps, above which it goes to
+    /// determination.
+    #[arg(long, default_value_t = 0.02)]
+    pub max_gap: f64,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

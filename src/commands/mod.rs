@@ -8,6 +8,7 @@ mod health;
 mod index;
 mod ingest;
 mod report;
+mod settle;
 mod simulate;
 mod store;
 mod track;
@@ -36,6 +37,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Store(a) => store::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Health(a) => health::run(a),
+        Command::Settle(a) => settle::run(a),
         Command::Cost(a) => cost::run(a),
         Command::Contract(a) => contract::run(a),
     }
@@ -89,6 +91,7 @@ fn inputs(c: &Command) -> Vec<(&'static str, &std::path::Path)> {
             ("--store", a.store.as_path()),
             ("--fixings", a.fixings.as_path()),
         ],
+        Command::Settle(a) => vec![("--fixings", a.fixings.as_path())],
         Command::Health(a) => [("--store", a.store.as_path())]
             .into_iter()
             .chain(opt("--fixings", &a.fixings))

@@ -37,6 +37,7 @@ mod readme_commands;
 mod report_cli;
 mod revision;
 mod run_ids;
+mod settle_cli;
 mod sim_calibration;
 mod simulate_cli;
 mod store_props;

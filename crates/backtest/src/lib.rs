@@ -18,6 +18,7 @@ mod files;
 #[cfg(test)]
 mod known_answers;
 mod output;
+mod period_rate;
 mod periods;
 mod perp;
 mod pnl;
@@ -46,6 +47,7 @@ pub use cost_decomposition::{decompose_cost, CostMonth};
 pub use error::{BacktestError, NoSettlement, RowAt};
 pub use files::{backtest_files, choose_underlying, fixings_views, BacktestFiles};
 pub use output::write_backtest;
+pub use period_rate::{period_rate, Gap, PeriodRate, PeriodRule};
 pub use periods::LeftOut;
 pub use perp::{Instrument, PerpSpec};
 pub use pnl::PeriodPnl;

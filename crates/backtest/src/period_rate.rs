@@ -1,0 +1,287 @@
+//! The rate of a settlement period of any length over a fixed schedule of stamps
+//! (15-minute, hourly or daily), with gaps filled and a coverage verdict: the
+//! settlement rule of the open Computable GPU index (its methodology, sections 9.3
+//! to 9.4 and 12.2; its `period_rate` module), written generically.
+//!
+//! - **Period**: the scheduled stamps whose intervals lie inside `[from, to)`; a
+//!   stamp `t` covers `(t - cadence, t]`, so a day's 15-minute period holds the 96
+//!   stamps 00:15 .. 24:00 (a daily file's row `D` covers the day `D`).
+//! - **Filled**: a stamp that carries a published value (a daily row: a sufficient
+//!   value). Every other scheduled stamp is a gap.
+//! - **Gap fill**: each stamp of a run of `G` consecutive gaps (the whole run, on
+//!   both sides of the period's ends, up to where values resume) takes the mean of
+//!   the last `min(G, L)` published values before the run (earlier fills are not
+//!   evidence); with none before it (the start of the record) the stamps are left
+//!   out of the mean, the only case where the denominator shrinks.
+//! - **Rate**: the mean over the period's stamps, filled ones included.
+//! - **Verdict** (contract defaults, in exact integer arithmetic on basis points):
+//!   `determination` when `F < review_at x S` or the longest gap inside the period
+//!   is more than `max_gap x S` (a gap of exactly 2% passes); else `review` when
+//!   `F < settle_at x S`; else `settled`. `S` scheduled, `F` filled stamps. The rate
+//!   is given in determination too, as an indicative number for the calculation
+//!   agent.
+
+use crate::settlement_rule::SettlementStatus;
+use serde::Serialize;
+
+/// The rule: verdict thresholds and the fill window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeriodRule {
+    /// Coverage at or above which a period settles (0.98).
+    pub settle_at: f64,
+    /// Coverage below which a period goes to determination (0.90).
+    pub review_at: f64,
+    /// Longest gap inside the period, as a share of its stamps, above which it goes
+    /// to determination (0.02).
+    pub max_gap: f64,
+    /// `L`: at most this many published values fill a gap (72 hours of stamps).
+    pub lookback: usize,
+}
+
+/// A gap: its first and last scheduled stamp (indices into the schedule), and the
+/// value its stamps took.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gap {
+    /// First missing stamp's index in the schedule.
+    pub first: usize,
+    /// Last missing stamp's index in the schedule (the run's physical end).
+    pub last: usize,
+    /// Published values averaged (`min(G, L)`, fewer at the start of the record).
+    pub window: usize,
+    /// The fill; `None` when no value came before it (left out of the mean).
+    pub fill: Option<f64>,
+}
+
+/// A period's rate and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PeriodRate {
+    /// Scheduled stamps in the period (`S`).
+    pub scheduled: usize,
+    /// Of them, stamps with a published value (`F`).
+    pub filled: usize,
+    /// Longest run of gaps inside the period, stamps.
+    pub longest_gap: usize,
+    /// Stamps left out of the mean (gaps with nothing before them).
+    pub dropped: usize,
+    /// The mean of the period's stamps, gaps filled; `None` when none has a value.
+    pub rate: Option<f64>,
+    /// The mean of the published values only (a diagnostic).
+    pub published_mean: Option<f64>,
+    /// What the rule decides.
+    pub verdict: SettlementStatus,
+    /// The gaps that touch the period, in order.
+    pub gaps: Vec<Gap>,
+}
+
+/// `share x n` compared exactly: `k < share x n` on basis points.
+fn below(k: usize, share: f64, n: usize) -> bool {
+    let bp = (share * 10_000.0).round() as u128;
+    (k as u128) * 10_000 < bp * n as u128
+}
+
+/// The rate of the period `values[period.0 .. period.1]` of a schedule whose every
+/// stamp is `values[i]` (`None`: nothing published); stamps outside the period are
+/// the record around it (the values a first gap is filled from, the end of a gap
+/// that runs past the period). `None` when the period holds no stamp.
+pub fn period_rate(
+    values: &[Option<f64>],
+    period: (usize, usize),
+    rule: &PeriodRule,
+) -> Option<PeriodRate> {
+    let (from, to) = (period.0.min(values.len()), period.1.min(values.len()));
+    if from >= to {
+        return None;
+    }
+    let mut gaps = Vec::new();
+    // A gap open at the period's start began earlier: start from its first stamp.
+    let mut k = from;
+    while k > 0 && values[k - 1].is_none() && values[from].is_none() {
+        k -= 1;
+    }
+    let mut sum = 0.0;
+    let (mut counted, mut dropped, mut longest) = (0usize, 0usize, 0usize);
+    while k < to {
+        match values[k] {
+            Some(v) => {
+                if k >= from {
+                    sum += v;
+                    counted += 1;
+                }
+                k += 1;
+            }
+            None => {
+                let mut last = k;
+                while last + 1 < values.len() && values[last + 1].is_none() {
+                    last += 1;
+                }
+                let g = last - k + 1;
+                let window = g.min(rule.lookback);
+                let before: Vec<f64> = values[..k]
+                    .iter()
+                    .rev()
+                    .flatten()
+                    .take(window)
+                    .copied()
+                    .collect();
+                let fill =
+                    (!before.is_empty()).then(|| before.iter().sum::<f64>() / before.len() as f64);
+                let inside = (last.min(to - 1) + 1).saturating_sub(k.max(from));
+                longest = longest.max(inside);
+                match fill {
+                    Some(f) => {
+                        sum += f * inside as f64;
+                        counted += inside;
+                    }
+                    None => dropped += inside,
+                }
+                gaps.push(Gap {
+                    first: k,
+                    last,
+                    window: before.len(),
+                    fill,
+                });
+                k = last + 1;
+            }
+        }
+    }
+    let scheduled = to - from;
+    let published: Vec<f64> = values[from..to].iter().flatten().copied().collect();
+    let filled = published.len();
+    let verdict = if below(filled, rule.review_at, scheduled)
+        || (longest as u128) * 10_000
+            > ((rule.max_gap * 10_000.0).round() as u128) * scheduled as u128
+    {
+        SettlementStatus::Determination
+    } else if below(filled, rule.settle_at, scheduled) {
+        SettlementStatus::Review
+    } else {
+        SettlementStatus::Settled
+    };
+    Some(PeriodRate {
+        scheduled,
+        filled,
+        longest_gap: longest,
+        dropped,
+        rate: (counted > 0).then(|| sum / counted as f64),
+        published_mean: (filled > 0).then(|| published.iter().sum::<f64>() / filled as f64),
+        verdict,
+        gaps,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PEER: PeriodRule = PeriodRule {
+        settle_at: 0.98,
+        review_at: 0.90,
+        max_gap: 0.02,
+        lookback: 72,
+    };
+
+    fn r6(x: Option<f64>) -> Option<f64> {
+        x.map(|v| (v * 1e6).round() / 1e6)
+    }
+
+    /// The peer's own vectors (its `period_rate` tests' synthetic cases,
+    /// Apache-2.0), by hand.
+    #[test]
+    fn the_peers_gap_fill_vectors_by_hand() {
+        // 3.0, 3.2, [gap], 3.4, 3.6, 3.8: a gap of 1 takes the last 1 value, 3.2:
+        // (3.0 + 3.2 + 3.2 + 3.4 + 3.6 + 3.8) / 6 = 20.2 / 6 = 3.366667. Coverage
+        // 5/6 < 90%: determination, with the number given.
+        let v = [Some(3.0), Some(3.2), None, Some(3.4), Some(3.6), Some(3.8)];
+        let r = period_rate(&v, (0, 6), &PEER).unwrap();
+        assert_eq!(r6(r.rate), Some(3.366667));
+        assert_eq!(r6(r.published_mean), Some(3.4));
+        assert_eq!((r.scheduled, r.filled, r.longest_gap), (6, 5, 1));
+        assert_eq!(r.verdict, SettlementStatus::Determination);
+        // 1, 2, 3, 4, three gaps, five 5s: the gap of 3 takes mean(2, 3, 4) = 3:
+        // (10 + 9 + 25) / 12 = 3.666667.
+        let mut v: Vec<Option<f64>> = [1.0, 2.0, 3.0, 4.0].map(Some).to_vec();
+        v.extend([None; 3]);
+        v.extend([Some(5.0); 5]);
+        assert_eq!(
+            r6(period_rate(&v, (0, 12), &PEER).unwrap().rate),
+            Some(3.666667)
+        );
+        // 100, 100, 72 x 2.0, a gap of 75, 5 x 2.0: min(75, 72) = 72 values, all 2.0:
+        // (200 + 144 + 150 + 10) / 154 = 504 / 154 = 3.272727.
+        let mut v = vec![Some(100.0); 2];
+        v.extend([Some(2.0); 72]);
+        v.extend([None; 75]);
+        v.extend([Some(2.0); 5]);
+        let r = period_rate(&v, (0, 154), &PEER).unwrap();
+        assert_eq!(r6(r.rate), Some(3.272727));
+        assert_eq!(r.gaps[0].window, 72);
+        // A second gap's window skips the first's fill: 4, 6, [gap], 5, [gap, gap]:
+        // the first takes 6, the second mean(5, 6) (not the fill 6 twice) = 5.5.
+        let v = [Some(4.0), Some(6.0), None, Some(5.0), None, None];
+        let r = period_rate(&v, (0, 6), &PEER).unwrap();
+        assert_eq!(
+            r.gaps.iter().map(|g| g.fill).collect::<Vec<_>>(),
+            [Some(6.0), Some(5.5)]
+        );
+    }
+
+    /// A gap's length is its whole run: one that starts before the period is filled
+    /// from the values before it (counted in the period only for its stamps inside);
+    /// one at the start of the record is left out of the mean.
+    #[test]
+    fn a_gap_runs_across_the_period_and_the_record_start_drops() {
+        // 2, 4, [gap x 4], 8: the period is the last 3 stamps (two gaps, then 8). The
+        // run is 4 long: mean(2, 4) = 3 fills it: (3 + 3 + 8) / 3 = 4.666667.
+        let v = [Some(2.0), Some(4.0), None, None, None, None, Some(8.0)];
+        let r = period_rate(&v, (4, 7), &PEER).unwrap();
+        assert_eq!(r6(r.rate), Some(4.666667));
+        assert_eq!(
+            (r.longest_gap, r.gaps[0].first, r.gaps[0].window),
+            (2, 2, 2)
+        );
+        // [gap, gap], 5, 7: nothing before the gap: left out, (5 + 7) / 2 = 6.
+        let v = [None, None, Some(5.0), Some(7.0)];
+        let r = period_rate(&v, (0, 4), &PEER).unwrap();
+        assert_eq!((r.rate, r.dropped), (Some(6.0), 2));
+    }
+
+    /// The verdict's lines on a week of 15-minute stamps (S = 672), exactly: a gap
+    /// of 13 (1.93%, and 659 filled) settles and 14 (2.08%) goes to determination; F = 604 (89.88%)
+    /// is determination, 605 review; 658 (97.92%) review, 659 (98.07%) settles.
+    #[test]
+    fn verdict_lines_on_a_week_of_quarter_hours() {
+        let week = |filled: usize, gap: usize| {
+            // `gap` missing in one run at the end, then more missing spread out.
+            let mut v = vec![Some(3.0); 672];
+            let missing = 672 - filled;
+            for x in v.iter_mut().skip(672 - gap) {
+                *x = None;
+            }
+            let mut left = missing - gap;
+            let mut i = 10;
+            while left > 0 {
+                v[i] = None;
+                left -= 1;
+                i += 2;
+            }
+            period_rate(&v, (0, 672), &PEER).unwrap().verdict
+        };
+        use SettlementStatus::*;
+        assert_eq!(week(672 - 13, 13), Settled);
+        assert_eq!(week(672 - 14, 14), Determination);
+        assert_eq!(week(604, 1), Determination);
+        assert_eq!(week(605, 1), Review);
+        assert_eq!(week(658, 1), Review);
+        assert_eq!(week(659, 1), Settled);
+        // A gap of exactly 2%: S = 100, 2 missing in a row: settles (98% covered).
+        let mut v = vec![Some(1.0); 100];
+        v[50] = None;
+        v[51] = None;
+        assert_eq!(period_rate(&v, (0, 100), &PEER).unwrap().verdict, Settled);
+        v[52] = None;
+        assert_eq!(
+            period_rate(&v, (0, 100), &PEER).unwrap().verdict,
+            Determination
+        );
+    }
+}

@@ -1,0 +1,351 @@
+//! `rentix settle`: a contract period's rate, coverage and verdict from a fixings
+//! file (rentix_backtest::period_rate).
+
+use crate::cli::SettleArgs;
+use chrono::{DateTime, NaiveDate, Utc};
+use rentix_backtest::{period_rate, PeriodRate, PeriodRule};
+use rentix_index::FixingsError;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
+    let rule = rule(&a)?;
+    let (from, to) = (instant(&a.from, "--from")?, instant(&a.to, "--to")?);
+    if from >= to {
+        crate::commands::usage!("--from {} is not before --to {}", a.from, a.to);
+    }
+    let series = series(&a.fixings, a.grade.as_deref())?;
+    let cadence = match &a.cadence {
+        Some(c) => minutes(c, "--cadence")?,
+        None => series.cadence,
+    };
+    if cadence < 1 {
+        crate::commands::usage!("--cadence must be at least a minute");
+    }
+    let lookback = minutes(&a.lookback, "--lookback")?;
+    let rule = PeriodRule {
+        lookback: usize::try_from((lookback / cadence).max(1)).unwrap_or(1),
+        ..rule
+    };
+    let schedule = Schedule::new(&series, from, to, cadence);
+    let Some(r) = period_rate(&schedule.values, schedule.period, &rule) else {
+        return Err(input(
+            &a.fixings,
+            format!(
+                "the period {} .. {} holds no stamp of a {cadence}-minute schedule",
+                a.from, a.to
+            ),
+        ));
+    };
+    let out = if a.json {
+        json(&series.grade, &schedule, &r, cadence, &rule)?
+    } else {
+        text(&series.grade, &schedule, &r, cadence, &rule)
+    };
+    use std::io::Write;
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+fn rule(a: &SettleArgs) -> anyhow::Result<PeriodRule> {
+    for (flag, x) in [
+        ("--settle-at", a.settle_at),
+        ("--review-at", a.review_at),
+        ("--max-gap", a.max_gap),
+    ] {
+        if !(x.is_finite() && (0.0..=1.0).contains(&x)) {
+            crate::commands::usage!("{flag} {x}: a share from 0 to 1 (0.98 = 98%)");
+        }
+    }
+    if a.review_at > a.settle_at {
+        crate::commands::usage!(
+            "--review-at {} is above --settle-at {}",
+            a.review_at,
+            a.settle_at
+        );
+    }
+    Ok(PeriodRule {
+        settle_at: a.settle_at,
+        review_at: a.review_at,
+        max_gap: a.max_gap,
+        lookback: 1,
+    })
+}
+
+fn minutes(text: &str, flag: &str) -> anyhow::Result<i64> {
+    match rentix_index::intraday::parse_minutes(text) {
+        Ok(m) => Ok(m),
+        Err(e) => crate::commands::usage!("{flag} {e}"),
+    }
+}
+
+/// A date (its 00:00 UTC) or an RFC 3339 time.
+fn instant(text: &str, flag: &str) -> anyhow::Result<DateTime<Utc>> {
+    if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    match DateTime::parse_from_rfc3339(text) {
+        Ok(t) => Ok(t.with_timezone(&Utc)),
+        Err(_) => crate::commands::usage!(
+            "{flag} {text:?}: a date (YYYY-MM-DD) or an RFC 3339 time (2025-06-01T12:00:00Z)"
+        ),
+    }
+}
+
+fn input(path: &Path, detail: String) -> anyhow::Error {
+    FixingsError::Input {
+        path: path.to_path_buf(),
+        detail,
+    }
+    .into()
+}
+
+/// One grade's published stamps: the end of each stamp's interval and its value
+/// when it has a qualifying one.
+struct Series {
+    grade: String,
+    cadence: i64,
+    stamps: BTreeMap<i64, Option<f64>>,
+    /// A daily file: a stamp is shown as its date.
+    daily: bool,
+}
+
+/// The grade's stamps of an intraday file (a value is qualifying), or its dates of a
+/// daily one (a sufficient value that was not carried; each date's interval ends
+/// at the next 00:00).
+fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
+    let daily = !rentix_index::intraday::is_intraday_file(path)?;
+    let mut by: BTreeMap<String, BTreeMap<i64, Option<f64>>> = BTreeMap::new();
+    if daily {
+        for f in rentix_index::read_fixings(path)? {
+            let qualifying = f.sufficient && f.level != Some(rentix_index::FixingLevel::Carried);
+            let end = (f.date + chrono::Days::new(1))
+                .and_hms_opt(0, 0, 0)
+                .unwrap_or_default()
+                .and_utc()
+                .timestamp();
+            by.entry(f.grade.to_string())
+                .or_default()
+                .insert(end, f.value.filter(|_| qualifying));
+        }
+    } else {
+        for f in rentix_index::intraday::read_intraday(path)? {
+            by.entry(f.grade.clone())
+                .or_default()
+                .insert(f.fixed_at.timestamp(), f.value);
+        }
+    }
+    let grade = match grade {
+        Some(g) => g.to_string(),
+        None if by.len() == 1 => by.keys().next().cloned().unwrap_or_default(),
+        None => {
+            let some: Vec<&str> = by.keys().take(5).map(String::as_str).collect();
+            crate::commands::usage!(
+                "--grade: the file holds {} grades ({}{}); name one",
+                by.len(),
+                some.join(", "),
+                if by.len() > 5 { ", ..." } else { "" }
+            );
+        }
+    };
+    let Some(stamps) = by.remove(&grade) else {
+        return Err(input(path, format!("no row of grade {grade:?}")));
+    };
+    let step = stamps
+        .keys()
+        .zip(stamps.keys().skip(1))
+        .map(|(a, b)| b - a)
+        .filter(|d| *d > 0)
+        .min()
+        .unwrap_or(86_400);
+    Ok(Series {
+        grade,
+        cadence: if daily { 1440 } else { step / 60 },
+        stamps,
+        daily,
+    })
+}
+
+/// The schedule's stamps around the period (the record before it, for fills; after
+/// it, for a gap's end) and the period's place in it.
+struct Schedule {
+    times: Vec<i64>,
+    values: Vec<Option<f64>>,
+    period: (usize, usize),
+    /// Published stamps off the schedule's grid (never evidence).
+    off_grid: usize,
+    /// Stamps shown as the date their day-long interval covers.
+    daily: bool,
+}
+
+impl Schedule {
+    fn new(series: &Series, from: DateTime<Utc>, to: DateTime<Utc>, cadence: i64) -> Self {
+        let step = cadence * 60;
+        let first = from.timestamp() + step;
+        let last = to.timestamp();
+        let lo = series
+            .stamps
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(first)
+            .min(first);
+        let hi = series
+            .stamps
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(last)
+            .max(last);
+        // The grid through the period's first stamp, from the record's start.
+        let start = first - (first - lo).div_euclid(step) * step;
+        let mut times = Vec::new();
+        let mut t = start;
+        while t <= hi {
+            times.push(t);
+            t += step;
+        }
+        let values = times
+            .iter()
+            .map(|t| series.stamps.get(t).copied().flatten())
+            .collect();
+        let a = times.partition_point(|t| *t < first);
+        let b = times.partition_point(|t| *t <= last);
+        let off_grid = series
+            .stamps
+            .keys()
+            .filter(|t| (*t - start).rem_euclid(step) != 0)
+            .count();
+        Self {
+            times,
+            values,
+            period: (a, b),
+            off_grid,
+            daily: series.daily && cadence == 1440,
+        }
+    }
+
+    /// Stamp `i` as a time (the end of its interval), or a daily file's date.
+    fn at(&self, i: usize) -> String {
+        let t = self.times[i] - if self.daily { 86_400 } else { 0 };
+        let format = if self.daily {
+            "%Y-%m-%d"
+        } else {
+            "%Y-%m-%dT%H:%MZ"
+        };
+        DateTime::from_timestamp(t, 0).map_or_else(String::new, |t| t.format(format).to_string())
+    }
+}
+
+fn pct(k: usize, n: usize) -> String {
+    format!("{:.2}%", 100.0 * k as f64 / n.max(1) as f64)
+}
+
+fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: i64, rule: &PeriodRule) -> String {
+    let (a, b) = s.period;
+    let mut out = format!(
+        "{grade}: {} stamps of {cadence} minutes, {} to {}\n",
+        r.scheduled,
+        s.at(a),
+        s.at(b - 1)
+    );
+    let rate = r
+        .rate
+        .map_or("none (no value before or in the period)".to_string(), |v| {
+            format!("{v:.6}")
+        });
+    let verdict = match r.verdict {
+        rentix_backtest::SettlementStatus::Settled => "settled".to_string(),
+        rentix_backtest::SettlementStatus::Review => format!(
+            "review (coverage below {:.0}%: the rate is published, flagged for review)",
+            100.0 * rule.settle_at
+        ),
+        rentix_backtest::SettlementStatus::Determination => format!(
+            "determination (coverage below {:.0}% or a gap over {:.0}% of the period): the rate is indicative, a calculation agent decides",
+            100.0 * rule.review_at,
+            100.0 * rule.max_gap
+        ),
+    };
+    out.push_str(&format!("  rate        {rate}\n  verdict     {verdict}\n"));
+    out.push_str(&format!(
+        "  coverage    {} of {} stamps published ({}); longest gap {} stamps ({})\n",
+        r.filled,
+        r.scheduled,
+        pct(r.filled, r.scheduled),
+        r.longest_gap,
+        pct(r.longest_gap, r.scheduled)
+    ));
+    if let Some(m) = r.published_mean {
+        out.push_str(&format!(
+            "  published   mean of the published stamps only {m:.6}\n"
+        ));
+    }
+    let shown = 10;
+    for g in r.gaps.iter().take(shown) {
+        let fill = g
+            .fill
+            .map_or("left out (nothing published before it)".to_string(), |f| {
+                format!(
+                    "filled with {f:.6}, the mean of the last {} published",
+                    g.window
+                )
+            });
+        out.push_str(&format!(
+            "  gap         {} .. {} ({} stamps): {fill}\n",
+            s.at(g.first),
+            s.at(g.last),
+            g.last - g.first + 1
+        ));
+    }
+    if r.gaps.len() > shown {
+        out.push_str(&format!(
+            "  ... {} more gaps (--json: all)\n",
+            r.gaps.len() - shown
+        ));
+    }
+    if s.off_grid > 0 {
+        out.push_str(&format!(
+            "  off grid    {} published stamps are not on the {cadence}-minute schedule: not counted\n",
+            s.off_grid
+        ));
+    }
+    out
+}
+
+fn json(
+    grade: &str,
+    s: &Schedule,
+    r: &PeriodRate,
+    cadence: i64,
+    rule: &PeriodRule,
+) -> anyhow::Result<String> {
+    let (a, b) = s.period;
+    let gaps: Vec<serde_json::Value> = r
+        .gaps
+        .iter()
+        .map(|g| {
+            serde_json::json!({
+                "from": s.at(g.first), "to": s.at(g.last),
+                "stamps": g.last - g.first + 1, "window": g.window, "fill": g.fill,
+            })
+        })
+        .collect();
+    let v = serde_json::json!({
+        "grade": grade,
+        "first_stamp": s.at(a),
+        "last_stamp": s.at(b - 1),
+        "cadence_minutes": cadence,
+        "lookback_stamps": rule.lookback,
+        "scheduled": r.scheduled,
+        "published": r.filled,
+        "coverage": r.filled as f64 / r.scheduled as f64,
+        "longest_gap": r.longest_gap,
+        "dropped": r.dropped,
+        "rate": r.rate,
+        "published_mean": r.published_mean,
+        "verdict": r.verdict.as_str(),
+        "off_grid": s.off_grid,
+        "gaps": gaps,
+    });
+    Ok(serde_json::to_string_pretty(&v)? + "\n")
+}

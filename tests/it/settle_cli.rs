@@ -1,0 +1,159 @@
+//! `rentix settle`: a period's rate, coverage and verdict from a fixings file, on a
+//! hand-built intraday file whose answers are worked out in the comments (the open
+//! Computable index's settlement rule; its own synthetic vectors are the library's
+//! tests, `period_rate.rs`).
+
+use crate::util::{p, rentix, rentix_ok};
+use serde_json::Value;
+
+/// An hourly intraday file of one grade: `values[k]` at 2025-06-01 (k+1):00 UTC
+/// (`None`: a stamp without a value, as a thin panel publishes it).
+fn hourly(dir: &std::path::Path, values: &[Option<f64>]) -> std::path::PathBuf {
+    let mut s = String::from("date,fixed_at,grade,value,band,votes_p25_p75,method,n_contributors,n_observed,n_carried,n_rejected,sufficient,flags,methodology_version\n");
+    for (k, v) in values.iter().enumerate() {
+        let t = chrono::NaiveDate::from_ymd_opt(2025, 6, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, 0)
+            .unwrap()
+            .and_utc()
+            + chrono::Duration::hours(k as i64 + 1);
+        let date = (t - chrono::Duration::hours(1)).date_naive();
+        let (value, ok, flag) = match v {
+            Some(x) => (format!("{x}"), "true", ""),
+            None => (String::new(), "false", "thin_panel"),
+        };
+        s.push_str(&format!(
+            "{date},{},g/vm/on-demand,{value},,,intraday,5,5,0,0,{ok},{flag},t-1\n",
+            t.format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        ));
+    }
+    let path = dir.join("hourly.csv");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+#[test]
+fn settle_fills_gaps_from_the_values_before_them_and_gives_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    // 01:00 .. 06:00: 3.0, 3.2, [gap], 3.4, 3.6, 3.8; the period 00:00 .. 06:00
+    // holds the six stamps. The gap of one takes the last one value, 3.2:
+    // (3.0 + 3.2 + 3.2 + 3.4 + 3.6 + 3.8) / 6 = 3.366667; 5 of 6 published (83%):
+    // determination, the rate given as indicative.
+    let f = hourly(
+        dir.path(),
+        &[Some(3.0), Some(3.2), None, Some(3.4), Some(3.6), Some(3.8)],
+    );
+    let run = |from: &str, to: &str| -> Value {
+        serde_json::from_str(&rentix_ok(&[
+            "settle",
+            "--fixings",
+            p(&f),
+            "--from",
+            from,
+            "--to",
+            to,
+            "--json",
+        ]))
+        .unwrap()
+    };
+    let v = run("2025-06-01T00:00:00Z", "2025-06-01T06:00:00Z");
+    assert_eq!(v["cadence_minutes"], 60, "{v}");
+    assert_eq!(
+        (v["scheduled"].as_u64(), v["published"].as_u64()),
+        (Some(6), Some(5))
+    );
+    assert!(
+        (v["rate"].as_f64().unwrap() - 20.2 / 6.0).abs() < 1e-12,
+        "{v}"
+    );
+    assert_eq!(v["verdict"], "determination");
+    assert_eq!(v["gaps"][0]["fill"], 3.2);
+    // 03:00 .. 06:00 (stamps 04:00, 05:00, 06:00): all published, settled, (3.4 +
+    // 3.6 + 3.8) / 3 = 3.6.
+    let v = run("2025-06-01T03:00:00Z", "2025-06-01T06:00:00Z");
+    assert_eq!(v["verdict"], "settled");
+    assert!((v["rate"].as_f64().unwrap() - 3.6).abs() < 1e-12, "{v}");
+    // The human lines say the same.
+    let said = rentix_ok(&[
+        "settle",
+        "--fixings",
+        p(&f),
+        "--from",
+        "2025-06-01",
+        "--to",
+        "2025-06-01T06:00:00Z",
+    ]);
+    assert!(said.contains("rate        3.366667"), "{said}");
+    assert!(said.contains("5 of 6 stamps published (83.33%)"), "{said}");
+    assert!(
+        said.contains(
+            "gap         2025-06-01T03:00Z .. 2025-06-01T03:00Z (1 stamps): filled with 3.200000"
+        ),
+        "{said}"
+    );
+}
+
+#[test]
+fn settle_refuses_what_it_cannot_settle_by_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hourly(dir.path(), &[Some(3.0), Some(3.2)]);
+    let code = |args: &[&str]| rentix(args).status.code();
+    let base = ["settle", "--fixings", p(&f)];
+    fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+        [base, more].concat()
+    }
+    // --from not before --to, a share above 1, a bad time: usage (2).
+    assert_eq!(
+        code(&with(
+            &base,
+            &["--from", "2025-06-02", "--to", "2025-06-01"]
+        )),
+        Some(2)
+    );
+    assert_eq!(
+        code(&with(
+            &base,
+            &[
+                "--from",
+                "2025-06-01",
+                "--to",
+                "2025-06-02",
+                "--settle-at",
+                "1.5"
+            ]
+        )),
+        Some(2)
+    );
+    assert_eq!(
+        code(&with(&base, &["--from", "June 1", "--to", "2025-06-02"])),
+        Some(2)
+    );
+    // A grade the file lacks: input (3); a missing file: I/O (4).
+    assert_eq!(
+        code(&with(
+            &base,
+            &[
+                "--grade",
+                "x/vm/spot",
+                "--from",
+                "2025-06-01",
+                "--to",
+                "2025-06-02"
+            ]
+        )),
+        Some(3)
+    );
+    let gone = dir.path().join("gone.csv");
+    assert_eq!(
+        code(&[
+            "settle",
+            "--fixings",
+            p(&gone),
+            "--from",
+            "2025-06-01",
+            "--to",
+            "2025-06-02"
+        ]),
+        Some(4)
+    );
+}
