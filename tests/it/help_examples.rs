@@ -59,7 +59,7 @@ fn words(line: &str) -> Vec<String> {
 fn every_help_example_runs_as_written_from_an_empty_directory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
-        data("tests/data/real/primeintellect_by_provider_sample.csv"),
+        data("data/real/primeintellect_by_provider_sample.csv"),
         dir.path().join("by_provider.csv"),
     )
     .unwrap();

@@ -92,7 +92,7 @@ fn thin_grades_fall_back_through_the_hierarchy_and_say_so() {
 fn seven_day_pooled_listings_on_real_data_checked_by_hand() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
-    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let sample = data("data/real/primeintellect_by_provider_sample.csv");
     rentix_ok(&[
         "ingest",
         "--json",
@@ -370,7 +370,7 @@ fn one_shot_fixing_from_files_equals_ingest_then_index() {
     );
     assert!(!dir.path().join("fixings_state.json").exists());
 
-    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let sample = data("data/real/primeintellect_by_provider_sample.csv");
     let mapping = data("data/mappings/primeintellect_by_provider.toml");
     let store = dir.path().join("store");
     rentix_ok(&[
@@ -494,7 +494,7 @@ fn one_shot_over_the_memory_limit_goes_through_a_temporary_store() {
 #[test]
 fn a_missing_output_directory_is_said_once() {
     let dir = tempfile::tempdir().unwrap();
-    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let sample = data("data/real/primeintellect_by_provider_sample.csv");
     let mapping = data("data/mappings/primeintellect_by_provider.toml");
     let out = dir.path().join("missing").join("f.csv");
     let r = rentix(&[
@@ -519,7 +519,7 @@ fn a_missing_output_directory_is_said_once() {
 #[test]
 fn valued_only_writes_rows_with_a_value_and_verifies() {
     let dir = tempfile::tempdir().unwrap();
-    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let sample = data("data/real/primeintellect_by_provider_sample.csv");
     let mapping = data("data/mappings/primeintellect_by_provider.toml");
     let store = dir.path().join("store");
     rentix_ok(&[

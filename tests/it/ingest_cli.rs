@@ -7,7 +7,7 @@ use serde_json::Value;
 fn ingest_prints_a_summary_that_adds_up_and_reingest_adds_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let sample = data("tests/data/real/primeintellect_by_provider_sample.csv");
+    let sample = data("data/real/primeintellect_by_provider_sample.csv");
     let mapping = data("data/mappings/primeintellect_by_provider.toml");
     let args = [
         "ingest",
@@ -342,7 +342,7 @@ fn a_retry_skips_files_the_mapping_does_not_fit_and_rows_no_mapping_can_fix() {
     .unwrap();
     assert_eq!(first["quarantined"], 2, "{first}");
     // Today's file is FSDL's rate card, read with its mapping; old.csv rides along.
-    let fsdl = data("tests/data/real/fsdl_cloud_gpus_sample.csv");
+    let fsdl = data("data/real/fsdl_cloud_gpus_sample.csv");
     let mapping = data("data/mappings/fsdl_cloud_gpus.toml");
     let out = rentix(&[
         "ingest",

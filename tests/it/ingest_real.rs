@@ -21,7 +21,7 @@ fn run(
         mapping: Some(data(&format!("data/mappings/{mapping}"))),
         ..Default::default()
     };
-    let file: PathBuf = data(&format!("tests/data/real/{sample}"));
+    let file: PathBuf = data(&format!("data/real/{sample}"));
     let s = ingest(&store, &[file], &opts, &mut |_| {}).unwrap();
     let rows = Store::open(&store).unwrap().read(None, None).unwrap();
     let q = std::fs::read_to_string(store.join(&s.quarantine_file)).unwrap();

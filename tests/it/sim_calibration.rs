@@ -42,9 +42,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Median over the daily snapshots of the feed's median offer, per (GPU, socket).
 fn real_medians() -> BTreeMap<(String, String), f64> {
     let mut by: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for r in rows(&data(
-        "tests/data/real/primeintellect_summary_daily_sample.csv",
-    )) {
+    for r in rows(&data("data/real/primeintellect_summary_daily_sample.csv")) {
         by.entry((r["gpu_type"].clone(), r["socket_type"].clone()))
             .or_default()
             .push(r["median"].parse().expect("numeric median"));
