@@ -36,8 +36,10 @@ pub(crate) enum Command {
     Demo(DemoArgs),
     /// Normalize offers and trades into a store and print the ingest summary.
     #[command(
-        after_help = "Example:\n  rentix ingest --store store sim/observations.csv   # after `rentix simulate --out sim`\n  \
-                            rentix ingest --store real --mapping primeintellect_by_provider by_provider.csv   # a shipped mapping, by name"
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix ingest --store real --mapping primeintellect_by_provider \\\n      \
+                            data/real/primeintellect_by_provider_sample.csv   # a shipped mapping by name, on a clone's public sample"
     )]
     Ingest(IngestArgs),
     /// Write a synthetic GPU rental market with known truth.
@@ -49,7 +51,9 @@ pub(crate) enum Command {
     /// Compute fixings for each grade (and composites) from a store, or from raw files
     /// in memory (`--input`).
     #[command(
-        after_help = "Example:\n  rentix index --store store --out fixings.csv\n  \
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix index --store store --out fixings.csv\n  \
                             rentix index --store store --out h100.parquet --grade 'h100-*/*/*' \\\n      \
                             --methodology settlement_business_days --from 2024-07-01   # a shipped methodology, by name\n  \
                             rentix index --input sim/observations.csv --out oneshot.csv   # raw files, no store\n  \
@@ -58,21 +62,32 @@ pub(crate) enum Command {
     Index(IndexArgs),
     /// Backtest a futures hedge of a rent series on an index.
     #[command(
-        after_help = "Example:\n  rentix backtest --index fixings.csv --rent sim/rent_producer_h100.csv \\\n      \
-                            --events sim/events_producer_h100.csv --out bt\n  \
-                            rentix backtest --index fixings.csv --rent sim/rent_neocloud_h200.csv \\\n      \
-                            --strategy one-to-one --strategy walk-forward --out bt_h200   # the grade of the rent's gpu column"
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix index --store store --out fixings.csv\n  \
+                            rentix backtest --index fixings.csv --rent sim/rent_producer_h100_spot_rate.csv \\\n      \
+                            --events sim/events_producer_h100_spot_rate.csv --out bt\n  \
+                            rentix backtest --index fixings.csv --rent sim/rent_producer_h100_invoice.csv \\\n      \
+                            --strategy one-to-one --strategy walk-forward --out bt_invoice   # the grade of the rent's gpu column"
     )]
     Backtest(BacktestArgs),
     /// Rank every grade in a fixings file by how well it tracks (and would hedge) a rent.
     #[command(
-        after_help = "Example:\n  rentix track --index fixings.csv --rent sim/rent_neocloud_h200.csv --out track.csv"
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix index --store store --out fixings.csv\n  \
+                            rentix track --index fixings.csv --rent sim/rent_producer_h100_spot_rate.csv --out track.csv"
     )]
     Track(TrackArgs),
     /// Render the human report (one self-contained HTML file) for a backtest or index output.
     #[command(
-        after_help = "Example:\n  rentix report --in bt --out bt/report.html\n  \
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix index --store store --out fixings.csv\n  \
+                            rentix backtest --index fixings.csv --rent sim/rent_producer_h100_spot_rate.csv --out bt\n  \
+                            rentix report --in bt --out bt/report.html\n  \
                             rentix report --in fixings.csv --out index.html\n  \
+                            rentix index --store store --out listings.csv --methodology listings_7d_sigma\n  \
                             rentix report --in fixings.csv --in listings.csv --truth sim/truth.csv --out compare.html   # methodologies side by side"
     )]
     Report(ReportArgs),
@@ -86,7 +101,10 @@ pub(crate) enum Command {
                             1  it differs (the first differences are named; --out lists all)\n  \
                             2  it could not be checked for a usage or methodology error, 3 for input it \
                             cannot use (a store or file), 4 for I/O (never 1)\n\n\
-                            Example:\n  rentix verify --store store --fixings fixings.csv\n  \
+                            Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix index --store store --out fixings.csv\n  \
+                            rentix verify --store store --fixings fixings.csv\n  \
                             rentix verify --store store --fixings fixings.csv --methodology default --out differences.csv"
     )]
     Verify(VerifyArgs),
@@ -94,8 +112,13 @@ pub(crate) enum Command {
     /// against their own history, grades that lost sufficiency, level breaks of each
     /// index, and coverage per settlement month; each finding dated, with its
     /// evidence. Findings are information: exit 0.
-    #[command(after_help = "Example:\n  rentix health --store store\n  \
-                            rentix health --store store --fixings fixings.csv --out health.csv --coverage coverage.csv")]
+    #[command(
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix index --store store --out fixings.csv\n  \
+                            rentix health --store store\n  \
+                            rentix health --store store --fixings fixings.csv --out health.csv --coverage coverage.csv"
+    )]
     Health(HealthArgs),
     /// A contract period's settlement rate from a fixings file (intraday or daily):
     /// the mean of the period's stamps with each gap filled by the mean of the last
@@ -113,18 +136,25 @@ pub(crate) enum Command {
     /// The cost of useful output: rent per million useful tokens by operator, and the
     /// industry cost curve (operators sorted by cost, bar width = capacity).
     #[command(
-        after_help = "Example:\n  rentix cost --throughput sim/throughput.csv --store store --out cost\n  \
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix index --store store --out fixings.csv\n  \
+                            rentix cost --throughput sim/throughput.csv --store store --out cost\n  \
                             rentix cost --throughput sim/throughput.csv --fixings fixings.csv --date 2024-06-30 --out cost_fixings"
     )]
     Cost(CostArgs),
     /// The contract design lab: evaluate candidate methodology + contract pairs for
     /// sufficiency, manipulation cost, representativeness, hedger utility and
     /// economics, and compare them.
-    #[command(after_help = "Example:\n  rentix contract --store store \\\n      \
+    #[command(
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix contract --store store \\\n      \
                             --candidate trades=default:h100-sxm-80gb-bare-metal-on-demand \\\n      \
                             --candidate listings=listings_only_naive:h100-sxm-80gb-bare-metal-on-demand \\\n      \
                             --rent-dir sim --truth sim/truth.csv --out lab\n\n\
-                            Methodologies and contracts are files, or the shipped ones by name (data/methodologies, data/contracts).")]
+                            Methodologies and contracts are files, or the shipped ones by name (data/methodologies, data/contracts)."
+    )]
     Contract(ContractArgs),
 }
 
@@ -189,7 +219,9 @@ pub(crate) enum StoreCommand {
     /// not add up (exit 1), and list uncommitted leftovers and a held lock. Each
     /// partition's size, SHA-256 and rows are compared with its run record's.
     #[command(
-        after_help = "Example:\n  rentix store check --store store\n  rentix store check --store store --quick   # sizes and footers' rows only\n  rentix store check --store store --json    # the whole report, for scripts"
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix store check --store store\n  rentix store check --store store --quick   # sizes and footers' rows only\n  rentix store check --store store --json    # the whole report, for scripts"
     )]
     Check {
         /// Store directory.
@@ -212,7 +244,9 @@ pub(crate) enum StoreCommand {
     /// into one file per month: same rows, same provenance, fewer files to open.
     /// A run of its own, committed atomically; prints what it did.
     #[command(
-        after_help = "Example:\n  rentix store compact --store store\n  rentix store compact --store store --min-files 24"
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix store compact --store store\n  rentix store compact --store store --min-files 24"
     )]
     Compact {
         /// Store directory.
@@ -235,7 +269,11 @@ pub(crate) enum StoreCommand {
     /// computed from it byte-identical. A run of its own, committed atomically
     /// (a kill leaves the store as it was); a store already by month is left as it
     /// is. Such stores are read as they are, so migrating is never required.
-    #[command(after_help = "Example:\n  rentix store migrate --store store")]
+    #[command(
+        after_help = "Example:\n  rentix simulate --out sim --seed 7 --days 400   # a market of its own\n  \
+                            rentix ingest --store store sim/observations.csv\n  \
+                            rentix store migrate --store store"
+    )]
     Migrate {
         /// Store directory.
         #[arg(long)]
