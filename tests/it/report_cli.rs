@@ -219,6 +219,36 @@ fn report_takes_a_fixings_file_of_any_name_and_opens_with_the_answers() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not exist"));
 }
 
+/// `report --in DIR` reports the directory's `fixings.csv`; another fixings file
+/// beside it (another methodology's) is named in the report and on the console,
+/// never passed over in silence; companions (forward curves, spreads) are not
+/// fixings files (issue 49).
+#[test]
+fn a_directorys_other_fixings_files_are_named_not_passed_over() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(m.fixings(), dir.path().join("fixings.csv")).unwrap();
+    std::fs::copy(m.fixings(), dir.path().join("naive.csv")).unwrap();
+    std::fs::write(dir.path().join("fixings_forward.csv"), "date,grade\n").unwrap();
+    std::fs::write(dir.path().join("notes.csv"), "a,b\n1,2\n").unwrap();
+    let out = dir.path().join("r.html");
+    let said = rentix_ok(&["report", "--in", p(dir.path()), "--out", p(&out)]);
+    assert!(
+        said.contains("not in this report: ") && said.contains("naive.csv"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("fixings_forward") && !said.contains("notes.csv"),
+        "{said}"
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        html.contains("Also in this directory and not in this report"),
+        "named in the report"
+    );
+    assert!(html.contains("naive.csv</code> (1 fixings file(s))"));
+}
+
 /// `report --in A --in B`: two methodologies' fixings of one store side by side.
 /// The H100 bare-metal grade's mean absolute difference between the two files is
 /// worked out here from the files themselves, and the report must show it; each

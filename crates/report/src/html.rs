@@ -74,6 +74,87 @@ pub(crate) struct ReportInputs {
     pub intraday: bool,
 }
 
+/// The fixings files of `dir` other than `chosen`, in name order: CSV files whose
+/// header is a fixings file's (daily or intraday), and Parquet files named like
+/// fixings (`*fixings*.parquet`), companions (`_forward`, `_tier_differentials`,
+/// `_receipts`, `_restatements`) and archived vintages (`.v1`) left out. A report of
+/// the directory reports one; these it names, so that none is passed over
+/// silently (issue 49).
+pub fn other_fixings(dir: &Path, chosen: Option<&Path>) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let companion = |stem: &str| {
+        [
+            "_forward",
+            "_tier_differentials",
+            "_tier_spreads",
+            "_receipts",
+            "_restatements",
+            "_quarantine",
+            "_coverage",
+        ]
+        .iter()
+        .any(|c| stem.ends_with(c))
+            || stem
+                .rsplit_once(".v")
+                .is_some_and(|(_, n)| n.parse::<u32>().is_ok())
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && Some(p.as_path()) != chosen)
+        .filter(|p| {
+            let stem = p
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            if companion(&stem) {
+                return false;
+            }
+            match p.extension().and_then(|e| e.to_str()) {
+                Some("csv") => first_line(p).is_some_and(|h| {
+                    h.starts_with("date,grade,value,method,")
+                        || h.starts_with("date,fixed_at,grade,value,")
+                }),
+                Some("parquet") => stem.contains("fixings"),
+                _ => false,
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The first line of a file (at most 4 KiB read).
+fn first_line(p: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 4096];
+    let n = std::fs::File::open(p).ok()?.read(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf[..n]).to_string();
+    text.lines().next().map(str::to_string)
+}
+
+/// A paragraph naming the fixings files of the directory this report leaves out.
+fn others_note(others: &[PathBuf], chosen: Option<&Path>) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = others
+        .iter()
+        .map(|p| format!("<code>{}</code>", esc(&p.display().to_string())))
+        .collect();
+    let one = chosen.map_or_else(|| "fixings.csv".to_string(), |c| c.display().to_string());
+    format!(
+        "<p class=\"warn\">Also in this directory and not in this report: {} ({} fixings file(s)). Report one with <code>rentix report --in FILE</code>, or compare them side by side: <code>rentix report --in {} --in {}</code>.</p>\n",
+        names.join(", "),
+        others.len(),
+        esc(&one),
+        esc(&others[0].display().to_string())
+    )
+}
+
 /// Finds the parts of a report in `dir`.
 pub(crate) fn discover(dir: &Path) -> ReportInputs {
     let some = |p: PathBuf| p.exists().then_some(p);
@@ -897,6 +978,10 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), ReportError> {
     }
     html.push_str(&at_a_glance(&inputs));
     html.push_str(&contents(&inputs));
+    html.push_str(&others_note(
+        &other_fixings(in_dir, inputs.fixings.as_deref()),
+        inputs.fixings.as_deref(),
+    ));
     index_section(&mut html, &inputs, &in_dir.join("charts"))?;
     crate::intraday_section::intraday_section(&mut html, in_dir)?;
     crate::operator_section::operator_section(&mut html, in_dir, inputs.fixings.as_deref())?;

@@ -23,5 +23,5 @@ pub use compare::render_comparison;
 pub use cost_chart::{cost_curve_chart, CurveBar};
 pub use error::ReportError;
 pub use format::money;
-pub use html::render_report;
+pub use html::{other_fixings, render_report};
 pub use lab_charts::contract_lab_charts;
