@@ -55,7 +55,7 @@ fn day_by_day_equals_one_run(which: &[std::path::PathBuf]) {
     let m = market();
     let store = m.store();
     let tmp = tempfile::tempdir().unwrap();
-    for methodology in which.iter().cloned() {
+    for methodology in which {
         let name = methodology
             .file_stem()
             .unwrap()
@@ -76,13 +76,13 @@ fn day_by_day_equals_one_run(which: &[std::path::PathBuf]) {
         ok(index(
             &store,
             &reference.join("f.csv"),
-            &methodology,
+            methodology,
             &["--to", "2025-04-02"],
         ));
         ok(index(
             &store,
             &daily.join("f.csv"),
-            &methodology,
+            methodology,
             &["--to", "2025-03-27"],
         ));
         let mut incremental = 0;
@@ -97,7 +97,7 @@ fn day_by_day_equals_one_run(which: &[std::path::PathBuf]) {
             let o = index(
                 &store,
                 &daily.join("f.csv"),
-                &methodology,
+                methodology,
                 &["--from", day, "--to", day],
             );
             let stderr = String::from_utf8_lossy(&o.stderr).to_string();
