@@ -3,6 +3,18 @@
 use crate::util::{data, p, rentix, rentix_ok};
 use serde_json::Value;
 
+/// `rentix ingest --json --store STORE FILE`'s summary.
+fn ingest_json(store: &std::path::Path, file: &std::path::Path) -> Value {
+    serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(store),
+        p(file),
+    ]))
+    .unwrap()
+}
+
 #[test]
 fn ingest_prints_a_summary_that_adds_up_and_reingest_adds_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -61,14 +73,7 @@ fn invalid_utf8_is_quarantined_with_its_row() {
     bytes.extend_from_slice(b"listing,2025-01-01,cafe,H100 SXM,vm,on-demand,2.5,gpu_hour,USD\n");
     std::fs::write(&f, bytes).unwrap();
     let store = dir.path().join("s");
-    let s: Value = serde_json::from_str(&rentix_ok(&[
-        "ingest",
-        "--json",
-        "--store",
-        p(&store),
-        p(&f),
-    ]))
-    .unwrap();
+    let s: Value = ingest_json(&store, &f);
     assert_eq!(s["quarantined_by_reason"]["invalid_utf8"].as_u64(), Some(1));
     assert_eq!(s["accepted"].as_u64(), Some(1));
     let q = std::fs::read_to_string(store.join("quarantine/run-000001.csv")).unwrap();
@@ -441,14 +446,7 @@ fn a_spreadsheet_export_is_refused_row_by_row_naming_its_lines_and_every_fault()
     let f = dir.path().join("export.csv");
     std::fs::write(&f, bytes).unwrap();
     let store = dir.path().join("s");
-    let s: Value = serde_json::from_str(&rentix_ok(&[
-        "ingest",
-        "--json",
-        "--store",
-        p(&store),
-        p(&f),
-    ]))
-    .unwrap();
+    let s: Value = ingest_json(&store, &f);
     assert_eq!(s["accepted"].as_u64(), Some(3), "{s}");
     let mut rdr = csv::Reader::from_path(store.join("quarantine/run-000001.csv")).unwrap();
     assert_eq!(
@@ -512,14 +510,7 @@ fn a_deleted_quarantine_file_is_a_finding_and_its_file_is_read_again_whole() {
         out.contains("quarantine/run-000001.csv is gone (1 refused row(s)"),
         "{out}"
     );
-    let s: Value = serde_json::from_str(&rentix_ok(&[
-        "ingest",
-        "--json",
-        "--store",
-        p(&store),
-        p(&f),
-    ]))
-    .unwrap();
+    let s: Value = ingest_json(&store, &f);
     let file = &s["files"][0];
     assert_eq!(file["reread_whole"].as_bool(), Some(true), "{s}");
     assert_eq!(file["retried"].as_u64(), Some(2), "{s}");
