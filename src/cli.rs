@@ -213,6 +213,17 @@ pub(crate) struct StoreArgs {
     pub command: StoreCommand,
 }
 
+impl StoreCommand {
+    /// The store every store command names.
+    pub(crate) fn store(&self) -> &std::path::Path {
+        match self {
+            Self::Check { store, .. }
+            | Self::Compact { store, .. }
+            | Self::Migrate { store, .. } => store,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum StoreCommand {
     /// Read back every run record and partition; name what cannot be read or does

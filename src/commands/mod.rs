@@ -22,6 +22,18 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
             return Err(Missing {
                 flag,
                 path: path.to_path_buf(),
+                shipped: None,
+            }
+            .into());
+        }
+    }
+    for (flag, path, kind) in configs(&cli.command) {
+        if !path.exists() && rentix_core::bundled(kind, &file_name(&path)).is_none() {
+            let names: Vec<&str> = kind.bundled().iter().map(|(n, _)| *n).collect();
+            return Err(Missing {
+                flag,
+                path,
+                shipped: Some((kind, names.join(", "))),
             }
             .into());
         }
@@ -50,11 +62,21 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
 pub(crate) struct Missing {
     flag: &'static str,
     path: std::path::PathBuf,
+    /// For a flag that also takes a shipped name: its kind and the shipped names.
+    shipped: Option<(rentix_core::ConfigKind, String)>,
 }
 
 impl std::fmt::Display for Missing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {} does not exist", self.flag, self.path.display())
+        write!(f, "{} {} does not exist", self.flag, self.path.display())?;
+        if let Some((kind, names)) = &self.shipped {
+            write!(
+                f,
+                ", and no shipped {} has that name (shipped: {names})",
+                kind.as_str()
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -115,7 +137,57 @@ fn inputs(c: &Command) -> Vec<(&'static str, &std::path::Path)> {
             .chain(opt("--rent-dir", &a.rent_dir))
             .chain(opt("--truth", &a.truth))
             .collect(),
-        Command::Demo(_) | Command::Simulate(_) | Command::Store(_) => Vec::new(),
+        Command::Store(a) => vec![("--store", a.command.store())],
+        Command::Simulate(a) => opt("--params", &a.params).into_iter().collect(),
+        Command::Demo(_) => Vec::new(),
+    }
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+/// The flags that take a file or a shipped name (a methodology, contract, mapping or
+/// perp): one that is neither is a missing input, exit 4 like any other, whichever
+/// command names it (issue 49: it was 2, 3 or 4 by command). A contract lab
+/// candidate's two files are checked the same way.
+fn configs(c: &Command) -> Vec<(&'static str, std::path::PathBuf, rentix_core::ConfigKind)> {
+    use rentix_core::ConfigKind as K;
+    let one = |flag: &'static str, p: &Option<std::path::PathBuf>, kind: K| {
+        p.clone().map(|p| (flag, p, kind))
+    };
+    match c {
+        Command::Backtest(a) => one("--contract", &a.contract, K::Contract)
+            .into_iter()
+            .chain(one("--perp", &a.perp, K::Perp))
+            .collect(),
+        Command::Track(a) => one("--contract", &a.contract, K::Contract)
+            .into_iter()
+            .collect(),
+        Command::Verify(a) => one("--methodology", &a.methodology, K::Methodology)
+            .into_iter()
+            .collect(),
+        Command::Index(a) => one("--methodology", &a.methodology, K::Methodology)
+            .into_iter()
+            .chain(one("--mapping", &a.mapping, K::Mapping))
+            .collect(),
+        Command::Ingest(a) => one("--mapping", &a.mapping, K::Mapping)
+            .into_iter()
+            .collect(),
+        Command::Contract(a) => a
+            .candidates
+            .iter()
+            .filter_map(|arg| rentix_lab::Candidate::files(arg))
+            .flat_map(|(m, c)| {
+                [
+                    ("--candidate", m, K::Methodology),
+                    ("--candidate", c, K::Contract),
+                ]
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

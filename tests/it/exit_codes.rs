@@ -135,8 +135,9 @@ fn failures_exit_by_their_class() {
 }
 
 /// The contract lab's refusals are typed (rentix_lab::LabError): a candidate that
-/// does not parse or names a missing file, and two candidates of one name, are
-/// usage errors (2), not unreadable input (3); the message says which candidate.
+/// does not parse, and two candidates of one name, are usage errors (2), not
+/// unreadable input (3); the message says which candidate. (One that names a file
+/// that does not exist is a missing input, 4, in the table below.)
 #[test]
 fn contract_lab_refusals_exit_as_usage() {
     let dir = tempfile::tempdir().unwrap();
@@ -147,7 +148,6 @@ fn contract_lab_refusals_exit_as_usage() {
     let out = d.join("lab");
     for (cands, words) in [
         (vec!["just-a-name"], "METHODOLOGY.toml:CONTRACT.toml"),
-        (vec!["x=nope.toml:nymex-gpu1-h100"], "nope.toml"),
         (
             vec![
                 "a=default:nymex-gpu1-h100",
@@ -184,7 +184,7 @@ fn a_missing_input_is_io_for_every_command_and_flag() {
     let gone_path = d.join("gone");
     let (rent, gone) = (p(&rent_file), p(&gone_path));
     let out = p(d);
-    let cases: [(&str, Vec<&str>); 16] = [
+    let mut cases: Vec<(&str, Vec<&str>)> = vec![
         (
             "--index",
             vec!["backtest", "--index", gone, "--rent", rent, "--out", out],
@@ -254,6 +254,11 @@ fn a_missing_input_is_io_for_every_command_and_flag() {
             ],
         ),
     ];
+    let candidates = [
+        format!("a={gone}:nymex-gpu1-h100"),
+        format!("a=default:{gone}"),
+    ];
+    cases.extend(more_missing_inputs(fixings, rent, gone, out, &candidates));
     for (flag, args) in cases {
         let (c, err) = code(&args);
         assert_eq!(c, Some(4), "{args:?}: {err}");
@@ -262,6 +267,145 @@ fn a_missing_input_is_io_for_every_command_and_flag() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// The rest of the table: every other flag that names an input (the store
+/// commands, settle, health, the optional inputs), and the flags that take a file or
+/// a shipped name, where a name that is neither is the same missing input (it was 3
+/// for `backtest --contract`/`--perp`, `track --contract` and `verify --methodology`,
+/// 2 for a lab candidate).
+fn more_missing_inputs<'a>(
+    fixings: &'a str,
+    rent: &'a str,
+    gone: &'a str,
+    out: &'a str,
+    candidates: &'a [String; 2],
+) -> Vec<(&'static str, Vec<&'a str>)> {
+    let backtest = |extra: &[&'a str]| {
+        let mut v = vec!["backtest", "--index", fixings, "--rent", rent, "--out", out];
+        v.extend_from_slice(extra);
+        v
+    };
+    let lab = |cand: &'a str| {
+        vec![
+            "contract",
+            "--store",
+            out,
+            "--candidate",
+            cand,
+            "--out",
+            out,
+        ]
+    };
+    vec![
+        (
+            "--truth",
+            vec!["report", "--in", fixings, "--truth", gone, "--out", out],
+        ),
+        (
+            "--throughput",
+            backtest(&["--throughput", gone, "--operator", "x"]),
+        ),
+        ("--contract", backtest(&["--contract", gone])),
+        ("--perp", backtest(&["--perp", gone])),
+        (
+            "--contract",
+            vec![
+                "track",
+                "--index",
+                fixings,
+                "--rent",
+                rent,
+                "--contract",
+                gone,
+            ],
+        ),
+        (
+            "--methodology",
+            vec![
+                "verify",
+                "--store",
+                out,
+                "--fixings",
+                fixings,
+                "--methodology",
+                gone,
+            ],
+        ),
+        (
+            "--methodology",
+            vec!["index", "--store", out, "--out", out, "--methodology", gone],
+        ),
+        (
+            "--mapping",
+            vec!["index", "--input", rent, "--mapping", gone, "--out", out],
+        ),
+        (
+            "--ratings",
+            vec!["index", "--input", rent, "--ratings", gone, "--out", out],
+        ),
+        (
+            "--mapping",
+            vec!["ingest", "--store", out, "--mapping", gone, rent],
+        ),
+        (
+            "--ratings",
+            vec!["ingest", "--store", out, "--ratings", gone, rent],
+        ),
+        (
+            "--fixings",
+            vec![
+                "cost",
+                "--throughput",
+                rent,
+                "--fixings",
+                gone,
+                "--out",
+                out,
+            ],
+        ),
+        (
+            "--store",
+            vec!["cost", "--throughput", rent, "--store", gone, "--out", out],
+        ),
+        ("--candidate", lab(&candidates[0])),
+        ("--candidate", lab(&candidates[1])),
+        (
+            "--rent-dir",
+            vec![
+                "contract",
+                "--store",
+                out,
+                "--candidate",
+                "a=default:nymex-gpu1-h100",
+                "--rent-dir",
+                gone,
+                "--out",
+                out,
+            ],
+        ),
+        (
+            "--fixings",
+            vec![
+                "settle",
+                "--fixings",
+                gone,
+                "--from",
+                "2025-01-01",
+                "--to",
+                "2025-02-01",
+            ],
+        ),
+        ("--store", vec!["health", "--store", gone]),
+        (
+            "--fixings",
+            vec!["health", "--store", out, "--fixings", gone],
+        ),
+        ("--store", vec!["store", "check", "--store", gone]),
+        ("--store", vec!["store", "compact", "--store", gone]),
+        ("--store", vec!["store", "migrate", "--store", gone]),
+        ("--params", vec!["simulate", "--out", out, "--params", gone]),
+    ]
 }
 
 /// The report's refusals are typed (rentix_report::ReportError): a directory that

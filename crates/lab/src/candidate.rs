@@ -28,25 +28,33 @@ fn stem(p: &Path) -> String {
 }
 
 impl Candidate {
+    /// The methodology and contract a `[NAME=]METHODOLOGY:CONTRACT` argument names,
+    /// as given (files or shipped names), or `None` when it does not have that shape.
+    pub fn files(arg: &str) -> Option<(PathBuf, PathBuf)> {
+        let rest = match arg.split_once('=') {
+            Some((n, r)) if !n.contains(':') => r,
+            _ => arg,
+        };
+        let (m, c) = rest.rsplit_once(':')?;
+        (!m.is_empty() && !c.is_empty()).then(|| (PathBuf::from(m), PathBuf::from(c)))
+    }
+
     /// Parses `[NAME=]METHODOLOGY.toml:CONTRACT.toml` and reads both files.
     pub fn parse(arg: &str) -> Result<Self, LabError> {
         let bad = |detail: String| LabError::Candidate {
             arg: arg.to_string(),
             detail,
         };
-        let (name, rest) = match arg.split_once('=') {
-            Some((n, r)) if !n.contains(':') => (Some(n.trim().to_string()), r),
-            _ => (None, arg),
+        let name = match arg.split_once('=') {
+            Some((n, _)) if !n.contains(':') => Some(n.trim().to_string()),
+            _ => None,
         };
-        let (m, c) = rest
-            .rsplit_once(':')
-            .ok_or_else(|| bad("expected [NAME=]METHODOLOGY.toml:CONTRACT.toml".into()))?;
-        if m.is_empty() || c.is_empty() {
-            return Err(bad(
-                "both a methodology and a contract file are needed".into()
-            ));
-        }
-        let (mp, cp) = (PathBuf::from(m), PathBuf::from(c));
+        let (mp, cp) = Self::files(arg).ok_or_else(|| {
+            bad(
+                "expected [NAME=]METHODOLOGY.toml:CONTRACT.toml, both a methodology and a contract"
+                    .into(),
+            )
+        })?;
         let methodology = Methodology::from_file(&mp).map_err(|e| bad(e.to_string()))?;
         let contract = ContractSpec::from_file(&cp).map_err(|e| bad(e.to_string()))?;
         let name = name.unwrap_or_else(|| format!("{}:{}", stem(&mp), stem(&cp)));
