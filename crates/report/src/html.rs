@@ -51,7 +51,7 @@ table.card{border:2px solid #1f77b4;font-size:1em;max-width:100%}table.card th{w
 .decision{font-size:1.15em;font-weight:600;padding:.6em 1em;border-radius:4px}.decision.hedge{background:#e6f4ea;border-left:6px solid #1a7f37}\
 .decision.nohedge{background:#fdecea;border-left:6px solid #b42318}.decision.nodata{background:#fff8e1;border-left:6px solid #f0b400}.warn{color:#8a5a00}\
 ul.glance{font-size:1.05em;background:#f3f6fa;padding:.6em 2em;border-radius:4px}ul.glance li{margin:.3em 0}\
-.contents{background:#f3f6fa;padding:.5em 1em;border-radius:4px}.contents a{color:#1f5f99}";
+.contents{background:#f3f6fa;padding:.5em 1em;border-radius:4px}.contents a{color:#1f5f99}table.board td{white-space:nowrap}";
 
 /// What a report directory holds.
 #[derive(Debug, Default)]
@@ -100,10 +100,13 @@ pub fn other_fixings(dir: &Path, chosen: Option<&Path>) -> Vec<PathBuf> {
                 .rsplit_once(".v")
                 .is_some_and(|(_, n)| n.parse::<u32>().is_ok())
     };
+    // Compared as canonical paths: `--in real.csv` lists its directory as
+    // `./real.csv`, which is the same file (the report named itself as left out).
+    let chosen = chosen.and_then(|c| std::fs::canonicalize(c).ok());
     let mut out: Vec<PathBuf> = rd
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_file() && Some(p.as_path()) != chosen)
+        .filter(|p| p.is_file() && std::fs::canonicalize(p).ok() != chosen)
         .filter(|p| {
             let stem = p
                 .file_stem()
@@ -215,8 +218,6 @@ struct GradeStats {
     days: usize,
     by_level: [usize; 5],
     sufficient: usize,
-    /// Days with a value.
-    valued: usize,
     /// A benchmark the user brought: levels and sufficiency unknown.
     external: bool,
     median_contributors: f64,
@@ -246,7 +247,6 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
                 days: v.len(),
                 by_level,
                 sufficient: v.iter().filter(|f| f.sufficient).count(),
-                valued: v.iter().filter(|f| f.value.is_some()).count(),
                 external: v.iter().all(|f| crate::board::external(f)),
                 median_contributors: median(
                     &v.iter()
@@ -259,19 +259,29 @@ fn grade_stats(fixings: &[Fixing]) -> Vec<GradeStats> {
         .collect()
 }
 
-/// Picks up to three grades worth charting: the most trade-fixed ones, then the most
-/// valued days (a benchmark the user brought, whatever its name, has no trades to
-/// count but is charted by its values).
+/// Picks up to three grades worth charting, in the board's order
+/// ([`crate::board::board_key`]): current grades first, benchmark GPUs first, bare
+/// metal on demand first, then the most-fed. Composites are not charted here; a
+/// benchmark the user brought, whatever its name, is charted by its values.
 pub(crate) fn featured_grades(fixings: &[Fixing]) -> Vec<String> {
-    let mut s = grade_stats(fixings);
-    s.retain(|g| (g.grade.contains('/') || g.external) && g.valued > 0);
-    s.sort_by(|a, b| {
-        b.by_level[1]
-            .cmp(&a.by_level[1])
-            .then(b.valued.cmp(&a.valued))
-            .then(a.grade.cmp(&b.grade))
-    });
-    s.into_iter().take(3).map(|g| g.grade).collect()
+    let Some(last) = fixings.iter().map(|f| f.date).max() else {
+        return Vec::new();
+    };
+    let mut by: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
+    for f in fixings {
+        by.entry(f.grade.as_str()).or_default().push(f);
+    }
+    let mut s: Vec<(&str, &Vec<&Fixing>)> = by
+        .iter()
+        .filter(|(g, rows)| {
+            (g.contains('/') || rows.iter().all(|f| crate::board::external(f)))
+                && !g.contains('+')
+                && rows.iter().any(|f| f.value.is_some())
+        })
+        .map(|(g, rows)| (*g, rows))
+        .collect();
+    s.sort_by_cached_key(|(g, rows)| crate::board::board_key(g, rows, last));
+    s.into_iter().take(3).map(|(g, _)| g.to_string()).collect()
 }
 
 /// The index part: a summary, the board, charts of the featured grades, their
@@ -286,7 +296,11 @@ fn index_section(
     };
     let fixings = read_fixings(path)?;
     write_index_summary(html, &fixings);
-    crate::board::board(html, &fixings);
+    let methodology = crate::index_notes::methodology_of(inputs.methodology.as_deref(), &fixings);
+    let cutoff = methodology.as_ref().map(crate::index_notes::cutoff_text);
+    crate::board::board(html, &fixings, cutoff.as_deref());
+    crate::index_notes::write_empty_rows(html, &fixings);
+    crate::index_notes::write_restatements(html, path);
     let featured = featured_grades(&fixings);
     let truth = inputs
         .truth
@@ -1009,6 +1023,21 @@ pub fn render_report(in_dir: &Path, out: &Path) -> Result<(), ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report's own fixings file is not "also in this directory", however its
+    /// path is written (`--in real.csv` against the listing's `./real.csv`: the
+    /// report named itself as left out); another fixings file is.
+    #[test]
+    fn the_chosen_file_is_not_named_as_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        for f in ["real.csv", "other.csv"] {
+            std::fs::write(d.join(f), "date,grade,value,method,level\n").unwrap();
+        }
+        let chosen = d.join("sub/../real.csv");
+        assert_eq!(other_fixings(d, Some(&chosen)), [d.join("other.csv")]);
+    }
 
     #[test]
     fn escaping() {

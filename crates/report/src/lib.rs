@@ -12,6 +12,7 @@ mod format;
 mod hedge_card;
 mod html;
 mod index_charts;
+mod index_notes;
 mod intraday_section;
 mod lab_charts;
 mod lab_section;
