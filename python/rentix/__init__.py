@@ -2,7 +2,11 @@
 
 DataFrames in and out are polars (``to_pandas()`` for pandas). Every function calls
 the same Rust crates as the ``rentix`` command line, so the fixings are the CLI's to
-the byte (tested). Errors raise :class:`RentixError` with the CLI's message.
+the byte (tested). Errors raise :class:`RentixError` with the CLI's message, as one
+of its subclasses by the class the CLI exits by: :class:`UsageError` (an argument,
+methodology, contract or mapping that cannot be run; exit 2), :class:`InputError` (a
+file, row or store that cannot be used; exit 3), :class:`IoError` (a file that does
+not exist or cannot be read or written; exit 4).
 
 Example::
 
@@ -25,16 +29,21 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 import polars as pl
 
 from . import _rentix
-from ._rentix import RentixError
+from ._rentix import InputError, IoError, RentixError, UsageError
 
 __all__ = [
     "Backtest",
+    "InputError",
+    "IoError",
     "RentixError",
     "Store",
     "backtest",
     "fix",
     "normalize",
+    "report",
+    "simulate",
     "track",
+    "UsageError",
     "version",
 ]
 
@@ -75,7 +84,7 @@ def _as_canonical(frame: pl.DataFrame) -> pl.DataFrame:
         return frame
     missing = [c for c in _CANONICAL_FROM_NORMALIZED if c not in frame.columns]
     if missing:
-        raise RentixError(
+        raise InputError(
             "this frame looks like normalize()'s output but lacks " + ", ".join(missing)
             + ": pass the raw observations (a path or a canonical frame) instead"
         )
@@ -105,7 +114,7 @@ class _Files:
         else:
             self.paths = [os.fspath(p) for p in observations]
         if not self.paths:
-            raise RentixError("no observation files given")
+            raise UsageError("no observation files given")
 
     def __enter__(self) -> List[str]:
         return self.paths
@@ -329,6 +338,52 @@ def track(
         return _read_parquet(out)
 
 
+def simulate(
+    out: Union[str, os.PathLike],
+    *,
+    params: Optional[Union[str, os.PathLike]] = None,
+    seed: Optional[int] = None,
+    start: Optional[str] = None,
+    days: Optional[int] = None,
+    rows: Optional[int] = None,
+    cadence: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Writes a simulated market with known truth into ``out`` (``rentix
+    simulate``): observations, truth, rents and events of its users; the bundled
+    parameters, or the ``params`` file, with the overrides given. Returns the
+    manifest (``manifest.json``)."""
+    manifest = _rentix.simulate(
+        os.fspath(out),
+        None if params is None else os.fspath(params),
+        seed,
+        None if start is None else str(start),
+        days,
+        rows,
+        cadence,
+    )
+    return json.loads(manifest)
+
+
+def report(
+    inputs: Union[str, os.PathLike, Iterable[Union[str, os.PathLike]]],
+    out: Union[str, os.PathLike],
+    *,
+    truth: Optional[Union[str, os.PathLike]] = None,
+) -> Path:
+    """Renders the human report (``rentix report``: one self-contained HTML file)
+    of a fixings file, a backtest or contract lab directory, or a directory holding
+    them; several fixings files are compared (against ``truth`` when given).
+    Returns the path written."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    _rentix.report(
+        [os.fspath(p) for p in inputs],
+        os.fspath(out),
+        None if truth is None else os.fspath(truth),
+    )
+    return Path(out)
+
+
 class Store:
     """A rentix store directory (``rentix ingest`` writes it).
 
@@ -364,7 +419,7 @@ class Store:
         runs are never read)."""
         files = [str(Path(self.path) / p) for p in _rentix.partitions(self.path)]
         if not files:
-            raise RentixError(f"{self.path}: the store holds no observations")
+            raise InputError(f"{self.path}: the store holds no observations")
         return pl.scan_parquet(files)
 
     def index(

@@ -1,11 +1,15 @@
 """Type stubs of the rentix package."""
 
 import os
+from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Tuple, Union
 
 import polars as pl
 
+from ._rentix import InputError as InputError
+from ._rentix import IoError as IoError
 from ._rentix import RentixError as RentixError
+from ._rentix import UsageError as UsageError
 
 Observations = Union[str, os.PathLike[str], Iterable[Union[str, os.PathLike[str]]], pl.DataFrame]
 Methodology = Union[str, os.PathLike[str], Dict[str, Any]]
@@ -88,3 +92,19 @@ class Store:
         from_: Optional[str] = None,
         to: Optional[str] = None,
     ) -> pl.DataFrame: ...
+def simulate(
+    out: PathLike,
+    *,
+    params: Optional[PathLike] = None,
+    seed: Optional[int] = None,
+    start: Optional[str] = None,
+    days: Optional[int] = None,
+    rows: Optional[int] = None,
+    cadence: Optional[str] = None,
+) -> Dict[str, Any]: ...
+def report(
+    inputs: Union[PathLike, Iterable[PathLike]],
+    out: PathLike,
+    *,
+    truth: Optional[PathLike] = None,
+) -> Path: ...

@@ -3,7 +3,16 @@
 from typing import List, Optional, Tuple
 
 class RentixError(ValueError):
-    """An input rentix refused, with the CLI's message (file, row, field)."""
+    """A failure of rentix, with the CLI's message (file, row, field)."""
+
+class UsageError(RentixError):
+    """An argument, methodology, contract or mapping that cannot be run (exit 2)."""
+
+class InputError(RentixError):
+    """A file, row or store that cannot be used (exit 3)."""
+
+class IoError(RentixError):
+    """A file that does not exist, could not be read or written (exit 4)."""
 
 def read_files(
     files: List[str],
@@ -97,3 +106,13 @@ def lab_write(
 def composite_members(methodology: str, grade: str) -> List[str]: ...
 def fixing_end(store: str, methodology: str) -> Optional[str]: ...
 def has_composites(methodology: str) -> bool: ...
+def simulate(
+    out: str,
+    params: Optional[str] = None,
+    seed: Optional[int] = None,
+    start: Optional[str] = None,
+    days: Optional[int] = None,
+    rows: Optional[int] = None,
+    cadence: Optional[str] = None,
+) -> str: ...
+def report(inputs: List[str], out: str, truth: Optional[str] = None) -> None: ...

@@ -32,7 +32,7 @@ from pathlib import Path
 from datetime import date as _date, timedelta
 from typing import Any, Callable, List, Optional, Tuple, Union
 
-from . import RentixError, _methodology, _rentix
+from . import InputError, UsageError, _methodology, _rentix
 
 # The columns of a fixings file, as the engine writes them (docs/formats.md).
 FIXINGS_SCHEMA = (
@@ -89,7 +89,7 @@ def fix_group(
     returns its fixings (a pyarrow Table of :data:`FIXINGS_SCHEMA`)."""
     spec = _methodology(methodology)
     if _rentix.has_composites(spec) and not grades_only:
-        raise RentixError(
+        raise UsageError(
             "the methodology has composites, which span grades and cannot be fixed by a "
             "task of one grade: pass grades_only=True for the grade rows alone, or fix "
             "composites with `rentix index` on one machine"
@@ -126,7 +126,7 @@ def date_ranges(start: str, through: str, days: int) -> List[Tuple[str, str]]:
     """Consecutive ranges of ``days`` calendar days from ``start`` to ``through``
     (the last one shorter), as ``(first, last)`` ISO dates."""
     if days < 1:
-        raise RentixError(f"split_days must be at least 1, not {days}")
+        raise UsageError(f"split_days must be at least 1, not {days}")
     d, end, out = _date.fromisoformat(start), _date.fromisoformat(through), []
     while d <= end:
         last = min(d + timedelta(days=days - 1), end)
@@ -141,13 +141,13 @@ def _ranges(observations: Any, spec: str, through: Optional[str], days: int) -> 
     from pyspark.sql import functions as F
 
     if through is None:
-        raise RentixError(
+        raise UsageError(
             "split_days needs through= (rentix.spark.fixing_end(store, methodology)): "
             "every range must know where the run ends"
         )
     start = observations.agg(F.min("fixing_date")).first()[0]
     if start is None:
-        raise RentixError("the observations are empty")
+        raise InputError("the observations are empty")
     # A methodology's own cut-off can put an observation a few days before the
     # store's fixing date: the first range starts a week earlier.
     first = (start - timedelta(days=7)).isoformat()

@@ -17,11 +17,80 @@ create_exception!(
     _rentix,
     RentixError,
     pyo3::exceptions::PyValueError,
-    "An input rentix refused, with the CLI's message (file, row, field)."
+    "A failure of rentix, with the CLI's message (file, row, field). Caught as one class, or by its subclasses: UsageError, InputError, IoError."
+);
+create_exception!(
+    _rentix,
+    UsageError,
+    RentixError,
+    "An argument, methodology, contract or mapping that cannot be run (the CLI exits 2)."
+);
+create_exception!(
+    _rentix,
+    InputError,
+    RentixError,
+    "A file, row or store that cannot be used, named in the message (the CLI exits 3)."
+);
+create_exception!(
+    _rentix,
+    IoError,
+    RentixError,
+    "A file that does not exist, could not be read or written (the CLI exits 4)."
 );
 
-fn fail(e: impl std::fmt::Display) -> PyErr {
-    RentixError::new_err(e.to_string())
+/// The Python exception of a failure: its class as the CLI's exit code decides it
+/// (`rentix_errors::class`), with the CLI's message (the error and its causes).
+fn fail<E: std::error::Error + 'static>(e: E) -> PyErr {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    match rentix_errors::class(&e) {
+        rentix_errors::Class::Usage => UsageError::new_err(text),
+        rentix_errors::Class::Io => IoError::new_err(text),
+        rentix_errors::Class::Input | rentix_errors::Class::Finding => InputError::new_err(text),
+    }
+}
+
+/// The store at `path`: one that does not exist is an `IoError` (as the CLI's
+/// exit 4), one that is not a store an `InputError`.
+fn open_store(path: &str) -> PyResult<Store> {
+    if !Path::new(path).exists() {
+        return Err(IoError::new_err(format!("store {path} does not exist")));
+    }
+    Store::open(Path::new(path)).map_err(fail)
+}
+
+/// An argument that cannot be run: a date that is not one, a range that ends
+/// before it starts, an option the function does not take.
+fn usage(text: impl Into<String>) -> PyErr {
+    UsageError::new_err(text.into())
+}
+
+/// A methodology, contract, mapping or perp named by a path that does not exist and
+/// by no shipped file's name: an I/O failure as in the CLI (`IoError`), not a
+/// methodology that cannot be run.
+fn config_exists(spec: &str, kind: rentix_core::ConfigKind) -> PyResult<()> {
+    let path = Path::new(spec);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if path.exists() || rentix_core::bundled(kind, &name).is_some() {
+        return Ok(());
+    }
+    let names: Vec<&str> = kind.bundled().iter().map(|(n, _)| *n).collect();
+    Err(IoError::new_err(format!(
+        "{spec} does not exist, and no shipped {} has that name (shipped: {})",
+        kind.as_str(),
+        names.join(", ")
+    )))
 }
 
 /// A methodology given as a path, a shipped name (`"default"`,
@@ -36,13 +105,14 @@ fn methodology(spec: &str) -> PyResult<Methodology> {
     if spec == "default" {
         return Ok(Methodology::default_methodology());
     }
+    config_exists(spec, rentix_core::ConfigKind::Methodology)?;
     Methodology::from_file(Path::new(spec)).map_err(fail)
 }
 
 fn request(m: Methodology, grades: &[String]) -> PyResult<IndexRequest> {
     let grade_filters = grades
         .iter()
-        .map(|g| rentix_core::GradePattern::new(g).map_err(|e| fail(format!("grade {g:?}: {e}"))))
+        .map(|g| rentix_core::GradePattern::new(g).map_err(|e| usage(format!("grade {g:?}: {e}"))))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(IndexRequest {
         methodology: m,
@@ -57,6 +127,9 @@ fn paths(v: &[String]) -> Vec<PathBuf> {
 }
 
 fn ingest_options(mapping: Option<String>, ratings: &[String]) -> PyResult<IngestOptions> {
+    if let Some(m) = &mapping {
+        config_exists(m, rentix_core::ConfigKind::Mapping)?;
+    }
     Ok(IngestOptions {
         mapping: mapping.map(PathBuf::from),
         ratings: rentix_core::RatingTable::from_files(&paths(ratings)).map_err(fail)?,
@@ -82,7 +155,7 @@ fn write_fixings(
 fn date(s: Option<String>) -> PyResult<Option<chrono::NaiveDate>> {
     s.map(|d| {
         d.parse()
-            .map_err(|_| fail(format!("{d:?} is not a date (YYYY-MM-DD)")))
+            .map_err(|_| usage(format!("{d:?} is not a date (YYYY-MM-DD)")))
     })
     .transpose()
 }
@@ -158,12 +231,12 @@ fn fix_store(
     let (from, to) = (date(from_)?, date(to)?);
     if let Some(m) = intraday(&methodology)? {
         if !grades.is_empty() {
-            return Err(fail(
+            return Err(usage(
                 "an intraday methodology fixes its own grades: leave grades out",
             ));
         }
         return py.detach(|| {
-            let store = Store::open(Path::new(&store)).map_err(fail)?;
+            let store = open_store(&store)?;
             let (r, _, _, _) =
                 rentix_index::intraday::fix_store(&store, &m, from, to).map_err(fail)?;
             rentix_index::intraday::intraday_table(&r, &m)
@@ -174,7 +247,7 @@ fn fix_store(
     }
     let req = request(self::methodology(&methodology)?, &grades)?;
     py.detach(|| {
-        let store = Store::open(Path::new(&store)).map_err(fail)?;
+        let store = open_store(&store)?;
         let result = compute_from_store(&store, &req).map_err(fail)?;
         write_fixings(result.fixings, from, to, &out)
     })
@@ -237,7 +310,7 @@ fn fix_observations(
         })
         .map_err(fail)?;
     if let Some(name) = composite.as_ref().filter(|_| m.composite.is_empty()) {
-        return Err(fail(format!("the methodology has no composite {name:?}")));
+        return Err(usage(format!("the methodology has no composite {name:?}")));
     }
     let mut req = request(m, &[])?;
     // A group's run ends where the whole store's does: a grade whose last
@@ -273,7 +346,7 @@ fn composite_members(methodology: String, grade: String) -> PyResult<Vec<String>
     let m = self::methodology(&methodology)?;
     let g: rentix_core::Grade = grade
         .parse()
-        .map_err(|e| fail(format!("grade {grade:?}: {e}")))?;
+        .map_err(|e| usage(format!("grade {grade:?}: {e}")))?;
     let mut out = Vec::new();
     for c in &m.composite {
         let member = match c.method {
@@ -297,7 +370,7 @@ fn composite_members(methodology: String, grade: String) -> PyResult<Vec<String>
 fn fixing_end(py: Python<'_>, store: String, methodology: String) -> PyResult<Option<String>> {
     let req = request(self::methodology(&methodology)?, &[])?;
     py.detach(|| {
-        let store = Store::open(Path::new(&store)).map_err(fail)?;
+        let store = open_store(&store)?;
         let Some((_, last)) = store.fixing_dates().map_err(fail)? else {
             return Ok(None);
         };
@@ -321,10 +394,10 @@ fn fixing_end(py: Python<'_>, store: String, methodology: String) -> PyResult<Op
 fn observation_days(methodology: String, from_: String, to: String) -> PyResult<(String, String)> {
     let m = self::methodology(&methodology)?;
     let (Some(d1), Some(d2)) = (date(Some(from_))?, date(Some(to))?) else {
-        return Err(fail("a date range needs both ends"));
+        return Err(usage("a date range needs both ends"));
     };
     if d1 > d2 {
-        return Err(fail(format!(
+        return Err(usage(format!(
             "the range {d1} to {d2} ends before it starts"
         )));
     }
@@ -346,7 +419,7 @@ fn lab_candidates(candidates: Vec<String>) -> PyResult<Vec<(String, String)>> {
         .collect::<PyResult<Vec<_>>>()?;
     rentix_lab::check_names(&parsed).map_err(fail)?;
     if parsed.is_empty() {
-        return Err(fail("no candidate given"));
+        return Err(usage("no candidate given"));
     }
     Ok(parsed
         .into_iter()
@@ -476,17 +549,20 @@ fn ingest(
 /// The committed partition files of the store at `store` (paths relative to it).
 #[pyfunction]
 fn partitions(store: String) -> PyResult<Vec<String>> {
-    let store = Store::open(Path::new(&store)).map_err(fail)?;
+    let store = open_store(&store)?;
     Ok(store.partitions().map_err(fail)?.paths())
 }
 
 fn contract(path: Option<String>, underlying: Option<String>) -> PyResult<ContractSpec> {
     let mut c = match path {
-        Some(p) => ContractSpec::from_file(Path::new(&p)).map_err(fail)?,
+        Some(p) => {
+            config_exists(&p, rentix_core::ConfigKind::Contract)?;
+            ContractSpec::from_file(Path::new(&p)).map_err(fail)?
+        }
         None => ContractSpec::default_contract(),
     };
     if let Some(u) = underlying {
-        rentix_backtest::validate_index_name(&u).map_err(|e| fail(format!("underlying: {e}")))?;
+        rentix_backtest::validate_index_name(&u).map_err(|e| usage(format!("underlying: {e}")))?;
         c = c.on_underlying(&u);
     }
     Ok(c)
@@ -497,7 +573,7 @@ fn side(s: Option<String>) -> PyResult<Option<Side>> {
         None => Ok(None),
         Some("pay") => Ok(Some(Side::Pay)),
         Some("earn") => Ok(Some(Side::Earn)),
-        Some(other) => Err(fail(format!(
+        Some(other) => Err(usage(format!(
             "side {other:?}: expected \"pay\" or \"earn\""
         ))),
     }
@@ -532,12 +608,13 @@ fn backtest(
     let contract = self::contract(contract, underlying)?;
     let perp = match perp {
         None if perp_premium.is_some() => {
-            return Err(fail(
+            return Err(usage(
                 "perp_premium needs perp (a perp spec or a shipped name)",
             ))
         }
         None => None,
         Some(p) => {
+            config_exists(&p, rentix_core::ConfigKind::Perp)?;
             let spec = rentix_backtest::PerpSpec::from_file(Path::new(&p)).map_err(fail)?;
             Some(match perp_premium {
                 Some(x) => spec.with_constant_premium(x).map_err(fail)?,
@@ -550,18 +627,18 @@ fn backtest(
     } else {
         strategies
             .iter()
-            .map(|s| s.parse::<Strategy>().map_err(fail))
+            .map(|s| s.parse::<Strategy>().map_err(usage))
             .collect::<PyResult<Vec<_>>>()?
     };
     strategies.sort();
     strategies.dedup();
     if resamples > 100_000 {
-        return Err(fail(format!("resamples {resamples} is more than 100000")));
+        return Err(usage(format!("resamples {resamples} is more than 100000")));
     }
     let files = BacktestFiles {
         index: PathBuf::from(index),
         rent: PathBuf::from(rent),
-        period_end: period_end.parse::<PeriodEnd>().map_err(fail)?,
+        period_end: period_end.parse::<PeriodEnd>().map_err(usage)?,
         side: self::side(side)?,
         events: events.map(PathBuf::from),
         // A contract that applies revisions after expiry settles on today's view.
@@ -606,12 +683,12 @@ fn track(
     seed: u64,
 ) -> PyResult<usize> {
     if !(0.0..=1.0).contains(&min_sufficient_share) {
-        return Err(fail(format!(
+        return Err(usage(format!(
             "min_sufficient_share {min_sufficient_share} is not a share between 0 and 1"
         )));
     }
     let contract = self::contract(contract, None)?;
-    let period_end = period_end.parse::<PeriodEnd>().map_err(fail)?;
+    let period_end = period_end.parse::<PeriodEnd>().map_err(usage)?;
     let side = self::side(side)?;
     let opt = rentix_backtest::TrackOptions {
         min_periods,
@@ -637,6 +714,92 @@ fn track(
 }
 
 /// The version of the engine.
+/// Writes a simulated market into `out` as `rentix simulate` does (the bundled
+/// parameters, or `params`, with the overrides given); returns its manifest as JSON.
+#[pyfunction]
+#[pyo3(signature = (out, params=None, seed=None, start=None, days=None, rows=None, cadence=None))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the CLI's flags, as keyword arguments"
+)]
+fn simulate(
+    py: Python<'_>,
+    out: String,
+    params: Option<String>,
+    seed: Option<u64>,
+    start: Option<String>,
+    days: Option<u32>,
+    rows: Option<u64>,
+    cadence: Option<String>,
+) -> PyResult<String> {
+    let mut p = match &params {
+        Some(path) => {
+            if !Path::new(path).exists() {
+                return Err(IoError::new_err(format!(
+                    "parameter file {path} does not exist"
+                )));
+            }
+            let text = rentix_core::read_text(Path::new(path), rentix_core::MAX_CONFIG_BYTES)
+                .map_err(fail)?;
+            rentix_sim::SimParams::from_toml(&text).map_err(fail)?
+        }
+        None => rentix_sim::SimParams::default_params(),
+    };
+    if let Some(s) = seed {
+        p.seed = s;
+    }
+    if let Some(s) = date(start)? {
+        p.start = s;
+    }
+    if let Some(d) = days {
+        p.days = d;
+    }
+    if let Some(r) = rows {
+        if r == 0 {
+            return Err(usage("rows=0: a market needs at least one observation"));
+        }
+        p.rows = r;
+    }
+    if let Some(c) = &cadence {
+        let m =
+            rentix_index::intraday::parse_minutes(c).map_err(|e| usage(format!("cadence: {e}")))?;
+        p.cadence_minutes = (m != 1440).then_some(m as u32);
+    }
+    p.validate().map_err(fail)?;
+    py.detach(|| {
+        let m = rentix_sim::simulate(Path::new(&out), &p, &|_| {}).map_err(fail)?;
+        serde_json::to_string(&m).map_err(fail)
+    })
+}
+
+/// Renders `rentix report`'s HTML for `inputs` into `out`: one input (a fixings
+/// file, a backtest or contract lab directory, or a directory holding them) or
+/// several fixings files compared, measured against `truth` when given.
+#[pyfunction]
+#[pyo3(signature = (inputs, out, truth=None))]
+fn report(py: Python<'_>, inputs: Vec<String>, out: String, truth: Option<String>) -> PyResult<()> {
+    if !out.ends_with(".html") {
+        return Err(usage(format!("out {out} must end in .html")));
+    }
+    for p in inputs.iter().chain(truth.iter()) {
+        if !Path::new(p).exists() {
+            return Err(IoError::new_err(format!("{p} does not exist")));
+        }
+    }
+    py.detach(|| match inputs.as_slice() {
+        [] => Err(usage("no input given")),
+        [one] if truth.is_some() => Err(usage(format!(
+            "truth measures several compared fixings files; a single input {one} finds sim/truth.csv itself"
+        ))),
+        [one] => rentix_report::render_report(Path::new(one), Path::new(&out)).map_err(fail),
+        many => {
+            let many: Vec<PathBuf> = paths(many);
+            rentix_report::render_comparison(&many, truth.as_deref().map(Path::new), Path::new(&out))
+                .map_err(fail)
+        }
+    })
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -645,6 +808,9 @@ fn version() -> &'static str {
 #[pymodule]
 fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RentixError", m.py().get_type::<RentixError>())?;
+    m.add("UsageError", m.py().get_type::<UsageError>())?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add("IoError", m.py().get_type::<IoError>())?;
     m.add_function(wrap_pyfunction!(read_files, m)?)?;
     m.add_function(wrap_pyfunction!(fix_files, m)?)?;
     m.add_function(wrap_pyfunction!(fix_store, m)?)?;
@@ -661,6 +827,8 @@ fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fixing_end, m)?)?;
     m.add_function(wrap_pyfunction!(composite_members, m)?)?;
     m.add_function(wrap_pyfunction!(track, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -136,6 +136,54 @@ class Market(unittest.TestCase):
         with self.assertRaises(rentix.RentixError):
             rentix.Store(self.dir / "nowhere").index()
 
+    def test_simulate_and_report_write_the_clis_bytes(self):
+        """simulate() and report() are the CLI's: the same market and the same HTML
+        to the byte."""
+        py_sim, cli_sim = self.dir / "py_sim", self.dir / "cli_sim"
+        manifest = rentix.simulate(py_sim, seed=3, start="2025-01-01", days=40)
+        run("simulate", "--out", str(cli_sim), "--seed", "3", "--start", "2025-01-01", "--days", "40")
+        self.assertEqual(manifest["observations"], len((py_sim / "observations.csv").read_text().splitlines()) - 1)
+        for f in ["observations.csv", "truth.csv", "manifest.json"]:
+            self.assertEqual((py_sim / f).read_bytes(), (cli_sim / f).read_bytes(), f)
+        fixings = self.dir / "rep" / "fixings.csv"
+        fixings.parent.mkdir(exist_ok=True)
+        run("index", "--store", str(self.store), "--out", str(fixings))
+        py_html, cli_html = self.dir / "rep" / "py.html", self.dir / "rep" / "cli.html"
+        self.assertEqual(rentix.report(fixings, py_html), py_html)
+        run("report", "--in", str(fixings), "--out", str(cli_html))
+        self.assertEqual(py_html.read_bytes(), cli_html.read_bytes())
+        with self.assertRaises(rentix.UsageError):
+            rentix.report(fixings, self.dir / "rep" / "x.pdf")
+        with self.assertRaises(rentix.UsageError):
+            rentix.simulate(self.dir / "x", rows=0)
+
+    def test_errors_are_raised_by_the_class_the_cli_exits_by(self):
+        """One failure, one class: each Python exception is the subclass of
+        RentixError whose exit code the CLI gives for the same input (it was one
+        RentixError for everything)."""
+        bad = self.dir / "bad_columns.csv"
+        bad.write_text("kind,observed_at,source\ntrade,2025-01-01,x\n")
+        out = str(self.dir / "cls.csv")
+        cases = [
+            (lambda: rentix.fix(self.obs, "no_such_methodology"), rentix.IoError,
+             ["index", "--input", str(self.obs), "--methodology", "no_such_methodology", "--out", out]),
+            (lambda: rentix.normalize(bad), rentix.InputError,
+             ["index", "--input", str(bad), "--out", out]),
+            (lambda: rentix.Store(self.dir / "nowhere").index(), rentix.IoError,
+             ["index", "--store", str(self.dir / "nowhere"), "--out", out]),
+            (lambda: rentix.Store(self.dir / "nowhere").index(from_="2025-13-01"), rentix.UsageError,
+             ["index", "--store", str(self.store), "--from", "2025-13-01", "--out", out]),
+            (lambda: rentix.fix(self.obs, {"version": "x"}), rentix.UsageError, None),
+        ]
+        codes = {rentix.UsageError: 2, rentix.InputError: 3, rentix.IoError: 4}
+        for call, cls, cli_args in cases:
+            with self.assertRaises(cls) as e:
+                call()
+            self.assertIsInstance(e.exception, rentix.RentixError)
+            if cli_args is not None:
+                got = subprocess.run([cli(), *cli_args], capture_output=True, text=True)
+                self.assertEqual(got.returncode, codes[cls], (cli_args, got.stderr))
+
     def test_backtest_and_track_give_the_clis_numbers(self):
         fixings = self.dir / "bt" / "fixings.csv"
         fixings.parent.mkdir(exist_ok=True)

@@ -225,18 +225,15 @@ macro_rules! usage {
 pub(crate) use usage;
 
 /// Exit codes, by the class of a failure (`rentix --help`, README).
-pub(crate) const FINDING: u8 = 1;
-pub(crate) const USAGE: u8 = 2;
-pub(crate) const INPUT: u8 = 3;
-pub(crate) const IO: u8 = 4;
+pub(crate) const FINDING: u8 = rentix_errors::Class::Finding as u8;
+pub(crate) const USAGE: u8 = rentix_errors::Class::Usage as u8;
+pub(crate) const INPUT: u8 = rentix_errors::Class::Input as u8;
+pub(crate) const IO: u8 = rentix_errors::Class::Io as u8;
 
-/// The class of one error of a chain, when its type says it.
+/// The class of one error of a chain, when its type says it: the binary's own
+/// types here, every library crate's in [`rentix_errors::class_of`] (which Python
+/// raises its exception classes by).
 fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
-    use rentix_backtest::BacktestError as B;
-    use rentix_index::IndexError as X;
-    use rentix_ingest::IngestError as G;
-    use rentix_store::StoreError as S;
-    use rentix_table::TableError as T;
     if e.is::<Finding>() || e.is::<verify::Differs>() {
         return Some(FINDING);
     }
@@ -246,90 +243,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
     if e.is::<Missing>() {
         return Some(IO);
     }
-    if let Some(e) = e.downcast_ref::<T>() {
-        return Some(match e {
-            T::Read { .. } | T::Write { .. } => IO,
-            T::Format { .. } | T::NoParquet { .. } => USAGE,
-            _ => INPUT,
-        });
-    }
-    if let Some(e) = e.downcast_ref::<S>() {
-        return match e {
-            S::Read { .. } | S::Write { .. } => Some(IO),
-            S::Table(t) => class_of(t),
-            _ => Some(INPUT),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<G>() {
-        return match e {
-            G::Read { .. } | G::Write { .. } => Some(IO),
-            G::Mapping { .. } | G::Cutoff { .. } => Some(USAGE),
-            G::Store(s) => class_of(s),
-            G::Table(t) => class_of(t),
-            _ => Some(INPUT),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<X>() {
-        return match e {
-            X::Methodology { .. } | X::Config(_) => Some(USAGE),
-            X::Store(g) => class_of(g),
-            X::Published(f) => class_of(f),
-            X::Table(t) => class_of(t),
-            _ => Some(INPUT),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<rentix_index::FixingsError>() {
-        use rentix_index::FixingsError as F;
-        return match e {
-            F::Table(t) => class_of(t),
-            F::Input { .. } | F::Fixings { .. } => Some(INPUT),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<B>() {
-        return match e {
-            B::Contract { .. } | B::ContractOnIndex(_) | B::Underlying(_) => Some(USAGE),
-            B::Index(x) => class_of(x),
-            B::Table(t) => class_of(t),
-            _ => Some(INPUT),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<rentix_lab::LabError>() {
-        use rentix_lab::LabError as L;
-        return match e {
-            L::Candidate { .. } | L::DuplicateName(_) | L::Settings(_) => Some(USAGE),
-            L::Table(t) => class_of(t),
-            L::Backtest(b) => class_of(b),
-            _ => Some(INPUT),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<rentix_report::ReportError>() {
-        use rentix_report::ReportError as P;
-        return match e {
-            P::Usage(_) => Some(USAGE),
-            P::Input { .. } => Some(INPUT),
-            P::Index(x) => class_of(x),
-            P::Backtest(x) => class_of(x),
-            P::Lab(x) => class_of(x),
-            P::Table(t) => class_of(t),
-            P::Chart { .. } => Some(IO),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<rentix_sim::SimError>() {
-        return Some(match e {
-            rentix_sim::SimError::Params(_) => USAGE,
-            _ => IO,
-        });
-    }
-    if e.is::<rentix_core::CoreError>()
-        || e.is::<serde_json::Error>()
-        || e.is::<rentix_backtest::CostError>()
-    {
-        return Some(INPUT);
-    }
-    if e.is::<std::io::Error>() {
-        return Some(IO);
-    }
-    None
+    rentix_errors::class_of(e).map(|c| c as u8)
 }
 
 /// The message of a failed command: the error and its causes joined by ": ", as

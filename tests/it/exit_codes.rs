@@ -258,7 +258,11 @@ fn a_missing_input_is_io_for_every_command_and_flag() {
         format!("a={gone}:nymex-gpu1-h100"),
         format!("a=default:{gone}"),
     ];
-    cases.extend(more_missing_inputs(fixings, rent, gone, out, &candidates));
+    let more = more_missing_inputs(fixings, rent, gone, out, &candidates);
+    cases.extend(
+        more.iter()
+            .map(|(flag, args)| (*flag, args.iter().map(String::as_str).collect())),
+    );
     for (flag, args) in cases {
         let (c, err) = code(&args);
         assert_eq!(c, Some(4), "{args:?}: {err}");
@@ -273,139 +277,77 @@ fn a_missing_input_is_io_for_every_command_and_flag() {
 /// commands, settle, health, the optional inputs), and the flags that take a file or
 /// a shipped name, where a name that is neither is the same missing input (it was 3
 /// for `backtest --contract`/`--perp`, `track --contract` and `verify --methodology`,
-/// 2 for a lab candidate).
-fn more_missing_inputs<'a>(
-    fixings: &'a str,
-    rent: &'a str,
-    gone: &'a str,
-    out: &'a str,
-    candidates: &'a [String; 2],
-) -> Vec<(&'static str, Vec<&'a str>)> {
-    let backtest = |extra: &[&'a str]| {
-        let mut v = vec!["backtest", "--index", fixings, "--rent", rent, "--out", out];
-        v.extend_from_slice(extra);
-        v
-    };
-    let lab = |cand: &'a str| {
-        vec![
-            "contract",
-            "--store",
-            out,
-            "--candidate",
-            cand,
-            "--out",
-            out,
-        ]
-    };
-    vec![
+/// 2 for a lab candidate). Each line is a template: `F` the fixings, `R` a rent
+/// file, `G` the missing path, `O` an output directory, `C0`/`C1` lab candidates.
+fn more_missing_inputs(
+    fixings: &str,
+    rent: &str,
+    gone: &str,
+    out: &str,
+    candidates: &[String; 2],
+) -> Vec<(&'static str, Vec<String>)> {
+    let bt = "backtest --index F --rent R --out O";
+    let lab = "contract --store O --candidate";
+    [
+        ("--truth", "report --in F --truth G --out O".to_string()),
+        ("--throughput", format!("{bt} --throughput G --operator x")),
+        ("--contract", format!("{bt} --contract G")),
+        ("--perp", format!("{bt} --perp G")),
+        ("--contract", "track --index F --rent R --contract G".into()),
         (
-            "--truth",
-            vec!["report", "--in", fixings, "--truth", gone, "--out", out],
-        ),
-        (
-            "--throughput",
-            backtest(&["--throughput", gone, "--operator", "x"]),
-        ),
-        ("--contract", backtest(&["--contract", gone])),
-        ("--perp", backtest(&["--perp", gone])),
-        (
-            "--contract",
-            vec![
-                "track",
-                "--index",
-                fixings,
-                "--rent",
-                rent,
-                "--contract",
-                gone,
-            ],
+            "--methodology",
+            "verify --store O --fixings F --methodology G".into(),
         ),
         (
             "--methodology",
-            vec![
-                "verify",
-                "--store",
-                out,
-                "--fixings",
-                fixings,
-                "--methodology",
-                gone,
-            ],
+            "index --store O --out O --methodology G".into(),
         ),
-        (
-            "--methodology",
-            vec!["index", "--store", out, "--out", out, "--methodology", gone],
-        ),
-        (
-            "--mapping",
-            vec!["index", "--input", rent, "--mapping", gone, "--out", out],
-        ),
-        (
-            "--ratings",
-            vec!["index", "--input", rent, "--ratings", gone, "--out", out],
-        ),
-        (
-            "--mapping",
-            vec!["ingest", "--store", out, "--mapping", gone, rent],
-        ),
-        (
-            "--ratings",
-            vec!["ingest", "--store", out, "--ratings", gone, rent],
-        ),
+        ("--mapping", "index --input R --mapping G --out O".into()),
+        ("--ratings", "index --input R --ratings G --out O".into()),
+        ("--mapping", "ingest --store O --mapping G R".into()),
+        ("--ratings", "ingest --store O --ratings G R".into()),
         (
             "--fixings",
-            vec![
-                "cost",
-                "--throughput",
-                rent,
-                "--fixings",
-                gone,
-                "--out",
-                out,
-            ],
+            "cost --throughput R --fixings G --out O".into(),
         ),
-        (
-            "--store",
-            vec!["cost", "--throughput", rent, "--store", gone, "--out", out],
-        ),
-        ("--candidate", lab(&candidates[0])),
-        ("--candidate", lab(&candidates[1])),
+        ("--store", "cost --throughput R --store G --out O".into()),
+        ("--candidate", format!("{lab} C0 --out O")),
+        ("--candidate", format!("{lab} C1 --out O")),
         (
             "--rent-dir",
-            vec![
-                "contract",
-                "--store",
-                out,
-                "--candidate",
-                "a=default:nymex-gpu1-h100",
-                "--rent-dir",
-                gone,
-                "--out",
-                out,
-            ],
+            format!("{lab} a=default:nymex-gpu1-h100 --rent-dir G --out O"),
         ),
         (
             "--fixings",
-            vec![
-                "settle",
-                "--fixings",
-                gone,
-                "--from",
-                "2025-01-01",
-                "--to",
-                "2025-02-01",
-            ],
+            "settle --fixings G --from 2025-01-01 --to 2025-02-01".into(),
         ),
-        ("--store", vec!["health", "--store", gone]),
-        (
-            "--fixings",
-            vec!["health", "--store", out, "--fixings", gone],
-        ),
-        ("--store", vec!["store", "check", "--store", gone]),
-        ("--store", vec!["store", "compact", "--store", gone]),
-        ("--store", vec!["store", "migrate", "--store", gone]),
-        ("--params", vec!["simulate", "--out", out, "--params", gone]),
+        ("--store", "health --store G".into()),
+        ("--fixings", "health --store O --fixings G".into()),
+        ("--store", "store check --store G".into()),
+        ("--store", "store compact --store G".into()),
+        ("--store", "store migrate --store G".into()),
+        ("--params", "simulate --out O --params G".into()),
     ]
+    .into_iter()
+    .map(|(flag, line)| {
+        let args = line
+            .split(' ')
+            .map(|t| {
+                match t {
+                    "F" => fixings,
+                    "R" => rent,
+                    "G" => gone,
+                    "O" => out,
+                    "C0" => &candidates[0],
+                    "C1" => &candidates[1],
+                    t => t,
+                }
+                .to_string()
+            })
+            .collect();
+        (flag, args)
+    })
+    .collect()
 }
 
 /// The report's refusals are typed (rentix_report::ReportError): a directory that
