@@ -130,7 +130,8 @@ pub(crate) enum Command {
         after_help = "Example:\n  rentix simulate --out sim15 --days 2 --cadence 15m\n  \
                             rentix ingest --store store15 sim15/observations.csv\n  \
                             rentix index --store store15 --methodology intraday_lowest_listing_15m --out intraday.csv\n  \
-                            rentix settle --fixings intraday.csv --grade h100-sxm-80gb/vm/on-demand --from 2024-01-01 --to 2024-01-02"
+                            rentix settle --fixings intraday.csv --grade h100-sxm-80gb/vm/on-demand --from 2024-01-01 --to 2024-01-02\n  \
+                            rentix settle --fixings intraday.csv --grade h100-sxm-80gb/vm/on-demand --from 2024-01-01 --to 2024-01-02 --schedule 1h   # a lane published hourly"
     )]
     Settle(SettleArgs),
     /// The cost of useful output: rent per million useful tokens by operator, and the
@@ -335,6 +336,14 @@ pub(crate) struct SettleArgs {
     /// between the grade's stamps; 1d for a daily file).
     #[arg(long)]
     pub cadence: Option<String>,
+    /// The lane's publication schedule, when it is not every stamp of one step:
+    /// `GRID` or `FROM=GRID`, where GRID is a step (`15m`, `6h`) or times of day in
+    /// UTC (`00:00,06:00,12:00,18:00`) and FROM a date or RFC 3339 time from which
+    /// the era holds (its stamps after FROM). Repeat for eras; one has no FROM (the
+    /// first). Replaces --cadence: a lane published four times a day counts 4
+    /// scheduled stamps a day, not 96 with 92 missing.
+    #[arg(long = "schedule", conflicts_with = "cadence")]
+    pub schedule: Vec<String>,
     /// L: a gap is filled from at most this much of published stamps before it (a
     /// duration, divided by the cadence).
     #[arg(long, default_value = "72h")]

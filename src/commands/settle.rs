@@ -3,7 +3,7 @@
 
 use crate::cli::SettleArgs;
 use chrono::{DateTime, NaiveDate, Utc};
-use rentix_backtest::{period_rate, PeriodRate, PeriodRule};
+use rentix_backtest::{period_rate, Grid, PeriodRate, PeriodRule, StampSchedule};
 use rentix_index::FixingsError;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,36 +15,111 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
         crate::commands::usage!("--from {} is not before --to {}", a.from, a.to);
     }
     let series = series(&a.fixings, a.grade.as_deref())?;
-    let cadence = match &a.cadence {
-        Some(c) => minutes(c, "--cadence")?,
-        None => series.cadence,
-    };
-    if cadence < 1 {
-        crate::commands::usage!("--cadence must be at least a minute");
-    }
     let lookback = minutes(&a.lookback, "--lookback")?;
+    let (schedule, cadence) = if a.schedule.is_empty() {
+        let cadence = match &a.cadence {
+            Some(c) => minutes(c, "--cadence")?,
+            None => series.cadence,
+        };
+        if cadence < 1 {
+            crate::commands::usage!("--cadence must be at least a minute");
+        }
+        (
+            Schedule::new(&series, from, to, cadence),
+            Cadence::Step(cadence),
+        )
+    } else {
+        let plan = plan(&a.schedule)?;
+        (
+            Schedule::planned(&series, from, to, &plan),
+            Cadence::Planned(a.schedule.join(" ")),
+        )
+    };
+    // L in stamps: the look-back over the period's mean step.
+    let (pa, pb) = schedule.period;
+    let step_minutes = match &cadence {
+        Cadence::Step(c) => *c as f64,
+        Cadence::Planned(_) if pb > pa => {
+            let start = schedule.times[pa] - schedule.step_before(pa);
+            (schedule.times[pb - 1] - start) as f64 / 60.0 / (pb - pa) as f64
+        }
+        Cadence::Planned(_) => 1.0,
+    };
+    let stamps = match &cadence {
+        Cadence::Step(c) => usize::try_from(lookback / c).unwrap_or(1),
+        Cadence::Planned(_) => (lookback as f64 / step_minutes).round() as usize,
+    };
     let rule = PeriodRule {
-        lookback: usize::try_from((lookback / cadence).max(1)).unwrap_or(1),
+        lookback: stamps.max(1),
         ..rule
     };
-    let schedule = Schedule::new(&series, from, to, cadence);
     let Some(r) = period_rate(&schedule.values, schedule.period, &rule) else {
         return Err(input(
             &a.fixings,
             format!(
-                "the period {} .. {} holds no stamp of a {cadence}-minute schedule",
-                a.from, a.to
+                "the period {} .. {} holds no stamp of the schedule ({})",
+                a.from,
+                a.to,
+                cadence.describe()
             ),
         ));
     };
     let out = if a.json {
-        json(&series.grade, &schedule, &r, cadence, &rule)?
+        json(&series.grade, &schedule, &r, &cadence, &rule)?
     } else {
-        text(&series.grade, &schedule, &r, cadence, &rule)
+        text(&series.grade, &schedule, &r, &cadence, &rule)
     };
     use std::io::Write;
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(())
+}
+
+/// The schedule a period is counted on: one step, or `--schedule`'s eras.
+enum Cadence {
+    /// Every stamp of this many minutes.
+    Step(i64),
+    /// `--schedule`, as given.
+    Planned(String),
+}
+
+impl Cadence {
+    fn describe(&self) -> String {
+        match self {
+            Cadence::Step(c) => format!("{c}-minute stamps"),
+            Cadence::Planned(s) => format!("--schedule {s}"),
+        }
+    }
+}
+
+/// `--schedule` values as a publication schedule.
+fn plan(specs: &[String]) -> anyhow::Result<StampSchedule> {
+    let mut eras = Vec::new();
+    for spec in specs {
+        let (from, grid) = match spec.split_once('=') {
+            Some((f, g)) => (Some(instant(f.trim(), "--schedule")?.timestamp()), g),
+            None => (None, spec.as_str()),
+        };
+        let grid = grid.trim();
+        let grid = if grid.contains(':') {
+            let mut times = Vec::new();
+            for t in grid.split(',') {
+                match chrono::NaiveTime::parse_from_str(t.trim(), "%H:%M") {
+                    Ok(t) => times.push(i64::from(chrono::Timelike::num_seconds_from_midnight(&t))),
+                    Err(_) => crate::commands::usage!(
+                        "--schedule {spec:?}: {t:?} is not a time of day (HH:MM, UTC)"
+                    ),
+                }
+            }
+            Grid::TimesOfDay(times)
+        } else {
+            Grid::Every(minutes(grid, "--schedule")? * 60)
+        };
+        eras.push((from, grid));
+    }
+    match StampSchedule::new(eras) {
+        Ok(s) => Ok(s),
+        Err(e) => crate::commands::usage!("--schedule {}: {e}", specs.join(" ")),
+    }
 }
 
 fn rule(a: &SettleArgs) -> anyhow::Result<PeriodRule> {
@@ -225,6 +300,58 @@ impl Schedule {
         }
     }
 
+    /// The schedule of `--schedule` around the period: its stamps from the record's
+    /// start (or the period's) to the record's end (or the period's); the period
+    /// holds the stamps after `from` through `to`.
+    fn planned(
+        series: &Series,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        plan: &StampSchedule,
+    ) -> Self {
+        let (f, l) = (from.timestamp(), to.timestamp());
+        let lo = series.stamps.keys().next().copied().unwrap_or(f).min(f);
+        let hi = series
+            .stamps
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(l)
+            .max(l);
+        let times = plan.stamps(lo, hi);
+        let values = times
+            .iter()
+            .map(|t| series.stamps.get(t).copied().flatten())
+            .collect();
+        let a = times.partition_point(|t| *t <= f);
+        let b = times.partition_point(|t| *t <= l);
+        let off_grid = series
+            .stamps
+            .keys()
+            .filter(|t| times.binary_search(t).is_err())
+            .count();
+        Self {
+            times,
+            values,
+            period: (a, b),
+            off_grid,
+            daily: false,
+        }
+    }
+
+    /// The length of the interval stamp `i` covers, in seconds: back to the stamp
+    /// before it (the one after it for the first).
+    fn step_before(&self, i: usize) -> i64 {
+        match (
+            i.checked_sub(1).map(|j| self.times[j]),
+            self.times.get(i + 1),
+        ) {
+            (Some(prev), _) => self.times[i] - prev,
+            (None, Some(next)) => next - self.times[i],
+            (None, None) => 60,
+        }
+    }
+
     /// Stamp `i` as a time (the end of its interval), or a daily file's date.
     fn at(&self, i: usize) -> String {
         let t = self.times[i] - if self.daily { 86_400 } else { 0 };
@@ -241,14 +368,22 @@ fn pct(k: usize, n: usize) -> String {
     format!("{:.2}%", 100.0 * k as f64 / n.max(1) as f64)
 }
 
-fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: i64, rule: &PeriodRule) -> String {
+fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: &Cadence, rule: &PeriodRule) -> String {
     let (a, b) = s.period;
-    let mut out = format!(
-        "{grade}: {} stamps of {cadence} minutes, {} to {}\n",
-        r.scheduled,
-        s.at(a),
-        s.at(b - 1)
-    );
+    let mut out = match cadence {
+        Cadence::Step(c) => format!(
+            "{grade}: {} stamps of {c} minutes, {} to {}\n",
+            r.scheduled,
+            s.at(a),
+            s.at(b - 1)
+        ),
+        Cadence::Planned(p) => format!(
+            "{grade}: {} scheduled stamps (--schedule {p}), {} to {}\n",
+            r.scheduled,
+            s.at(a),
+            s.at(b - 1)
+        ),
+    };
     let rate = r
         .rate
         .map_or("none (no value before or in the period)".to_string(), |v| {
@@ -305,8 +440,9 @@ fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: i64, rule: &PeriodRu
     }
     if s.off_grid > 0 {
         out.push_str(&format!(
-            "  off grid    {} published stamps are not on the {cadence}-minute schedule: not counted\n",
-            s.off_grid
+            "  off grid    {} published stamps are not on the schedule ({}): not counted\n",
+            s.off_grid,
+            cadence.describe()
         ));
     }
     out
@@ -316,9 +452,13 @@ fn json(
     grade: &str,
     s: &Schedule,
     r: &PeriodRate,
-    cadence: i64,
+    cadence: &Cadence,
     rule: &PeriodRule,
 ) -> anyhow::Result<String> {
+    let (cadence_minutes, schedule) = match cadence {
+        Cadence::Step(c) => (Some(*c), None),
+        Cadence::Planned(p) => (None, Some(p.as_str())),
+    };
     let (a, b) = s.period;
     let gaps: Vec<serde_json::Value> = r
         .gaps
@@ -334,7 +474,8 @@ fn json(
         "grade": grade,
         "first_stamp": s.at(a),
         "last_stamp": s.at(b - 1),
-        "cadence_minutes": cadence,
+        "cadence_minutes": cadence_minutes,
+        "schedule": schedule,
         "lookback_stamps": rule.lookback,
         "scheduled": r.scheduled,
         "published": r.filled,

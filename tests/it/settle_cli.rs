@@ -157,3 +157,107 @@ fn settle_refuses_what_it_cannot_settle_by_cause() {
         Some(4)
     );
 }
+
+/// An intraday file of one grade whose stamps are `(minutes after 2025-06-01
+/// 00:00 UTC, value)`.
+fn stamped(dir: &std::path::Path, stamps: &[(i64, f64)]) -> std::path::PathBuf {
+    let mut s = String::from("date,fixed_at,grade,value,band,votes_p25_p75,method,n_contributors,n_observed,n_carried,n_rejected,sufficient,flags,methodology_version\n");
+    let day0 = chrono::NaiveDate::from_ymd_opt(2025, 6, 1)
+        .unwrap()
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc();
+    for (m, v) in stamps {
+        let t = day0 + chrono::Duration::minutes(*m);
+        let date = (t - chrono::Duration::minutes(15)).date_naive();
+        s.push_str(&format!(
+            "{date},{},g/vm/on-demand,{v},,,intraday,5,5,0,0,true,,t-1\n",
+            t.format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        ));
+    }
+    let path = dir.join("lane.csv");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+/// A lane published four times a day (06:00, 12:00, 18:00, 24:00) through June 2,
+/// then every 15 minutes from June 3. On the file's own step (15 minutes) June 2
+/// counts 4 of 96 stamps published: determination (issue 50: "92 of 96 stamps as
+/// missing"). On its schedule (`--schedule 6h --schedule 2025-06-03=15m`) it is 4 of
+/// 4, settled, at (2 + 3 + 4 + 5) / 4 = 3.5; June 2 and 3 together are 4 + 96 = 100
+/// stamps, all published: (14 + 96 x 6) / 100 = 5.9.
+#[test]
+fn a_publication_schedule_counts_only_the_stamps_the_lane_publishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = 1440;
+    let mut stamps = Vec::new();
+    for d in 0..2 {
+        for (k, v) in [(1, 2.0), (2, 3.0), (3, 4.0), (4, 5.0)] {
+            stamps.push((d * day + k * 360, v));
+        }
+    }
+    for k in 1..=96 {
+        stamps.push((2 * day + k * 15, 6.0));
+    }
+    let f = stamped(dir.path(), &stamps);
+    let settle = |from: &str, to: &str, schedule: &[&str]| -> Value {
+        let mut args = vec![
+            "settle",
+            "--fixings",
+            p(&f),
+            "--from",
+            from,
+            "--to",
+            to,
+            "--json",
+        ];
+        for s in schedule {
+            args.extend(["--schedule", s]);
+        }
+        serde_json::from_str(&rentix_ok(&args)).unwrap()
+    };
+    let plain = settle("2025-06-02", "2025-06-03", &[]);
+    assert_eq!(plain["scheduled"], 96, "{plain}");
+    assert_eq!(plain["published"], 4, "{plain}");
+    assert_eq!(plain["verdict"], "determination", "{plain}");
+    let eras = ["6h", "2025-06-03=15m"];
+    let v = settle("2025-06-02", "2025-06-03", &eras);
+    assert_eq!(
+        (v["scheduled"].as_u64(), v["published"].as_u64()),
+        (Some(4), Some(4)),
+        "{v}"
+    );
+    assert_eq!(v["verdict"], "settled", "{v}");
+    assert!((v["rate"].as_f64().unwrap() - 3.5).abs() < 1e-12, "{v}");
+    assert_eq!(v["schedule"], "6h 2025-06-03=15m");
+    let both = settle("2025-06-02", "2025-06-04", &eras);
+    assert_eq!(both["scheduled"], 100, "{both}");
+    assert_eq!(both["verdict"], "settled", "{both}");
+    assert!(
+        (both["rate"].as_f64().unwrap() - 5.9).abs() < 1e-12,
+        "{both}"
+    );
+    // Times of day say the same as the 6-hour step here.
+    let times = settle(
+        "2025-06-02",
+        "2025-06-03",
+        &["00:00,06:00,12:00,18:00", "2025-06-03=15m"],
+    );
+    assert_eq!(times["rate"], v["rate"]);
+    // A schedule with no first era, or a time that is not one: usage (2).
+    for bad in [&["2025-06-03=15m"][..], &["6h", "x=15m"], &["25:00"]] {
+        let mut args = vec![
+            "settle",
+            "--fixings",
+            p(&f),
+            "--from",
+            "2025-06-02",
+            "--to",
+            "2025-06-03",
+        ];
+        for s in bad {
+            args.extend(["--schedule", s]);
+        }
+        assert_eq!(rentix(&args).status.code(), Some(2), "{bad:?}");
+    }
+}

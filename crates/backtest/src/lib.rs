@@ -47,7 +47,7 @@ pub use cost_decomposition::{decompose_cost, CostMonth};
 pub use error::{BacktestError, NoSettlement, RowAt};
 pub use files::{backtest_files, choose_underlying, fixings_views, BacktestFiles};
 pub use output::write_backtest;
-pub use period_rate::{period_rate, Gap, PeriodRate, PeriodRule};
+pub use period_rate::{period_rate, Gap, Grid, PeriodRate, PeriodRule, StampSchedule};
 pub use periods::LeftOut;
 pub use perp::{Instrument, PerpSpec};
 pub use pnl::PeriodPnl;

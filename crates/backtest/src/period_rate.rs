@@ -285,3 +285,141 @@ mod tests {
         );
     }
 }
+
+/// When a lane publishes: a regular step, or fixed times of day (UTC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grid {
+    /// Every this many seconds, on the epoch's grid (a 15-minute step publishes at
+    /// :00, :15, :30, :45 of every hour).
+    Every(i64),
+    /// At these seconds after 00:00 UTC each day (`06:00` is 21600), sorted, each
+    /// below 86400.
+    TimesOfDay(Vec<i64>),
+}
+
+/// A publication schedule: the stamps a lane is meant to publish, era by era. A
+/// lane published four times a day is scheduled four times a day, not 96 times with
+/// 92 missing; a lane that went from four a day to every 15 minutes has two eras.
+/// Era `i` governs the stamps `t` with `start_i < t <= start_{i+1}` (a stamp is the
+/// end of the interval it covers, so the stamp at an era's start is the last of the
+/// era before); the first era starts with the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StampSchedule {
+    eras: Vec<(Option<i64>, Grid)>,
+}
+
+impl StampSchedule {
+    /// A schedule from its eras: `(start, grid)`, one without a start (the first),
+    /// the others by distinct starts (Unix seconds). `Err` names what is wrong.
+    pub fn new(mut eras: Vec<(Option<i64>, Grid)>) -> Result<Self, String> {
+        if eras.iter().filter(|(s, _)| s.is_none()).count() != 1 {
+            return Err(
+                "exactly one era has no start (the first; the others are FROM=GRID)".into(),
+            );
+        }
+        for (_, g) in &eras {
+            match g {
+                Grid::Every(s) if *s < 60 => {
+                    return Err("a step is at least a minute".into());
+                }
+                Grid::TimesOfDay(t)
+                    if t.is_empty() || t.iter().any(|s| !(0..86_400).contains(s)) =>
+                {
+                    return Err("times of day are HH:MM from 00:00 to 23:59".into());
+                }
+                _ => {}
+            }
+        }
+        eras.sort_by_key(|(s, _)| s.unwrap_or(i64::MIN));
+        if eras.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err("two eras start at the same time".into());
+        }
+        for (_, g) in &mut eras {
+            if let Grid::TimesOfDay(t) = g {
+                t.sort_unstable();
+                t.dedup();
+            }
+        }
+        Ok(Self { eras })
+    }
+
+    /// The scheduled stamps in `[lo, hi]` (Unix seconds), in order.
+    pub fn stamps(&self, lo: i64, hi: i64) -> Vec<i64> {
+        let mut out = Vec::new();
+        for (i, (start, grid)) in self.eras.iter().enumerate() {
+            // Era i's stamps: after its start, through the next era's start.
+            let a = start.map_or(lo, |s| (s + 1).max(lo));
+            let b = self
+                .eras
+                .get(i + 1)
+                .and_then(|e| e.0)
+                .map_or(hi, |n| n.min(hi));
+            if a > b {
+                continue;
+            }
+            match grid {
+                Grid::Every(step) => {
+                    let mut t = a + (step - a.rem_euclid(*step)) % step;
+                    while t <= b {
+                        out.push(t);
+                        t += step;
+                    }
+                }
+                Grid::TimesOfDay(times) => {
+                    let mut day = a.div_euclid(86_400) * 86_400;
+                    while day <= b {
+                        out.extend(
+                            times
+                                .iter()
+                                .map(|s| day + s)
+                                .filter(|t| (a..=b).contains(t)),
+                        );
+                        day += 86_400;
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use super::*;
+
+    const DAY: i64 = 86_400;
+
+    /// Four times a day, then every 6 hours from day 2 00:00 (the same times, on
+    /// the epoch's grid), then hourly from day 3 12:00. Counted by hand: day 1 holds
+    /// 00:00 06:00 12:00 18:00 (4), day 2 00:00 is the last of era 1; day 2 06:00 ..
+    /// day 3 12:00 by 6 h (06 12 18 00 06 12: 6); then 13:00 .. day 4 00:00 hourly
+    /// (12). 4 + 1 + 6 + 12 = 23 stamps in [day 1 00:00, day 4 00:00].
+    #[test]
+    fn eras_give_their_own_stamps_and_meet_at_their_starts() {
+        let s = StampSchedule::new(vec![
+            (Some(2 * DAY + 12 * 3600), Grid::Every(3600)),
+            (
+                None,
+                Grid::TimesOfDay(vec![18 * 3600, 0, 6 * 3600, 12 * 3600]),
+            ),
+            (Some(DAY), Grid::Every(6 * 3600)),
+        ])
+        .unwrap();
+        let got = s.stamps(0, 3 * DAY);
+        assert_eq!(got.len(), 23, "{got:?}");
+        assert_eq!(&got[..5], &[0, 6 * 3600, 12 * 3600, 18 * 3600, DAY]);
+        assert_eq!(got[10], 2 * DAY + 12 * 3600);
+        assert_eq!(got[11], 2 * DAY + 13 * 3600);
+        assert_eq!(*got.last().unwrap(), 3 * DAY);
+    }
+
+    #[test]
+    fn a_schedule_without_one_first_era_or_with_a_bad_grid_is_refused() {
+        let g = || Grid::Every(900);
+        assert!(StampSchedule::new(vec![(Some(0), g())]).is_err());
+        assert!(StampSchedule::new(vec![(None, g()), (None, g())]).is_err());
+        assert!(StampSchedule::new(vec![(None, g()), (Some(5), g()), (Some(5), g())]).is_err());
+        assert!(StampSchedule::new(vec![(None, Grid::Every(30))]).is_err());
+        assert!(StampSchedule::new(vec![(None, Grid::TimesOfDay(vec![86_400]))]).is_err());
+    }
+}
