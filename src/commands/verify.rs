@@ -317,14 +317,7 @@ fn methodology_of(a: &VerifyArgs, published: &TextTable) -> anyhow::Result<Metho
             versions.iter().cloned().collect::<Vec<_>>().join(", ")
         );
     };
-    rentix_core::ConfigKind::Methodology
-        .bundled()
-        .iter()
-        .filter_map(|(name, text)| {
-            Methodology::from_toml(text, std::path::Path::new(name)).ok()
-        })
-        .find(|m| &m.version == version)
-        .with_context(|| {
+    Methodology::shipped_with_version(version).with_context(|| {
             format!(
                 "{} was published under {version:?}, which no shipped methodology carries: pass --methodology FILE",
                 a.fixings.display()

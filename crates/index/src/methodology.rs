@@ -579,6 +579,17 @@ impl Methodology {
             .expect("default methodology is valid")
     }
 
+    /// The shipped (daily) methodology whose `version` is `version`: how `verify`
+    /// and the report find the methodology a fixings file names. `None` when no
+    /// shipped file carries it (a methodology of the user's own).
+    pub fn shipped_with_version(version: &str) -> Option<Self> {
+        rentix_core::ConfigKind::Methodology
+            .bundled()
+            .iter()
+            .filter_map(|(name, text)| Self::from_toml(text, Path::new(name)).ok())
+            .find(|m| m.version == version)
+    }
+
     /// Reads (within the config size limit), parses and validates a methodology file.
     pub fn from_file(path: &Path) -> Result<Self, IndexError> {
         let text =

@@ -29,11 +29,7 @@ pub(crate) fn methodology_of(beside: Option<&Path>, fixings: &[Fixing]) -> Optio
     if versions.any(|v| v != first) {
         return None;
     }
-    rentix_core::ConfigKind::Methodology
-        .bundled()
-        .iter()
-        .filter_map(|(name, text)| Methodology::from_toml(text, Path::new(name)).ok())
-        .find(|m| m.version == first)
+    Methodology::shipped_with_version(first)
 }
 
 /// The cut-off as the board writes it after a date: `24:00 UTC`.
