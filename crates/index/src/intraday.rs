@@ -603,16 +603,21 @@ fn patterns(p: &[String]) -> Result<Vec<GradePattern>, String> {
 }
 
 /// Dated contributor weights: for each contributor (folded name), its weights by
-/// the date they apply from.
+/// the moment they apply from. A row dated by a day applies from that day's first
+/// stamp (the stamps whose interval starts in it: 00:15 on, not the 00:00 that ends
+/// the day before); a row with a time (`2025-06-01T06:00:00Z`) applies from the
+/// stamp at that time on, so that weights can change within a day.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WeightTable {
-    by_contributor: HashMap<String, BTreeMap<NaiveDate, f64>>,
+    /// Contributor -> (Unix seconds from which a weight applies -> the weight).
+    by_contributor: HashMap<String, BTreeMap<i64, f64>>,
 }
 
 impl WeightTable {
-    /// Reads `date,contributor,weight` rows (a column named twice, a file over the
-    /// table size limit, a date or weight that does not read are refused naming
-    /// the file's line).
+    /// Reads `date,contributor,weight` rows, `date` a day (`2025-06-01`) or an RFC
+    /// 3339 time (`2025-06-01T06:00:00Z`); a column named twice, a file over the
+    /// table size limit, a date or weight that does not read are refused naming the
+    /// file's line.
     pub fn read(path: &Path) -> Result<Self, IndexError> {
         let file = rentix_table::CsvFile::open(path, rentix_core::MAX_TABLE_BYTES)?;
         let [d, c, w] = file.require(["date", "contributor", "weight"])?;
@@ -628,8 +633,19 @@ impl WeightTable {
         let mut t = WeightTable::default();
         for row in file.rows() {
             let row = row?;
-            let date = NaiveDate::parse_from_str(row.get(d), "%Y-%m-%d")
-                .map_err(|_| bad(row.line, "date", format!("{:?} is not a date", row.get(d))))?;
+            let text = row.get(d);
+            let from = match NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+                Ok(day) => Self::day_start(day),
+                Err(_) => DateTime::parse_from_rfc3339(text)
+                    .map(|at| at.timestamp())
+                    .map_err(|_| {
+                        bad(
+                            row.line,
+                            "date",
+                            format!("{text:?} is not a date (YYYY-MM-DD) or an RFC 3339 time"),
+                        )
+                    })?,
+            };
             let weight: f64 = row
                 .get(w)
                 .parse()
@@ -645,23 +661,41 @@ impl WeightTable {
             if row.get(c).is_empty() {
                 return Err(bad(row.line, "contributor", "empty".into()));
             }
-            t.insert(&aliases.identity(row.get(c)), date, weight);
+            t.insert_from(&aliases.identity(row.get(c)), from, weight);
         }
         Ok(t)
     }
 
-    /// Sets `contributor`'s weight from `date` on.
+    /// The first moment a day's weight applies: one second into the day, so that
+    /// the stamp at 00:00 (the end of the day before) keeps the day before's.
+    fn day_start(day: NaiveDate) -> i64 {
+        day.and_hms_opt(0, 0, 1)
+            .map_or(i64::MIN, |t| t.and_utc().timestamp())
+    }
+
+    /// Sets `contributor`'s weight from `date`'s first stamp on.
     pub fn insert(&mut self, contributor: &str, date: NaiveDate, weight: f64) {
+        self.insert_from(contributor, Self::day_start(date), weight);
+    }
+
+    /// Sets `contributor`'s weight from the stamp at `at` on.
+    pub fn insert_at(&mut self, contributor: &str, at: DateTime<Utc>, weight: f64) {
+        self.insert_from(contributor, at.timestamp(), weight);
+    }
+
+    fn insert_from(&mut self, contributor: &str, from: i64, weight: f64) {
         self.by_contributor
             .entry(contributor.to_string())
             .or_default()
-            .insert(date, weight);
+            .insert(from, weight);
     }
 
-    fn weight(&self, contributor: &str, date: NaiveDate) -> Option<f64> {
+    /// `contributor`'s weight at the stamp `t` (Unix seconds); `None` without one,
+    /// or at 0.
+    fn weight(&self, contributor: &str, t: i64) -> Option<f64> {
         self.by_contributor
             .get(contributor)?
-            .range(..=date)
+            .range(..=t)
             .next_back()
             .map(|(_, w)| *w)
             .filter(|w| *w > 0.0)
@@ -1361,9 +1395,9 @@ impl Stamp<'_> {
         }
     }
 
-    /// The contributors voting: a vote within `max_carry` and a weight on `date`; a
-    /// contributor without a weight gets a `no_weight` receipt instead.
-    fn panel(&self, date: NaiveDate, receipts: &mut Vec<Receipt>) -> Panel {
+    /// The contributors voting: a vote within `max_carry` and a weight at the
+    /// stamp; a contributor without a weight gets a `no_weight` receipt instead.
+    fn panel(&self, receipts: &mut Vec<Receipt>) -> Panel {
         let (s, t, clock) = (&self.m.intraday, self.t, self.clock);
         let mut voters = Vec::new();
         let mut observed = 0;
@@ -1383,7 +1417,7 @@ impl Stamp<'_> {
                 None => "carried",
             };
             let base = match (&s.weights, &self.m.weights_table) {
-                (Some(_), Some(table)) => table.weight(&self.names[c as usize], date),
+                (Some(_), Some(table)) => table.weight(&self.names[c as usize], t),
                 _ => Some(1.0),
             };
             let Some(base) = base else {
@@ -1525,7 +1559,7 @@ fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>) {
     let date = stamp.date();
     let mut flags = Vec::new();
     let mut receipts = Vec::new();
-    let panel = stamp.panel(date, &mut receipts);
+    let panel = stamp.panel(&mut receipts);
     let rejected = stamp
         .statuses
         .values()
@@ -2022,6 +2056,56 @@ publish_receipts = true
         assert_eq!(r.fixings[0].n_contributors, 2);
         let c = r.receipts.iter().find(|x| x.contributor == "c").unwrap();
         assert_eq!(c.status, "no_weight");
+    }
+
+    /// A weight with a time of day applies from the stamp at that time: a 3, b 1
+    /// from the day (capped at 0.6: 0.6 x 2 + 0.4 x 3 = 2.4 at 00:15), then a 1 from
+    /// 00:30 (0.5 x 2 + 0.5 x 3 = 2.5 at 00:30 and 00:45). The same rows read from a
+    /// file, the day's row and the timed one, give the same values; a row dated the
+    /// next day leaves the 24:00 stamp of this one alone.
+    #[test]
+    fn weights_change_within_a_day_from_the_stamp_at_their_time() {
+        let m = |w: WeightTable| {
+            IntradayMethodology::from_toml(
+                &format!(
+                    "{}[intraday.weights]\nfloor = 0.0\ncap = 0.6\n",
+                    BASE.replace("min_panel = 3", "min_panel = 2")
+                ),
+                Path::new("t.toml"),
+            )
+            .unwrap()
+            .with_weights(w)
+        };
+        let p = vec![vec![(0, 2.0), (1, 3.0)]; 3];
+        let mut w = WeightTable::default();
+        let d = NaiveDate::from_ymd_opt(2025, 6, 1).unwrap();
+        w.insert("a", d, 3.0);
+        w.insert("b", d, 1.0);
+        let at = d.and_hms_opt(0, 30, 0).unwrap().and_utc();
+        w.insert_at("a", at, 1.0);
+        let values: Vec<_> = run(&m(w), &p).fixings[..3]
+            .iter()
+            .map(|f| f.value)
+            .collect();
+        assert_eq!(values, [Some(2.4), Some(2.5), Some(2.5)]);
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("w.csv");
+        std::fs::write(
+            &f,
+            "date,contributor,weight\n2025-06-01,a,3\n2025-06-01,b,1\n2025-06-01T00:30:00Z,a,1\n",
+        )
+        .unwrap();
+        let from_file: Vec<_> = run(&m(WeightTable::read(&f).unwrap()), &p).fixings[..3]
+            .iter()
+            .map(|f| f.value)
+            .collect();
+        assert_eq!(from_file, values);
+        // The 24:00 stamp of May 31 is May 31's: a row of June 1 does not reach it.
+        let mut next = WeightTable::default();
+        next.insert("a", d, 1.0);
+        let t = d.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
+        assert_eq!(next.weight("a", t), None);
+        assert_eq!(next.weight("a", t + 900), Some(1.0));
     }
 
     #[test]
