@@ -280,24 +280,7 @@ impl Schedule {
             times.push(t);
             t += step;
         }
-        let values = times
-            .iter()
-            .map(|t| series.stamps.get(t).copied().flatten())
-            .collect();
-        let a = times.partition_point(|t| *t < first);
-        let b = times.partition_point(|t| *t <= last);
-        let off_grid = series
-            .stamps
-            .keys()
-            .filter(|t| (*t - start).rem_euclid(step) != 0)
-            .count();
-        Self {
-            times,
-            values,
-            period: (a, b),
-            off_grid,
-            daily: series.daily && cadence == 1440,
-        }
+        Self::over(series, times, from, to, series.daily && cadence == 1440)
     }
 
     /// The schedule of `--schedule` around the period: its stamps from the record's
@@ -318,13 +301,25 @@ impl Schedule {
             .copied()
             .unwrap_or(l)
             .max(l);
-        let times = plan.stamps(lo, hi);
+        Self::over(series, plan.stamps(lo, hi), from, to, false)
+    }
+
+    /// The series on the schedule's `times` (in order); the period holds the stamps
+    /// after `from` through `to`, and a published stamp not among `times` is off
+    /// the grid.
+    fn over(
+        series: &Series,
+        times: Vec<i64>,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        daily: bool,
+    ) -> Self {
         let values = times
             .iter()
             .map(|t| series.stamps.get(t).copied().flatten())
             .collect();
-        let a = times.partition_point(|t| *t <= f);
-        let b = times.partition_point(|t| *t <= l);
+        let a = times.partition_point(|t| *t <= from.timestamp());
+        let b = times.partition_point(|t| *t <= to.timestamp());
         let off_grid = series
             .stamps
             .keys()
@@ -335,7 +330,7 @@ impl Schedule {
             values,
             period: (a, b),
             off_grid,
-            daily: false,
+            daily,
         }
     }
 

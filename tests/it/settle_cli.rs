@@ -9,15 +9,31 @@ use serde_json::Value;
 /// An hourly intraday file of one grade: `values[k]` at 2025-06-01 (k+1):00 UTC
 /// (`None`: a stamp without a value, as a thin panel publishes it).
 fn hourly(dir: &std::path::Path, values: &[Option<f64>]) -> std::path::PathBuf {
+    let stamps: Vec<(i64, Option<f64>)> = values
+        .iter()
+        .enumerate()
+        .map(|(k, v)| (60 * (k as i64 + 1), *v))
+        .collect();
+    stamped(dir, "hourly.csv", 60, &stamps)
+}
+
+/// An intraday file `name` of one grade, a stamp every `step` minutes: `(minutes
+/// after 2025-06-01 00:00 UTC, value)`, `None` a stamp without a value.
+fn stamped(
+    dir: &std::path::Path,
+    name: &str,
+    step: i64,
+    stamps: &[(i64, Option<f64>)],
+) -> std::path::PathBuf {
     let mut s = String::from("date,fixed_at,grade,value,band,votes_p25_p75,method,n_contributors,n_observed,n_carried,n_rejected,sufficient,flags,methodology_version\n");
-    for (k, v) in values.iter().enumerate() {
-        let t = chrono::NaiveDate::from_ymd_opt(2025, 6, 1)
-            .unwrap()
-            .and_hms_opt(0, 0, 0)
-            .unwrap()
-            .and_utc()
-            + chrono::Duration::hours(k as i64 + 1);
-        let date = (t - chrono::Duration::hours(1)).date_naive();
+    let day0 = chrono::NaiveDate::from_ymd_opt(2025, 6, 1)
+        .unwrap()
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc();
+    for (m, v) in stamps {
+        let t = day0 + chrono::Duration::minutes(*m);
+        let date = (t - chrono::Duration::minutes(step)).date_naive();
         let (value, ok, flag) = match v {
             Some(x) => (format!("{x}"), "true", ""),
             None => (String::new(), "false", "thin_panel"),
@@ -27,7 +43,7 @@ fn hourly(dir: &std::path::Path, values: &[Option<f64>]) -> std::path::PathBuf {
             t.format("%Y-%m-%dT%H:%M:%S%.6fZ")
         ));
     }
-    let path = dir.join("hourly.csv");
+    let path = dir.join(name);
     std::fs::write(&path, s).unwrap();
     path
 }
@@ -158,28 +174,6 @@ fn settle_refuses_what_it_cannot_settle_by_cause() {
     );
 }
 
-/// An intraday file of one grade whose stamps are `(minutes after 2025-06-01
-/// 00:00 UTC, value)`.
-fn stamped(dir: &std::path::Path, stamps: &[(i64, f64)]) -> std::path::PathBuf {
-    let mut s = String::from("date,fixed_at,grade,value,band,votes_p25_p75,method,n_contributors,n_observed,n_carried,n_rejected,sufficient,flags,methodology_version\n");
-    let day0 = chrono::NaiveDate::from_ymd_opt(2025, 6, 1)
-        .unwrap()
-        .and_hms_opt(0, 0, 0)
-        .unwrap()
-        .and_utc();
-    for (m, v) in stamps {
-        let t = day0 + chrono::Duration::minutes(*m);
-        let date = (t - chrono::Duration::minutes(15)).date_naive();
-        s.push_str(&format!(
-            "{date},{},g/vm/on-demand,{v},,,intraday,5,5,0,0,true,,t-1\n",
-            t.format("%Y-%m-%dT%H:%M:%S%.6fZ")
-        ));
-    }
-    let path = dir.join("lane.csv");
-    std::fs::write(&path, s).unwrap();
-    path
-}
-
 /// A lane published four times a day (06:00, 12:00, 18:00, 24:00) through June 2,
 /// then every 15 minutes from June 3. On the file's own step (15 minutes) June 2
 /// counts 4 of 96 stamps published: determination (issue 50: "92 of 96 stamps as
@@ -193,13 +187,13 @@ fn a_publication_schedule_counts_only_the_stamps_the_lane_publishes() {
     let mut stamps = Vec::new();
     for d in 0..2 {
         for (k, v) in [(1, 2.0), (2, 3.0), (3, 4.0), (4, 5.0)] {
-            stamps.push((d * day + k * 360, v));
+            stamps.push((d * day + k * 360, Some(v)));
         }
     }
     for k in 1..=96 {
-        stamps.push((2 * day + k * 15, 6.0));
+        stamps.push((2 * day + k * 15, Some(6.0)));
     }
-    let f = stamped(dir.path(), &stamps);
+    let f = stamped(dir.path(), "lane.csv", 15, &stamps);
     let settle = |from: &str, to: &str, schedule: &[&str]| -> Value {
         let mut args = vec![
             "settle",
