@@ -1,19 +1,7 @@
 //! `rentix ingest` on the real samples, through their shipped mappings.
 
-use crate::util::{data, p, rentix, rentix_ok};
+use crate::util::{data, ingest_json, p, rentix, rentix_ok};
 use serde_json::Value;
-
-/// `rentix ingest --json --store STORE FILE`'s summary.
-fn ingest_json(store: &std::path::Path, file: &std::path::Path) -> Value {
-    serde_json::from_str(&rentix_ok(&[
-        "ingest",
-        "--json",
-        "--store",
-        p(store),
-        p(file),
-    ]))
-    .unwrap()
-}
 
 #[test]
 fn ingest_prints_a_summary_that_adds_up_and_reingest_adds_nothing() {

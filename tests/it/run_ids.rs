@@ -2,7 +2,7 @@
 //! record the store did not name (a copy, a renamed file) is refused by readers and
 //! named by `store check`.
 
-use crate::util::{p, rentix, rentix_ok};
+use crate::util::{ingest_json, p, rentix, rentix_ok};
 use std::path::Path;
 
 /// An observations file of five listings on `date`, priced from `base`.
@@ -17,17 +17,6 @@ fn listings(path: &Path, date: &str, base: f64) {
         ));
     }
     std::fs::write(path, s).unwrap();
-}
-
-fn ingest(store: &Path, file: &Path) -> serde_json::Value {
-    serde_json::from_str(&rentix_ok(&[
-        "ingest",
-        "--json",
-        "--store",
-        p(store),
-        p(file),
-    ]))
-    .unwrap()
 }
 
 fn record(store: &Path, id: &str) -> serde_json::Value {
@@ -49,16 +38,16 @@ fn a_record_removed_by_hand_does_not_make_its_id_given_again() {
         listings(&dir.path().join(f), date, 2.0);
     }
     assert_eq!(
-        ingest(&store, &dir.path().join("a.csv"))["run_id"],
+        ingest_json(&store, &dir.path().join("a.csv"))["run_id"],
         "run-000001"
     );
     assert_eq!(
-        ingest(&store, &dir.path().join("b.csv"))["run_id"],
+        ingest_json(&store, &dir.path().join("b.csv"))["run_id"],
         "run-000002"
     );
     std::fs::remove_file(store.join("runs/run-000001.json")).unwrap();
     assert_eq!(
-        ingest(&store, &dir.path().join("c.csv"))["run_id"],
+        ingest_json(&store, &dir.path().join("c.csv"))["run_id"],
         "run-000003"
     );
     let two = record(&store, "run-000002");
@@ -77,7 +66,7 @@ fn a_copied_record_is_refused_by_readers_and_named_by_check() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     listings(&dir.path().join("a.csv"), "2025-03-03", 2.0);
-    ingest(&store, &dir.path().join("a.csv"));
+    ingest_json(&store, &dir.path().join("a.csv"));
     let copy = store.join("runs/run-000001 (copy).json");
     std::fs::copy(store.join("runs/run-000001.json"), &copy).unwrap();
     let out = dir.path().join("f.csv");
@@ -113,7 +102,7 @@ fn two_records_claiming_one_run_id_are_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     listings(&dir.path().join("a.csv"), "2025-03-03", 2.0);
-    ingest(&store, &dir.path().join("a.csv"));
+    ingest_json(&store, &dir.path().join("a.csv"));
     std::fs::copy(
         store.join("runs/run-000001.json"),
         store.join("runs/run-000005.json"),

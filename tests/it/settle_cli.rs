@@ -6,6 +6,22 @@
 use crate::util::{p, rentix, rentix_ok};
 use serde_json::Value;
 
+/// `rentix settle --json` of `[from, to)` on `file`, with `more` flags.
+fn settle_json(file: &std::path::Path, from: &str, to: &str, more: &[&str]) -> Value {
+    let mut args = vec![
+        "settle",
+        "--fixings",
+        p(file),
+        "--from",
+        from,
+        "--to",
+        to,
+        "--json",
+    ];
+    args.extend_from_slice(more);
+    serde_json::from_str(&rentix_ok(&args)).unwrap()
+}
+
 /// An hourly intraday file of one grade: `values[k]` at 2025-06-01 (k+1):00 UTC
 /// (`None`: a stamp without a value, as a thin panel publishes it).
 fn hourly(dir: &std::path::Path, values: &[Option<f64>]) -> std::path::PathBuf {
@@ -59,19 +75,7 @@ fn settle_fills_gaps_from_the_values_before_them_and_gives_a_verdict() {
         dir.path(),
         &[Some(3.0), Some(3.2), None, Some(3.4), Some(3.6), Some(3.8)],
     );
-    let run = |from: &str, to: &str| -> Value {
-        serde_json::from_str(&rentix_ok(&[
-            "settle",
-            "--fixings",
-            p(&f),
-            "--from",
-            from,
-            "--to",
-            to,
-            "--json",
-        ]))
-        .unwrap()
-    };
+    let run = |from: &str, to: &str| settle_json(&f, from, to, &[]);
     let v = run("2025-06-01T00:00:00Z", "2025-06-01T06:00:00Z");
     assert_eq!(v["cadence_minutes"], 60, "{v}");
     assert_eq!(
@@ -194,21 +198,9 @@ fn a_publication_schedule_counts_only_the_stamps_the_lane_publishes() {
         stamps.push((2 * day + k * 15, Some(6.0)));
     }
     let f = stamped(dir.path(), "lane.csv", 15, &stamps);
-    let settle = |from: &str, to: &str, schedule: &[&str]| -> Value {
-        let mut args = vec![
-            "settle",
-            "--fixings",
-            p(&f),
-            "--from",
-            from,
-            "--to",
-            to,
-            "--json",
-        ];
-        for s in schedule {
-            args.extend(["--schedule", s]);
-        }
-        serde_json::from_str(&rentix_ok(&args)).unwrap()
+    let settle = |from: &str, to: &str, schedule: &[&str]| {
+        let flags: Vec<&str> = schedule.iter().flat_map(|s| ["--schedule", s]).collect();
+        settle_json(&f, from, to, &flags)
     };
     let plain = settle("2025-06-02", "2025-06-03", &[]);
     assert_eq!(plain["scheduled"], 96, "{plain}");

@@ -112,3 +112,15 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// `rentix ingest --json --store STORE FILE`'s summary.
+pub(crate) fn ingest_json(store: &std::path::Path, file: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(store),
+        p(file),
+    ]))
+    .unwrap()
+}
