@@ -181,24 +181,17 @@ impl<'a> Board<'a> {
 /// The board. `cutoff` is the methodology's cut-off and time zone (`24:00 UTC`)
 /// when the report knows the methodology.
 pub(crate) fn board(html: &mut String, fixings: &[Fixing], cutoff: Option<&str>) {
-    let Some(Board {
-        last,
-        by,
-        live,
-        old,
-        stale,
-        never,
-    }) = Board::of(fixings)
-    else {
+    let Some(b) = Board::of(fixings) else {
         return;
     };
+    let (last, by) = (b.last, &b.by);
     let _ = writeln!(
         html,
         "<h3 id=\"board\">The board: latest fixings, {last}</h3><table class=board><tr><th class=l>grade</th><th>{}</th><th>USD / GPU-hour</th><th>previous</th><th>1 day</th><th>30 days</th><th>level</th><th>obs</th><th>contributors</th><th>sufficient</th></tr>",
         fixed_at(cutoff)
     );
     let mut gpu_shown = "";
-    for (grade, f) in &live {
+    for (grade, f) in &b.live {
         let gpu = grade.split('/').next().unwrap_or(grade);
         if gpu != gpu_shown {
             let _ = writeln!(
@@ -236,7 +229,8 @@ pub(crate) fn board(html: &mut String, fixings: &[Fixing], cutoff: Option<&str>)
     for (title, list) in [
         (
             format!("whose latest value is more than {CURRENT_DAYS} days before {last}"),
-            old.iter()
+            b.old
+                .iter()
                 .map(|(g, f)| {
                     format!(
                         "<code>{}</code>: {:.4} on {}",
@@ -249,14 +243,14 @@ pub(crate) fn board(html: &mut String, fixings: &[Fixing], cutoff: Option<&str>)
         ),
         (
             "whose latest fixing is not sufficient".into(),
-            stale
+            b.stale
                 .iter()
                 .map(|(g, d, r)| format!("<code>{}</code>: {d}, {}", esc(g), esc(r)))
                 .collect::<Vec<_>>(),
         ),
         (
             "that never had sufficient data".into(),
-            never
+            b.never
                 .iter()
                 .map(|(g, r)| format!("<code>{}</code>: {}", esc(g), esc(r)))
                 .collect(),
