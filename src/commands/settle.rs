@@ -183,6 +183,10 @@ struct Series {
     stamps: BTreeMap<i64, Option<f64>>,
     /// A daily file: a stamp is shown as its date.
     daily: bool,
+    /// Stamps labelled by their interval's start (a methodology's `label = "slot"`:
+    /// the stamp `t` covers `[t, t + cadence)`), as the file's `date` column shows
+    /// (a 00:00 stamp of the day it opens); otherwise by its end.
+    slot: bool,
 }
 
 /// The grade's stamps of an intraday file (a value is qualifying), or its dates of a
@@ -190,6 +194,7 @@ struct Series {
 /// at the next 00:00).
 fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
     let daily = !rentix_index::intraday::is_intraday_file(path)?;
+    let mut slot = false;
     let mut by: BTreeMap<String, BTreeMap<i64, Option<f64>>> = BTreeMap::new();
     if daily {
         for f in rentix_index::read_fixings(path)? {
@@ -205,9 +210,12 @@ fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
         }
     } else {
         for f in rentix_index::intraday::read_intraday(path)? {
-            by.entry(f.grade.clone())
-                .or_default()
-                .insert(f.fixed_at.timestamp(), f.value);
+            // A stamp at 00:00 dated its own day opens the day: a slot label.
+            let t = f.fixed_at.timestamp();
+            if t % 86_400 == 0 && f.date == f.fixed_at.date_naive() {
+                slot = true;
+            }
+            by.entry(f.grade.clone()).or_default().insert(t, f.value);
         }
     }
     let grade = match grade {
@@ -238,6 +246,7 @@ fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
         cadence: if daily { 1440 } else { step / 60 },
         stamps,
         daily,
+        slot,
     })
 }
 
@@ -256,7 +265,9 @@ struct Schedule {
 impl Schedule {
     fn new(series: &Series, from: DateTime<Utc>, to: DateTime<Utc>, cadence: i64) -> Self {
         let step = cadence * 60;
-        let first = from.timestamp() + step;
+        // The period's first stamp: the one closing its first interval, or the
+        // slot opening it.
+        let first = from.timestamp() + if series.slot { 0 } else { step };
         let last = to.timestamp();
         let lo = series
             .stamps
@@ -301,7 +312,7 @@ impl Schedule {
             .copied()
             .unwrap_or(l)
             .max(l);
-        Self::over(series, plan.stamps(lo, hi), from, to, false)
+        Self::over(series, plan.stamps(lo, hi, series.slot), from, to, false)
     }
 
     /// The series on the schedule's `times` (in order); the period holds the stamps
@@ -318,8 +329,20 @@ impl Schedule {
             .iter()
             .map(|t| series.stamps.get(t).copied().flatten())
             .collect();
-        let a = times.partition_point(|t| *t <= from.timestamp());
-        let b = times.partition_point(|t| *t <= to.timestamp());
+        // The period's stamps: their intervals in [from, to): ends in (from, to],
+        // slots in [from, to).
+        let (f, l) = (from.timestamp(), to.timestamp());
+        let (a, b) = if series.slot {
+            (
+                times.partition_point(|t| *t < f),
+                times.partition_point(|t| *t < l),
+            )
+        } else {
+            (
+                times.partition_point(|t| *t <= f),
+                times.partition_point(|t| *t <= l),
+            )
+        };
         let off_grid = series
             .stamps
             .keys()

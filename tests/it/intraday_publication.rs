@@ -293,3 +293,70 @@ fn a_grade_silent_past_its_life_gets_no_stamps() {
     assert_eq!(want.len(), 96);
     assert_eq!(rows(&day), want);
 }
+
+/// A slot-labelled methodology (`label = "slot"`: a stamp is its interval's start,
+/// the Computable index's capture slots) publishes day by day what one run
+/// publishes, receipts included (the day's 00:00 slot's receipts were dropped as
+/// the day before's), verifies after every day, and each day opens at its 00:00
+/// slot, dated that day.
+#[test]
+fn a_slot_labelled_publication_grows_by_its_days_and_equals_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let shipped = rentix_core::bundled(
+        rentix_core::ConfigKind::Methodology,
+        "intraday_lowest_listing_15m",
+    )
+    .unwrap();
+    let slot = shipped
+        .replacen(
+            "cadence = \"15m\"",
+            "cadence = \"15m\"\nlabel = \"slot\"",
+            1,
+        )
+        .replacen("version = \"", "version = \"slot-", 1);
+    assert_ne!(slot, shipped);
+    let m = dir.join("slot.toml");
+    std::fs::write(&m, slot).unwrap();
+    let run = |out: &Path, range: &[&str]| {
+        let mut args = vec![
+            "index",
+            "--store",
+            p(&store),
+            "--methodology",
+            p(&m),
+            "--out",
+            p(out),
+        ];
+        args.extend_from_slice(range);
+        ok(&rentix(&args))
+    };
+    let all = dir.join("all.csv");
+    run(&all, &[]);
+    let daily = dir.join("daily.csv");
+    for day in ["2025-06-01", "2025-06-02", "2025-06-03"] {
+        run(&daily, &["--from", day, "--to", day]);
+        ok(&rentix(&[
+            "verify",
+            "--store",
+            p(&store),
+            "--fixings",
+            p(&daily),
+            "--methodology",
+            p(&m),
+        ]));
+        let opening = format!("{day}T00:00:00");
+        assert!(
+            rows(&daily)
+                .iter()
+                .any(|r| r["fixed_at"].starts_with(&opening) && r["date"] == day),
+            "{day} does not open at its 00:00 slot"
+        );
+    }
+    assert_eq!(read(&daily), read(&all), "day by day differs from one run");
+    assert_eq!(
+        read(&dir.join("daily_receipts.csv")),
+        read(&dir.join("all_receipts.csv"))
+    );
+}

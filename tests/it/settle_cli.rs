@@ -34,13 +34,16 @@ fn hourly(dir: &std::path::Path, values: &[Option<f64>]) -> std::path::PathBuf {
 }
 
 /// An intraday file `name` of one grade, a stamp every `step` minutes: `(minutes
-/// after 2025-06-01 00:00 UTC, value)`, `None` a stamp without a value.
+/// after 2025-06-01 00:00 UTC, value)`, `None` a stamp without a value. Stamps
+/// label their interval's end, or with a negative `step` its start (slots: the
+/// `date` column is then the stamp's own day).
 fn stamped(
     dir: &std::path::Path,
     name: &str,
     step: i64,
     stamps: &[(i64, Option<f64>)],
 ) -> std::path::PathBuf {
+    let (step, slot) = (step.abs(), step < 0);
     let mut s = String::from("date,fixed_at,grade,value,band,votes_p25_p75,method,n_contributors,n_observed,n_carried,n_rejected,sufficient,flags,methodology_version\n");
     let day0 = chrono::NaiveDate::from_ymd_opt(2025, 6, 1)
         .unwrap()
@@ -49,7 +52,11 @@ fn stamped(
         .and_utc();
     for (m, v) in stamps {
         let t = day0 + chrono::Duration::minutes(*m);
-        let date = (t - chrono::Duration::minutes(step)).date_naive();
+        let date = if slot {
+            t.date_naive()
+        } else {
+            (t - chrono::Duration::minutes(step)).date_naive()
+        };
         let (value, ok, flag) = match v {
             Some(x) => (format!("{x}"), "true", ""),
             None => (String::new(), "false", "thin_panel"),
@@ -246,4 +253,25 @@ fn a_publication_schedule_counts_only_the_stamps_the_lane_publishes() {
         }
         assert_eq!(rentix(&args).status.code(), Some(2), "{bad:?}");
     }
+}
+
+/// A slot-labelled file (`label = "slot"`: the stamp `t` covers `[t, t + 1h)`):
+/// June 1 is its slots 00:00 .. 23:00, valued 1 .. 24, mean 12.5; June 2's 00:00
+/// slot (100) is not in it. Read as interval ends the day would be 01:00 .. 24:00,
+/// (2 + .. + 24 + 100) / 24 = 16.625. The slots are told from the file's `date`
+/// column (a 00:00 stamp dated its own day).
+#[test]
+fn a_slot_labelled_file_settles_the_slots_a_period_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut stamps: Vec<(i64, Option<f64>)> =
+        (0..24).map(|h| (60 * h, Some(h as f64 + 1.0))).collect();
+    stamps.push((24 * 60, Some(100.0)));
+    let f = stamped(dir.path(), "slots.csv", -60, &stamps);
+    let v = settle_json(&f, "2025-06-01", "2025-06-02", &[]);
+    assert_eq!(v["scheduled"], 24, "{v}");
+    assert_eq!(v["first_stamp"], "2025-06-01T00:00Z", "{v}");
+    assert_eq!(v["last_stamp"], "2025-06-01T23:00Z", "{v}");
+    assert!((v["rate"].as_f64().unwrap() - 12.5).abs() < 1e-12, "{v}");
+    let planned = settle_json(&f, "2025-06-01", "2025-06-02", &["--schedule", "1h"]);
+    assert_eq!(planned["rate"], v["rate"], "{planned}");
 }

@@ -343,17 +343,21 @@ impl StampSchedule {
         Ok(Self { eras })
     }
 
-    /// The scheduled stamps in `[lo, hi]` (Unix seconds), in order.
-    pub fn stamps(&self, lo: i64, hi: i64) -> Vec<i64> {
+    /// The scheduled stamps in `[lo, hi]` (Unix seconds), in order. `slots`: the
+    /// stamps are labelled by their interval's start (capture slots), so era `i`
+    /// holds the stamps from its start to before the next era's.
+    pub fn stamps(&self, lo: i64, hi: i64, slots: bool) -> Vec<i64> {
         let mut out = Vec::new();
+        let (open, close) = if slots { (0, 1) } else { (1, 0) };
         for (i, (start, grid)) in self.eras.iter().enumerate() {
-            // Era i's stamps: after its start, through the next era's start.
-            let a = start.map_or(lo, |s| (s + 1).max(lo));
+            // Era i's stamps: after its start, through the next era's start (slots:
+            // from its start, to before the next era's).
+            let a = start.map_or(lo, |s| (s + open).max(lo));
             let b = self
                 .eras
                 .get(i + 1)
                 .and_then(|e| e.0)
-                .map_or(hi, |n| n.min(hi));
+                .map_or(hi, |n| (n - close).min(hi));
             if a > b {
                 continue;
             }
@@ -405,8 +409,31 @@ mod schedule_tests {
             (Some(DAY), Grid::Every(6 * 3600)),
         ])
         .unwrap();
-        let got = s.stamps(0, 3 * DAY);
+        let got = s.stamps(0, 3 * DAY, false);
         assert_eq!(got.len(), 23, "{got:?}");
+        // The era's start itself: the last stamp of the era before (ends), the
+        // first of its own (slots).
+        let hourly_from = StampSchedule::new(vec![
+            (None, Grid::Every(6 * 3600)),
+            (Some(DAY + 6 * 3600), Grid::Every(3600)),
+        ])
+        .unwrap();
+        let (ends, slots) = (
+            hourly_from.stamps(DAY, DAY + 8 * 3600, false),
+            hourly_from.stamps(DAY, DAY + 8 * 3600, true),
+        );
+        let h = |x: i64| DAY + x * 3600;
+        assert_eq!(ends, [h(0), h(6), h(7), h(8)]);
+        assert_eq!(slots, [h(0), h(6), h(7), h(8)]);
+        let odd = StampSchedule::new(vec![
+            (None, Grid::Every(6 * 3600)),
+            (Some(DAY + 3 * 3600), Grid::Every(3 * 3600)),
+        ])
+        .unwrap();
+        // 03:00 is on both grids' marks only as a 3-hour stamp: an end (the era
+        // before's, on its 6-hour grid: not a mark) or a slot (its own era's).
+        assert_eq!(odd.stamps(DAY, DAY + 6 * 3600, false), [h(0), h(6)]);
+        assert_eq!(odd.stamps(DAY, DAY + 6 * 3600, true), [h(0), h(3), h(6)]);
         assert_eq!(&got[..5], &[0, 6 * 3600, 12 * 3600, 18 * 3600, DAY]);
         assert_eq!(got[10], 2 * DAY + 12 * 3600);
         assert_eq!(got[11], 2 * DAY + 13 * 3600);

@@ -95,6 +95,9 @@ pub fn read_intraday_versioned(
         detail,
     };
     let mut out = Vec::with_capacity(r.rows.len());
+    // Whether the file's stamps label their interval's start (slots), once a 00:00
+    // stamp has said.
+    let mut slots: Option<bool> = None;
     for (n, rec) in r.rows.iter().enumerate() {
         let row = n + 1;
         let get = |name: &str| {
@@ -123,12 +126,26 @@ pub fn read_intraday_versioned(
             }
             Some(x)
         };
-        // A stamp at 00:00 closes the interval of the day before.
+        // A stamp at 00:00 closes the interval of the day before, or (a slot label,
+        // `label = "slot"`) opens its own day's: one or the other for the whole
+        // file, as its first 00:00 stamp says.
         let day = (fixed_at - chrono::Duration::microseconds(1)).date_naive();
-        if day != date {
+        let slot_day = fixed_at.date_naive();
+        let fits = match slots {
+            _ if day == slot_day => date == day,
+            None if date == day || date == slot_day => {
+                slots = Some(date == slot_day);
+                true
+            }
+            None => false,
+            Some(true) => date == slot_day,
+            Some(false) => date == day,
+        };
+        if !fits {
+            let starts = if slots == Some(true) { slot_day } else { day };
             return Err(bad(
                 row,
-                format!("date {date} is not the day of its stamp {fixed_at} (its interval starts on {day})"),
+                format!("date {date} is not the day of its stamp {fixed_at} (its interval starts on {starts})"),
             ));
         }
         let grade = get("grade")?;
@@ -217,8 +234,22 @@ mod tests {
         assert!(err.contains("not a positive price"), "{err}");
         let err = read(&row("2025-05-01", "2025-05-01T00:15:00Z", "0")).unwrap_err();
         assert!(err.contains("not a positive price"), "{err}");
-        // 00:00 closes the day before: dated the 1st, not the 2nd.
-        let err = read(&row("2025-05-02", "2025-05-02T00:00:00Z", "2.3")).unwrap_err();
+        // 00:00 closes the day before (dated the 1st) or, in a slot-labelled file,
+        // opens its own (dated the 2nd): one convention a file, never a day that is
+        // neither.
+        assert_eq!(
+            read(&row("2025-05-02", "2025-05-02T00:00:00Z", "2.3"))
+                .unwrap()
+                .len(),
+            1
+        );
+        let slot = row("2025-05-03", "2025-05-03T00:00:00Z", "2.3");
+        let err = read(&format!("{b}{slot}")).unwrap_err();
+        assert!(
+            err.contains("row 2") && err.contains("not the day of its stamp"),
+            "{err}"
+        );
+        let err = read(&row("2025-04-30", "2025-05-02T00:00:00Z", "2.3")).unwrap_err();
         assert!(err.contains("not the day of its stamp"), "{err}");
         let err = read(&format!("{a}{}", b.replace("m-15m", "n-15m"))).unwrap_err();
         assert!(err.contains("one methodology"), "{err}");

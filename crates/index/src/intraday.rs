@@ -102,12 +102,37 @@ pub enum Reduction {
     Last,
 }
 
-/// `[calendar]` of an intraday methodology: only its cadence (stamps are UTC).
+/// `[calendar]` of an intraday methodology: its cadence and how a stamp is labelled
+/// (stamps are UTC).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntradayCalendar {
     /// `"15m"`, `"1h"`, ...: whole minutes dividing a day, shorter than a day.
     pub cadence: String,
+    /// Which end of its interval a stamp is labelled by: `end` (default: the stamp
+    /// `t` holds the observations of `(t - cadence, t]`, a day's stamps are 00:15 ..
+    /// 24:00) or `slot` (the Computable index's capture slots: the stamp `t` holds
+    /// `[t, t + cadence)`, a capture is labelled by the latest mark at or before it,
+    /// 22:16 in the 22:00 slot, and a day's stamps are 00:00 .. 23:45).
+    #[serde(default, skip_serializing_if = "StampLabel::is_end")]
+    pub label: StampLabel,
+}
+
+/// Which end of its interval an intraday stamp is labelled by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StampLabel {
+    /// The interval's end: `(t - cadence, t]`.
+    #[default]
+    End,
+    /// The interval's start, the capture slot: `[t, t + cadence)`.
+    Slot,
+}
+
+impl StampLabel {
+    fn is_end(&self) -> bool {
+        *self == StampLabel::End
+    }
 }
 
 /// `[grades]` of an intraday methodology.
@@ -895,8 +920,11 @@ pub fn fix_store(
     if start < from {
         let first_stamp = from.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
         r.fixings.retain(|f| f.date >= from);
+        // The day's first stamp: the one after its 00:00 (ends), or its 00:00
+        // (slots), as the fixings' `date` says.
+        let slot = m.calendar.label == StampLabel::Slot;
         r.receipts
-            .retain(|x| first_stamp.is_some_and(|t| x.fixed_at > t));
+            .retain(|x| first_stamp.is_some_and(|t| x.fixed_at > t || (slot && x.fixed_at == t)));
     }
     let grades = input
         .grades
@@ -1049,16 +1077,20 @@ fn fix_grade(
     let mut state: BTreeMap<u32, Contributor> = BTreeMap::new();
     let mut out = IntradayResult::default();
     // Observations before the first stamp's interval only warm the state up if they
-    // fall in it; the cursor starts at the first one inside (start - step, ...].
-    let mut i = obs.partition_point(|o| o.at <= start);
+    // fall in it; the cursor starts at the first one inside (start - step, ...], or
+    // [start, ...) for slot labels.
+    let slot = m.calendar.label == StampLabel::Slot;
+    let mut i = obs.partition_point(|o| if slot { o.at < start } else { o.at <= start });
     // The grade's life: a stamp is fixed while its last observation is at most
     // MAX_SILENT_DAYS old (before its first, and after a longer silence, none is).
     let life = i64::try_from(crate::engine::MAX_SILENT_DAYS).unwrap_or(92) * 86_400;
     let mut last_seen = last_before.max(i.checked_sub(1).map(|j| obs[j].at));
     for k in 1..=stamps {
-        let t = start + k * step;
+        // A slot-labelled stamp is its interval's start, `[t, t + step)`.
+        let t = start + (k - i64::from(slot)) * step;
+        let end = if slot { t + step - 1 } else { t };
         let mut prints: BTreeMap<u32, (Vec<f64>, f64)> = BTreeMap::new();
-        while i < obs.len() && obs[i].at <= t {
+        while i < obs.len() && obs[i].at <= end {
             let o = obs[i];
             last_seen = Some(o.at);
             let e = prints
@@ -1363,11 +1395,11 @@ impl Stamp<'_> {
         DateTime::<Utc>::from_timestamp(self.t, 0).unwrap_or_default()
     }
 
-    /// The day the stamp's interval starts in (a 24:00 stamp belongs to the day it
-    /// ends).
+    /// The day the stamp's interval starts in (an end-labelled 24:00 stamp belongs
+    /// to the day it ends; a slot is its own day's).
     fn date(&self) -> NaiveDate {
         self.fixed_at().date_naive()
-            - if self.t % 86_400 == 0 {
+            - if self.t % 86_400 == 0 && self.m.calendar.label == StampLabel::End {
                 Days::new(1)
             } else {
                 Days::new(0)
@@ -1844,6 +1876,65 @@ publish_receipts = true
             last_before: BTreeMap::new(),
         };
         fix_intraday(m, &input, day, day).unwrap()
+    }
+
+    /// Slot labels (the Computable index's capture slots): a print seen at 00:10 is
+    /// in the 00:00 slot, which is June 1's (end labels put it in the 00:15 stamp).
+    /// A print at exactly 00:15 opens the 00:15 slot, and closes the end-labelled
+    /// 00:15 stamp: the same label either way. A day's slots are 00:00 .. 23:45.
+    #[test]
+    fn slot_labels_stamp_a_capture_by_the_latest_mark_at_or_before_it() {
+        let slot = IntradayMethodology::from_toml(
+            &BASE
+                .replace("cadence = \"15m\"", "cadence = \"15m\"\nlabel = \"slot\"")
+                .replace("min_panel = 3", "min_panel = 1"),
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let end = IntradayMethodology::from_toml(
+            &BASE.replace("min_panel = 3", "min_panel = 1"),
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let r = run(&slot, &[vec![(0, 2.0)]]);
+        let first = &r.fixings[0];
+        assert_eq!(first.fixed_at.to_rfc3339(), "2025-06-01T00:00:00+00:00");
+        assert_eq!(first.date, NaiveDate::from_ymd_opt(2025, 6, 1).unwrap());
+        assert_eq!(first.value, Some(2.0));
+        let last = r.fixings.last().unwrap();
+        assert_eq!(last.fixed_at.to_rfc3339(), "2025-06-01T23:45:00+00:00");
+        assert_eq!(r.fixings.len(), 96);
+        let e = run(&end, &[vec![(0, 2.0)]]);
+        assert_eq!(
+            e.fixings[0].fixed_at.to_rfc3339(),
+            "2025-06-01T00:15:00+00:00"
+        );
+        assert_eq!(e.fixings[0].value, Some(2.0));
+        // A print exactly on a mark: the slot it opens, or the stamp it closes.
+        let day = NaiveDate::from_ymd_opt(2025, 6, 1).unwrap();
+        let at = day.and_hms_opt(0, 15, 0).unwrap().and_utc().timestamp();
+        let input = IntradayInput {
+            grades: BTreeMap::from([(
+                "g".to_string(),
+                vec![IntradayObs {
+                    at,
+                    price: 3.0,
+                    contributor: 0,
+                }],
+            )]),
+            contributors: vec!["a".into()],
+            last_before: BTreeMap::new(),
+        };
+        let valued = |m: &IntradayMethodology| {
+            fix_intraday(m, &input, day, day)
+                .unwrap()
+                .fixings
+                .iter()
+                .find(|f| f.value.is_some())
+                .map(|f| f.fixed_at.format("%H:%M").to_string())
+        };
+        assert_eq!(valued(&slot).as_deref(), Some("00:15"));
+        assert_eq!(valued(&end).as_deref(), Some("00:15"));
     }
 
     /// The screens' options, by hand: a move of exactly 25% is a jump only `at_or_above`,
