@@ -81,6 +81,34 @@ pub fn read_intraday(path: &Path) -> Result<Vec<IntradayFixing>, FixingsError> {
     Ok(read_intraday_versioned(path)?.0)
 }
 
+/// Whether a row's `date` is the day its stamp's interval starts in: a stamp at
+/// 00:00 closes the interval of the day before, or (a slot label, `label =
+/// "slot"`) opens its own day's: one or the other for a whole file, as its first
+/// 00:00 stamp says (`slots` remembers). `Err` gives the day it should be.
+fn day_fits(
+    date: NaiveDate,
+    fixed_at: DateTime<Utc>,
+    slots: &mut Option<bool>,
+) -> Result<(), NaiveDate> {
+    let day = (fixed_at - chrono::Duration::microseconds(1)).date_naive();
+    let slot_day = fixed_at.date_naive();
+    let fits = match *slots {
+        _ if day == slot_day => date == day,
+        None if date == day || date == slot_day => {
+            *slots = Some(date == slot_day);
+            true
+        }
+        None => false,
+        Some(true) => date == slot_day,
+        Some(false) => date == day,
+    };
+    match (fits, *slots) {
+        (true, _) => Ok(()),
+        (false, Some(true)) => Err(slot_day),
+        (false, _) => Err(day),
+    }
+}
+
 /// [`read_intraday`] and the file's one `methodology_version` (`None`: no rows).
 pub fn read_intraday_versioned(
     path: &Path,
@@ -126,23 +154,7 @@ pub fn read_intraday_versioned(
             }
             Some(x)
         };
-        // A stamp at 00:00 closes the interval of the day before, or (a slot label,
-        // `label = "slot"`) opens its own day's: one or the other for the whole
-        // file, as its first 00:00 stamp says.
-        let day = (fixed_at - chrono::Duration::microseconds(1)).date_naive();
-        let slot_day = fixed_at.date_naive();
-        let fits = match slots {
-            _ if day == slot_day => date == day,
-            None if date == day || date == slot_day => {
-                slots = Some(date == slot_day);
-                true
-            }
-            None => false,
-            Some(true) => date == slot_day,
-            Some(false) => date == day,
-        };
-        if !fits {
-            let starts = if slots == Some(true) { slot_day } else { day };
+        if let Err(starts) = day_fits(date, fixed_at, &mut slots) {
             return Err(bad(
                 row,
                 format!("date {date} is not the day of its stamp {fixed_at} (its interval starts on {starts})"),
