@@ -144,10 +144,28 @@ fn write_fixings(
     to: Option<chrono::NaiveDate>,
     out: &str,
 ) -> PyResult<usize> {
+    let span = fixings
+        .iter()
+        .map(|f| f.date)
+        .min()
+        .zip(fixings.iter().map(|f| f.date).max());
     let rows: Vec<Fixing> = fixings
         .into_iter()
         .filter(|f| from.is_none_or(|d| f.date >= d) && to.is_none_or(|d| f.date <= d))
         .collect();
+    // Never an empty frame as if it were an answer (issue 49: the README's example
+    // asked for a range past its data and got one): the CLI refuses it too.
+    if rows.is_empty() {
+        let range = |d: Option<chrono::NaiveDate>| d.map_or("..".to_string(), |d| d.to_string());
+        return Err(InputError::new_err(match span {
+            Some((first, last)) => format!(
+                "no fixing falls in the requested range {} to {}: the fixings run {first} to {last}",
+                range(from),
+                range(to)
+            ),
+            None => "no observation matches the methodology's grades".to_string(),
+        }));
+    }
     fixings_table(&rows).write(Path::new(out)).map_err(fail)?;
     Ok(rows.len())
 }
