@@ -30,12 +30,17 @@ fn store_of_three_days(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn index(store: &Path, out: &Path, range: &[&str]) -> std::process::Output {
+    index_with(store, M, out, range)
+}
+
+/// `rentix index` of `store` under the methodology `m` into `out`, over `range`.
+fn index_with(store: &Path, m: &str, out: &Path, range: &[&str]) -> std::process::Output {
     let mut args = vec![
         "index",
         "--store",
         p(store),
         "--methodology",
-        M,
+        m,
         "--out",
         p(out),
     ];
@@ -319,19 +324,7 @@ fn a_slot_labelled_publication_grows_by_its_days_and_equals_one_run() {
     assert_ne!(slot, shipped);
     let m = dir.join("slot.toml");
     std::fs::write(&m, slot).unwrap();
-    let run = |out: &Path, range: &[&str]| {
-        let mut args = vec![
-            "index",
-            "--store",
-            p(&store),
-            "--methodology",
-            p(&m),
-            "--out",
-            p(out),
-        ];
-        args.extend_from_slice(range);
-        ok(&rentix(&args))
-    };
+    let run = |out: &Path, range: &[&str]| ok(&index_with(&store, p(&m), out, range));
     let all = dir.join("all.csv");
     run(&all, &[]);
     let daily = dir.join("daily.csv");
