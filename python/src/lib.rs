@@ -137,12 +137,23 @@ fn ingest_options(mapping: Option<String>, ratings: &[String]) -> PyResult<Inges
     })
 }
 
+/// How a range that holds no fixing is taken.
+#[derive(Clone, Copy, PartialEq)]
+enum Empty {
+    /// Refused (`fix`, `Store.index`: what a user asked for, as the CLI refuses it).
+    Refused,
+    /// Written as an empty file (a Spark task's slice of a grade's history, which
+    /// may hold none of the grade's days).
+    Written,
+}
+
 /// Writes the fixings of `[from, to]` (every date when absent) to `out`.
 fn write_fixings(
     fixings: Vec<Fixing>,
     from: Option<chrono::NaiveDate>,
     to: Option<chrono::NaiveDate>,
     out: &str,
+    empty: Empty,
 ) -> PyResult<usize> {
     let span = fixings
         .iter()
@@ -155,7 +166,7 @@ fn write_fixings(
         .collect();
     // Never an empty frame as if it were an answer (issue 49: the README's example
     // asked for a range past its data and got one): the CLI refuses it too.
-    if rows.is_empty() {
+    if rows.is_empty() && empty == Empty::Refused {
         let range = |d: Option<chrono::NaiveDate>| d.map_or("..".to_string(), |d| d.to_string());
         return Err(InputError::new_err(match span {
             Some((first, last)) => format!(
@@ -228,7 +239,7 @@ fn fix_files(
         let read =
             rentix_ingest::read_in_memory(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
         let result = compute(&read.rows, &req).map_err(fail)?;
-        write_fixings(result.fixings, from, to, &out)
+        write_fixings(result.fixings, from, to, &out, Empty::Refused)
     })
 }
 
@@ -267,7 +278,7 @@ fn fix_store(
     py.detach(|| {
         let store = open_store(&store)?;
         let result = compute_from_store(&store, &req).map_err(fail)?;
-        write_fixings(result.fixings, from, to, &out)
+        write_fixings(result.fixings, from, to, &out, Empty::Refused)
     })
 }
 
@@ -345,7 +356,7 @@ fn fix_observations(
         if let Some(name) = &composite {
             fixings.retain(|f| &f.grade == name);
         }
-        write_fixings(fixings, keep_from, keep_to, &out)
+        write_fixings(fixings, keep_from, keep_to, &out, Empty::Written)
     })
 }
 
