@@ -59,8 +59,14 @@ TOML
 measure "index daily (default)" "$R" index --store "$W/store" --out "$W/daily.parquet"
 measure "index 15m, 10 grades" "$R" index --store "$W/store" --methodology "$W/ten.toml" --out "$W/intraday.parquet"
 sed 's/^/  /' "$W/index 15m, 10 grades.out"
+# The same ten grades with the liveness weight model (issue 50: it must not make a
+# month cost more than twice the fixed weights).
+{ cat "$W/ten.toml"; printf '[intraday.weights.liveness]\n'; } | sed 's/^version = .*/version = "bench-intraday-10-liveness"/' > "$W/ten_live.toml"
+measure "index 15m, 10 grades, liveness weights" "$R" index --store "$W/store" --methodology "$W/ten_live.toml" --out "$W/intraday_live.parquet"
+sed 's/^/  /' "$W/index 15m, 10 grades, liveness weights.out"
 measure "index 15m, every on-demand grade" "$R" index --store "$W/store" --methodology intraday_lowest_listing_15m --out "$W/all.parquet"
 sed 's/^/  /' "$W/index 15m, every on-demand grade.out"
 echo "== ratios"
 ratio "index 15m, 10 grades" "index daily (default)"
 ratio "index 15m, every on-demand grade" "index daily (default)"
+ratio "index 15m, 10 grades, liveness weights" "index 15m, 10 grades"

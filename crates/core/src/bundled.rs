@@ -76,6 +76,10 @@ pub mod data {
 /// own: they are not daily methodologies) and are named like the others.
 static METHODOLOGIES: &[(&str, &str)] = &[
     (
+        "intraday_computable_15m",
+        include_str!("../../../data/methodologies/intraday/intraday_computable_15m.toml"),
+    ),
+    (
         "intraday_lowest_listing_15m",
         include_str!("../../../data/methodologies/intraday/intraday_lowest_listing_15m.toml"),
     ),

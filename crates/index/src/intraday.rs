@@ -321,6 +321,11 @@ pub struct WeightSpec {
     /// the others (default 1: no cap).
     #[serde(default = "whole")]
     pub cap: f64,
+    /// The liveness model (`[intraday.weights.liveness]`, crate::liveness): weights
+    /// recomputed at every stamp from the prints, `floor` and `cap` its floor and
+    /// ceiling; the file's weights (or equal ones) until it switches on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness: Option<crate::liveness::Liveness>,
 }
 
 fn whole() -> f64 {
@@ -490,7 +495,17 @@ impl IntradayMethodology {
         let carry_minutes = self.clock().map_or(0, |c| c.max_carry).max(0) as u64;
         let carry = carry_minutes.div_ceil(DAY_MINUTES as u64);
         let sigma = s.sigma_votes.as_ref().map_or(0, |v| u64::from(v.days));
+        // Liveness weights depend on the whole history (the switch, and the
+        // weights in force at every sample): a run fixes from the first day.
+        if self.liveness().is_some() {
+            return u64::MAX;
+        }
         carry.max(sigma).max(7) + 1
+    }
+
+    /// The liveness weight model, when the methodology has one.
+    fn liveness(&self) -> Option<&crate::liveness::Liveness> {
+        self.intraday.weights.as_ref()?.liveness.as_ref()
     }
 
     /// With weights given in code rather than a file.
@@ -611,6 +626,9 @@ impl IntradayMethodology {
                     w.floor, w.cap
                 )
                 .into());
+            }
+            if let Some(l) = &w.liveness {
+                l.params(c.cadence, w.floor, w.cap)?;
             }
         }
         patterns(&self.grades.patterns)?;
@@ -900,7 +918,11 @@ pub fn fix_store(
     // starts `warm_up_days` earlier (not published), so that its stamps are those a
     // run over the whole store gives. The day before that too: an observation just
     // before midnight UTC can sit in the previous fixing date's partition.
-    let start = (from - Days::new(m.warm_up_days())).max(first).min(from);
+    let start = from
+        .checked_sub_days(Days::new(m.warm_up_days()))
+        .unwrap_or(first)
+        .max(first)
+        .min(from);
     let mut builder = IntradayInputBuilder::new(m).map_err(|e| input_err(e.0))?;
     // A grade's life reaches MAX_SILENT_DAYS past its last observation: the days
     // before the read range say which grades are alive at its start.
@@ -1085,6 +1107,14 @@ fn fix_grade(
     // MAX_SILENT_DAYS old (before its first, and after a longer silence, none is).
     let life = i64::try_from(crate::engine::MAX_SILENT_DAYS).unwrap_or(92) * 86_400;
     let mut last_seen = last_before.max(i.checked_sub(1).map(|j| obs[j].at));
+    let mut live = s.weights.as_ref().and_then(|w| {
+        let p = w
+            .liveness
+            .as_ref()?
+            .params(clock.cadence, w.floor, w.cap)
+            .ok()?;
+        Some(crate::liveness::State::new(p))
+    });
     for k in 1..=stamps {
         // A slot-labelled stamp is its interval's start, `[t, t + step)`.
         let t = start + (k - i64::from(slot)) * step;
@@ -1127,7 +1157,17 @@ fn fix_grade(
             }
             remember(s, st, t, p);
         }
-        let (fixing, receipts) = value_at(&Stamp {
+        // The liveness model's view from the stamps before this one; it learns
+        // this stamp's trusted prints (all but jump-rejected ones) after.
+        let view = live.as_mut().map(|l| {
+            let eligible: Vec<u32> = statuses
+                .iter()
+                .filter(|(_, st)| **st == "observed")
+                .map(|(c, _)| *c)
+                .collect();
+            l.view(&eligible)
+        });
+        let (fixing, receipts, weights) = value_at(&Stamp {
             m,
             clock,
             grade,
@@ -1136,7 +1176,16 @@ fn fix_grade(
             prints: &prints,
             statuses: &statuses,
             state: &state,
+            live: live.as_ref().map(|l| l.params()).zip(view.as_ref()),
         });
+        if let Some(l) = live.as_mut() {
+            let trusted: Vec<(u32, f64)> = prints
+                .iter()
+                .filter(|(c, _)| statuses.get(c).copied() != Some("rejected_jump"))
+                .map(|(c, p)| (*c, *p))
+                .collect();
+            l.advance(&trusted, &weights);
+        }
         if last_seen.is_none_or(|a| t - a > life) {
             continue;
         }
@@ -1370,6 +1419,8 @@ struct Stamp<'a> {
     prints: &'a BTreeMap<u32, f64>,
     statuses: &'a BTreeMap<u32, &'static str>,
     state: &'a BTreeMap<u32, Contributor>,
+    /// The liveness model and its view at this stamp, when the methodology has it.
+    live: Option<(&'a crate::liveness::Params, &'a crate::liveness::View)>,
 }
 
 /// A contributor voting at a stamp.
@@ -1479,6 +1530,19 @@ impl Stamp<'_> {
     /// shares without it); flags `cap_not_held` when the cap cannot hold.
     fn weights(&self, voters: &[Voter], flags: &mut Vec<&'static str>) -> Vec<f64> {
         let mut weights: Vec<f64> = voters.iter().map(|v| v.base).collect();
+        if let Some((p, view)) = self.live {
+            let ids: Vec<u32> = voters.iter().map(|v| v.contributor).collect();
+            let (w, how) = crate::liveness::weights(p, view, &ids, &weights);
+            match how {
+                Some(crate::liveness::Degenerate::CapProportional) => flags.push("cap_not_held"),
+                Some(crate::liveness::Degenerate::Uniform) => flags.push("equal_weights"),
+                None => {}
+            }
+            if view.switched {
+                flags.push("weights_switched");
+            }
+            return w;
+        }
         if let Some(w) = &self.m.intraday.weights {
             if !floor_and_cap(&mut weights, w.floor, w.cap) {
                 flags.push("cap_not_held");
@@ -1584,8 +1648,9 @@ fn quartiles_and_band(
     (quartiles, band)
 }
 
-/// The grade's fixing at the stamp, and every voter's receipt.
-fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>) {
+/// The grade's fixing at the stamp, every voter's receipt, and the voters'
+/// weights.
+fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>, Vec<(u32, f64)>) {
     let s = &stamp.m.intraday;
     let fixed_at = stamp.fixed_at();
     let date = stamp.date();
@@ -1633,6 +1698,12 @@ fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>) {
             flags: flags.join(";"),
         },
         receipts,
+        panel
+            .voters
+            .iter()
+            .map(|v| v.contributor)
+            .zip(weights)
+            .collect(),
     )
 }
 

@@ -23,6 +23,9 @@ mod hedonic;
 pub mod incremental;
 pub mod intraday;
 pub mod intraday_publish;
+pub mod liveness;
+#[cfg(test)]
+mod liveness_tests;
 mod methodology;
 mod ols;
 mod outliers;
