@@ -33,7 +33,9 @@
 //!    contributor the file does not weigh does not vote, status `no_weight`), so an
 //!    administrator's own relevance or quality scores can be used; normalized over
 //!    the voters, raised to `floor` and capped at `cap` with the excess shared in
-//!    proportion among the others (flag `cap_not_held` when `cap x voters < 1`).
+//!    proportion among the others (flag `cap_not_held` when `cap x voters < 1`);
+//!    or, with `[intraday.weights.liveness]`, recomputed at every stamp from the
+//!    prints before it by the liveness model (crate::liveness).
 //! 6. **Sigma votes** (`[intraday.sigma_votes]`, optional): each contributor votes a
 //!    third of its weight at `v`, `v (1 + s)` and `v (1 - s)`, `s` the standard
 //!    deviation of its accepted prints over the last `days` days over their mean,
