@@ -389,6 +389,50 @@ pub struct IntradaySpec {
     /// Weights; absent: equal weights, no floor or cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<WeightSpec>,
+    /// Contributors whose interval is an order book; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub books: Option<Books>,
+}
+
+/// `[intraday.books]`: contributors whose offers in an interval are an order book
+/// (a marketplace's asks): their print is the volume-weighted median of the asks
+/// (each offer weighted by its GPUs; where the running volume is exactly half,
+/// the midpoint of that ask and the next), and a book of fewer than `min_offers`
+/// offers is held out (no print at the stamp, flag `thin_book`), as the
+/// Computable index prints its marketplaces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Books {
+    /// The contributors (names as the observations give them; folded and aliased
+    /// as every contributor is).
+    pub contributors: Vec<String>,
+    /// Offers a book needs in the interval to print (default 1).
+    #[serde(default = "one_offer")]
+    pub min_offers: usize,
+}
+
+fn one_offer() -> usize {
+    1
+}
+
+/// The volume-weighted median of `asks` (`(price, volume)`): the first ask, in
+/// price order, whose running volume passes half the total; where the running
+/// volume is exactly half, the midpoint of that ask and the next (integer
+/// volumes: the half is exact). `None` for no volume.
+pub fn book_median(asks: &mut [(f64, u32)]) -> Option<f64> {
+    asks.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let total: u64 = asks.iter().map(|a| u64::from(a.1)).sum();
+    let mut cum = 0u64;
+    for (i, &(p, v)) in asks.iter().enumerate() {
+        cum += u64::from(v);
+        if 2 * cum > total {
+            return Some(p);
+        }
+        if 2 * cum == total && total > 0 {
+            return Some(asks.get(i + 1).map_or(p, |n| (p + n.0) / 2.0));
+        }
+    }
+    None
 }
 
 /// How a stamp's votes become its value (module doc, step 7).
@@ -633,6 +677,11 @@ impl IntradayMethodology {
                 l.params(c.cadence, w.floor, w.cap)?;
             }
         }
+        if let Some(b) = &s.books {
+            if b.contributors.is_empty() || b.min_offers == 0 {
+                return Err("intraday.books: at least one contributor, and min_offers >= 1".into());
+            }
+        }
         patterns(&self.grades.patterns)?;
         Ok(())
     }
@@ -756,6 +805,9 @@ pub struct IntradayObs {
     pub price: f64,
     /// Position of the contributor in [`IntradayInput::contributors`].
     pub contributor: u32,
+    /// The GPUs the offer holds (`gpus_per_unit`, 1 when not given): its volume
+    /// in an order book (`[intraday.books]`).
+    pub volume: u32,
 }
 
 /// What one contributor contributed at one stamp.
@@ -848,6 +900,7 @@ impl<'a> IntradayInputBuilder<'a> {
                     at: o.observed_at.timestamp(),
                     price: o.usd_per_gpu_hour.get(),
                     contributor: id,
+                    volume: o.gpus_per_unit.unwrap_or(1).max(1),
                 });
         }
     }
@@ -1109,6 +1162,22 @@ fn fix_grade(
     // MAX_SILENT_DAYS old (before its first, and after a longer silence, none is).
     let life = i64::try_from(crate::engine::MAX_SILENT_DAYS).unwrap_or(92) * 86_400;
     let mut last_seen = last_before.max(i.checked_sub(1).map(|j| obs[j].at));
+    // Order-book contributors (by their position in `names`) and the offers a
+    // book needs.
+    let books: BTreeMap<u32, usize> = s.books.as_ref().map_or_else(BTreeMap::new, |b| {
+        let fold = ContributorAliases::with(&BTreeMap::new()).ok();
+        let wanted: std::collections::BTreeSet<String> = b
+            .contributors
+            .iter()
+            .map(|c| fold.as_ref().map_or_else(|| c.clone(), |f| f.identity(c)))
+            .collect();
+        names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| wanted.contains(*n))
+            .map(|(c, _)| (c as u32, b.min_offers))
+            .collect()
+    });
     let mut live = s.weights.as_ref().and_then(|w| {
         let p = w
             .liveness
@@ -1121,20 +1190,31 @@ fn fix_grade(
         // A slot-labelled stamp is its interval's start, `[t, t + step)`.
         let t = start + (k - i64::from(slot)) * step;
         let end = if slot { t + step - 1 } else { t };
-        let mut prints: BTreeMap<u32, (Vec<f64>, f64)> = BTreeMap::new();
+        let mut prints: BTreeMap<u32, (Vec<(f64, u32)>, f64)> = BTreeMap::new();
         while i < obs.len() && obs[i].at <= end {
             let o = obs[i];
             last_seen = Some(o.at);
             let e = prints
                 .entry(o.contributor)
                 .or_insert_with(|| (Vec::new(), o.price));
-            e.0.push(o.price);
+            e.0.push((o.price, o.volume));
             e.1 = o.price;
             i += 1;
         }
+        let mut thin_book = false;
         let prints: BTreeMap<u32, f64> = prints
             .into_iter()
-            .map(|(c, (mut v, last))| (c, reduce(&mut v, s.per_contributor, last)))
+            .filter_map(|(c, (mut v, last))| match books.get(&c) {
+                Some(&least) if v.len() < least => {
+                    thin_book = true;
+                    None
+                }
+                Some(_) => book_median(&mut v).map(|p| (c, p)),
+                None => {
+                    let mut p: Vec<f64> = v.iter().map(|x| x.0).collect();
+                    Some((c, reduce(&mut p, s.per_contributor, last)))
+                }
+            })
             .collect();
         let statuses = screen(s.screen.as_ref(), &prints, &state);
         for (&c, &p) in &prints {
@@ -1169,7 +1249,7 @@ fn fix_grade(
                 .collect();
             l.view(&eligible)
         });
-        let (fixing, receipts, weights) = value_at(&Stamp {
+        let (mut fixing, receipts, weights) = value_at(&Stamp {
             m,
             clock,
             grade,
@@ -1180,6 +1260,13 @@ fn fix_grade(
             state: &state,
             live: live.as_ref().map(|l| l.params()).zip(view.as_ref()),
         });
+        if thin_book {
+            fixing.flags = [fixing.flags.as_str(), "thin_book"]
+                .into_iter()
+                .filter(|f| !f.is_empty())
+                .collect::<Vec<_>>()
+                .join(";");
+        }
         if let Some(l) = live.as_mut() {
             let trusted: Vec<(u32, f64)> = prints
                 .iter()
@@ -1940,6 +2027,7 @@ publish_receipts = true
                     at,
                     price,
                     contributor: c,
+                    volume: 1,
                 });
             }
         }
@@ -1993,6 +2081,7 @@ publish_receipts = true
                     at,
                     price: 3.0,
                     contributor: 0,
+                    volume: 1,
                 }],
             )]),
             contributors: vec!["a".into()],
@@ -2333,5 +2422,112 @@ publish_receipts = true
         assert!(e.contains("names column \"date\" twice"), "{e}");
         let e = read("date,weight\n").unwrap();
         assert!(e.contains("no column \"contributor\""), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod book_tests {
+    use super::*;
+
+    // The peer's weighted-median convention (its composite.py `_weighted_median`,
+    // cases from docs/research/computable-gpu-index.md 9.2 A9): an exact half
+    // averages the two asks that straddle it.
+    #[test]
+    fn the_volume_weighted_median_of_asks_by_hand() {
+        let cases: [(&[(f64, u32)], f64); 6] = [
+            (&[(5.0, 1)], 5.0),
+            (&[(5.0, 1), (7.0, 1)], 6.0),
+            (&[(3.0, 1), (5.0, 1), (9.0, 1)], 5.0),
+            (&[(4.0, 2), (8.0, 2)], 6.0),
+            (&[(4.0, 1), (6.0, 4), (9.0, 1)], 6.0),
+            // Volumes 3, 1, 2, 2: running 3, 4 = half of 8 at the 2.0 ask: (2 + 3) / 2.
+            (&[(10.0, 2), (2.0, 1), (1.0, 3), (3.0, 2)], 2.5),
+        ];
+        for (asks, want) in cases {
+            let mut v = asks.to_vec();
+            assert_eq!(book_median(&mut v), Some(want), "{asks:?}");
+        }
+        assert_eq!(book_median(&mut []), None);
+    }
+
+    /// A marketplace (`books`) prints the volume-weighted median of its asks where
+    /// a listing provider prints its lowest; below `min_offers` asks it does not
+    /// print (its vote is carried) and the stamp says `thin_book`.
+    #[test]
+    fn a_book_prints_its_volume_weighted_median_and_a_thin_one_is_held_out() {
+        let m = IntradayMethodology::from_toml(
+            r#"
+version = "t"
+[calendar]
+cadence = "15m"
+[grades]
+patterns = ["*/*/*"]
+[intraday]
+kinds = ["listing"]
+per_contributor = "lowest"
+window = "15m"
+max_carry = "1h"
+min_panel = 1
+decimals = 6
+publish_receipts = true
+[intraday.books]
+contributors = ["Market Place"]
+min_offers = 3
+"#,
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let day = NaiveDate::from_ymd_opt(2025, 6, 1).unwrap();
+        let start = day.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
+        let ask = |k: i64, c: u32, price: f64, volume: u32| IntradayObs {
+            at: start + k * 900 + 60,
+            price,
+            contributor: c,
+            volume,
+        };
+        // Stamp 1: asks 2.0 x1, 2.5 x8, 3.0 x1 -> 2.5 (lowest would be 2.0).
+        // Stamp 2: two asks only -> held out, the 2.5 vote carried.
+        let obs = vec![
+            ask(0, 0, 2.0, 1),
+            ask(0, 0, 2.5, 8),
+            ask(0, 0, 3.0, 1),
+            ask(0, 1, 2.2, 1),
+            ask(0, 1, 2.4, 1),
+            ask(1, 0, 1.0, 1),
+            ask(1, 0, 1.1, 1),
+            ask(1, 1, 2.3, 1),
+        ];
+        let input = IntradayInput {
+            grades: BTreeMap::from([("g".to_string(), obs)]),
+            contributors: vec!["marketplace".into(), "lister".into()],
+            last_before: BTreeMap::new(),
+        };
+        let r = fix_intraday(&m, &input, day, day).unwrap();
+        let book = |k: usize| {
+            r.receipts
+                .iter()
+                .filter(|x| x.contributor == "marketplace")
+                .nth(k)
+                .cloned()
+                .unwrap()
+        };
+        assert_eq!(book(0).print, Some(2.5));
+        assert_eq!(book(0).status, "observed");
+        assert_eq!(book(1).print, None);
+        assert_eq!(book(1).vote, Some(2.5));
+        assert_eq!(book(1).status, "carried");
+        assert!(
+            r.fixings[1].flags.contains("thin_book"),
+            "{:?}",
+            r.fixings[1]
+        );
+        assert!(!r.fixings[0].flags.contains("thin_book"));
+        // The listing provider still prints its lowest.
+        let lister = r
+            .receipts
+            .iter()
+            .find(|x| x.contributor == "lister")
+            .unwrap();
+        assert_eq!(lister.print, Some(2.2));
     }
 }

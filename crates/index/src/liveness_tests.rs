@@ -70,6 +70,7 @@ fn market() -> (IntradayInput, NaiveDate, NaiveDate) {
                 at,
                 price,
                 contributor: c,
+                volume: 1,
             })
         };
         put(0, lead[h]);
