@@ -516,8 +516,19 @@ pub(crate) struct TrackArgs {
 #[derive(Debug, Args)]
 pub(crate) struct IndexArgs {
     /// Store directory written by `rentix ingest`.
-    #[arg(long, required_unless_present = "input", conflicts_with = "input")]
+    #[arg(
+        long,
+        required_unless_present_any = ["input", "ballots"],
+        conflicts_with_all = ["input", "ballots"]
+    )]
     pub store: Option<PathBuf>,
+    /// Fix each stamp of an intraday methodology again from its ballots: a
+    /// receipts file (`fixed_at`, `grade`, `contributor`, `vote`, `sigma`, `weight`,
+    /// `status`; a publication's `<stem>_receipts`, or a record's seats written so),
+    /// by the methodology's sigma votes and aggregation alone, as an auditor
+    /// recomputes a published record. Writes a new `--out`.
+    #[arg(long, conflicts_with = "input")]
+    pub ballots: Option<PathBuf>,
     /// Fix these observation files directly, normalized and deduplicated in memory as
     /// `ingest` would, with no store (for reproducing an index from raw files);
     /// repeatable.

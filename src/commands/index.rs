@@ -542,6 +542,9 @@ pub(super) fn run(a: IndexArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
+    if a.ballots.is_some() {
+        crate::commands::usage!("--ballots fixes an intraday methodology's stamps again from their receipts: give --methodology an intraday one (a [calendar] cadence shorter than a day)");
+    }
     let cfg = IndexConfig::from_args(&a)?;
     let bar = crate::progress::working("reading the store and fixing every grade");
     let summary = if cfg.inputs.is_empty() {
@@ -558,11 +561,49 @@ pub(super) fn run(a: IndexArgs) -> anyhow::Result<()> {
 /// store's first observation (or `--from`) to its last (or `--to`).
 fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
     let m = IntradayMethodology::from_file(path)?;
+    if let Some(ballots) = &a.ballots {
+        return from_ballots(a, &m, ballots);
+    }
     if !a.input.is_empty() || !a.grades.is_empty() || a.valued_only {
         crate::commands::usage!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
     }
     let store = a.store.clone().unwrap_or_default();
     Ok(publish_intraday(&store, &m, a.from, a.to, &a.out)?.line)
+}
+
+/// `rentix index --ballots`: every stamp of a receipts file fixed again by the
+/// methodology's sigma votes and aggregation, written to a new `--out`.
+fn from_ballots(a: &IndexArgs, m: &IntradayMethodology, ballots: &Path) -> anyhow::Result<String> {
+    if a.from.is_some() || a.to.is_some() || !a.grades.is_empty() || a.valued_only {
+        crate::commands::usage!("--ballots fixes every stamp of its file: --from, --to, --grade and --valued-only do not apply");
+    }
+    if a.out.exists() {
+        crate::commands::usage!(
+            "--out {} exists: a recomputation from ballots writes a new file (compare it with the publication)",
+            a.out.display()
+        );
+    }
+    let rows = rentix_index::intraday_publish::read_receipts(ballots)?;
+    let fixings = rentix_index::intraday::fix_ballots(m, &rows).map_err(|e| {
+        rentix_index::IndexError::Input {
+            path: ballots.to_path_buf(),
+            detail: e.0,
+        }
+    })?;
+    let r = rentix_index::intraday::IntradayResult {
+        fixings,
+        receipts: Vec::new(),
+    };
+    rentix_index::intraday::intraday_table(&r, m).write(&a.out)?;
+    let valued = r.fixings.iter().filter(|f| f.value.is_some()).count();
+    Ok(format!(
+        "{} stamps fixed again from {} ballot rows of {} ({} with a value); wrote {}",
+        r.fixings.len(),
+        rows.len(),
+        ballots.display(),
+        valued,
+        a.out.display()
+    ))
 }
 
 /// What an intraday publication wrote.

@@ -430,3 +430,66 @@ fn liveness_weights_published_day_by_day_equal_one_run() {
         read(&dir.join("all_receipts.csv"))
     );
 }
+
+/// `index --ballots`: a publication's receipts fixed again by the methodology's
+/// sigma votes and aggregation give back every published stamp's value, band,
+/// quartiles and panel, as an auditor with the receipts alone would check them;
+/// an existing `--out` is not overwritten, and a daily methodology is refused.
+#[test]
+fn a_publication_fixed_again_from_its_receipts_gives_every_stamp_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &[]));
+    let again = dir.join("again.csv");
+    let ballots = dir.join("all_receipts.csv");
+    let fix_again = |out: &Path, m: &str| {
+        rentix(&[
+            "index",
+            "--ballots",
+            p(&ballots),
+            "--methodology",
+            m,
+            "--out",
+            p(out),
+        ])
+    };
+    let said = ok(&fix_again(&again, M));
+    assert!(said.contains("stamps fixed again"), "{said}");
+    let key = |r: &std::collections::BTreeMap<String, String>| {
+        (r["grade"].clone(), r["fixed_at"].clone())
+    };
+    let published: std::collections::BTreeMap<_, _> =
+        rows(&all).into_iter().map(|r| (key(&r), r)).collect();
+    let recomputed = rows(&again);
+    let with_voters = published
+        .values()
+        .filter(|r| r["n_contributors"] != "0")
+        .count();
+    assert_eq!(recomputed.len(), with_voters);
+    let mut valued = 0;
+    for r in &recomputed {
+        let p = &published[&key(r)];
+        for col in [
+            "date",
+            "value",
+            "band",
+            "votes_p25_p75",
+            "n_contributors",
+            "n_observed",
+            "n_carried",
+            "sufficient",
+        ] {
+            assert_eq!(r[col], p[col], "{col} at {:?}", key(r));
+        }
+        valued += usize::from(!r["value"].is_empty());
+    }
+    assert!(valued > 100, "{valued} stamps with a value");
+    // Not over a file, not with a daily methodology.
+    assert_eq!(fix_again(&again, M).status.code(), Some(2));
+    assert_eq!(
+        fix_again(&dir.join("d.csv"), "default").status.code(),
+        Some(2)
+    );
+}

@@ -280,7 +280,8 @@ pub struct SigmaVotes {
     #[serde(default, skip_serializing_if = "Sd::is_default")]
     pub sd: Sd,
     /// `"relative"` (default: sd over mean, votes at `v (1 +- s)`) or `"dollars"`
-    /// (votes at `v +- s`; the receipts' `sigma` is then in dollars).
+    /// (votes at `v +- s`, `s` rounded half-even to `decimals` as the receipts'
+    /// `sigma` gives it).
     #[serde(default, skip_serializing_if = "SigmaUnits::is_default")]
     pub units: SigmaUnits,
     /// Whether the stamp's own print is among those measured (default true; the
@@ -1538,12 +1539,7 @@ impl Stamp<'_> {
     /// The day the stamp's interval starts in (an end-labelled 24:00 stamp belongs
     /// to the day it ends; a slot is its own day's).
     fn date(&self) -> NaiveDate {
-        self.fixed_at().date_naive()
-            - if self.t % 86_400 == 0 && self.m.calendar.label == StampLabel::End {
-                Days::new(1)
-            } else {
-                Days::new(0)
-            }
+        stamp_date(self.fixed_at(), self.m.calendar.label)
     }
 
     /// What contributor `c` contributed at this stamp.
@@ -1672,7 +1668,13 @@ impl Stamp<'_> {
                     };
                     sd.map_or(least, |(mean, sd)| (sd / mean).max(least))
                 }
-                SigmaUnits::Dollars => sd.map_or(floor, |(_, sd)| sd.max(floor)),
+                // Rounded as published, and voted as published, so that the
+                // receipts recompute the value (the Computable index votes its
+                // rounded `conf_usd_gpu_hr`).
+                SigmaUnits::Dollars => round_half_even(
+                    sd.map_or(floor, |(_, sd)| sd.max(floor)),
+                    self.m.intraday.decimals,
+                ),
             }
         })
     }
@@ -1689,29 +1691,148 @@ impl Stamp<'_> {
         for (voter, w) in voters.iter().zip(weights) {
             let (c, vote) = (voter.contributor, voter.vote);
             let sigma = self.sigma(c, vote);
-            let dollars = self
-                .m
-                .intraday
-                .sigma_votes
-                .as_ref()
-                .is_some_and(|sv| sv.units == SigmaUnits::Dollars);
-            match sigma {
-                Some(sg) if dollars => {
-                    for v in [vote, vote + sg, vote - sg] {
-                        votes.push((v, w / 3.0));
-                    }
-                }
-                Some(sg) => {
-                    for v in [vote, vote * (1.0 + sg), vote * (1.0 - sg)] {
-                        votes.push((v, w / 3.0));
-                    }
-                }
-                None => votes.push((vote, *w)),
-            }
+            push_votes(self.m, &mut votes, vote, sigma, *w);
             receipts.push(self.receipt(c, vote, sigma, *w, voter.status));
         }
         votes
     }
+}
+
+/// A voter's votes at weight `w`: three at a third of it each around its `vote`
+/// (`sigma` in the methodology's units), or one.
+fn push_votes(
+    m: &IntradayMethodology,
+    votes: &mut Vec<(f64, f64)>,
+    vote: f64,
+    sigma: Option<f64>,
+    w: f64,
+) {
+    let dollars = m
+        .intraday
+        .sigma_votes
+        .as_ref()
+        .is_some_and(|sv| sv.units == SigmaUnits::Dollars);
+    match sigma {
+        Some(sg) if dollars => {
+            for v in [vote, vote + sg, vote - sg] {
+                votes.push((v, w / 3.0));
+            }
+        }
+        Some(sg) => {
+            for v in [vote, vote * (1.0 + sg), vote * (1.0 - sg)] {
+                votes.push((v, w / 3.0));
+            }
+        }
+        None => votes.push((vote, w)),
+    }
+}
+
+/// The value of a stamp's votes (none below `min_panel` observed voters, flag
+/// `thin_panel`), its band and its rounded quartiles.
+#[allow(clippy::type_complexity)]
+fn aggregate(
+    m: &IntradayMethodology,
+    votes: &mut [(f64, f64)],
+    observed: usize,
+    flags: &mut Vec<&'static str>,
+) -> (Option<f64>, Option<f64>, Option<(f64, f64)>) {
+    let s = &m.intraday;
+    let value = if observed < s.min_panel {
+        flags.push("thin_panel");
+        None
+    } else {
+        match s.aggregate {
+            Aggregate::TrimmedMean => trimmed_weighted_mean(votes, m.cut()),
+            Aggregate::WeightedMedian => weighted_median(votes),
+        }
+        .map(|v| round_half_even(v, s.decimals))
+    };
+    let (quartiles, band) = quartiles_and_band(votes, value, s.decimals);
+    let quartiles = quartiles.map(|(a, b)| {
+        (
+            round_half_even(a, s.decimals),
+            round_half_even(b, s.decimals),
+        )
+    });
+    (value, band, quartiles)
+}
+
+/// The day a stamp's interval starts in: an end-labelled 24:00 stamp belongs to
+/// the day it ends; a slot is its own day's.
+fn stamp_date(t: DateTime<Utc>, label: StampLabel) -> NaiveDate {
+    t.date_naive()
+        - if t.timestamp() % 86_400 == 0 && label == StampLabel::End {
+            Days::new(1)
+        } else {
+            Days::new(0)
+        }
+}
+
+/// Each stamp of `ballots` (receipts: a contributor's vote, sigma and weight at a
+/// stamp of a grade, as `<stem>_receipts` publishes them) fixed again by `m`'s
+/// sigma votes and aggregation alone, as an auditor recomputes a published record
+/// from its ballots: a row with no vote or no weight (`no_weight`) does not vote;
+/// `observed` rows make the panel, the others are carried (`rejected_*` ones also
+/// counted rejected). Stamps in time order, grade by grade.
+pub fn fix_ballots(
+    m: &IntradayMethodology,
+    ballots: &[Receipt],
+) -> Result<Vec<IntradayFixing>, Invalid> {
+    let mut stamps: BTreeMap<(&str, DateTime<Utc>), Vec<&Receipt>> = BTreeMap::new();
+    for r in ballots {
+        if r.sigma.is_some() && m.intraday.sigma_votes.is_none() {
+            return Err(format!(
+                "the ballot of {} at {} gives a sigma but the methodology has no [intraday.sigma_votes]: its unit (relative or dollars) is unknown",
+                r.contributor,
+                r.fixed_at.to_rfc3339()
+            )
+            .into());
+        }
+        if r.weight < 0.0 {
+            return Err(format!(
+                "the ballot of {} at {} has a negative weight {}",
+                r.contributor,
+                r.fixed_at.to_rfc3339(),
+                r.weight
+            )
+            .into());
+        }
+        stamps.entry((&r.grade, r.fixed_at)).or_default().push(r);
+    }
+    let mut out = Vec::with_capacity(stamps.len());
+    for ((grade, fixed_at), rows) in stamps {
+        let voters: Vec<&&Receipt> = rows
+            .iter()
+            .filter(|r| r.vote.is_some() && r.weight > 0.0 && r.status != "no_weight")
+            .collect();
+        let mut votes = Vec::new();
+        for r in &voters {
+            push_votes(m, &mut votes, r.vote.unwrap_or_default(), r.sigma, r.weight);
+        }
+        let observed = voters.iter().filter(|r| r.status == "observed").count();
+        let mut flags = Vec::new();
+        let (value, band, quartiles) = aggregate(m, &mut votes, observed, &mut flags);
+        if voters.len() > observed {
+            flags.push("carried_votes");
+        }
+        out.push(IntradayFixing {
+            date: stamp_date(fixed_at, m.calendar.label),
+            fixed_at,
+            grade: grade.to_string(),
+            value,
+            band,
+            quartiles,
+            n_contributors: voters.len(),
+            n_observed: observed,
+            n_carried: voters.len() - observed,
+            n_rejected: rows
+                .iter()
+                .filter(|r| r.status.starts_with("rejected"))
+                .count(),
+            flags: flags.join(";"),
+        });
+    }
+    Ok(out)
 }
 
 /// The votes' weighted 25th and 75th percentiles when there is a `value`, and the
@@ -1740,7 +1861,6 @@ fn quartiles_and_band(
 /// The grade's fixing at the stamp, every voter's receipt, and the voters'
 /// weights.
 fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>, Vec<(u32, f64)>) {
-    let s = &stamp.m.intraday;
     let fixed_at = stamp.fixed_at();
     let date = stamp.date();
     let mut flags = Vec::new();
@@ -1753,17 +1873,7 @@ fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>, Vec<(u32, f64)>
         .count();
     let weights = stamp.weights(&panel.voters, &mut flags);
     let mut votes = stamp.votes(&panel.voters, &weights, &mut receipts);
-    let value = if panel.observed < s.min_panel {
-        flags.push("thin_panel");
-        None
-    } else {
-        match s.aggregate {
-            Aggregate::TrimmedMean => trimmed_weighted_mean(&mut votes, stamp.m.cut()),
-            Aggregate::WeightedMedian => weighted_median(&mut votes),
-        }
-        .map(|v| round_half_even(v, s.decimals))
-    };
-    let (quartiles, band) = quartiles_and_band(&votes, value, s.decimals);
+    let (value, band, quartiles) = aggregate(stamp.m, &mut votes, panel.observed, &mut flags);
     if panel.carried > 0 {
         flags.push("carried_votes");
     }
@@ -1774,12 +1884,7 @@ fn value_at(stamp: &Stamp<'_>) -> (IntradayFixing, Vec<Receipt>, Vec<(u32, f64)>
             grade: stamp.grade.into(),
             value,
             band,
-            quartiles: quartiles.map(|(a, b)| {
-                (
-                    round_half_even(a, s.decimals),
-                    round_half_even(b, s.decimals),
-                )
-            }),
+            quartiles,
             n_contributors: panel.voters.len(),
             n_observed: panel.observed,
             n_carried: panel.carried,
@@ -2529,5 +2634,111 @@ min_offers = 3
             .find(|x| x.contributor == "lister")
             .unwrap();
         assert_eq!(lister.print, Some(2.2));
+    }
+}
+
+#[cfg(test)]
+mod ballot_tests {
+    use super::*;
+
+    fn ballots(seats: &[(&str, f64, f64, f64)]) -> Vec<Receipt> {
+        let at = DateTime::parse_from_rfc3339("2026-08-25T14:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        seats
+            .iter()
+            .map(|&(who, weight, vote, sd)| Receipt {
+                fixed_at: at,
+                grade: "h100".into(),
+                contributor: who.into(),
+                print: Some(vote),
+                vote: Some(vote),
+                sigma: Some(sd),
+                weight,
+                status: "observed",
+            })
+            .collect()
+    }
+
+    fn method(aggregate: &str) -> IntradayMethodology {
+        IntradayMethodology::from_toml(
+            &format!(
+                r#"
+version = "ballots"
+[calendar]
+cadence = "1h"
+[grades]
+patterns = ["*/*/*"]
+[intraday]
+kinds = ["listing"]
+per_contributor = "lowest"
+window = "1h"
+max_carry = "1h"
+min_panel = 5
+decimals = 6
+{aggregate}
+[intraday.sigma_votes]
+days = 90
+floor = 0.03
+units = "dollars"
+"#
+            ),
+            Path::new("t.toml"),
+        )
+        .unwrap()
+    }
+
+    // The Computable index's worked examples (its METHODOLOGY.md section 7.2 and
+    // tests/unit/test_methodology_worked_example.py, Apache-2.0), each seat
+    // (weight, price, sigma in dollars) voting at price - sigma, price, price + sigma.
+    #[test]
+    fn the_peers_worked_ballots_fix_to_its_published_numbers() {
+        // Alpha 0 (the weighted median) on the older sigmas: value 6.64, p25 6.54,
+        // p75 6.75, band 0.11.
+        let older = ballots(&[
+            ("a", 0.30, 6.60, 0.06),
+            ("b", 0.25, 6.75, 0.05),
+            ("c", 0.20, 6.50, 0.12),
+            ("d", 0.15, 7.20, 0.25),
+            ("e", 0.10, 5.80, 0.45),
+        ]);
+        let f = &fix_ballots(&method("aggregate = \"weighted_median\""), &older).unwrap()[0];
+        assert_eq!(f.value, Some(6.64));
+        assert_eq!(f.quartiles, Some((6.54, 6.75)));
+        assert_eq!(f.band, Some(0.11));
+        assert_eq!((f.n_observed, f.n_contributors), (5, 5));
+        // The interquantile mean (alpha 0.16666) on the current sigmas: 6.6425,
+        // p25 6.40, p75 6.80, band 0.2425.
+        let current = ballots(&[
+            ("a", 0.30, 6.60, 0.20),
+            ("b", 0.25, 6.75, 0.21),
+            ("c", 0.20, 6.50, 0.20),
+            ("d", 0.15, 7.20, 0.25),
+            ("e", 0.10, 5.80, 0.45),
+        ]);
+        let f = &fix_ballots(&method("iqm_alpha = 0.16666"), &current).unwrap()[0];
+        assert_eq!(f.value, Some(6.6425));
+        assert_eq!(f.quartiles, Some((6.4, 6.8)));
+        assert_eq!(f.band, Some(0.2425));
+        // Four observed seats are below the panel: no value.
+        let f = &fix_ballots(&method("iqm_alpha = 0.16666"), &current[..4]).unwrap()[0];
+        assert_eq!(f.value, None);
+        assert!(f.flags.contains("thin_panel"));
+    }
+
+    #[test]
+    fn a_ballot_the_methodology_cannot_read_is_refused() {
+        let mut b = ballots(&[("a", 0.3, 6.6, 0.2)]);
+        let mut plain = method("");
+        plain.intraday.sigma_votes = None;
+        assert!(fix_ballots(&plain, &b)
+            .unwrap_err()
+            .0
+            .contains("sigma_votes"));
+        b[0].weight = -1.0;
+        assert!(fix_ballots(&method(""), &b)
+            .unwrap_err()
+            .0
+            .contains("negative weight"));
     }
 }
