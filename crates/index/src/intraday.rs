@@ -1163,22 +1163,7 @@ fn fix_grade(
     // MAX_SILENT_DAYS old (before its first, and after a longer silence, none is).
     let life = i64::try_from(crate::engine::MAX_SILENT_DAYS).unwrap_or(92) * 86_400;
     let mut last_seen = last_before.max(i.checked_sub(1).map(|j| obs[j].at));
-    // Order-book contributors (by their position in `names`) and the offers a
-    // book needs.
-    let books: BTreeMap<u32, usize> = s.books.as_ref().map_or_else(BTreeMap::new, |b| {
-        let fold = ContributorAliases::with(&BTreeMap::new()).ok();
-        let wanted: std::collections::BTreeSet<String> = b
-            .contributors
-            .iter()
-            .map(|c| fold.as_ref().map_or_else(|| c.clone(), |f| f.identity(c)))
-            .collect();
-        names
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| wanted.contains(*n))
-            .map(|(c, _)| (c as u32, b.min_offers))
-            .collect()
-    });
+    let books = book_contributors(s, names);
     let mut live = s.weights.as_ref().and_then(|w| {
         let p = w
             .liveness
@@ -1202,21 +1187,7 @@ fn fix_grade(
             e.1 = o.price;
             i += 1;
         }
-        let mut thin_book = false;
-        let prints: BTreeMap<u32, f64> = prints
-            .into_iter()
-            .filter_map(|(c, (mut v, last))| match books.get(&c) {
-                Some(&least) if v.len() < least => {
-                    thin_book = true;
-                    None
-                }
-                Some(_) => book_median(&mut v).map(|p| (c, p)),
-                None => {
-                    let mut p: Vec<f64> = v.iter().map(|x| x.0).collect();
-                    Some((c, reduce(&mut p, s.per_contributor, last)))
-                }
-            })
-            .collect();
+        let (prints, thin_book) = reduce_prints(prints, &books, s.per_contributor);
         let statuses = screen(s.screen.as_ref(), &prints, &state);
         for (&c, &p) in &prints {
             let status = statuses.get(&c).copied().unwrap_or("observed");
@@ -1245,8 +1216,7 @@ fn fix_grade(
         let view = live.as_mut().map(|l| {
             let eligible: Vec<u32> = statuses
                 .iter()
-                .filter(|(_, st)| **st == "observed")
-                .map(|(c, _)| *c)
+                .filter_map(|(c, st)| (*st == "observed").then_some(*c))
                 .collect();
             l.view(&eligible)
         });
@@ -1262,17 +1232,18 @@ fn fix_grade(
             live: live.as_ref().map(|l| l.params()).zip(view.as_ref()),
         });
         if thin_book {
-            fixing.flags = [fixing.flags.as_str(), "thin_book"]
-                .into_iter()
-                .filter(|f| !f.is_empty())
-                .collect::<Vec<_>>()
-                .join(";");
+            fixing.flags = if fixing.flags.is_empty() {
+                "thin_book".into()
+            } else {
+                format!("{};thin_book", fixing.flags)
+            };
         }
         if let Some(l) = live.as_mut() {
             let trusted: Vec<(u32, f64)> = prints
                 .iter()
-                .filter(|(c, _)| statuses.get(c).copied() != Some("rejected_jump"))
-                .map(|(c, p)| (*c, *p))
+                .filter_map(|(c, p)| {
+                    (statuses.get(c) != Some(&"rejected_jump")).then_some((*c, *p))
+                })
                 .collect();
             l.advance(&trusted, &weights);
         }
@@ -1285,6 +1256,53 @@ fn fix_grade(
         }
     }
     out
+}
+
+/// Order-book contributors (by their position in `names`) and the offers their
+/// books need.
+fn book_contributors(s: &IntradaySpec, names: &[String]) -> BTreeMap<u32, usize> {
+    let Some(b) = &s.books else {
+        return BTreeMap::new();
+    };
+    let fold = ContributorAliases::with(&BTreeMap::new()).ok();
+    let wanted: std::collections::BTreeSet<String> = b
+        .contributors
+        .iter()
+        .map(|c| fold.as_ref().map_or_else(|| c.clone(), |f| f.identity(c)))
+        .collect();
+    names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| wanted.contains(*n))
+        .map(|(c, _)| (c as u32, b.min_offers))
+        .collect()
+}
+
+/// Each contributor's observations of an interval (price and volume, and its last
+/// price) reduced to its print: a book's volume-weighted median, held out below
+/// its offers (then `true`: a thin book), or `how`.
+#[allow(clippy::type_complexity)]
+fn reduce_prints(
+    prints: BTreeMap<u32, (Vec<(f64, u32)>, f64)>,
+    books: &BTreeMap<u32, usize>,
+    how: Reduction,
+) -> (BTreeMap<u32, f64>, bool) {
+    let mut thin = false;
+    let out = prints
+        .into_iter()
+        .filter_map(|(c, (mut v, last))| match books.get(&c) {
+            Some(&least) if v.len() < least => {
+                thin = true;
+                None
+            }
+            Some(_) => book_median(&mut v).map(|p| (c, p)),
+            None => {
+                let mut p: Vec<f64> = v.iter().map(|x| x.0).collect();
+                Some((c, reduce(&mut p, how, last)))
+            }
+        })
+        .collect();
+    (out, thin)
 }
 
 fn push_bounded(history: &mut VecDeque<f64>, p: f64, len: usize) {

@@ -179,10 +179,12 @@ impl Liveness {
         {
             return Err("intraday.weights.liveness: gamma >= 0 and max_abs_log_return > 0".into());
         }
-        if !(self.ridge_lambda.is_finite() && self.ridge_lambda >= 0.0)
-            || !(self.target_variance_floor.is_finite() && self.target_variance_floor >= 0.0)
-            || !(self.attendance_eta.is_finite() && self.attendance_eta >= 0.0)
-        {
+        let non_negative = [
+            self.ridge_lambda,
+            self.target_variance_floor,
+            self.attendance_eta,
+        ];
+        if non_negative.iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
             return Err(
                 "intraday.weights.liveness: ridge_lambda, target_variance_floor and attendance_eta >= 0"
                     .into(),
@@ -345,15 +347,17 @@ pub fn solve_linear(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         }
         a.swap(col, pivot);
         b.swap(col, pivot);
-        for row in col + 1..n {
-            let f = a[row][col] / a[col][col];
+        let (top, rest) = a.split_at_mut(col + 1);
+        let pivot_row = &top[col];
+        for (i, row) in rest.iter_mut().enumerate() {
+            let f = row[col] / pivot_row[col];
             if f == 0.0 {
                 continue;
             }
-            for k in col..n {
-                a[row][k] -= f * a[col][k];
+            for (x, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= f * p;
             }
-            b[row] -= f * b[col];
+            b[col + 1 + i] -= f * b[col];
         }
     }
     let mut x = vec![0.0; n];
@@ -574,6 +578,16 @@ pub(crate) struct State {
     since_recompute: i64,
 }
 
+/// The panel's weighted sums at two stamps (the seats printing at both, with a
+/// weight) and each seat's own part, so that every leave-one-out return comes
+/// from one pass.
+struct LooSums {
+    num: f64,
+    den: f64,
+    count: usize,
+    own: Vec<Option<(f64, f64)>>,
+}
+
 /// Stamps between recomputations of the running moments from their samples.
 const RECOMPUTE_EVERY: i64 = 96;
 
@@ -621,7 +635,7 @@ impl State {
 
     /// Leave-one-out sums of the panel from `t0` to `t1` under `v`: the totals and
     /// each seat's own part (seats printing at both ends with a positive weight).
-    fn loo_sums(&self, v: &[f64], t0: i64, t1: i64) -> (f64, f64, usize, Vec<Option<(f64, f64)>>) {
+    fn loo_sums(&self, v: &[f64], t0: i64, t1: i64) -> LooSums {
         let (mut num, mut den, mut count) = (0.0, 0.0, 0);
         let mut own = vec![None; self.seats.len()];
         for (j, w) in v.iter().enumerate() {
@@ -635,12 +649,17 @@ impl State {
                 own[j] = Some((w * p1, w * p0));
             }
         }
-        (num, den, count, own)
+        LooSums {
+            num,
+            den,
+            count,
+            own,
+        }
     }
 
-    fn loo(&self, sums: &(f64, f64, usize, Vec<Option<(f64, f64)>>), seat: usize) -> Option<f64> {
-        let (mut num, mut den, mut count) = (sums.0, sums.1, sums.2);
-        if let Some((a, b)) = sums.3[seat] {
+    fn loo(&self, sums: &LooSums, seat: usize) -> Option<f64> {
+        let (mut num, mut den, mut count) = (sums.num, sums.den, sums.count);
+        if let Some((a, b)) = sums.own[seat] {
             num -= a;
             den -= b;
             count -= 1;
@@ -878,10 +897,8 @@ impl State {
         }
         self.scheduled *= d;
         self.missed.push_back(missed);
-        if self.missed.len() as i64 > self.p.history {
-            if self.missed.pop_front() == Some(false) {
-                self.scheduled = (self.scheduled - gone).max(0.0);
-            }
+        if self.missed.len() as i64 > self.p.history && self.missed.pop_front() == Some(false) {
+            self.scheduled = (self.scheduled - gone).max(0.0);
         }
         let out = self.k - self.p.history;
         for (i, seat) in self.seats.iter_mut().enumerate() {

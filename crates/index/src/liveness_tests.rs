@@ -216,10 +216,10 @@ fn liveness_weights_are_what_the_receipts_say_they_should_be() {
     assert_eq!(switched.len(), 1, "the model switches on once");
     let on = switched[0];
     // Before the switch: equal weights.
-    for k in 0..on {
-        let n = s[k].len() as f64;
+    for (k, m) in s.iter().enumerate().take(on) {
+        let n = m.len() as f64;
         assert!(
-            s[k].values().all(|(_, w)| (w - 1.0 / n).abs() < 1e-12),
+            m.values().all(|(_, w)| (w - 1.0 / n).abs() < 1e-12),
             "stamp {k}"
         );
     }
