@@ -283,8 +283,11 @@ impl Schedule {
             .copied()
             .unwrap_or(last)
             .max(last);
-        // The grid through the period's first stamp, from the record's start.
-        let start = first - (first - lo).div_euclid(step) * step;
+        // The grid through the record's first stamp (a grid may open its days
+        // after midnight: `[calendar] offset`), or through the period's first
+        // stamp without a record, from the earlier of the two.
+        let anchor = series.stamps.keys().next().copied().unwrap_or(first);
+        let start = anchor - (anchor - lo + step - 1).div_euclid(step) * step;
         let mut times = Vec::new();
         let mut t = start;
         while t <= hi {

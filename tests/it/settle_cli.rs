@@ -275,3 +275,34 @@ fn a_slot_labelled_file_settles_the_slots_a_period_opens() {
     let planned = settle_json(&f, "2025-06-01", "2025-06-02", &["--schedule", "1h"]);
     assert_eq!(planned["rate"], v["rate"], "{planned}");
 }
+
+/// A grid whose days open after midnight (`[calendar] offset`: the Computable
+/// index's first slots, 04:00, 10:00, 16:00, 22:00): the schedule runs through
+/// the record's own stamps, so a day of four published slots is four of four, not
+/// four off a midnight grid. Two days, the second's 10:00 missing: 7 of 8, the gap
+/// filled from the last value (2.2): (2.0 + 2.1 + 2.2 + 2.3 + 2.4 + 2.4 + 2.6 +
+/// 2.7) / 8 = 18.7 / 8 = 2.3375.
+#[test]
+fn a_grid_opening_after_midnight_is_settled_on_its_own_slots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = 60;
+    let f = stamped(
+        tmp.path(),
+        "offset.csv",
+        -360,
+        &[
+            (4 * h, Some(2.0)),
+            (10 * h, Some(2.1)),
+            (16 * h, Some(2.2)),
+            (22 * h, Some(2.3)),
+            (28 * h, Some(2.4)),
+            (40 * h, Some(2.6)),
+            (46 * h, Some(2.7)),
+        ],
+    );
+    let j = settle_json(&f, "2025-06-01", "2025-06-03", &["--cadence", "6h"]);
+    assert_eq!(j["scheduled"], 8, "{j}");
+    assert_eq!(j["published"], 7, "{j}");
+    assert_eq!(j["off_grid"], 0, "{j}");
+    assert_eq!(j["rate"], 2.3375, "{j}");
+}

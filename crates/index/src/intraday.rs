@@ -118,6 +118,12 @@ pub struct IntradayCalendar {
     /// 22:16 in the 22:00 slot, and a day's stamps are 00:00 .. 23:45).
     #[serde(default, skip_serializing_if = "StampLabel::is_end")]
     pub label: StampLabel,
+    /// Where the day's first slot opens (a duration shorter than the cadence;
+    /// slot labels only): `cadence = "6h"`, `offset = "4h"` gives the slots 04:00,
+    /// 10:00, 16:00 and 22:00, the Computable index's first grid, a capture before
+    /// 04:00 belonging to the day before's 22:00 slot. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
 }
 
 /// Which end of its interval an intraday stamp is labelled by.
@@ -186,6 +192,29 @@ pub struct Screen {
     /// many other contributors have a previous print to move from (default 0).
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub min_comparable: usize,
+    /// Whether a corroborating move must go the jump's way (`"same"`, default) or
+    /// may go either way (`"either"`: the Computable index counts any move of
+    /// `corroborating_move` or more).
+    #[serde(default, skip_serializing_if = "Direction::is_default")]
+    pub corroborating_direction: Direction,
+}
+
+/// Which way a corroborating move must go (`[intraday.screen]
+/// corroborating_direction`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The jump's way.
+    #[default]
+    Same,
+    /// Either way.
+    Either,
+}
+
+impl Direction {
+    fn is_default(&self) -> bool {
+        *self == Direction::Same
+    }
 }
 
 fn is_zero_usize(n: &usize) -> bool {
@@ -580,6 +609,11 @@ impl IntradayMethodology {
         })
     }
 
+    /// Minutes from midnight UTC to the day's first slot (`[calendar] offset`).
+    fn offset_minutes(&self) -> Result<i64, Invalid> {
+        self.calendar.offset.as_deref().map_or(Ok(0), parse_minutes)
+    }
+
     /// Weight cut from each side of the votes before the mean: `trim`, or
     /// `1/2 - iqm_alpha`.
     pub fn cut(&self) -> f64 {
@@ -600,6 +634,15 @@ impl IntradayMethodology {
                 "calendar.cadence = {:?}: an intraday cadence is a whole number of minutes that divides a day (15m, 1h, 4h); a daily methodology writes \"1d\" or leaves it out",
                 self.calendar.cadence
             ).into());
+        }
+        let offset = self.offset_minutes()?;
+        if offset != 0 && (self.calendar.label != StampLabel::Slot || offset >= c.cadence) {
+            return Err(format!(
+                "calendar.offset = {:?}: slots open that long after midnight only with label = \"slot\" and an offset shorter than the cadence ({})",
+                self.calendar.offset.as_deref().unwrap_or_default(),
+                self.calendar.cadence
+            )
+            .into());
         }
         if c.window < c.cadence || c.max_carry < c.window {
             return Err(format!(
@@ -1052,10 +1095,12 @@ pub fn fix_intraday(
             m.calendar.cadence
         ).into());
     }
-    let start = from
-        .and_hms_opt(0, 0, 0)
-        .map(|t| t.and_utc().timestamp())
-        .ok_or("bad --from")?;
+    let offset = m.offset_minutes()? * 60;
+    let start = offset
+        + from
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp())
+            .ok_or("bad --from")?;
     // Every grade with observations, and those only alive from before the range.
     let none = Vec::new();
     let grades: Vec<(&String, &Vec<IntradayObs>)> = input
@@ -1369,7 +1414,8 @@ fn screen(
                         .filter(|(o, x)| {
                             *o != c
                                 && sc.comparison.passes(x.abs(), corroborate)
-                                && x.signum() == mv.signum()
+                                && (sc.corroborating_direction == Direction::Either
+                                    || x.signum() == mv.signum())
                         })
                         .count();
                     if with >= sc.corroborating {
@@ -2264,6 +2310,33 @@ publish_receipts = true
         );
     }
 
+    /// A jump of +25% while two others move -15%: the same way only (default) they
+    /// do not corroborate it; either way (the Computable index) they do.
+    #[test]
+    fn corroborating_moves_the_same_way_or_either_way() {
+        let status_of_a = |extra: &str| {
+            let m = method(&format!(
+                "[intraday.screen]\nhistory = 5\nwarm_up = 5\nk_sigma = 3.0\nsigma_floor = 0.03\njump = 0.25\ncorroborating = 2\ncomparison = \"at_or_above\"\ncorroborating_move = 0.10\n{extra}"
+            ));
+            let p = vec![
+                vec![(0, 2.0), (1, 2.0), (2, 2.0), (3, 2.0)],
+                vec![(0, 2.5), (1, 1.7), (2, 1.7), (3, 2.0)],
+            ];
+            let r = run(&m, &p);
+            let t = r.fixings[1].fixed_at;
+            r.receipts
+                .iter()
+                .find(|x| x.fixed_at == t && x.contributor == "a")
+                .unwrap()
+                .status
+        };
+        assert_eq!(status_of_a(""), "rejected_jump");
+        assert_eq!(
+            status_of_a("corroborating_direction = \"either\"\n"),
+            "observed"
+        );
+    }
+
     /// The sigma-vote options, by hand: prints 2.0, 2.0 (stamps 1, 2), then 3.0 an
     /// hour later (stamp 6), a one-hour half-life: vote 2.5. In dollars, the
     /// population sd of the previous prints {2.0, 2.0} is 0, floored at 3% of the
@@ -2758,5 +2831,88 @@ units = "dollars"
             .unwrap_err()
             .0
             .contains("negative weight"));
+    }
+}
+
+#[cfg(test)]
+mod offset_tests {
+    use super::*;
+
+    const SIX: &str = r#"
+version = "six"
+[calendar]
+cadence = "6h"
+label = "slot"
+offset = "4h"
+[grades]
+patterns = ["*/*/*"]
+[intraday]
+kinds = ["listing"]
+per_contributor = "last"
+window = "6h"
+max_carry = "6h"
+min_panel = 1
+decimals = 6
+publish_receipts = true
+"#;
+
+    /// The Computable index's first grid (slots at 04:00, 10:00, 16:00, 22:00): a
+    /// capture at 22:16 and one at 02:00 the next day are both in the 22:00 slot
+    /// (the later one is the slot's print, `last`), one at 04:05 opens the next
+    /// day's 04:00 slot; a day's slots are 04:00 to 22:00, each dated its own day.
+    #[test]
+    fn slots_offset_from_midnight() {
+        let m = IntradayMethodology::from_toml(SIX, Path::new("t.toml")).unwrap();
+        let day = NaiveDate::from_ymd_opt(2026, 8, 16).unwrap();
+        let at = |d: u64, h: u32, min: u32| {
+            (day + Days::new(d))
+                .and_hms_opt(h, min, 0)
+                .unwrap()
+                .and_utc()
+                .timestamp()
+        };
+        let obs = [(at(0, 22, 16), 6.0), (at(1, 2, 0), 6.5), (at(1, 4, 5), 7.0)]
+            .map(|(at, price)| IntradayObs {
+                at,
+                price,
+                contributor: 0,
+                volume: 1,
+            })
+            .to_vec();
+        let input = IntradayInput {
+            grades: BTreeMap::from([("g".to_string(), obs)]),
+            contributors: vec!["a".into()],
+            last_before: BTreeMap::new(),
+        };
+        let r = fix_intraday(&m, &input, day, day + Days::new(1)).unwrap();
+        let stamps: Vec<String> = r
+            .fixings
+            .iter()
+            .map(|f| format!("{} {}", f.date, f.fixed_at.format("%H:%M")))
+            .collect();
+        assert_eq!(
+            stamps,
+            [
+                // The grade's life starts at its first capture: its slot first.
+                "2026-08-16 22:00",
+                "2026-08-17 04:00",
+                "2026-08-17 10:00",
+                "2026-08-17 16:00",
+                "2026-08-17 22:00"
+            ]
+        );
+        let value = |k: usize| r.fixings[k].value;
+        assert_eq!((value(0), value(1)), (Some(6.5), Some(7.0)));
+        // Slots only, and shorter than the cadence.
+        for bad in [
+            SIX.replace("label = \"slot\"\n", ""),
+            SIX.replace("offset = \"4h\"", "offset = \"6h\""),
+        ] {
+            let err = IntradayMethodology::from_toml(&bad, Path::new("t.toml"))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.contains("calendar.offset"), "{err}");
+        }
     }
 }
