@@ -12,7 +12,7 @@ use crate::cli::DemoArgs;
 use crate::commands::backtest::{cost_decomposition, execute as backtest, BacktestPlan};
 use crate::commands::contract::{execute as lab_execute, LabPlan};
 use crate::commands::cost;
-use crate::commands::index::{execute as index, publish_intraday, IndexConfig, IntradayPublished};
+use crate::commands::index::{execute as index, IndexConfig};
 use crate::progress;
 use anyhow::Context;
 use rentix_backtest::{
@@ -22,6 +22,7 @@ use rentix_backtest::{
 use rentix_core::{ConfigKind, ContractTerm, Grade};
 use rentix_index::{read_fixings, Fixing, IndexRequest, Methodology};
 use rentix_ingest::{ingest, IngestOptions};
+use rentix_publish::intraday::{publish as publish_intraday, IntradayPublished};
 use rentix_sim::{simulate, SimParams};
 use rentix_store::IngestSummary;
 use std::path::Path;

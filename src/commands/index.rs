@@ -568,7 +568,7 @@ fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
         crate::commands::usage!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
     }
     let store = a.store.clone().unwrap_or_default();
-    Ok(publish_intraday(&store, &m, a.from, a.to, &a.out)?.line)
+    Ok(rentix_publish::intraday::publish(&store, &m, a.from, a.to, &a.out)?.line)
 }
 
 /// `rentix index --ballots`: every stamp of a receipts file fixed again by the
@@ -604,83 +604,4 @@ fn from_ballots(a: &IndexArgs, m: &IntradayMethodology, ballots: &Path) -> anyho
         valued,
         a.out.display()
     ))
-}
-
-/// What an intraday publication wrote.
-pub(super) struct IntradayPublished {
-    pub fixings: usize,
-    pub valued: usize,
-    pub grades: usize,
-    pub per_day: i64,
-    /// The line `index` prints.
-    pub line: String,
-}
-
-/// Fixes `m` from the store over `from..=to` and publishes the stamps the file
-/// does not hold yet, their digest and (when the methodology says) their receipts
-/// in one transaction (`rentix_index::intraday_publish`).
-pub(super) fn publish_intraday(
-    store: &Path,
-    m: &IntradayMethodology,
-    from: Option<chrono::NaiveDate>,
-    to: Option<chrono::NaiveDate>,
-    out: &Path,
-) -> anyhow::Result<IntradayPublished> {
-    TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
-    let (r, grades, from, to) = intraday_from_store(store, m, from, to)?;
-    let fixed = r.fixings.len();
-    let p = rentix_index::intraday_publish::publish(out, m, r)?;
-    let per_day = 1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440);
-    let mut line = format!(
-        "{fixed} intraday fixings ({per_day} a day at {}) of {grades} grade(s), {from} to {to}: {} new, {} already published; {} holds {} stamps, {} with a value; wrote {} (digest {}){}",
-        m.calendar.cadence,
-        p.added,
-        p.kept,
-        out.display(),
-        p.stamps,
-        p.valued,
-        out.display(),
-        file_name_of(&p.digest),
-        match &p.receipts {
-            Some(r) => format!(" and {}", r.display()),
-            None => String::new(),
-        }
-    );
-    if let Some(first) = p.unrevised_first {
-        line.push_str(&format!(
-            "\nnot revised: {} published stamps from {} that this run fixes differently (data that arrived after they were published) are kept as first published: intraday stamps are never revised",
-            p.unrevised,
-            first.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        ));
-    }
-    Ok(IntradayPublished {
-        fixings: p.stamps,
-        valued: p.valued,
-        grades,
-        per_day,
-        line,
-    })
-}
-
-fn file_name_of(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default()
-}
-
-/// An intraday methodology's fixings from the store at `store_path`, over
-/// `from..=to` (the store's whole range by default); and how many grades.
-pub(crate) fn intraday_from_store(
-    store_path: &Path,
-    m: &IntradayMethodology,
-    from: Option<chrono::NaiveDate>,
-    to: Option<chrono::NaiveDate>,
-) -> anyhow::Result<(
-    rentix_index::intraday::IntradayResult,
-    usize,
-    chrono::NaiveDate,
-    chrono::NaiveDate,
-)> {
-    let store = Store::open(store_path)?;
-    Ok(rentix_index::intraday::fix_store(&store, m, from, to)?)
 }

@@ -234,7 +234,7 @@ pub(crate) const IO: u8 = rentix_errors::Class::Io as u8;
 /// types here, every library crate's in [`rentix_errors::class_of`] (which Python
 /// raises its exception classes by).
 fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<u8> {
-    if e.is::<Finding>() || e.is::<verify::Differs>() {
+    if e.is::<Finding>() {
         return Some(FINDING);
     }
     if e.is::<Usage>() {
@@ -272,7 +272,11 @@ pub(crate) fn error_text(err: &anyhow::Error) -> String {
 /// used) when none does. `verify` that could not check never exits 1.
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
     let class = err.chain().find_map(class_of).unwrap_or(INPUT);
-    if err.downcast_ref::<verify::Unchecked>().is_some() && class == FINDING {
+    if err
+        .downcast_ref::<rentix_publish::verify::Unchecked>()
+        .is_some()
+        && class == FINDING
+    {
         return INPUT;
     }
     class

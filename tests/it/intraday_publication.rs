@@ -493,3 +493,45 @@ fn a_publication_fixed_again_from_its_receipts_gives_every_stamp_back() {
         Some(2)
     );
 }
+
+/// `verify` is a library call (`rentix_publish::verify::check`), not a rule of the
+/// binary: the same publication checks the same through it and through the CLI, a
+/// cell changed by hand is named by both (the CLI exits 1).
+#[test]
+fn verify_is_one_library_call_for_every_surface() {
+    use rentix_publish::verify::{check, VerifyRequest};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-02", "--to", "2025-06-02"],
+    ));
+    let req = VerifyRequest {
+        store: store.clone(),
+        fixings: out.clone(),
+        methodology: None,
+    };
+    let o = check(&req).unwrap();
+    assert!(o.differences.is_empty(), "{:?}", o.differences);
+    assert_eq!(o.rows, rows(&out).len());
+    ok(&verify(&store, &out));
+    // One value changed by hand (and the digest with it).
+    let text = read(&out);
+    let line = text.lines().nth(40).unwrap().to_string();
+    let value = line.split(',').nth(3).unwrap().to_string();
+    assert!(!value.is_empty(), "{line}");
+    let edited = line.replacen(&value, "9.999999", 1);
+    std::fs::write(&out, text.replacen(&line, &edited, 1)).unwrap();
+    let o = check(&req).unwrap();
+    assert!(
+        o.differences
+            .iter()
+            .any(|d| d.column == "value" && d.published == "9.999999"),
+        "{:?}",
+        o.differences
+    );
+    assert_eq!(verify(&store, &out).status.code(), Some(1));
+}

@@ -225,62 +225,36 @@ mod tests {
         );
     }
 
+    /// A series written compactly: `2.5` a value, `_` a stamp without one, `x*n`
+    /// either repeated `n` times.
+    fn series(spec: &str) -> Vec<Option<f64>> {
+        spec.split_whitespace()
+            .flat_map(|tok| {
+                let (v, n) = tok.split_once('*').unwrap_or((tok, "1"));
+                let n: usize = n.parse().unwrap();
+                vec![v.parse::<f64>().ok(); n]
+            })
+            .collect()
+    }
+
     /// All fifteen of the peer's settlement vectors (its
     /// `tests/fixtures/period_rate_vectors.json`, hand-computed synthetic cases,
     /// Apache-2.0; restated in docs/research/computable-gpu-index.md 9.1) on an
-    /// hourly grid from 2026-08-23T00 (S11: its own grid), each as (values from
-    /// the series' first scheduled stamp, period, S, F, G, verdict, rate).
+    /// hourly grid from 2026-08-23T00, each as (values from the series' first
+    /// scheduled stamp, period, S, F, G, verdict, rate). S11 is on its own grid:
+    /// genesis 08-20 on [4, 10, 16, 22], 11 unpublished stamps to 22T16, then
+    /// 22T22 ... 23T22, then hourly from 24T00.
     #[test]
     fn the_peers_fifteen_settlement_vectors() {
         use SettlementStatus::{Determination as D, Review as R, Settled as S};
-        let run = |v: f64, n: usize| vec![Some(v); n];
-        let cat = |parts: Vec<Vec<Option<f64>>>| parts.concat();
-        let holes = |v: f64, n: usize, at: &[usize], len: usize| {
-            let mut x = vec![Some(v); n];
-            for a in at {
-                for h in x.iter_mut().skip(*a).take(len) {
-                    *h = None;
-                }
-            }
-            x
-        };
-        let some = |v: &[f64]| v.iter().map(|x| Some(*x)).collect::<Vec<_>>();
-        let none = |n: usize| vec![None; n];
-        #[allow(clippy::type_complexity)]
-        let cases: Vec<(
-            &str,
-            Vec<Option<f64>>,
-            (usize, usize),
-            usize,
-            usize,
-            usize,
-            SettlementStatus,
-            f64,
-        )> = vec![
-            ("S1", run(2.5, 6), (0, 6), 6, 6, 0, S, 2.5),
-            (
-                "S2",
-                cat(vec![some(&[3.0, 3.2]), none(1), some(&[3.4, 3.6, 3.8])]),
-                (0, 6),
-                6,
-                5,
-                1,
-                D,
-                3.366667,
-            ),
-            (
-                "S3",
-                cat(vec![some(&[1.0, 2.0, 3.0, 4.0]), none(3), run(5.0, 5)]),
-                (0, 12),
-                12,
-                9,
-                3,
-                D,
-                3.666667,
-            ),
+        let five_holes = "5*10 _*2 5*18 _*2 5*18 _*2 5*18 _*2 5*18 _*2 5*8";
+        let cases = [
+            ("S1", "2.5*6", (0, 6), 6, 6, 0, S, 2.5),
+            ("S2", "3.0 3.2 _ 3.4 3.6 3.8", (0, 6), 6, 5, 1, D, 3.366667),
+            ("S3", "1 2 3 4 _*3 5*5", (0, 12), 12, 9, 3, D, 3.666667),
             (
                 "S4",
-                cat(vec![run(100.0, 2), run(2.0, 72), none(75), run(2.0, 5)]),
+                "100*2 2.0*72 _*75 2.0*5",
                 (0, 154),
                 154,
                 79,
@@ -288,65 +262,14 @@ mod tests {
                 D,
                 3.272727,
             ),
-            (
-                "S5",
-                cat(vec![
-                    some(&[2.0, 4.0]),
-                    none(2),
-                    some(&[6.0]),
-                    none(2),
-                    some(&[8.0]),
-                ]),
-                (0, 8),
-                8,
-                4,
-                2,
-                D,
-                4.5,
-            ),
-            (
-                "S6",
-                cat(vec![none(2), some(&[5.0, 7.0])]),
-                (0, 4),
-                4,
-                2,
-                2,
-                D,
-                6.0,
-            ),
-            (
-                "S7",
-                cat(vec![some(&[4.0]), none(4), some(&[4.0])]),
-                (0, 6),
-                6,
-                2,
-                4,
-                D,
-                4.0,
-            ),
-            (
-                "S8",
-                holes(5.0, 100, &[10, 30, 50, 70, 90], 2),
-                (0, 100),
-                100,
-                90,
-                2,
-                R,
-                5.0,
-            ),
-            (
-                "S9",
-                holes(4.0, 200, &[100], 5),
-                (0, 200),
-                200,
-                195,
-                5,
-                D,
-                4.0,
-            ),
+            ("S5", "2 4 _*2 6 _*2 8", (0, 8), 8, 4, 2, D, 4.5),
+            ("S6", "_*2 5 7", (0, 4), 4, 2, 2, D, 6.0),
+            ("S7", "4 _*4 4", (0, 6), 6, 2, 4, D, 4.0),
+            ("S8", five_holes, (0, 100), 100, 90, 2, R, 5.0),
+            ("S9", "4*100 _*5 4*95", (0, 200), 200, 195, 5, D, 4.0),
             (
                 "S10",
-                holes(6.0, 200, &[50, 150], 2),
+                "6*50 _*2 6*98 _*2 6*48",
                 (0, 200),
                 200,
                 196,
@@ -354,16 +277,9 @@ mod tests {
                 S,
                 6.0,
             ),
-            // Genesis 08-20 on the [4, 10, 16, 22] grid: 11 unpublished stamps to
-            // 22T16, then 22T22 ... 23T22, then hourly from 24T00.
             (
                 "S11",
-                cat(vec![
-                    none(11),
-                    some(&[6.5, 7.0, 7.2, 7.4, 7.6]),
-                    none(2),
-                    run(8.0, 4),
-                ]),
+                "_*11 6.5 7.0 7.2 7.4 7.6 _*2 8*4",
                 (12, 22),
                 10,
                 8,
@@ -371,54 +287,13 @@ mod tests {
                 D,
                 7.62,
             ),
-            (
-                "S12",
-                cat(vec![run(3.0, 21), some(&[4.0, 5.0, 6.0]), none(6)]),
-                (24, 30),
-                6,
-                0,
-                6,
-                D,
-                4.0,
-            ),
-            (
-                "S13",
-                cat(vec![run(10.0, 8), run(2.0, 8), none(12), run(4.0, 4)]),
-                (24, 32),
-                8,
-                4,
-                4,
-                D,
-                4.333333,
-            ),
-            (
-                "S14",
-                cat(vec![
-                    some(&[1.0, 2.0, 3.0, 4.0]),
-                    none(4),
-                    some(&[9.0]),
-                    none(3),
-                ]),
-                (0, 6),
-                6,
-                4,
-                2,
-                D,
-                2.5,
-            ),
-            (
-                "S15",
-                cat(vec![some(&[5.0, 6.0]), none(4)]),
-                (0, 4),
-                4,
-                2,
-                2,
-                D,
-                5.5,
-            ),
+            ("S12", "3*21 4 5 6 _*6", (24, 30), 6, 0, 6, D, 4.0),
+            ("S13", "10*8 2*8 _*12 4*4", (24, 32), 8, 4, 4, D, 4.333333),
+            ("S14", "1 2 3 4 _*4 9 _*3", (0, 6), 6, 4, 2, D, 2.5),
+            ("S15", "5 6 _*4", (0, 4), 4, 2, 2, D, 5.5),
         ];
-        for (name, v, period, s, f, g, verdict, rate) in cases {
-            let r = period_rate(&v, period, &PEER).unwrap();
+        for (name, spec, period, s, f, g, verdict, rate) in cases {
+            let r = period_rate(&series(spec), period, &PEER).unwrap();
             assert_eq!(
                 (r.scheduled, r.filled, r.longest_gap, r.verdict),
                 (s, f, g, verdict),

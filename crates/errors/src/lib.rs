@@ -42,6 +42,12 @@ pub fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<Class> {
     use rentix_ingest::IngestError as G;
     use rentix_store::StoreError as S;
     use rentix_table::TableError as T;
+    if e.is::<rentix_publish::verify::Differs>() {
+        return Some(Class::Finding);
+    }
+    if e.is::<rentix_publish::verify::Usage>() {
+        return Some(Class::Usage);
+    }
     if let Some(e) = e.downcast_ref::<T>() {
         return Some(match e {
             T::Read { .. } | T::Write { .. } => Class::Io,

@@ -704,6 +704,15 @@ impl IntradayMethodology {
                 return Err("intraday.sigma_votes.floor_usd: dollars >= 0".into());
             }
         }
+        self.validate_weights_and_books(c.cadence)?;
+        patterns(&self.grades.patterns)?;
+        Ok(())
+    }
+
+    /// `validate`'s checks of `[intraday.weights]` (and its liveness model) and
+    /// `[intraday.books]`.
+    fn validate_weights_and_books(&self, cadence: i64) -> Result<(), Invalid> {
+        let s = &self.intraday;
         if let Some(w) = &s.weights {
             if !(w.floor.is_finite()
                 && w.cap.is_finite()
@@ -718,7 +727,7 @@ impl IntradayMethodology {
                 .into());
             }
             if let Some(l) = &w.liveness {
-                l.params(c.cadence, w.floor, w.cap)?;
+                l.params(cadence, w.floor, w.cap)?;
             }
         }
         if let Some(b) = &s.books {
@@ -726,7 +735,6 @@ impl IntradayMethodology {
                 return Err("intraday.books: at least one contributor, and min_offers >= 1".into());
             }
         }
-        patterns(&self.grades.patterns)?;
         Ok(())
     }
 }

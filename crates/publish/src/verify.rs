@@ -1,0 +1,595 @@
+//! `verify`: anyone holding the store and the methodology can re-derive every
+//! published fixing. The store is fixed again (over the whole history, as `index`
+//! computes it), the rows of the published file's date range and grades are rendered
+//! by the index writer into the published file's format, and the two are compared
+//! cell by cell as text: every column of every row, rows the file lacks and rows it
+//! has that the recomputation does not. The files `index` writes beside the fixings
+//! (forward curve, tier spreads, tier differentials, receipts) are compared the same
+//! way when present. [`check`] gives the differences; [`Differs`] is the finding
+//! (the CLI exits 1), [`Unchecked`] the context of a check that could not be made
+//! (exit 2 or 3 by its cause, never 1).
+
+use anyhow::{bail, Context};
+use chrono::NaiveDate;
+use rentix_index::intraday::IntradayMethodology;
+use rentix_index::{
+    compute_from_store, fixings_table, forward_curves, forward_table, read_cells,
+    read_restatements, restatements_path, tier_differentials_table, tier_spreads,
+    tier_spreads_table, Fixing, IndexRequest, Methodology,
+};
+use rentix_store::Store;
+use rentix_table::{Col, Table, TableFormat, TextTable};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// What to verify: a published fixings file against a store, under a methodology
+/// (`None`: the one the file's rows name, when it is shipped).
+#[derive(Debug, Clone)]
+pub struct VerifyRequest {
+    /// The store the publication was fixed from.
+    pub store: PathBuf,
+    /// The published fixings file (daily or intraday, CSV or Parquet).
+    pub fixings: PathBuf,
+    /// The methodology file; absent: the shipped one whose version the file names.
+    pub methodology: Option<PathBuf>,
+}
+
+/// The methodology to verify under cannot be told (the file names several
+/// versions, or not the one given): a usage error (the CLI exits 2).
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err(Usage(format!($($arg)*)).into())
+    };
+}
+
+/// The publication and its recomputation differ: `verify` exits 1.
+#[derive(Debug)]
+pub struct Differs(pub String);
+
+impl std::fmt::Display for Differs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Differs {}
+
+/// `verify` could not make its check (the context of any error other than
+/// [`Differs`]): it exits 2.
+#[derive(Debug)]
+pub struct Unchecked;
+
+impl std::fmt::Display for Unchecked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("could not verify")
+    }
+}
+
+/// One cell (or row, or column) where the published file and the recomputation
+/// differ. A whole row is `column = "row"`, a whole column has no date nor key.
+#[derive(Debug, Clone)]
+pub struct Difference {
+    /// The file it is in (its name).
+    pub file: String,
+    /// The row's date (empty for a whole column or file).
+    pub date: String,
+    /// The grade for fixings and tier spreads; the key columns after the date
+    /// otherwise (`gpu scope term tenor` of a forward point).
+    pub key: String,
+    /// The column (`row` for a whole row, `sha256` for the digest).
+    pub column: String,
+    /// As published.
+    pub published: String,
+    /// As recomputed.
+    pub recomputed: String,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = [self.date.as_str(), self.key.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!("{at} ")
+        };
+        match (self.column.as_str(), self.published.as_str()) {
+            ("row", "absent") => write!(
+                f,
+                "{}: {at}row: missing (recomputed, not published)",
+                self.file
+            ),
+            ("row", _) => write!(
+                f,
+                "{}: {at}row: extra ({}, not recomputed)",
+                self.file, self.published
+            ),
+            _ => write!(
+                f,
+                "{}: {at}{}: published {:?}, recomputed {:?}",
+                self.file, self.column, self.published, self.recomputed
+            ),
+        }
+    }
+}
+
+/// Compares `published` with `expected` (the recomputation rendered in the same
+/// format), rows matched on the first `key` columns of `expected`.
+/// Two cells say the same: equal text, or numbers that read as the same double (a
+/// file published before CSV floats kept their decimal point wrote `500` where a
+/// recomputation writes `500.0`; `2.90` and `2.9` are one value, `0.3` and
+/// `0.30000000000000004` are not).
+fn same_cell(published: &str, expected: &str) -> bool {
+    published == expected
+        || matches!(
+            (published.parse::<f64>(), expected.parse::<f64>()),
+            (Ok(a), Ok(b)) if a == b && a.is_finite()
+        )
+}
+
+fn compare(file: &str, published: &TextTable, expected: &TextTable, key: usize) -> Vec<Difference> {
+    let diff = |date: &str, k: &str, column: &str, p: &str, r: &str| Difference {
+        file: file.to_string(),
+        date: date.to_string(),
+        key: k.to_string(),
+        column: column.to_string(),
+        published: p.to_string(),
+        recomputed: r.to_string(),
+    };
+    let mut out = Vec::new();
+    for n in expected
+        .names
+        .iter()
+        .filter(|n| !published.names.contains(n))
+    {
+        out.push(diff("", "", n, "(no such column)", "(column)"));
+    }
+    for n in published
+        .names
+        .iter()
+        .filter(|n| !expected.names.contains(n))
+    {
+        out.push(diff("", "", n, "(column)", "(no such column)"));
+    }
+    let position: Vec<Option<usize>> = expected
+        .names
+        .iter()
+        .map(|n| published.names.iter().position(|p| p == n))
+        .collect();
+    let cell = |row: &[String], j: Option<usize>| -> String {
+        j.and_then(|j| row.get(j)).cloned().unwrap_or_default()
+    };
+    let key_of = |row: &[String]| -> Vec<String> {
+        position[..key.min(position.len())]
+            .iter()
+            .map(|&j| cell(row, j))
+            .collect()
+    };
+    let split = |k: &[String]| {
+        (
+            k.first().cloned().unwrap_or_default(),
+            k[1.min(k.len())..].join(" "),
+        )
+    };
+    let mut by_key: BTreeMap<Vec<String>, &Vec<String>> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for (n, row) in published.rows.iter().enumerate() {
+        let k = key_of(row);
+        if by_key.insert(k.clone(), row).is_some() {
+            let (d, g) = split(&k);
+            rows.push((
+                k,
+                diff(&d, &g, "row", &format!("repeated at row {}", n + 1), ""),
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for row in &expected.rows {
+        let k: Vec<String> = row[..key.min(row.len())].to_vec();
+        let (d, g) = split(&k);
+        seen.insert(k.clone());
+        let Some(p) = by_key.get(&k) else {
+            rows.push((k, diff(&d, &g, "row", "absent", "present")));
+            continue;
+        };
+        for ((name, r), &j) in expected.names.iter().zip(row).zip(&position) {
+            let pv = cell(p, j);
+            if j.is_some() && !same_cell(&pv, r) {
+                rows.push((k.clone(), diff(&d, &g, name, &pv, r)));
+            }
+        }
+    }
+    for (n, row) in published.rows.iter().enumerate() {
+        let k = key_of(row);
+        if !seen.contains(&k) {
+            let (d, g) = split(&k);
+            rows.push((
+                k,
+                diff(
+                    &d,
+                    &g,
+                    "row",
+                    &format!("published at row {}", n + 1),
+                    "absent",
+                ),
+            ));
+        }
+    }
+    // Stable: a row's cells stay in column order.
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    out.extend(rows.into_iter().map(|(_, d)| d));
+    out
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().to_string(),
+    )
+}
+
+/// The publication number each recomputed row should carry: 1, or what the latest
+/// entry of the restatement log beside the file gave it (a row withdrawn and then
+/// published again starts at 1 again, as `index` does).
+fn publications(fixings: &Path) -> anyhow::Result<BTreeMap<(NaiveDate, String), u32>> {
+    let log = restatements_path(fixings);
+    let mut out = BTreeMap::new();
+    if !log.exists() {
+        return Ok(out);
+    }
+    for r in read_restatements(&log)? {
+        let n = if r.reason == "withdrawn" {
+            1
+        } else {
+            r.new_publication
+        };
+        out.insert((r.date, r.grade), n);
+    }
+    Ok(out)
+}
+
+/// What one check found: differences, and the companion files compared.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Rows of the published file.
+    pub rows: usize,
+    /// The methodology version it was checked under.
+    pub version: String,
+    /// Every difference (none: it verifies).
+    pub differences: Vec<Difference>,
+    /// The files beside it that were compared too (digest, forward curve,
+    /// receipts...).
+    pub companions: Vec<String>,
+}
+
+/// What a published file covers: its earliest to its latest date, its grades.
+struct Scope {
+    from: NaiveDate,
+    to: NaiveDate,
+    grades: BTreeSet<String>,
+}
+
+impl Scope {
+    fn contains(&self, f: &Fixing) -> bool {
+        f.date >= self.from && f.date <= self.to && self.grades.contains(f.grade.as_str())
+    }
+}
+
+/// The scope of the published cells; refuses a file that is not fixings or that no
+/// row of which names the methodology `version`.
+fn scope(a: &VerifyRequest, published: &TextTable, version: &str) -> anyhow::Result<Scope> {
+    let column = |name: &str| published.names.iter().position(|n| n == name);
+    let (Some(di), Some(gi), Some(vi)) = (
+        column("date"),
+        column("grade"),
+        column("methodology_version"),
+    ) else {
+        bail!(
+            "{} is not a fixings file: it lacks a date, grade or methodology_version column",
+            a.fixings.display()
+        );
+    };
+    let cell = |r: &Vec<String>, j: usize| r.get(j).cloned().unwrap_or_default();
+    if !published.rows.iter().any(|r| cell(r, vi) == version) {
+        let other = published
+            .rows
+            .first()
+            .map(|r| cell(r, vi))
+            .unwrap_or_default();
+        usage!(
+            "{} was published under methodology {:?}, not {:?} ({}): no row names it",
+            a.fixings.display(),
+            other,
+            version,
+            a.methodology
+                .as_ref()
+                .map_or("the shipped methodology of that version".into(), |p| p
+                    .display()
+                    .to_string())
+        );
+    }
+    let dates: Vec<NaiveDate> = published
+        .rows
+        .iter()
+        .filter_map(|r| NaiveDate::parse_from_str(&cell(r, di), "%Y-%m-%d").ok())
+        .collect();
+    let (Some(&from), Some(&to)) = (dates.iter().min(), dates.iter().max()) else {
+        bail!("{}: no row has a date (YYYY-MM-DD)", a.fixings.display());
+    };
+    let grades: BTreeSet<String> = published.rows.iter().map(|r| cell(r, gi)).collect();
+    Ok(Scope { from, to, grades })
+}
+
+/// The methodology to verify under: `--methodology`, or else the shipped methodology
+/// whose version the published rows name.
+fn methodology_of(a: &VerifyRequest, published: &TextTable) -> anyhow::Result<Methodology> {
+    if let Some(p) = &a.methodology {
+        return Ok(Methodology::from_file(p)?);
+    }
+    let vi = published
+        .names
+        .iter()
+        .position(|n| n == "methodology_version");
+    let versions: BTreeSet<String> = published
+        .rows
+        .iter()
+        .filter_map(|r| r.get(vi?).cloned())
+        .collect();
+    let [version] = versions.iter().collect::<Vec<_>>()[..] else {
+        usage!(
+            "{} names {} methodology versions ({}): pass --methodology FILE",
+            a.fixings.display(),
+            versions.len(),
+            versions.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    };
+    Methodology::shipped_with_version(version).with_context(|| {
+            format!(
+                "{} was published under {version:?}, which no shipped methodology carries: pass --methodology FILE",
+                a.fixings.display()
+            )
+        })
+}
+
+/// Whether a published file has a value in every row (`index --valued-only`).
+fn valued_only(published: &TextTable) -> bool {
+    published
+        .names
+        .iter()
+        .position(|n| n == "value")
+        .is_some_and(|v| {
+            published
+                .rows
+                .iter()
+                .all(|r| r.get(v).is_some_and(|c| !c.is_empty()))
+        })
+}
+
+/// Fixes the publication `a.fixings` again from `a.store` and compares every cell of
+/// it, its digest and the files beside it; the differences (none: it verifies).
+pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
+    let format = TableFormat::of(&a.fixings)
+        .with_context(|| format!("--fixings {}", a.fixings.display()))?;
+    if rentix_index::intraday::is_intraday_file(&a.fixings)? {
+        return check_intraday(a, format);
+    }
+    let published = read_cells(&a.fixings)?;
+    let methodology = methodology_of(a, &published)?;
+    let scope = scope(a, &published, &methodology.version)?;
+    let publication = publications(&a.fixings)?;
+    let store = Store::open(&a.store)?;
+    // Through the publication's last day when it is past the store's (an outage day
+    // published with carried rows).
+    let req = IndexRequest {
+        methodology,
+        grade_filters: Vec::new(),
+        from: None,
+        to: rentix_index::past_the_store(
+            &store.runs()?,
+            Some(scope.to),
+            chrono::Utc::now().date_naive(),
+        ),
+    };
+    let again = compute_from_store(&store, &req)?;
+    // A file published with `--valued-only` has a value in every row: rows without
+    // one are not expected in it.
+    let valued_only = valued_only(&published);
+    let expected: Vec<Fixing> = again
+        .fixings
+        .into_iter()
+        .filter(|f| scope.contains(f) && (!valued_only || f.value.is_some()))
+        .map(|mut f| {
+            if let Some(&n) = publication.get(&(f.date, f.grade.to_string())) {
+                f.publication = n;
+            }
+            f
+        })
+        .collect();
+    let rendered = fixings_table(&expected).rendered(format)?;
+    let (digest_diff, digest_name) = digest_check(&a.fixings, &published)?;
+    let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
+    differences.extend(compare(&file_name(&a.fixings), &published, &rendered, 2));
+    let m = &req.methodology;
+    let mut companions = vec![digest_name];
+    let mut beside = |suffix: &str, table: Option<Table>, key: usize| -> anyhow::Result<()> {
+        let path = rentix_index::Companions::of(&a.fixings).beside(suffix);
+        let Some(table) = table.filter(|_| path.exists()) else {
+            return Ok(());
+        };
+        let written = read_cells(&path)?;
+        differences.extend(compare(
+            &file_name(&path),
+            &written,
+            &table.rendered(format)?,
+            key,
+        ));
+        companions.push(file_name(&path));
+        Ok(())
+    };
+    beside(
+        "_forward",
+        m.forward_curve
+            .then(|| forward_table(&forward_curves(&expected))),
+        4,
+    )?;
+    beside(
+        "_tier_spreads",
+        (!m.grades.tier_floors.is_empty()).then(|| tier_spreads_table(&tier_spreads(&expected))),
+        2,
+    )?;
+    beside(
+        "_tier_differentials",
+        (!again.tier_differentials.is_empty())
+            .then(|| tier_differentials_table(&again.tier_differentials)),
+        2,
+    )?;
+    Ok(Outcome {
+        rows: published.rows.len(),
+        version: m.version.clone(),
+        differences,
+        companions,
+    })
+}
+
+/// The digest beside a publication against the file's cells: a difference when it
+/// differs or is missing, and the digest file's name when it was checked. A digest
+/// file that is not one (a device, larger than a digest) cannot be checked: refused,
+/// read bounded, never echoed.
+fn digest_check(
+    fixings: &Path,
+    published: &TextTable,
+) -> anyhow::Result<(Option<Difference>, String)> {
+    let digest = rentix_index::digest_path(fixings);
+    let actual = rentix_index::canonical_sha256_text(published);
+    let diff = |file: String, recorded: String| Difference {
+        file,
+        date: String::new(),
+        key: String::new(),
+        column: "sha256".into(),
+        published: recorded,
+        recomputed: actual.clone(),
+    };
+    let d = match rentix_index::read_digest(&digest)? {
+        Some(recorded) => (recorded != actual).then(|| diff(file_name(fixings), recorded)),
+        None => Some(diff(file_name(&digest), "(no digest file)".into())),
+    };
+    Ok((d, file_name(&digest)))
+}
+
+/// The intraday methodology of `--methodology`, or the shipped one whose version
+/// the file records.
+fn intraday_methodology_of(
+    a: &VerifyRequest,
+    published: &TextTable,
+) -> anyhow::Result<IntradayMethodology> {
+    if let Some(p) = &a.methodology {
+        return Ok(IntradayMethodology::from_file(p)?);
+    }
+    let vi = published
+        .names
+        .iter()
+        .position(|n| n == "methodology_version")
+        .context("the file has no methodology_version column: pass --methodology FILE")?;
+    let versions: BTreeSet<&String> = published.rows.iter().filter_map(|r| r.get(vi)).collect();
+    let [version] = versions.iter().collect::<Vec<_>>()[..] else {
+        usage!(
+            "{} names {} methodology versions: pass --methodology FILE",
+            a.fixings.display(),
+            versions.len()
+        );
+    };
+    rentix_core::ConfigKind::Methodology
+        .bundled()
+        .iter()
+        .filter_map(|(name, text)| IntradayMethodology::from_toml(text, Path::new(name)).ok())
+        .find(|m| &m.version == *version)
+        .with_context(|| format!("{} was published under {version:?}, which no shipped intraday methodology carries: pass --methodology FILE", a.fixings.display()))
+}
+
+/// `verify` of an intraday publication: its digest, then every cell of every stamp
+/// (and of the receipts beside it) against a recomputation over its dates.
+fn check_intraday(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outcome> {
+    use rentix_index::intraday::{intraday_table, receipts_table};
+    let published = read_cells(&a.fixings)?;
+    let (digest_diff, digest_name) = digest_check(&a.fixings, &published)?;
+    let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
+    let m = intraday_methodology_of(a, &published)?;
+    let di = published
+        .names
+        .iter()
+        .position(|n| n == "date")
+        .context("no date column")?;
+    let dates: Vec<NaiveDate> = published
+        .rows
+        .iter()
+        .filter_map(|r| NaiveDate::parse_from_str(r.get(di)?, "%Y-%m-%d").ok())
+        .collect();
+    let (Some(&from), Some(&to)) = (dates.iter().min(), dates.iter().max()) else {
+        bail!("{} has no dated row to verify", a.fixings.display());
+    };
+    let (r, _, _, _) = crate::intraday::from_store(&a.store, &m, Some(from), Some(to))?;
+    differences.extend(compare(
+        &file_name(&a.fixings),
+        &published,
+        &intraday_table(&r, &m).rendered(format)?,
+        3,
+    ));
+    let mut companions = vec![digest_name];
+    let receipts = rentix_index::Companions::of(&a.fixings).receipts();
+    if m.intraday.publish_receipts && receipts.exists() {
+        let written = read_cells(&receipts)?;
+        differences.extend(compare(
+            &file_name(&receipts),
+            &written,
+            &receipts_table(&r).rendered(format)?,
+            3,
+        ));
+        companions.push(file_name(&receipts));
+    } else if m.intraday.publish_receipts && !published.rows.is_empty() {
+        // The methodology publishes receipts: a publication without them is not whole.
+        differences.push(Difference {
+            file: file_name(&receipts),
+            date: String::new(),
+            key: String::new(),
+            column: "file".into(),
+            published: "(missing)".into(),
+            recomputed: format!("{} receipts", r.receipts.len()),
+        });
+    }
+    Ok(Outcome {
+        rows: published.rows.len(),
+        version: m.version.clone(),
+        differences,
+        companions,
+    })
+}
+
+/// Writes every difference to `out` (CSV or Parquet: file, date, grade, column,
+/// published, recomputed).
+pub fn write_differences(out: &Path, diffs: &[Difference]) -> anyhow::Result<()> {
+    let col =
+        |g: &dyn Fn(&Difference) -> String| Col::Str(diffs.iter().map(|d| Some(g(d))).collect());
+    let mut t = Table::new();
+    t.push("file", col(&|d| d.file.clone()));
+    t.push("date", col(&|d| d.date.clone()));
+    t.push("grade", col(&|d| d.key.clone()));
+    t.push("column", col(&|d| d.column.clone()));
+    t.push("published", col(&|d| d.published.clone()));
+    t.push("recomputed", col(&|d| d.recomputed.clone()));
+    t.write(out)?;
+    Ok(())
+}
