@@ -44,6 +44,7 @@ __all__ = [
     "simulate",
     "track",
     "UsageError",
+    "verify",
     "version",
 ]
 
@@ -382,6 +383,28 @@ def report(
         None if truth is None else os.fspath(truth),
     )
     return Path(out)
+
+
+def verify(
+    store: Union[str, os.PathLike],
+    fixings: Union[str, os.PathLike],
+    *,
+    methodology: Optional[Union[str, os.PathLike]] = None,
+) -> pl.DataFrame:
+    """Checks a publication as ``rentix verify`` does (the same library call):
+    ``fixings`` fixed again from ``store`` under ``methodology`` (a path or a
+    shipped name; absent: the shipped one its rows name), every cell of it, its digest and the files beside
+    it compared. Returns every difference (``file``, ``date``, ``grade``,
+    ``column``, ``published``, ``recomputed``): an empty frame is a publication
+    that verifies. A check that cannot be made raises (``IoError``, ``InputError``,
+    ``UsageError``) as the CLI exits 4, 3 or 2."""
+    _, _, rows = _rentix.verify(
+        os.fspath(store),
+        os.fspath(fixings),
+        None if methodology is None else os.fspath(methodology),
+    )
+    names = ["file", "date", "grade", "column", "published", "recomputed"]
+    return pl.DataFrame(rows, schema={n: pl.Utf8 for n in names}, orient="row")
 
 
 class Store:

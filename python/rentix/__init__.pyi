@@ -108,3 +108,9 @@ def report(
     *,
     truth: Optional[PathLike] = None,
 ) -> Path: ...
+def verify(
+    store: PathLike,
+    fixings: PathLike,
+    *,
+    methodology: Optional[PathLike] = None,
+) -> pl.DataFrame: ...

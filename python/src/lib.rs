@@ -829,6 +829,64 @@ fn report(py: Python<'_>, inputs: Vec<String>, out: String, truth: Option<String
     })
 }
 
+/// `rentix verify` as a call (`rentix_publish::verify`, the CLI's own check): the
+/// publication `fixings` fixed again from `store` under `methodology` (absent: the
+/// shipped one its rows name), every cell compared; returns its rows, the
+/// methodology version and every difference as (file, date, grade, column,
+/// published, recomputed). A check that cannot be made raises by its cause.
+#[pyfunction]
+#[pyo3(signature = (store, fixings, methodology=None))]
+#[allow(clippy::type_complexity)]
+fn verify(
+    py: Python<'_>,
+    store: String,
+    fixings: String,
+    methodology: Option<String>,
+) -> PyResult<(
+    usize,
+    String,
+    Vec<(String, String, String, String, String, String)>,
+)> {
+    for p in [&store, &fixings] {
+        if !Path::new(p).exists() {
+            return Err(IoError::new_err(format!("{p} does not exist")));
+        }
+    }
+    if let Some(m) = &methodology {
+        config_exists(m, rentix_core::ConfigKind::Methodology)?;
+    }
+    let req = rentix_publish::verify::VerifyRequest {
+        store: store.into(),
+        fixings: fixings.into(),
+        methodology: methodology.map(PathBuf::from),
+    };
+    let o = py
+        .detach(|| rentix_publish::verify::check(&req))
+        .map_err(|e| fail(AnyError(e)))?;
+    let rows = o
+        .differences
+        .into_iter()
+        .map(|d| (d.file, d.date, d.key, d.column, d.published, d.recomputed))
+        .collect();
+    Ok((o.rows, o.version, rows))
+}
+
+/// An `anyhow` error as a standard one, its causes kept, for [`fail`].
+#[derive(Debug)]
+struct AnyError(anyhow::Error);
+
+impl std::fmt::Display for AnyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::error::Error for AnyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -858,6 +916,7 @@ fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(track, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -157,6 +157,34 @@ class Market(unittest.TestCase):
         with self.assertRaises(rentix.UsageError):
             rentix.simulate(self.dir / "x", rows=0)
 
+    def test_verify_is_the_clis_check(self):
+        """verify() is the CLI's check (one library call): a publication verifies
+        (an empty frame, exit 0), a value edited by hand is named (exit 1), a
+        missing store raises IoError (exit 4)."""
+        fixings = self.dir / "ver" / "fixings.csv"
+        fixings.parent.mkdir(exist_ok=True)
+        run("index", "--store", str(self.store), "--out", str(fixings))
+        diffs = rentix.verify(self.store, fixings)
+        self.assertEqual(diffs.columns, ["file", "date", "grade", "column", "published", "recomputed"])
+        self.assertEqual(diffs.height, 0, diffs)
+        lines = fixings.read_text().splitlines()
+        header = lines[0].split(",")
+        v = header.index("value")
+        k = next(i for i, line in enumerate(lines) if i > 0 and line.split(",")[v])
+        cells = lines[k].split(",")
+        cells[v] = "123.456"
+        lines[k] = ",".join(cells)
+        fixings.write_text("\n".join(lines) + "\n")
+        diffs = rentix.verify(self.store, fixings, methodology="default")
+        self.assertIn("123.456", diffs.filter(pl.col("column") == "value")["published"].to_list())
+        checked = subprocess.run(
+            [cli(), "verify", "--store", str(self.store), "--fixings", str(fixings)],
+            capture_output=True,
+        )
+        self.assertEqual(checked.returncode, 1)
+        with self.assertRaises(rentix.IoError):
+            rentix.verify(self.dir / "nowhere", fixings)
+
     def test_errors_are_raised_by_the_class_the_cli_exits_by(self):
         """One failure, one class: each Python exception is the subclass of
         RentixError whose exit code the CLI gives for the same input (it was one
