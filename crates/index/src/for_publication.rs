@@ -143,6 +143,12 @@ pub fn fix_for_publication(
     let revision = crate::Revision {
         exact_from: plan.map(|p| p.exact),
         composites_after: plan.map(|p| p.after),
+        chained: m
+            .composite
+            .iter()
+            .filter(|c| c.method != crate::CompositeMethod::Pooled)
+            .map(|c| c.name.clone())
+            .collect(),
         spec: m.revision.clone(),
     };
     Ok(StoreFixing {

@@ -86,9 +86,12 @@ pub struct Revision {
     /// The first date whose grade rows the run fixed exactly (`None`: every date,
     /// a read of the whole store).
     pub exact_from: Option<NaiveDate>,
-    /// Composites are exact only after this date: an incremental run continues
-    /// their chains after it (`None`: every date).
+    /// Chained composites are exact only after this date: an incremental run
+    /// continues their chains after it (`None`: every date).
     pub composites_after: Option<NaiveDate>,
+    /// The chained composites (a pooled one is fixed from its members'
+    /// observations day by day, exact wherever the grades are).
+    pub chained: BTreeSet<String>,
     /// The methodology's `[revision]`.
     pub spec: crate::RevisionSpec,
 }
@@ -96,7 +99,7 @@ pub struct Revision {
 impl Revision {
     /// Whether the run fixed `f` exactly (as a run over the whole store would).
     fn exact(&self, f: &Fixing) -> bool {
-        let after = if f.grade.is_composite() {
+        let after = if f.grade.is_composite() && self.chained.contains(f.grade.as_str()) {
             self.composites_after.map(|d| d + chrono::Days::new(1))
         } else {
             self.exact_from
