@@ -38,6 +38,7 @@ __all__ = [
     "RentixError",
     "Store",
     "backtest",
+    "contract",
     "fix",
     "normalize",
     "report",
@@ -383,6 +384,43 @@ def report(
         None if truth is None else os.fspath(truth),
     )
     return Path(out)
+
+
+def contract(
+    store: Union[str, os.PathLike],
+    candidates: Union[str, Iterable[str]],
+    out: Union[str, os.PathLike],
+    *,
+    truth: Optional[Union[str, os.PathLike]] = None,
+    rent_dir: Optional[Union[str, os.PathLike]] = None,
+    attack_price_pct: float = 10.0,
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> pl.DataFrame:
+    """The contract design lab (``rentix contract``, the same library run): each
+    candidate (``[NAME=]METHODOLOGY:CONTRACT``, shipped names or paths) evaluated
+    on the store for sufficiency, manipulation cost, representativeness, hedger
+    utility and economics. Writes to ``out`` what ``rentix contract --out`` writes
+    (comparison.csv, by_month.csv, comparison.json, the charts) and returns
+    comparison.csv as a frame. ``rentix.spark.contract_lab`` spreads the same over
+    a cluster.
+
+    >>> rentix.contract("store", ["settlement_business_days:nymex-gpu1-h100"], "lab")
+    """
+    if isinstance(candidates, str):
+        candidates = [candidates]
+    f, t = _dates(from_, to)
+    _rentix.contract(
+        os.fspath(store),
+        list(candidates),
+        os.fspath(out),
+        None if truth is None else os.fspath(truth),
+        None if rent_dir is None else os.fspath(rent_dir),
+        attack_price_pct,
+        f,
+        t,
+    )
+    return pl.read_csv(Path(os.fspath(out)) / "comparison.csv")
 
 
 def verify(

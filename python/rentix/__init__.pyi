@@ -108,6 +108,17 @@ def report(
     *,
     truth: Optional[PathLike] = None,
 ) -> Path: ...
+def contract(
+    store: PathLike,
+    candidates: Union[str, Iterable[str]],
+    out: PathLike,
+    *,
+    truth: Optional[PathLike] = None,
+    rent_dir: Optional[PathLike] = None,
+    attack_price_pct: float = 10.0,
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> pl.DataFrame: ...
 def verify(
     store: PathLike,
     fixings: PathLike,

@@ -116,6 +116,16 @@ def simulate(
     cadence: Optional[str] = None,
 ) -> str: ...
 def report(inputs: List[str], out: str, truth: Optional[str] = None) -> None: ...
+def contract(
+    store: str,
+    candidates: List[str],
+    out: str,
+    truth: Optional[str] = None,
+    rent_dir: Optional[str] = None,
+    attack_price_pct: float = 10.0,
+    from_: Optional[str] = None,
+    to: Optional[str] = None,
+) -> None: ...
 def verify(
     store: str, fixings: str, methodology: Optional[str] = None
 ) -> Tuple[int, str, List[Tuple[str, str, str, str, str, str]]]: ...

@@ -548,6 +548,63 @@ fn lab_write(
     })
 }
 
+/// `rentix contract` as a call (`rentix_lab::run_on_store`, the CLI's own run):
+/// every candidate (`[NAME=]METHODOLOGY:CONTRACT`) evaluated on the store, the
+/// comparison and its charts written to `out` as the CLI writes them.
+#[pyfunction(name = "contract")]
+#[pyo3(signature = (store, candidates, out, truth=None, rent_dir=None, attack_price_pct=10.0, from_=None, to=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_contract(
+    py: Python<'_>,
+    store: String,
+    candidates: Vec<String>,
+    out: String,
+    truth: Option<String>,
+    rent_dir: Option<String>,
+    attack_price_pct: f64,
+    from_: Option<String>,
+    to: Option<String>,
+) -> PyResult<()> {
+    for p in std::iter::once(&store)
+        .chain(truth.iter())
+        .chain(rent_dir.iter())
+    {
+        if !Path::new(p).exists() {
+            return Err(IoError::new_err(format!("{p} does not exist")));
+        }
+    }
+    if candidates.is_empty() {
+        return Err(usage("no candidate given"));
+    }
+    // A methodology or contract that is neither a file nor a shipped name is an
+    // IoError, as the CLI exits 4 for it.
+    for (m, c) in candidates
+        .iter()
+        .filter_map(|c| rentix_lab::Candidate::files(c))
+    {
+        config_exists(&m.to_string_lossy(), rentix_core::ConfigKind::Methodology)?;
+        config_exists(&c.to_string_lossy(), rentix_core::ConfigKind::Contract)?;
+    }
+    let options = lab_options(attack_price_pct, from_, to)?;
+    let cands = candidates
+        .iter()
+        .map(|c| rentix_lab::Candidate::parse(c).map_err(fail))
+        .collect::<PyResult<Vec<_>>>()?;
+    py.detach(|| {
+        let run = rentix_lab::LabRun {
+            store: Path::new(&store),
+            candidates: &cands,
+            truth: truth.as_deref().map(Path::new),
+            rent_dir: rent_dir.as_deref().map(Path::new),
+            options: &options,
+            labels: (store.clone(), truth.clone(), rent_dir.clone()),
+        };
+        let out = Path::new(&out);
+        let (comparison, _) = rentix_lab::run_on_store(&run, out, |_| {}).map_err(fail)?;
+        rentix_report::contract_lab_charts(out, &comparison).map_err(fail)
+    })
+}
+
 /// Whether a methodology has composites (which a job split by grade cannot fix in
 /// its tasks).
 #[pyfunction]
@@ -917,6 +974,7 @@ fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(run_contract, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

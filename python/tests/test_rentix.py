@@ -157,6 +157,21 @@ class Market(unittest.TestCase):
         with self.assertRaises(rentix.UsageError):
             rentix.simulate(self.dir / "x", rows=0)
 
+    def test_contract_is_the_clis_lab(self):
+        """contract() is `rentix contract` (one library run): the same files to the
+        byte, comparison.csv returned; an unknown contract is refused by the class
+        the CLI exits by."""
+        cand = ["settlement_business_days:nymex-gpu1-h100"]
+        py_out, cli_out = self.dir / "lab_py", self.dir / "lab_cli"
+        got = rentix.contract(self.store, cand, py_out, from_="2025-03-01")
+        run("contract", "--store", str(self.store), "--candidate", cand[0], "--out", str(cli_out),
+            "--from", "2025-03-01")
+        self.assertGreater(got.height, 0)
+        for f in ["comparison.csv", "by_month.csv", "comparison.json"]:
+            self.assertEqual((py_out / f).read_bytes(), (cli_out / f).read_bytes(), f)
+        with self.assertRaises(rentix.IoError):
+            rentix.contract(self.store, ["settlement_business_days:no_such_contract"], self.dir / "lab_x")
+
     def test_verify_is_the_clis_check(self):
         """verify() is the CLI's check (one library call): a publication verifies
         (an empty frame, exit 0), a value edited by hand is named (exit 1), a

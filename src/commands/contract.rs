@@ -1,12 +1,10 @@
 //! `rentix contract`: the contract design lab.
 
 use crate::cli::ContractArgs;
-use anyhow::Context;
 use rentix_lab::{
-    check_names, evaluate, read_hedgers, read_truth, write, Candidate, Comparison, LabOptions,
-    MonthRow, MAX_FAKE_LISTINGS_PER_DAY, MAX_FAKE_RATIO,
+    check_names, run_on_store, Candidate, Comparison, LabOptions, LabRun, MonthRow,
+    MAX_FAKE_LISTINGS_PER_DAY, MAX_FAKE_RATIO,
 };
-use rentix_store::Store;
 use std::path::PathBuf;
 
 /// A validated lab run.
@@ -50,27 +48,9 @@ impl LabPlan {
     }
 }
 
-/// Evaluates every candidate and writes the outputs and charts.
+/// Evaluates every candidate and writes the outputs and charts
+/// (`rentix_lab::run_on_store`, as Python's `rentix.contract()`).
 pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRow>)> {
-    let truth = plan.truth.as_deref().map(read_truth).transpose()?;
-    let hedgers = match &plan.rent_dir {
-        Some(d) => read_hedgers(d)?,
-        None => Vec::new(),
-    };
-    let store = Store::open(&plan.store)?;
-    let rows = store
-        .read_projected(None, None, rentix_store::Projection::Fixing)
-        .context("reading the store")?;
-    let bar = crate::progress::steps("contract lab", plan.candidates.len() as u64);
-    let mut evaluations = Vec::new();
-    for c in &plan.candidates {
-        bar.set_message(c.name.clone());
-        // The error names the candidate.
-        let e = evaluate(&rows, c, truth.as_ref(), &hedgers, &plan.options)?;
-        evaluations.push(e);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
     let shown = |p: &std::path::Path| {
         plan.relative_to
             .as_ref()
@@ -79,14 +59,29 @@ pub(super) fn execute(plan: &LabPlan) -> anyhow::Result<(Comparison, Vec<MonthRo
             .display()
             .to_string()
     };
-    let (comparison, months) = Comparison::assemble(
-        shown(&plan.store),
-        plan.truth.as_deref().map(shown),
-        plan.rent_dir.as_deref().map(shown),
-        &plan.options,
-        evaluations,
-    );
-    write(&plan.out, &comparison, &months)?;
+    let run = LabRun {
+        store: &plan.store,
+        candidates: &plan.candidates,
+        truth: plan.truth.as_deref(),
+        rent_dir: plan.rent_dir.as_deref(),
+        options: &plan.options,
+        labels: (
+            shown(&plan.store),
+            plan.truth.as_deref().map(shown),
+            plan.rent_dir.as_deref().map(shown),
+        ),
+    };
+    let bar = crate::progress::steps("contract lab", plan.candidates.len() as u64);
+    let mut started = false;
+    let done = run_on_store(&run, &plan.out, |c| {
+        if started {
+            bar.inc(1);
+        }
+        started = true;
+        bar.set_message(c.name.clone());
+    });
+    bar.finish_and_clear();
+    let (comparison, months) = done?;
     rentix_report::contract_lab_charts(&plan.out, &comparison)?;
     Ok((comparison, months))
 }

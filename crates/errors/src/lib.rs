@@ -101,6 +101,7 @@ pub fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<Class> {
             L::Candidate { .. } | L::DuplicateName(_) | L::Settings(_) => Some(Class::Usage),
             L::Table(t) => class_of(t),
             L::Backtest(b) => class_of(b),
+            L::Store(s) => class_of(s),
             _ => Some(Class::Input),
         };
     }

@@ -35,6 +35,9 @@ pub enum LabError {
     /// A file the lab reads or writes, as the table layer refused it.
     #[error(transparent)]
     Table(#[from] rentix_table::TableError),
+    /// The store the candidates are evaluated on, as it refused a read.
+    #[error("reading the store: {0}")]
+    Store(#[from] rentix_store::StoreError),
     /// The candidate's grade or methodology, as the engine refused it.
     #[error("candidate {candidate}: {detail}")]
     Evaluate {

@@ -16,6 +16,7 @@ mod evaluate;
 mod hedgers;
 mod manipulation;
 mod market;
+mod run;
 mod stats;
 mod truth;
 mod verdict;
@@ -29,5 +30,6 @@ pub use manipulation::{
     attack_month, Found, MonthAttack, MAX_FAKE_LISTINGS_PER_DAY, MAX_FAKE_RATIO,
 };
 pub use market::{Change, GradeMarket, Settled};
+pub use run::{run_on_store, LabRun};
 pub use truth::read_truth;
 pub use verdict::{utility_verdict, UtilityVerdict};
