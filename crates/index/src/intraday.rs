@@ -1869,7 +1869,27 @@ pub fn fix_ballots(
             )
             .into());
         }
-        stamps.entry((&r.grade, r.fixed_at)).or_default().push(r);
+        if r.vote.is_some_and(|v| v <= 0.0) || r.sigma.is_some_and(|s| s < 0.0) {
+            return Err(format!(
+                "the ballot of {} at {} votes {:?} with sigma {:?}: a vote is a positive price, a sigma not negative",
+                r.contributor,
+                r.fixed_at.to_rfc3339(),
+                r.vote,
+                r.sigma
+            )
+            .into());
+        }
+        let stamp = stamps.entry((&r.grade, r.fixed_at)).or_default();
+        if stamp.iter().any(|o| o.contributor == r.contributor) {
+            return Err(format!(
+                "{} votes twice at {} in {}: one ballot per contributor and stamp",
+                r.contributor,
+                r.fixed_at.to_rfc3339(),
+                r.grade
+            )
+            .into());
+        }
+        stamp.push(r);
     }
     let mut out = Vec::with_capacity(stamps.len());
     for ((grade, fixed_at), rows) in stamps {
@@ -2839,6 +2859,14 @@ units = "dollars"
             .unwrap_err()
             .0
             .contains("negative weight"));
+        b[0].weight = 0.3;
+        b[0].vote = Some(0.0);
+        let err = fix_ballots(&method(""), &b).unwrap_err().0;
+        assert!(err.contains("positive price"), "{err}");
+        b[0].vote = Some(6.6);
+        let twice = vec![b[0].clone(), b[0].clone()];
+        let err = fix_ballots(&method(""), &twice).unwrap_err().0;
+        assert!(err.contains("votes twice"), "{err}");
     }
 }
 
