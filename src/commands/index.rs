@@ -3,7 +3,7 @@
 use crate::cli::IndexArgs;
 use anyhow::{bail, Context};
 use rentix_core::GradePattern;
-use rentix_index::intraday::IntradayMethodology;
+use rentix_index::intraday::{AnyMethodology, IntradayMethodology};
 use rentix_index::{
     forward_curves, forward_table, publish, tier_differentials_table, tier_spreads,
     tier_spreads_table, Fixing, IndexRequest, IndexResult, Methodology, TierDifferential, Window,
@@ -37,7 +37,8 @@ pub(super) struct IndexConfig {
 }
 
 impl IndexConfig {
-    pub(super) fn from_args(a: &IndexArgs) -> anyhow::Result<Self> {
+    /// The run `a` asks for under `methodology` (read once by the caller).
+    pub(super) fn from_args(a: &IndexArgs, methodology: Methodology) -> anyhow::Result<Self> {
         TableFormat::of(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
         // Clap drops a `requires = "input"` once --store (which conflicts with
         // --input) is given: without this, these were silently ignored.
@@ -53,10 +54,6 @@ impl IndexConfig {
                 );
             }
         }
-        let methodology = match &a.methodology {
-            Some(p) => Methodology::from_file(p)?,
-            None => Methodology::default_methodology(),
-        };
         let grade_filters = a
             .grades
             .iter()
@@ -531,21 +528,29 @@ fn summary(
 }
 
 pub(super) fn run(a: IndexArgs) -> anyhow::Result<()> {
-    if let Some(path) = &a.methodology {
-        let text = rentix_core::read_config(path, rentix_core::ConfigKind::Methodology)
-            .with_context(|| format!("--methodology {}", path.display()))?;
-        if IntradayMethodology::cadence_of(&text).is_some() {
+    // The methodology is read and parsed once, as the kind its cadence says.
+    let loaded = a
+        .methodology
+        .as_ref()
+        .map(|p| {
+            AnyMethodology::from_file(p).with_context(|| format!("--methodology {}", p.display()))
+        })
+        .transpose()?;
+    let daily = match loaded {
+        Some(AnyMethodology::Intraday(m)) => {
             let bar = crate::progress::working("reading the store and fixing every stamp");
-            let summary = intraday(&a, path);
+            let summary = intraday(&a, &m);
             bar.finish_and_clear();
             outln!("{}", summary?);
             return Ok(());
         }
-    }
+        Some(AnyMethodology::Daily(m)) => *m,
+        None => Methodology::default_methodology(),
+    };
     if a.ballots.is_some() {
         crate::commands::usage!("--ballots fixes an intraday methodology's stamps again from their receipts: give --methodology an intraday one (a [calendar] cadence shorter than a day)");
     }
-    let cfg = IndexConfig::from_args(&a)?;
+    let cfg = IndexConfig::from_args(&a, daily)?;
     let bar = crate::progress::working("reading the store and fixing every grade");
     let summary = if cfg.inputs.is_empty() {
         execute(&cfg)
@@ -559,16 +564,15 @@ pub(super) fn run(a: IndexArgs) -> anyhow::Result<()> {
 
 /// `rentix index` with an intraday methodology: every stamp of every day from the
 /// store's first observation (or `--from`) to its last (or `--to`).
-fn intraday(a: &IndexArgs, path: &Path) -> anyhow::Result<String> {
-    let m = IntradayMethodology::from_file(path)?;
+fn intraday(a: &IndexArgs, m: &IntradayMethodology) -> anyhow::Result<String> {
     if let Some(ballots) = &a.ballots {
-        return from_ballots(a, &m, ballots);
+        return from_ballots(a, m, ballots);
     }
     if !a.input.is_empty() || !a.grades.is_empty() || a.valued_only {
         crate::commands::usage!("an intraday methodology is fixed from a store (--store) over its own grades: --input, --grade and --valued-only are for daily methodologies");
     }
     let store = a.store.clone().unwrap_or_default();
-    Ok(rentix_publish::intraday::publish(&store, &m, a.from, a.to, &a.out)?.line)
+    Ok(rentix_publish::intraday::publish(&store, m, a.from, a.to, &a.out)?.line)
 }
 
 /// `rentix index --ballots`: every stamp of a receipts file fixed again by the

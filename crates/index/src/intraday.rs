@@ -484,6 +484,34 @@ impl Aggregate {
     }
 }
 
+/// A methodology file of either kind, read and parsed once: its `[calendar]
+/// cadence` decides (shorter than a day: intraday).
+#[derive(Debug, Clone)]
+pub enum AnyMethodology {
+    /// A daily methodology (`crate::Methodology`).
+    Daily(Box<crate::Methodology>),
+    /// An intraday one.
+    Intraday(Box<IntradayMethodology>),
+}
+
+impl AnyMethodology {
+    /// Reads `path` (or the shipped methodology of that name) once and parses it as
+    /// the kind its cadence says.
+    pub fn from_file(path: &Path) -> Result<Self, IndexError> {
+        let text =
+            rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(|e| {
+                IndexError::Input {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
+        Ok(match IntradayMethodology::cadence_of(&text) {
+            Some(_) => Self::Intraday(Box::new(IntradayMethodology::from_text_at(&text, path)?)),
+            None => Self::Daily(Box::new(crate::Methodology::from_toml(&text, path)?)),
+        })
+    }
+}
+
 /// An intraday methodology file (module doc).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -537,7 +565,13 @@ impl IntradayMethodology {
                     detail: e.to_string(),
                 }
             })?;
-        let mut m = Self::from_toml(&text, path)?;
+        Self::from_text_at(&text, path)
+    }
+
+    /// Parses `text`, read from `path`, and reads its weights file (relative to
+    /// `path`'s folder).
+    pub fn from_text_at(text: &str, path: &Path) -> Result<Self, IndexError> {
+        let mut m = Self::from_toml(text, path)?;
         if let Some(file) = m.intraday.weights.as_ref().and_then(|w| w.file.clone()) {
             let file = if file.is_relative() {
                 path.parent().unwrap_or(Path::new(".")).join(file)
