@@ -120,6 +120,7 @@ fn inputs(c: &Command) -> Vec<(&'static str, &std::path::Path)> {
             .collect(),
         Command::Index(a) => opt("--store", &a.store)
             .into_iter()
+            .chain(opt("--ballots", &a.ballots))
             .chain(all("--input", &a.input))
             .chain(all("--ratings", &a.ratings))
             .collect(),

@@ -8,6 +8,10 @@ use rentix_index::FixingsError;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Most stamps a settlement's schedule may hold (a century of 15-minute stamps is
+/// 3.5 million).
+const MAX_SCHEDULE_STAMPS: i64 = 5_000_000;
+
 pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     let rule = rule(&a)?;
     let (from, to) = (instant(&a.from, "--from")?, instant(&a.to, "--to")?);
@@ -16,19 +20,51 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     }
     let series = series(&a.fixings, a.grade.as_deref())?;
     let lookback = minutes(&a.lookback, "--lookback")?;
+    // The schedule is built stamp by stamp over the record and the period: bounded.
+    let first = series
+        .stamps
+        .keys()
+        .next()
+        .copied()
+        .unwrap_or(from.timestamp());
+    let last = series
+        .stamps
+        .keys()
+        .next_back()
+        .copied()
+        .unwrap_or(to.timestamp());
+    let span_minutes = (to.timestamp().max(last) - from.timestamp().min(first)) / 60;
     let (schedule, cadence) = if a.schedule.is_empty() {
         let cadence = match &a.cadence {
             Some(c) => minutes(c, "--cadence")?,
+            None if series.stamps.len() < 2 && !series.daily => crate::commands::usage!(
+                "{} holds one stamp of {}: its cadence cannot be read from it; give --cadence or --schedule",
+                a.fixings.display(),
+                series.grade
+            ),
             None => series.cadence,
         };
         if cadence < 1 {
             crate::commands::usage!("--cadence must be at least a minute");
+        }
+        if span_minutes / cadence > MAX_SCHEDULE_STAMPS {
+            crate::commands::usage!(
+                "the record and the period span {} stamps of {cadence} minutes, more than {MAX_SCHEDULE_STAMPS}: settle a shorter period",
+                span_minutes / cadence
+            );
         }
         (
             Schedule::new(&series, from, to, cadence),
             Cadence::Step(cadence),
         )
     } else {
+        // At most a stamp a minute: bounded as a one-minute cadence is.
+        if span_minutes > MAX_SCHEDULE_STAMPS * 15 {
+            crate::commands::usage!(
+                "the record and the period span {} days: settle a shorter period with --schedule",
+                span_minutes / 1440
+            );
+        }
         let plan = plan(&a.schedule)?;
         (
             Schedule::planned(&series, from, to, &plan),
@@ -195,6 +231,7 @@ struct Series {
 fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
     let daily = !rentix_index::intraday::is_intraday_file(path)?;
     let mut slot = false;
+    let mut midnight = false;
     let mut by: BTreeMap<String, BTreeMap<i64, Option<f64>>> = BTreeMap::new();
     if daily {
         for f in rentix_index::read_fixings(path)? {
@@ -212,8 +249,11 @@ fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
         for f in rentix_index::intraday::read_intraday(path)? {
             // A stamp at 00:00 dated its own day opens the day: a slot label.
             let t = f.fixed_at.timestamp();
-            if t % 86_400 == 0 && f.date == f.fixed_at.date_naive() {
-                slot = true;
+            if t % 86_400 == 0 {
+                midnight = true;
+                if f.date == f.fixed_at.date_naive() {
+                    slot = true;
+                }
             }
             by.entry(f.grade.clone()).or_default().insert(t, f.value);
         }
@@ -234,6 +274,15 @@ fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
     let Some(stamps) = by.remove(&grade) else {
         return Err(input(path, format!("no row of grade {grade:?}")));
     };
+    // An end-labelled day closes at 24:00 (a 00:00 stamp); slots that open after
+    // midnight (`[calendar] offset`, slot labels only) never hold one: a file of more
+    // than a day without any 00:00 stamp is slot-labelled.
+    let spans_days = stamps
+        .keys()
+        .next()
+        .zip(stamps.keys().next_back())
+        .is_some_and(|(a, b)| b - a >= 86_400);
+    let slot = slot || (!daily && !midnight && spans_days);
     let step = stamps
         .keys()
         .zip(stamps.keys().skip(1))

@@ -303,6 +303,10 @@ fn more_missing_inputs(
             "index --store O --out O --methodology G".into(),
         ),
         ("--mapping", "index --input R --mapping G --out O".into()),
+        (
+            "--ballots",
+            "index --ballots G --methodology intraday_lowest_listing_15m --out O".into(),
+        ),
         ("--ratings", "index --input R --ratings G --out O".into()),
         ("--mapping", "ingest --store O --mapping G R".into()),
         ("--ratings", "ingest --store O --ratings G R".into()),

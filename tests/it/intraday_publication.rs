@@ -535,3 +535,51 @@ fn verify_is_one_library_call_for_every_surface() {
     );
     assert_eq!(verify(&store, &out).status.code(), Some(1));
 }
+
+/// A published record's seats written without their prints (`fixed_at, grade,
+/// contributor, vote, sigma, weight, status`, as the docs give the layout) are
+/// ballots; an empty file is refused (exit 3).
+#[test]
+fn ballots_without_prints_are_read_and_an_empty_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let seats = dir.join("seats.csv");
+    let mut text = String::from("fixed_at,grade,contributor,vote,sigma,weight,status\n");
+    for (who, vote) in [("a", 2.0), ("b", 2.1), ("c", 2.2), ("d", 2.3), ("e", 2.4)] {
+        text.push_str(&format!(
+            "2025-06-01T10:00:00Z,g,{who},{vote},,0.2,observed\n"
+        ));
+    }
+    std::fs::write(&seats, text).unwrap();
+    let out = dir.join("again.csv");
+    let said = ok(&rentix(&[
+        "index",
+        "--ballots",
+        p(&seats),
+        "--methodology",
+        M,
+        "--out",
+        p(&out),
+    ]));
+    assert!(said.contains("1 stamps fixed again"), "{said}");
+    // The shipped methodology's interquantile mean (alpha 0.16666) of five equal
+    // votes 2.0 .. 2.4 is their middle third: 2.2.
+    assert_eq!(rows(&out)[0]["value"], "2.2");
+    let empty = dir.join("empty.csv");
+    std::fs::write(&empty, "").unwrap();
+    let o = rentix(&[
+        "index",
+        "--ballots",
+        p(&empty),
+        "--methodology",
+        M,
+        "--out",
+        p(&dir.join("e.csv")),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -305,4 +305,44 @@ fn a_grid_opening_after_midnight_is_settled_on_its_own_slots() {
     assert_eq!(j["published"], 7, "{j}");
     assert_eq!(j["off_grid"], 0, "{j}");
     assert_eq!(j["rate"], 2.3375, "{j}");
+    // The file holds no 00:00 stamp: its slots open after midnight, so [04:00,
+    // 16:00) holds the 04:00 and 10:00 slots: (2.0 + 2.1) / 2 = 2.05 (read as
+    // end labels it took 10:00 and 16:00).
+    let j = settle_json(
+        &f,
+        "2025-06-01T04:00:00Z",
+        "2025-06-01T16:00:00Z",
+        &["--cadence", "6h"],
+    );
+    assert_eq!(
+        (j["scheduled"].clone(), j["rate"].clone()),
+        (2.into(), 2.05.into()),
+        "{j}"
+    );
+    // A schedule longer than five million stamps is refused, not allocated.
+    let long = rentix(&[
+        "settle",
+        "--fixings",
+        p(&f),
+        "--cadence",
+        "1m",
+        "--from",
+        "1900-01-01",
+        "--to",
+        "2100-01-01",
+    ]);
+    assert_eq!(long.status.code(), Some(2));
+    // One stamp says no cadence: --cadence is asked for.
+    let one = stamped(tmp.path(), "one.csv", -360, &[(4 * h, Some(2.0))]);
+    let o = rentix(&[
+        "settle",
+        "--fixings",
+        p(&one),
+        "--from",
+        "2025-06-01",
+        "--to",
+        "2025-06-02",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--cadence"));
 }

@@ -1874,6 +1874,65 @@ fn stamp_date(t: DateTime<Utc>, label: StampLabel) -> NaiveDate {
         }
 }
 
+/// One ballot checked for [`fix_ballots`]: a contributor and a grade, on the
+/// methodology's stamps (`step` and `offset` in seconds), a sigma only with sigma
+/// votes (`relative`: in their relative units), a weight not negative, every vote a
+/// positive price. Returns the contributor's folded name.
+fn check_ballot(
+    m: &IntradayMethodology,
+    r: &Receipt,
+    fold: &ContributorAliases,
+    (step, offset, relative): (i64, i64, bool),
+) -> Result<String, Invalid> {
+    let at = r.fixed_at.to_rfc3339();
+    let who = fold.identity(&r.contributor);
+    if who.is_empty() || r.grade.trim().is_empty() {
+        return Err(format!("a ballot at {at} names no contributor or no grade").into());
+    }
+    if (r.fixed_at.timestamp() - offset).rem_euclid(step) != 0
+        || r.fixed_at.timestamp_subsec_nanos() != 0
+    {
+        return Err(format!(
+            "the ballot of {} at {at} is not on the methodology's stamps (every {}{})",
+            r.contributor,
+            m.calendar.cadence,
+            m.calendar
+                .offset
+                .as_ref()
+                .map_or(String::new(), |o| format!(" from {o} after midnight"))
+        )
+        .into());
+    }
+    if r.sigma.is_some() && m.intraday.sigma_votes.is_none() {
+        return Err(format!(
+            "the ballot of {} at {at} gives a sigma but the methodology has no [intraday.sigma_votes]: its unit (relative or dollars) is unknown",
+            r.contributor
+        )
+        .into());
+    }
+    if r.weight < 0.0 {
+        return Err(format!(
+            "the ballot of {} at {at} has a negative weight {}",
+            r.contributor, r.weight
+        )
+        .into());
+    }
+    // Every vote, the sigma ones included, is a positive price.
+    let lowest = match (r.vote, r.sigma) {
+        (Some(v), Some(s)) if relative => Some(v * (1.0 - s)),
+        (Some(v), Some(s)) => Some(v - s),
+        (v, _) => v,
+    };
+    if lowest.is_some_and(|v| v <= 0.0) || r.sigma.is_some_and(|s| s < 0.0) {
+        return Err(format!(
+            "the ballot of {} at {at} votes {:?} with sigma {:?}: a vote is a positive price, a sigma not negative, and a vote less its sigma still a price",
+            r.contributor, r.vote, r.sigma
+        )
+        .into());
+    }
+    Ok(who)
+}
+
 /// Each stamp of `ballots` (receipts: a contributor's vote, sigma and weight at a
 /// stamp of a grade, as `<stem>_receipts` publishes them) fixed again by `m`'s
 /// sigma votes and aggregation alone, as an auditor recomputes a published record
@@ -1884,46 +1943,41 @@ pub fn fix_ballots(
     m: &IntradayMethodology,
     ballots: &[Receipt],
 ) -> Result<Vec<IntradayFixing>, Invalid> {
+    if ballots.is_empty() {
+        return Err("no ballot: the file holds no row".into());
+    }
+    let clock = m.clock()?;
+    let (step, offset) = (clock.cadence * 60, m.offset_minutes()? * 60);
+    let relative = m
+        .intraday
+        .sigma_votes
+        .as_ref()
+        .is_some_and(|sv| sv.units == SigmaUnits::Relative);
+    let fold = ContributorAliases::with(&BTreeMap::new())?;
     let mut stamps: BTreeMap<(&str, DateTime<Utc>), Vec<&Receipt>> = BTreeMap::new();
+    let mut seen: std::collections::HashSet<(&str, DateTime<Utc>, String)> =
+        std::collections::HashSet::with_capacity(ballots.len());
     for r in ballots {
-        if r.sigma.is_some() && m.intraday.sigma_votes.is_none() {
+        let at = r.fixed_at.to_rfc3339();
+        let who = check_ballot(m, r, &fold, (step, offset, relative))?;
+        if !seen.insert((r.grade.as_str(), r.fixed_at, who)) {
             return Err(format!(
-                "the ballot of {} at {} gives a sigma but the methodology has no [intraday.sigma_votes]: its unit (relative or dollars) is unknown",
-                r.contributor,
-                r.fixed_at.to_rfc3339()
+                "{} votes twice at {at} in {}: one ballot per contributor and stamp (names are folded: case and spacing do not make another contributor)",
+                r.contributor, r.grade
             )
             .into());
         }
-        if r.weight < 0.0 {
+        stamps.entry((&r.grade, r.fixed_at)).or_default().push(r);
+    }
+    for ((grade, at), rows) in &stamps {
+        let total: f64 = rows.iter().map(|r| r.weight).sum();
+        if !total.is_finite() {
             return Err(format!(
-                "the ballot of {} at {} has a negative weight {}",
-                r.contributor,
-                r.fixed_at.to_rfc3339(),
-                r.weight
+                "the weights at {} in {grade} do not add up to a finite number: give them on a smaller scale",
+                at.to_rfc3339()
             )
             .into());
         }
-        if r.vote.is_some_and(|v| v <= 0.0) || r.sigma.is_some_and(|s| s < 0.0) {
-            return Err(format!(
-                "the ballot of {} at {} votes {:?} with sigma {:?}: a vote is a positive price, a sigma not negative",
-                r.contributor,
-                r.fixed_at.to_rfc3339(),
-                r.vote,
-                r.sigma
-            )
-            .into());
-        }
-        let stamp = stamps.entry((&r.grade, r.fixed_at)).or_default();
-        if stamp.iter().any(|o| o.contributor == r.contributor) {
-            return Err(format!(
-                "{} votes twice at {} in {}: one ballot per contributor and stamp",
-                r.contributor,
-                r.fixed_at.to_rfc3339(),
-                r.grade
-            )
-            .into());
-        }
-        stamp.push(r);
     }
     let mut out = Vec::with_capacity(stamps.len());
     for ((grade, fixed_at), rows) in stamps {
@@ -2901,6 +2955,31 @@ units = "dollars"
         let twice = vec![b[0].clone(), b[0].clone()];
         let err = fix_ballots(&method(""), &twice).unwrap_err().0;
         assert!(err.contains("votes twice"), "{err}");
+        // Names are folded: " A" is "a" again.
+        let mut other = b[0].clone();
+        other.contributor = " A".into();
+        let err = fix_ballots(&method(""), &[b[0].clone(), other])
+            .unwrap_err()
+            .0;
+        assert!(err.contains("votes twice"), "{err}");
+        // No ballot at all; a stamp off the hourly grid; weights that overflow; a
+        // sigma that takes a vote below zero.
+        assert!(fix_ballots(&method(""), &[])
+            .unwrap_err()
+            .0
+            .contains("no ballot"));
+        let mut off = b[0].clone();
+        off.fixed_at += chrono::Duration::minutes(7);
+        let err = fix_ballots(&method(""), &[off]).unwrap_err().0;
+        assert!(err.contains("not on the methodology's stamps"), "{err}");
+        let mut huge = ballots(&[("a", 1e308, 6.6, 0.2), ("b", 1e308, 6.7, 0.2)]);
+        let err = fix_ballots(&method(""), &huge).unwrap_err().0;
+        assert!(err.contains("finite"), "{err}");
+        huge[0].weight = 0.5;
+        huge[1].weight = 0.5;
+        huge[1].sigma = Some(7.0);
+        let err = fix_ballots(&method(""), &huge).unwrap_err().0;
+        assert!(err.contains("still a price"), "{err}");
     }
 }
 

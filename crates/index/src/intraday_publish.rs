@@ -244,7 +244,11 @@ pub fn read_receipts(path: &Path) -> Result<Vec<Receipt>, IndexError> {
             fixed_at,
             grade: get("grade")?.to_string(),
             contributor: get("contributor")?.to_string(),
-            print: num("print")?,
+            // A published record's seats may come without their prints.
+            print: match r.get(rec, "print") {
+                None => None,
+                Some(_) => num("print")?,
+            },
             vote: num("vote")?,
             sigma: num("sigma")?,
             weight: num("weight")?.ok_or_else(|| bad(row, "weight: empty".into()))?,

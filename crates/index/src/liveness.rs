@@ -171,6 +171,23 @@ impl Liveness {
         let lookbacks = many("lookbacks", &self.lookbacks)?;
         let horizons = many("horizons", &self.horizons)?;
         let history = stamps("history", &self.history)?;
+        // Settings under which no score is ever defined (the model would never
+        // switch on) are refused, not run.
+        let distinct =
+            |v: &[i64]| v.iter().collect::<std::collections::BTreeSet<_>>().len() == v.len();
+        if !distinct(&lookbacks) || !distinct(&horizons) {
+            return Err(
+                "intraday.weights.liveness: a look-back or horizon given twice (its features would be one: no fit)".into(),
+            );
+        }
+        let longest = horizons.iter().max().copied().unwrap_or(0)
+            + lookbacks.iter().max().copied().unwrap_or(0);
+        if history <= longest {
+            return Err(format!(
+                "intraday.weights.liveness.history = {:?} must be longer than the longest horizon and look-back together ({} stamps): no sample could be in it",
+                self.history, longest
+            ));
+        }
         let half_life = stamps("half_life", &self.half_life)? as f64;
         let attendance = stamps("attendance_half_life", &self.attendance_half_life)? as f64;
         let finite_pos = [self.gamma, self.max_abs_log_return];

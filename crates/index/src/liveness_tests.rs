@@ -295,6 +295,17 @@ fn liveness_parameters_are_checked() {
             "multiple of the cadence",
         ),
         ("horizons = [\"6h\", \"24h\"]", "horizons = []", "1 to 8"),
+        // No sample could ever be in a history this short: the model never switches.
+        (
+            "history = \"4d\"",
+            "history = \"2d\"",
+            "longer than the longest",
+        ),
+        (
+            "horizons = [\"6h\", \"24h\"]",
+            "horizons = [\"6h\", \"6h\"]",
+            "given twice",
+        ),
     ] {
         let text = METHOD.replace(from, to);
         let err = IntradayMethodology::from_toml(&text, Path::new("t.toml"))
