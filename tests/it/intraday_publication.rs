@@ -70,6 +70,17 @@ fn verify(store: &Path, out: &Path) -> std::process::Output {
     ])
 }
 
+/// `daily.csv` (published day by day) and its receipts are `all.csv`'s (one run).
+fn same_as_one_run(dir: &Path) {
+    let read_in = |name: &str| read(&dir.join(name));
+    assert_eq!(
+        read_in("daily.csv"),
+        read_in("all.csv"),
+        "day by day differs from one run"
+    );
+    assert_eq!(read_in("daily_receipts.csv"), read_in("all_receipts.csv"));
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -95,11 +106,7 @@ fn day_by_day_an_intraday_file_grows_by_its_days_and_equals_one_run() {
         before = n;
         ok(&verify(&store, &daily));
     }
-    assert_eq!(read(&daily), read(&all), "day by day differs from one run");
-    assert_eq!(
-        read(&dir.join("daily_receipts.csv")),
-        read(&dir.join("all_receipts.csv"))
-    );
+    same_as_one_run(dir);
     // The same day again: nothing new, nothing changed.
     let said = ok(&index(
         &store,
@@ -347,11 +354,7 @@ fn a_slot_labelled_publication_grows_by_its_days_and_equals_one_run() {
             "{day} does not open at its 00:00 slot"
         );
     }
-    assert_eq!(read(&daily), read(&all), "day by day differs from one run");
-    assert_eq!(
-        read(&dir.join("daily_receipts.csv")),
-        read(&dir.join("all_receipts.csv"))
-    );
+    same_as_one_run(dir);
 }
 
 /// Liveness weights (`[intraday.weights.liveness]`) depend on the whole history:
@@ -424,11 +427,7 @@ fn liveness_weights_published_day_by_day_equal_one_run() {
         "--methodology",
         p(&m),
     ]));
-    assert_eq!(read(&daily), read(&all), "day by day differs from one run");
-    assert_eq!(
-        read(&dir.join("daily_receipts.csv")),
-        read(&dir.join("all_receipts.csv"))
-    );
+    same_as_one_run(dir);
 }
 
 /// `index --ballots`: a publication's receipts fixed again by the methodology's

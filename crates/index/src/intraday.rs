@@ -498,13 +498,7 @@ impl AnyMethodology {
     /// Reads `path` (or the shipped methodology of that name) once and parses it as
     /// the kind its cadence says.
     pub fn from_file(path: &Path) -> Result<Self, IndexError> {
-        let text =
-            rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(|e| {
-                IndexError::Input {
-                    path: path.to_path_buf(),
-                    detail: e.to_string(),
-                }
-            })?;
+        let text = crate::Methodology::read_text(path)?;
         Ok(match IntradayMethodology::cadence_of(&text) {
             Some(_) => Self::Intraday(Box::new(IntradayMethodology::from_text_at(&text, path)?)),
             None => Self::Daily(Box::new(crate::Methodology::from_toml(&text, path)?)),
@@ -2384,29 +2378,34 @@ publish_receipts = true
         assert_eq!(valued(&end).as_deref(), Some("00:15"));
     }
 
+    /// The screen's status of `a` at stamp 2 under `[intraday.screen]` (history 5,
+    /// a 25% jump, two corroborating) and `extra`: every contributor at 2.0, then a
+    /// at 2.5 (+25%), b and c at `others`, d flat.
+    fn jump_status(extra: &str, others: f64) -> &'static str {
+        let m = method(&format!(
+            "[intraday.screen]\nhistory = 5\nwarm_up = 5\nk_sigma = 3.0\nsigma_floor = 0.03\njump = 0.25\ncorroborating = 2\n{extra}"
+        ));
+        let p = vec![
+            vec![(0, 2.0), (1, 2.0), (2, 2.0), (3, 2.0)],
+            vec![(0, 2.5), (1, others), (2, others), (3, 2.0)],
+        ];
+        let r = run(&m, &p);
+        let t = r.fixings[1].fixed_at;
+        r.receipts
+            .iter()
+            .find(|x| x.fixed_at == t && x.contributor == "a")
+            .unwrap()
+            .status
+    }
+
     /// The screens' options, by hand: a move of exactly 25% is a jump only `at_or_above`,
     /// and two others moving exactly 10% corroborate it only with
     /// `corroborating_move = 0.10` (others moving 10% never corroborate a 25% rule
     /// by default); with `min_comparable = 4` the jump screen stands down.
     #[test]
     fn screen_thresholds_comparison_and_standing_down() {
-        let status_of_a = |extra: &str| {
-            let m = method(&format!(
-                "[intraday.screen]\nhistory = 5\nwarm_up = 5\nk_sigma = 3.0\nsigma_floor = 0.03\njump = 0.25\ncorroborating = 2\n{extra}"
-            ));
-            // Stamp 2: a 2.0 -> 2.5 (+25% exactly), b and c 2.0 -> 2.2 (+10%), d flat.
-            let p = vec![
-                vec![(0, 2.0), (1, 2.0), (2, 2.0), (3, 2.0)],
-                vec![(0, 2.5), (1, 2.2), (2, 2.2), (3, 2.0)],
-            ];
-            let r = run(&m, &p);
-            let t = r.fixings[1].fixed_at;
-            r.receipts
-                .iter()
-                .find(|x| x.fixed_at == t && x.contributor == "a")
-                .unwrap()
-                .status
-        };
+        // Stamp 2: a 2.0 -> 2.5 (+25% exactly), b and c 2.0 -> 2.2 (+10%), d flat.
+        let status_of_a = |extra: &str| jump_status(extra, 2.2);
         // Default: 25% is not more than 25%: no jump; the sigma screen waits for 5.
         assert_eq!(status_of_a(""), "observed");
         // At or above: a jump, and b, c's 10% are not 25%: rejected.
@@ -2431,20 +2430,10 @@ publish_receipts = true
     #[test]
     fn corroborating_moves_the_same_way_or_either_way() {
         let status_of_a = |extra: &str| {
-            let m = method(&format!(
-                "[intraday.screen]\nhistory = 5\nwarm_up = 5\nk_sigma = 3.0\nsigma_floor = 0.03\njump = 0.25\ncorroborating = 2\ncomparison = \"at_or_above\"\ncorroborating_move = 0.10\n{extra}"
-            ));
-            let p = vec![
-                vec![(0, 2.0), (1, 2.0), (2, 2.0), (3, 2.0)],
-                vec![(0, 2.5), (1, 1.7), (2, 1.7), (3, 2.0)],
-            ];
-            let r = run(&m, &p);
-            let t = r.fixings[1].fixed_at;
-            r.receipts
-                .iter()
-                .find(|x| x.fixed_at == t && x.contributor == "a")
-                .unwrap()
-                .status
+            jump_status(
+                &format!("comparison = \"at_or_above\"\ncorroborating_move = 0.10\n{extra}"),
+                1.7,
+            )
         };
         assert_eq!(status_of_a(""), "rejected_jump");
         assert_eq!(

@@ -592,14 +592,18 @@ impl Methodology {
 
     /// Reads (within the config size limit), parses and validates a methodology file.
     pub fn from_file(path: &Path) -> Result<Self, IndexError> {
-        let text =
-            rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(|e| {
-                IndexError::Input {
-                    path: path.to_path_buf(),
-                    detail: e.to_string(),
-                }
-            })?;
-        Self::from_toml(&text, path)
+        Self::from_toml(&Self::read_text(path)?, path)
+    }
+
+    /// The text of the methodology file `path` (or of the shipped one of that
+    /// name), unparsed.
+    pub fn read_text(path: &Path) -> Result<String, IndexError> {
+        rentix_core::read_config(path, rentix_core::ConfigKind::Methodology).map_err(|e| {
+            IndexError::Input {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
+        })
     }
 
     /// Parses and validates methodology TOML; `path` names it in errors.
