@@ -23,12 +23,24 @@ impl Market {
 
 static MARKET: OnceLock<Market> = OnceLock::new();
 
-/// The default simulated market (two years), its store and its default fixings.
+/// A simulated market of two years at about a quarter of the simulator's default
+/// activity (300,000 rows: the default's 1.1 million made it and the tests over it
+/// a third of the suite's time), its store and its default fixings. A test whose
+/// answer depends on the default activity (the calibration's volatility) makes its
+/// own market.
 pub(crate) fn market() -> &'static Market {
     MARKET.get_or_init(|| {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().to_path_buf();
-        rentix_ok(&["simulate", "--out", p(&dir.join("sim")), "--seed", "11"]);
+        rentix_ok(&[
+            "simulate",
+            "--out",
+            p(&dir.join("sim")),
+            "--seed",
+            "11",
+            "--rows",
+            "300000",
+        ]);
         rentix_ok(&[
             "ingest",
             "--json",

@@ -473,8 +473,8 @@ fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
 /// longer than a year, so that memory holds a slice, not the history) gives every
 /// row the one-pass run gives, for every shipped methodology: fixings, forward
 /// curves, tier differentials, the composites' levels and the clipped trades'
-/// count. Slices reading 200,000 stored rows (their look-back and look-ahead
-/// included: some seven months of the two-year market's 400,885 rows) cut it at
+/// count. Slices reading 80,000 stored rows (their look-back and look-ahead
+/// included: some seven months of the shared two-year market's 300,000) cut it at
 /// several month boundaries, each a place where a chain, a carry or a look-back
 /// could break.
 #[test]
@@ -523,7 +523,7 @@ fn slices_equal_one_pass(which: &[std::path::PathBuf]) {
             to: None,
         };
         let whole = compute_from_partitions(&store, &req, None, None).unwrap();
-        let sliced = incremental::compute_in_slices(&store, &req, 200_000).unwrap();
+        let sliced = incremental::compute_in_slices(&store, &req, 80_000).unwrap();
         assert!(!whole.fixings.is_empty(), "{name}");
         assert!(sliced.slices >= 3, "{name}: {} slices", sliced.slices);
         assert_eq!(whole.fixings.len(), sliced.fixings.len(), "{name}");

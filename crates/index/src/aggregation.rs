@@ -79,7 +79,7 @@ impl TrimCount {
 /// the sorted values. `None` if nothing is left.
 pub(crate) fn trimmed_mean(values: &[f64], trim: f64, count: TrimCount) -> Option<f64> {
     let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
+    v.sort_unstable_by(f64::total_cmp);
     let cut = count.per_tail(v.len(), trim);
     let kept = &v[cut.min(v.len())..v.len().saturating_sub(cut)];
     if kept.is_empty() {
