@@ -2,7 +2,9 @@
 //! binary compiles is compiled with the same features when the tests' dev-dependencies
 //! join the graph. Otherwise `cargo test --release` after `cargo run --release -- demo`
 //! builds polars a second time (issue 31: rstest turned on syn's `visit`, tempfile's
-//! rustix turned on bitflags' `std`, and polars was rebuilt above both).
+//! rustix turned on bitflags' `std`, and polars was rebuilt above both). The
+//! workspace's own crates too (issue 49: a `testing` feature of rentix-fixings that
+//! dev-dependencies turned on rebuilt every crate above it and the binary).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -26,9 +28,6 @@ fn features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let line = line.replace(" (*)", "").replace(" (proc-macro)", "");
         if let Some((pkg, f)) = line.split_once('|') {
-            if pkg.starts_with("rentix") {
-                continue;
-            }
             m.entry(pkg.trim().to_string())
                 .or_default()
                 .insert(f.to_string());
