@@ -50,10 +50,12 @@ impl Default for IngestOptions {
     }
 }
 
-/// Accepted rows held in memory before spilling to staging (about 0.2 GB). Spills use
-/// a compact binary encoding (`spill.rs`), cheap enough that smaller batches cost no
-/// time: 50k, 100k and 250k rows ingest a 1M-row file within noise of each other.
-pub const DEFAULT_BATCH_ROWS: usize = 250_000;
+/// Accepted rows held in memory before spilling to staging (about 0.55 GB at most,
+/// a third of what the same-work polars script holds for a million rows). A run that
+/// spills writes, reads back and merges every row once more: a 1M-row file took 4.6
+/// s with 250,000 (four spills) and 3.6 s without a spill on 2 cores
+/// (docs/benchmarks.md, issue 48).
+pub const DEFAULT_BATCH_ROWS: usize = 1_000_000;
 
 /// Fixing dates committed in parallel at once: memory holds their rows together.
 const COMMIT_CHUNK_DATES: usize = 32;
@@ -166,14 +168,16 @@ struct Stager {
 
 impl Stager {
     fn add(&mut self, row: StoredObservation) -> Result<()> {
+        // Spilled when a row comes to a full stage, not when the stage fills: a run
+        // of exactly `batch_rows` rows is committed from memory.
+        if self.held >= self.batch_rows {
+            self.spill()?;
+        }
         self.buckets
             .entry(row.obs.fixing_date)
             .or_default()
             .push(row);
         self.held += 1;
-        if self.held >= self.batch_rows {
-            self.spill()?;
-        }
         Ok(())
     }
 
