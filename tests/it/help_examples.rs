@@ -20,7 +20,10 @@ type Made = (String, tempfile::TempDir);
 /// to reach those lines runs them as written in its empty directory, the others
 /// copy what they left. The suite ran the same 400-day market a dozen times (issue
 /// 49: the suite under three minutes).
-static MADE: Mutex<BTreeMap<Vec<Vec<String>>, Arc<OnceLock<Made>>>> = Mutex::new(BTreeMap::new());
+static MADE: Mutex<BTreeMap<Lines, Arc<OnceLock<Made>>>> = Mutex::new(BTreeMap::new());
+
+/// Example lines, each as its words.
+type Lines = Vec<Vec<String>>;
 
 /// Runs `ex` in `dir`: its output, or the failure named.
 fn run_in(dir: &Path, ex: &[String], cmd: &[&str]) -> String {
@@ -106,7 +109,7 @@ fn run_alone(cmd: &[&str]) -> Vec<(String, String)> {
     assert!(!found.is_empty(), "rentix {cmd:?} --help has no example");
     let mut out = Vec::new();
     // The lines run so far, while each only made the market (simulate, ingest).
-    let mut opening: Option<Vec<Vec<String>>> = Some(Vec::new());
+    let mut opening: Option<Lines> = Some(Vec::new());
     for ex in found {
         if ex.iter().any(|w| w == "10000000") {
             continue;
