@@ -596,7 +596,7 @@ fn from_ballots(a: &IndexArgs, m: &IntradayMethodology, ballots: &Path) -> anyho
     })?;
     let r = rentix_index::intraday::IntradayResult {
         fixings,
-        receipts: Vec::new(),
+        ..Default::default()
     };
     rentix_index::intraday::intraday_table(&r, m).write(&a.out)?;
     let valued = r.fixings.iter().filter(|f| f.value.is_some()).count();

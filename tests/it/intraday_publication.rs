@@ -582,3 +582,43 @@ fn ballots_without_prints_are_read_and_an_empty_file_is_refused() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A marketplace named in `[intraday.books]` that no observation comes from (a
+/// misspelling: "GridBazar" for the simulated "GridBazaar") is said, naming it; a
+/// run that reads its book says nothing (the hostile run of issue 50: the misspelt
+/// seat fixed as if it had no book, without a word).
+#[test]
+fn a_book_contributor_no_observation_comes_from_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = store_of_three_days(dir.path());
+    let shipped = std::fs::read_to_string(crate::util::data(&format!(
+        "data/methodologies/intraday/{M}.toml"
+    )))
+    .unwrap();
+    let with_books = |name: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!("{shipped}\n[intraday.books]\ncontributors = [\"{name}\"]\n"),
+        )
+        .unwrap();
+        path
+    };
+    let misspelt = ok(&index_with(
+        &store,
+        p(&with_books("GridBazar")),
+        &dir.path().join("a.csv"),
+        &[],
+    ));
+    assert!(
+        misspelt.contains("note: [intraday.books] names \"GridBazar\", from which no observation"),
+        "{misspelt}"
+    );
+    let right = ok(&index_with(
+        &store,
+        p(&with_books("GridBazaar")),
+        &dir.path().join("b.csv"),
+        &[],
+    ));
+    assert!(!right.contains("[intraday.books]"), "{right}");
+}

@@ -1099,6 +1099,10 @@ pub struct IntradayResult {
     pub fixings: Vec<IntradayFixing>,
     /// Every contributor of every stamp; empty unless `publish_receipts`.
     pub receipts: Vec<Receipt>,
+    /// The `[intraday.books]` contributors, as the methodology names them, that no
+    /// observation the run read came from (a misspelt marketplace otherwise fixes
+    /// as if it had no book, without a word).
+    pub unheard_books: Vec<String>,
 }
 
 /// Fixes every grade of `input` at every stamp of the days `from..=to` (module doc).
@@ -1169,12 +1173,33 @@ pub fn fix_intraday(
             )
         })
         .collect();
-    let mut out = IntradayResult::default();
+    let mut out = IntradayResult {
+        unheard_books: unheard_books(&m.intraday, &input.contributors),
+        ..IntradayResult::default()
+    };
     for r in per_grade {
         out.fixings.extend(r.fixings);
         out.receipts.extend(r.receipts);
     }
     Ok(out)
+}
+
+/// The book contributors of `s` (as named) whose identity is none of `heard`'s.
+fn unheard_books(s: &IntradaySpec, heard: &[String]) -> Vec<String> {
+    let Some(b) = &s.books else {
+        return Vec::new();
+    };
+    let fold = ContributorAliases::with(&BTreeMap::new()).ok();
+    b.contributors
+        .iter()
+        .filter(|c| {
+            let id = fold
+                .as_ref()
+                .map_or_else(|| (*c).clone(), |f| f.identity(c));
+            !heard.contains(&id)
+        })
+        .cloned()
+        .collect()
 }
 
 /// A contributor's state as the stamps go by.

@@ -37,6 +37,9 @@ pub struct IntradayPublication {
     pub digest: PathBuf,
     /// The receipts file written, when the methodology publishes receipts.
     pub receipts: Option<PathBuf>,
+    /// Book contributors no observation of the run came from
+    /// ([`IntradayResult::unheard_books`]).
+    pub unheard_books: Vec<String>,
 }
 
 /// The statuses a receipt can have, as written.
@@ -71,6 +74,7 @@ pub fn publish(
     };
     let mut result = IntradayPublication {
         digest: digest.clone(),
+        unheard_books: r.unheard_books,
         ..Default::default()
     };
     let mut rows: BTreeMap<(String, DateTime<Utc>), IntradayFixing> = old
@@ -115,6 +119,7 @@ pub fn publish(
             v.sort_by(|a, b| (&a.grade, a.fixed_at).cmp(&(&b.grade, b.fixed_at)));
             v
         },
+        unheard_books: Vec::new(),
     };
     result.stamps = merged.fixings.len();
     result.valued = merged.fixings.iter().filter(|f| f.value.is_some()).count();

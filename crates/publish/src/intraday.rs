@@ -58,6 +58,17 @@ pub fn publish(
             first.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ));
     }
+    if !p.unheard_books.is_empty() {
+        line.push_str(&format!(
+            "\nnote: [intraday.books] names {}, from which no observation of this run came: no book of {} was read (names match after case, spaces and punctuation are folded; a misspelt one fixes as if it had no book)",
+            p.unheard_books
+                .iter()
+                .map(|b| format!("{b:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if p.unheard_books.len() == 1 { "it" } else { "theirs" },
+        ));
+    }
     Ok(IntradayPublished {
         fixings: p.stamps,
         valued: p.valued,
