@@ -622,3 +622,82 @@ fn a_book_contributor_no_observation_comes_from_is_named() {
     ));
     assert!(!right.contains("[intraday.books]"), "{right}");
 }
+
+/// Receipts name their sigma's unit beside every sigma; `--ballots` refuses a
+/// receipt whose unit is not the methodology's (the hostile run of issue 50: relative
+/// sigmas read under a dollar methodology counted 0.05 as five cents, without a
+/// word); receipts written before the column are verified on the columns they have
+/// and get it back at the next publication.
+#[test]
+fn receipts_name_their_sigma_unit_and_ballots_in_another_unit_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = store_of_three_days(dir.path());
+    let out = dir.path().join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-01"]));
+    let receipts = dir.path().join("f_receipts.csv");
+    let written = rows(&receipts);
+    assert!(written.iter().any(|r| !r["sigma"].is_empty()));
+    for r in &written {
+        let want = if r["sigma"].is_empty() {
+            ""
+        } else {
+            "relative"
+        };
+        assert_eq!(r["sigma_unit"], want, "{r:?}");
+    }
+    // The same receipts fixed again under the dollar methodology: refused.
+    let o = rentix(&[
+        "index",
+        "--ballots",
+        p(&receipts),
+        "--methodology",
+        "intraday_computable_15m",
+        "--out",
+        p(&dir.path().join("again.csv")),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "gives its sigma in relative (sigma_unit), and the methodology votes dollars sigmas"
+        ),
+        "{stderr}"
+    );
+    // Receipts as published before the column: verify checks what they hold.
+    let text = std::fs::read_to_string(&receipts).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let j = header.iter().position(|h| *h == "sigma_unit").unwrap();
+    let old: String = text
+        .lines()
+        .map(|l| {
+            let mut cells: Vec<&str> = l.split(',').collect();
+            cells.remove(j);
+            cells.join(",") + "\n"
+        })
+        .collect();
+    std::fs::write(&receipts, old).unwrap();
+    let o = verify(&store, &out);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // The next day's publication writes the column for every receipt.
+    ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-02", "--to", "2025-06-02"],
+    ));
+    let again = rows(&receipts);
+    assert!(again.len() > written.len());
+    for r in &again {
+        let want = if r["sigma"].is_empty() {
+            ""
+        } else {
+            "relative"
+        };
+        assert_eq!(r["sigma_unit"], want, "{r:?}");
+    }
+    assert_eq!(verify(&store, &out).status.code(), Some(0));
+}

@@ -48,7 +48,7 @@
 //!    remainder within 1e-9 of a half).
 //!
 //! Every stamp's contributors are written as receipts (`<stem>_receipts.csv`: print,
-//! vote, sigma, weight, status) when `publish_receipts = true`: for listings of
+//! vote, sigma and its unit, weight, status) when `publish_receipts = true`: for listings of
 //! public rate cards, where confidentiality allows.
 
 use crate::contributor_id::ContributorAliases;
@@ -276,6 +276,21 @@ pub enum SigmaUnits {
 impl SigmaUnits {
     fn is_default(&self) -> bool {
         *self == SigmaUnits::Relative
+    }
+
+    /// Its text, as methodologies and receipts (`sigma_unit`) write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SigmaUnits::Relative => "relative",
+            SigmaUnits::Dollars => "dollars",
+        }
+    }
+
+    /// The unit a receipt's `sigma_unit` names; `None` for any other text.
+    pub fn parse(text: &str) -> Option<Self> {
+        [SigmaUnits::Relative, SigmaUnits::Dollars]
+            .into_iter()
+            .find(|u| u.as_str() == text)
     }
 }
 
@@ -906,6 +921,9 @@ pub struct Receipt {
     pub vote: Option<f64>,
     /// Its sigma-vote spread `s`; `None` without sigma votes and for `no_weight`.
     pub sigma: Option<f64>,
+    /// What `sigma` is in (the methodology's `[intraday.sigma_votes] units`), with
+    /// every sigma; `None` without one, and in receipts written before the column.
+    pub sigma_unit: Option<SigmaUnits>,
     /// Its normalized weight after floor and cap (0 for `no_weight`).
     pub weight: f64,
     /// `observed`, `carried`, `rejected_sigma`, `rejected_jump` or `no_weight`.
@@ -1683,6 +1701,7 @@ impl Stamp<'_> {
             print: self.prints.get(&c).copied(),
             vote: Some(vote),
             sigma,
+            sigma_unit: sigma.and(self.m.intraday.sigma_votes.as_ref().map(|sv| sv.units)),
             weight,
             status,
         }
@@ -1928,6 +1947,19 @@ fn check_ballot(
             r.contributor
         )
         .into());
+    }
+    // A receipt says what its sigma is in: read under a methodology that votes in
+    // the other unit, a 0.05 dollar spread would count as 5% (or 5% as 5 cents).
+    if let (Some(unit), Some(sv)) = (r.sigma_unit, &m.intraday.sigma_votes) {
+        if unit != sv.units {
+            return Err(format!(
+                "the ballot of {} at {at} gives its sigma in {} (sigma_unit), and the methodology votes {} sigmas: fix the receipts again under the methodology that published them",
+                r.contributor,
+                unit.as_str(),
+                sv.units.as_str()
+            )
+            .into());
+        }
     }
     if r.weight < 0.0 {
         return Err(format!(
@@ -2286,6 +2318,10 @@ pub fn receipts_table(r: &IntradayResult) -> rentix_table::Table {
     t.push("print", Col::F64(v.iter().map(|x| x.print).collect()));
     t.push("vote", Col::F64(v.iter().map(|x| x.vote).collect()));
     t.push("sigma", Col::F64(v.iter().map(|x| x.sigma).collect()));
+    t.push(
+        "sigma_unit",
+        text(&|x| x.sigma_unit.map_or("", SigmaUnits::as_str).to_string()),
+    );
     t.push(
         "weight",
         Col::F64(v.iter().map(|x| Some(x.weight)).collect()),
@@ -2875,6 +2911,7 @@ mod ballot_tests {
                 print: Some(vote),
                 vote: Some(vote),
                 sigma: Some(sd),
+                sigma_unit: None,
                 weight,
                 status: "observed",
             })

@@ -11,7 +11,7 @@
 
 use crate::error::IndexError;
 use crate::intraday::{intraday_table, receipts_table, IntradayMethodology, IntradayResult};
-use crate::intraday::{IntradayFixing, Receipt};
+use crate::intraday::{IntradayFixing, Receipt, SigmaUnits};
 use chrono::{DateTime, Utc};
 use rentix_table::TableFormat;
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,8 +106,15 @@ pub fn publish(
     let merged = IntradayResult {
         fixings: rows.into_values().collect(),
         receipts: {
+            // Receipts published before the `sigma_unit` column were fixed under
+            // this methodology (`published` checked it): they get its unit.
+            let unit = m.intraday.sigma_votes.as_ref().map(|sv| sv.units);
             let mut v: Vec<Receipt> = old_receipts
                 .into_iter()
+                .map(|mut x| {
+                    x.sigma_unit = x.sigma_unit.or(x.sigma.and(unit));
+                    x
+                })
                 .chain(
                     r.receipts
                         .into_iter()
@@ -256,6 +263,16 @@ pub fn read_receipts(path: &Path) -> Result<Vec<Receipt>, IndexError> {
             },
             vote: num("vote")?,
             sigma: num("sigma")?,
+            // Receipts written before the column say nothing of the unit.
+            sigma_unit: match r.get(rec, "sigma_unit").unwrap_or("") {
+                "" => None,
+                u => Some(SigmaUnits::parse(u).ok_or_else(|| {
+                    bad(
+                        row,
+                        format!("sigma_unit: {u:?} is not \"relative\" or \"dollars\""),
+                    )
+                })?),
+            },
             weight: num("weight")?.ok_or_else(|| bad(row, "weight: empty".into()))?,
             status,
         });
