@@ -25,9 +25,10 @@ use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Stack of each thread of the pool. A pool thread waiting for polars (which runs
-/// on a pool of its own) takes other tasks of its pool meanwhile, so one stack can
-/// hold several dates' Parquet reads nested: `store compact` of a two-year store
+/// Stack of each thread of the pool. A pool thread waiting for a nested parallel
+/// job (a large Parquet file's columns, decoded on the pool) takes other tasks of
+/// the pool meanwhile, so one stack can hold several dates' Parquet reads nested
+/// (with polars' data frame, which ran on a pool of its own): `store compact` of a two-year store
 /// overflowed the default 2 MiB two runs in three. Reserved, not used: pages are
 /// touched only as deep as the stack grows.
 const POOL_STACK_BYTES: usize = 64 << 20;

@@ -1,9 +1,10 @@
 //! A small columnar table written as CSV or Parquet by file extension, the one place
-//! rentix touches polars. Every output file of rentix goes through here, so that the
+//! rentix touches Parquet. Every output file of rentix goes through here, so that the
 //! formatting of numbers (shortest round-trip text in CSV) and the atomic
 //! write-then-rename are the same everywhere.
 //!
-//! Parquet is the `parquet` feature (polars). A crate that reads and writes CSV only
+//! Parquet is the `parquet` feature (polars' own Parquet and Arrow crates,
+//! `polars-parquet` and `polars-arrow`, without polars' data frame). A crate that reads and writes CSV only
 //! (the backtest, the published fixings) builds without it; built so, every Parquet
 //! function refuses with [`TableError::NoParquet`] naming the file.
 
@@ -928,6 +929,128 @@ mod tests {
         let mut out = Vec::new();
         one.write_csv(&mut out).unwrap();
         assert_eq!(out, plain_csv(&one));
+    }
+
+    /// A table with a column of every type, nulls in each, `n` rows: unique long
+    /// texts (past the dictionary's cardinality bound: plain pages, several per row
+    /// group), coded grades, floats, small integers, booleans, instants and dates.
+    #[cfg(feature = "parquet")]
+    fn every_type(n: usize) -> Table {
+        let grades = ["H100 on-demand", "H200 reserved", "A100"];
+        let mut t = Table::new();
+        t.push(
+            "id",
+            Col::Str(
+                (0..n)
+                    .map(|i| (i % 97 != 0).then(|| format!("observation-{i:08}-{}", i * 7919)))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "grade",
+            Col::Coded(Coded::from_keys(
+                (0..n).map(|i| (i % 11 != 0).then_some(i % 3)),
+                |k: &usize| grades[*k].to_string(),
+            )),
+        );
+        t.push(
+            "price",
+            Col::F64(
+                (0..n)
+                    .map(|i| (i % 13 != 0).then(|| 2.0 + (i as f64).sin()))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "count",
+            Col::I64(
+                (0..n)
+                    .map(|i| (i % 5 != 0).then_some((i % 40) as i64 - 3))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "firm",
+            Col::Bool((0..n).map(|i| (i % 7 != 0).then_some(i % 3 == 0)).collect()),
+        );
+        t.push(
+            "observed_at",
+            Col::Timestamp(
+                (0..n)
+                    .map(|i| (i % 17 != 0).then_some(1_735_689_600_000_000 + i as i64 * 61_000_123))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "fixing_date",
+            Col::Date(
+                (0..n)
+                    .map(|i| (i % 19 != 0).then_some(20_089 + (i / 1000) as i32))
+                    .collect(),
+            ),
+        );
+        t
+    }
+
+    /// The bytes of rentix's Parquet files are published (every fixings file has a
+    /// digest): they must not change with the library that writes them. These
+    /// digests are of the files polars' `ParquetWriter` (polars 0.55.2, the writer
+    /// rentix used before it wrote through polars-parquet directly) made of the same
+    /// tables: one table of 600,000 rows (two row groups of 300,000), and the same
+    /// rows in batches of 3, 300,000 and 299,997 (row groups of 3, 262,144, 37,856,
+    /// 262,144, 37,853); an empty table (a footer and no row group).
+    #[cfg(feature = "parquet")]
+    #[test]
+    fn parquet_bytes_are_those_polars_wrote() {
+        use sha2::{Digest, Sha256};
+        let hex = |p: &Path| {
+            Sha256::digest(std::fs::read(p).unwrap())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let t = every_type(600_000);
+        let whole = dir.path().join("whole.parquet");
+        t.write(&whole).unwrap();
+        let batched = dir.path().join("batched.parquet");
+        let cut = |from: usize, to: usize| {
+            let mut b = Table::new();
+            for (name, col) in t.names.iter().zip(&t.cols) {
+                let part = match col {
+                    Col::Str(v) => Col::Str(v[from..to].to_vec()),
+                    Col::F64(v) => Col::F64(v[from..to].to_vec()),
+                    Col::I64(v) => Col::I64(v[from..to].to_vec()),
+                    Col::Bool(v) => Col::Bool(v[from..to].to_vec()),
+                    Col::Timestamp(v) => Col::Timestamp(v[from..to].to_vec()),
+                    Col::Date(v) => Col::Date(v[from..to].to_vec()),
+                    Col::Coded(c) => Col::Coded(Coded {
+                        values: c.values.clone(),
+                        codes: c.codes[from..to].to_vec(),
+                    }),
+                };
+                b.push(name, part);
+            }
+            b
+        };
+        write_unsynced_parquet_batches(
+            &batched,
+            [cut(0, 3), cut(3, 300_003), cut(300_003, 600_000)].into_iter(),
+        )
+        .unwrap();
+        let empty = dir.path().join("empty.parquet");
+        every_type(0).write(&empty).unwrap();
+        let got = [hex(&whole), hex(&batched), hex(&empty)];
+        assert_eq!(
+            got,
+            [
+                "dad8045392d92a35516d858e452131c9fc66a242148ef0d731d0c747de2aadd7",
+                "ad6fe8ad964fe35013b0a2a740928d88695cf632b2365ce04ccb6b3937b33140",
+                "cf0304ed09f4b1c0a8afb5c68ded074869b584439fc2b77e5f1a4d199023fb72",
+            ]
+        );
+        assert_eq!(Table::read_parquet(&whole).unwrap().height(), 600_000);
+        assert_eq!(Table::parquet_rows(&batched).unwrap(), 600_000);
     }
 
     #[cfg(feature = "parquet")]

@@ -1,7 +1,7 @@
 //! Parquet in a build without the `parquet` feature: the functions `parquet.rs`
 //! offers, each refusing with [`TableError::NoParquet`] naming the file, so that a
-//! caller compiles the same way with or without polars and a `.parquet` path is a
-//! clear error, never a silent CSV.
+//! caller compiles the same way with or without polars' Parquet crates and a
+//! `.parquet` path is a clear error, never a silent CSV.
 
 use crate::{Result, Table, TableError};
 use std::io::Write;

@@ -1,119 +1,180 @@
-//! Parquet through polars (the `parquet` feature): encoding and decoding a
-//! [`Table`], the batched writer of the store's partitions, and the footer read.
-//! Without the feature, `no_parquet.rs` stands in with the same functions, each
-//! refusing with [`TableError::NoParquet`].
+//! Parquet through polars' own Parquet and Arrow crates (`polars-parquet`,
+//! `polars-arrow`; the `parquet` feature): encoding and decoding a [`Table`], the
+//! batched writer of the store's partitions, and the footer read. Without the
+//! feature, `no_parquet.rs` stands in with the same functions, each refusing with
+//! [`TableError::NoParquet`].
+//!
+//! The files are those polars' `ParquetWriter` wrote for rentix before (a data frame
+//! was only ever the way to these crates): the same Arrow types (text as views, UTC
+//! microsecond timestamps, dates), the same options (Snappy, statistics, format
+//! version 1, 1 MiB pages, the Arrow schema in the footer), the same row groups. So a
+//! published file's bytes, and with them every digest already published, do not
+//! depend on which of the two wrote it; the demo's committed files check it.
 
 use crate::{Coded, Col, Result, Table, TableError, ROW_GROUP_ROWS};
-use polars::prelude::*;
+use polars_arrow::array::{
+    Array, BooleanArray, DictionaryArray, DictionaryKey, MutableBinaryViewArray,
+    MutableBooleanArray, MutablePrimitiveArray, PrimitiveArray, Utf8ViewArray,
+};
+use polars_arrow::bitmap::Bitmap;
+use polars_arrow::datatypes::{ArrowDataType, ArrowSchema, Field, IntegerType, TimeUnit};
+use polars_buffer::Buffer;
+use polars_compute::cast::{cast, CastOptionsImpl};
+use polars_error::{PolarsError, PolarsResult};
+use polars_parquet::read::{
+    column_iter_to_arrays, infer_schema, read_metadata, BasicDecompressor, ColumnChunkMetadata,
+    FileMetadata, Filter, PageReader, ParquetError,
+};
+use polars_parquet::write::{
+    array_to_columns, get_dtype_encoding, CompressedPage, CompressionOptions, Compressor, DynIter,
+    DynStreamingIterator, Encoding, FallibleStreamingIterator, FileWriter, ParquetType,
+    StatisticsOptions, Version, WriteOptions,
+};
+use rayon::prelude::*;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Cursor, Write};
 use std::path::Path;
 
-impl Coded {
-    /// A polars string column gathered from the distinct values: each value is
-    /// copied once, and a cell is a view of it (no string per cell).
-    fn to_series(&self, name: PlSmallStr) -> PolarsResult<Series> {
-        let null = self.values.len() as IdxSize;
-        let distinct = StringChunked::from_iter_options(
-            name,
-            self.values.iter().map(|v| Some(v.as_str())).chain([None]),
-        );
-        let codes = IdxCa::from_vec(
-            PlSmallStr::EMPTY,
-            self.codes
-                .iter()
-                .map(|c| c.map_or(null, |c| c as IdxSize))
-                .collect(),
-        );
-        Ok(distinct.take(&codes)?.into_series())
+/// The options every rentix Parquet file is written with (those polars'
+/// `ParquetWriter` applied with Snappy chosen): statistics for every column, format
+/// version 1, data pages of at most 1 MiB.
+fn write_options() -> WriteOptions {
+    WriteOptions {
+        statistics: StatisticsOptions::default(),
+        compression: CompressionOptions::Snappy,
+        version: Version::V1,
+        data_page_size: None,
     }
 }
 
+/// The zone of every timestamp rentix writes.
+const UTC: &str = "UTC";
+
 impl Col {
-    /// A column of the same type and no rows.
-    fn empty_like(&self) -> Col {
+    /// The Arrow type this column is written as.
+    fn arrow_type(&self) -> ArrowDataType {
         match self {
-            Col::Str(_) => Col::Str(Vec::new()),
-            Col::F64(_) => Col::F64(Vec::new()),
-            Col::I64(_) => Col::I64(Vec::new()),
-            Col::Bool(_) => Col::Bool(Vec::new()),
-            Col::Timestamp(_) => Col::Timestamp(Vec::new()),
-            Col::Date(_) => Col::Date(Vec::new()),
-            Col::Coded(_) => Col::Coded(Coded::default()),
+            Col::Str(_) | Col::Coded(_) => ArrowDataType::Utf8View,
+            Col::F64(_) => ArrowDataType::Float64,
+            Col::I64(_) => ArrowDataType::Int64,
+            Col::Bool(_) => ArrowDataType::Boolean,
+            Col::Timestamp(_) => ArrowDataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+            Col::Date(_) => ArrowDataType::Date32,
         }
+    }
+
+    /// The column as one Arrow array of [`Col::arrow_type`].
+    fn to_array(&self) -> PolarsResult<Box<dyn Array>> {
+        Ok(match self {
+            Col::Str(v) => Utf8ViewArray::from_slice(v).boxed(),
+            Col::Coded(c) => c.to_array()?.boxed(),
+            Col::F64(v) => {
+                PrimitiveArray::from(MutablePrimitiveArray::from_iter(v.iter().copied())).boxed()
+            }
+            Col::I64(v) => {
+                PrimitiveArray::from(MutablePrimitiveArray::from_iter(v.iter().copied())).boxed()
+            }
+            Col::Bool(v) => {
+                BooleanArray::from(MutableBooleanArray::from_iter(v.iter().copied())).boxed()
+            }
+            Col::Timestamp(v) => {
+                PrimitiveArray::from(MutablePrimitiveArray::from_iter(v.iter().copied()))
+                    .to(self.arrow_type())
+                    .boxed()
+            }
+            Col::Date(v) => {
+                PrimitiveArray::from(MutablePrimitiveArray::from_iter(v.iter().copied()))
+                    .to(ArrowDataType::Date32)
+                    .boxed()
+            }
+        })
+    }
+}
+
+impl Coded {
+    /// A text array over the distinct values: each value is copied once, and a cell
+    /// is a view of it (no string per cell).
+    fn to_array(&self) -> PolarsResult<Utf8ViewArray> {
+        let distinct =
+            MutableBinaryViewArray::<str>::from_values_iter(self.values.iter().map(String::as_str))
+                .freeze();
+        let views = distinct.views();
+        let empty = polars_arrow::array::View::default();
+        let cells: Vec<_> = self
+            .codes
+            .iter()
+            .map(|c| c.map_or(empty, |c| views[c as usize]))
+            .collect();
+        let validity = self
+            .codes
+            .iter()
+            .any(Option::is_none)
+            .then(|| Bitmap::from_iter(self.codes.iter().map(Option::is_some)));
+        Utf8ViewArray::try_new(
+            ArrowDataType::Utf8View,
+            cells.into(),
+            distinct.data_buffers().clone(),
+            validity,
+        )
     }
 }
 
 impl Table {
-    /// A table of the same columns and no rows.
-    fn empty_like(&self) -> Table {
-        Table {
-            names: self.names.clone(),
-            cols: self.cols.iter().map(Col::empty_like).collect(),
-        }
-    }
-
-    fn to_frame(&self) -> PolarsResult<DataFrame> {
-        let columns: Vec<Column> = self
-            .names
+    /// The Arrow schema of this table's columns (every field nullable).
+    fn arrow_schema(&self) -> ArrowSchema {
+        self.names
             .iter()
             .zip(&self.cols)
             .map(|(n, c)| {
-                let name: PlSmallStr = n.as_str().into();
-                Ok(match c {
-                    Col::Str(v) => Column::new(name, v),
-                    Col::Coded(c) => Column::from(c.to_series(name)?),
-                    Col::F64(v) => Column::new(name, v),
-                    Col::I64(v) => Column::new(name, v),
-                    Col::Bool(v) => Column::new(name, v),
-                    // Built, not cast: a cast drops the zone unless polars' time
-                    // zone database is compiled in, and UTC needs none.
-                    Col::Timestamp(v) => Column::from(
-                        Int64Chunked::from_iter_options(name, v.iter().copied())
-                            .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
-                            .into_series(),
-                    ),
-                    Col::Date(v) => Column::new(name, v).cast(&DataType::Date)?,
-                })
+                let name = n.as_str().into();
+                (name, Field::new(n.as_str().into(), c.arrow_type(), true))
             })
-            .collect::<PolarsResult<_>>()?;
-        DataFrame::new(self.height(), columns)
+            .collect()
+    }
+
+    fn arrays(&self) -> PolarsResult<Vec<Box<dyn Array>>> {
+        self.cols.iter().map(Col::to_array).collect()
     }
 
     pub(crate) fn write_parquet(&self, w: &mut dyn Write, path: &Path) -> Result<()> {
-        let perr = |e: PolarsError| TableError::Parquet {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        };
-        let mut df = self.to_frame().map_err(perr)?;
-        ParquetWriter::new(w)
-            .with_compression(ParquetCompression::Snappy)
-            // Small partitions are written in parallel with each other already; a
-            // large one (a day of a busy feed) uses the pool for its columns.
-            .set_parallel(df.height() >= PARALLEL_WRITE_ROWS)
-            .finish(&mut df)
-            .map_err(perr)?;
+        let perr = |e: PolarsError| parquet_error(path, &e);
+        let height = self.height();
+        let mut encoder = Encoder::new(w, self, height >= PARALLEL_WRITE_ROWS).map_err(perr)?;
+        let arrays = self.arrays().map_err(perr)?;
+        // One row group up to twice ROW_GROUP_ROWS; a taller table in equal groups,
+        // the last taking the remainder (the row groups polars made of one chunk).
+        let groups = (height / ROW_GROUP_ROWS).max(1);
+        let size = height / groups;
+        for g in 0..groups {
+            let start = g * size;
+            let len = if g + 1 == groups {
+                height - start
+            } else {
+                size
+            };
+            encoder.write(&arrays, start, len).map_err(perr)?;
+        }
+        encoder.finish().map_err(perr)?;
         Ok(())
     }
 
     /// Reads a Parquet file written by [`Table::write`], or any Parquet file whose
-    /// columns are strings, floats, integers or booleans.
+    /// columns are strings, floats, integers, booleans, timestamps or dates.
     pub fn read_parquet(path: &Path) -> Result<Self> {
         Self::read_parquet_columns(path, None)
     }
 
     /// The number of rows of a Parquet file, from its footer (nothing else is read).
     pub fn parquet_rows(path: &Path) -> Result<usize> {
-        let f = File::open(path).map_err(|source| TableError::Read {
+        let mut f = File::open(path).map_err(|source| TableError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        ParquetReader::new(f)
-            .num_rows()
-            .map_err(|e| TableError::Parquet {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            })
+        guarded(path, || {
+            Ok(read_metadata(&mut f)
+                .map_err(|e| parquet_error(path, &e))?
+                .num_rows)
+        })
     }
 
     /// `Table::read_parquet_part` of a Parquet file already in memory (`bytes`,
@@ -126,7 +187,7 @@ impl Table {
         coded: &[&str],
         rows: Option<(usize, usize)>,
     ) -> Result<Self> {
-        Self::read_parquet_from(std::io::Cursor::new(bytes), path, columns, coded, rows)
+        Self::read_parquet_from(Buffer::from(bytes.to_vec()), path, columns, coded, rows)
     }
 
     /// Reads only `columns` of a Parquet file (all when `None`); a named column the
@@ -161,95 +222,283 @@ impl Table {
         coded: &[&str],
         rows: Option<(usize, usize)>,
     ) -> Result<Self> {
-        let f = File::open(path).map_err(|source| TableError::Read {
+        let bytes = std::fs::read(path).map_err(|source| TableError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::read_parquet_from(f, path, columns, coded, rows)
+        Self::read_parquet_from(Buffer::from(bytes), path, columns, coded, rows)
     }
 
-    fn read_parquet_from<R: polars::io::mmap::MmapBytesReader>(
-        source: R,
+    /// Decodes `bytes` ([`guarded`]).
+    fn read_parquet_from(
+        bytes: Buffer<u8>,
         path: &Path,
         columns: Option<&[&str]>,
         coded: &[&str],
         rows: Option<(usize, usize)>,
     ) -> Result<Self> {
-        let perr = |e: PolarsError| TableError::Parquet {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
+        guarded(path, || Self::decode(bytes, path, columns, coded, rows))
+    }
+
+    fn decode(
+        bytes: Buffer<u8>,
+        path: &Path,
+        columns: Option<&[&str]>,
+        coded: &[&str],
+        rows: Option<(usize, usize)>,
+    ) -> Result<Self> {
+        let perr = |e: PolarsError| parquet_error(path, &e);
+        let metadata = read_metadata(&mut Cursor::new(bytes.as_ref())).map_err(perr)?;
+        let schema = infer_schema(&metadata).map_err(perr)?;
+        let fields: Vec<&Field> = schema
+            .iter_values()
+            .filter(|f| columns.is_none_or(|want| want.contains(&f.name.as_str())))
+            .collect();
+        let (offset, len) = rows.unwrap_or((0, usize::MAX));
+        let end = offset.saturating_add(len);
+        let read = |field: &&Field| -> Result<Col> {
+            let arrays = read_field(&bytes, &metadata, field, offset, end).map_err(perr)?;
+            to_col(field, &arrays, coded.contains(&field.name.as_str())).map_err(|detail| {
+                TableError::Parquet {
+                    path: path.to_path_buf(),
+                    detail,
+                }
+            })
         };
-        let mut reader = ParquetReader::new(source);
-        if let Some(want) = columns {
-            let mut present = reader
-                .schema()
-                .map_err(perr)?
-                .iter_names()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>();
-            present.retain(|n| want.contains(&n.as_str()));
-            reader = reader.with_columns(Some(present));
-        }
-        // A small file is read on the calling thread: handing its few columns to
-        // polars' pool cost more than it saved (a store of 731 small partitions is
-        // read several files at once by the caller already).
-        let strategy = if reader.num_rows().map_err(perr)? < PARALLEL_READ_ROWS {
-            ParallelStrategy::None
+        // A small file is read on the calling thread: the pool cost more than it
+        // saved (a store of 731 small partitions is read several files at once by
+        // the caller already).
+        let cols: Vec<Col> = if metadata.num_rows < PARALLEL_READ_ROWS {
+            fields.iter().map(read).collect::<Result<_>>()?
         } else {
-            ParallelStrategy::Auto
+            fields.par_iter().map(read).collect::<Result<_>>()?
         };
-        let df = reader
-            .read_parallel(strategy)
-            .with_slice(rows)
-            .finish()
-            .map_err(perr)?;
         let mut t = Table::new();
-        for c in df.columns() {
-            let col = match c.dtype() {
-                DataType::String if coded.contains(&c.name().as_str()) => {
-                    Col::Coded(code(c.str().map_err(perr)?.iter()))
-                }
-                DataType::String => Col::Str(
-                    c.str()
-                        .map_err(perr)?
-                        .iter()
-                        .map(|v| v.map(str::to_string))
-                        .collect(),
-                ),
-                DataType::Float64 => Col::F64(c.f64().map_err(perr)?.iter().collect()),
-                DataType::Int64 => Col::I64(c.i64().map_err(perr)?.iter().collect()),
-                DataType::Boolean => Col::Bool(c.bool().map_err(perr)?.iter().collect()),
-                DataType::Datetime(unit, _) => {
-                    let per_micro = match unit {
-                        TimeUnit::Nanoseconds => Some(1_000),
-                        TimeUnit::Microseconds => None,
-                        TimeUnit::Milliseconds => Some(-1_000),
-                    };
-                    Col::Timestamp(
-                        c.datetime()
-                            .map_err(perr)?
-                            .physical()
-                            .iter()
-                            .map(|v| match per_micro {
-                                None => v,
-                                Some(k) if k > 0 => v.map(|x| x.div_euclid(k)),
-                                Some(k) => v.and_then(|x| x.checked_mul(-k)),
-                            })
-                            .collect(),
-                    )
-                }
-                DataType::Date => Col::Date(c.date().map_err(perr)?.physical().iter().collect()),
-                other => {
-                    return Err(TableError::Parquet {
-                        path: path.to_path_buf(),
-                        detail: format!("column {} has unsupported type {other}", c.name()),
-                    })
-                }
-            };
-            t.push(c.name().as_str(), col);
+        for (field, col) in fields.iter().zip(cols) {
+            t.push(field.name.as_str(), col);
         }
         Ok(t)
     }
+}
+
+/// Runs a decoding of the file at `path`. The decoder trusts a damaged file's own
+/// lengths and offsets and may panic on them: that is caught and is the file's
+/// error like any other, never a crash of the command.
+fn guarded<T>(path: &Path, decode: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(TableError::Parquet {
+            path: path.to_path_buf(),
+            detail: format!("the file is damaged: it does not decode ({why})"),
+        })
+    })
+}
+
+fn parquet_error(path: &Path, e: &dyn std::fmt::Display) -> TableError {
+    TableError::Parquet {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    }
+}
+
+/// The arrays of `field` in the file's rows `offset .. end`, row group by row group
+/// (only the row groups those rows touch are decoded). A row group without the
+/// column gives nulls.
+fn read_field(
+    bytes: &Buffer<u8>,
+    metadata: &FileMetadata,
+    field: &Field,
+    offset: usize,
+    end: usize,
+) -> PolarsResult<Vec<Box<dyn Array>>> {
+    let mut out = Vec::new();
+    let mut first = 0usize;
+    for rg in &metadata.row_groups {
+        let (lo, hi) = (first, first + rg.num_rows());
+        first = hi;
+        if hi <= offset || lo >= end {
+            continue;
+        }
+        let (from, to) = (offset.max(lo) - lo, end.min(hi) - lo);
+        let Some(chunks) = rg.columns_under_root_iter(&field.name) else {
+            out.push(polars_arrow::array::new_null_array(
+                field.dtype.clone(),
+                to - from,
+            ));
+            continue;
+        };
+        let (decompressors, types): (Vec<_>, Vec<_>) = chunks
+            .map(|meta: &ColumnChunkMetadata| {
+                let range = meta.byte_range();
+                let chunk = bytes
+                    .clone()
+                    .sliced(range.start as usize..range.end as usize);
+                let pages = PageReader::new(Cursor::new(chunk), meta, vec![], usize::MAX);
+                (
+                    BasicDecompressor::new(pages, vec![]),
+                    &meta.descriptor().descriptor.primitive_type,
+                )
+            })
+            .unzip();
+        let filter = (from > 0 || to < rg.num_rows()).then(|| Filter::new_ranged(from, to));
+        let (arrays, _) = column_iter_to_arrays(decompressors, types, field.clone(), filter)?;
+        out.extend(arrays);
+    }
+    Ok(out)
+}
+
+/// The type rentix reads a file's column as, from the column's Arrow type: text of
+/// any kind (views, plain or large strings, a dictionary of strings: a categorical),
+/// integers that fit 64 bits signed, floats, booleans, timestamps of any unit and
+/// dates; `None` for anything else (an unsigned 64-bit integer could not keep every
+/// value, a nested column is not a cell).
+fn read_as(dtype: &ArrowDataType) -> Option<ArrowDataType> {
+    use ArrowDataType as A;
+    Some(match dtype {
+        A::Utf8View | A::Utf8 | A::LargeUtf8 => A::Utf8View,
+        A::Dictionary(_, values, _)
+            if matches!(values.as_ref(), A::Utf8View | A::Utf8 | A::LargeUtf8) =>
+        {
+            A::Utf8View
+        }
+        A::Int8 | A::Int16 | A::Int32 | A::Int64 | A::UInt8 | A::UInt16 | A::UInt32 => A::Int64,
+        A::Float32 | A::Float64 => A::Float64,
+        A::Boolean => A::Boolean,
+        A::Timestamp(..) | A::Date32 => dtype.clone(),
+        _ => return None,
+    })
+}
+
+/// A dictionary of strings (a categorical) as the plain text array it stands for.
+fn undictionary(a: &dyn Array, key: IntegerType) -> std::result::Result<Box<dyn Array>, String> {
+    fn texts<K: DictionaryKey>(a: &dyn Array) -> std::result::Result<Box<dyn Array>, String> {
+        let d = a
+            .as_any()
+            .downcast_ref::<DictionaryArray<K>>()
+            .ok_or("a dictionary column whose keys are not its declared type")?;
+        let values = cast(
+            d.values().as_ref(),
+            &ArrowDataType::Utf8View,
+            CastOptionsImpl::default(),
+        )
+        .map_err(|e| e.to_string())?;
+        let values = values
+            .as_any()
+            .downcast_ref::<Utf8ViewArray>()
+            .ok_or("a dictionary whose values are not text")?;
+        let mut cells = Vec::with_capacity(d.len());
+        for k in d.keys().iter() {
+            cells.push(match k.map(|k| (*k).try_into().ok()) {
+                None => None,
+                Some(Some(i)) if i < values.len() => values.get(i),
+                Some(_) => return Err("a dictionary key past the dictionary's end".into()),
+            });
+        }
+        Ok(
+            MutableBinaryViewArray::<str>::from_iterator(cells.into_iter())
+                .freeze()
+                .boxed(),
+        )
+    }
+    match key {
+        IntegerType::Int8 => texts::<i8>(a),
+        IntegerType::Int16 => texts::<i16>(a),
+        IntegerType::Int32 => texts::<i32>(a),
+        IntegerType::Int64 => texts::<i64>(a),
+        IntegerType::UInt8 => texts::<u8>(a),
+        IntegerType::UInt16 => texts::<u16>(a),
+        IntegerType::UInt32 => texts::<u32>(a),
+        IntegerType::UInt64 => texts::<u64>(a),
+        other => Err(format!("a dictionary keyed by {other:?}")),
+    }
+}
+
+/// The column of `arrays` (one field's chunks), or why it is not one rentix reads.
+fn to_col(
+    field: &Field,
+    arrays: &[Box<dyn Array>],
+    coded: bool,
+) -> std::result::Result<Col, String> {
+    let target = read_as(&field.dtype).ok_or_else(|| {
+        format!(
+            "column {} has unsupported type {:?}",
+            field.name, field.dtype
+        )
+    })?;
+    // Each chunk as the target type (a widening cast, or the array itself).
+    let arrays: Vec<Box<dyn Array>> = arrays
+        .iter()
+        .map(|a| {
+            if a.dtype() == &target {
+                Ok(a.clone())
+            } else if let ArrowDataType::Dictionary(key, ..) = a.dtype() {
+                undictionary(a.as_ref(), *key)
+            } else {
+                cast(a.as_ref(), &target, CastOptionsImpl::default()).map_err(|e| e.to_string())
+            }
+        })
+        .collect::<std::result::Result<_, String>>()
+        .map_err(|e| format!("column {}: {e}", field.name))?;
+    fn all<A: 'static>(arrays: &[Box<dyn Array>]) -> impl Iterator<Item = &A> {
+        arrays.iter().filter_map(|a| a.as_any().downcast_ref::<A>())
+    }
+    Ok(match &target {
+        ArrowDataType::Utf8View => {
+            let cells = all::<Utf8ViewArray>(&arrays).flat_map(|a| a.iter());
+            if coded {
+                Col::Coded(code(cells))
+            } else {
+                Col::Str(cells.map(|v| v.map(str::to_string)).collect())
+            }
+        }
+        ArrowDataType::Float64 => Col::F64(
+            all::<PrimitiveArray<f64>>(&arrays)
+                .flat_map(|a| a.iter().map(|v| v.copied()))
+                .collect(),
+        ),
+        ArrowDataType::Int64 => Col::I64(
+            all::<PrimitiveArray<i64>>(&arrays)
+                .flat_map(|a| a.iter().map(|v| v.copied()))
+                .collect(),
+        ),
+        ArrowDataType::Boolean => Col::Bool(
+            all::<BooleanArray>(&arrays)
+                .flat_map(|a| a.iter())
+                .collect(),
+        ),
+        ArrowDataType::Timestamp(unit, _) => {
+            // To microseconds: finer units floor, coarser ones multiply; a value that
+            // overflows is refused, never dropped.
+            let to_micros = |x: i64| match unit {
+                TimeUnit::Nanosecond => Some(x.div_euclid(1_000)),
+                TimeUnit::Microsecond => Some(x),
+                TimeUnit::Millisecond => x.checked_mul(1_000),
+                TimeUnit::Second => x.checked_mul(1_000_000),
+            };
+            let mut out = Vec::new();
+            for v in all::<PrimitiveArray<i64>>(&arrays).flat_map(|a| a.iter()) {
+                out.push(match v {
+                    None => None,
+                    Some(&x) => Some(to_micros(x).ok_or_else(|| {
+                        format!(
+                            "column {}: the timestamp {x} ({unit:?}) is out of range",
+                            field.name
+                        )
+                    })?),
+                });
+            }
+            Col::Timestamp(out)
+        }
+        _ => Col::Date(
+            all::<PrimitiveArray<i32>>(&arrays)
+                .flat_map(|a| a.iter().map(|v| v.copied()))
+                .collect(),
+        ),
+    })
 }
 
 /// Codes text cells by their distinct values, in order of first appearance.
@@ -268,11 +517,102 @@ fn code<'a>(cells: impl Iterator<Item = Option<&'a str>>) -> Coded {
     out
 }
 
-/// Rows from which one Parquet file is encoded with polars' thread pool.
+/// Rows from which one Parquet file's columns are encoded on the pool.
 const PARALLEL_WRITE_ROWS: usize = 100_000;
 
-/// Rows from which a Parquet file is read with polars' pool.
+/// Rows from which a Parquet file's columns are decoded on the pool.
 const PARALLEL_READ_ROWS: usize = 100_000;
+
+/// A Parquet file being written: row groups of one schema, then the footer.
+struct Encoder<W: Write> {
+    writer: FileWriter<W>,
+    schema: ArrowSchema,
+    fields: Vec<ParquetType>,
+    encodings: Vec<Vec<Encoding>>,
+    /// Encode a row group's columns on the pool.
+    parallel: bool,
+}
+
+/// One column of a row group: its compressed pages, one after another.
+type ColumnPages = DynStreamingIterator<'static, CompressedPage, PolarsError>;
+
+impl<W: Write> Encoder<W> {
+    /// A file of `table`'s columns (none of its rows yet).
+    fn new(w: W, table: &Table, parallel: bool) -> PolarsResult<Self> {
+        let schema = table.arrow_schema();
+        let writer = FileWriter::try_new(w, schema.clone(), write_options())?;
+        let fields = writer.parquet_schema().fields().to_vec();
+        let encodings = schema
+            .iter_values()
+            .map(|f| get_dtype_encoding(&f.dtype))
+            .collect();
+        Ok(Encoder {
+            writer,
+            schema,
+            fields,
+            encodings,
+            parallel,
+        })
+    }
+
+    /// Rows `start .. start + len` of `arrays` (the columns, in the schema's order)
+    /// as one row group; no rows write nothing.
+    fn write(&mut self, arrays: &[Box<dyn Array>], start: usize, len: usize) -> PolarsResult<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let options = self.writer.options();
+        type Column<'c> = ((&'c Box<dyn Array>, &'c ParquetType), &'c Vec<Encoding>);
+        let encode = |((array, type_), encoding): Column| {
+            column_pages(array.sliced(start, len), type_, encoding, options)
+        };
+        let columns: Vec<Vec<PolarsResult<ColumnPages>>> = if self.parallel {
+            arrays
+                .par_iter()
+                .zip(&self.fields)
+                .zip(&self.encodings)
+                .map(encode)
+                .collect::<PolarsResult<_>>()?
+        } else {
+            arrays
+                .iter()
+                .zip(&self.fields)
+                .zip(&self.encodings)
+                .map(encode)
+                .collect::<PolarsResult<_>>()?
+        };
+        let group = DynIter::new(columns.into_iter().flatten());
+        self.writer.write(len as u64, group)
+    }
+
+    /// Writes the footer (with the Arrow schema) and hands the writer back.
+    fn finish(mut self) -> PolarsResult<W> {
+        self.writer.end(None)?;
+        Ok(self.writer.into_inner())
+    }
+}
+
+/// The compressed pages of one column's rows (one stream per Parquet leaf).
+fn column_pages(
+    array: Box<dyn Array>,
+    type_: &ParquetType,
+    encoding: &[Encoding],
+    options: WriteOptions,
+) -> PolarsResult<Vec<PolarsResult<ColumnPages>>> {
+    let encoded = array_to_columns(array, type_.clone(), options, encoding)?;
+    Ok(encoded
+        .into_iter()
+        .map(|pages| {
+            let pages = pages.map(|page| {
+                page.map_err(|e| ParquetError::FeatureNotSupported(format!("encoding: {e}")))
+            });
+            Ok(DynStreamingIterator::new(
+                Compressor::new_from_vec(pages, options.compression, vec![])
+                    .map_err(PolarsError::from),
+            ))
+        })
+        .collect())
+}
 
 /// Writes one Parquet file from tables with the same columns, in order, each a row
 /// group (split if longer than [`ROW_GROUP_ROWS`]): a caller converts its rows one
@@ -288,47 +628,30 @@ pub fn write_unsynced_parquet_batches(
         path: path.to_path_buf(),
         source,
     };
-    let perr = |e: PolarsError| TableError::Parquet {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    };
+    let perr = |e: PolarsError| parquet_error(path, &e);
     let mut batches = batches.peekable();
     let Some(first) = batches.peek() else {
         return Ok(());
     };
-    // The schema of the first batch's columns, from a frame of none of its rows.
-    let schema = first
-        .empty_like()
-        .to_frame()
-        .map_err(perr)?
-        .schema()
-        .as_ref()
-        .clone();
     let parallel = first.height() >= PARALLEL_WRITE_ROWS;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(werr)?;
     }
-    let mut file = BufWriter::new(File::create(path).map_err(werr)?);
-    let mut writer = ParquetWriter::new(&mut file)
-        .with_compression(ParquetCompression::Snappy)
-        .set_parallel(parallel)
-        .batched(&schema)
-        .map_err(perr)?;
+    let file = BufWriter::new(File::create(path).map_err(werr)?);
+    let mut encoder = Encoder::new(file, first, parallel).map_err(perr)?;
     for t in batches {
-        let df = t.to_frame().map_err(perr)?;
-        if df.schema().as_ref() != &schema {
+        if t.arrow_schema() != encoder.schema {
             return Err(TableError::Parquet {
                 path: path.to_path_buf(),
                 detail: "a batch's columns differ from the first batch's".into(),
             });
         }
-        for start in (0..df.height()).step_by(ROW_GROUP_ROWS) {
-            writer
-                .write_batch(&df.slice(start as i64, ROW_GROUP_ROWS))
-                .map_err(perr)?;
+        let arrays = t.arrays().map_err(perr)?;
+        for start in (0..t.height()).step_by(ROW_GROUP_ROWS) {
+            let len = ROW_GROUP_ROWS.min(t.height() - start);
+            encoder.write(&arrays, start, len).map_err(perr)?;
         }
     }
-    writer.finish().map_err(perr)?;
-    drop(writer);
+    let mut file = encoder.finish().map_err(perr)?;
     file.flush().map_err(werr)
 }
