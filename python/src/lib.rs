@@ -847,9 +847,8 @@ fn simulate(
         p.rows = r;
     }
     if let Some(c) = &cadence {
-        let m =
-            rentix_index::intraday::parse_minutes(c).map_err(|e| usage(format!("cadence: {e}")))?;
-        p.cadence_minutes = (m != 1440).then_some(m as u32);
+        let c: rentix_core::Cadence = c.parse().map_err(|e| usage(format!("cadence: {e}")))?;
+        p.cadence_minutes = (!c.is_daily()).then_some(c.minutes() as u32);
     }
     p.validate().map_err(fail)?;
     py.detach(|| {

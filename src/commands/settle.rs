@@ -36,7 +36,10 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     let span_minutes = (to.timestamp().max(last) - from.timestamp().min(first)) / 60;
     let (schedule, cadence) = if a.schedule.is_empty() {
         let cadence = match &a.cadence {
-            Some(c) => minutes(c, "--cadence")?,
+            Some(c) => match c.parse::<rentix_core::Cadence>() {
+                Ok(c) => c.minutes(),
+                Err(e) => crate::commands::usage!("--cadence {e}"),
+            },
             None if series.stamps.len() < 2 && !series.daily => crate::commands::usage!(
                 "{} holds one stamp of {}: its cadence cannot be read from it; give --cadence or --schedule",
                 a.fixings.display(),
@@ -184,7 +187,7 @@ fn rule(a: &SettleArgs) -> anyhow::Result<PeriodRule> {
 }
 
 fn minutes(text: &str, flag: &str) -> anyhow::Result<i64> {
-    match rentix_index::intraday::parse_minutes(text) {
+    match rentix_core::parse_minutes(text) {
         Ok(m) => Ok(m),
         Err(e) => crate::commands::usage!("{flag} {e}"),
     }

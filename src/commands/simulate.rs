@@ -35,9 +35,10 @@ pub(super) fn params_from(a: &SimulateArgs) -> anyhow::Result<SimParams> {
         p.rows = r;
     }
     if let Some(c) = &a.cadence {
-        let m = rentix_index::intraday::parse_minutes(c)
+        let c: rentix_core::Cadence = c
+            .parse()
             .map_err(|e| crate::commands::Usage(format!("--cadence: {e}")))?;
-        p.cadence_minutes = (m != 1440).then_some(m as u32);
+        p.cadence_minutes = (!c.is_daily()).then_some(c.minutes() as u32);
     }
     p.validate()?;
     Ok(p)

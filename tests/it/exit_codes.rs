@@ -73,6 +73,12 @@ fn failures_exit_by_their_class() {
             "a cadence that does not divide a day",
         ),
         (
+            // Cut inside the last character's bytes, the duration parser panicked.
+            vec!["simulate", "--out", p(&d.join("s")), "--cadence", "15é"],
+            2,
+            "a cadence whose unit is not a letter it knows",
+        ),
+        (
             vec![
                 "backtest",
                 "--index",

@@ -3,9 +3,11 @@
 //! GPU models and their alias table, service scopes, contract terms, grades and grade
 //! patterns, observation kinds with their IOSCO hierarchy rank, price and quantity
 //! newtypes that refuse NaN, infinities and negatives, price units, the fixing
-//! cut-off, the dated FX table, and a date-keyed series type.
+//! cut-off, the dated FX table, a date-keyed series type, and durations and
+//! publication cadences (`15m`, `1h`, `1d`).
 
 pub mod bundled;
+mod cadence;
 mod calendar;
 mod error;
 mod fixing_time;
@@ -26,6 +28,7 @@ mod tier;
 mod unit;
 
 pub use bundled::{bundled, read_config, ConfigKind};
+pub use cadence::{parse_minutes, Cadence, DAY_MINUTES};
 pub use calendar::{DayRule, HolidayCalendar};
 pub use error::{CoreError, Invalid};
 pub use fixing_time::{Cutoff, FixingClock};

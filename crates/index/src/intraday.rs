@@ -65,29 +65,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-/// Minutes in a day.
-const DAY_MINUTES: i64 = 1440;
 /// Most stamps one run may fix per grade (a year of minutes would be 525,600).
 const MAX_STAMPS: i64 = 400_000;
 
-/// A duration written `"15m"`, `"1h"` or `"7d"`, in whole minutes.
-pub fn parse_minutes(text: &str) -> Result<i64, Invalid> {
-    let t = text.trim();
-    let (num, unit) = t.split_at(t.len().saturating_sub(1));
-    let n: i64 = num
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (15m, 1h, 7d)"))?;
-    let per = match unit {
-        "m" => 1,
-        "h" => 60,
-        "d" => DAY_MINUTES,
-        _ => return Err(format!("{text:?} is not a duration (15m, 1h, 7d)").into()),
-    };
-    if !(0..=3660 * DAY_MINUTES).contains(&(n * per)) {
-        return Err(format!("{text:?} is outside 0 minutes .. 3660 days").into());
-    }
-    Ok(n * per)
-}
+pub use rentix_core::{parse_minutes, Cadence, DAY_MINUTES};
 
 /// How a contributor's observations in a stamp become one print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,7 +91,7 @@ pub enum Reduction {
 #[serde(deny_unknown_fields)]
 pub struct IntradayCalendar {
     /// `"15m"`, `"1h"`, ...: whole minutes dividing a day, shorter than a day.
-    pub cadence: String,
+    pub cadence: Cadence,
     /// Which end of its interval a stamp is labelled by: `end` (default: the stamp
     /// `t` holds the observations of `(t - cadence, t]`, a day's stamps are 00:15 ..
     /// 24:00) or `slot` (the Computable index's capture slots: the stamp `t` holds
@@ -552,7 +533,7 @@ struct Clock {
 
 impl IntradayMethodology {
     /// The cadence a methodology text asks for, without parsing the rest: `None`
-    /// for a daily methodology (no `[calendar] cadence`, or `"1d"`).
+    /// for a daily methodology (no `[calendar] cadence`, or a day: `"1d"`, `"24h"`).
     pub fn cadence_of(text: &str) -> Option<String> {
         let v: toml::Value = toml::from_str(text).ok()?;
         let c = v
@@ -561,7 +542,11 @@ impl IntradayMethodology {
             .as_str()?
             .trim()
             .to_string();
-        (c != "1d").then_some(c)
+        // A text that is no cadence at all is read as intraday, whose parse says why.
+        match c.parse::<Cadence>() {
+            Ok(k) if k.is_daily() => None,
+            _ => Some(c),
+        }
     }
 
     /// Reads an intraday methodology (a path, or a shipped methodology's name) and
@@ -636,7 +621,7 @@ impl IntradayMethodology {
     fn clock(&self) -> Result<Clock, Invalid> {
         let s = &self.intraday;
         Ok(Clock {
-            cadence: parse_minutes(&self.calendar.cadence)?,
+            cadence: self.calendar.cadence.minutes(),
             window: parse_minutes(&s.window)?,
             max_carry: parse_minutes(&s.max_carry)?,
             tau: match (&s.vote_ewma, &s.vote_half_life) {
@@ -654,7 +639,11 @@ impl IntradayMethodology {
 
     /// Minutes from midnight UTC to the day's first slot (`[calendar] offset`).
     fn offset_minutes(&self) -> Result<i64, Invalid> {
-        self.calendar.offset.as_deref().map_or(Ok(0), parse_minutes)
+        Ok(self
+            .calendar
+            .offset
+            .as_deref()
+            .map_or(Ok(0), parse_minutes)?)
     }
 
     /// Weight cut from each side of the votes before the mean: `trim`, or
@@ -672,9 +661,9 @@ impl IntradayMethodology {
             return Err("version: 1 to 64 characters".into());
         }
         let c = self.clock()?;
-        if c.cadence < 1 || c.cadence >= DAY_MINUTES || DAY_MINUTES % c.cadence != 0 {
+        if self.calendar.cadence.is_daily() {
             return Err(format!(
-                "calendar.cadence = {:?}: an intraday cadence is a whole number of minutes that divides a day (15m, 1h, 4h); a daily methodology writes \"1d\" or leaves it out",
+                "calendar.cadence = \"{}\": an intraday cadence is a whole number of minutes that divides a day (15m, 1h, 4h); a daily methodology writes \"1d\" or leaves it out",
                 self.calendar.cadence
             ).into());
         }
@@ -2137,16 +2126,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_and_cadences() {
-        assert_eq!(parse_minutes("15m"), Ok(15));
-        assert_eq!(parse_minutes("1h"), Ok(60));
-        assert_eq!(parse_minutes("7d"), Ok(7 * 1440));
-        for bad in ["15", "m", "1.5h", "-1h", "1w"] {
-            assert!(parse_minutes(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn half_even_rounding_by_hand() {
         // 2.0000005 is a tie at 6 places: the even neighbour 2.000000; 2.0000015 ->
         // 2.000002; 2.0000016 -> 2.000002 (not a tie).
@@ -2742,9 +2721,17 @@ publish_receipts = true
 
     #[test]
     fn a_daily_cadence_or_a_bad_one_is_not_intraday() {
+        for day in ["1d", "24h", " 1440m "] {
+            assert_eq!(
+                IntradayMethodology::cadence_of(&format!("[calendar]\ncadence = \"{day}\"\n")),
+                None,
+                "{day}"
+            );
+        }
+        // Not a cadence at all: read as intraday, whose parse names the error.
         assert_eq!(
-            IntradayMethodology::cadence_of("[calendar]\ncadence = \"1d\"\n"),
-            None
+            IntradayMethodology::cadence_of("[calendar]\ncadence = \"7m\"\n").as_deref(),
+            Some("7m")
         );
         assert_eq!(
             IntradayMethodology::cadence_of("[calendar]\ncutoff = \"24:00\"\n"),

@@ -152,7 +152,7 @@ impl Liveness {
     /// minutes; `floor` and `cap` are `[intraday.weights]`'s.
     pub(crate) fn params(&self, cadence: i64, floor: f64, cap: f64) -> Result<Params, String> {
         let stamps = |what: &str, text: &str| -> Result<i64, String> {
-            let m = crate::intraday::parse_minutes(text).map_err(|e| format!("{what}: {}", e.0))?;
+            let m = rentix_core::parse_minutes(text).map_err(|e| format!("{what}: {e}"))?;
             if m <= 0 || m % cadence != 0 {
                 return Err(format!(
                     "intraday.weights.liveness.{what} = {text:?}: a positive multiple of the cadence ({cadence} minutes)"

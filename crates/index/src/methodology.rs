@@ -61,7 +61,7 @@ pub struct CalendarSpec {
     /// `"1d"` (or absent): one fixing a day. An intraday cadence (`"15m"`) is a
     /// methodology of its own shape, read by `intraday`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cadence: Option<String>,
+    pub cadence: Option<rentix_core::Cadence>,
     /// Cut-off `HH:MM` (24:00 = end of day).
     pub cutoff: String,
     /// IANA time zone the cut-off is read in (`UTC`, `America/New_York`).
@@ -695,14 +695,9 @@ impl MethodologySpec {
                 "version must be at most {MAX_VERSION_LEN} printable characters (it is written into every fixing)"
             ).into());
         }
-        if let Some(c) = self
-            .calendar
-            .cadence
-            .as_deref()
-            .filter(|c| c.trim() != "1d")
-        {
+        if let Some(c) = self.calendar.cadence.filter(|c| !c.is_daily()) {
             return Err(format!(
-                "calendar.cadence = {c:?}: this methodology's shape is a daily one; an intraday methodology has [calendar] cadence and an [intraday] table (docs/methodology.md, \"Intraday fixings\")"
+                "calendar.cadence = \"{c}\": this methodology's shape is a daily one; an intraday methodology has [calendar] cadence and an [intraday] table (docs/methodology.md, \"Intraday fixings\")"
             ).into());
         }
         if self.name.len() > 1000 || self.description.len() > 10_000 {

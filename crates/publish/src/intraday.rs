@@ -35,7 +35,7 @@ pub fn publish(
     let (r, grades, from, to) = from_store(store, m, from, to)?;
     let fixed = r.fixings.len();
     let p = rentix_index::intraday_publish::publish(out, m, r)?;
-    let per_day = 1440 / rentix_index::intraday::parse_minutes(&m.calendar.cadence).unwrap_or(1440);
+    let per_day = i64::from(m.calendar.cadence.per_day());
     let mut line = format!(
         "{fixed} intraday fixings ({per_day} a day at {}) of {grades} grade(s), {from} to {to}: {} new, {} already published; {} holds {} stamps, {} with a value; wrote {} (digest {}){}",
         m.calendar.cadence,
