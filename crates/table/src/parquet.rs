@@ -187,7 +187,10 @@ impl Table {
         coded: &[&str],
         rows: Option<(usize, usize)>,
     ) -> Result<Self> {
-        Self::read_parquet_from(Buffer::from(bytes.to_vec()), path, columns, coded, rows)
+        let bytes = Buffer::from(bytes.to_vec());
+        guarded(path, || {
+            Self::read_parquet_from(bytes, path, columns, coded, rows)
+        })
     }
 
     /// Reads only `columns` of a Parquet file (all when `None`); a named column the
@@ -226,21 +229,14 @@ impl Table {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::read_parquet_from(Buffer::from(bytes), path, columns, coded, rows)
+        let bytes = Buffer::from(bytes);
+        guarded(path, || {
+            Self::read_parquet_from(bytes, path, columns, coded, rows)
+        })
     }
 
-    /// Decodes `bytes` ([`guarded`]).
+    /// Decodes `bytes` (callers run it [`guarded`]).
     fn read_parquet_from(
-        bytes: Buffer<u8>,
-        path: &Path,
-        columns: Option<&[&str]>,
-        coded: &[&str],
-        rows: Option<(usize, usize)>,
-    ) -> Result<Self> {
-        guarded(path, || Self::decode(bytes, path, columns, coded, rows))
-    }
-
-    fn decode(
         bytes: Buffer<u8>,
         path: &Path,
         columns: Option<&[&str]>,
