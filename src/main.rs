@@ -35,6 +35,7 @@ const POOL_STACK_BYTES: usize = 64 << 20;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    rentix_table::quiet_caught_panics();
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(POOL_STACK_BYTES)
         .build_global();

@@ -310,3 +310,40 @@ fn formula_grades_in_a_fixings_file_are_neutralized() {
         "no cell starts a formula"
     );
 }
+
+/// A Parquet file whose damaged pages make polars' decoder panic is the file's
+/// error (exit 3, the file named), with no panic line or backtrace on stderr: the
+/// panic is caught and reported, so printing it too would only alarm.
+#[test]
+fn a_damaged_parquet_file_is_an_error_without_a_panic_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bytes = std::fs::read(data("crates/table/tests/data/polars_zstd.parquet")).unwrap();
+    // Found by overwriting each byte in turn: the decoder asserts on this one.
+    bytes[345] ^= 0xff;
+    let f = d.join("f.parquet");
+    std::fs::write(&f, &bytes).unwrap();
+    let rent = d.join("rent.csv");
+    std::fs::write(
+        &rent,
+        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n2025-01-01,2025-02-01,2.95,730,pay\n",
+    )
+    .unwrap();
+    let o = rentix(&[
+        "backtest",
+        "--index",
+        f.to_str().unwrap(),
+        "--rent",
+        rent.to_str().unwrap(),
+        "--out",
+        d.join("o").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("f.parquet") && err.contains("does not decode"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("backtrace"), "{err}");
+}

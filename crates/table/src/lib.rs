@@ -11,10 +11,12 @@
 mod csv_file;
 #[cfg_attr(not(feature = "parquet"), path = "no_parquet.rs")]
 mod parquet;
+mod quiet;
 mod transaction;
 
 pub use csv_file::{CsvFile, CsvRow};
 pub use parquet::write_unsynced_parquet_batches;
+pub use quiet::quiet_caught_panics;
 pub use transaction::{fail_point, recover, Recovery, Transaction};
 
 use rayon::prelude::*;

@@ -253,6 +253,8 @@ impl Table {
         let (offset, len) = rows.unwrap_or((0, usize::MAX));
         let end = offset.saturating_add(len);
         let read = |field: &&Field| -> Result<Col> {
+            // On a pool thread too, a decoder's panic is the caller's to report.
+            let _quiet = crate::quiet::Quiet::on();
             let arrays = read_field(&bytes, &metadata, field, offset, end).map_err(perr)?;
             to_col(field, &arrays, coded.contains(&field.name.as_str())).map_err(|detail| {
                 TableError::Parquet {
@@ -279,8 +281,10 @@ impl Table {
 
 /// Runs a decoding of the file at `path`. The decoder trusts a damaged file's own
 /// lengths and offsets and may panic on them: that is caught and is the file's
-/// error like any other, never a crash of the command.
+/// error like any other, never a crash of the command (and kept off stderr under
+/// [`crate::quiet_caught_panics`]).
 fn guarded<T>(path: &Path, decode: impl FnOnce() -> Result<T>) -> Result<T> {
+    let _quiet = crate::quiet::Quiet::on();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<&str>()
