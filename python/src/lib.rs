@@ -950,6 +950,9 @@ fn version() -> &'static str {
 
 #[pymodule]
 fn _rentix(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A damaged Parquet file's decoder panic is caught and raised as InputError:
+    // not printed above it (every other panic still is).
+    rentix_table::quiet_caught_panics();
     m.add("RentixError", m.py().get_type::<RentixError>())?;
     m.add("UsageError", m.py().get_type::<UsageError>())?;
     m.add("InputError", m.py().get_type::<InputError>())?;
