@@ -1055,6 +1055,45 @@ mod tests {
         assert_eq!(Table::parquet_rows(&batched).unwrap(), 600_000);
     }
 
+    /// A table that is not one (a column shorter than the first, a name twice, a
+    /// name missing, a coded cell past its values) is refused with why, never
+    /// written, never a panic (polars' data frame refused the first three).
+    #[cfg(feature = "parquet")]
+    #[test]
+    fn a_table_that_is_not_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ragged = numbered(0, 3);
+        ragged.push("short", Col::F64(vec![Some(1.0)]));
+        let mut twice = numbered(0, 3);
+        twice.push("s", Col::F64(vec![Some(1.0); 3]));
+        let mut unnamed = numbered(0, 3);
+        unnamed.cols.push(Col::F64(vec![Some(1.0); 3]));
+        let mut coded = numbered(0, 2);
+        coded.push(
+            "g",
+            Col::Coded(Coded {
+                values: vec!["a".into()],
+                codes: vec![Some(0), Some(1)],
+            }),
+        );
+        for (t, why) in [
+            (ragged, "column short has 1 rows"),
+            (twice, "column s appears twice"),
+            (unnamed, "column names for"),
+            (coded, "value 1 of 1"),
+        ] {
+            let p = dir.path().join("t.parquet");
+            let err = t.write(&p).unwrap_err().to_string();
+            assert!(err.contains(why), "{why}: {err}");
+            assert!(!p.exists(), "{why}");
+            let q = dir.path().join("b.parquet");
+            let err = write_unsynced_parquet_batches(&q, [t].into_iter())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{why}: {err}");
+        }
+    }
+
     #[cfg(feature = "parquet")]
     #[test]
     fn parquet_and_csv_round_trip() {

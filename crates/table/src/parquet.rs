@@ -103,8 +103,15 @@ impl Coded {
         let cells: Vec<_> = self
             .codes
             .iter()
-            .map(|c| c.map_or(empty, |c| views[c as usize]))
-            .collect();
+            .map(|c| match c {
+                None => Ok(empty),
+                Some(c) => views.get(*c as usize).copied().ok_or_else(|| {
+                    polars_error::polars_err!(
+                        OutOfBounds: "a coded cell points at value {c} of {}", views.len()
+                    )
+                }),
+            })
+            .collect::<PolarsResult<_>>()?;
         let validity = self
             .codes
             .iter()
@@ -132,15 +139,42 @@ impl Table {
             .collect()
     }
 
+    /// The columns as Arrow arrays, once the table is checked to be one
+    /// ([`Table::check_shape`]).
     fn arrays(&self) -> PolarsResult<Vec<Box<dyn Array>>> {
+        self.check_shape()?;
         self.cols.iter().map(Col::to_array).collect()
+    }
+
+    /// Every column as long as the first, a name for each and no name twice: a
+    /// file of another table would be unreadable, or hold other columns.
+    fn check_shape(&self) -> PolarsResult<()> {
+        let height = self.height();
+        for (name, col) in self.names.iter().zip(&self.cols) {
+            if col.len() != height {
+                polars_error::polars_bail!(
+                    ShapeMismatch: "column {name} has {} rows, the first column {height}", col.len()
+                );
+            }
+        }
+        for (i, name) in self.names.iter().enumerate() {
+            if self.names[..i].contains(name) {
+                polars_error::polars_bail!(Duplicate: "column {name} appears twice");
+            }
+        }
+        if self.names.len() != self.cols.len() {
+            polars_error::polars_bail!(
+                ShapeMismatch: "{} column names for {} columns", self.names.len(), self.cols.len()
+            );
+        }
+        Ok(())
     }
 
     pub(crate) fn write_parquet(&self, w: &mut dyn Write, path: &Path) -> Result<()> {
         let perr = |e: PolarsError| parquet_error(path, &e);
         let height = self.height();
-        let mut encoder = Encoder::new(w, self, height >= PARALLEL_WRITE_ROWS).map_err(perr)?;
         let arrays = self.arrays().map_err(perr)?;
+        let mut encoder = Encoder::new(w, self, height >= PARALLEL_WRITE_ROWS).map_err(perr)?;
         // One row group up to twice ROW_GROUP_ROWS; a taller table in equal groups,
         // the last taking the remainder (the row groups polars made of one chunk).
         let groups = (height / ROW_GROUP_ROWS).max(1);
@@ -633,6 +667,7 @@ pub fn write_unsynced_parquet_batches(
     let Some(first) = batches.peek() else {
         return Ok(());
     };
+    first.check_shape().map_err(perr)?;
     let parallel = first.height() >= PARALLEL_WRITE_ROWS;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(werr)?;
