@@ -623,6 +623,49 @@ fn a_book_contributor_no_observation_comes_from_is_named() {
     assert!(!right.contains("[intraday.books]"), "{right}");
 }
 
+/// A marketplace's print is the volume-weighted median of its asks, each weighted
+/// by its GPUs, when the book is read from a store as when it is fixed in memory.
+/// Three asks in the 10:00-10:15 interval: 1.00 for 8 GPUs, 2.00 and 3.00 for one
+/// each; 8 of the 10 GPUs ask 1.00, so the book prints 1.00 (by hand). Before the
+/// fix, the store's rows reached the engine without `gpus_per_unit` (the fixing
+/// columns left it out), every ask weighed one GPU, and the book printed the
+/// middle ask, 2.00.
+#[test]
+fn a_book_read_from_the_store_weighs_each_ask_by_its_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let obs = dir.path().join("asks.csv");
+    std::fs::write(
+        &obs,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours,gpus_per_unit,region,obs_id\n\
+         listing,2025-06-01T10:05:00Z,GridBazaar,h100-sxm-80gb,vm,on-demand,1.0,gpu_hour,USD,,8,us,a1\n\
+         listing,2025-06-01T10:06:00Z,GridBazaar,h100-sxm-80gb,vm,on-demand,2.0,gpu_hour,USD,,1,us,a2\n\
+         listing,2025-06-01T10:07:00Z,GridBazaar,h100-sxm-80gb,vm,on-demand,3.0,gpu_hour,USD,,1,us,a3\n",
+    )
+    .unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let shipped = std::fs::read_to_string(crate::util::data(&format!(
+        "data/methodologies/intraday/{M}.toml"
+    )))
+    .unwrap();
+    let m = dir.path().join("books.toml");
+    std::fs::write(
+        &m,
+        format!("{shipped}\n[intraday.books]\ncontributors = [\"GridBazaar\"]\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("f.csv");
+    ok(&index_with(&store, p(&m), &out, &[]));
+    let receipts = rows(&dir.path().join("f_receipts.csv"));
+    let at_1015: Vec<_> = receipts
+        .iter()
+        .filter(|r| r["fixed_at"].starts_with("2025-06-01T10:15:00"))
+        .collect();
+    assert_eq!(at_1015.len(), 1, "{receipts:?}");
+    assert_eq!(at_1015[0]["contributor"], "gridbazaar");
+    assert_eq!(at_1015[0]["print"], "1.0", "{:?}", at_1015[0]);
+}
+
 /// Receipts name their sigma's unit beside every sigma; `--ballots` refuses a
 /// receipt whose unit is not the methodology's (the hostile run of issue 50: relative
 /// sigmas read under a dollar methodology counted 0.05 as five cents, without a

@@ -992,6 +992,83 @@ impl<'a> IntradayInputBuilder<'a> {
         }
     }
 
+    /// Adds a store partition read as columns ([`rentix_store::FixingPart`]): what
+    /// [`IntradayInputBuilder::add`] does with its rows, each distinct grade and
+    /// contributor looked up once.
+    pub fn add_part(&mut self, part: &rentix_store::FixingPart) {
+        let grades = self.part_grades(part);
+        let mut ids: Vec<Option<u32>> = vec![None; part.sources.len()];
+        for r in 0..part.len() {
+            if !self.m.intraday.kinds.contains(&part.kind[r]) {
+                continue;
+            }
+            let Some(Some(grade)) = grades.get(part.grade[r] as usize) else {
+                continue;
+            };
+            let s = part.source[r] as usize;
+            let id = match ids.get(s).copied().flatten() {
+                Some(id) => id,
+                None => {
+                    let who = self.aliases.identity(&part.sources[s]);
+                    let next = self.ids.len() as u32;
+                    let contributors = &mut self.input.contributors;
+                    let id = *self.ids.entry(who.clone()).or_insert_with(|| {
+                        contributors.push(who);
+                        next
+                    });
+                    if let Some(slot) = ids.get_mut(s) {
+                        *slot = Some(id);
+                    }
+                    id
+                }
+            };
+            let obs = IntradayObs {
+                at: part.observed_at[r].timestamp(),
+                price: part.usd_per_gpu_hour[r],
+                contributor: id,
+                volume: part.gpus_per_unit[r].unwrap_or(1).max(1),
+            };
+            match self.input.grades.get_mut(grade) {
+                Some(v) => v.push(obs),
+                None => {
+                    self.input.grades.insert(grade.clone(), vec![obs]);
+                }
+            }
+        }
+    }
+
+    /// [`IntradayInputBuilder::look_back`] of a store partition read as columns.
+    pub fn look_back_part(&mut self, part: &rentix_store::FixingPart) {
+        let grades = self.part_grades(part);
+        for r in 0..part.len() {
+            if !self.m.intraday.kinds.contains(&part.kind[r]) {
+                continue;
+            }
+            let Some(Some(grade)) = grades.get(part.grade[r] as usize) else {
+                continue;
+            };
+            let at = part.observed_at[r].timestamp();
+            match self.input.last_before.get_mut(grade) {
+                Some(e) => *e = (*e).max(at),
+                None => {
+                    self.input.last_before.insert(grade.clone(), at);
+                }
+            }
+        }
+    }
+
+    /// Each of a partition's distinct grades as the key of the grade it feeds
+    /// (regions pooled), or `None` when the methodology does not fix it.
+    fn part_grades(&self, part: &rentix_store::FixingPart) -> Vec<Option<String>> {
+        part.grades
+            .iter()
+            .map(|g| {
+                let g = g.clone().with_region(None);
+                self.patterns.iter().any(|p| p.matches(&g)).then(|| g.key())
+            })
+            .collect()
+    }
+
     /// Notes, from a batch of store rows before the read range, only when each
     /// grade the methodology fixes was last observed (its life: a grade's stamps
     /// end `MAX_SILENT_DAYS` after its last observation).
@@ -1065,22 +1142,11 @@ pub fn fix_store(
         .unwrap_or(first)
         .max(first)
         .min(from);
-    let mut builder = IntradayInputBuilder::new(m).map_err(|e| input_err(e.0))?;
-    // A grade's life reaches MAX_SILENT_DAYS past its last observation: the days
-    // before the read range say which grades are alive at its start.
-    if start > first {
-        let back = start - Days::new(crate::engine::MAX_SILENT_DAYS + 2);
-        store.for_each_part_for_fixing(Some(back), Some(start - Days::new(2)), |rows| {
-            builder.look_back(&rows);
-        })?;
-    }
-    store.for_each_part_for_fixing(
-        Some(start - Days::new(1)),
-        Some(to + Days::new(1)),
-        |rows| builder.add(&rows),
-    )?;
-    let input = builder.finish();
-    let mut r = fix_intraday(m, &input, start, to).map_err(|e| input_err(e.0))?;
+    let input = read_store(store, m, first, start, to).map_err(|e| match e {
+        StoreRead::Store(e) => IndexError::from(e),
+        StoreRead::Methodology(e) => input_err(e.0),
+    })?;
+    let mut r = fix_intraday_from(m, &input, start, to, Some(from)).map_err(|e| input_err(e.0))?;
     if start < from {
         let first_stamp = from.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
         r.fixings.retain(|f| f.date >= from);
@@ -1097,6 +1163,56 @@ pub fn fix_store(
         .collect::<std::collections::BTreeSet<_>>()
         .len();
     Ok((r, grades, from, to))
+}
+
+/// Why [`read_store`] failed.
+enum StoreRead {
+    Store(rentix_store::StoreError),
+    Methodology(Invalid),
+}
+
+/// What a run of `m` from `start` to `to` reads of the store (whose first fixing
+/// date is `first`), as columns: the observations of `start - 1 ..= to + 1` (an
+/// observation just before midnight UTC can sit in the previous fixing date's
+/// partition) and, of the `MAX_SILENT_DAYS` before, only when each grade was last
+/// observed (a grade's life reaches that far past its last observation). Read
+/// again from a fresh listing when a compaction replaces files under the read.
+fn read_store(
+    store: &rentix_store::Store,
+    m: &IntradayMethodology,
+    first: NaiveDate,
+    start: NaiveDate,
+    to: NaiveDate,
+) -> Result<IntradayInput, StoreRead> {
+    let mut builder = IntradayInputBuilder::new(m).map_err(StoreRead::Methodology)?;
+    if start > first {
+        let back = start - Days::new(crate::engine::MAX_SILENT_DAYS + 2);
+        store
+            .for_each_fixing_part(Some(back), Some(start - Days::new(2)), |d| match d {
+                rentix_store::Delivery::Part(part) => builder.look_back_part(&part),
+                // A compaction replaced files under the read: start again.
+                rentix_store::Delivery::Again => builder.input.last_before.clear(),
+            })
+            .map_err(StoreRead::Store)?;
+    }
+    let looked_back = builder.input.last_before.clone();
+    store
+        .for_each_fixing_part(
+            Some(start - Days::new(1)),
+            Some(to + Days::new(1)),
+            |d| match d {
+                rentix_store::Delivery::Part(part) => builder.add_part(&part),
+                // A compaction replaced files under the read: start again.
+                rentix_store::Delivery::Again => {
+                    if let Ok(mut fresh) = IntradayInputBuilder::new(m) {
+                        fresh.input.last_before = looked_back.clone();
+                        builder = fresh;
+                    }
+                }
+            },
+        )
+        .map_err(StoreRead::Store)?;
+    Ok(builder.finish())
 }
 
 /// Everything an intraday run publishes.
@@ -1119,6 +1235,30 @@ pub fn fix_intraday(
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<IntradayResult, Invalid> {
+    fix_intraday_from(m, input, from, to, None)
+}
+
+/// [`fix_intraday`] over `from..=to` whose stamps before `publish_from`'s midnight
+/// (UTC) only warm the contributors' state up: they are screened and remembered as
+/// in a run over every day, but not valued, and neither they nor their receipts are
+/// returned. A run's stamps from `publish_from` on are those of [`fix_intraday`]
+/// over `from..=to`, at the cost of screening, not valuing, the warm-up: a day's
+/// publication after 90 days of sigma-vote history valued 91 days of stamps to
+/// keep one. A methodology with liveness weights values every stamp (its model
+/// learns from the weights each stamp gave).
+pub fn fix_intraday_from(
+    m: &IntradayMethodology,
+    input: &IntradayInput,
+    from: NaiveDate,
+    to: NaiveDate,
+    publish_from: Option<NaiveDate>,
+) -> Result<IntradayResult, Invalid> {
+    let value_from = match publish_from {
+        Some(d) if m.liveness().is_none() => d
+            .and_hms_opt(0, 0, 0)
+            .map_or(i64::MIN, |t| t.and_utc().timestamp()),
+        _ => i64::MIN,
+    };
     let clock = m.clock()?;
     // A weights file named but never read would fix on equal weights as if the
     // methodology had none: refuse instead (from_toml does not read files).
@@ -1174,8 +1314,11 @@ pub fn fix_intraday(
                 grade,
                 &obs,
                 &input.contributors,
-                start,
-                stamps,
+                Span {
+                    start,
+                    stamps,
+                    value_from,
+                },
                 seed,
             )
         })
@@ -1252,17 +1395,29 @@ fn reduce(prices: &mut [f64], how: Reduction, last: f64) -> f64 {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The stamps a grade is fixed at: `stamps` from `start` (as the calendar labels
+/// them), those before `value_from` only warming the state up.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: i64,
+    stamps: i64,
+    value_from: i64,
+}
+
 fn fix_grade(
     m: &IntradayMethodology,
     clock: Clock,
     grade: &str,
     obs: &[IntradayObs],
     names: &[String],
-    start: i64,
-    stamps: i64,
+    span: Span,
     last_before: Option<i64>,
 ) -> IntradayResult {
+    let Span {
+        start,
+        stamps,
+        value_from,
+    } = span;
     let s = &m.intraday;
     let step = clock.cadence * 60;
     let mut state: BTreeMap<u32, Contributor> = BTreeMap::new();
@@ -1323,6 +1478,12 @@ fn fix_grade(
                 push_bounded(&mut st.history, p, sc.history);
             }
             remember(s, st, t, p);
+        }
+        // A warm-up stamp (before `value_from`, never with liveness weights) has
+        // moved every contributor's state as a valued one would: nothing of it is
+        // returned, so it is not valued.
+        if t < value_from {
+            continue;
         }
         // The liveness model's view from the stamps before this one; it learns
         // this stamp's trusted prints (all but jump-rejected ones) after.

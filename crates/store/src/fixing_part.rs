@@ -40,6 +40,8 @@ pub struct FixingPart {
     pub usd_per_gpu_hour: Vec<f64>,
     /// Each row's volume in GPU-hours (>= 0); `None` when the row had none.
     pub quantity_gpu_hours: Vec<Option<f64>>,
+    /// The GPUs each row's offer holds (> 0); `None` when the row said not.
+    pub gpus_per_unit: Vec<Option<u32>>,
     /// Each row's operator tier; `None` when unrated.
     pub operator_tier: Vec<Option<OperatorTier>>,
 }
@@ -68,6 +70,7 @@ impl FixingPart {
         by(&mut self.grade, keep);
         by(&mut self.usd_per_gpu_hour, keep);
         by(&mut self.quantity_gpu_hours, keep);
+        by(&mut self.gpus_per_unit, keep);
         by(&mut self.operator_tier, keep);
     }
 }
@@ -208,6 +211,10 @@ pub(crate) fn fixing_part_in(
         }
     };
     let (usd, qty) = (f64_col("usd_per_gpu_hour")?, f64_col("quantity_gpu_hours")?);
+    let gpus = match cols.get("gpus_per_unit") {
+        Some(Col::I64(v)) => v.as_slice(),
+        _ => return Err(missing("gpus_per_unit")),
+    };
     let at = TimeCol::of(&cols, "observed_at", path)?;
     let fixing_date = TimeCol::of(&cols, "fixing_date", path)?;
     // Codes are present (checked above) and index their values (built that way).
@@ -245,6 +252,7 @@ pub(crate) fn fixing_part_in(
     out.observed_at.reserve(height);
     out.usd_per_gpu_hour.reserve(height);
     out.quantity_gpu_hours.reserve(height);
+    out.gpus_per_unit.reserve(height);
     for (r, key) in keys.into_iter().enumerate() {
         out.dedupe_key
             .push(key.ok_or_else(|| bad(r, "dedupe_key is empty".into()))?);
@@ -271,6 +279,15 @@ pub(crate) fn fixing_part_in(
                 .transpose()
                 .map_err(|e| bad(r, e.to_string()))?,
         );
+        out.gpus_per_unit
+            .push(match gpus.get(r).copied().flatten() {
+                None => None,
+                Some(n) => {
+                    Some(u32::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+                        bad(r, format!("gpus_per_unit {n} is not a count of GPUs"))
+                    })?)
+                }
+            });
     }
     if keep.contains(&false) {
         out.retain(&keep);

@@ -201,7 +201,7 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
 }
 
 /// The columns a store reader needs: all of them, or only those that fixing an
-/// index reads (9 of 26), which is what `index`, `verify` and the contract lab ask for.
+/// index reads (11 of 26), which is what `index`, `verify` and the contract lab ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Projection {
     /// Every column of [`COLUMNS`].
@@ -211,8 +211,9 @@ pub enum Projection {
     Fixing,
 }
 
-/// The partition columns fixing an index reads.
-pub(crate) const FIXING_INPUT_COLUMNS: [&str; 10] = [
+/// The partition columns fixing an index reads (`gpus_per_unit`: an order book's
+/// asks are weighed by their GPUs).
+pub(crate) const FIXING_INPUT_COLUMNS: [&str; 11] = [
     "dedupe_key",
     "kind",
     "observed_at",
@@ -222,6 +223,7 @@ pub(crate) const FIXING_INPUT_COLUMNS: [&str; 10] = [
     "region",
     "usd_per_gpu_hour",
     "quantity_gpu_hours",
+    "gpus_per_unit",
     "operator_tier",
 ];
 
