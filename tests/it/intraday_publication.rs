@@ -117,6 +117,170 @@ fn day_by_day_an_intraday_file_grows_by_its_days_and_equals_one_run() {
     assert_eq!(read(&daily), read(&all));
 }
 
+/// The digest sidecar's words: each line's SHA-256, without the file names.
+fn digests(sidecar: &Path) -> Vec<String> {
+    read(sidecar)
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn sha256_hex(path: &Path) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(std::fs::read(path).unwrap());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A day's stamps are appended to the published file (its history hashed and
+/// copied, not read back), and the file equals one run byte for byte even when the
+/// day's run reads far fewer days than a run over everything. Contributors are
+/// numbered as a run first sees them: here "zeta" (seen 2025-01-01) comes first in
+/// a run over every day, "alpha" (10:01 on 2025-04-15, before zeta's 10:02) in the
+/// day's run, which starts 91 days back. Before the fix, each stamp's receipts came
+/// in that numbering, so the day's receipts were zeta, alpha in one run and alpha,
+/// zeta day by day: now they are by name in both. The sidecar names the receipts
+/// with their SHA-256, as `sha256sum -c` checks them.
+#[test]
+fn a_day_is_appended_and_equals_one_run_whatever_days_its_run_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let obs = dir.join("obs.csv");
+    let row = |at: &str, who: &str, price: &str, id: &str| {
+        format!("listing,{at},{who},h100-sxm-80gb,vm,on-demand,{price},gpu_hour,USD,,,us,{id}\n")
+    };
+    let mut text = String::from(
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours,gpus_per_unit,region,obs_id\n",
+    );
+    text.push_str(&row("2025-01-01T10:02:00Z", "zeta", "2.0", "z1"));
+    text.push_str(&row("2025-04-15T10:01:00Z", "alpha", "2.1", "a1"));
+    text.push_str(&row("2025-04-15T10:02:00Z", "zeta", "2.2", "z2"));
+    std::fs::write(&obs, text).unwrap();
+    let store = dir.join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &[]));
+    let daily = dir.join("daily.csv");
+    let first = ok(&index(&store, &daily, &["--to", "2025-04-14"]));
+    assert!(first.contains("; wrote "), "{first}");
+    let said = ok(&index(
+        &store,
+        &daily,
+        &["--from", "2025-04-15", "--to", "2025-04-15"],
+    ));
+    assert!(said.contains("appended the new stamps to"), "{said}");
+    same_as_one_run(dir);
+    let at_1015: Vec<String> = rows(&dir.join("daily_receipts.csv"))
+        .into_iter()
+        .filter(|r| r["fixed_at"].starts_with("2025-04-15T10:15"))
+        .map(|r| r["contributor"].clone())
+        .collect();
+    assert_eq!(at_1015, ["alpha", "zeta"]);
+    let sidecar = dir.join("daily.csv.sha256");
+    assert_eq!(digests(&sidecar), digests(&dir.join("all.csv.sha256")));
+    assert_eq!(
+        digests(&sidecar),
+        [
+            sha256_hex(&daily),
+            sha256_hex(&dir.join("daily_receipts.csv"))
+        ]
+    );
+    assert!(read(&sidecar).ends_with("  daily_receipts.csv\n"));
+    ok(&verify(&store, &daily));
+}
+
+/// A file published before rows were in stamp order (grade by grade, a one-line
+/// sidecar) is read whole and written again in stamp order at its next
+/// publication, which then equals one run; the day after is appended.
+#[test]
+fn a_file_in_the_older_grade_order_is_rewritten_in_stamp_order_then_appended() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let daily = dir.join("daily.csv");
+    ok(&index(&store, &daily, &["--to", "2025-06-01"]));
+    // As the older layout wrote it: rows by grade then stamp, the sidecar naming
+    // the fixings alone.
+    let regrade = |path: &Path, grade_col: usize, stamp_col: usize| {
+        let text = read(path);
+        let mut lines = text.lines();
+        let header = lines.next().unwrap().to_string();
+        let mut body: Vec<&str> = lines.collect();
+        body.sort_by_key(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (c[grade_col].to_string(), c[stamp_col].to_string())
+        });
+        std::fs::write(path, format!("{header}\n{}\n", body.join("\n"))).unwrap();
+    };
+    regrade(&daily, 2, 1);
+    regrade(&dir.join("daily_receipts.csv"), 1, 0);
+    std::fs::write(
+        dir.join("daily.csv.sha256"),
+        format!("{}  daily.csv\n", sha256_hex(&daily)),
+    )
+    .unwrap();
+    ok(&verify(&store, &daily));
+    let said = ok(&index(
+        &store,
+        &daily,
+        &["--from", "2025-06-02", "--to", "2025-06-02"],
+    ));
+    assert!(said.contains("; wrote "), "{said}");
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &["--to", "2025-06-02"]));
+    same_as_one_run(dir);
+    let said = ok(&index(
+        &store,
+        &daily,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(said.contains("appended the new stamps to"), "{said}");
+    ok(&index(
+        &store,
+        &all,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    same_as_one_run(dir);
+}
+
+/// Receipts edited since they were published (one cell quoted: every cell and
+/// stamp as before) are refused with nothing written, and `verify` names them: the
+/// sidecar records their SHA-256. Before, the edit passed into the next
+/// publication and `verify` exited 0.
+#[test]
+fn receipts_edited_since_publication_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-01"]));
+    let receipts = dir.join("f_receipts.csv");
+    let text = read(&receipts);
+    // The same cells, quoted: only the bytes say it is not what was published.
+    let edited = text.replacen(",observed\n", ",\"observed\"\n", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&receipts, &edited).unwrap();
+    // verify names the file whose bytes are not those published.
+    let v = verify(&store, &out);
+    let said = String::from_utf8_lossy(&v.stderr);
+    assert_eq!(v.status.code(), Some(1), "{said}");
+    assert!(said.contains("1 difference(s)"), "{said}");
+    assert!(said.contains("f_receipts.csv: sha256"), "{said}");
+    let before = read(&out);
+    let o = index(
+        &store,
+        &out,
+        &["--from", "2025-06-02", "--to", "2025-06-02"],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the receipts were edited since they were published"),
+        "{stderr}"
+    );
+    assert_eq!(read(&out), before);
+    assert_eq!(read(&receipts), edited);
+}
+
 #[test]
 fn a_published_stamp_is_never_revised_and_the_publication_says_what_it_kept() {
     let tmp = tempfile::tempdir().unwrap();
@@ -719,6 +883,11 @@ fn receipts_name_their_sigma_unit_and_ballots_in_another_unit_are_refused() {
         })
         .collect();
     std::fs::write(&receipts, old).unwrap();
+    // Such receipts were published before the digest sidecar named them too: its
+    // first line only.
+    let sidecar = dir.path().join("f.csv.sha256");
+    let first = std::fs::read_to_string(&sidecar).unwrap();
+    std::fs::write(&sidecar, first.lines().next().unwrap().to_string() + "\n").unwrap();
     let o = verify(&store, &out);
     assert_eq!(
         o.status.code(),

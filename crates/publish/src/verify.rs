@@ -571,6 +571,22 @@ fn check_intraday(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outc
             without_column(&mut expected, "sigma_unit");
         }
         differences.extend(compare(&file_name(&receipts), &written, &expected, 3));
+        // The receipts' bytes as the sidecar records them (publications since it
+        // names them): an edit that leaves the cells recomputable is still one.
+        let sidecar = rentix_index::digest_path(&a.fixings);
+        if let Some(recorded) = rentix_index::intraday_publish::recorded_for(&sidecar, &receipts) {
+            let actual = rentix_store::sha256_file(&receipts)?;
+            if actual != recorded {
+                differences.push(Difference {
+                    file: file_name(&receipts),
+                    date: String::new(),
+                    key: String::new(),
+                    column: "sha256".into(),
+                    published: recorded,
+                    recomputed: actual,
+                });
+            }
+        }
         companions.push(file_name(&receipts));
     } else if m.intraday.publish_receipts && !published.rows.is_empty() {
         // The methodology publishes receipts: a publication without them is not whole.

@@ -195,6 +195,15 @@ impl Transaction {
         Ok(())
     }
 
+    /// The SHA-256 (hex) of the bytes staged for `target`, once staged.
+    pub fn staged_sha256(&self, target: &Path) -> Option<&str> {
+        self.staged
+            .iter()
+            .rev()
+            .find(|s| s.target == target)
+            .map(|s| s.sha256.as_str())
+    }
+
     /// Writes the journal: each temporary's name, size and SHA-256, in order.
     fn write_journal(&self) -> Result<()> {
         let jerr = |source| TableError::Write {
