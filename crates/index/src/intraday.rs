@@ -1105,7 +1105,8 @@ impl<'a> IntradayInputBuilder<'a> {
 
 /// Fixes `m` from `store` over `from..=to` (the store's first to last fixing date
 /// by default), reading a partition at a time (memory holds the engine's compact
-/// rows); returns the fixings, how many grades were fixed, and the range.
+/// rows); returns the fixings in publication order (by stamp, then grade;
+/// receipts then by contributor), how many grades were fixed, and the range.
 pub fn fix_store(
     store: &rentix_store::Store,
     m: &IntradayMethodology,
@@ -1156,6 +1157,14 @@ pub fn fix_store(
         r.receipts
             .retain(|x| first_stamp.is_some_and(|t| x.fixed_at > t || (slot && x.fixed_at == t)));
     }
+    // In publication order: stamp by stamp, grade by grade, each stamp's
+    // contributors by name (a run numbers them as it first sees them, which
+    // depends on the days it read).
+    r.fixings
+        .sort_by(|a, b| (a.fixed_at, &a.grade).cmp(&(b.fixed_at, &b.grade)));
+    r.receipts.sort_by(|a, b| {
+        (a.fixed_at, &a.grade, &a.contributor).cmp(&(b.fixed_at, &b.grade, &b.contributor))
+    });
     let grades = input
         .grades
         .keys()
@@ -1395,6 +1404,30 @@ fn reduce(prices: &mut [f64], how: Reduction, last: f64) -> f64 {
     }
 }
 
+/// Each contributor's observations of `obs` from `*i` up to `end` (its asks with
+/// their volumes, and its last price), moving `*i` past them and `last_seen` to
+/// the last one's time.
+#[allow(clippy::type_complexity)]
+fn interval_prints(
+    obs: &[IntradayObs],
+    i: &mut usize,
+    end: i64,
+    last_seen: &mut Option<i64>,
+) -> BTreeMap<u32, (Vec<(f64, u32)>, f64)> {
+    let mut prints: BTreeMap<u32, (Vec<(f64, u32)>, f64)> = BTreeMap::new();
+    while *i < obs.len() && obs[*i].at <= end {
+        let o = obs[*i];
+        *last_seen = Some(o.at);
+        let e = prints
+            .entry(o.contributor)
+            .or_insert_with(|| (Vec::new(), o.price));
+        e.0.push((o.price, o.volume));
+        e.1 = o.price;
+        *i += 1;
+    }
+    prints
+}
+
 /// The stamps a grade is fixed at: `stamps` from `start` (as the calendar labels
 /// them), those before `value_from` only warming the state up.
 #[derive(Debug, Clone, Copy)]
@@ -1444,17 +1477,7 @@ fn fix_grade(
         // A slot-labelled stamp is its interval's start, `[t, t + step)`.
         let t = start + (k - i64::from(slot)) * step;
         let end = if slot { t + step - 1 } else { t };
-        let mut prints: BTreeMap<u32, (Vec<(f64, u32)>, f64)> = BTreeMap::new();
-        while i < obs.len() && obs[i].at <= end {
-            let o = obs[i];
-            last_seen = Some(o.at);
-            let e = prints
-                .entry(o.contributor)
-                .or_insert_with(|| (Vec::new(), o.price));
-            e.0.push((o.price, o.volume));
-            e.1 = o.price;
-            i += 1;
-        }
+        let prints = interval_prints(obs, &mut i, end, &mut last_seen);
         let (prints, thin_book) = reduce_prints(prints, &books, s.per_contributor);
         let statuses = screen(s.screen.as_ref(), &prints, &state);
         for (&c, &p) in &prints {
