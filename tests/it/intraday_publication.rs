@@ -181,11 +181,80 @@ fn a_day_is_appended_and_equals_one_run_whatever_days_its_run_read() {
         digests(&sidecar),
         [
             sha256_hex(&daily),
-            sha256_hex(&dir.join("daily_receipts.csv"))
+            sha256_hex(&dir.join("daily_receipts.csv")),
+            sha256_hex(&dir.join("daily_intraday_state.json"))
         ]
     );
-    assert!(read(&sidecar).ends_with("  daily_receipts.csv\n"));
+    assert!(read(&sidecar).contains("  daily_receipts.csv\n"));
     ok(&verify(&store, &daily));
+}
+
+/// The day's publication continues from the file's state without reading its
+/// history: an edit inside the history that keeps the file's length is not seen
+/// by it, and never blessed either: the digest it writes continues the hash of the
+/// bytes as published, so `verify` still names the edited row. Without the state
+/// (deleted) the file is read once as bytes and hashed: the edit is seen, and the
+/// file refused. A state edited since (the sidecar records its SHA-256) is not
+/// used.
+#[test]
+fn a_day_continues_from_the_state_and_an_edit_is_never_blessed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-01"]));
+    // One digit of the first row's n_observed, same length.
+    let text = read(&out);
+    let second = text.lines().nth(1).unwrap().to_string();
+    let mut cells: Vec<String> = second.split(',').map(str::to_string).collect();
+    cells[8] = if cells[8] == "1" {
+        "2".into()
+    } else {
+        "1".into()
+    };
+    let edited = text.replacen(&second, &cells.join(","), 1);
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&out, &edited).unwrap();
+    let day = |d: &str| index(&store, &out, &["--from", d, "--to", d]);
+    let said = ok(&day("2025-06-02"));
+    assert!(said.contains("(its history not read"), "{said}");
+    assert!(read(&out).starts_with(&edited));
+    assert_ne!(digests(&dir.join("f.csv.sha256"))[0], sha256_hex(&out));
+    let v = verify(&store, &out);
+    let why = String::from_utf8_lossy(&v.stderr);
+    assert_eq!(v.status.code(), Some(1), "{why}");
+    assert!(why.contains("n_observed"), "{why}");
+    // Without its state, the next day reads the bytes: the edit is seen.
+    std::fs::remove_file(dir.join("f_intraday_state.json")).unwrap();
+    let o = day("2025-06-03");
+    let why = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{why}");
+    assert!(why.contains("does not match its digest"), "{why}");
+    // A clean file whose state was edited (its count of stamps): not used.
+    let clean = dir.join("g.csv");
+    let g = |range: &[&str]| ok(&index(&store, &clean, range));
+    g(&["--to", "2025-06-01"]);
+    let g_state = dir.join("g_intraday_state.json");
+    let st = read(&g_state);
+    let n = serde_json::from_str::<serde_json::Value>(&st).unwrap()["stamps"]
+        .as_u64()
+        .unwrap();
+    std::fs::write(
+        &g_state,
+        st.replace(&format!("\"stamps\": {n},"), "\"stamps\": 5,"),
+    )
+    .unwrap();
+    assert_ne!(read(&g_state), st);
+    let said = g(&["--from", "2025-06-02", "--to", "2025-06-02"]);
+    assert!(
+        said.contains("(its history read once as bytes and hashed"),
+        "{said}"
+    );
+    assert!(!said.contains("holds 5 "), "{said}");
+    ok(&verify(&store, &clean));
+    let said = g(&["--from", "2025-06-03", "--to", "2025-06-03"]);
+    assert!(said.contains("(its history not read"), "{said}");
+    ok(&verify(&store, &clean));
 }
 
 /// A file published before rows were in stamp order (grade by grade, a one-line

@@ -4,7 +4,8 @@
 //! `<stem>_forward.<ext>` (forward curves), `<stem>_tier_spreads.<ext>`,
 //! `<stem>_tier_differentials.<ext>`, `<stem>_receipts.<ext>` (intraday votes),
 //! `<stem>_quarantine.csv` (a one-shot run's refused rows), the restatement log and
-//! the incremental state, `<stem>.v<k>.<ext>` (a restated file's earlier versions)
+//! the incremental state (`<stem>_intraday_state.json` beside an intraday CSV
+//! publication), `<stem>.v<k>.<ext>` (a restated file's earlier versions)
 //! and `<file>.sha256` (the digest of any of them, the restatement log's too).
 //!
 //! The restatement log and the state belong to one file, not to its stem: those of
@@ -82,6 +83,12 @@ impl Companions {
     /// fixings, `<stem>.<ext>_state.json` beside another format (see the module).
     pub fn state(&self) -> PathBuf {
         self.own("_state", "json")
+    }
+
+    /// What an intraday CSV publication's next day continues from:
+    /// `<stem>_intraday_state.json` (per format, as [`Companions::state`]).
+    pub fn intraday_state(&self) -> PathBuf {
+        self.own("_intraday_state", "json")
     }
 
     /// A file that belongs to these fixings alone: `<stem><suffix>.<ext>` for CSV

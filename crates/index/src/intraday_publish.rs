@@ -49,9 +49,11 @@ pub struct IntradayPublication {
     /// Book contributors no observation of the run came from
     /// ([`IntradayResult::unheard_books`]).
     pub unheard_books: Vec<String>,
-    /// Whether the stamps were appended to the file's bytes (its history hashed
-    /// and copied, not read back: module doc) rather than the file rewritten.
-    pub appended: bool,
+    /// How the stamps went in: `None`, the file written again whole; appended to
+    /// its bytes, `Some(false)` from its state (its history not read) or
+    /// `Some(true)` after its bytes were read once and hashed
+    /// (`crate::intraday_append`).
+    pub appended: Option<bool>,
 }
 
 /// The statuses a receipt can have, as written.
@@ -86,7 +88,7 @@ pub fn publish(
         (a.fixed_at, &a.grade, &a.contributor).cmp(&(b.fixed_at, &b.grade, &b.contributor))
     });
     if format == TableFormat::Csv && out.exists() {
-        if let Some(p) = append(out, m, &r, &journal)? {
+        if let Some(p) = crate::intraday_append::append(out, m, &r, &journal)? {
             return Ok(p);
         }
     }
@@ -153,41 +155,108 @@ pub fn publish(
     };
     result.stamps = merged.fixings.len();
     result.valued = merged.fixings.iter().filter(|f| f.value.is_some()).count();
-    let mut tx = rentix_table::Transaction::new(&journal);
-    let table = intraday_table(&merged, m);
-    table.stage(&mut tx, out)?;
-    let fixings_digest = rentix_fixings::canonical_sha256(&table, format)?;
-    let receipts_digest = if m.intraday.publish_receipts {
-        receipts_table(&merged).stage(&mut tx, &receipts_path)?;
-        result.receipts = Some(receipts_path.clone());
-        tx.staged_sha256(&receipts_path).map(str::to_string)
-    } else {
-        None
-    };
-    stage_digest(
-        &mut tx,
-        out,
-        &fixings_digest,
-        receipts_digest
-            .as_deref()
-            .map(|h| (receipts_path.as_path(), h)),
-    )?;
-    tx.commit()?;
+    write_whole(out, m, &merged, &journal, &mut result)?;
     Ok(result)
 }
 
-/// Stages the digest sidecar of `out`: its digest, then, when the methodology
-/// publishes receipts, the SHA-256 of the receipts file's bytes, in `sha256sum`'s
-/// layout (`sha256sum -c` checks a CSV publication and its receipts).
-fn stage_digest(
+/// Writes `merged` (every stamp of the file, in publication order) as `out`
+/// whole, with its receipts, digest sidecar and, for CSV, its state, in one
+/// transaction; `result` gets the receipts file written.
+fn write_whole(
+    out: &Path,
+    m: &IntradayMethodology,
+    merged: &IntradayResult,
+    journal: &Path,
+    result: &mut IntradayPublication,
+) -> Result<(), IndexError> {
+    let format = TableFormat::of(out)?;
+    let receipts_path = rentix_fixings::Companions::of(out).receipts();
+    let mut tx = rentix_table::Transaction::new(journal);
+    let table = intraday_table(merged, m);
+    let receipts = m.intraday.publish_receipts.then(|| receipts_table(merged));
+    if format == TableFormat::Csv {
+        // A CSV file's digest is the hash of its bytes, saved mid-way in its state
+        // so that the next day is appended (`crate::intraday_append`).
+        use crate::intraday_append::{stage_csv, stage_state, Published};
+        let fixings = stage_csv(&mut tx, out, &table)?;
+        let receipts_hash = match &receipts {
+            Some(t) => Some(stage_csv(&mut tx, &receipts_path, t)?),
+            None => None,
+        };
+        let state = stage_state(
+            &mut tx,
+            out,
+            m,
+            &Published {
+                stamps: result.stamps,
+                valued: result.valued,
+                last: merged
+                    .fixings
+                    .last()
+                    .map(|f| (f.fixed_at, f.grade.as_str())),
+                fixings: &fixings,
+                receipts: receipts_hash.as_ref(),
+            },
+        )?;
+        let receipts_digest = receipts_hash
+            .as_ref()
+            .map(rentix_table::ResumableSha256::hex);
+        stage_digest(
+            &mut tx,
+            out,
+            &fixings.hex(),
+            receipts_digest
+                .as_deref()
+                .map(|h| (receipts_path.as_path(), h)),
+            state.as_ref().map(|(p, h)| (p.as_path(), h.as_str())),
+        )?;
+    } else {
+        table.stage(&mut tx, out)?;
+        let fixings_digest = rentix_fixings::canonical_sha256(&table, format)?;
+        let receipts_digest = match &receipts {
+            Some(t) => {
+                t.stage(&mut tx, &receipts_path)?;
+                tx.staged_sha256(&receipts_path).map(str::to_string)
+            }
+            None => None,
+        };
+        stage_digest(
+            &mut tx,
+            out,
+            &fixings_digest,
+            receipts_digest
+                .as_deref()
+                .map(|h| (receipts_path.as_path(), h)),
+            None,
+        )?;
+    }
+    if receipts.is_some() {
+        result.receipts = Some(receipts_path);
+    }
+    // A state left from an earlier publication of this file no longer describes
+    // it when a file of no row is written: it is removed with the commit.
+    let stale = crate::intraday_append::state_path(out);
+    let remove_stale = format == TableFormat::Csv && result.stamps == 0 && stale.exists();
+    tx.commit()?;
+    if remove_stale {
+        let _ = std::fs::remove_file(&stale);
+    }
+    Ok(())
+}
+
+/// Stages the digest sidecar of `out`: its digest, then the SHA-256 of the bytes
+/// of its receipts and of its state, each when given, in `sha256sum`'s layout
+/// (`sha256sum -c` checks a CSV publication and the files beside it).
+pub(crate) fn stage_digest(
     tx: &mut rentix_table::Transaction,
     out: &Path,
     fixings: &str,
     receipts: Option<(&Path, &str)>,
+    state: Option<(&Path, &str)>,
 ) -> Result<(), IndexError> {
     let digest = rentix_fixings::digest_path(out);
     let mut text = rentix_fixings::digest_line(out, fixings);
-    if let Some((path, hex)) = receipts {
+    for (path, hex) in receipts.into_iter().chain(state) {
         text.push_str(&rentix_fixings::digest_line(path, hex));
     }
     tx.stage(&digest, |w| {
@@ -210,230 +279,6 @@ pub fn recorded_for(digest: &Path, file: &Path) -> Option<String> {
         let (hex, n) = l.split_once("  ")?;
         (n == name).then(|| hex.to_string())
     })
-}
-
-/// One pass over a CSV file's bytes: its header line, the hash of every byte,
-/// and of its rows (never parsed as values) how many, how many with a value, the
-/// last (stamp, grade) and whether they are in strictly increasing (stamp, grade)
-/// order under one methodology version.
-struct Scan {
-    sha: sha2::Sha256,
-    rows: usize,
-    valued: usize,
-    last_stamp: Option<String>,
-    in_order: bool,
-}
-
-/// [`Scan`] of `path` whose first line must be `header`; `fields` gives the
-/// positions of (stamp, grade, value, version) or `None` for a file of another
-/// kind (receipts: only hashed). `None` when the header differs or a row is not
-/// as this crate writes them (a quote, another number of fields).
-fn scan(
-    path: &Path,
-    header: &[u8],
-    fields: Option<(usize, usize, usize, usize, &str)>,
-) -> Result<Option<Scan>, IndexError> {
-    use sha2::Digest;
-    use std::io::BufRead;
-    let io = |source| {
-        IndexError::from(rentix_table::TableError::Read {
-            path: path.to_path_buf(),
-            source,
-        })
-    };
-    let mut rd = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path).map_err(io)?);
-    let mut line = Vec::with_capacity(512);
-    let mut out = Scan {
-        sha: sha2::Sha256::new(),
-        rows: 0,
-        valued: 0,
-        last_stamp: None,
-        in_order: true,
-    };
-    if rd.read_until(b'\n', &mut line).map_err(io)? == 0 || line != header {
-        return Ok(None);
-    }
-    out.sha.update(&line);
-    let mut last: Vec<u8> = Vec::new();
-    loop {
-        line.clear();
-        if rd.read_until(b'\n', &mut line).map_err(io)? == 0 {
-            break;
-        }
-        out.sha.update(&line);
-        out.rows += 1;
-        let Some((stamp, grade, value, version, wanted)) = fields else {
-            continue;
-        };
-        if line.contains(&b'"') || !line.ends_with(b"\n") {
-            return Ok(None);
-        }
-        let cells: Vec<&[u8]> = line[..line.len() - 1].split(|b| *b == b',').collect();
-        if cells.len() != INTRADAY_COLUMNS_LEN {
-            return Ok(None);
-        }
-        if !cells[value].is_empty() {
-            out.valued += 1;
-        }
-        // (stamp, grade) as bytes: stamps are written in one fixed-width layout.
-        let key = [cells[stamp], b",", cells[grade]].concat();
-        if key <= last || cells[version] != wanted.as_bytes() {
-            out.in_order = false;
-        }
-        last = key;
-    }
-    if fields.is_some() && out.rows > 0 {
-        let text = String::from_utf8_lossy(&last);
-        out.last_stamp = text.split(',').next().map(str::to_string);
-    }
-    Ok(Some(out))
-}
-
-const INTRADAY_COLUMNS_LEN: usize = rentix_fixings::intraday::INTRADAY_COLUMNS.len();
-
-/// Continues a CSV publication by appending the run's stamps (module doc), or
-/// `None` when the file cannot be continued so: then it is read whole.
-fn append(
-    out: &Path,
-    m: &IntradayMethodology,
-    r: &IntradayResult,
-    journal: &Path,
-) -> Result<Option<IntradayPublication>, IndexError> {
-    use sha2::Digest;
-    let digest = rentix_fixings::digest_path(out);
-    let receipts_path = rentix_fixings::Companions::of(out).receipts();
-    let Some(recorded) = rentix_fixings::read_digest(&digest)? else {
-        return Ok(None);
-    };
-    let mut fresh = r.fixings.clone();
-    fresh.sort_by(|a, b| (a.fixed_at, &a.grade).cmp(&(b.fixed_at, &b.grade)));
-    let new = IntradayResult {
-        fixings: fresh,
-        receipts: r.receipts.clone(),
-        unheard_books: Vec::new(),
-    };
-    let table = intraday_table(&new, m);
-    let col = |name: &str| {
-        rentix_fixings::intraday::INTRADAY_COLUMNS
-            .iter()
-            .position(|c| *c == name)
-            .unwrap_or(usize::MAX)
-    };
-    let Some(published) = scan(
-        out,
-        &table.csv_header()?,
-        Some((
-            col("fixed_at"),
-            col("grade"),
-            col("value"),
-            col("methodology_version"),
-            &m.version,
-        )),
-    )?
-    else {
-        return Ok(None);
-    };
-    let Some(last) = published
-        .last_stamp
-        .as_deref()
-        .filter(|_| published.in_order)
-    else {
-        return Ok(None);
-    };
-    if rentix_core::hex(&published.sha.clone().finalize()) != recorded {
-        return Ok(None);
-    }
-    let Ok(last) = DateTime::parse_from_rfc3339(last) else {
-        return Ok(None);
-    };
-    if new.fixings.first().is_some_and(|f| f.fixed_at <= last) {
-        return Ok(None);
-    }
-    let receipts_table_new = receipts_table(&new);
-    let receipts_scan = if m.intraday.publish_receipts {
-        let Some(recorded) = recorded_for(&digest, &receipts_path) else {
-            return Ok(None);
-        };
-        if !receipts_path.is_file() {
-            return Ok(None);
-        }
-        match scan(&receipts_path, &receipts_table_new.csv_header()?, None)? {
-            Some(s) if rentix_core::hex(&s.sha.clone().finalize()) == recorded => Some(s),
-            _ => return Ok(None),
-        }
-    } else {
-        None
-    };
-    let mut tx = rentix_table::Transaction::new(journal);
-    let rows = table.csv_rows()?;
-    let fixings_digest = copy_then_append(&mut tx, out, &recorded, &rows)?;
-    let mut receipts_digest = None;
-    if let Some(s) = &receipts_scan {
-        let rows = receipts_table_new.csv_rows()?;
-        let was = rentix_core::hex(&s.sha.clone().finalize());
-        receipts_digest = Some(copy_then_append(&mut tx, &receipts_path, &was, &rows)?);
-    }
-    stage_digest(
-        &mut tx,
-        out,
-        &fixings_digest,
-        receipts_digest
-            .as_deref()
-            .map(|h| (receipts_path.as_path(), h)),
-    )?;
-    tx.commit()?;
-    let added = new.fixings.len();
-    Ok(Some(IntradayPublication {
-        stamps: published.rows + added,
-        valued: published.valued + new.fixings.iter().filter(|f| f.value.is_some()).count(),
-        added,
-        kept: 0,
-        unrevised: 0,
-        unrevised_first: None,
-        digest,
-        receipts: receipts_scan.map(|_| receipts_path),
-        unheard_books: r.unheard_books.clone(),
-        appended: true,
-    }))
-}
-
-/// Stages `path`'s bytes followed by `rows`, refusing bytes that are no longer
-/// those hashed to `was` (the file changed since it was checked); returns the
-/// SHA-256 of the staged file.
-fn copy_then_append(
-    tx: &mut rentix_table::Transaction,
-    path: &Path,
-    was: &str,
-    rows: &[u8],
-) -> Result<String, IndexError> {
-    use sha2::Digest;
-    let werr = |source| rentix_table::TableError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    tx.stage(path, |w| {
-        let mut file = std::fs::File::open(path).map_err(werr)?;
-        let mut sha = sha2::Sha256::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = std::io::Read::read(&mut file, &mut buf).map_err(werr)?;
-            if n == 0 {
-                break;
-            }
-            sha.update(&buf[..n]);
-            w.write_all(&buf[..n]).map_err(werr)?;
-        }
-        if rentix_core::hex(&sha.finalize()) != was {
-            return Err(werr(std::io::Error::other(
-                "the file changed while it was being published; nothing was published",
-            )));
-        }
-        w.write_all(rows).map_err(werr)
-    })?;
-    Ok(tx
-        .staged_sha256(path)
-        .map(str::to_string)
-        .unwrap_or_default())
 }
 
 /// The stamps and receipts `out` holds, refused when continuing them would mix

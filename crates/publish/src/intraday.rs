@@ -37,19 +37,24 @@ pub fn publish(
     let p = rentix_index::intraday_publish::publish(out, m, r)?;
     let per_day = i64::from(m.calendar.cadence.per_day());
     let mut line = format!(
-        "{fixed} intraday fixings ({per_day} a day at {}) of {grades} grade(s), {from} to {to}: {} new, {} already published; {} holds {} stamps, {} with a value; {} {} (digest {}){}",
+        "{fixed} intraday fixings ({per_day} a day at {}) of {grades} grade(s), {from} to {to}: {} new, {} already published; {} holds {} stamps, {} with a value; {} {} ({}digest {}){}",
         m.calendar.cadence,
         p.added,
         p.kept,
         out.display(),
         p.stamps,
         p.valued,
-        if p.appended {
+        if p.appended.is_some() {
             "appended the new stamps to"
         } else {
             "wrote"
         },
         out.display(),
+        match p.appended {
+            Some(false) => "its history not read: its state, length, last row and digests agree; ",
+            Some(true) => "its history read once as bytes and hashed; ",
+            None => "",
+        },
         file_name_of(&p.digest),
         match &p.receipts {
             Some(r) => format!(" and {}", r.display()),

@@ -12,11 +12,13 @@ mod csv_file;
 #[cfg_attr(not(feature = "parquet"), path = "no_parquet.rs")]
 mod parquet;
 mod quiet;
+mod resumable;
 mod transaction;
 
 pub use csv_file::{CsvFile, CsvRow};
 pub use parquet::write_unsynced_parquet_batches;
 pub use quiet::quiet_caught_panics;
+pub use resumable::{ResumableSha256, SavedSha256};
 pub use transaction::{fail_point, recover, Recovery, Transaction};
 
 use rayon::prelude::*;

@@ -18,6 +18,13 @@
 //! runs), or with a `:error` suffix that step fails with an I/O error (a full disk),
 //! or with a `:signal` suffix the process sends itself SIGTERM there (a Ctrl-C), or
 //! with a `:pause` suffix it waits two seconds there (for a test to act meanwhile).
+//!
+//! A file that only grows can be staged as an append ([`Transaction::stage_append`]):
+//! its temporary holds the bytes to add, and the journal line names the target's
+//! length before them (`name<TAB>bytes<TAB>sha256<TAB>append=<length>`). The commit
+//! (and a recovery, again) cuts the target back to that length, which drops what an
+//! interrupted append wrote, appends the temporary's bytes, fsyncs the target and
+//! removes the temporary: the history is neither copied nor rewritten.
 
 use crate::{Result, TableError};
 use sha2::{Digest, Sha256};
@@ -130,6 +137,36 @@ struct Staged {
     target: PathBuf,
     bytes: u64,
     sha256: String,
+    /// For an append: the target's length before it.
+    append_to: Option<u64>,
+}
+
+/// Appends the bytes of `tmp` to `target` cut back to `len` bytes (an interrupted
+/// append's bytes past it dropped), fsyncs the target and removes `tmp`. The target
+/// must be at least `len` bytes long, and exactly that outside a recovery.
+fn append_into(tmp: &Path, target: &Path, len: u64, recovering: bool) -> Result<()> {
+    let werr = |source| TableError::Write {
+        path: target.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(target)
+        .map_err(werr)?;
+    let now = f.metadata().map_err(werr)?.len();
+    if now < len || (now != len && !recovering) {
+        return Err(TableError::Journal {
+            path: target.to_path_buf(),
+            detail: format!(
+                "was staged to grow from {len} bytes and is now {now}: it was changed meanwhile; nothing more is appended"
+            ),
+        });
+    }
+    f.set_len(len).map_err(werr)?;
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)).map_err(werr)?;
+    std::io::copy(&mut File::open(tmp).map_err(werr)?, &mut f).map_err(werr)?;
+    f.sync_all().map_err(werr)?;
+    std::fs::remove_file(tmp).map_err(werr)
 }
 
 /// A set of files being replaced together in one directory.
@@ -191,7 +228,24 @@ impl Transaction {
             target: target.to_path_buf(),
             bytes,
             sha256,
+            append_to: None,
         });
+        Ok(())
+    }
+
+    /// Stages bytes to add at the end of `target`, which is `len` bytes long now
+    /// (see the module): `fill` writes only the new bytes; the target is untouched
+    /// until [`Transaction::commit`].
+    pub fn stage_append(
+        &mut self,
+        target: &Path,
+        len: u64,
+        fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        self.stage(target, fill)?;
+        if let Some(s) = self.staged.last_mut() {
+            s.append_to = Some(len);
+        }
         Ok(())
     }
 
@@ -213,10 +267,12 @@ impl Transaction {
         let mut text = String::new();
         for s in &self.staged {
             text.push_str(&format!(
-                "{}\t{}\t{}\n",
+                "{}\t{}\t{}{}\n",
                 s.tmp.file_name().unwrap_or_default().to_string_lossy(),
                 s.bytes,
-                s.sha256
+                s.sha256,
+                s.append_to
+                    .map_or(String::new(), |n| format!("\tappend={n}"))
             ));
         }
         crate::write_atomic(&self.journal, |w| {
@@ -231,14 +287,42 @@ impl Transaction {
             path: self.journal.clone(),
             source,
         };
+        // An append's target must still be as long as when it was staged: checked
+        // before the journal, so that a refusal leaves nothing to roll forward.
+        for st in &self.staged {
+            if let Some(len) = st.append_to {
+                let now = std::fs::metadata(&st.target).map_err(|source| TableError::Read {
+                    path: st.target.clone(),
+                    source,
+                })?;
+                if now.len() != len {
+                    return Err(TableError::Journal {
+                        path: st.target.clone(),
+                        detail: format!(
+                            "was staged to grow from {len} bytes and is now {}: it was changed meanwhile; nothing was published",
+                            now.len()
+                        ),
+                    });
+                }
+            }
+        }
         self.write_journal()?;
         fail_point("publish:journal").map_err(jerr)?;
         let staged = std::mem::take(&mut self.staged);
-        for Staged { tmp, target, .. } in &staged {
-            std::fs::rename(tmp, target).map_err(|source| TableError::Write {
-                path: target.clone(),
-                source,
-            })?;
+        for Staged {
+            tmp,
+            target,
+            append_to,
+            ..
+        } in &staged
+        {
+            match append_to {
+                Some(len) => append_into(tmp, target, *len, false)?,
+                None => std::fs::rename(tmp, target).map_err(|source| TableError::Write {
+                    path: target.clone(),
+                    source,
+                })?,
+            }
             let name = target.file_name().unwrap_or_default().to_string_lossy();
             fail_point(&format!("publish:renamed:{name}")).map_err(jerr)?;
         }
@@ -285,10 +369,22 @@ pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery>
             // transaction is put in place whole or not at all.
             let mut todo = Vec::new();
             for line in lines {
-                // `name`, or (journals since size and checksum) `name\tbytes\tsha256`.
+                // `name`, or (journals since size and checksum) `name\tbytes\tsha256`,
+                // and `\tappend=<length>` for an append.
                 let mut parts = line.split('\t');
                 let tmp_name = parts.next().unwrap_or_default();
                 let recorded = parts.next().zip(parts.next());
+                let append_to = match parts.next() {
+                    None => None,
+                    Some(a) => Some(
+                        a.strip_prefix("append=")
+                            .and_then(|n| n.parse::<u64>().ok())
+                            .ok_or_else(|| TableError::Journal {
+                                path: journal.to_path_buf(),
+                                detail: format!("{a:?} is not an append's length"),
+                            })?,
+                    ),
+                };
                 let Some(target) = target_of(tmp_name) else {
                     return Err(jerr(std::io::Error::other(format!(
                         "the journal names {tmp_name:?}, not a temporary file"
@@ -313,14 +409,17 @@ pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery>
                         });
                     }
                 }
-                todo.push((tmp, target.to_string()));
+                todo.push((tmp, target.to_string(), append_to));
             }
-            for (tmp, target) in todo {
+            for (tmp, target, append_to) in todo {
                 let target = dir.join(target);
-                std::fs::rename(&tmp, &target).map_err(|source| TableError::Write {
-                    path: target.clone(),
-                    source,
-                })?;
+                match append_to {
+                    Some(len) => append_into(&tmp, &target, len, true)?,
+                    None => std::fs::rename(&tmp, &target).map_err(|source| TableError::Write {
+                        path: target.clone(),
+                        source,
+                    })?,
+                }
                 done.completed.push(target);
             }
             sync_dir(dir).map_err(jerr)?;
@@ -388,6 +487,47 @@ mod tests {
         tx.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// An append commits as the target's bytes followed by the new ones; a commit
+    /// killed mid-append (half the new bytes written, the journal there) is rolled
+    /// forward by a recovery to the same bytes, once, however often it runs.
+    #[test]
+    fn an_append_commits_and_an_interrupted_one_is_finished_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        let d = dir.path().join("a.csv.sha256");
+        std::fs::write(&a, "h\n1\n").unwrap();
+        let journal = dir.path().join("a.csv.publishing");
+        let mut tx = Transaction::new(&journal);
+        tx.stage_append(&a, 4, |w| put(w, b"2\n")).unwrap();
+        tx.stage(&d, |w| put(w, b"digest")).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "h\n1\n2\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        // Staged, journaled, then killed with half of "3\n" appended.
+        let mut tx = Transaction::new(&journal);
+        tx.stage_append(&a, 6, |w| put(w, b"3\n")).unwrap();
+        tx.write_journal().unwrap();
+        let staged = std::mem::take(&mut tx.staged);
+        std::fs::write(&a, "h\n1\n2\n3").unwrap();
+        drop(tx);
+        let line = std::fs::read_to_string(&journal).unwrap();
+        assert!(line.trim_end().ends_with("\tappend=6"), "{line}");
+        let done = recover(&journal, |_| true).unwrap();
+        assert_eq!(done.completed, vec![a.clone()]);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "h\n1\n2\n3\n");
+        assert!(!staged[0].tmp.exists() && !journal.exists());
+        assert_eq!(recover(&journal, |_| true).unwrap(), Recovery::default());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "h\n1\n2\n3\n");
+        // A target that changed length between staging and commit: refused.
+        let mut tx = Transaction::new(&journal);
+        tx.stage_append(&a, 8, |w| put(w, b"4\n")).unwrap();
+        std::fs::write(&a, "h\n").unwrap();
+        assert!(matches!(tx.commit(), Err(TableError::Journal { .. })));
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "h\n");
+        assert!(!journal.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
