@@ -257,6 +257,113 @@ fn a_day_continues_from_the_state_and_an_edit_is_never_blessed() {
     ok(&verify(&store, &clean));
 }
 
+/// A hard-linked snapshot of a publication (`cp -l`, `rsync --link-dest`) shares
+/// its bytes: the next day is not appended into them (the snapshot would grow)
+/// but the file written again whole, and the snapshot keeps what it held.
+#[cfg(unix)]
+#[test]
+fn a_hard_linked_snapshot_is_not_appended_to() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-01"]));
+    let snap = dir.join("snapshot");
+    std::fs::create_dir(&snap).unwrap();
+    std::fs::hard_link(&out, snap.join("f.csv")).unwrap();
+    let before = read(&out);
+    let said = ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-02", "--to", "2025-06-02"],
+    ));
+    assert!(said.contains("; wrote "), "{said}");
+    assert_eq!(read(&snap.join("f.csv")), before);
+    assert!(read(&out).len() > before.len());
+    ok(&verify(&store, &out));
+    // Its own file again, the day after is appended.
+    let said = ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(said.contains("(its history not read"), "{said}");
+}
+
+/// A day's publication killed at each step of its commit (before the first
+/// append, after the file's append, after the receipts') is finished by the next
+/// publication's recovery: the file, its receipts, state and sidecar are those of
+/// an uninterrupted day, `verify` passes, and the day after is appended again.
+#[test]
+fn a_day_killed_while_it_is_appended_is_finished_by_the_next_publication() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &["--to", "2025-06-02"]));
+    for step in [
+        "publish:journal",
+        "publish:renamed:f.csv",
+        "publish:renamed:f_receipts.csv",
+    ] {
+        let out = dir.join("f.csv");
+        for f in [
+            "f.csv",
+            "f.csv.sha256",
+            "f_receipts.csv",
+            "f_intraday_state.json",
+        ] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        ok(&index(&store, &out, &["--to", "2025-06-01"]));
+        let killed = std::process::Command::new(env!("CARGO_BIN_EXE_rentix"))
+            .args([
+                "index",
+                "--store",
+                p(&store),
+                "--methodology",
+                M,
+                "--out",
+                p(&out),
+                "--from",
+                "2025-06-02",
+                "--to",
+                "2025-06-02",
+            ])
+            .env("RENTIX_FAIL_AT", step)
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&killed.stderr).contains("RENTIX_FAIL_AT"),
+            "{step}: {}",
+            String::from_utf8_lossy(&killed.stderr)
+        );
+        // The next publication (the same day again) recovers first.
+        ok(&index(
+            &store,
+            &out,
+            &["--from", "2025-06-02", "--to", "2025-06-02"],
+        ));
+        assert_eq!(read(&out), read(&all), "{step}");
+        assert_eq!(
+            read(&dir.join("f_receipts.csv")),
+            read(&dir.join("all_receipts.csv")),
+            "{step}"
+        );
+        assert_eq!(
+            digests(&dir.join("f.csv.sha256")),
+            digests(&dir.join("all.csv.sha256"))
+        );
+        ok(&verify(&store, &out));
+        let said = ok(&index(
+            &store,
+            &out,
+            &["--from", "2025-06-03", "--to", "2025-06-03"],
+        ));
+        assert!(said.contains("(its history not read"), "{step}: {said}");
+    }
+}
+
 /// A file published before rows were in stamp order (grade by grade, a one-line
 /// sidecar) is read whole and written again in stamp order at its next
 /// publication, which then equals one run; the day after is appended.

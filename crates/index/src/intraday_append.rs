@@ -96,9 +96,31 @@ pub(crate) struct Published<'a> {
     pub receipts: Option<&'a ResumableSha256>,
 }
 
+/// Stages the state file of `out` (none for a file of no row), then its digest
+/// sidecar: the file's digest, its receipts' and its state's.
+pub(crate) fn stage_state_and_digest(
+    tx: &mut Transaction,
+    out: &Path,
+    m: &IntradayMethodology,
+    p: &Published<'_>,
+) -> Result<(), IndexError> {
+    let state = stage_state(tx, out, m, p)?;
+    let receipts_path = rentix_fixings::Companions::of(out).receipts();
+    let receipts_digest = p.receipts.map(ResumableSha256::hex);
+    stage_digest(
+        tx,
+        out,
+        &p.fixings.hex(),
+        receipts_digest
+            .as_deref()
+            .map(|h| (receipts_path.as_path(), h)),
+        state.as_ref().map(|(p, h)| (p.as_path(), h.as_str())),
+    )
+}
+
 /// Stages the state file of `out` and returns its path and the SHA-256 of its
 /// bytes (the digest sidecar records it); a file of no row has none.
-pub(crate) fn stage_state(
+fn stage_state(
     tx: &mut Transaction,
     out: &Path,
     m: &IntradayMethodology,
@@ -226,6 +248,23 @@ fn from_state(out: &Path, m: &IntradayMethodology, receipts_path: &Path) -> Opti
         fixings,
         receipts,
     })
+}
+
+/// Whether `path` is a symbolic link or one of several names of its bytes.
+fn linked(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if meta.file_type().is_symlink() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.nlink() > 1
+    }
+    #[cfg(not(unix))]
+    false
 }
 
 /// What [`scan`] learnt of a file.
@@ -360,6 +399,12 @@ pub(crate) fn append(
     journal: &Path,
 ) -> Result<Option<IntradayPublication>, IndexError> {
     let receipts_path = rentix_fixings::Companions::of(out).receipts();
+    // An append writes into the file itself: a link (symbolic, or a second name
+    // of the same bytes, as a snapshot keeps) is written again whole instead, as
+    // before, so that what it points at or shares is not changed.
+    if [out, receipts_path.as_path()].iter().any(|p| linked(p)) {
+        return Ok(None);
+    }
     let mut fresh = r.fixings.clone();
     fresh.sort_by(|a, b| (a.fixed_at, &a.grade).cmp(&(b.fixed_at, &b.grade)));
     let new = IntradayResult {
@@ -405,7 +450,7 @@ pub(crate) fn append(
     let added = new.fixings.len();
     let stamps = prior.stamps + added;
     let valued = prior.valued + new.fixings.iter().filter(|f| f.value.is_some()).count();
-    let state = stage_state(
+    stage_state_and_digest(
         &mut tx,
         out,
         m,
@@ -416,16 +461,6 @@ pub(crate) fn append(
             fixings: &fixings,
             receipts: receipts_hash.as_ref(),
         },
-    )?;
-    let receipts_digest = receipts_hash.as_ref().map(ResumableSha256::hex);
-    stage_digest(
-        &mut tx,
-        out,
-        &fixings.hex(),
-        receipts_digest
-            .as_deref()
-            .map(|h| (receipts_path.as_path(), h)),
-        state.as_ref().map(|(p, h)| (p.as_path(), h.as_str())),
     )?;
     tx.commit()?;
     Ok(Some(IntradayPublication {

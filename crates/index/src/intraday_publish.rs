@@ -10,13 +10,12 @@
 //! edited since they were published.
 //!
 //! Rows are in stamp order (stamp, then grade; receipts: stamp, grade,
-//! contributor), so a day's stamps go at a file's end. A CSV file whose bytes
-//! match its digest, whose receipts match theirs (the sidecar's second line) and
-//! whose last stamp is before the run's first is continued by copying its bytes
-//! and appending the day's rows: its history is hashed and copied, never parsed
-//! or held in memory. Any other file (Parquet, a file in the older grade-by-grade
-//! order, a run that reaches into published stamps) is read whole, checked and
-//! written again in stamp order.
+//! contributor), so a day's stamps go at a file's end. A CSV file whose last stamp
+//! is before the run's first is continued by appending the day's rows in place
+//! (`crate::intraday_append`: from its state, its history not read, or after
+//! hashing its bytes once). Any other file (Parquet, a file in the older
+//! grade-by-grade order, a run that reaches into published stamps, a linked file)
+//! is read whole, checked and written again in stamp order.
 
 use crate::error::IndexError;
 use crate::intraday::{intraday_table, receipts_table, IntradayMethodology, IntradayResult};
@@ -78,9 +77,20 @@ pub fn publish(
         &format!("index --out {name}"),
     )?;
     let journal = crate::restatement::journal_path(out);
-    rentix_table::recover(&journal, |_| false)?;
     let digest = rentix_fixings::digest_path(out);
     let receipts_path = rentix_fixings::Companions::of(out).receipts();
+    // A publication killed before its journal left temporaries of these files
+    // only: they are swept (under the lock, no other publication of them runs).
+    let ours: Vec<String> = [
+        out.to_path_buf(),
+        digest.clone(),
+        receipts_path.clone(),
+        crate::intraday_append::state_path(out),
+    ]
+    .iter()
+    .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+    .collect();
+    rentix_table::recover(&journal, |name| ours.iter().any(|o| o == name))?;
     let mut r = r;
     // Each stamp's contributors by name: the order does not depend on which days a
     // run read (contributors are numbered as first seen).
@@ -177,13 +187,13 @@ fn write_whole(
     if format == TableFormat::Csv {
         // A CSV file's digest is the hash of its bytes, saved mid-way in its state
         // so that the next day is appended (`crate::intraday_append`).
-        use crate::intraday_append::{stage_csv, stage_state, Published};
+        use crate::intraday_append::{stage_csv, stage_state_and_digest, Published};
         let fixings = stage_csv(&mut tx, out, &table)?;
         let receipts_hash = match &receipts {
             Some(t) => Some(stage_csv(&mut tx, &receipts_path, t)?),
             None => None,
         };
-        let state = stage_state(
+        stage_state_and_digest(
             &mut tx,
             out,
             m,
@@ -197,18 +207,6 @@ fn write_whole(
                 fixings: &fixings,
                 receipts: receipts_hash.as_ref(),
             },
-        )?;
-        let receipts_digest = receipts_hash
-            .as_ref()
-            .map(rentix_table::ResumableSha256::hex);
-        stage_digest(
-            &mut tx,
-            out,
-            &fixings.hex(),
-            receipts_digest
-                .as_deref()
-                .map(|h| (receipts_path.as_path(), h)),
-            state.as_ref().map(|(p, h)| (p.as_path(), h.as_str())),
         )?;
     } else {
         table.stage(&mut tx, out)?;

@@ -21,10 +21,14 @@
 //!
 //! A file that only grows can be staged as an append ([`Transaction::stage_append`]):
 //! its temporary holds the bytes to add, and the journal line names the target's
-//! length before them (`name<TAB>bytes<TAB>sha256<TAB>append=<length>`). The commit
-//! (and a recovery, again) cuts the target back to that length, which drops what an
-//! interrupted append wrote, appends the temporary's bytes, fsyncs the target and
-//! removes the temporary: the history is neither copied nor rewritten.
+//! length before them (`+name<TAB>bytes<TAB>sha256<TAB>append=<length>`: the `+`
+//! makes a release before appends refuse the journal rather than rename the
+//! added bytes over the file). The commit (and a recovery, again) cuts the target
+//! back to that length, which drops what an interrupted append wrote, appends the
+//! temporary's bytes, fsyncs the target and removes the temporary: the history is
+//! neither copied nor rewritten. Unlike a rename, an append is seen by a reader
+//! that does not take the lock while it is written. A target is staged once in a
+//! transaction.
 
 use crate::{Result, TableError};
 use sha2::{Digest, Sha256};
@@ -198,6 +202,11 @@ impl Transaction {
             path: target.to_path_buf(),
             source,
         };
+        if self.staged.iter().any(|s| s.target == target) {
+            return Err(werr(std::io::Error::other(
+                "staged twice in one transaction",
+            )));
+        }
         let dir = dir_of(target);
         if dir != dir_of(&self.journal) {
             return Err(werr(std::io::Error::other(
@@ -267,7 +276,8 @@ impl Transaction {
         let mut text = String::new();
         for s in &self.staged {
             text.push_str(&format!(
-                "{}\t{}\t{}{}\n",
+                "{}{}\t{}\t{}{}\n",
+                if s.append_to.is_some() { "+" } else { "" },
                 s.tmp.file_name().unwrap_or_default().to_string_lossy(),
                 s.bytes,
                 s.sha256,
@@ -369,12 +379,22 @@ pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery>
             // transaction is put in place whole or not at all.
             let mut todo = Vec::new();
             for line in lines {
-                // `name`, or (journals since size and checksum) `name\tbytes\tsha256`,
-                // and `\tappend=<length>` for an append.
+                // `name`, or (journals since size and checksum) `name\tbytes\tsha256`;
+                // an append `+name\tbytes\tsha256\tappend=<length>`.
                 let mut parts = line.split('\t');
-                let tmp_name = parts.next().unwrap_or_default();
+                let first = parts.next().unwrap_or_default();
+                let (tmp_name, append) = match first.strip_prefix('+') {
+                    Some(n) => (n, true),
+                    None => (first, false),
+                };
                 let recorded = parts.next().zip(parts.next());
-                let append_to = match parts.next() {
+                let append_to = match parts.next().filter(|_| append) {
+                    None if append => {
+                        return Err(TableError::Journal {
+                            path: journal.to_path_buf(),
+                            detail: format!("the append of {tmp_name:?} names no length"),
+                        })
+                    }
                     None => None,
                     Some(a) => Some(
                         a.strip_prefix("append=")
@@ -514,7 +534,10 @@ mod tests {
         std::fs::write(&a, "h\n1\n2\n3").unwrap();
         drop(tx);
         let line = std::fs::read_to_string(&journal).unwrap();
-        assert!(line.trim_end().ends_with("\tappend=6"), "{line}");
+        assert!(
+            line.starts_with("+.a.csv.") && line.trim_end().ends_with("\tappend=6"),
+            "{line}"
+        );
         let done = recover(&journal, |_| true).unwrap();
         assert_eq!(done.completed, vec![a.clone()]);
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "h\n1\n2\n3\n");
@@ -529,6 +552,11 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "h\n");
         assert!(!journal.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        // A target staged twice: refused at the second staging.
+        let mut tx = Transaction::new(&journal);
+        tx.stage_append(&a, 2, |w| put(w, b"5\n")).unwrap();
+        assert!(tx.stage_append(&a, 2, |w| put(w, b"6\n")).is_err());
+        assert!(tx.stage(&a, |w| put(w, b"x")).is_err());
     }
 
     #[test]
