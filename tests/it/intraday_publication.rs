@@ -245,6 +245,11 @@ fn a_day_continues_from_the_state_and_an_edit_is_never_blessed() {
     )
     .unwrap();
     assert_ne!(read(&g_state), st);
+    // verify names it (the publication below only declines to use it).
+    let v = verify(&store, &clean);
+    let why = String::from_utf8_lossy(&v.stderr);
+    assert_eq!(v.status.code(), Some(1), "{why}");
+    assert!(why.contains("g_intraday_state.json: state"), "{why}");
     let said = g(&["--from", "2025-06-02", "--to", "2025-06-02"]);
     assert!(
         said.contains("(its history read once as bytes and hashed"),
@@ -394,6 +399,7 @@ fn a_file_in_the_older_grade_order_is_rewritten_in_stamp_order_then_appended() {
         format!("{}  daily.csv\n", sha256_hex(&daily)),
     )
     .unwrap();
+    std::fs::remove_file(dir.join("daily_intraday_state.json")).unwrap();
     ok(&verify(&store, &daily));
     let said = ok(&index(
         &store,
@@ -1059,11 +1065,12 @@ fn receipts_name_their_sigma_unit_and_ballots_in_another_unit_are_refused() {
         })
         .collect();
     std::fs::write(&receipts, old).unwrap();
-    // Such receipts were published before the digest sidecar named them too: its
-    // first line only.
+    // Such receipts were published before the digest sidecar named them too (its
+    // first line only) and before the state.
     let sidecar = dir.path().join("f.csv.sha256");
     let first = std::fs::read_to_string(&sidecar).unwrap();
     std::fs::write(&sidecar, first.lines().next().unwrap().to_string() + "\n").unwrap();
+    std::fs::remove_file(dir.path().join("f_intraday_state.json")).unwrap();
     let o = verify(&store, &out);
     assert_eq!(
         o.status.code(),

@@ -474,3 +474,140 @@ pub(crate) fn append(
         ..Default::default()
     }))
 }
+
+/// What is wrong with the state beside the intraday CSV publication `out`
+/// (`<stem>_intraday_state.json`), read against the files as they stand: one
+/// sentence each; none when there is no state or it describes them exactly. For
+/// `rentix verify`, which reads every byte anyway: a publication only checks
+/// what it can without reading the history (see the module).
+pub fn state_problems(out: &Path) -> Result<Vec<String>, IndexError> {
+    let path = state_path(out);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut problems = Vec::new();
+    let text = match rentix_core::read_text(&path, MAX_STATE_BYTES) {
+        Ok(t) => t,
+        Err(e) => return Ok(vec![format!("cannot be read: {e}")]),
+    };
+    let mut h = ResumableSha256::new();
+    h.update(text.as_bytes());
+    match recorded_for(&rentix_fixings::digest_path(out), &path) {
+        Some(r) if r == h.hex() => {}
+        Some(r) => problems.push(format!(
+            "hashes to {}, and the digest sidecar records {r}: it was edited since it was published",
+            h.hex()
+        )),
+        None => problems.push("the digest sidecar records no SHA-256 for it".into()),
+    }
+    let st: AppendState = match serde_json::from_str(&text) {
+        Ok(st) => st,
+        Err(e) => {
+            problems.push(format!("is not a state: {e}"));
+            return Ok(problems);
+        }
+    };
+    // Against what was published (the sidecar's digests): the saved hashes must
+    // finish to them. Against the files: only where a file is still what was
+    // published (an edited file is a difference of its own).
+    let digest = rentix_fixings::digest_path(out);
+    let receipts = rentix_fixings::Companions::of(out).receipts();
+    let files = [
+        (
+            out.to_path_buf(),
+            Some(&st.fixings),
+            rentix_fixings::read_digest(&digest)?,
+        ),
+        (
+            receipts.clone(),
+            st.receipts.as_ref(),
+            recorded_for(&digest, &receipts),
+        ),
+    ];
+    for (file, saved, recorded) in files {
+        let (Some(saved), Some(recorded)) = (saved, recorded) else {
+            continue;
+        };
+        let Some(resumed) = ResumableSha256::resume(saved) else {
+            problems.push(format!(
+                "saves a hash of {} that is no hash",
+                file.display()
+            ));
+            continue;
+        };
+        if resumed.hex() != recorded {
+            problems.push(format!(
+                "saves a hash of {} that finishes to {}, and the sidecar records {recorded}",
+                file.display(),
+                resumed.hex()
+            ));
+            continue;
+        }
+        if !file.exists() {
+            continue;
+        }
+        let actual = hash_file(&file)?;
+        if actual.hex() == recorded && actual.save() != *saved {
+            problems.push(format!(
+                "saves a hash of {} that is not that of its {} bytes",
+                file.display(),
+                actual.len()
+            ));
+        }
+    }
+    let published = rentix_fixings::read_digest(&digest)?;
+    match scan(out, &first_line(out)?, Some(&st.methodology_version))? {
+        Some(f) if Some(f.hash.hex()) != published => {}
+        None if Some(hash_file(out)?.hex()) != published => {}
+        None => problems.push(format!(
+            "describes {} as appendable, and its rows are not all in stamp order under {}",
+            out.display(),
+            st.methodology_version
+        )),
+        Some(f) => {
+            if (f.rows, f.valued, f.last) != (st.stamps, st.valued, Some(st.last_stamp)) {
+                problems.push(format!(
+                    "says {} stamps, {} with a value, the last at {}; the file holds {}, {}, the last at {}",
+                    st.stamps,
+                    st.valued,
+                    st.last_stamp.to_rfc3339(),
+                    f.rows,
+                    f.valued,
+                    f.last.map_or("(none)".into(), |t| t.to_rfc3339())
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+fn read_err(path: &Path, source: std::io::Error) -> IndexError {
+    IndexError::from(rentix_table::TableError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The hash of every byte of `path`, read in 1 MiB pieces.
+fn hash_file(path: &Path) -> Result<ResumableSha256, IndexError> {
+    let mut f = std::fs::File::open(path).map_err(|e| read_err(path, e))?;
+    let mut h = ResumableSha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| read_err(path, e))?;
+        if n == 0 {
+            return Ok(h);
+        }
+        h.update(&buf[..n]);
+    }
+}
+
+/// The first line of `path`, its line break included.
+fn first_line(path: &Path) -> Result<Vec<u8>, IndexError> {
+    let mut first = Vec::new();
+    let file = std::fs::File::open(path).map_err(|e| read_err(path, e))?;
+    std::io::BufReader::new(file)
+        .read_until(b'\n', &mut first)
+        .map_err(|e| read_err(path, e))?;
+    Ok(first)
+}

@@ -22,7 +22,7 @@ pub mod health;
 mod hedonic;
 pub mod incremental;
 pub mod intraday;
-mod intraday_append;
+pub mod intraday_append;
 pub mod intraday_publish;
 pub mod liveness;
 #[cfg(test)]

@@ -599,6 +599,19 @@ fn check_intraday(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outc
             recomputed: format!("{} receipts", r.receipts.len()),
         });
     }
+    // The state a CSV publication's next day continues from describes the files
+    // as they stand (a publication checks only what it can without reading them).
+    for problem in rentix_index::intraday_append::state_problems(&a.fixings)? {
+        let state = rentix_index::Companions::of(&a.fixings).intraday_state();
+        differences.push(Difference {
+            file: file_name(&state),
+            date: String::new(),
+            key: String::new(),
+            column: "state".into(),
+            published: problem,
+            recomputed: String::new(),
+        });
+    }
     Ok(Outcome {
         rows: published.rows.len(),
         version: m.version.clone(),
