@@ -4,7 +4,9 @@
 # observations, 12 grades), the shipped intraday methodology published up to the
 # day before SHORT (30) and up to the day before DAYS, then each file given its
 # next day. Baseline in the same run: the same day fixed into a new file (what the
-# day costs without any history). A measurement, never a test.
+# day costs without any history). Then the same last day onto a file of its SHORT
+# days before and onto one of all the days before: one day, one volume, two
+# lengths of history. A measurement, never a test.
 #
 #   cargo build --release && bash benches/intraday_day.sh [WORKDIR] [DAYS] [SHORT]
 #
@@ -42,4 +44,21 @@ for who in base new; do
     ratio "$who: day $n onto $((n - 1)) days" "$who: day $n into a new file"
   done
   ratio "$who: day $DAYS onto $((DAYS - 1)) days" "$who: day $SHORT onto $((SHORT - 1)) days"
+done
+
+# The same day, two lengths of history: a file of the SHORT days before it against
+# one of all the days before it.
+d=$(day_of "$DAYS"); prev=$(day_of $((DAYS - 1))); since=$(day_of $((DAYS - SHORT)))
+for who in base new; do
+  bin=$R
+  if [ "$who" = base ]; then
+    [ -n "${RENTIX_BASE:-}" ] || continue
+    bin=$RENTIX_BASE
+  fi
+  rm -f "$W/${who}short"* "$W/${who}long"*
+  "$bin" index --store "$W/store" --methodology $M --from "$since" --to "$prev" --out "$W/${who}short.csv" > /dev/null
+  "$bin" index --store "$W/store" --methodology $M --to "$prev" --out "$W/${who}long.csv" > /dev/null
+  measure "$who: day $DAYS onto $SHORT days" "$bin" index --store "$W/store" --methodology $M --from "$d" --to "$d" --out "$W/${who}short.csv"
+  measure "$who: day $DAYS onto $((DAYS - 1)) days" "$bin" index --store "$W/store" --methodology $M --from "$d" --to "$d" --out "$W/${who}long.csv"
+  ratio "$who: day $DAYS onto $((DAYS - 1)) days" "$who: day $DAYS onto $SHORT days"
 done
