@@ -416,7 +416,7 @@ fn fan_in(
 /// Survivors' partition order, by position, the rows moved once in place.
 fn sort_partition(rows: &mut [StoredObservation]) {
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.par_sort_unstable_by(|a, b| partition_order(&rows[*a], &rows[*b]));
+    crate::commit::sort_in_partition_order(rows, &mut order);
     permute(rows, &order);
 }
 

@@ -140,7 +140,8 @@ impl Coded {
         keys: impl IntoIterator<Item = Option<K>>,
         text: impl Fn(&K) -> String,
     ) -> Self {
-        let mut index: std::collections::HashMap<K, u32> = std::collections::HashMap::new();
+        let mut index: std::collections::HashMap<K, u32, foldhash::fast::FixedState> =
+            std::collections::HashMap::default();
         let mut last: Option<(K, u32)> = None;
         let mut out = Coded::default();
         for key in keys {
