@@ -724,18 +724,41 @@ pub fn read_in_memory(
         read_total += fs.source_rows;
         summary.files.push(fs);
     }
-    let dates: Vec<(NaiveDate, rentix_store::commit::Segments)> =
-        std::mem::take(&mut stager.buckets).into_iter().collect();
-    let outcomes: Vec<(Vec<StoredObservation>, rentix_store::commit::DateOutcome)> = dates
-        .into_par_iter()
-        .map(|(date, rows)| rentix_store::commit::dedupe_in_memory(date, rows.into_vec()))
-        .collect();
-    let mut rows = Vec::with_capacity(outcomes.iter().map(|o| o.0.len()).sum());
-    let mut tally = Tally::default();
-    for (kept, o) in outcomes {
-        tally.add(&mut summary, o);
-        rows.extend(kept);
+    // Every date's rows moved once into one vector, in date order; each date's
+    // stretch deduplicated in place (dates in parallel), the duplicates then
+    // dropped in one pass. Deduplicating each date into a vector of its own and
+    // gathering those into the result held every row twice at the end (issue 48).
+    let dates = std::mem::take(&mut stager.buckets);
+    let mut rows: Vec<StoredObservation> =
+        Vec::with_capacity(dates.values().map(|s| s.len()).sum());
+    let mut stretches: Vec<(NaiveDate, usize)> = Vec::with_capacity(dates.len());
+    for (date, segments) in dates {
+        let before = rows.len();
+        segments.append_to(&mut rows);
+        stretches.push((date, rows.len() - before));
     }
+    let mut parts: Vec<(NaiveDate, &mut [StoredObservation])> = Vec::with_capacity(stretches.len());
+    let mut rest: &mut [StoredObservation] = &mut rows;
+    for &(date, len) in &stretches {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        parts.push((date, part));
+        rest = tail;
+    }
+    let outcomes: Vec<(usize, rentix_store::commit::DateOutcome)> = parts
+        .into_par_iter()
+        .map(|(date, part)| rentix_store::commit::dedupe_in_place(date, part))
+        .collect();
+    let mut keep = Vec::with_capacity(rows.len());
+    let mut tally = Tally::default();
+    for ((kept, o), (_, len)) in outcomes.into_iter().zip(&stretches) {
+        keep.extend((0..*len).map(|k| k < kept));
+        tally.add(&mut summary, o);
+    }
+    let mut at = 0;
+    rows.retain(|_| {
+        at += 1;
+        keep[at - 1]
+    });
     tally.finish(&mut summary, &quarantine)?;
     Ok(InMemory {
         rows,

@@ -163,10 +163,16 @@ impl Segments {
             return self.segments.pop().unwrap_or_default();
         }
         let mut rows = Vec::with_capacity(self.len);
+        self.append_to(&mut rows);
+        rows
+    }
+
+    /// Moves the rows, in the order they were pushed, to the end of `rows`; each
+    /// segment is freed once moved.
+    pub fn append_to(self, rows: &mut Vec<StoredObservation>) {
         for s in self.segments {
             rows.extend(s);
         }
-        rows
     }
 }
 
@@ -700,23 +706,20 @@ pub(crate) fn keep_survivors(rows: &mut [StoredObservation], dedupe: &mut Dedupe
     survivors.len()
 }
 
-/// A date's rows deduplicated in memory as a commit into an empty store would: the
-/// rows kept, in partition order, and what the date's commit would count.
-pub fn dedupe_in_memory(
-    date: NaiveDate,
-    mut rows: Vec<StoredObservation>,
-) -> (Vec<StoredObservation>, DateOutcome) {
+/// A date's rows deduplicated in place as a commit into an empty store would: the
+/// rows kept are moved to the front of `rows` in partition order; returns how many,
+/// and what the date's commit would count.
+pub fn dedupe_in_place(date: NaiveDate, rows: &mut [StoredObservation]) -> (usize, DateOutcome) {
     let empty = BTreeMap::new();
     let mut dedupe = Dedupe {
         stored: &empty,
         out: DateOutcome::default(),
     };
-    let kept = keep_survivors(&mut rows, &mut dedupe);
-    rows.truncate(kept);
+    let kept = keep_survivors(rows, &mut dedupe);
     let mut out = dedupe.out;
     out.date = Some(date);
     out.accepted = kept as u64;
-    (rows, out)
+    (kept, out)
 }
 
 #[cfg(test)]
