@@ -477,8 +477,8 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         let n = crate::merge::commit_busy_date(ctx, date, rows, &spills, &mut dedupe, &staged)?;
         (n, DateRows::File(staged))
     } else {
-        let (n, tables) = commit_in_memory(rows, &spills, &mut dedupe)?;
-        (n, DateRows::Tables(tables))
+        let (n, groups) = commit_in_memory(rows, &spills, &mut dedupe, &ctx.staging.join(date.to_string()))?;
+        (n, DateRows::Encoded(groups))
     };
     let mut out = dedupe.out;
     if accepted > 0 {
@@ -489,13 +489,15 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
 }
 
 /// Commits a date whose rows fit the memory budget: all read, their positions
-/// sorted, the survivors converted in partition order, a row group's worth at a
-/// time. Returns how many were kept, and their tables.
+/// sorted, the survivors converted in partition order and encoded as Parquet, a
+/// row group's worth at a time (`path` names them in errors). Returns how many
+/// were kept, and their row groups.
 fn commit_in_memory(
     held: Vec<StoredObservation>,
     spills: &[crate::spill::Section],
     dedupe: &mut Dedupe<'_>,
-) -> Result<(u64, Vec<rentix_table::Table>)> {
+    path: &Path,
+) -> Result<(u64, Vec<rentix_table::EncodedGroups>)> {
     // In input order: the spills as they were written, then the rows still held
     // (the latest read), so an identical duplicate keeps its first occurrence
     // whatever the batch size. Room for every row at once: a vector grown by
@@ -518,27 +520,28 @@ fn commit_in_memory(
         return Ok((0, Vec::new()));
     }
     let kept = &mut rows[..kept];
-    let tables = kept
+    let groups = kept
         .chunks_mut(rentix_table::ROW_GROUP_ROWS)
-        .map(to_table)
-        .collect();
-    Ok((kept.len() as u64, tables))
+        .map(|chunk| to_table(chunk).encode_row_groups(path))
+        .collect::<rentix_table::Result<_>>()?;
+    Ok((kept.len() as u64, groups))
 }
 
 /// A committed date's rows on their way into the month's file.
 #[derive(Debug)]
 pub enum DateRows {
     /// Converted in memory, a row group each.
-    Tables(Vec<rentix_table::Table>),
+    Encoded(Vec<rentix_table::EncodedGroups>),
     /// Written to a file of the date (a busy date, merged on disk).
     File(std::path::PathBuf),
 }
 
-/// A month's file being written: its tables go to a writer thread in date order.
+/// A month's file being written: its dates' row groups, encoded where they were
+/// committed, go to a writer thread in date order.
 struct OpenMonth {
     month: (i32, u32),
     rel: String,
-    tx: std::sync::mpsc::SyncSender<rentix_table::Table>,
+    tx: std::sync::mpsc::SyncSender<rentix_table::EncodedGroups>,
     writer: std::thread::JoinHandle<rentix_table::Result<()>>,
 }
 
@@ -584,10 +587,10 @@ impl<'a> MonthWriter<'a> {
         if self.open.is_none() {
             let rel = partition_path(date, self.run_id);
             let path = self.staging.join(&rel);
-            // Two tables in flight: the writer encodes one while the next is queued.
+            // Two dates in flight: the writer writes one while the next is queued.
             let (tx, rx) = std::sync::mpsc::sync_channel(2);
             let writer = std::thread::spawn(move || {
-                rentix_table::write_unsynced_parquet_batches(&path, rx.into_iter())
+                rentix_table::write_unsynced_parquet_encoded(&path, rx.into_iter())
             });
             self.open = Some(OpenMonth {
                 month,
@@ -601,9 +604,9 @@ impl<'a> MonthWriter<'a> {
         };
         // A send fails only when the writer stopped: its error is returned at close.
         match rows {
-            DateRows::Tables(tables) => {
-                for t in tables {
-                    if open.tx.send(t).is_err() {
+            DateRows::Encoded(groups) => {
+                for g in groups {
+                    if open.tx.send(g).is_err() {
                         return self.close_and_wait();
                     }
                 }
@@ -615,7 +618,8 @@ impl<'a> MonthWriter<'a> {
                         &path,
                         start,
                         rentix_table::ROW_GROUP_ROWS,
-                    )?;
+                    )?
+                    .encode_row_groups(&path)?;
                     if open.tx.send(t).is_err() {
                         return self.close_and_wait();
                     }

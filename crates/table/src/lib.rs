@@ -16,7 +16,7 @@ mod resumable;
 mod transaction;
 
 pub use csv_file::{CsvFile, CsvRow};
-pub use parquet::write_unsynced_parquet_batches;
+pub use parquet::{write_unsynced_parquet_batches, write_unsynced_parquet_encoded, EncodedGroups};
 pub use quiet::quiet_caught_panics;
 pub use resumable::{ResumableSha256, SavedSha256};
 pub use transaction::{fail_point, recover, Recovery, Transaction};

@@ -59,6 +59,37 @@ impl Table {
     }
 }
 
+/// Row groups encoded for a Parquet file: none in this build (nothing can be
+/// encoded without the `parquet` feature).
+#[derive(Debug)]
+pub struct EncodedGroups(());
+
+impl EncodedGroups {
+    /// The rows encoded.
+    pub fn rows(&self) -> u64 {
+        0
+    }
+}
+
+impl Table {
+    /// Refused: this build writes no Parquet ([`TableError::NoParquet`]).
+    pub fn encode_row_groups(&self, path: &Path) -> Result<EncodedGroups> {
+        refused(path)
+    }
+}
+
+/// Refused: this build writes no Parquet ([`TableError::NoParquet`]); nothing is
+/// created. No part at all writes nothing, as with the feature.
+pub fn write_unsynced_parquet_encoded(
+    path: &Path,
+    mut parts: impl Iterator<Item = EncodedGroups>,
+) -> Result<()> {
+    match parts.next() {
+        None => Ok(()),
+        Some(_) => refused(path),
+    }
+}
+
 /// Refused: this build writes no Parquet ([`TableError::NoParquet`]); nothing is
 /// created. No table at all writes nothing, as with the feature.
 pub fn write_unsynced_parquet_batches(

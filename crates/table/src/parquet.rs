@@ -715,6 +715,145 @@ fn column_pages(
         .collect())
 }
 
+/// A table's rows as Parquet row groups, encoded and compressed, ready to be
+/// written ([`write_unsynced_parquet_encoded`]): the encoding's work done where the
+/// rows are (a store partition's dates, on the pool), and the file's writer left
+/// only to put bytes in order. Encoded on its month's writer thread, a 1M-row
+/// ingest's commit waited for that one thread a quarter of its time (issue 48).
+/// The bytes are those [`write_unsynced_parquet_batches`] writes of the same tables.
+pub struct EncodedGroups {
+    schema: ArrowSchema,
+    groups: Vec<(u64, Vec<Vec<CompressedPage>>)>,
+}
+
+impl std::fmt::Debug for EncodedGroups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EncodedGroups")
+            .field("rows", &self.rows())
+            .field("groups", &self.groups.len())
+            .finish()
+    }
+}
+
+impl EncodedGroups {
+    /// The rows encoded.
+    pub fn rows(&self) -> u64 {
+        self.groups.iter().map(|g| g.0).sum()
+    }
+}
+
+impl Table {
+    /// Encodes and compresses the table's rows as the row groups (of at most
+    /// [`ROW_GROUP_ROWS`]) that [`write_unsynced_parquet_batches`] would write of it;
+    /// `path` names the file they are for, in errors.
+    pub fn encode_row_groups(&self, path: &Path) -> Result<EncodedGroups> {
+        let perr = |e: PolarsError| parquet_error(path, &e);
+        let schema = self.arrow_schema();
+        let fields = polars_parquet::write::to_parquet_schema(&schema)
+            .map_err(perr)?
+            .fields()
+            .to_vec();
+        let encodings: Vec<Vec<Encoding>> = schema
+            .iter_values()
+            .map(|f| get_dtype_encoding(&f.dtype))
+            .collect();
+        let arrays = self.arrays().map_err(perr)?;
+        let options = write_options();
+        let mut groups = Vec::new();
+        for start in (0..self.height()).step_by(ROW_GROUP_ROWS) {
+            let len = ROW_GROUP_ROWS.min(self.height() - start);
+            let mut columns = Vec::with_capacity(arrays.len());
+            for ((array, type_), encoding) in arrays.iter().zip(&fields).zip(&encodings) {
+                let array = array.sliced(start, len);
+                let encoding: &[Encoding] = if mostly_distinct(array.as_ref()) {
+                    &[Encoding::Plain]
+                } else {
+                    encoding
+                };
+                for leaf in
+                    array_to_columns(array, type_.clone(), options, encoding).map_err(perr)?
+                {
+                    let pages = leaf.map(|page| {
+                        page.map_err(|e| {
+                            ParquetError::FeatureNotSupported(format!("encoding: {e}"))
+                        })
+                    });
+                    let compressed = Compressor::new(pages, options.compression, vec![])
+                        .collect::<std::result::Result<Vec<CompressedPage>, ParquetError>>()
+                        .map_err(|e| perr(e.into()))?;
+                    columns.push(compressed);
+                }
+            }
+            groups.push((len as u64, columns));
+        }
+        Ok(EncodedGroups { schema, groups })
+    }
+}
+
+/// A column's compressed pages, handed to the file's writer one at a time.
+struct OwnedPages {
+    pages: std::vec::IntoIter<CompressedPage>,
+    current: Option<CompressedPage>,
+}
+
+impl FallibleStreamingIterator for OwnedPages {
+    type Item = CompressedPage;
+    type Error = PolarsError;
+
+    fn advance(&mut self) -> PolarsResult<()> {
+        self.current = self.pages.next();
+        Ok(())
+    }
+
+    fn get(&self) -> Option<&CompressedPage> {
+        self.current.as_ref()
+    }
+}
+
+/// Writes one Parquet file of encoded row groups ([`Table::encode_row_groups`]), in
+/// order; every part must have the first's columns. Unsynced, as
+/// [`write_unsynced_parquet_batches`]; no part at all writes nothing.
+pub fn write_unsynced_parquet_encoded(
+    path: &Path,
+    parts: impl Iterator<Item = EncodedGroups>,
+) -> Result<()> {
+    let werr = |source| TableError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let perr = |e: PolarsError| parquet_error(path, &e);
+    let mut parts = parts.peekable();
+    let Some(first) = parts.peek() else {
+        return Ok(());
+    };
+    let schema = first.schema.clone();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(werr)?;
+    }
+    let file = BufWriter::new(File::create(path).map_err(werr)?);
+    let mut writer = FileWriter::try_new(file, schema.clone(), write_options()).map_err(perr)?;
+    for part in parts {
+        if part.schema != schema {
+            return Err(TableError::Parquet {
+                path: path.to_path_buf(),
+                detail: "a batch's columns differ from the first batch's".into(),
+            });
+        }
+        for (rows, columns) in part.groups {
+            let group = DynIter::new(columns.into_iter().map(|pages| {
+                Ok(DynStreamingIterator::new(OwnedPages {
+                    pages: pages.into_iter(),
+                    current: None,
+                }))
+            }));
+            writer.write(rows, group).map_err(perr)?;
+        }
+    }
+    writer.end(None).map_err(perr)?;
+    let mut file = writer.into_inner();
+    file.flush().map_err(werr)
+}
+
 /// Writes one Parquet file from tables with the same columns, in order, each a row
 /// group (split if longer than [`ROW_GROUP_ROWS`]): a caller converts its rows one
 /// batch at a time and never holds the file's whole table. Nobody reads the file
@@ -761,6 +900,113 @@ pub fn write_unsynced_parquet_batches(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Row groups encoded ahead ([`Table::encode_row_groups`]) and written by
+    /// [`write_unsynced_parquet_encoded`] are the bytes the batch writer writes of
+    /// the same tables: batches of 0 to 70,000 rows (more than one row group), text
+    /// unique and coded, doubles, integers, booleans, instants and dates, nulls in
+    /// each.
+    #[test]
+    fn encoded_row_groups_write_the_batch_writers_bytes() {
+        let table = |from: usize, n: usize| {
+            let mut t = Table::new();
+            let rows = from..from + n;
+            t.push(
+                "id",
+                Col::Str(
+                    rows.clone()
+                        .map(|i| (i % 29 != 0).then(|| format!("id-{i:09}")))
+                        .collect(),
+                ),
+            );
+            t.push(
+                "grade",
+                Col::Coded(Coded::from_keys(
+                    rows.clone().map(|i| (i % 11 != 0).then_some(i % 4)),
+                    |k: &usize| {
+                        [
+                            "h100/vm/1m",
+                            "a100/vm/spot",
+                            "b200/bare-metal/1y",
+                            "l40s/vm/1m",
+                        ][*k]
+                            .to_string()
+                    },
+                )),
+            );
+            t.push(
+                "price",
+                Col::F64(
+                    rows.clone()
+                        .map(|i| (i % 13 != 0).then(|| 2.0 + (i as f64).sin()))
+                        .collect(),
+                ),
+            );
+            t.push(
+                "count",
+                Col::I64(rows.clone().map(|i| Some((i % 40) as i64)).collect()),
+            );
+            t.push(
+                "firm",
+                Col::Bool(
+                    rows.clone()
+                        .map(|i| (i % 7 != 0).then_some(i % 3 == 0))
+                        .collect(),
+                ),
+            );
+            t.push(
+                "observed_at",
+                Col::Timestamp(
+                    rows.clone()
+                        .map(|i| Some(1_735_689_600_000_000 + i as i64 * 61_000_123))
+                        .collect(),
+                ),
+            );
+            t.push(
+                "fixing_date",
+                Col::Date(rows.map(|i| Some(20_089 + (i / 1000) as i32)).collect()),
+            );
+            t
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let sizes = [3usize, 0, 2_741, 70_000, 129, 1];
+        let mut at = 0;
+        let batches: Vec<Table> = sizes
+            .iter()
+            .map(|&n| {
+                at += n;
+                table(at - n, n)
+            })
+            .collect();
+        let by_batches = dir.path().join("batches.parquet");
+        write_unsynced_parquet_batches(&by_batches, batches.iter().cloned()).unwrap();
+        let encoded = dir.path().join("encoded.parquet");
+        let parts: Vec<EncodedGroups> = batches
+            .iter()
+            .map(|t| t.encode_row_groups(&encoded).unwrap())
+            .collect();
+        assert_eq!(
+            parts.iter().map(EncodedGroups::rows).sum::<u64>(),
+            at as u64
+        );
+        write_unsynced_parquet_encoded(&encoded, parts.into_iter()).unwrap();
+        assert_eq!(
+            std::fs::read(&encoded).unwrap(),
+            std::fs::read(&by_batches).unwrap()
+        );
+        // Another table's columns are refused, nothing is written of them.
+        let other = {
+            let mut t = Table::new();
+            t.push("x", Col::I64(vec![Some(1)]));
+            t
+        };
+        let mixed = dir.path().join("mixed.parquet");
+        let parts = [
+            batches[0].encode_row_groups(&mixed).unwrap(),
+            other.encode_row_groups(&mixed).unwrap(),
+        ];
+        assert!(write_unsynced_parquet_encoded(&mixed, parts.into_iter()).is_err());
+    }
 
     /// Text and doubles without nulls, at several shares of distinct values
     /// (around the 90% of the shortcut and the encoder's 75%), in row groups of
