@@ -40,6 +40,16 @@ create_exception!(
 
 /// The Python exception of a failure: its class as the CLI's exit code decides it
 /// (`rentix_errors::class`), with the CLI's message (the error and its causes).
+/// A Python exception raised from a read's hand-over of its dates
+/// ([`rentix_ingest::Staged::each_date`]), the read's own errors included.
+struct Raised(PyErr);
+
+impl From<rentix_ingest::IngestError> for Raised {
+    fn from(e: rentix_ingest::IngestError) -> Self {
+        Raised(fail(e))
+    }
+}
+
 fn fail<E: std::error::Error + 'static>(e: E) -> PyErr {
     let mut text = e.to_string();
     let mut cause = e.source();
@@ -236,9 +246,14 @@ fn fix_files(
     let (from, to) = (date(from_)?, date(to)?);
     let options = ingest_options(mapping, &ratings)?;
     py.detach(|| {
-        let read =
-            rentix_ingest::read_in_memory(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
-        let result = compute(&read.rows, &req).map_err(fail)?;
+        // A date's rows at a time, as `rentix index --input` fixes them.
+        let staged =
+            rentix_ingest::read_in_stages(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
+        let mut fixer = rentix_index::Fixer::new(&req).map_err(fail)?;
+        staged
+            .each_date(|rows| fixer.add(&rows).map_err(|e| Raised(fail(e))))
+            .map_err(|e| e.0)?;
+        let result = fixer.finish().map_err(fail)?;
         write_fixings(result.fixings, from, to, &out, Empty::Refused)
     })
 }

@@ -267,11 +267,7 @@ struct OneShot {
 /// The one-shot's request: the whole history (there is nothing published to
 /// continue from), through the requested last day when the files end before it
 /// (not beyond today).
-fn whole_request(cfg: &IndexConfig, summary: &rentix_store::IngestSummary) -> IndexRequest {
-    let last = summary
-        .last_fixing_date
-        .as_ref()
-        .and_then(|d| d.parse::<chrono::NaiveDate>().ok());
+fn whole_request(cfg: &IndexConfig, last: Option<chrono::NaiveDate>) -> IndexRequest {
     IndexRequest {
         from: None,
         to: cfg
@@ -285,23 +281,27 @@ fn whole_request(cfg: &IndexConfig, summary: &rentix_store::IngestSummary) -> In
 
 /// The files read, deduplicated and fixed in memory.
 fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::Result<OneShot> {
-    let mut read = rentix_ingest::read_in_memory(&cfg.inputs, opts, &mut |_| {})?;
-    let result = rentix_index::compute(&read.rows, &whole_request(cfg, &read.summary))?;
-    // The observations are not needed again: freed on another thread while this
-    // one publishes (a million rows take a third of a second to free).
-    let rows = std::mem::take(&mut read.rows);
-    std::thread::spawn(move || drop(rows));
-    let quarantine = if read.summary.quarantined > 0 {
+    let staged = rentix_ingest::read_in_stages(&cfg.inputs, opts, &mut |_| {})?;
+    let req = whole_request(cfg, staged.last_fixing_date());
+    // Each date's rows go to the engine as they are deduplicated, and are freed
+    // once it has taken them: the rows are never all held twice (issue 48).
+    let mut fixer = rentix_index::Fixer::new(&req)?;
+    let (summary, mut refused) = staged.each_date(|rows| -> anyhow::Result<()> {
+        fixer.add(&rows)?;
+        Ok(())
+    })?;
+    let result = fixer.finish()?;
+    let quarantine = if summary.quarantined > 0 {
         let tmp = tempfile::tempdir().context("a temporary directory")?;
         let rendered = tmp.path().join("quarantine.csv");
-        read.quarantine.write(&rendered)?;
+        refused.write(&rendered)?;
         Some(std::fs::read(&rendered)?)
     } else {
         None
     };
     Ok(OneShot {
         result,
-        summary: read.summary,
+        summary,
         quarantine,
         route: "in memory, no store".into(),
     })
@@ -326,7 +326,11 @@ fn through_store(
     let dir = tmp.path().join("store");
     let summary = rentix_ingest::ingest(&dir, &cfg.inputs, opts, &mut |_| {})?;
     let store = Store::open(&dir)?;
-    let result = rentix_index::compute_from_store(&store, &whole_request(cfg, &summary))?;
+    let last = summary
+        .last_fixing_date
+        .as_ref()
+        .and_then(|d| d.parse::<chrono::NaiveDate>().ok());
+    let result = rentix_index::compute_from_store(&store, &whole_request(cfg, last))?;
     let quarantine = if summary.quarantined > 0 {
         let path = dir.join(&summary.quarantine_file);
         Some(std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?)

@@ -103,10 +103,39 @@ pub fn past_the_store(
 
 /// Computes fixings, composites and forward curves from store observations.
 pub fn compute(rows: &[StoredObservation], req: &IndexRequest) -> Result<IndexResult, IndexError> {
-    let clock = req.methodology.cutoff_clock();
-    let mut grouper = GradeGrouper::new(req, clock)?;
-    grouper.add(rows)?;
-    compute_grouped(grouper.finish(), req)
+    let mut fixer = Fixer::new(req)?;
+    fixer.add(rows)?;
+    fixer.finish()
+}
+
+/// [`compute`] fed its rows a part at a time, in the order it would read them
+/// whole (by fixing date, each date's rows in a store partition's order): the
+/// same result, and the engine keeps what it fixes from, never every row. The
+/// one-shot fixes its files' rows so a date at a time, as they are deduplicated.
+pub struct Fixer<'a> {
+    grouper: GradeGrouper<'a>,
+    req: &'a IndexRequest,
+}
+
+impl<'a> Fixer<'a> {
+    /// A fixer of `req`; fails when the methodology's grade patterns, calendar or
+    /// contributor aliases do not parse.
+    pub fn new(req: &'a IndexRequest) -> Result<Self, IndexError> {
+        Ok(Self {
+            grouper: GradeGrouper::new(req, req.methodology.cutoff_clock())?,
+            req,
+        })
+    }
+
+    /// Adds rows, after those added before.
+    pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), IndexError> {
+        self.grouper.add(rows)
+    }
+
+    /// Fixes what was added.
+    pub fn finish(self) -> Result<IndexResult, IndexError> {
+        compute_grouped(self.grouper.finish(), self.req)
+    }
 }
 
 /// [`compute`] over a whole store, read a few partitions at a time and only the

@@ -21,7 +21,9 @@ pub use normalize::{
     Bounds, DEFAULT_FUTURE_DAYS, DEFAULT_MAX_QUANTITY_GPU_HOURS, DEFAULT_MAX_USD_PER_GPU_HOUR,
     DEFAULT_MIN_USD_PER_GPU_HOUR,
 };
-pub use pipeline::{ingest, read_in_memory, InMemory, IngestOptions, DEFAULT_BATCH_ROWS};
+pub use pipeline::{
+    ingest, read_in_memory, read_in_stages, InMemory, IngestOptions, Staged, DEFAULT_BATCH_ROWS,
+};
 pub use quarantine::{QuarantineRow, QuarantineWriter};
 pub use raw::RawObservation;
 pub use reason::Reason;

@@ -652,12 +652,121 @@ pub struct InMemory {
 
 /// Reads, validates, normalizes and deduplicates `files` exactly as [`ingest`] does
 /// into an empty store, but in memory and with no store: for reproducing an index
-/// from raw files (`rentix index --input`). Memory holds every accepted row.
+/// from raw files. Memory holds every accepted row ([`read_in_stages`] hands them
+/// over a date at a time instead).
 pub fn read_in_memory(
     files: &[PathBuf],
     opts: &IngestOptions,
     progress: Progress<'_>,
 ) -> Result<InMemory> {
+    let staged = read_in_stages(files, opts, progress)?;
+    let mut rows = Vec::with_capacity(staged.rows());
+    let (summary, quarantine) = staged.each_date(|date_rows: Vec<StoredObservation>| {
+        rows.extend(date_rows);
+        Ok::<(), IngestError>(())
+    })?;
+    Ok(InMemory {
+        rows,
+        summary,
+        quarantine,
+    })
+}
+
+/// A read into memory ([`read_in_stages`]) before its dedupe: the accepted rows by
+/// fixing date, the refused ones, the counts so far.
+pub struct Staged {
+    stager: Stager,
+    quarantine: QuarantineWriter,
+    summary: IngestSummary,
+}
+
+/// Dates deduplicated at once (in parallel) while the dates before them are handed
+/// over.
+const HAND_OVER_DATES: usize = 32;
+
+impl Staged {
+    /// Rows read and accepted, duplicates included.
+    pub fn rows(&self) -> usize {
+        self.stager.buckets.values().map(|s| s.len()).sum()
+    }
+
+    /// The last fixing date of a row read: the last the dedupe keeps rows of (a
+    /// date keeps one row at least of those read).
+    pub fn last_fixing_date(&self) -> Option<NaiveDate> {
+        self.stager.buckets.keys().next_back().copied()
+    }
+
+    /// Deduplicates the rows date by date, as a commit into an empty store would,
+    /// and hands each date's kept rows to `take` in date order, in partition order
+    /// (the order [`read_in_memory`] returns them in): a consumer that keeps less
+    /// than the rows (the index engine's) never holds them all twice. Dates are
+    /// deduplicated in parallel a chunk at a time while the chunk before is handed
+    /// over. Returns the run's counts (checked) and its quarantine.
+    pub fn each_date<E: From<IngestError>>(
+        self,
+        mut take: impl FnMut(Vec<StoredObservation>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(IngestSummary, QuarantineWriter), E> {
+        let Staged {
+            stager,
+            quarantine,
+            mut summary,
+        } = self;
+        let mut tally = Tally::default();
+        let dates: Vec<(NaiveDate, rentix_store::commit::Segments)> =
+            stager.buckets.into_iter().collect();
+        let dedupe = |chunk: Vec<(NaiveDate, rentix_store::commit::Segments)>| {
+            chunk
+                .into_par_iter()
+                .map(|(date, segments)| {
+                    let mut rows = segments.into_vec();
+                    let (kept, outcome) = rentix_store::commit::dedupe_in_place(date, &mut rows);
+                    rows.truncate(kept);
+                    (rows, outcome)
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut chunks = Vec::new();
+        let mut dates = dates.into_iter().peekable();
+        while dates.peek().is_some() {
+            chunks.push(dates.by_ref().take(HAND_OVER_DATES).collect::<Vec<_>>());
+        }
+        let mut done: Vec<(Vec<StoredObservation>, rentix_store::commit::DateOutcome)> = Vec::new();
+        let mut hand_over = |done: Vec<(
+            Vec<StoredObservation>,
+            rentix_store::commit::DateOutcome,
+        )>|
+         -> std::result::Result<(), E> {
+            for (rows, outcome) in done {
+                tally.add(&mut summary, outcome);
+                take(rows)?;
+            }
+            Ok(())
+        };
+        for chunk in chunks {
+            let before = std::mem::take(&mut done);
+            let (deduped, handed) = std::thread::scope(|scope| {
+                let deduping = scope.spawn(|| dedupe(chunk));
+                let handed = hand_over(before);
+                (deduping.join(), handed)
+            });
+            handed?;
+            done = deduped.map_err(|_| {
+                IngestError::Accounting("a thread deduplicating dates stopped unexpectedly".into())
+            })?;
+        }
+        hand_over(done)?;
+        tally.finish(&mut summary, &quarantine)?;
+        Ok((summary, quarantine))
+    }
+}
+
+/// Reads, validates and normalizes `files` as [`ingest`] does, into memory and
+/// with no store, up to the dedupe ([`Staged::each_date`]).
+pub fn read_in_stages(
+    files: &[PathBuf],
+    opts: &IngestOptions,
+    progress: Progress<'_>,
+) -> Result<Staged> {
     check_inputs(files)?;
     let (mapping, normalizer) = prepare(opts)?;
     let mut stager = Stager {
@@ -724,46 +833,10 @@ pub fn read_in_memory(
         read_total += fs.source_rows;
         summary.files.push(fs);
     }
-    // Every date's rows moved once into one vector, in date order; each date's
-    // stretch deduplicated in place (dates in parallel), the duplicates then
-    // dropped in one pass. Deduplicating each date into a vector of its own and
-    // gathering those into the result held every row twice at the end (issue 48).
-    let dates = std::mem::take(&mut stager.buckets);
-    let mut rows: Vec<StoredObservation> =
-        Vec::with_capacity(dates.values().map(|s| s.len()).sum());
-    let mut stretches: Vec<(NaiveDate, usize)> = Vec::with_capacity(dates.len());
-    for (date, segments) in dates {
-        let before = rows.len();
-        segments.append_to(&mut rows);
-        stretches.push((date, rows.len() - before));
-    }
-    let mut parts: Vec<(NaiveDate, &mut [StoredObservation])> = Vec::with_capacity(stretches.len());
-    let mut rest: &mut [StoredObservation] = &mut rows;
-    for &(date, len) in &stretches {
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
-        parts.push((date, part));
-        rest = tail;
-    }
-    let outcomes: Vec<(usize, rentix_store::commit::DateOutcome)> = parts
-        .into_par_iter()
-        .map(|(date, part)| rentix_store::commit::dedupe_in_place(date, part))
-        .collect();
-    let mut keep = Vec::with_capacity(rows.len());
-    let mut tally = Tally::default();
-    for ((kept, o), (_, len)) in outcomes.into_iter().zip(&stretches) {
-        keep.extend((0..*len).map(|k| k < kept));
-        tally.add(&mut summary, o);
-    }
-    let mut at = 0;
-    rows.retain(|_| {
-        at += 1;
-        keep[at - 1]
-    });
-    tally.finish(&mut summary, &quarantine)?;
-    Ok(InMemory {
-        rows,
-        summary,
+    Ok(Staged {
+        stager,
         quarantine,
+        summary,
     })
 }
 

@@ -477,7 +477,12 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
         let n = crate::merge::commit_busy_date(ctx, date, rows, &spills, &mut dedupe, &staged)?;
         (n, DateRows::File(staged))
     } else {
-        let (n, groups) = commit_in_memory(rows, &spills, &mut dedupe, &ctx.staging.join(date.to_string()))?;
+        let (n, groups) = commit_in_memory(
+            rows,
+            &spills,
+            &mut dedupe,
+            &ctx.staging.join(date.to_string()),
+        )?;
         (n, DateRows::Encoded(groups))
     };
     let mut out = dedupe.out;
