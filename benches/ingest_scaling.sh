@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Issue 48's same-run table: ingest against the same-work polars script
+# (shared/perf/ref_polars_ingest.py, whole processes, REPS interleaved runs, the
+# median of each), then ingest, full index and the one-shot on one core and on two
+# (taskset and RAYON_NUM_THREADS=1 for one), the one-shot beside the plain-Python
+# listings pipeline. Every rentix output of the two core counts is compared byte
+# for byte. A measurement, never a test.
+#
+#   cargo build --release && pip install polars numpy && \
+#     bash benches/ingest_scaling.sh [WORKDIR] [ROWS] [REPS]
+#
+# RENTIX_BASE=/path/to/an/older/rentix measures it beside the binary under test;
+# PYTHON= the interpreter that has polars (python3 by default).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+R="${RENTIX:-${CARGO_TARGET_DIR:-target}/release/rentix}"
+W="${1:-$(mktemp -d)}"
+ROWS="${2:-1000000}"
+REPS="${3:-5}"
+PY="${PYTHON:-python3}"
+SHARED="${SHARED:-../shared}"
+mkdir -p "$W"
+echo "binary: $R   workdir: $W   rows: $ROWS   reps: $REPS   cores: $(nproc)"
+bins=("$R")
+[ -n "${RENTIX_BASE:-}" ] && bins=("$RENTIX_BASE" "$R")
+
+[ -f "$W/canonical.csv" ] || "$PY" "$SHARED/perf/gen_canonical.py" "$ROWS" "$W/canonical.csv"
+[ -f "$W/sim/observations.csv" ] || "$R" simulate --out "$W/sim" --seed 1 --rows "$ROWS" > /dev/null
+
+# seconds, user seconds and peak KiB of one command, its output discarded.
+run() { /usr/bin/time -f "%e %U %M" "$@" > /dev/null 2> "$W/time" || { cat "$W/time"; exit 1; }; tail -1 "$W/time"; }
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+echo "== ingest of $ROWS canonical rows against the polars script ($REPS runs each, interleaved)"
+: > "$W/ingest.txt"
+for _ in $(seq "$REPS"); do
+  rm -rf "$W/pol"; echo "polars $(run "$PY" "$SHARED/perf/ref_polars_ingest.py" "$W/canonical.csv" "$W/pol")" >> "$W/ingest.txt"
+  for b in "${bins[@]}"; do
+    rm -rf "$W/st"; echo "$b $(run "$b" ingest --store "$W/st" "$W/canonical.csv")" >> "$W/ingest.txt"
+  done
+done
+pol=$(awk '$1=="polars"{print $2}' "$W/ingest.txt" | median)
+printf '  %-40s median %6.2f s (runs: %s)\n' polars "$pol" "$(awk '$1=="polars"{printf "%s ", $2}' "$W/ingest.txt")"
+for b in "${bins[@]}"; do
+  m=$(awk -v b="$b" '$1==b{print $2}' "$W/ingest.txt" | median)
+  mem=$(awk -v b="$b" '$1==b{print $4}' "$W/ingest.txt" | median)
+  printf '  %-40s median %6.2f s, %4.0f MiB, %.2fx the polars script (runs: %s)\n' "$b" "$m" "$(awk -v k="$mem" 'BEGIN{print k/1024}')" \
+    "$(awk -v a="$m" -v p="$pol" 'BEGIN{print a/p}')" "$(awk -v b="$b" '$1==b{printf "%s ", $2}' "$W/ingest.txt")"
+done
+
+echo "== one core against two (ingest, full index, one-shot), and the Python listings pipeline"
+py=$(run python3 benches/python_listings_pipeline.py "$W/sim/observations.csv" "$W/py_listings.csv")
+echo "  python listings pipeline: $py (s, user s, KiB)"
+for b in "${bins[@]}"; do
+  for cores in 1 2; do
+    if [ "$cores" = 1 ]; then pre=(env RAYON_NUM_THREADS=1 taskset -c 0); else pre=(env); fi
+    rm -rf "$W/st$cores"
+    i=$(run "${pre[@]}" "$b" ingest --store "$W/st$cores" "$W/canonical.csv")
+    x=$(run "${pre[@]}" "$b" index --store "$W/st$cores" --out "$W/fix$cores.csv")
+    o=$(run "${pre[@]}" "$b" index --input "$W/sim/observations.csv" --methodology listings_7d_sigma --out "$W/one$cores.csv")
+    echo "$i" > "$W/i$cores"; echo "$x" > "$W/x$cores"; echo "$o" > "$W/o$cores"
+  done
+  for f in fix one; do cmp -s "$W/${f}1.csv" "$W/${f}2.csv" || { echo "  $f: 1 and 2 cores differ"; exit 1; }; done
+  (cd "$W/st1" && find observations -type f | sort | xargs sha256sum) > "$W/p1"
+  (cd "$W/st2" && find observations -type f | sort | xargs sha256sum) > "$W/p2"
+  cmp -s "$W/p1" "$W/p2" || { echo "  partitions: 1 and 2 cores differ"; exit 1; }
+  echo "  $b (1 core -> 2 cores: seconds, speed-up; the same bytes out)"
+  for s in i:ingest x:index o:one-shot; do
+    k=${s%%:*}; a=$(cut -d' ' -f1 "$W/${k}1"); c=$(cut -d' ' -f1 "$W/${k}2"); mem=$(cut -d' ' -f3 "$W/${k}2")
+    printf '    %-9s %6.2f -> %6.2f s  %.2fx  (peak %4.0f MiB)\n' "${s#*:}" "$a" "$c" "$(awk -v a="$a" -v c="$c" 'BEGIN{print a/c}')" "$(awk -v k="$mem" 'BEGIN{print k/1024}')"
+  done
+  printf '    one-shot against the Python pipeline: %.2fx faster\n' "$(awk -v p="${py%% *}" -v c="$(cut -d' ' -f1 "$W/o2")" 'BEGIN{print p/c}')"
+done
