@@ -407,7 +407,7 @@ pub(crate) fn sort_in_partition_order(rows: &[StoredObservation], positions: &mu
     let grades = ranks((0..positions.len()).map(|k| &at(k).grade));
     let kinds = ranks((0..positions.len()).map(|k| at(k).kind));
     let sources = ranks((0..positions.len()).map(|k| at(k).source.as_str()));
-    let mut sortable: Vec<(i32, u32, u32, i64, u32, u32, u128, usize)> = (0..positions.len())
+    let mut sortable: Vec<OrderKey> = (0..positions.len())
         .map(|k| {
             let o = at(k);
             (
@@ -427,6 +427,11 @@ pub(crate) fn sort_in_partition_order(rows: &[StoredObservation], positions: &mu
         *p = s.7;
     }
 }
+
+/// A row's place in [`partition_order`] as integers: fixing date, grade rank, kind
+/// rank, seconds and nanoseconds of the instant, source rank, dedupe key; then its
+/// position.
+type OrderKey = (i32, u32, u32, i64, u32, u32, u128, usize);
 
 /// Each value's rank among the distinct values (0 the least): equal values equal
 /// ranks, and ranks ordered as the values are.
