@@ -762,28 +762,51 @@ impl Table {
         let mut groups = Vec::new();
         for start in (0..self.height()).step_by(ROW_GROUP_ROWS) {
             let len = ROW_GROUP_ROWS.min(self.height() - start);
-            let mut columns = Vec::with_capacity(arrays.len());
-            for ((array, type_), encoding) in arrays.iter().zip(&fields).zip(&encodings) {
+            // One column's leaves, compressed.
+            let encode = |((array, type_), encoding): (
+                (&Box<dyn Array>, &ParquetType),
+                &Vec<Encoding>,
+            )|
+             -> Result<Vec<Vec<CompressedPage>>> {
                 let array = array.sliced(start, len);
                 let encoding: &[Encoding] = if mostly_distinct(array.as_ref()) {
                     &[Encoding::Plain]
                 } else {
                     encoding
                 };
-                for leaf in
-                    array_to_columns(array, type_.clone(), options, encoding).map_err(perr)?
-                {
-                    let pages = leaf.map(|page| {
-                        page.map_err(|e| {
-                            ParquetError::FeatureNotSupported(format!("encoding: {e}"))
-                        })
-                    });
-                    let compressed = Compressor::new(pages, options.compression, vec![])
-                        .collect::<std::result::Result<Vec<CompressedPage>, ParquetError>>()
-                        .map_err(|e| perr(e.into()))?;
-                    columns.push(compressed);
-                }
-            }
+                array_to_columns(array, type_.clone(), options, encoding)
+                    .map_err(perr)?
+                    .into_iter()
+                    .map(|leaf| {
+                        let pages = leaf.map(|page| {
+                            page.map_err(|e| {
+                                ParquetError::FeatureNotSupported(format!("encoding: {e}"))
+                            })
+                        });
+                        Compressor::new(pages, options.compression, vec![])
+                            .collect::<std::result::Result<Vec<CompressedPage>, ParquetError>>()
+                            .map_err(|e| perr(e.into()))
+                    })
+                    .collect()
+            };
+            // A large row group (a busy date's) is encoded a column a task, as the
+            // batch writer encodes it; a small one on the calling task alone.
+            let columns: Vec<Vec<Vec<CompressedPage>>> = if len >= PARALLEL_WRITE_ROWS {
+                arrays
+                    .par_iter()
+                    .zip(&fields)
+                    .zip(&encodings)
+                    .map(encode)
+                    .collect::<Result<_>>()?
+            } else {
+                arrays
+                    .iter()
+                    .zip(&fields)
+                    .zip(&encodings)
+                    .map(encode)
+                    .collect::<Result<_>>()?
+            };
+            let columns: Vec<Vec<CompressedPage>> = columns.into_iter().flatten().collect();
             groups.push((len as u64, columns));
         }
         Ok(EncodedGroups { schema, groups })
@@ -903,7 +926,7 @@ mod tests {
 
     /// Row groups encoded ahead ([`Table::encode_row_groups`]) and written by
     /// [`write_unsynced_parquet_encoded`] are the bytes the batch writer writes of
-    /// the same tables: batches of 0 to 70,000 rows (more than one row group), text
+    /// the same tables: batches of 0 to 120,000 rows (one past the size encoded a column a task), text
     /// unique and coded, doubles, integers, booleans, instants and dates, nulls in
     /// each.
     #[test]
@@ -969,7 +992,7 @@ mod tests {
             t
         };
         let dir = tempfile::tempdir().unwrap();
-        let sizes = [3usize, 0, 2_741, 70_000, 129, 1];
+        let sizes = [3usize, 0, 2_741, 120_000, 129, 1];
         let mut at = 0;
         let batches: Vec<Table> = sizes
             .iter()
