@@ -764,7 +764,7 @@ impl Table {
             let len = ROW_GROUP_ROWS.min(self.height() - start);
             // One column's leaves, compressed.
             let encode = |((array, type_), encoding): (
-                (&Box<dyn Array>, &ParquetType),
+                (&dyn Array, &ParquetType),
                 &Vec<Encoding>,
             )|
              -> Result<Vec<Vec<CompressedPage>>> {
@@ -794,6 +794,7 @@ impl Table {
             let columns: Vec<Vec<Vec<CompressedPage>>> = if len >= PARALLEL_WRITE_ROWS {
                 arrays
                     .par_iter()
+                    .map(AsRef::as_ref)
                     .zip(&fields)
                     .zip(&encodings)
                     .map(encode)
@@ -801,6 +802,7 @@ impl Table {
             } else {
                 arrays
                     .iter()
+                    .map(AsRef::as_ref)
                     .zip(&fields)
                     .zip(&encodings)
                     .map(encode)
