@@ -600,7 +600,7 @@ impl<'a> MonthWriter<'a> {
             // Two dates in flight: the writer writes one while the next is queued.
             let (tx, rx) = std::sync::mpsc::sync_channel(2);
             let writer = std::thread::spawn(move || {
-                rentix_table::write_unsynced_parquet_encoded(&path, rx.into_iter())
+                rentix_table::write_unsynced_parquet_encoded(&path, rx.into_iter().map(Ok))
             });
             self.open = Some(OpenMonth {
                 month,

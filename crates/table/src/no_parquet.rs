@@ -82,7 +82,7 @@ impl Table {
 /// created. No part at all writes nothing, as with the feature.
 pub fn write_unsynced_parquet_encoded(
     path: &Path,
-    mut parts: impl Iterator<Item = EncodedGroups>,
+    mut parts: impl Iterator<Item = Result<EncodedGroups>>,
 ) -> Result<()> {
     match parts.next() {
         None => Ok(()),

@@ -560,7 +560,6 @@ const PARALLEL_READ_ROWS: usize = 100_000;
 /// A Parquet file being written: row groups of one schema, then the footer.
 struct Encoder<W: Write> {
     writer: FileWriter<W>,
-    schema: ArrowSchema,
     fields: Vec<ParquetType>,
     encodings: Vec<Vec<Encoding>>,
     /// Encode a row group's columns on the pool.
@@ -585,7 +584,6 @@ impl<W: Write> Encoder<W> {
             .collect();
         Ok(Encoder {
             writer,
-            schema,
             fields,
             encodings,
             parallel,
@@ -836,11 +834,12 @@ impl FallibleStreamingIterator for OwnedPages {
 }
 
 /// Writes one Parquet file of encoded row groups ([`Table::encode_row_groups`]), in
-/// order; every part must have the first's columns. Unsynced, as
-/// [`write_unsynced_parquet_batches`]; no part at all writes nothing.
+/// order; every part must have the first's columns, and the first error stops the
+/// file. Unsynced, as [`write_unsynced_parquet_batches`]; no part at all writes
+/// nothing.
 pub fn write_unsynced_parquet_encoded(
     path: &Path,
-    parts: impl Iterator<Item = EncodedGroups>,
+    parts: impl Iterator<Item = Result<EncodedGroups>>,
 ) -> Result<()> {
     let werr = |source| TableError::Write {
         path: path.to_path_buf(),
@@ -848,16 +847,20 @@ pub fn write_unsynced_parquet_encoded(
     };
     let perr = |e: PolarsError| parquet_error(path, &e);
     let mut parts = parts.peekable();
-    let Some(first) = parts.peek() else {
-        return Ok(());
+    // The first part is encoded (and a table that is not one refused) before the
+    // file is created.
+    let schema = match parts.peek() {
+        None => return Ok(()),
+        Some(Err(_)) => return parts.next().map_or(Ok(()), |p| p.map(|_| ())),
+        Some(Ok(first)) => first.schema.clone(),
     };
-    let schema = first.schema.clone();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(werr)?;
     }
     let file = BufWriter::new(File::create(path).map_err(werr)?);
     let mut writer = FileWriter::try_new(file, schema.clone(), write_options()).map_err(perr)?;
     for part in parts {
+        let part = part?;
         if part.schema != schema {
             return Err(TableError::Parquet {
                 path: path.to_path_buf(),
@@ -889,110 +892,83 @@ pub fn write_unsynced_parquet_batches(
     path: &Path,
     batches: impl Iterator<Item = Table>,
 ) -> Result<()> {
-    let werr = |source| TableError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let perr = |e: PolarsError| parquet_error(path, &e);
-    let mut batches = batches.peekable();
-    let Some(first) = batches.peek() else {
-        return Ok(());
-    };
-    first.check_shape().map_err(perr)?;
-    let parallel = first.height() >= PARALLEL_WRITE_ROWS;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(werr)?;
-    }
-    let file = BufWriter::new(File::create(path).map_err(werr)?);
-    let mut encoder = Encoder::new(file, first, parallel).map_err(perr)?;
-    for t in batches {
-        if t.arrow_schema() != encoder.schema {
-            return Err(TableError::Parquet {
-                path: path.to_path_buf(),
-                detail: "a batch's columns differ from the first batch's".into(),
-            });
-        }
-        let arrays = t.arrays().map_err(perr)?;
-        for start in (0..t.height()).step_by(ROW_GROUP_ROWS) {
-            let len = ROW_GROUP_ROWS.min(t.height() - start);
-            encoder.write(&arrays, start, len).map_err(perr)?;
-        }
-    }
-    let mut file = encoder.finish().map_err(perr)?;
-    file.flush().map_err(werr)
+    write_unsynced_parquet_encoded(path, batches.map(|t| t.encode_row_groups(path)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Rows `from .. from + n` of a table of every column type, nulls in each.
+    fn table(from: usize, n: usize) -> Table {
+        let mut t = Table::new();
+        let rows = from..from + n;
+        t.push(
+            "id",
+            Col::Str(
+                rows.clone()
+                    .map(|i| (i % 29 != 0).then(|| format!("id-{i:09}")))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "grade",
+            Col::Coded(Coded::from_keys(
+                rows.clone().map(|i| (i % 11 != 0).then_some(i % 4)),
+                |k: &usize| {
+                    [
+                        "h100/vm/1m",
+                        "a100/vm/spot",
+                        "b200/bare-metal/1y",
+                        "l40s/vm/1m",
+                    ][*k]
+                        .to_string()
+                },
+            )),
+        );
+        t.push(
+            "price",
+            Col::F64(
+                rows.clone()
+                    .map(|i| (i % 13 != 0).then(|| 2.0 + (i as f64).sin()))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "count",
+            Col::I64(rows.clone().map(|i| Some((i % 40) as i64)).collect()),
+        );
+        t.push(
+            "firm",
+            Col::Bool(
+                rows.clone()
+                    .map(|i| (i % 7 != 0).then_some(i % 3 == 0))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "observed_at",
+            Col::Timestamp(
+                rows.clone()
+                    .map(|i| Some(1_735_689_600_000_000 + i as i64 * 61_000_123))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "fixing_date",
+            Col::Date(rows.map(|i| Some(20_089 + (i / 1000) as i32)).collect()),
+        );
+        t
+    }
+
     /// Row groups encoded ahead ([`Table::encode_row_groups`]) and written by
-    /// [`write_unsynced_parquet_encoded`] are the bytes the batch writer writes of
-    /// the same tables: batches of 0 to 120,000 rows (one past the size encoded a column a task), text
-    /// unique and coded, doubles, integers, booleans, instants and dates, nulls in
-    /// each.
+    /// [`write_unsynced_parquet_encoded`] (the batch writer's path) are the bytes the
+    /// whole-table writer writes of the same table: tables of 1 to 120,000 rows (one
+    /// past the size encoded a column a task), text unique and coded, doubles,
+    /// integers, booleans, instants and dates, nulls in each. (The batch writer's
+    /// bytes against polars' own: `parquet_bytes_are_those_polars_wrote`.)
     #[test]
     fn encoded_row_groups_write_the_batch_writers_bytes() {
-        let table = |from: usize, n: usize| {
-            let mut t = Table::new();
-            let rows = from..from + n;
-            t.push(
-                "id",
-                Col::Str(
-                    rows.clone()
-                        .map(|i| (i % 29 != 0).then(|| format!("id-{i:09}")))
-                        .collect(),
-                ),
-            );
-            t.push(
-                "grade",
-                Col::Coded(Coded::from_keys(
-                    rows.clone().map(|i| (i % 11 != 0).then_some(i % 4)),
-                    |k: &usize| {
-                        [
-                            "h100/vm/1m",
-                            "a100/vm/spot",
-                            "b200/bare-metal/1y",
-                            "l40s/vm/1m",
-                        ][*k]
-                            .to_string()
-                    },
-                )),
-            );
-            t.push(
-                "price",
-                Col::F64(
-                    rows.clone()
-                        .map(|i| (i % 13 != 0).then(|| 2.0 + (i as f64).sin()))
-                        .collect(),
-                ),
-            );
-            t.push(
-                "count",
-                Col::I64(rows.clone().map(|i| Some((i % 40) as i64)).collect()),
-            );
-            t.push(
-                "firm",
-                Col::Bool(
-                    rows.clone()
-                        .map(|i| (i % 7 != 0).then_some(i % 3 == 0))
-                        .collect(),
-                ),
-            );
-            t.push(
-                "observed_at",
-                Col::Timestamp(
-                    rows.clone()
-                        .map(|i| Some(1_735_689_600_000_000 + i as i64 * 61_000_123))
-                        .collect(),
-                ),
-            );
-            t.push(
-                "fixing_date",
-                Col::Date(rows.map(|i| Some(20_089 + (i / 1000) as i32)).collect()),
-            );
-            t
-        };
         let dir = tempfile::tempdir().unwrap();
         let sizes = [3usize, 0, 2_741, 120_000, 129, 1];
         let mut at = 0;
@@ -1003,8 +979,19 @@ mod tests {
                 table(at - n, n)
             })
             .collect();
-        let by_batches = dir.path().join("batches.parquet");
-        write_unsynced_parquet_batches(&by_batches, batches.iter().cloned()).unwrap();
+        // Each table alone: the encoded row groups are the bytes of the whole-table
+        // writer (the encoder writing a row group at a time).
+        for t in batches.iter().filter(|t| t.height() > 0) {
+            let whole = dir.path().join("whole.parquet");
+            t.write(&whole).unwrap();
+            let encoded = dir.path().join("one.parquet");
+            let part = t.encode_row_groups(&encoded);
+            write_unsynced_parquet_encoded(&encoded, std::iter::once(part)).unwrap();
+            assert_eq!(
+                std::fs::read(&encoded).unwrap(),
+                std::fs::read(&whole).unwrap()
+            );
+        }
         let encoded = dir.path().join("encoded.parquet");
         let parts: Vec<EncodedGroups> = batches
             .iter()
@@ -1014,11 +1001,8 @@ mod tests {
             parts.iter().map(EncodedGroups::rows).sum::<u64>(),
             at as u64
         );
-        write_unsynced_parquet_encoded(&encoded, parts.into_iter()).unwrap();
-        assert_eq!(
-            std::fs::read(&encoded).unwrap(),
-            std::fs::read(&by_batches).unwrap()
-        );
+        write_unsynced_parquet_encoded(&encoded, parts.into_iter().map(Ok)).unwrap();
+        assert_eq!(Table::parquet_rows(&encoded).unwrap(), at);
         // Another table's columns are refused, nothing is written of them.
         let other = {
             let mut t = Table::new();
@@ -1030,7 +1014,7 @@ mod tests {
             batches[0].encode_row_groups(&mixed).unwrap(),
             other.encode_row_groups(&mixed).unwrap(),
         ];
-        assert!(write_unsynced_parquet_encoded(&mixed, parts.into_iter()).is_err());
+        assert!(write_unsynced_parquet_encoded(&mixed, parts.into_iter().map(Ok)).is_err());
     }
 
     /// Text and doubles without nulls, at several shares of distinct values
