@@ -120,7 +120,7 @@ fn gpus_rented_at_scale_resolve_and_unknown_names_are_counted() {
     for (raw, id) in known {
         assert!(
             rows.iter()
-                .any(|r| r.obs.gpu_raw == raw && r.obs.grade.gpu.as_str() == id),
+                .any(|r| &*r.obs.gpu_raw == raw && r.obs.grade.gpu.as_str() == id),
             "{raw} -> {id}"
         );
     }

@@ -43,13 +43,13 @@ fn primeintellect_by_provider() {
     assert_eq!(s.rows_read, s.accepted + s.quarantined + s.duplicates);
     // First data row: 2025-10-19T21:01:58, A100_80GB PCIe, runpod, 17 offers, avg 1.65.
     let r = find(&rows, |r| {
-        r.obs.source == "runpod"
+        &*r.obs.source == "runpod"
             && r.obs.grade.gpu.as_str() == "a100-pcie-80gb"
             && r.obs.fixing_date.to_string() == "2025-10-19"
     });
     assert_eq!(r.obs.usd_per_gpu_hour.get(), 1.65);
     assert_eq!(r.obs.grade.key(), "a100-pcie-80gb/container/on-demand");
-    assert_eq!(r.obs.gpu_raw, "A100_80GB PCIe");
+    assert_eq!(&*r.obs.gpu_raw, "A100_80GB PCIe");
     assert_eq!(r.obs.kind.as_str(), "listing");
     // H200 has no socket type in the feed: "H200_141GB " resolves through the alias table.
     assert!(rows
@@ -75,7 +75,7 @@ fn primeintellect_by_config_keeps_node_size() {
         r.obs.grade.gpu.as_str() == "a100-pcie-80gb" && r.obs.cluster_gpus == Some(2)
     });
     assert_eq!(r.obs.usd_per_gpu_hour.get(), 1.51);
-    assert_eq!(r.obs.source, "primeintellect");
+    assert_eq!(&*r.obs.source, "primeintellect");
 }
 
 #[test]
@@ -85,14 +85,14 @@ fn fsdl_rate_card_divides_instances_and_quarantines_broken_rows() {
     // AWS p4d.24xlarge: 8 x A100 40GB at 32.77 per instance-hour (the table's own
     // Per-GPU column says 4.10) -> 4.09625 per GPU-hour; spot 9.83 / 8.
     let od = find(&rows, |r| {
-        r.obs.source == "AWS"
+        &*r.obs.source == "AWS"
             && r.obs.price_raw == 32.77
             && r.obs.grade.term.as_str() == "on-demand"
     });
     assert_eq!(od.obs.grade.key(), "a100-sxm-40gb/vm/on-demand");
     assert_eq!(od.obs.usd_per_gpu_hour.get(), 32.77 / 8.0);
     assert_eq!(od.obs.gpus_per_unit, Some(8));
-    let spot = find(&rows, |r| r.obs.source == "AWS" && r.obs.price_raw == 9.83);
+    let spot = find(&rows, |r| &*r.obs.source == "AWS" && r.obs.price_raw == 9.83);
     assert_eq!(spot.obs.grade.term.as_str(), "spot");
     assert_eq!(spot.obs.usd_per_gpu_hour.get(), 9.83 / 8.0);
     // Broken rows: GPU counts "1-8" (6 rows), "1-7" (2) and "1-4" (1) from Oblivus;

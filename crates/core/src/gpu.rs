@@ -9,7 +9,7 @@ use std::fmt;
 /// Canonical GPU id, e.g. `h100-sxm-80gb`: lowercase ASCII letters, digits and `-`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct GpuModel(String);
+pub struct GpuModel(std::sync::Arc<str>);
 
 impl GpuModel {
     /// Checks the id's syntax only; whether the catalog knows it is
@@ -20,7 +20,7 @@ impl GpuModel {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         if ok {
-            Ok(Self(id.to_string()))
+            Ok(Self(id.into()))
         } else {
             Err(CoreError::Unknown {
                 what: "gpu id",
@@ -45,7 +45,7 @@ impl TryFrom<String> for GpuModel {
 
 impl From<GpuModel> for String {
     fn from(g: GpuModel) -> String {
-        g.0
+        g.0.to_string()
     }
 }
 

@@ -21,7 +21,7 @@ pub struct Grade {
     pub term: ContractTerm,
     /// The region after `@` (lowercased when parsed from a key); `None` for a grade
     /// that pools every region.
-    pub region: Option<String>,
+    pub region: Option<std::sync::Arc<str>>,
     /// A tier floor (`.../gold+`): only observations from operators rated at or
     /// above it, the way a futures contract names a deliverable grade.
     pub tier_floor: Option<OperatorTier>,
@@ -47,8 +47,15 @@ impl Grade {
 
     /// The same grade with its region replaced (`None` removes it), lowercased as a
     /// parsed key's region is, so a grade built either way compares equal.
-    pub fn with_region(mut self, region: Option<String>) -> Self {
-        self.region = region.map(|r| r.to_ascii_lowercase());
+    /// Text already lowercase is kept as given (an interned region stays shared).
+    pub fn with_region(mut self, region: Option<std::sync::Arc<str>>) -> Self {
+        self.region = region.map(|r| {
+            if r.bytes().any(|b| b.is_ascii_uppercase()) {
+                r.to_ascii_lowercase().into()
+            } else {
+                r
+            }
+        });
         self
     }
 
@@ -79,7 +86,7 @@ impl FromStr for Grade {
             reason: reason.to_string(),
         };
         let (body, region) = match s.split_once('@') {
-            Some((b, r)) if !r.is_empty() => (b, Some(r.to_ascii_lowercase())),
+            Some((b, r)) if !r.is_empty() => (b, Some(r.to_ascii_lowercase().into())),
             Some(_) => return Err(bad("empty region after '@'")),
             None => (s, None),
         };

@@ -15,6 +15,7 @@ mod fx;
 mod gpu;
 mod grade;
 mod hex;
+mod interner;
 mod kind;
 mod limits;
 mod observation;
@@ -36,6 +37,7 @@ pub use fx::{FxMiss, FxTable};
 pub use gpu::{GpuCatalog, GpuModel, GpuSpec};
 pub use grade::{Grade, GradePattern};
 pub use hex::hex;
+pub use interner::Interner;
 pub use kind::ObservationKind;
 pub use limits::{
     check_file, read_text, MAX_CONFIG_BYTES, MAX_DIGEST_BYTES, MAX_FIXINGS_BYTES, MAX_STATE_BYTES,

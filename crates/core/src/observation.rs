@@ -56,11 +56,11 @@ pub struct Observation {
     /// Fixing date under the ingest cut-off (UTC calendar date by default).
     pub fixing_date: NaiveDate,
     /// Who published the price: the contributor for concentration limits.
-    pub source: String,
+    pub source: std::sync::Arc<str>,
     /// GPU x scope x term, with the region when the row gave one.
     pub grade: Grade,
     /// The provider's own GPU name, kept beside the canonical id.
-    pub gpu_raw: String,
+    pub gpu_raw: std::sync::Arc<str>,
     /// The normalized price in USD per GPU-hour.
     pub usd_per_gpu_hour: UsdPerGpuHour,
     /// Volume in GPU-hours: required for trades, optional otherwise.
@@ -70,13 +70,13 @@ pub struct Observation {
     /// The unit the price was quoted in (per GPU, node or instance; hour or month).
     pub price_unit: PriceUnit,
     /// The quote's currency, as an uppercase three-letter code.
-    pub currency: String,
+    pub currency: std::sync::Arc<str>,
     /// GPUs in one node or instance, a whole number >= 1; required when the price
     /// unit is per node or instance, `None` when the row left it empty.
     pub gpus_per_unit: Option<u32>,
     /// The interconnect as the row named it (e.g. `infiniband`), not normalized;
     /// `None` when not given.
-    pub interconnect: Option<String>,
+    pub interconnect: Option<std::sync::Arc<str>>,
     /// Size of the cluster offered, in GPUs (whole number >= 1); `None` when not
     /// given.
     pub cluster_gpus: Option<u32>,

@@ -110,7 +110,7 @@ pub fn reports_since(
             std::collections::HashMap::new();
         let mut pairs: Vec<(&str, &rentix_core::Grade)> = Vec::new();
         for (i, r) in rows.iter().enumerate() {
-            let pair = (r.obs.source.as_str(), &r.obs.grade);
+            let pair = (&*r.obs.source, &r.obs.grade);
             by_pair
                 .entry(pair)
                 .or_insert_with(|| {

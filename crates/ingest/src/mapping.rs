@@ -371,10 +371,14 @@ struct BoundField<'m> {
     value_map: Option<&'m BTreeMap<String, String>>,
 }
 
+/// The candidates one record makes: one, for nearly every mapping, held inline
+/// (a vector per record was an allocation and a free per row on the read path).
+pub(crate) type Emitted<'r> = smallvec::SmallVec<[RawObservation<'r>; 1]>;
+
 impl BoundMapping<'_> {
     /// Applies every emit block to one record.
-    pub fn apply<'r, S: AsRef<str>>(&self, record: &'r [S]) -> Vec<RawObservation<'r>> {
-        let mut out = Vec::with_capacity(self.emits.len());
+    pub fn apply<'r, S: AsRef<str>>(&self, record: &'r [S]) -> Emitted<'r> {
+        let mut out = Emitted::new();
         for emit in &self.emits {
             if let Some(col) = emit.when {
                 let present = col

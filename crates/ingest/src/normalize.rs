@@ -5,6 +5,7 @@ use crate::raw::RawObservation;
 use crate::reason::{Reason, Rejection};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use rentix_core::{
+    Interner,
     ContractTerm, FixingClock, FxMiss, FxTable, GpuCatalog, GpuHours, Grade, Observation,
     ObservationKind, OperatorTier, PriceUnit, RatingTable, ServiceScope, UsdPerGpuHour,
 };
@@ -380,12 +381,26 @@ impl Normalizer {
         Ok(usd_per_gpu_hour)
     }
 
-    /// Validates and normalizes one candidate. `file` and `row` are provenance.
+    /// [`Normalizer::normalize_shared`] with text interned for this row alone.
+    #[cfg(test)]
     pub(crate) fn normalize(
         &self,
         raw: &RawObservation,
         file: &std::sync::Arc<str>,
         row: u64,
+    ) -> Checked<Observation> {
+        self.normalize_shared(raw, file, row, &mut Interner::default())
+    }
+
+    /// Validates and normalizes one candidate. `file` and `row` are provenance;
+    /// the row's repeated text (source, raw GPU name, currency, region,
+    /// interconnect) comes from `texts`, one copy shared by the rows of a batch.
+    pub(crate) fn normalize_shared(
+        &self,
+        raw: &RawObservation,
+        file: &std::sync::Arc<str>,
+        row: u64,
+        texts: &mut Interner,
     ) -> Checked<Observation> {
         let kind_s = required(&raw.kind, "kind")?;
         let kind: ObservationKind = kind_s
@@ -403,7 +418,7 @@ impl Normalizer {
         self.bounds.date(observed_at, "observed_at", at_s)?;
         let fixing_date = self.clock.fixing_date(observed_at);
 
-        let source = required(&raw.source, "source")?.to_string();
+        let source = required(&raw.source, "source")?;
 
         let gpu_raw = required(&raw.gpu, "gpu")?;
         let spec = self.catalog.resolve(gpu_raw).map_err(|_| {
@@ -439,13 +454,18 @@ impl Normalizer {
             ));
         }
 
-        let currency = required(&raw.currency, "currency")?.to_ascii_uppercase();
+        let currency = required(&raw.currency, "currency")?;
+        let currency = if currency.bytes().any(|b| b.is_ascii_lowercase()) {
+            texts.get(&currency.to_ascii_uppercase())
+        } else {
+            texts.get(currency)
+        };
         let fx = self.usd_per_unit(&currency, fixing_date)?;
 
         let quantity_gpu_hours = self.quantity(raw, kind)?;
 
         let cluster_gpus = parse_count(&raw.cluster_gpus, "cluster_gpus")?;
-        let operator_tier = self.operator_tier(raw, &source, scope, observed_at)?;
+        let operator_tier = self.operator_tier(raw, source, scope, observed_at)?;
         let term_start = self.term_start(raw)?;
         let upfront = upfront(raw)?;
 
@@ -459,7 +479,13 @@ impl Normalizer {
             fx,
         })?;
 
-        let region = raw.region.as_ref().map(|r| r.to_ascii_lowercase());
+        let region = raw.region.as_deref().map(|r| {
+            if r.bytes().any(|b| b.is_ascii_uppercase()) {
+                texts.get(&r.to_ascii_lowercase())
+            } else {
+                texts.get(r)
+            }
+        });
         let grade = Grade::new(spec.id.clone(), scope, term).with_region(region);
 
         let mut obs = Observation {
@@ -467,16 +493,16 @@ impl Normalizer {
             kind,
             observed_at,
             fixing_date,
-            source,
+            source: texts.get(source),
             grade,
-            gpu_raw: gpu_raw.to_string(),
+            gpu_raw: texts.get(gpu_raw),
             usd_per_gpu_hour,
             quantity_gpu_hours,
             price_raw,
             price_unit,
             currency,
             gpus_per_unit,
-            interconnect: raw.interconnect.as_deref().map(str::to_string),
+            interconnect: raw.interconnect.as_deref().map(|t| texts.get(t)),
             cluster_gpus,
             operator_tier,
             upfront,
@@ -853,7 +879,7 @@ mod tests {
         let o = n.normalize(&r, &"f".into(), 1).unwrap();
         assert_eq!(o.usd_per_gpu_hour.get(), 2.5);
         assert_eq!(o.grade.key(), "h100-sxm-80gb/vm/on-demand");
-        assert_eq!(o.gpu_raw, "H100 SXM");
+        assert_eq!(&*o.gpu_raw, "H100 SXM");
 
         // 1,488 per GPU-month in March (744 h) = 2.00 per GPU-hour.
         let mut r = base();

@@ -952,8 +952,8 @@ fn read_file(
 }
 
 /// Each record's observations (a mapping may make several of one record) or why
-/// each was refused.
-type Outcomes = Vec<std::result::Result<StoredObservation, Rejection>>;
+/// each was refused; one, inline, for nearly every record.
+type Outcomes = smallvec::SmallVec<[std::result::Result<StoredObservation, Rejection>; 1]>;
 
 /// The input file as quarantine rows name it.
 struct FileContext<'a> {
@@ -971,11 +971,11 @@ fn normalize_batch(
 ) -> Vec<Outcomes> {
     batch
         .par_iter()
-        .map(|(at, fields, early)| {
+        .map_init(rentix_core::Interner::default, |texts, (at, fields, early)| {
             let (None, Fields::Text(fields)) = (early, fields) else {
-                return Vec::new();
+                return Outcomes::new();
             };
-            let fields: Vec<&str> = fields.iter().collect();
+            let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
             mapping
                 .apply(&fields)
                 .into_iter()
@@ -991,7 +991,7 @@ fn normalize_batch(
                         ));
                     }
                     normalizer
-                        .normalize(&raw, file_name, at.row)
+                        .normalize_shared(&raw, file_name, at.row, texts)
                         .map(|obs| {
                             let key = dedupe_key(&obs, raw.obs_id.is_some());
                             StoredObservation {

@@ -406,7 +406,7 @@ pub(crate) fn sort_in_partition_order(rows: &[StoredObservation], positions: &mu
     let at = |k: usize| &rows[positions[k]].obs;
     let grades = ranks((0..positions.len()).map(|k| &at(k).grade));
     let kinds = ranks((0..positions.len()).map(|k| at(k).kind));
-    let sources = ranks((0..positions.len()).map(|k| at(k).source.as_str()));
+    let sources = ranks((0..positions.len()).map(|k| &*at(k).source));
     let mut sortable: Vec<OrderKey> = (0..positions.len())
         .map(|k| {
             let o = at(k);

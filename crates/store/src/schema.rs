@@ -123,7 +123,7 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
                 .collect(),
         ),
     );
-    t.push("source", words(rows, |r| Some(r.obs.source.as_str())));
+    t.push("source", words(rows, |r| Some(&*r.obs.source)));
     // The base grade: the region has a column of its own, so that the store's grade
     // joins the fixings' (a regional index names its grade `...@region` there).
     t.push(
@@ -154,7 +154,7 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
         coded(rows, |r| Some(r.obs.grade.term), |t| t.as_str().to_string()),
     );
     t.push("region", words(rows, |r| r.obs.grade.region.as_deref()));
-    t.push("gpu_raw", words(rows, |r| Some(r.obs.gpu_raw.as_str())));
+    t.push("gpu_raw", words(rows, |r| Some(&*r.obs.gpu_raw)));
     t.push(
         "usd_per_gpu_hour",
         f(rows, |r| Some(r.obs.usd_per_gpu_hour.get())),
@@ -168,7 +168,7 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
         "price_unit",
         coded(rows, |r| Some(r.obs.price_unit), |u| u.as_str().to_string()),
     );
-    t.push("currency", words(rows, |r| Some(r.obs.currency.as_str())));
+    t.push("currency", words(rows, |r| Some(&*r.obs.currency)));
     t.push(
         "gpus_per_unit",
         i(rows, |r| r.obs.gpus_per_unit.map(i64::from)),
@@ -261,7 +261,7 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
         path: path.to_path_buf(),
         detail: format!("missing or mistyped column {name}"),
     };
-    let region = match cols.remove("region") {
+    let mut region = match cols.remove("region") {
         Some(Col::Str(v)) => v,
         // Absent from a store whose grades carried their region.
         None => vec![None; height],
@@ -282,7 +282,7 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
         str_col("source")?,
         str_col("grade")?,
     );
-    let (mut gpu_raw, mut price_unit, mut currency, mut interconnect, tier, mut file) = (
+    let (mut gpu_raw, mut price_unit, mut currency, interconnect, tier, mut file) = (
         str_col("gpu_raw")?,
         str_col("price_unit")?,
         str_col("currency")?,
@@ -335,21 +335,26 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
             None => Err(bad(r, format!("{name} is empty"))),
         }
     };
-    // A partition holds a few grades in many rows: each distinct one is parsed once.
-    let mut grades: std::collections::HashMap<String, Grade> = std::collections::HashMap::new();
+    // Repeated text (source, raw GPU name, currency, interconnect) is held once.
+    let mut texts = rentix_core::Interner::default();
+    let mut text = |s: &str| texts.get(s);
+    // A partition holds a few grades and regions in many rows: each distinct pair
+    // is parsed and checked once, and its rows share one grade.
+    let mut grades: std::collections::HashMap<(String, Option<String>), Grade> =
+        std::collections::HashMap::new();
     let mut out = Vec::with_capacity(height);
     let mut last_file = None;
     for r in 0..height {
-        let grade_s = need(&mut grade[r], r, "grade", true)?;
-        let g = match grades.get(&grade_s) {
+        let pair = (need(&mut grade[r], r, "grade", true)?, region[r].take());
+        let g = match grades.get(&pair) {
             Some(g) => g.clone(),
             None => {
-                let g: Grade = grade_s.parse().map_err(|e| bad(r, format!("{e}")))?;
-                grades.insert(grade_s, g.clone());
+                let g: Grade = pair.0.parse().map_err(|e| bad(r, format!("{e}")))?;
+                let g = with_region(g, pair.1.as_deref()).map_err(|e| bad(r, e))?;
+                grades.insert(pair, g.clone());
                 g
             }
         };
-        let g = with_region(g, region[r].as_deref()).map_err(|e| bad(r, e))?;
         let observed_at = at
             .instant(r)
             .map_err(|e| bad(r, format!("observed_at: {e}")))?
@@ -366,9 +371,9 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
                 .map_err(|e| bad(r, format!("{e}")))?,
             observed_at,
             fixing_date,
-            source: need(&mut source[r], r, "source", true)?,
+            source: text(&need(&mut source[r], r, "source", true)?),
             grade: g,
-            gpu_raw: need(&mut gpu_raw[r], r, "gpu_raw", all)?,
+            gpu_raw: text(&need(&mut gpu_raw[r], r, "gpu_raw", all)?),
             usd_per_gpu_hour: UsdPerGpuHour::positive(at_most(usd, r).unwrap_or(f64::NAN))
                 .map_err(|e| bad(r, format!("{e}")))?,
             quantity_gpu_hours: at_most(qty, r)
@@ -383,9 +388,9 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
             } else {
                 rentix_core::PriceUnit::GpuHour
             },
-            currency: need(&mut currency[r], r, "currency", all)?,
+            currency: text(&need(&mut currency[r], r, "currency", all)?),
             gpus_per_unit: to_u32(whole(gpus, r)),
-            interconnect: interconnect[r].take(),
+            interconnect: interconnect[r].as_deref().map(&mut text),
             cluster_gpus: to_u32(whole(cluster, r)),
             operator_tier: tier[r]
                 .as_deref()
@@ -422,7 +427,7 @@ pub(crate) fn with_region(
             if r.is_empty() || r.contains(['/', '@']) {
                 return Err(format!("region {r:?} is not a region"));
             }
-            Ok(grade.with_region(Some(r)))
+            Ok(grade.with_region(Some(r.into())))
         }
         (Some(r), Some(g)) if r.eq_ignore_ascii_case(g) => Ok(grade),
         (Some(r), Some(g)) => Err(format!(

@@ -268,14 +268,22 @@ impl Decoder {
         self.opt_text(i)?
             .ok_or_else(|| std::io::Error::other("a required text is absent"))
     }
-    /// A required text shared by the rows that name it (an input file).
+    /// A text shared by the rows that name it (a source, an input file), `None`
+    /// when absent.
+    fn opt_shared(
+        &mut self,
+        i: &mut In<impl Read>,
+    ) -> std::io::Result<Option<std::sync::Arc<str>>> {
+        Ok(self.code(i)?.map(|code| {
+            std::sync::Arc::clone(
+                self.shared[code].get_or_insert_with(|| self.values[code].as_str().into()),
+            )
+        }))
+    }
+    /// A required text shared by the rows that name it.
     fn shared(&mut self, i: &mut In<impl Read>) -> std::io::Result<std::sync::Arc<str>> {
-        let code = self
-            .code(i)?
-            .ok_or_else(|| std::io::Error::other("a required text is absent"))?;
-        Ok(std::sync::Arc::clone(
-            self.shared[code].get_or_insert_with(|| self.values[code].as_str().into()),
-        ))
+        self.opt_shared(i)?
+            .ok_or_else(|| std::io::Error::other("a required text is absent"))
     }
     fn grade(&mut self, i: &mut In<impl Read>) -> std::io::Result<rentix_core::Grade> {
         let code = self
@@ -299,9 +307,9 @@ fn get(i: &mut In<impl Read>, dec: &mut Decoder) -> std::io::Result<StoredObserv
     let kind = dec.text(i)?.parse().map_err(|e| bad(format!("{e}")))?;
     let observed_at = DateTime::from_timestamp_nanos(i.u64()? as i64);
     let fixing_date = date(i.varint()?)?;
-    let source = dec.text(i)?.to_string();
+    let source = dec.shared(i)?;
     let grade = dec.grade(i)?;
-    let gpu_raw = dec.text(i)?.to_string();
+    let gpu_raw = dec.shared(i)?;
     let usd = UsdPerGpuHour::positive(f64::from_bits(i.u64()?)).map_err(|e| bad(e.to_string()))?;
     let quantity = i
         .opt_u64()?
@@ -310,9 +318,9 @@ fn get(i: &mut In<impl Read>, dec: &mut Decoder) -> std::io::Result<StoredObserv
         .map_err(|e| bad(e.to_string()))?;
     let price_raw = f64::from_bits(i.u64()?);
     let price_unit = dec.text(i)?.parse().map_err(|e| bad(format!("{e}")))?;
-    let currency = dec.text(i)?.to_string();
+    let currency = dec.shared(i)?;
     let gpus_per_unit = i.opt_small()?;
-    let interconnect = dec.opt_text(i)?.map(str::to_string);
+    let interconnect = dec.opt_shared(i)?;
     let cluster_gpus = i.opt_small()?;
     let operator_tier = dec
         .opt_text(i)?

@@ -33,10 +33,10 @@ pub(crate) fn rows(date: NaiveDate, n: usize) -> Vec<StoredObservation> {
                     source: if i % 11 == 0 {
                         "Sakura クラウド".into()
                     } else {
-                        format!("source {}", i % 200)
+                        format!("source {}", i % 200).into()
                     },
                     grade: grades[(i / 5) % 2].parse().unwrap(),
-                    gpu_raw: format!("H100 spelling {}", i % 3),
+                    gpu_raw: format!("H100 spelling {}", i % 3).into(),
                     usd_per_gpu_hour: UsdPerGpuHour::positive(1.0 + i as f64 / 3.0).unwrap(),
                     quantity_gpu_hours: (i % 2 == 0)
                         .then(|| GpuHours::new(f64::MAX / (i + 1) as f64).unwrap()),
@@ -44,7 +44,7 @@ pub(crate) fn rows(date: NaiveDate, n: usize) -> Vec<StoredObservation> {
                     price_unit: [PriceUnit::GpuHour, PriceUnit::NodeMonth][i % 2],
                     currency: ["USD", "EUR"][i % 2].into(),
                     gpus_per_unit: [None, Some(0), Some(8), Some(u32::MAX)][i % 4],
-                    interconnect: [None, Some(""), Some("infiniband")][i % 3].map(str::to_string),
+                    interconnect: [None, Some(""), Some("infiniband")][i % 3].map(Into::into),
                     cluster_gpus: [None, Some(127), Some(128), Some(16_384)][i % 4],
                     operator_tier: [None, Some(OperatorTier::Platinum)][i % 2],
                     upfront: (i % 5 == 0).then_some(1e9 + i as f64),
