@@ -251,7 +251,7 @@ fn fix_files(
             rentix_ingest::read_in_stages(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
         let mut fixer = rentix_index::Fixer::new(&req).map_err(fail)?;
         staged
-            .each_date(|rows| fixer.add(&rows).map_err(|e| Raised(fail(e))))
+            .each_date(|rows| fixer.add(rows.iter()).map_err(|e| Raised(fail(e))))
             .map_err(|e| e.0)?;
         let result = fixer.finish().map_err(fail)?;
         write_fixings(result.fixings, from, to, &out, Empty::Refused)

@@ -302,7 +302,7 @@ fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::
     // once it has taken them: the rows are never all held twice (issue 48).
     let mut fixer = rentix_index::Fixer::new(&req)?;
     let (summary, mut refused) = staged.each_date(|rows| -> anyhow::Result<()> {
-        fixer.add(&rows)?;
+        fixer.add(rows.iter())?;
         Ok(())
     })?;
     let result = fixer.finish()?;

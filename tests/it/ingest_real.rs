@@ -92,7 +92,9 @@ fn fsdl_rate_card_divides_instances_and_quarantines_broken_rows() {
     assert_eq!(od.obs.grade.key(), "a100-sxm-40gb/vm/on-demand");
     assert_eq!(od.obs.usd_per_gpu_hour.get(), 32.77 / 8.0);
     assert_eq!(od.obs.gpus_per_unit, Some(8));
-    let spot = find(&rows, |r| &*r.obs.source == "AWS" && r.obs.price_raw == 9.83);
+    let spot = find(&rows, |r| {
+        &*r.obs.source == "AWS" && r.obs.price_raw == 9.83
+    });
     assert_eq!(spot.obs.grade.term.as_str(), "spot");
     assert_eq!(spot.obs.usd_per_gpu_hour.get(), 9.83 / 8.0);
     // Broken rows: GPU counts "1-8" (6 rows), "1-7" (2) and "1-4" (1) from Oblivus;

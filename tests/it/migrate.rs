@@ -313,8 +313,10 @@ fn the_store_keeps_the_region_apart_and_reads_stores_whose_grade_carried_it() {
             "grade",
             rows.iter().map(|r| Some(r.obs.grade.key())).collect(),
         );
-        let mut region: Vec<Option<String>> =
-            rows.iter().map(|r| r.obs.grade.region.as_deref().map(str::to_string)).collect();
+        let mut region: Vec<Option<String>> = rows
+            .iter()
+            .map(|r| r.obs.grade.region.as_deref().map(str::to_string))
+            .collect();
         if let Some(i) = rows
             .iter()
             .position(|r| r.obs.grade.region.as_deref() == Some("eu"))

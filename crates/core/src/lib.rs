@@ -15,6 +15,7 @@ mod fx;
 mod gpu;
 mod grade;
 mod hex;
+mod id;
 mod interner;
 mod kind;
 mod limits;
@@ -37,6 +38,7 @@ pub use fx::{FxMiss, FxTable};
 pub use gpu::{GpuCatalog, GpuModel, GpuSpec};
 pub use grade::{Grade, GradePattern};
 pub use hex::hex;
+pub use id::{Id, IdText};
 pub use interner::Interner;
 pub use kind::ObservationKind;
 pub use limits::{

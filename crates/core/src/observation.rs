@@ -48,7 +48,7 @@ pub const REQUIRED_COLUMNS: [&str; 9] = [
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
     /// The source's own id, or a hash of the normalized row (see ingest).
-    pub obs_id: String,
+    pub obs_id: crate::Id,
     /// Trade, firm offer or listing: the observation's rank in the hierarchy.
     pub kind: ObservationKind,
     /// When the price was seen, in UTC (a date alone reads as 00:00 UTC).

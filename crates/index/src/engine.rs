@@ -170,7 +170,10 @@ impl<'a> GradeGrouper<'a> {
 
     /// Adds a batch of store rows. Fails on a dedupe key that is not the store's
     /// 32 hexadecimal digits (a store edited by hand).
-    pub(crate) fn add(&mut self, rows: &[StoredObservation]) -> Result<(), IndexError> {
+    pub(crate) fn add<'r>(
+        &mut self,
+        rows: impl IntoIterator<Item = &'r StoredObservation>,
+    ) -> Result<(), IndexError> {
         // Rows come in runs of one grade and tier (a partition's order): the grades a
         // run feeds are looked up once per run, not hashed three times per row.
         let mut run: Option<(&Grade, Option<OperatorTier>, Vec<usize>)> = None;
@@ -202,7 +205,7 @@ impl<'a> GradeGrouper<'a> {
                 .id(&o.source)
                 .ok_or_else(too_many_contributors)?;
             let row = EngineObs {
-                key: key_of(&r.dedupe_key, &o.fixing_date)?,
+                key: key_of_id(&r.dedupe_key, &o.fixing_date)?,
                 price: o.usd_per_gpu_hour.get(),
                 quantity,
                 day,
@@ -378,6 +381,15 @@ fn key_of(text: &str, at: &dyn std::fmt::Display) -> Result<ObsKey, IndexError> 
             "store observation {text:?} of {at}: dedupe_key is not 32 lowercase hexadecimal digits"
         ))
     })
+}
+
+/// [`key_of`] for a key read into an [`rentix_core::Id`]: its 128 bits, read
+/// once when the row was.
+fn key_of_id(id: &rentix_core::Id, at: &dyn std::fmt::Display) -> Result<ObsKey, IndexError> {
+    match id.as_u128() {
+        Some(n) => Ok(ObsKey::from_u128(n)),
+        None => key_of(&id.text(), at),
+    }
 }
 
 /// The engine numbers contributors with 32 bits.

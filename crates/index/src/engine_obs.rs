@@ -35,6 +35,14 @@ impl ObsKey {
         })
     }
 
+    /// The key whose 32 hexadecimal digits write `n`.
+    pub fn from_u128(n: u128) -> Self {
+        Self {
+            hi: (n >> 64) as u64,
+            lo: n as u64,
+        }
+    }
+
     /// The key of an observation named by free text (a test's or a simulated
     /// manipulator's): the first 128 bits of the text's SHA-256.
     pub fn digest(text: &str) -> Self {

@@ -131,7 +131,7 @@ fn stored(
     let observed_at = chrono::DateTime::parse_from_rfc3339(at).unwrap().to_utc();
     StoredObservation {
         obs: Observation {
-            obs_id: format!("id-{n}"),
+            obs_id: format!("id-{n}").into(),
             kind,
             observed_at,
             fixing_date: observed_at.date_naive(),
@@ -152,7 +152,7 @@ fn stored(
             input_file: "engine-test.csv".into(),
             input_row: n,
         },
-        dedupe_key: format!("{n:032x}"),
+        dedupe_key: format!("{n:032x}").into(),
     }
 }
 

@@ -128,7 +128,10 @@ impl<'a> Fixer<'a> {
     }
 
     /// Adds rows, after those added before.
-    pub fn add(&mut self, rows: &[StoredObservation]) -> Result<(), IndexError> {
+    pub fn add<'r>(
+        &mut self,
+        rows: impl IntoIterator<Item = &'r StoredObservation>,
+    ) -> Result<(), IndexError> {
         self.grouper.add(rows)
     }
 

@@ -5,11 +5,10 @@ use crate::raw::RawObservation;
 use crate::reason::{Reason, Rejection};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use rentix_core::{
-    Interner,
-    ContractTerm, FixingClock, FxMiss, FxTable, GpuCatalog, GpuHours, Grade, Observation,
-    ObservationKind, OperatorTier, PriceUnit, RatingTable, ServiceScope, UsdPerGpuHour,
+    ContractTerm, FixingClock, FxMiss, FxTable, GpuCatalog, GpuHours, Grade, Id, Interner,
+    Observation, ObservationKind, OperatorTier, PriceUnit, RatingTable, ServiceScope,
+    UsdPerGpuHour,
 };
-use rentix_store::hex;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
@@ -489,7 +488,7 @@ impl Normalizer {
         let grade = Grade::new(spec.id.clone(), scope, term).with_region(region);
 
         let mut obs = Observation {
-            obs_id: String::new(),
+            obs_id: Id::default(),
             kind,
             observed_at,
             fixing_date,
@@ -511,7 +510,7 @@ impl Normalizer {
             input_row: row,
         };
         obs.obs_id = match &raw.obs_id {
-            Some(id) => id.to_string(),
+            Some(id) => Id::new(id),
             None => generated_id(&obs),
         };
         Ok(obs)
@@ -629,18 +628,18 @@ pub(crate) fn with_others(detail: String, others: &[Rejection]) -> String {
 /// the same source id from the same source, or (without a source id) the same
 /// normalized content. A listing's content leaves out its time of day, so the same
 /// listing re-seen within a fixing day at the same price is a duplicate.
-pub(crate) fn dedupe_key(obs: &Observation, had_source_id: bool) -> String {
+pub(crate) fn dedupe_key(obs: &Observation, had_source_id: bool) -> Id {
     if had_source_id {
-        hex128(&["id", &obs.source, &obs.obs_id])
+        digest128(&["id", &obs.source, &obs.obs_id.text()])
     } else {
         obs.obs_id.clone()
     }
 }
 
-fn generated_id(o: &Observation) -> String {
+fn generated_id(o: &Observation) -> Id {
     // The parts are written straight into the hash, each as its text would be
     // (`Display`, or `Debug` for floats), joined by the unit separator: the same
-    // bytes `hex128` hashes, without a string per part per row.
+    // bytes `digest128` hashes, without a string per part per row.
     let mut h = Parts::default();
     h.part(format_args!("{}", o.kind.as_str()));
     h.part(format_args!("{}", o.fixing_date));
@@ -668,7 +667,7 @@ fn generated_id(o: &Observation) -> String {
         Some(d) => h.part(format_args!("{d}")),
         None => h.part(format_args!("")),
     }
-    hex(&h.hash.finalize()[..16])
+    first_128_bits(&h.hash.finalize())
 }
 
 /// SHA-256 fed with text parts joined by the unit separator (0x1f).
@@ -709,7 +708,7 @@ impl Parts {
 }
 
 /// First 128 bits of SHA-256 over the parts joined by the unit separator, as hex.
-fn hex128(parts: &[&str]) -> String {
+fn digest128(parts: &[&str]) -> Id {
     let mut h = Sha256::new();
     for (i, p) in parts.iter().enumerate() {
         if i > 0 {
@@ -717,7 +716,14 @@ fn hex128(parts: &[&str]) -> String {
         }
         h.update(p.as_bytes());
     }
-    hex(&h.finalize()[..16])
+    first_128_bits(&h.finalize())
+}
+
+/// The id whose text is the first 128 bits of a SHA-256, as hexadecimal.
+fn first_128_bits(digest: &[u8]) -> Id {
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    Id::from_digest(bytes)
 }
 
 #[cfg(test)]

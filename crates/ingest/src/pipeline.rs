@@ -9,7 +9,9 @@ use crate::reason::Rejection;
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
-use rentix_store::commit::{commit_dates, CommitCtx, DateInput, MAX_CONFLICT_EXAMPLES};
+use rentix_store::commit::{
+    commit_dates, CommitCtx, DateInput, KeptRows, Segments, MAX_CONFLICT_EXAMPLES,
+};
 use rentix_store::hex;
 use rentix_store::StoredObservation;
 use rentix_store::{FileSummary, IngestSummary};
@@ -127,6 +129,14 @@ impl Fields {
         }
     }
 
+    /// The record's bytes, its buffers kept for another read.
+    fn into_bytes(self) -> csv::ByteRecord {
+        match self {
+            Fields::Text(r) => r.into_byte_record(),
+            Fields::Bytes(r) => r,
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Fields::Text(r) => r.len(),
@@ -147,7 +157,7 @@ impl Fields {
 }
 
 /// Records validated together in parallel.
-const PARALLEL_BATCH: usize = 16_384;
+const PARALLEL_BATCH: usize = 4_096;
 /// Bytes of records read ahead in one batch, at most (about).
 const BATCH_BYTES: usize = 32 << 20;
 
@@ -661,8 +671,8 @@ pub fn read_in_memory(
 ) -> Result<InMemory> {
     let staged = read_in_stages(files, opts, progress)?;
     let mut rows = Vec::with_capacity(staged.rows());
-    let (summary, quarantine) = staged.each_date(|date_rows: Vec<StoredObservation>| {
-        rows.extend(date_rows);
+    let (summary, quarantine) = staged.each_date(|date_rows: KeptRows| {
+        rows.extend(date_rows.into_vec());
         Ok::<(), IngestError>(())
     })?;
     Ok(InMemory {
@@ -671,6 +681,9 @@ pub fn read_in_memory(
         quarantine,
     })
 }
+
+/// A staged batch's vectors, emptied, and its records, to be read into again.
+type Recycled = (Vec<PendingRecord>, Vec<csv::ByteRecord>);
 
 /// A read into memory ([`read_in_stages`]) before its dedupe: the accepted rows by
 /// fixing date, the refused ones, the counts so far.
@@ -698,13 +711,14 @@ impl Staged {
 
     /// Deduplicates the rows date by date, as a commit into an empty store would,
     /// and hands each date's kept rows to `take` in date order, in partition order
-    /// (the order [`read_in_memory`] returns them in): a consumer that keeps less
-    /// than the rows (the index engine's) never holds them all twice. Dates are
-    /// deduplicated in parallel a chunk at a time while the chunk before is handed
-    /// over. Returns the run's counts (checked) and its quarantine.
+    /// (the order [`read_in_memory`] returns them in), where they were read
+    /// ([`KeptRows`]): no row is copied, and a consumer that keeps less than the
+    /// rows (the index engine's) never holds them twice. Dates are deduplicated in
+    /// parallel a chunk at a time while the chunk before is handed over. Returns
+    /// the run's counts (checked) and its quarantine.
     pub fn each_date<E: From<IngestError>>(
         self,
-        mut take: impl FnMut(Vec<StoredObservation>) -> std::result::Result<(), E>,
+        mut take: impl FnMut(KeptRows) -> std::result::Result<(), E>,
     ) -> std::result::Result<(IngestSummary, QuarantineWriter), E> {
         let Staged {
             stager,
@@ -712,17 +726,11 @@ impl Staged {
             mut summary,
         } = self;
         let mut tally = Tally::default();
-        let dates: Vec<(NaiveDate, rentix_store::commit::Segments)> =
-            stager.buckets.into_iter().collect();
-        let dedupe = |chunk: Vec<(NaiveDate, rentix_store::commit::Segments)>| {
+        let dates: Vec<(NaiveDate, Segments)> = stager.buckets.into_iter().collect();
+        let dedupe = |chunk: Vec<(NaiveDate, Segments)>| {
             chunk
                 .into_par_iter()
-                .map(|(date, segments)| {
-                    let mut rows = segments.into_vec();
-                    let (kept, outcome) = rentix_store::commit::dedupe_in_place(date, &mut rows);
-                    rows.truncate(kept);
-                    (rows, outcome)
-                })
+                .map(|(date, segments)| KeptRows::dedupe(date, segments))
                 .collect::<Vec<_>>()
         };
         let mut chunks = Vec::new();
@@ -730,11 +738,8 @@ impl Staged {
         while dates.peek().is_some() {
             chunks.push(dates.by_ref().take(HAND_OVER_DATES).collect::<Vec<_>>());
         }
-        let mut done: Vec<(Vec<StoredObservation>, rentix_store::commit::DateOutcome)> = Vec::new();
-        let mut hand_over = |done: Vec<(
-            Vec<StoredObservation>,
-            rentix_store::commit::DateOutcome,
-        )>|
+        let mut done: Vec<(KeptRows, rentix_store::commit::DateOutcome)> = Vec::new();
+        let mut hand_over = |done: Vec<(KeptRows, rentix_store::commit::DateOutcome)>|
          -> std::result::Result<(), E> {
             for (rows, outcome) in done {
                 tally.add(&mut summary, outcome);
@@ -911,27 +916,37 @@ fn read_file(
     // staged in file order, so the result does not depend on the thread count or on
     // which side runs ahead.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(u64, Vec<PendingRecord>)>>(2);
+    // A staged batch's vectors, emptied, go back to be filled again: a fresh
+    // megabyte-sized vector per batch, freed on another thread, was not reused by
+    // the allocator before the read ended (a third of the one-shot's peak).
+    let (back, spare) = std::sync::mpsc::channel::<Recycled>();
     let file = FileContext {
         name: &file_name,
         header: &header,
     };
     let read_sha = std::thread::scope(|scope| -> Result<String> {
-        let reader = scope.spawn(|| read_records(rdr, &cut, path, &header, only, tx));
+        let reader = scope.spawn(|| read_records(rdr, &cut, path, &header, only, tx, spare));
         let mut normalized: Option<(Vec<PendingRecord>, Vec<Outcomes>)> = None;
+        let mut spare_results: Vec<Outcomes> = Vec::new();
         for batch in rx {
             let (rows_seen, batch) = batch?;
             progress(rows_seen);
             if batch.is_empty() {
                 continue;
             }
-            let (staged, results) = rayon::join(
+            let mut results = std::mem::take(&mut spare_results);
+            let (staged, ()) = rayon::join(
                 || match normalized.take() {
-                    Some((b, r)) => stage(&file, b, r, stager, quarantine, fs),
-                    None => Ok(()),
+                    Some((b, r)) => stage(&file, b, r, stager, quarantine, fs).map(Some),
+                    None => Ok(None),
                 },
-                || normalize_batch(&batch, &mapping, normalizer, &shared_name),
+                || normalize_batch(&batch, &mapping, normalizer, &shared_name, &mut results),
             );
-            staged?;
+            if let Some((b, records, r)) = staged? {
+                // The reader may have finished: then they are not needed.
+                let _ = back.send((b, records));
+                spare_results = r;
+            }
             normalized = Some((batch, results));
         }
         if let Some((b, r)) = normalized {
@@ -961,67 +976,74 @@ struct FileContext<'a> {
     header: &'a [String],
 }
 
-/// Maps, validates and normalizes a batch of records in parallel; a record refused
-/// while reading (`early`) yields nothing here.
+/// Maps, validates and normalizes a batch of records in parallel into `out`, a
+/// record's outcomes at its position; a record refused while reading (`early`)
+/// yields nothing here.
 fn normalize_batch(
     batch: &[PendingRecord],
     mapping: &BoundMapping<'_>,
     normalizer: &Normalizer,
     file_name: &std::sync::Arc<str>,
-) -> Vec<Outcomes> {
+    out: &mut Vec<Outcomes>,
+) {
     batch
         .par_iter()
-        .map_init(rentix_core::Interner::default, |texts, (at, fields, early)| {
-            let (None, Fields::Text(fields)) = (early, fields) else {
-                return Outcomes::new();
-            };
-            let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
-            mapping
-                .apply(&fields)
-                .into_iter()
-                .map(|raw| {
-                    if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
-                        return Err(Rejection::new(
-                            crate::reason::Reason::FieldTooLong,
-                            field,
-                            format!(
-                                "{n} bytes; a field may have at most {}",
-                                crate::sizes::MAX_FIELD_BYTES
-                            ),
-                        ));
-                    }
-                    normalizer
-                        .normalize_shared(&raw, file_name, at.row, texts)
-                        .map(|obs| {
-                            let key = dedupe_key(&obs, raw.obs_id.is_some());
-                            StoredObservation {
-                                obs,
-                                dedupe_key: key,
-                            }
-                        })
-                        .map_err(|mut rej| {
-                            let others = normalizer.other_problems(&raw, &rej);
-                            rej.detail = crate::normalize::with_others(rej.detail, &others);
-                            rej
-                        })
-                })
-                .collect()
-        })
-        .collect()
+        .map_init(
+            rentix_core::Interner::default,
+            |texts, (at, fields, early)| {
+                let (None, Fields::Text(fields)) = (early, fields) else {
+                    return Outcomes::new();
+                };
+                let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
+                mapping
+                    .apply(&fields)
+                    .into_iter()
+                    .map(|raw| {
+                        if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
+                            return Err(Rejection::new(
+                                crate::reason::Reason::FieldTooLong,
+                                field,
+                                format!(
+                                    "{n} bytes; a field may have at most {}",
+                                    crate::sizes::MAX_FIELD_BYTES
+                                ),
+                            ));
+                        }
+                        normalizer
+                            .normalize_shared(&raw, file_name, at.row, texts)
+                            .map(|obs| {
+                                let key = dedupe_key(&obs, raw.obs_id.is_some());
+                                StoredObservation {
+                                    obs,
+                                    dedupe_key: key,
+                                }
+                            })
+                            .map_err(|mut rej| {
+                                let others = normalizer.other_problems(&raw, &rej);
+                                rej.detail = crate::normalize::with_others(rej.detail, &others);
+                                rej
+                            })
+                    })
+                    .collect()
+            },
+        )
+        .collect_into_vec(out);
 }
 
 /// Stages a normalized batch in file order: observations to the stager, refusals
-/// to the quarantine, counts to the file's summary.
+/// to the quarantine, counts to the file's summary. Returns the batch's two
+/// vectors, emptied, and its records, to be filled again.
 fn stage(
     file: &FileContext<'_>,
-    batch: Vec<PendingRecord>,
-    results: Vec<Outcomes>,
+    mut batch: Vec<PendingRecord>,
+    mut results: Vec<Outcomes>,
     stager: &mut Stager,
     quarantine: &mut QuarantineWriter,
     fs: &mut FileSummary,
-) -> Result<()> {
+) -> Result<(Vec<PendingRecord>, Vec<csv::ByteRecord>, Vec<Outcomes>)> {
     let header = file.header;
-    for ((at, fields, early), outcome) in batch.into_iter().zip(results) {
+    let mut records = Vec::with_capacity(batch.len());
+    for ((at, fields, early), outcome) in batch.drain(..).zip(results.drain(..)) {
         let reject = |reason, field: &str, detail: String| QuarantineRow {
             file: file.name.to_string(),
             row: at.row,
@@ -1104,15 +1126,17 @@ fn stage(
                 }
             }
         }
+        records.push(fields.into_bytes());
     }
-    Ok(())
+    Ok((batch, records, results))
 }
 
 /// Reads the records of `rdr` in batches of [`PARALLEL_BATCH`] and sends them in
 /// order with the number of records read so far; with `only`, just the records of
 /// those row numbers. Stops at the first error (sent too), or when the receiver
-/// hangs up. Returns the records in the file and the SHA-256 of its bytes once it
-/// has read them all (an error if it stopped before).
+/// hangs up. A batch is filled into a vector `spare` hands back when there is
+/// one. Returns the records in the file and the SHA-256 of its bytes once it has
+/// read them all (an error if it stopped before).
 fn read_records(
     mut rdr: csv::Reader<crate::sizes::LineBound<HashingReader<File>>>,
     cut: &crate::sizes::CutLines,
@@ -1120,10 +1144,13 @@ fn read_records(
     header: &[String],
     only: Option<&BTreeSet<u64>>,
     tx: std::sync::mpsc::SyncSender<Result<(u64, Vec<PendingRecord>)>>,
+    spare: std::sync::mpsc::Receiver<Recycled>,
 ) -> (u64, std::io::Result<String>) {
     let stopped = || Err(std::io::Error::other("reading stopped before the end"));
     let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
     let mut record = csv::ByteRecord::new();
+    // Records handed back by the stage, read into again.
+    let mut pool: Vec<csv::ByteRecord> = Vec::new();
     let mut row: u64 = 0;
     // Bytes the batch holds: a batch is sent at PARALLEL_BATCH records or at
     // BATCH_BYTES, so that long records cannot make it large.
@@ -1165,29 +1192,41 @@ fn read_records(
             }
             let line = record.position().map_or(0, |p| p.line());
             let too_long = cut.lock().is_ok_and(|c| c.contains(&line));
-            let pending = if too_long {
-                let (fields, _) = Fields::of(record.clone());
-                (
-                    fields,
-                    Some((crate::reason::Reason::RecordTooLong, usize::MAX)),
-                )
-            } else if let Some(reason) = not_a_data_row(&record, header) {
-                (Fields::Bytes(record.clone()), Some((reason, usize::MAX)))
-            } else if record.len() != header.len() {
-                (
-                    Fields::Bytes(record.clone()),
-                    Some((crate::reason::Reason::WrongColumnCount, usize::MAX)),
-                )
-            } else {
-                let (fields, bad) = Fields::of(record.clone());
-                (fields, bad.map(|f| (crate::reason::Reason::InvalidUtf8, f)))
-            };
             held += record.as_slice().len() + 8 * record.len();
+            let refused = if too_long {
+                Some(crate::reason::Reason::RecordTooLong)
+            } else if let Some(reason) = not_a_data_row(&record, header) {
+                Some(reason)
+            } else if record.len() != header.len() {
+                Some(crate::reason::Reason::WrongColumnCount)
+            } else {
+                None
+            };
+            // The record read moves into the batch; a record handed back (its
+            // buffers kept) is read into next.
+            let read = std::mem::replace(&mut record, pool.pop().unwrap_or_default());
+            let pending = match refused {
+                Some(r @ crate::reason::Reason::RecordTooLong) => {
+                    (Fields::of(read).0, Some((r, usize::MAX)))
+                }
+                Some(reason) => (Fields::Bytes(read), Some((reason, usize::MAX))),
+                None => {
+                    let (fields, bad) = Fields::of(read);
+                    (fields, bad.map(|f| (crate::reason::Reason::InvalidUtf8, f)))
+                }
+            };
             batch.push((Row { row, line }, pending.0, pending.1));
         }
         if batch.len() >= PARALLEL_BATCH || held >= BATCH_BYTES || !more {
             held = 0;
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(PARALLEL_BATCH));
+            let next = match spare.try_recv() {
+                Ok((next, records)) => {
+                    pool.extend(records);
+                    next
+                }
+                Err(_) => Vec::with_capacity(PARALLEL_BATCH),
+            };
+            let full = std::mem::replace(&mut batch, next);
             if tx.send(Ok((row, full))).is_err() {
                 return (row, stopped());
             }

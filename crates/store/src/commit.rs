@@ -13,6 +13,7 @@ use crate::store::Store;
 use crate::summary::Conflict;
 use chrono::{Datelike, NaiveDate};
 use rayon::prelude::*;
+use rentix_core::Id;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -167,6 +168,15 @@ impl Segments {
         rows
     }
 
+    /// The rows in the order they were pushed, by reference.
+    pub fn view(&self) -> Vec<&StoredObservation> {
+        let mut all = Vec::with_capacity(self.len);
+        for s in &self.segments {
+            all.extend(s.iter());
+        }
+        all
+    }
+
     /// Moves the rows, in the order they were pushed, to the end of `rows`; each
     /// segment is freed once moved.
     pub fn append_to(self, rows: &mut Vec<StoredObservation>) {
@@ -257,24 +267,19 @@ pub(crate) fn survivors_first(survivors: &[usize], len: usize) -> Vec<usize> {
 
 /// Positions of `rows` in dedupe-key order, rows sharing a key in their input
 /// order (what a stable sort of the rows by key gives).
-pub fn key_order(rows: &[StoredObservation]) -> Vec<usize> {
-    let keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();
+pub fn key_order<R: Borrow<StoredObservation>>(rows: &[R]) -> Vec<usize> {
+    let keys: Vec<&Id> = rows.iter().map(|r| &r.borrow().dedupe_key).collect();
     order_of_keys(&keys)
 }
 
 /// Positions of `keys` in sorted order, equal keys in input order. Keys of 32
 /// lowercase hex digits (every key ingest makes) are compared as the 128-bit
 /// numbers they spell, which is the same order as their text.
-fn order_of_keys(keys: &[&str]) -> Vec<usize> {
+fn order_of_keys<K: Borrow<Id> + Sync>(keys: &[K]) -> Vec<usize> {
     let numbers: Option<Vec<(u128, usize)>> = keys
         .iter()
         .enumerate()
-        .map(|(i, k)| {
-            (k.len() == 32 && k.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-                .then(|| u128::from_str_radix(k, 16).ok())
-                .flatten()
-                .map(|n| (n, i))
-        })
+        .map(|(i, k)| k.borrow().as_u128().map(|n| (n, i)))
         .collect();
     match numbers {
         Some(mut keyed) => {
@@ -283,7 +288,7 @@ fn order_of_keys(keys: &[&str]) -> Vec<usize> {
         }
         None => {
             let mut order: Vec<usize> = (0..keys.len()).collect();
-            order.par_sort_by(|a, b| keys[*a].cmp(keys[*b]));
+            order.par_sort_by(|a, b| keys[*a].borrow().cmp(keys[*b].borrow()));
             order
         }
     }
@@ -303,7 +308,7 @@ fn count(counts: &mut BTreeMap<String, u64>, file: &str) {
 /// date: which row survives, which are duplicates (of the run or of the store), and
 /// which conflict. Counts go into the date's outcome.
 pub(crate) struct Dedupe<'s> {
-    stored: &'s BTreeMap<String, StoredObservation>,
+    stored: &'s BTreeMap<Id, StoredObservation>,
     pub out: DateOutcome,
 }
 
@@ -335,7 +340,7 @@ impl Dedupe<'_> {
                 out.conflicts += 1;
                 if out.conflict_examples.len() < MAX_CONFLICT_EXAMPLES {
                     out.conflict_examples.push(Conflict {
-                        dedupe_key: r.dedupe_key.clone(),
+                        dedupe_key: r.dedupe_key.to_string(),
                         fixing_date: r.obs.fixing_date.to_string(),
                         file: r.obs.input_file.to_string(),
                         row: r.obs.input_row,
@@ -389,21 +394,20 @@ pub(crate) fn partition_order(a: &StoredObservation, b: &StoredObservation) -> s
 /// grades' and sources' text in every comparison of the sort was 7% of a 1M-row
 /// ingest (issue 48). Keys that are not 32 lowercase hex digits (none that ingest
 /// makes) are sorted by the comparison itself.
-pub(crate) fn sort_in_partition_order(rows: &[StoredObservation], positions: &mut [usize]) {
-    let numeric_key = |k: &str| {
-        (k.len() == 32 && k.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-            .then(|| u128::from_str_radix(k, 16).ok())
-            .flatten()
-    };
+pub(crate) fn sort_in_partition_order<R: Borrow<StoredObservation> + Sync>(
+    rows: &[R],
+    positions: &mut [usize],
+) {
+    let row = |i: usize| rows[i].borrow();
     let keys: Option<Vec<u128>> = positions
         .iter()
-        .map(|&i| numeric_key(&rows[i].dedupe_key))
+        .map(|&i| row(i).dedupe_key.as_u128())
         .collect();
     let Some(keys) = keys else {
-        positions.par_sort_unstable_by(|a, b| partition_order(&rows[*a], &rows[*b]));
+        positions.par_sort_unstable_by(|a, b| partition_order(row(*a), row(*b)));
         return;
     };
-    let at = |k: usize| &rows[positions[k]].obs;
+    let at = |k: usize| &row(positions[k]).obs;
     let grades = ranks((0..positions.len()).map(|k| &at(k).grade));
     let kinds = ranks((0..positions.len()).map(|k| at(k).kind));
     let sources = ranks((0..positions.len()).map(|k| &*at(k).source));
@@ -460,7 +464,7 @@ fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     let DateInput { date, rows, spills } = input;
     // The stored rows of this date: their keys make duplicates, their content tells a
     // true duplicate from a conflict.
-    let stored: BTreeMap<String, StoredObservation> = ctx
+    let stored: BTreeMap<Id, StoredObservation> = ctx
         .store
         .rows_on(ctx.committed, date)?
         .into_iter()
@@ -690,50 +694,97 @@ impl<'a> MonthWriter<'a> {
 /// `dedupe`: the survivors are moved to the front of `rows` in partition order, and
 /// their number returned.
 pub(crate) fn keep_survivors(rows: &mut [StoredObservation], dedupe: &mut Dedupe<'_>) -> usize {
+    // The survivors are moved to the front of `rows` in partition order, in place.
+    let survivors = survivor_positions(rows, dedupe);
+    let order = survivors_first(&survivors, rows.len());
+    permute(rows, &order);
+    survivors.len()
+}
+
+/// The positions of `rows` that `dedupe` keeps, in partition order.
+fn survivor_positions<R: Borrow<StoredObservation> + Sync>(
+    rows: &[R],
+    dedupe: &mut Dedupe<'_>,
+) -> Vec<usize> {
     // Rows stay where they are; their positions are sorted (in parallel: a date of
     // many quotes is committed by one task). Moving the rows themselves, hundreds of
     // bytes each, was most of a busy date's commit.
+    let row = |i: usize| rows[i].borrow();
     let order = key_order(rows);
     let mut survivors: Vec<usize> = Vec::with_capacity(rows.len());
     let mut group: Vec<&StoredObservation> = Vec::new();
     let mut start = 0;
     while start < order.len() {
-        let key = &rows[order[start]].dedupe_key;
+        let key = &row(order[start]).dedupe_key;
         let mut end = start + 1;
-        while end < order.len() && rows[order[end]].dedupe_key == *key {
+        while end < order.len() && row(order[end]).dedupe_key == *key {
             end += 1;
         }
         group.clear();
-        group.extend(order[start..end].iter().map(|&i| &rows[i]));
+        group.extend(order[start..end].iter().map(|&i| row(i)));
         if let Some(k) = dedupe.judge(&group) {
             survivors.push(order[start + k]);
         }
         start = end;
     }
     drop(group);
-    // The partition's row order, sorted by position; then the survivors are moved
-    // to the front of `rows` in that order, in place. (Keys are unique among
+    // The partition's row order, sorted by position. (Keys are unique among
     // survivors: the order is total.)
     sort_in_partition_order(rows, &mut survivors);
-    let order = survivors_first(&survivors, rows.len());
-    permute(rows, &order);
-    survivors.len()
+    survivors
 }
 
-/// A date's rows deduplicated in place as a commit into an empty store would: the
-/// rows kept are moved to the front of `rows` in partition order; returns how many,
-/// and what the date's commit would count.
-pub fn dedupe_in_place(date: NaiveDate, rows: &mut [StoredObservation]) -> (usize, DateOutcome) {
-    let empty = BTreeMap::new();
-    let mut dedupe = Dedupe {
-        stored: &empty,
-        out: DateOutcome::default(),
-    };
-    let kept = keep_survivors(rows, &mut dedupe);
-    let mut out = dedupe.out;
-    out.date = Some(date);
-    out.accepted = kept as u64;
-    (kept, out)
+/// A date's rows as read ([`Segments`]) with the positions its dedupe keeps, in
+/// partition order: what a commit into an empty store would write, without
+/// moving a row. Joining a date's segments into one vector copied every row into
+/// new memory while the segments' memory, freed between other dates' rows, could
+/// not yet be reused: 45 MiB of the one-shot's peak on 1M rows (issue 48).
+#[derive(Debug)]
+pub struct KeptRows {
+    segments: Segments,
+    kept: Vec<usize>,
+}
+
+impl KeptRows {
+    /// Deduplicates `segments`, the rows of `date`, as a commit into an empty
+    /// store would; returns them with what the date's commit would count.
+    pub fn dedupe(date: NaiveDate, segments: Segments) -> (Self, DateOutcome) {
+        let empty = BTreeMap::new();
+        let mut dedupe = Dedupe {
+            stored: &empty,
+            out: DateOutcome::default(),
+        };
+        let kept = survivor_positions(&segments.view(), &mut dedupe);
+        let mut out = dedupe.out;
+        out.date = Some(date);
+        out.accepted = kept.len() as u64;
+        (Self { segments, kept }, out)
+    }
+
+    /// How many rows are kept.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Whether no row is kept.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The kept rows, in partition order.
+    pub fn iter(&self) -> impl Iterator<Item = &StoredObservation> + '_ {
+        let view = self.segments.view();
+        self.kept.iter().map(move |&i| view[i])
+    }
+
+    /// The kept rows, in partition order, moved into one vector.
+    pub fn into_vec(self) -> Vec<StoredObservation> {
+        let mut rows = self.segments.into_vec();
+        let order = survivors_first(&self.kept, rows.len());
+        permute(&mut rows, &order);
+        rows.truncate(self.kept.len());
+        rows
+    }
 }
 
 #[cfg(test)]
@@ -757,9 +808,8 @@ mod tests {
             if i % 13 == 0 {
                 r.obs.grade = "b200-sxm-180gb/vm/spot".parse().unwrap();
             }
-            r.dedupe_key = format!(
-                "{:032x}",
-                (i as u128 * 0x9e37_79b9_7f4a_7c15) % (1u128 << 127)
+            r.dedupe_key = Id::from_digest(
+                ((i as u128 * 0x9e37_79b9_7f4a_7c15) % (1u128 << 127)).to_be_bytes(),
             );
         }
         let expected = |rows: &[StoredObservation], positions: &[usize]| {
@@ -790,6 +840,10 @@ mod tests {
         order
     }
 
+    fn ids(keys: &[&str]) -> Vec<Id> {
+        keys.iter().map(|k| Id::new(k)).collect()
+    }
+
     #[test]
     fn hex_keys_sort_as_their_text_with_ties_in_input_order() {
         let keys = [
@@ -801,8 +855,8 @@ mod tests {
             "7dfd00be6a8d1e6cb9f04bf06dda8871",
             "0000000000000000ffffffffffffffff",
         ];
-        assert_eq!(order_of_keys(&keys), text_order(&keys));
-        assert_eq!(order_of_keys(&keys), [1, 6, 3, 5, 0, 2, 4]);
+        assert_eq!(order_of_keys(&ids(&keys)), text_order(&keys));
+        assert_eq!(order_of_keys(&ids(&keys)), [1, 6, 3, 5, 0, 2, 4]);
     }
 
     #[test]
@@ -815,7 +869,7 @@ mod tests {
             "zz",
             "",
         ];
-        assert_eq!(order_of_keys(&keys), text_order(&keys));
+        assert_eq!(order_of_keys(&ids(&keys)), text_order(&keys));
     }
 
     proptest::proptest! {

@@ -229,7 +229,7 @@ fn compact_month(store: &Store, month: NaiveDate, files: &[PartFile], to: &Path)
         rows.extend(store.read_file(f, crate::schema::Projection::All)?);
     }
     rows.par_sort_unstable_by(partition_order);
-    let mut keys: Vec<&str> = rows.iter().map(|r| r.dedupe_key.as_str()).collect();
+    let mut keys: Vec<&rentix_core::Id> = rows.iter().map(|r| &r.dedupe_key).collect();
     keys.par_sort_unstable();
     if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
         return Err(StoreError::Store {

@@ -356,10 +356,7 @@ pub(crate) fn merge_stored(
     let n = write_merged(&mut merge, staged, |r| {
         let d = r.obs.fixing_date;
         dates = Some(dates.map_or((d, d), |(f, l)| (f.min(d), l.max(d))));
-        let key = (r.dedupe_key.len() == 32)
-            .then(|| u128::from_str_radix(&r.dedupe_key, 16).ok())
-            .flatten()
-            .ok_or_else(|| StoreError::Store {
+        let key = r.dedupe_key.as_u128().ok_or_else(|| StoreError::Store {
                 path: staged.to_path_buf(),
                 detail: format!(
                     "dedupe key {:?} is not 32 hexadecimal digits; `rentix store check` and repair the store first",
@@ -450,7 +447,7 @@ mod tests {
                     .iter()
                     .map(|k| {
                         let mut r = crate::test_rows::rows(date, 1).remove(0);
-                        r.dedupe_key = format!("{k:032x}");
+                        r.dedupe_key = rentix_core::Id::from_digest(u128::from(*k).to_be_bytes());
                         r.obs.input_row = n;
                         n += 1;
                         r

@@ -17,7 +17,7 @@ pub struct StoredObservation {
     /// 32 lowercase hexadecimal digits, the first 128 bits of a SHA-256 over the
     /// source and its `obs_id` or, without one, over the normalized content
     /// (`dedupe_key`): duplicates share it.
-    pub dedupe_key: String,
+    pub dedupe_key: rentix_core::Id,
 }
 
 /// `text` as an `Arc`, the `last` one again when it is the same text: the rows of a
@@ -88,17 +88,9 @@ pub fn to_table(rows: &mut [StoredObservation]) -> Table {
     fn i(rows: &[StoredObservation], g: impl Fn(&StoredObservation) -> Option<i64>) -> Col {
         Col::I64(rows.iter().map(g).collect())
     }
-    let take = std::mem::take::<String>;
-    let obs_id = Col::Str(
-        rows.iter_mut()
-            .map(|r| Some(take(&mut r.obs.obs_id)))
-            .collect(),
-    );
-    let dedupe_key = Col::Str(
-        rows.iter_mut()
-            .map(|r| Some(take(&mut r.dedupe_key)))
-            .collect(),
-    );
+    let take = |id: &mut rentix_core::Id| Some(String::from(std::mem::take(id)));
+    let obs_id = Col::Str(rows.iter_mut().map(|r| take(&mut r.obs.obs_id)).collect());
+    let dedupe_key = Col::Str(rows.iter_mut().map(|r| take(&mut r.dedupe_key)).collect());
     let rows = &*rows;
     let mut t = Table::new();
     t.push("obs_id", obs_id);
@@ -365,7 +357,7 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
             .ok_or_else(|| bad(r, "fixing_date is empty".into()))?;
         let to_u32 = |v: Option<i64>| v.and_then(|x| u32::try_from(x).ok());
         let obs = Observation {
-            obs_id: need(&mut obs_id[r], r, "obs_id", all)?,
+            obs_id: need(&mut obs_id[r], r, "obs_id", all)?.into(),
             kind: need(&mut kind[r], r, "kind", true)?
                 .parse()
                 .map_err(|e| bad(r, format!("{e}")))?,
@@ -406,7 +398,7 @@ pub fn from_table(t: Table, path: &Path, projection: Projection) -> Result<Vec<S
         };
         out.push(StoredObservation {
             obs,
-            dedupe_key: need(&mut key[r], r, "dedupe_key", true)?,
+            dedupe_key: need(&mut key[r], r, "dedupe_key", true)?.into(),
         });
     }
     Ok(out)

@@ -202,8 +202,8 @@ fn day_number(d: NaiveDate) -> u64 {
 
 fn put(o: &mut Out<impl Write>, r: &StoredObservation, enc: &mut Encoder) -> std::io::Result<()> {
     let b = &r.obs;
-    o.str(&b.obs_id)?;
-    o.str(&r.dedupe_key)?;
+    o.str(&b.obs_id.text())?;
+    o.str(&r.dedupe_key.text())?;
     enc.text(o, KIND, Some(b.kind.as_str()))?;
     o.u64(b.observed_at.timestamp_nanos_opt().unwrap_or(0) as u64)?;
     o.varint(day_number(b.fixing_date))?;
@@ -302,8 +302,8 @@ impl Decoder {
 
 fn get(i: &mut In<impl Read>, dec: &mut Decoder) -> std::io::Result<StoredObservation> {
     let bad = |e: String| std::io::Error::other(e);
-    let obs_id = i.string()?;
-    let dedupe_key = i.string()?;
+    let obs_id = i.string()?.into();
+    let dedupe_key = i.string()?.into();
     let kind = dec.text(i)?.parse().map_err(|e| bad(format!("{e}")))?;
     let observed_at = DateTime::from_timestamp_nanos(i.u64()? as i64);
     let fixing_date = date(i.varint()?)?;

@@ -472,7 +472,11 @@ impl Store {
     }
 
     /// Dedupe keys already committed for one fixing date.
-    pub fn keys_on(&self, parts: &Partitions, date: NaiveDate) -> Result<BTreeSet<String>> {
+    pub fn keys_on(
+        &self,
+        parts: &Partitions,
+        date: NaiveDate,
+    ) -> Result<BTreeSet<rentix_core::Id>> {
         Ok(self
             .rows_on(parts, date)?
             .into_iter()

@@ -19,9 +19,9 @@ pub(crate) fn rows(date: NaiveDate, n: usize) -> Vec<StoredObservation> {
             StoredObservation {
                 obs: Observation {
                     obs_id: if i % 7 == 0 {
-                        String::new()
+                        rentix_core::Id::default()
                     } else {
-                        format!("id-{i}")
+                        format!("id-{i}").into()
                     },
                     kind: [
                         ObservationKind::Trade,
@@ -52,7 +52,7 @@ pub(crate) fn rows(date: NaiveDate, n: usize) -> Vec<StoredObservation> {
                     input_file: "/data/in é.csv".into(),
                     input_row: [1, 127, 128, u64::MAX][i % 4],
                 },
-                dedupe_key: format!("{:032x}", i * 7919),
+                dedupe_key: format!("{:032x}", i * 7919).into(),
             }
         })
         .collect()
