@@ -95,7 +95,7 @@ impl Template {
                 .copied()
                 .flatten()
                 .and_then(|i| record.get(i))
-                .map(|s| s.as_ref().trim())
+                .map(|s| crate::raw::trim(s.as_ref()))
                 .unwrap_or("")
         };
         // The common case, one plain column: borrowed as it stands, no copy.
@@ -383,7 +383,7 @@ impl BoundMapping<'_> {
             if let Some(col) = emit.when {
                 let present = col
                     .and_then(|i| record.get(i))
-                    .is_some_and(|v| !v.as_ref().trim().is_empty());
+                    .is_some_and(|v| !crate::raw::trim(v.as_ref()).is_empty());
                 if !present {
                     continue;
                 }

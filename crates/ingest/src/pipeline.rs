@@ -1171,7 +1171,7 @@ fn read_records(
             row += 1;
             // One pass over the record's buffer; the field is looked for only in a
             // record that has a line break.
-            let breaks = |b: &[u8]| b.iter().any(|c| *c == b'\n' || *c == b'\r');
+            let breaks = |b: &[u8]| memchr::memchr2(b'\n', b'\r', b).is_some();
             if let Some(f) = breaks(record.as_slice())
                 .then(|| record.iter().position(breaks))
                 .flatten()

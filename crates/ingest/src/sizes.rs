@@ -114,7 +114,7 @@ impl<R: Read> LineBound<R> {
                 self.out.push(b'\r');
             }
             while !chunk.is_empty() {
-                let nl = chunk.iter().position(|&b| b == b'\n');
+                let nl = memchr::memchr(b'\n', chunk);
                 let mut seg = &chunk[..nl.unwrap_or(chunk.len())];
                 if let Some(head) = seg.strip_suffix(b"\r") {
                     // The `\r` of a `\r\n`, or perhaps one (the next read says).
@@ -125,7 +125,7 @@ impl<R: Read> LineBound<R> {
                     let room = self.limit - self.in_line;
                     let take = seg.len().min(room);
                     let kept = &seg[..take];
-                    if kept.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
+                    if memchr::memchr_iter(b'"', kept).count() % 2 == 1 {
                         self.quote_open = !self.quote_open;
                     }
                     self.out.extend_from_slice(kept);
