@@ -88,8 +88,8 @@ struct CatalogFile {
 #[derive(Debug, Clone)]
 pub struct GpuCatalog {
     specs: BTreeMap<GpuModel, GpuSpec>,
-    /// alias key -> canonical id
-    aliases: BTreeMap<String, GpuModel>,
+    /// alias key -> canonical id, looked up once per row read (never iterated).
+    aliases: std::collections::HashMap<String, GpuModel, foldhash::fast::RandomState>,
 }
 
 const BUNDLED: &str = crate::bundled::data::GPUS;
@@ -120,7 +120,7 @@ impl GpuCatalog {
             toml::from_str(text).map_err(|e| CoreError::Catalog(e.to_string()))?;
         let mut cat = GpuCatalog {
             specs: BTreeMap::new(),
-            aliases: BTreeMap::new(),
+            aliases: std::collections::HashMap::default(),
         };
         for spec in file.gpu {
             if cat.specs.contains_key(&spec.id) {
