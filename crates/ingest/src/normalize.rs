@@ -453,12 +453,7 @@ impl Normalizer {
             ));
         }
 
-        let currency = required(&raw.currency, "currency")?;
-        let currency = if currency.bytes().any(|b| b.is_ascii_lowercase()) {
-            texts.get(&currency.to_ascii_uppercase())
-        } else {
-            texts.get(currency)
-        };
+        let currency = in_case(texts, required(&raw.currency, "currency")?, Case::Upper);
         let fx = self.usd_per_unit(&currency, fixing_date)?;
 
         let quantity_gpu_hours = self.quantity(raw, kind)?;
@@ -478,13 +473,10 @@ impl Normalizer {
             fx,
         })?;
 
-        let region = raw.region.as_deref().map(|r| {
-            if r.bytes().any(|b| b.is_ascii_uppercase()) {
-                texts.get(&r.to_ascii_lowercase())
-            } else {
-                texts.get(r)
-            }
-        });
+        let region = raw
+            .region
+            .as_deref()
+            .map(|r| in_case(texts, r, Case::Lower));
         let grade = Grade::new(spec.id.clone(), scope, term).with_region(region);
 
         let mut obs = Observation {
@@ -668,6 +660,29 @@ fn generated_id(o: &Observation) -> Id {
         None => h.part(format_args!("")),
     }
     first_128_bits(&h.hash.finalize())
+}
+
+/// A letter case text is folded to.
+#[derive(Clone, Copy)]
+enum Case {
+    Upper,
+    Lower,
+}
+
+/// `text` in ASCII `case`, shared: folded (and allocated) only when some letter
+/// is in the other case.
+fn in_case(texts: &mut Interner, text: &str, case: Case) -> std::sync::Arc<str> {
+    let other = |b: &u8| match case {
+        Case::Upper => b.is_ascii_lowercase(),
+        Case::Lower => b.is_ascii_uppercase(),
+    };
+    if !text.bytes().any(|b| other(&b)) {
+        return texts.get(text);
+    }
+    match case {
+        Case::Upper => texts.get(&text.to_ascii_uppercase()),
+        Case::Lower => texts.get(&text.to_ascii_lowercase()),
+    }
 }
 
 /// SHA-256 fed with text parts joined by the unit separator (0x1f).
