@@ -14,6 +14,7 @@ mod quarantine;
 mod raw;
 mod reason;
 mod sizes;
+mod split;
 
 pub use error::{IngestError, Result};
 pub use mapping::{BoundMapping, Mapping};

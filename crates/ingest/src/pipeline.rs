@@ -682,9 +682,6 @@ pub fn read_in_memory(
     })
 }
 
-/// A staged batch's vectors, emptied, and its records, to be read into again.
-type Recycled = (Vec<PendingRecord>, Vec<csv::ByteRecord>);
-
 /// A read into memory ([`read_in_stages`]) before its dedupe: the accepted rows by
 /// fixing date, the refused ones, the counts so far.
 pub struct Staged {
@@ -876,10 +873,104 @@ fn read_file(
     })?;
     let (bounded, cut) =
         crate::sizes::LineBound::new(HashingReader::new(file), crate::sizes::MAX_RECORD_BYTES);
+    // The header is read by a CSV reader that keeps a copy of the bytes it read:
+    // those past the header are where the records start.
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(true)
-        .from_reader(bounded);
+        .from_reader(crate::split::Recording::new(bounded));
+    let header = read_header(path, &mut rdr, &cut)?;
+    check_header(path, &header)?;
+    let mapping = match mapping {
+        Some(m) => m.for_header(&header, path)?,
+        None => std::borrow::Cow::Owned(Mapping::canonical(&header, path)?),
+    };
+    let mapping = mapping.bind(&header);
+    let one_reader = only.is_some() || one_reader_forced();
+    let after_header = rdr.position().clone();
+    let (head, stream) = rdr.into_inner().after(after_header.byte());
+    let start = Start {
+        head,
+        line: after_header.line(),
+        one_reader,
+    };
+
+    // One thread reads the file into chunks of whole records, each cut into parts;
+    // the pool parses, validates and normalizes a chunk's parts while the chunk
+    // before is staged (spilled when the stage is full). Chunks are staged in file
+    // order, so the result does not depend on the thread count or on which side
+    // runs ahead. What cannot be cut into parts (an open quote at a line's end, a
+    // lone `\r`, a retry of some rows) is read by the one thread and its records
+    // validated in parallel.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(u64, Batch)>>(2);
+    // A chunk's buffer, once parsed, goes back to be filled again: a fresh
+    // megabyte-sized vector per chunk, freed on another thread, was not reused by
+    // the allocator before the read ended.
+    let (back, spare) = std::sync::mpsc::channel::<Vec<u8>>();
+    let file = FileContext {
+        name: &file_name,
+        header: &header,
+    };
+    let work = Work {
+        header: &header,
+        mapping: &mapping,
+        normalizer,
+        file_name: &shared_name,
+    };
+    let read_sha = std::thread::scope(|scope| -> Result<String> {
+        let src = Source {
+            path,
+            header: &header,
+            cut: &cut,
+            only,
+        };
+        let reader = scope.spawn(move || read_stream(stream, start, &src, &tx, &spare));
+        let mut parsed: Option<Vec<Vec<Parsed>>> = None;
+        let mut spare_out: Vec<Vec<Parsed>> = Vec::new();
+        for batch in rx {
+            let (rows_seen, batch) = batch?;
+            progress(rows_seen);
+            let mut out = std::mem::take(&mut spare_out);
+            let (staged, done) = rayon::join(
+                || match parsed.take() {
+                    Some(o) => stage(&file, o, stager, quarantine, fs).map(Some),
+                    None => Ok(None),
+                },
+                || work.parse(batch, &mut out),
+            );
+            if let Some(bytes) = done? {
+                // The reader may have finished: then it is not needed.
+                let _ = back.send(bytes);
+            }
+            if let Some(o) = staged? {
+                spare_out = o;
+            }
+            parsed = Some(out);
+        }
+        if let Some(o) = parsed {
+            stage(&file, o, stager, quarantine, fs)?;
+        }
+        let (rows, sha) = reader.join().map_err(|_| IngestError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("the reading thread stopped unexpectedly"),
+        })?;
+        fs.source_rows = rows;
+        sha.map_err(|source| IngestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    })?;
+    fs.quarantined = quarantine.count_for(&file_name);
+    Ok(read_sha)
+}
+
+/// The header's names (trimmed, a byte-order mark dropped), read by `rdr`;
+/// refused when not UTF-8 or longer than a record may be.
+fn read_header(
+    path: &Path,
+    rdr: &mut csv::Reader<crate::split::Recording<Bounded>>,
+    cut: &crate::sizes::CutLines,
+) -> Result<Vec<String>> {
     let header_bytes = rdr.byte_headers().map_err(|e| IngestError::BadHeader {
         path: path.to_path_buf(),
         detail: e.to_string(),
@@ -904,66 +995,246 @@ fn read_file(
             ),
         });
     }
-    check_header(path, &header)?;
-    let mapping = match mapping {
-        Some(m) => m.for_header(&header, path)?,
-        None => std::borrow::Cow::Owned(Mapping::canonical(&header, path)?),
-    };
-    let mapping = mapping.bind(&header);
+    Ok(header)
+}
 
-    // One thread reads and splits records; the pool validates and normalizes a batch
-    // while the previous one is staged (spilled when the stage is full). Batches are
-    // staged in file order, so the result does not depend on the thread count or on
-    // which side runs ahead.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(u64, Vec<PendingRecord>)>>(2);
-    // A staged batch's vectors, emptied, go back to be filled again: a fresh
-    // megabyte-sized vector per batch, freed on another thread, was not reused by
-    // the allocator before the read ended (a third of the one-shot's peak).
-    let (back, spare) = std::sync::mpsc::channel::<Recycled>();
-    let file = FileContext {
-        name: &file_name,
-        header: &header,
+/// The file past its header, line-bounded and hashed as it is read.
+type Bounded = crate::sizes::LineBound<HashingReader<File>>;
+
+/// Where the records start: the bytes read past the header, and the line one
+/// reader numbers the first record with; and whether one reader reads them all.
+struct Start {
+    head: Vec<u8>,
+    line: u64,
+    one_reader: bool,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests read a file with one reader, to compare with its parts.
+    static ONE_READER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test asked for one reader (never outside tests).
+fn one_reader_forced() -> bool {
+    #[cfg(test)]
+    return ONE_READER.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
+}
+
+/// What the reading thread hands over: a chunk whose parts parse on their own
+/// (with the lines [`crate::sizes::LineBound`] cut in it, ascending), or records
+/// one reader read.
+enum Batch {
+    Chunk(crate::split::Chunk, Vec<u64>),
+    Records(Vec<PendingRecord>),
+}
+
+/// A record read, checked and normalized: where it is, its fields when a row of
+/// it is refused (the quarantine shows them), a reason found while reading, and
+/// its observations or why each was refused.
+struct Parsed {
+    at: Row,
+    fields: Option<Fields>,
+    early: Option<(crate::reason::Reason, usize)>,
+    outcomes: Outcomes,
+}
+
+/// What every record of a file is validated and normalized with.
+struct Work<'a> {
+    header: &'a [String],
+    mapping: &'a BoundMapping<'a>,
+    normalizer: &'a Normalizer,
+    file_name: &'a std::sync::Arc<str>,
+}
+
+impl Work<'_> {
+    /// Parses (a chunk's parts) and normalizes a batch in parallel into `out`, one
+    /// vector per part in file order (vectors already there are filled again).
+    /// Returns a chunk's buffer, to be read into again.
+    fn parse(&self, batch: Batch, out: &mut Vec<Vec<Parsed>>) -> Result<Option<Vec<u8>>> {
+        match batch {
+            Batch::Chunk(chunk, cut) => {
+                out.resize_with(chunk.parts.len(), Vec::new);
+                chunk
+                    .parts
+                    .par_iter()
+                    .zip(out.par_iter_mut())
+                    .map_init(
+                        || (rentix_core::Interner::default(), None),
+                        |(texts, rdr), (part, o)| {
+                            let bytes = &chunk.bytes[part.start..part.end];
+                            self.parse_part(rdr, bytes, part, &cut, texts, o)
+                        },
+                    )
+                    .collect::<Result<()>>()?;
+                Ok(Some(chunk.bytes))
+            }
+            Batch::Records(records) => {
+                out.resize_with(1, Vec::new);
+                records
+                    .into_par_iter()
+                    .map_init(
+                        rentix_core::Interner::default,
+                        |texts, (at, fields, early)| self.settle(at, fields, early, texts).0,
+                    )
+                    .collect_into_vec(&mut out[0]);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Parses the records of one part (`bytes`) into `out`, numbered from the
+    /// part's first line and row.
+    fn parse_part<'b>(
+        &self,
+        rdr: &mut Option<csv::Reader<crate::split::Feed<'b>>>,
+        bytes: &'b [u8],
+        part: &crate::split::Part,
+        cut: &[u64],
+        texts: &mut rentix_core::Interner,
+        out: &mut Vec<Parsed>,
+    ) -> Result<()> {
+        out.clear();
+        let csv_error = |row: u64, e: csv::Error| IngestError::Csv {
+            path: PathBuf::from(self.file_name.as_ref()),
+            row,
+            detail: e.to_string(),
+        };
+        // One reader per task, started again on each part: building a reader's
+        // parser costs about as much as parsing a thousand bytes.
+        let rdr = rdr.get_or_insert_with(|| {
+            csv::ReaderBuilder::new()
+                .flexible(true)
+                .has_headers(false)
+                .from_reader(crate::split::Feed::default())
+        });
+        *rdr.get_mut() = crate::split::Feed::new(bytes);
+        rdr.seek_raw(std::io::SeekFrom::Start(0), csv::Position::new())
+            .map_err(|e| csv_error(part.rows_before + 1, e))?;
+        // The record read into; its buffers move into the fields and come back
+        // unless a row of it is refused (the quarantine keeps them).
+        let mut spare: Option<csv::ByteRecord> = None;
+        let mut row = part.rows_before;
+        loop {
+            let mut record = spare.take().unwrap_or_default();
+            let more = rdr
+                .read_byte_record(&mut record)
+                .map_err(|e| csv_error(row + 1, e))?;
+            if !more {
+                return Ok(());
+            }
+            row += 1;
+            let line = part.line - 1 + record.position().map_or(1, |p| p.line());
+            let too_long = cut.binary_search(&line).is_ok();
+            let (fields, early) = classify(record, too_long, self.header);
+            let (read, kept) = self.settle(Row { row, line }, fields, early, texts);
+            out.push(read);
+            spare = kept;
+        }
+    }
+
+    /// Maps, validates and normalizes one record (nothing for a record refused
+    /// while reading). Its fields are kept only when a row of it is refused; else
+    /// its buffers are handed back to be read into.
+    fn settle(
+        &self,
+        at: Row,
+        fields: Fields,
+        early: Option<(crate::reason::Reason, usize)>,
+        texts: &mut rentix_core::Interner,
+    ) -> (Parsed, Option<csv::ByteRecord>) {
+        let outcomes = match (&early, &fields) {
+            (None, Fields::Text(text)) => self.outcomes(text, at.row, texts),
+            _ => Outcomes::new(),
+        };
+        if early.is_none() && outcomes.iter().all(std::result::Result::is_ok) {
+            let read = Parsed {
+                at,
+                fields: None,
+                early,
+                outcomes,
+            };
+            return (read, Some(fields.into_bytes()));
+        }
+        let read = Parsed {
+            at,
+            fields: Some(fields),
+            early,
+            outcomes,
+        };
+        (read, None)
+    }
+
+    /// A record's observations (a mapping may make several) or why each was
+    /// refused.
+    fn outcomes(
+        &self,
+        fields: &csv::StringRecord,
+        row: u64,
+        texts: &mut rentix_core::Interner,
+    ) -> Outcomes {
+        let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
+        self.mapping
+            .apply(&fields)
+            .into_iter()
+            .map(|raw| {
+                if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
+                    return Err(Rejection::new(
+                        crate::reason::Reason::FieldTooLong,
+                        field,
+                        format!(
+                            "{n} bytes; a field may have at most {}",
+                            crate::sizes::MAX_FIELD_BYTES
+                        ),
+                    ));
+                }
+                self.normalizer
+                    .normalize_shared(&raw, self.file_name, row, texts)
+                    .map(|obs| {
+                        let key = dedupe_key(&obs, raw.obs_id.is_some());
+                        StoredObservation {
+                            obs,
+                            dedupe_key: key,
+                        }
+                    })
+                    .map_err(|mut rej| {
+                        let others = self.normalizer.other_problems(&raw, &rej);
+                        rej.detail = crate::normalize::with_others(rej.detail, &others);
+                        rej
+                    })
+            })
+            .collect()
+    }
+}
+
+/// A record's fields, and the reason it is refused while reading, if it is: cut
+/// to its first bytes (`too_long`), the header again or a totals row, the wrong
+/// number of fields, or a field that is not UTF-8.
+fn classify(
+    record: csv::ByteRecord,
+    too_long: bool,
+    header: &[String],
+) -> (Fields, Option<(crate::reason::Reason, usize)>) {
+    use crate::reason::Reason;
+    let refused = if too_long {
+        Some(Reason::RecordTooLong)
+    } else if let Some(reason) = not_a_data_row(&record, header) {
+        Some(reason)
+    } else if record.len() != header.len() {
+        Some(Reason::WrongColumnCount)
+    } else {
+        None
     };
-    let read_sha = std::thread::scope(|scope| -> Result<String> {
-        let reader = scope.spawn(|| read_records(rdr, &cut, path, &header, only, tx, spare));
-        let mut normalized: Option<(Vec<PendingRecord>, Vec<Outcomes>)> = None;
-        let mut spare_results: Vec<Outcomes> = Vec::new();
-        for batch in rx {
-            let (rows_seen, batch) = batch?;
-            progress(rows_seen);
-            if batch.is_empty() {
-                continue;
-            }
-            let mut results = std::mem::take(&mut spare_results);
-            let (staged, ()) = rayon::join(
-                || match normalized.take() {
-                    Some((b, r)) => stage(&file, b, r, stager, quarantine, fs).map(Some),
-                    None => Ok(None),
-                },
-                || normalize_batch(&batch, &mapping, normalizer, &shared_name, &mut results),
-            );
-            if let Some((b, records, r)) = staged? {
-                // The reader may have finished: then they are not needed.
-                let _ = back.send((b, records));
-                spare_results = r;
-            }
-            normalized = Some((batch, results));
+    match refused {
+        Some(r @ Reason::RecordTooLong) => (Fields::of(record).0, Some((r, usize::MAX))),
+        Some(reason) => (Fields::Bytes(record), Some((reason, usize::MAX))),
+        None => {
+            let (fields, bad) = Fields::of(record);
+            (fields, bad.map(|f| (Reason::InvalidUtf8, f)))
         }
-        if let Some((b, r)) = normalized {
-            stage(&file, b, r, stager, quarantine, fs)?;
-        }
-        let (rows, sha) = reader.join().map_err(|_| IngestError::Read {
-            path: path.to_path_buf(),
-            source: std::io::Error::other("the reading thread stopped unexpectedly"),
-        })?;
-        fs.source_rows = rows;
-        sha.map_err(|source| IngestError::Read {
-            path: path.to_path_buf(),
-            source,
-        })
-    })?;
-    fs.quarantined = quarantine.count_for(&file_name);
-    Ok(read_sha)
+    }
 }
 
 /// Each record's observations (a mapping may make several of one record) or why
@@ -976,74 +1247,25 @@ struct FileContext<'a> {
     header: &'a [String],
 }
 
-/// Maps, validates and normalizes a batch of records in parallel into `out`, a
-/// record's outcomes at its position; a record refused while reading (`early`)
-/// yields nothing here.
-fn normalize_batch(
-    batch: &[PendingRecord],
-    mapping: &BoundMapping<'_>,
-    normalizer: &Normalizer,
-    file_name: &std::sync::Arc<str>,
-    out: &mut Vec<Outcomes>,
-) {
-    batch
-        .par_iter()
-        .map_init(
-            rentix_core::Interner::default,
-            |texts, (at, fields, early)| {
-                let (None, Fields::Text(fields)) = (early, fields) else {
-                    return Outcomes::new();
-                };
-                let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
-                mapping
-                    .apply(&fields)
-                    .into_iter()
-                    .map(|raw| {
-                        if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
-                            return Err(Rejection::new(
-                                crate::reason::Reason::FieldTooLong,
-                                field,
-                                format!(
-                                    "{n} bytes; a field may have at most {}",
-                                    crate::sizes::MAX_FIELD_BYTES
-                                ),
-                            ));
-                        }
-                        normalizer
-                            .normalize_shared(&raw, file_name, at.row, texts)
-                            .map(|obs| {
-                                let key = dedupe_key(&obs, raw.obs_id.is_some());
-                                StoredObservation {
-                                    obs,
-                                    dedupe_key: key,
-                                }
-                            })
-                            .map_err(|mut rej| {
-                                let others = normalizer.other_problems(&raw, &rej);
-                                rej.detail = crate::normalize::with_others(rej.detail, &others);
-                                rej
-                            })
-                    })
-                    .collect()
-            },
-        )
-        .collect_into_vec(out);
-}
-
-/// Stages a normalized batch in file order: observations to the stager, refusals
-/// to the quarantine, counts to the file's summary. Returns the batch's two
-/// vectors, emptied, and its records, to be filled again.
+/// Stages parsed records in file order: observations to the stager, refusals to
+/// the quarantine, counts to the file's summary. Returns the vectors, emptied, to
+/// be filled again.
 fn stage(
     file: &FileContext<'_>,
-    mut batch: Vec<PendingRecord>,
-    mut results: Vec<Outcomes>,
+    mut parts: Vec<Vec<Parsed>>,
     stager: &mut Stager,
     quarantine: &mut QuarantineWriter,
     fs: &mut FileSummary,
-) -> Result<(Vec<PendingRecord>, Vec<csv::ByteRecord>, Vec<Outcomes>)> {
+) -> Result<Vec<Vec<Parsed>>> {
     let header = file.header;
-    let mut records = Vec::with_capacity(batch.len());
-    for ((at, fields, early), outcome) in batch.drain(..).zip(results.drain(..)) {
+    for read in parts.iter_mut().flat_map(|p| p.drain(..)) {
+        let Parsed {
+            at,
+            fields,
+            early,
+            outcomes: outcome,
+        } = read;
+        let lossy = || fields.as_ref().map_or_else(Vec::new, Fields::lossy);
         let reject = |reason, field: &str, detail: String| QuarantineRow {
             file: file.name.to_string(),
             row: at.row,
@@ -1051,7 +1273,7 @@ fn stage(
             reason,
             field: field.to_string(),
             detail,
-            raw: header_pairs(header, &fields.lossy()),
+            raw: header_pairs(header, &lossy()),
         };
         match early {
             Some((reason @ crate::reason::Reason::RecordTooLong, _)) => {
@@ -1076,7 +1298,7 @@ fn stage(
             }
             Some((reason @ crate::reason::Reason::TotalsRow, _)) => {
                 fs.rows_read += 1;
-                let label = fields.lossy().into_iter().find(|f| !f.trim().is_empty());
+                let label = lossy().into_iter().find(|f| !f.trim().is_empty());
                 quarantine.push(reject(
                     reason,
                     "",
@@ -1091,7 +1313,11 @@ fn stage(
                 quarantine.push(reject(
                     reason,
                     "",
-                    format!("{} fields, header has {}", fields.len(), header.len()),
+                    format!(
+                        "{} fields, header has {}",
+                        fields.as_ref().map_or(0, Fields::len),
+                        header.len()
+                    ),
                 ))?;
             }
             Some((reason, bad)) => {
@@ -1126,32 +1352,96 @@ fn stage(
                 }
             }
         }
-        records.push(fields.into_bytes());
     }
-    Ok((batch, records, results))
+    Ok(parts)
 }
 
-/// Reads the records of `rdr` in batches of [`PARALLEL_BATCH`] and sends them in
-/// order with the number of records read so far; with `only`, just the records of
-/// those row numbers. Stops at the first error (sent too), or when the receiver
-/// hangs up. A batch is filled into a vector `spare` hands back when there is
-/// one. Returns the records in the file and the SHA-256 of its bytes once it has
-/// read them all (an error if it stopped before).
-fn read_records(
-    mut rdr: csv::Reader<crate::sizes::LineBound<HashingReader<File>>>,
-    cut: &crate::sizes::CutLines,
-    path: &Path,
-    header: &[String],
-    only: Option<&BTreeSet<u64>>,
-    tx: std::sync::mpsc::SyncSender<Result<(u64, Vec<PendingRecord>)>>,
-    spare: std::sync::mpsc::Receiver<Recycled>,
+/// The reading thread: reads the stream into chunks of whole records cut into
+/// parts (a chunk's buffer read into one `spare` hands back when there is one), or,
+/// from where records cannot be cut (and for a retry of some rows, `src.only`), reads
+/// them with one reader. Sends each batch in order with the number of records read
+/// so far; stops at the first error (sent too), or when the receiver hangs up.
+/// Returns the records in the file and the SHA-256 of its bytes once it has read
+/// them all (an error if it stopped before).
+fn read_stream(
+    mut stream: Bounded,
+    start: Start,
+    src: &Source<'_>,
+    tx: &std::sync::mpsc::SyncSender<Result<(u64, Batch)>>,
+    spare: &std::sync::mpsc::Receiver<Vec<u8>>,
 ) -> (u64, std::io::Result<String>) {
+    let Source { path, cut, .. } = *src;
+    use crate::split::Step;
+    let stopped = || Err(std::io::Error::other("reading stopped before the end"));
+    let mut split = crate::split::Splitter::new(start.head, start.line);
+    let (rest, line, rows) = if start.one_reader {
+        split.rest()
+    } else {
+        loop {
+            let first_line = split.line();
+            match split.next(&mut stream, spare.try_recv().ok()) {
+                Ok(Step::Chunk(chunk)) => {
+                    let lines = cut.lock().map_or_else(
+                        |_| Vec::new(),
+                        |c| c.range(first_line..=split.line()).copied().collect(),
+                    );
+                    if tx
+                        .send(Ok((split.rows(), Batch::Chunk(chunk, lines))))
+                        .is_err()
+                    {
+                        return (split.rows(), stopped());
+                    }
+                }
+                Ok(Step::Serial { rest, line, rows }) => break (rest, line, rows),
+                Ok(Step::End) => return (split.rows(), stream.into_inner().finish()),
+                Err(e) => {
+                    let _ = tx.send(Err(IngestError::Csv {
+                        path: path.to_path_buf(),
+                        row: split.rows() + 1,
+                        detail: e.to_string(),
+                    }));
+                    return (split.rows(), stopped());
+                }
+            }
+        }
+    };
+    let rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .has_headers(false)
+        .from_reader(std::io::Cursor::new(rest).chain(stream));
+    read_records(rdr, (line, rows), src, tx)
+}
+
+/// What the reading thread reads: the file (its path and header), the lines its
+/// [`crate::sizes::LineBound`] cut, and for a retry the only rows to read.
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    path: &'a Path,
+    header: &'a [String],
+    cut: &'a crate::sizes::CutLines,
+    only: Option<&'a BTreeSet<u64>>,
+}
+
+/// Reads the records of `rdr` (whose first starts on line `from.0` after `from.1`
+/// rows) with one reader, in batches of [`PARALLEL_BATCH`], for [`read_stream`];
+/// with `src.only`, just the records of those row numbers.
+fn read_records(
+    mut rdr: csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, Bounded>>,
+    from: (u64, u64),
+    src: &Source<'_>,
+    tx: &std::sync::mpsc::SyncSender<Result<(u64, Batch)>>,
+) -> (u64, std::io::Result<String>) {
+    let Source {
+        path,
+        header,
+        cut,
+        only,
+    } = *src;
     let stopped = || Err(std::io::Error::other("reading stopped before the end"));
     let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
     let mut record = csv::ByteRecord::new();
-    // Records handed back by the stage, read into again.
-    let mut pool: Vec<csv::ByteRecord> = Vec::new();
-    let mut row: u64 = 0;
+    let (first_line, mut row) = from;
+    let line_of = |r: &csv::ByteRecord| first_line - 1 + r.position().map_or(1, |p| p.line());
     // Bytes the batch holds: a batch is sent at PARALLEL_BATCH records or at
     // BATCH_BYTES, so that long records cannot make it large.
     let mut held = 0usize;
@@ -1176,7 +1466,7 @@ fn read_records(
                 .then(|| record.iter().position(breaks))
                 .flatten()
             {
-                let line = record.position().map_or(0, |p| p.line());
+                let line = line_of(&record);
                 let _ = tx.send(Err(IngestError::Csv {
                     path: path.to_path_buf(),
                     row,
@@ -1190,48 +1480,21 @@ fn read_records(
             if only.is_some_and(|rows| !rows.contains(&row)) {
                 continue;
             }
-            let line = record.position().map_or(0, |p| p.line());
+            let line = line_of(&record);
             let too_long = cut.lock().is_ok_and(|c| c.contains(&line));
             held += record.as_slice().len() + 8 * record.len();
-            let refused = if too_long {
-                Some(crate::reason::Reason::RecordTooLong)
-            } else if let Some(reason) = not_a_data_row(&record, header) {
-                Some(reason)
-            } else if record.len() != header.len() {
-                Some(crate::reason::Reason::WrongColumnCount)
-            } else {
-                None
-            };
-            // The record read moves into the batch; a record handed back (its
-            // buffers kept) is read into next.
-            let read = std::mem::replace(&mut record, pool.pop().unwrap_or_default());
-            let pending = match refused {
-                Some(r @ crate::reason::Reason::RecordTooLong) => {
-                    (Fields::of(read).0, Some((r, usize::MAX)))
-                }
-                Some(reason) => (Fields::Bytes(read), Some((reason, usize::MAX))),
-                None => {
-                    let (fields, bad) = Fields::of(read);
-                    (fields, bad.map(|f| (crate::reason::Reason::InvalidUtf8, f)))
-                }
-            };
-            batch.push((Row { row, line }, pending.0, pending.1));
+            let (fields, early) = classify(std::mem::take(&mut record), too_long, header);
+            batch.push((Row { row, line }, fields, early));
         }
         if batch.len() >= PARALLEL_BATCH || held >= BATCH_BYTES || !more {
             held = 0;
-            let next = match spare.try_recv() {
-                Ok((next, records)) => {
-                    pool.extend(records);
-                    next
-                }
-                Err(_) => Vec::with_capacity(PARALLEL_BATCH),
-            };
-            let full = std::mem::replace(&mut batch, next);
-            if tx.send(Ok((row, full))).is_err() {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(PARALLEL_BATCH));
+            if tx.send(Ok((row, Batch::Records(full)))).is_err() {
                 return (row, stopped());
             }
             if !more {
-                return (row, rdr.into_inner().into_inner().finish());
+                let (_, bounded) = rdr.into_inner().into_inner();
+                return (row, bounded.into_inner().finish());
             }
         }
     }
@@ -1578,5 +1841,112 @@ mod tests {
         let want = "500c5bf8464e1601bec17cbd9f563db69a382d6796e3fdb1192520ea2a7ce13e";
         assert_eq!(r.finish().unwrap(), want);
         assert_eq!(sha256_file(&f).unwrap(), want);
+    }
+
+    /// A file of several chunks read in parts: about 3.5 MB of rows with blank
+    /// lines, refused rows of every kind read (a field not UTF-8, the wrong number
+    /// of fields, the header again, a totals row, a record past the size bound),
+    /// quoted fields with commas and duplicates. It gives, row for row, what one
+    /// reader gives (the path a retry takes): the rows with their row numbers, the
+    /// quarantine with its lines and fields, the counts and the input's hash.
+    fn several_chunks(crlf: bool, open_quote_at: Option<usize>) -> Vec<u8> {
+        let header = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours,gpus_per_unit,region,obs_id";
+        let end: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+        let mut out = header.as_bytes().to_vec();
+        out.extend_from_slice(end);
+        for i in 0..25_000usize {
+            if i % 79 == 0 {
+                out.extend_from_slice(end);
+            }
+            if i % 5_003 == 4_000 {
+                out.extend_from_slice(header.as_bytes());
+                out.extend_from_slice(end);
+            }
+            let gpu = if i % 89 == 0 {
+                "zz-9000"
+            } else {
+                "h100-sxm-80gb"
+            };
+            let price = if i % 97 == 0 {
+                "abc".to_string()
+            } else {
+                format!("{:.4}", 2.0 + (i % 113) as f64 * 0.01)
+            };
+            let region = if i % 7 == 0 { "\"us, east\"" } else { "us" };
+            let id = if i % 13 == 0 { i - i % 26 } else { i };
+            let mut row = format!(
+                "listing,2025-03-{:02}T{:02}:{:02}:00Z,src{},{gpu},vm,on-demand,{price},gpu_hour,USD,,,{region},o{id}",
+                1 + i % 28,
+                i % 24,
+                i % 60,
+                i % 11
+            )
+            .into_bytes();
+            if i % 83 == 0 {
+                row.truncate(row.iter().rposition(|&b| b == b',').unwrap());
+            }
+            if i % 71 == 0 {
+                row.splice(10..10, [0xff]);
+            }
+            if i == 12_345 {
+                row = b"Total,,,,,,123.4,,,,,,".to_vec();
+            }
+            if i == 20_000 {
+                row.extend(std::iter::repeat_n(
+                    b'x',
+                    crate::sizes::MAX_RECORD_BYTES + 10,
+                ));
+            }
+            if open_quote_at == Some(i) {
+                row.extend_from_slice(b",\"open");
+            }
+            out.extend_from_slice(&row);
+            out.extend_from_slice(end);
+        }
+        out
+    }
+
+    fn read_with(path: &Path, one_reader: bool) -> String {
+        ONE_READER.with(|c| c.set(one_reader));
+        let read = read_in_memory(
+            &[path.to_path_buf()],
+            &IngestOptions::default(),
+            &mut |_| {},
+        );
+        ONE_READER.with(|c| c.set(false));
+        format!("{read:?}")
+    }
+
+    #[test]
+    fn a_file_read_in_parts_gives_what_one_reader_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        for (crlf, open_quote_at) in [(false, None), (true, None), (false, Some(21_000))] {
+            let bytes = several_chunks(crlf, open_quote_at);
+            assert!(bytes.len() > 3 * crate::split::CHUNK_BYTES);
+            let path = dir.path().join("in.csv");
+            std::fs::write(&path, &bytes).unwrap();
+            let parts = read_with(&path, false);
+            let one = read_with(&path, true);
+            assert!(parts == one, "crlf {crlf}, open quote {open_quote_at:?}");
+            match open_quote_at {
+                Some(_) => assert!(
+                    parts.contains("runs over several lines"),
+                    "{}",
+                    &parts[..300]
+                ),
+                None => {
+                    for reason in [
+                        "InvalidUtf8",
+                        "WrongColumnCount",
+                        "RepeatedHeader",
+                        "TotalsRow",
+                        "RecordTooLong",
+                        "UnknownGpu",
+                    ] {
+                        assert!(parts.contains(reason), "{reason}");
+                    }
+                }
+            }
+        }
     }
 }
