@@ -5,6 +5,7 @@ use crate::error::FixingsError;
 use crate::fixing::{Fixing, FixingLevel};
 use crate::IndexId;
 use chrono::NaiveDate;
+use rayon::prelude::*;
 use rentix_table::{Col, Table, TableFormat};
 use std::path::Path;
 
@@ -122,13 +123,16 @@ pub fn fixings_table(rows: &[Fixing]) -> Table {
     t
 }
 
+/// Column name -> position.
+pub type ColumnIndex = std::collections::HashMap<String, usize, foldhash::fast::FixedState>;
+
 /// Every record of a CSV or Parquet table as text, one buffer per record, with the
 /// column positions looked up once: what the readers of rentix's outputs (fixings,
 /// intraday fixings, forward curves) parse their rows from.
 #[derive(Debug, Clone, Default)]
 pub struct Records {
-    /// Column name -> position in each record.
-    pub index: std::collections::HashMap<String, usize>,
+    /// Column name -> position in each record (looked up per cell, never iterated).
+    pub index: ColumnIndex,
     /// The data rows, in file order.
     pub rows: Vec<csv::StringRecord>,
 }
@@ -180,10 +184,8 @@ pub fn records(path: &Path) -> Result<Records, FixingsError> {
 /// reader took would be a guess: a file with two `value` columns is not a fixings
 /// file). Columns without a name (a spreadsheet's trailing empty columns) are
 /// never read and may repeat.
-fn column_index<'a>(
-    names: impl Iterator<Item = &'a str>,
-) -> Result<std::collections::HashMap<String, usize>, String> {
-    let mut index = std::collections::HashMap::new();
+fn column_index<'a>(names: impl Iterator<Item = &'a str>) -> Result<ColumnIndex, String> {
+    let mut index = ColumnIndex::default();
     for (i, n) in names.enumerate().filter(|(_, n)| !n.is_empty()) {
         if let Some(first) = index.insert(n.to_string(), i) {
             return Err(format!(
@@ -314,104 +316,118 @@ fn fixings_of(
     records: &Records,
     rows_before: usize,
 ) -> Result<Vec<Fixing>, FixingsError> {
+    if let Some(unit) = external_columns(path, records)? {
+        return external_fixings(path, records, rows_before, unit);
+    }
+    // Rows are read in parallel; the error reported is the first row's, in file
+    // order, as a reader row by row reports it.
+    let read: Vec<Result<Fixing, FixingsError>> = records
+        .rows
+        .par_iter()
+        .enumerate()
+        .map(|(n, rec)| fixing_of(path, records, rec, rows_before + n + 1))
+        .collect();
+    read.into_iter().collect()
+}
+
+/// The fixing of record `rec`, row `row` of the file.
+fn fixing_of(
+    path: &Path,
+    records: &Records,
+    rec: &csv::StringRecord,
+    row: usize,
+) -> Result<Fixing, FixingsError> {
     let bad = |row: usize, detail: String| FixingsError::Fixings {
         path: path.to_path_buf(),
         row,
         detail,
     };
-    if let Some(unit) = external_columns(path, records)? {
-        return external_fixings(path, records, rows_before, unit);
-    }
-    let mut out = Vec::with_capacity(records.rows.len());
-    for (n, rec) in records.rows.iter().enumerate() {
-        let row = rows_before + n + 1;
-        let get = |name: &str| -> Result<&str, FixingsError> {
-            records
-                .get(rec, name)
-                .ok_or_else(|| bad(row, format!("missing column {name}")))
-        };
-        let opt_f = |name: &str| -> Result<Option<f64>, FixingsError> {
-            let v = get(name)?;
-            if v.is_empty() {
-                return Ok(None);
-            }
-            let x: f64 = v
-                .parse()
-                .map_err(|_| bad(row, format!("{name}: {v:?} is not a number")))?;
-            if !x.is_finite() {
-                return Err(bad(row, format!("{name}: {v:?} is not finite")));
-            }
-            Ok(Some(x))
-        };
-        let uint = |name: &str| -> Result<usize, FixingsError> {
-            let v = get(name)?;
-            v.parse()
-                .map_err(|_| bad(row, format!("{name}: {v:?} is not a count")))
-        };
-        // Columns added after the first files were written: absent, they read as
-        // empty; present, a cell that does not read is refused like any other.
-        let later = |name: &str| -> Result<Option<f64>, FixingsError> {
-            if records.index.contains_key(name) {
-                opt_f(name)
-            } else {
-                Ok(None)
-            }
-        };
-        let publication =
-            publication_of(records.get(rec, "publication")).map_err(|detail| bad(row, detail))?;
-        let date = NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
-            .map_err(|e| bad(row, format!("date: {e}")))?;
-        for (name, max) in [
-            ("grade", 200),
-            ("methodology_version", 64),
-            ("method", 64),
-            ("flags", 2000),
-            ("input_sha256", 64),
-        ] {
-            check_text(name, get(name)?, max).map_err(|e| bad(row, e))?;
+    let get = |name: &str| -> Result<&str, FixingsError> {
+        records
+            .get(rec, name)
+            .ok_or_else(|| bad(row, format!("missing column {name}")))
+    };
+    let opt_f = |name: &str| -> Result<Option<f64>, FixingsError> {
+        let v = get(name)?;
+        if v.is_empty() {
+            return Ok(None);
         }
-        let level = match get("level")? {
-            "" => None,
-            v => Some(
-                v.parse::<i64>()
-                    .ok()
-                    .and_then(FixingLevel::from_number)
-                    .ok_or_else(|| bad(row, format!("level: {v:?} is not 1 to 4")))?,
-            ),
-        };
-        out.push(Fixing {
-            date,
-            grade: IndexId::of_row(get("grade")?, get("method")?),
-            value: opt_f("value")?,
-            method: get("method")?.to_string(),
-            level,
-            n_obs: uint("n_obs")?,
-            n_trades: uint("n_trades")?,
-            n_firm: uint("n_firm")?,
-            n_listings: uint("n_listings")?,
-            n_contributors: uint("n_contributors")?,
-            volume_gpu_hours: opt_f("volume_gpu_hours")?.unwrap_or(0.0),
-            p1: later("p1")?,
-            p25: opt_f("p25")?,
-            p75: opt_f("p75")?,
-            p99: later("p99")?,
-            max_contributor_share: opt_f("max_contributor_share")?,
-            sufficient: sufficient_cell(get("sufficient")?)
-                .ok_or_else(|| bad(row, "sufficient: not true or false".to_string()))?,
-            flags: get("flags")?.to_string(),
-            methodology_version: get("methodology_version")?.to_string(),
-            input_sha256: get("input_sha256")?.to_string(),
-            publication,
-            change_1d: later("change_1d")?,
-            change_7d: later("change_7d")?,
-            change_30d: later("change_30d")?,
-            contributor_hhi: later("contributor_hhi")?,
-        });
-        if let (Some(f), Ok(u)) = (out.last(), get("unit")) {
-            check_unit(f, u).map_err(|e| bad(row, e))?;
+        let x: f64 = v
+            .parse()
+            .map_err(|_| bad(row, format!("{name}: {v:?} is not a number")))?;
+        if !x.is_finite() {
+            return Err(bad(row, format!("{name}: {v:?} is not finite")));
         }
+        Ok(Some(x))
+    };
+    let uint = |name: &str| -> Result<usize, FixingsError> {
+        let v = get(name)?;
+        v.parse()
+            .map_err(|_| bad(row, format!("{name}: {v:?} is not a count")))
+    };
+    // Columns added after the first files were written: absent, they read as
+    // empty; present, a cell that does not read is refused like any other.
+    let later = |name: &str| -> Result<Option<f64>, FixingsError> {
+        if records.index.contains_key(name) {
+            opt_f(name)
+        } else {
+            Ok(None)
+        }
+    };
+    let publication =
+        publication_of(records.get(rec, "publication")).map_err(|detail| bad(row, detail))?;
+    let date = NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
+        .map_err(|e| bad(row, format!("date: {e}")))?;
+    for (name, max) in [
+        ("grade", 200),
+        ("methodology_version", 64),
+        ("method", 64),
+        ("flags", 2000),
+        ("input_sha256", 64),
+    ] {
+        check_text(name, get(name)?, max).map_err(|e| bad(row, e))?;
     }
-    Ok(out)
+    let level = match get("level")? {
+        "" => None,
+        v => Some(
+            v.parse::<i64>()
+                .ok()
+                .and_then(FixingLevel::from_number)
+                .ok_or_else(|| bad(row, format!("level: {v:?} is not 1 to 4")))?,
+        ),
+    };
+    let fixing = Fixing {
+        date,
+        grade: IndexId::of_row(get("grade")?, get("method")?),
+        value: opt_f("value")?,
+        method: get("method")?.to_string(),
+        level,
+        n_obs: uint("n_obs")?,
+        n_trades: uint("n_trades")?,
+        n_firm: uint("n_firm")?,
+        n_listings: uint("n_listings")?,
+        n_contributors: uint("n_contributors")?,
+        volume_gpu_hours: opt_f("volume_gpu_hours")?.unwrap_or(0.0),
+        p1: later("p1")?,
+        p25: opt_f("p25")?,
+        p75: opt_f("p75")?,
+        p99: later("p99")?,
+        max_contributor_share: opt_f("max_contributor_share")?,
+        sufficient: sufficient_cell(get("sufficient")?)
+            .ok_or_else(|| bad(row, "sufficient: not true or false".to_string()))?,
+        flags: get("flags")?.to_string(),
+        methodology_version: get("methodology_version")?.to_string(),
+        input_sha256: get("input_sha256")?.to_string(),
+        publication,
+        change_1d: later("change_1d")?,
+        change_7d: later("change_7d")?,
+        change_30d: later("change_30d")?,
+        contributor_hhi: later("contributor_hhi")?,
+    };
+    if let Ok(u) = get("unit") {
+        check_unit(&fixing, u).map_err(|e| bad(row, e))?;
+    }
+    Ok(fixing)
 }
 
 /// What a fixings file of rentix holds beyond `date, grade, value`: the rest of the
@@ -777,6 +793,28 @@ mod tests {
         );
         let shown = read_fixings(&p).unwrap_err().to_string();
         assert!(shown.contains("row 2: level"), "{shown}");
+    }
+
+    /// Rows are read in parallel; the row refused is still the first bad one in
+    /// the file, whatever finishes first (the bad rows sit in different tasks).
+    #[test]
+    fn the_first_bad_row_in_the_file_is_the_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = edited(dir.path(), 5_000, 3_001, &[("level", "7")]);
+        let mut bytes = std::fs::read(&p).unwrap();
+        // A second bad row far after it, and one just after.
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let bad_value = |line: &str| line.replacen(",true,", ",maybe,", 1);
+        let mut out: Vec<String> = lines.iter().map(|l| (*l).to_string()).collect();
+        out[4_500] = bad_value(lines[4_500]);
+        out[3_002] = bad_value(lines[3_002]);
+        assert_ne!(out[4_500], lines[4_500]);
+        bytes = (out.join("\n") + "\n").into_bytes();
+        std::fs::write(&p, bytes).unwrap();
+        for _ in 0..5 {
+            assert_eq!(refusal(&p).0, 3_001);
+        }
     }
 
     #[test]

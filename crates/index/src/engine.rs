@@ -95,9 +95,9 @@ pub(crate) struct GradeGrouper<'a> {
     roll: bool,
     /// The grades an observation of a grade by an operator of a tier feeds, as
     /// positions in `grades`: worked out once per distinct pair, not once per row.
-    targets: HashMap<Grade, Vec<TierSlots>>,
+    targets: HashMap<Grade, Vec<TierSlots>, foldhash::fast::FixedState>,
     grades: Vec<(String, Vec<EngineObs>)>,
-    slot_of: HashMap<String, usize>,
+    slot_of: HashMap<String, usize, foldhash::fast::FixedState>,
     sources: Interner,
     below_clip: usize,
     /// The days whose clipped trades `below_clip` counts (open ends: every day).
@@ -115,9 +115,9 @@ impl<'a> GradeGrouper<'a> {
             patterns: req.methodology.patterns().to_vec(),
             rule: req.methodology.day_rule().clone(),
             roll: req.methodology.calendar.roll == Roll::NextPublicationDay,
-            targets: HashMap::new(),
+            targets: HashMap::default(),
             grades: Vec::new(),
-            slot_of: HashMap::new(),
+            slot_of: HashMap::default(),
             sources: Interner::new(
                 ContributorAliases::with(&req.methodology.contributors.aliases)
                     .map_err(IndexError::Config)?,

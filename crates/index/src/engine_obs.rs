@@ -5,6 +5,7 @@
 
 use crate::contributor_id::ContributorAliases;
 use chrono::NaiveDate;
+use rayon::prelude::*;
 use rentix_core::{ObservationKind, OperatorTier};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -123,13 +124,24 @@ impl EngineObs {
 }
 
 /// The order [`crate::fix_grade`] expects its observations in (and the one that
-/// makes its output independent of input row order): day, kind, source, key, price.
+/// makes its output independent of input row order): day, kind, source, key,
+/// price, then quantity and tier, so that only rows equal in every field tie and
+/// any sort gives the same order. A large grade is sorted in parallel.
 pub fn sort_obs(v: &mut [EngineObs]) {
-    v.sort_unstable_by(|a, b| {
+    /// Rows from which a grade's sort is split across the pool.
+    const PARALLEL_ROWS: usize = 1 << 15;
+    let order = |a: &EngineObs, b: &EngineObs| {
         (a.day, a.kind, a.source, a.key)
             .cmp(&(b.day, b.kind, b.source, b.key))
             .then(a.price.total_cmp(&b.price))
-    });
+            .then(a.quantity.total_cmp(&b.quantity))
+            .then(a.tier.cmp(&b.tier))
+    };
+    if v.len() >= PARALLEL_ROWS {
+        v.par_sort_unstable_by(order);
+    } else {
+        v.sort_unstable_by(order);
+    }
 }
 
 /// The contributor names of a run, sorted; a [`SourceId`] is a position here.
