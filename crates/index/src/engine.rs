@@ -1248,7 +1248,8 @@ pub(crate) fn fix_all(
     for v in by_grade {
         rows.extend(v);
     }
-    rows.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
+    // A stable sort, so the same order on any pool (ties keep their grade order).
+    rows.par_sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     rows
 }
 

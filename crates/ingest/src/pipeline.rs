@@ -1072,14 +1072,23 @@ impl Work<'_> {
                 Ok(Some(chunk.bytes))
             }
             Batch::Records(records) => {
-                out.resize_with(1, Vec::new);
-                records
-                    .into_par_iter()
-                    .map_init(
-                        rentix_core::Interner::default,
-                        |texts, (at, fields, early)| self.settle(at, fields, early, texts).0,
-                    )
-                    .collect_into_vec(&mut out[0]);
+                // In parts of PARALLEL_PART records, each into its own vector.
+                const PARALLEL_PART: usize = 256;
+                let parts = records.len().div_ceil(PARALLEL_PART);
+                out.resize_with(parts, Vec::new);
+                let mut records = records.into_iter();
+                let parts: Vec<Vec<PendingRecord>> = (0..parts)
+                    .map(|_| records.by_ref().take(PARALLEL_PART).collect())
+                    .collect();
+                parts.into_par_iter().zip(out.par_iter_mut()).for_each_init(
+                    rentix_core::Interner::default,
+                    |texts, (part, o)| {
+                        o.clear();
+                        for (at, fields, early) in part {
+                            self.settle(at, fields, early, texts, o);
+                        }
+                    },
+                );
                 Ok(None)
             }
         }
@@ -1129,42 +1138,37 @@ impl Work<'_> {
             let line = part.line - 1 + record.position().map_or(1, |p| p.line());
             let too_long = cut.binary_search(&line).is_ok();
             let (fields, early) = classify(record, too_long, self.header);
-            let (read, kept) = self.settle(Row { row, line }, fields, early, texts);
-            out.push(read);
-            spare = kept;
+            spare = self.settle(Row { row, line }, fields, early, texts, out);
         }
     }
 
     /// Maps, validates and normalizes one record (nothing for a record refused
-    /// while reading). Its fields are kept only when a row of it is refused; else
-    /// its buffers are handed back to be read into.
+    /// while reading) into `out`. Its fields are kept only when a row of it is
+    /// refused; else its buffers are handed back to be read into.
     fn settle(
         &self,
         at: Row,
         fields: Fields,
         early: Option<(crate::reason::Reason, usize)>,
         texts: &mut rentix_core::Interner,
-    ) -> (Parsed, Option<csv::ByteRecord>) {
-        let outcomes = match (&early, &fields) {
-            (None, Fields::Text(text)) => self.outcomes(text, at.row, texts),
-            _ => Outcomes::new(),
-        };
-        if early.is_none() && outcomes.iter().all(std::result::Result::is_ok) {
-            let read = Parsed {
-                at,
-                fields: None,
-                early,
-                outcomes,
-            };
-            return (read, Some(fields.into_bytes()));
-        }
-        let read = Parsed {
+        out: &mut Vec<Parsed>,
+    ) -> Option<csv::ByteRecord> {
+        // Built in its place in `out`: a record's outcomes are a few hundred bytes.
+        out.push(Parsed {
             at,
-            fields: Some(fields),
+            fields: None,
             early,
-            outcomes,
-        };
-        (read, None)
+            outcomes: match (&early, &fields) {
+                (None, Fields::Text(text)) => self.outcomes(text, at.row, texts),
+                _ => Outcomes::new(),
+            },
+        });
+        let last = out.last_mut()?;
+        if early.is_none() && last.outcomes.iter().all(std::result::Result::is_ok) {
+            return Some(fields.into_bytes());
+        }
+        last.fields = Some(fields);
+        None
     }
 
     /// A record's observations (a mapping may make several) or why each was
