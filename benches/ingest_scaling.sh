@@ -2,9 +2,10 @@
 # Issue 48's same-run table: ingest against the same-work polars script
 # (shared/perf/ref_polars_ingest.py, whole processes, REPS interleaved runs, the
 # median of each), then ingest, full index and the one-shot on one core and on two
-# (taskset and RAYON_NUM_THREADS=1 for one), the one-shot beside the plain-Python
-# listings pipeline. Every rentix output of the two core counts is compared byte
-# for byte. A measurement, never a test.
+# (taskset and RAYON_NUM_THREADS=1 for one; REPS interleaved runs, medians: one run
+# each swung by 10% on this machine), the one-shot beside the plain-Python listings
+# pipeline. Every rentix output of the two core counts is compared byte for byte.
+# A measurement, never a test.
 #
 #   cargo build --release && pip install polars numpy && \
 #     bash benches/ingest_scaling.sh [WORKDIR] [ROWS] [REPS]
@@ -48,26 +49,33 @@ for b in "${bins[@]}"; do
     "$(awk -v a="$m" -v p="$pol" 'BEGIN{print a/p}')" "$(awk -v b="$b" '$1==b{printf "%s ", $2}' "$W/ingest.txt")"
 done
 
-echo "== one core against two (ingest, full index, one-shot), and the Python listings pipeline"
-py=$(run python3 benches/python_listings_pipeline.py "$W/sim/observations.csv" "$W/py_listings.csv")
-echo "  python listings pipeline: $py (s, user s, KiB)"
-for b in "${bins[@]}"; do
-  for cores in 1 2; do
-    if [ "$cores" = 1 ]; then pre=(env RAYON_NUM_THREADS=1 taskset -c 0); else pre=(env); fi
-    rm -rf "$W/st$cores"
-    i=$(run "${pre[@]}" "$b" ingest --store "$W/st$cores" "$W/canonical.csv")
-    x=$(run "${pre[@]}" "$b" index --store "$W/st$cores" --out "$W/fix$cores.csv")
-    o=$(run "${pre[@]}" "$b" index --input "$W/sim/observations.csv" --methodology listings_7d_sigma --out "$W/one$cores.csv")
-    echo "$i" > "$W/i$cores"; echo "$x" > "$W/x$cores"; echo "$o" > "$W/o$cores"
+echo "== one core against two (ingest, full index, one-shot; $REPS interleaved runs, medians), and the Python listings pipeline"
+: > "$W/cores.txt"
+for _ in $(seq "$REPS"); do
+  echo "python o 0 $(run python3 benches/python_listings_pipeline.py "$W/sim/observations.csv" "$W/py_listings.csv")" >> "$W/cores.txt"
+  for b in "${bins[@]}"; do
+    for cores in 1 2; do
+      if [ "$cores" = 1 ]; then pre=(env RAYON_NUM_THREADS=1 taskset -c 0); else pre=(env); fi
+      rm -rf "$W/st$cores"
+      echo "$b i $cores $(run "${pre[@]}" "$b" ingest --store "$W/st$cores" "$W/canonical.csv")" >> "$W/cores.txt"
+      echo "$b x $cores $(run "${pre[@]}" "$b" index --store "$W/st$cores" --out "$W/fix$cores.csv")" >> "$W/cores.txt"
+      echo "$b o $cores $(run "${pre[@]}" "$b" index --input "$W/sim/observations.csv" --methodology listings_7d_sigma --out "$W/one$cores.csv")" >> "$W/cores.txt"
+    done
+    for f in fix one; do cmp -s "$W/${f}1.csv" "$W/${f}2.csv" || { echo "  $b: $f: 1 and 2 cores differ"; exit 1; }; done
+    (cd "$W/st1" && find observations -type f | sort | xargs sha256sum) > "$W/p1"
+    (cd "$W/st2" && find observations -type f | sort | xargs sha256sum) > "$W/p2"
+    cmp -s "$W/p1" "$W/p2" || { echo "  $b: partitions: 1 and 2 cores differ"; exit 1; }
   done
-  for f in fix one; do cmp -s "$W/${f}1.csv" "$W/${f}2.csv" || { echo "  $f: 1 and 2 cores differ"; exit 1; }; done
-  (cd "$W/st1" && find observations -type f | sort | xargs sha256sum) > "$W/p1"
-  (cd "$W/st2" && find observations -type f | sort | xargs sha256sum) > "$W/p2"
-  cmp -s "$W/p1" "$W/p2" || { echo "  partitions: 1 and 2 cores differ"; exit 1; }
-  echo "  $b (1 core -> 2 cores: seconds, speed-up; the same bytes out)"
+done
+# median of field F (2: seconds, 4: peak KiB) of binary B, step K, cores C
+med() { awk -v b="$1" -v k="$2" -v c="$3" -v f="$4" '$1==b && $2==k && $3==c {print $(f+3)}' "$W/cores.txt" | median; }
+py=$(med python o 0 1)
+echo "  python listings pipeline: median $py s"
+for b in "${bins[@]}"; do
+  echo "  $b (1 core -> 2 cores: median seconds, speed-up; the same bytes out)"
   for s in i:ingest x:index o:one-shot; do
-    k=${s%%:*}; a=$(cut -d' ' -f1 "$W/${k}1"); c=$(cut -d' ' -f1 "$W/${k}2"); mem=$(cut -d' ' -f3 "$W/${k}2")
+    k=${s%%:*}; a=$(med "$b" "$k" 1 1); c=$(med "$b" "$k" 2 1); mem=$(med "$b" "$k" 2 3)
     printf '    %-9s %6.2f -> %6.2f s  %.2fx  (peak %4.0f MiB)\n' "${s#*:}" "$a" "$c" "$(awk -v a="$a" -v c="$c" 'BEGIN{print a/c}')" "$(awk -v k="$mem" 'BEGIN{print k/1024}')"
   done
-  printf '    one-shot against the Python pipeline: %.2fx faster\n' "$(awk -v p="${py%% *}" -v c="$(cut -d' ' -f1 "$W/o2")" 'BEGIN{print p/c}')"
+  printf '    one-shot against the Python pipeline: %.2fx faster\n' "$(awk -v p="$py" -v c="$(med "$b" o 2 1)" 'BEGIN{print p/c}')"
 done
