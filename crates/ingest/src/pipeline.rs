@@ -1119,9 +1119,7 @@ impl Work<'_> {
                 .has_headers(false)
                 .from_reader(crate::split::Feed::default())
         });
-        *rdr.get_mut() = crate::split::Feed::new(bytes);
-        rdr.seek_raw(std::io::SeekFrom::Start(0), csv::Position::new())
-            .map_err(|e| csv_error(part.rows_before + 1, e))?;
+        crate::split::Feed::start(rdr, bytes).map_err(|e| csv_error(part.rows_before + 1, e))?;
         // The record read into; its buffers move into the fields and come back
         // unless a row of it is refused (the quarantine keeps them).
         let mut spare: Option<csv::ByteRecord> = None;
@@ -1135,7 +1133,8 @@ impl Work<'_> {
                 return Ok(());
             }
             row += 1;
-            let line = part.line - 1 + record.position().map_or(1, |p| p.line());
+            // The primer is line 1 of the part's reader.
+            let line = part.line - 2 + record.position().map_or(2, |p| p.line());
             let too_long = cut.binary_search(&line).is_ok();
             let (fields, early) = classify(record, too_long, self.header);
             spare = self.settle(Row { row, line }, fields, early, texts, out);
@@ -1409,10 +1408,21 @@ fn read_stream(
             }
         }
     };
-    let rdr = csv::ReaderBuilder::new()
+    let mut rdr = csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(false)
-        .from_reader(std::io::Cursor::new(rest).chain(stream));
+        .from_reader(std::io::Cursor::new([crate::split::PRIMER, &rest].concat()).chain(stream));
+    if let Err(e) = crate::split::ReadAfterPrimer::skip_primer(&mut rdr) {
+        let _ = tx.send(Err(IngestError::Csv {
+            path: path.to_path_buf(),
+            row: rows + 1,
+            detail: e.to_string(),
+        }));
+        return (
+            rows,
+            Err(std::io::Error::other("reading stopped before the end")),
+        );
+    }
     read_records(rdr, (line, rows), src, tx)
 }
 
@@ -1426,9 +1436,10 @@ struct Source<'a> {
     only: Option<&'a BTreeSet<u64>>,
 }
 
-/// Reads the records of `rdr` (whose first starts on line `from.0` after `from.1`
-/// rows) with one reader, in batches of [`PARALLEL_BATCH`], for [`read_stream`];
-/// with `src.only`, just the records of those row numbers.
+/// Reads the records of `rdr` (its [`crate::split::PRIMER`] read; the first record
+/// after it starts on line `from.0` after `from.1` rows) with one reader, in
+/// batches of [`PARALLEL_BATCH`], for [`read_stream`]; with `src.only`, just the
+/// records of those row numbers.
 fn read_records(
     mut rdr: csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, Bounded>>,
     from: (u64, u64),
@@ -1445,7 +1456,8 @@ fn read_records(
     let mut batch: Vec<PendingRecord> = Vec::with_capacity(PARALLEL_BATCH);
     let mut record = csv::ByteRecord::new();
     let (first_line, mut row) = from;
-    let line_of = |r: &csv::ByteRecord| first_line - 1 + r.position().map_or(1, |p| p.line());
+    // The primer is line 1 of this reader.
+    let line_of = |r: &csv::ByteRecord| first_line - 2 + r.position().map_or(2, |p| p.line());
     // Bytes the batch holds: a batch is sent at PARALLEL_BATCH records or at
     // BATCH_BYTES, so that long records cannot make it large.
     let mut held = 0usize;
@@ -1951,6 +1963,40 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A byte-order mark opening a data row is data (the row is refused for its
+    /// kind), whether the row is the first, starts a part or a chunk, or is read
+    /// by one reader: a CSV reader drops a mark from the start of what it reads
+    /// first, and the first ingest in parts dropped it from every part's first row.
+    #[test]
+    fn a_byte_order_mark_opening_a_data_row_is_data_wherever_the_row_falls() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = b"\xef\xbb\xbfkind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours,gpus_per_unit,region,obs_id\n".to_vec();
+        let marked = |i: usize| i == 0 || (5_000..6_000).contains(&i);
+        for i in 0..20_000usize {
+            if marked(i) {
+                text.extend_from_slice(b"\xef\xbb\xbf");
+            }
+            text.extend_from_slice(
+                format!("listing,2025-03-{:02}T10:00:00Z,src{},h100-sxm-80gb,vm,on-demand,2.5,gpu_hour,USD,,,us,o{i}\n", 1 + i % 28, i % 9).as_bytes(),
+            );
+        }
+        assert!(text.len() > 3 * crate::split::CHUNK_BYTES);
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, &text).unwrap();
+        for one_reader in [false, true] {
+            ONE_READER.with(|c| c.set(one_reader));
+            let read = read_in_memory(&[path.clone()], &IngestOptions::default(), &mut |_| {});
+            ONE_READER.with(|c| c.set(false));
+            let read = read.unwrap();
+            assert_eq!(read.summary.quarantined, 1_001, "one reader: {one_reader}");
+            assert_eq!(
+                read.summary.quarantined_by_reason.get("unknown_kind"),
+                Some(&1_001)
+            );
+            assert_eq!(read.summary.accepted, 18_999);
         }
     }
 }

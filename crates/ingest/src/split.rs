@@ -194,8 +194,30 @@ impl Splitter {
     }
 }
 
-/// A part's bytes as a CSV reader reads them: a reader built once is started
-/// again on each part (`csv::Reader::seek_raw` to the start).
+/// A record every reader started mid-file reads first and drops: a CSV reader
+/// removes a byte-order mark from the start of what it reads first, as the one
+/// reader of a file does only before its header (a data row that starts with one
+/// keeps it, and is refused for it). One line, so a record read after it is
+/// numbered one line on ([`ReadAfterPrimer`]).
+pub(crate) const PRIMER: &[u8] = b"-\n";
+
+/// How a reader started on [`PRIMER`] numbers lines: one more than the stream's.
+pub(crate) trait ReadAfterPrimer {
+    /// Reads and drops the primer record.
+    fn skip_primer(&mut self) -> csv::Result<()>;
+}
+
+impl<R: Read> ReadAfterPrimer for csv::Reader<R> {
+    fn skip_primer(&mut self) -> csv::Result<()> {
+        let mut primer = csv::ByteRecord::new();
+        self.read_byte_record(&mut primer)?;
+        debug_assert_eq!(primer.as_slice(), &PRIMER[..1]);
+        Ok(())
+    }
+}
+
+/// A part's bytes, after the [`PRIMER`], as a CSV reader reads them: a reader
+/// built once is started again on each part ([`Feed::start`]).
 #[derive(Debug, Default)]
 pub(crate) struct Feed<'a> {
     bytes: &'a [u8],
@@ -203,14 +225,25 @@ pub(crate) struct Feed<'a> {
 }
 
 impl<'a> Feed<'a> {
-    pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, at: 0 }
+    /// Starts `rdr` on `bytes`: its next record is their first, numbered from
+    /// line 2 (the primer is line 1).
+    pub(crate) fn start(rdr: &mut csv::Reader<Feed<'a>>, bytes: &'a [u8]) -> csv::Result<()> {
+        *rdr.get_mut() = Feed { bytes, at: 0 };
+        rdr.seek_raw(std::io::SeekFrom::Start(0), csv::Position::new())?;
+        rdr.skip_primer()
     }
 }
 
 impl Read for Feed<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let rest = &self.bytes[self.at..];
+        if self.at < PRIMER.len() {
+            let rest = &PRIMER[self.at..];
+            let n = rest.len().min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            self.at += n;
+            return Ok(n);
+        }
+        let rest = &self.bytes[self.at - PRIMER.len()..];
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);
         self.at += n;
@@ -220,13 +253,14 @@ impl Read for Feed<'_> {
 
 impl std::io::Seek for Feed<'_> {
     fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        let len = PRIMER.len() + self.bytes.len();
         let to = match pos {
             std::io::SeekFrom::Start(n) => usize::try_from(n).ok(),
             std::io::SeekFrom::Current(d) => self.at.checked_add_signed(d as isize),
-            std::io::SeekFrom::End(d) => self.bytes.len().checked_add_signed(d as isize),
+            std::io::SeekFrom::End(d) => len.checked_add_signed(d as isize),
         };
         match to {
-            Some(at) if at <= self.bytes.len() => {
+            Some(at) if at <= len => {
                 self.at = at;
                 Ok(at as u64)
             }
@@ -361,15 +395,18 @@ mod tests {
             .from_reader(bytes)
     }
 
-    /// Records as one reader reads them from `bytes`, numbered from `line`, after
+    /// Records as one reader reads them from `bytes` after a header (the primer:
+    /// a byte-order mark at their start is data), numbered from `line`, after
     /// `rows` rows.
     fn one_reader(bytes: &[u8], line: u64, rows: u64, out: &mut Records) {
-        let mut rdr = reader(bytes);
+        let primed = [PRIMER, bytes].concat();
+        let mut rdr = reader(&primed);
+        rdr.skip_primer().unwrap();
         let mut record = csv::ByteRecord::new();
         let mut row = rows;
         while rdr.read_byte_record(&mut record).unwrap() {
             row += 1;
-            let at = record.position().unwrap().line() + line - 1;
+            let at = record.position().unwrap().line() + line - 2;
             out.push((row, at, record.iter().map(<[u8]>::to_vec).collect()));
         }
     }
@@ -390,14 +427,12 @@ mod tests {
                         .has_headers(false)
                         .from_reader(Feed::default());
                     for p in &c.parts {
-                        *rdr.get_mut() = Feed::new(&c.bytes[p.start..p.end]);
-                        rdr.seek_raw(std::io::SeekFrom::Start(0), csv::Position::new())
-                            .unwrap();
+                        Feed::start(&mut rdr, &c.bytes[p.start..p.end]).unwrap();
                         let mut record = csv::ByteRecord::new();
                         let mut row = p.rows_before;
                         while rdr.read_byte_record(&mut record).unwrap() {
                             row += 1;
-                            let at = record.position().unwrap().line() + p.line - 1;
+                            let at = record.position().unwrap().line() + p.line - 2;
                             out.push((row, at, record.iter().map(<[u8]>::to_vec).collect()));
                         }
                     }
@@ -495,14 +530,19 @@ mod tests {
         /// Whatever the bytes and the sizes, the parts read what one reader reads.
         #[test]
         fn parts_read_what_one_reader_reads(
-            bytes in proptest::collection::vec(
-                prop_oneof![Just(b'a'), Just(b','), Just(b'"'), Just(b'\n'), Just(b'\r'), Just(b' ')],
+            tokens in proptest::collection::vec(
+                prop_oneof![
+                    Just(&b"a"[..]), Just(&b","[..]), Just(&b"\""[..]), Just(&b"\n"[..]),
+                    Just(&b"\r"[..]), Just(&b" "[..]), Just(&b"\xef\xbb\xbf"[..]),
+                ],
                 0..200,
             ),
             chunk in 1usize..40,
             part in 1usize..20,
             read in 1usize..50,
         ) {
+            // A byte-order mark anywhere, at a part's start too, is data.
+            let bytes = tokens.concat();
             let (records, _) = by_parts(&bytes, chunk, part, read);
             prop_assert_eq!(records, whole(&bytes));
         }
