@@ -1988,7 +1988,11 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         for one_reader in [false, true] {
             ONE_READER.with(|c| c.set(one_reader));
-            let read = read_in_memory(&[path.clone()], &IngestOptions::default(), &mut |_| {});
+            let read = read_in_memory(
+                std::slice::from_ref(&path),
+                &IngestOptions::default(),
+                &mut |_| {},
+            );
             ONE_READER.with(|c| c.set(false));
             let read = read.unwrap();
             assert_eq!(read.summary.quarantined, 1_001, "one reader: {one_reader}");
