@@ -47,11 +47,16 @@ pub(crate) type CutLines = Arc<Mutex<BTreeSet<u64>>>;
 /// A line ending `\r\n` (a spreadsheet's export) passes as `\n`: the CSV reader
 /// then numbers lines as this reader and a text editor do (it numbered each record
 /// of such a file one line too low, and so could take a cut line for the one before).
+/// A lone `\r` (a classic Mac OS export) ends a line too and passes as `\n`: the
+/// CSV reader ends a record there either way, but this reader took a file of them
+/// for one line, cut it after its first MiB and dropped every record after that
+/// unseen, and the reader numbered all its records line 1.
 pub(crate) struct LineBound<R> {
     inner: R,
     limit: usize,
-    /// A `\r` that ended the last read: dropped if the next byte is `\n`.
-    pending_cr: bool,
+    /// The last read ended on a `\r` (passed as a line's end): a `\n` that opens
+    /// the next read is the rest of that line end, and dropped.
+    after_cr: bool,
     line: u64,
     in_line: usize,
     quote_open: bool,
@@ -69,7 +74,7 @@ impl<R: Read> LineBound<R> {
         let me = Self {
             inner,
             limit,
-            pending_cr: false,
+            after_cr: false,
             line: 1,
             in_line: 0,
             quote_open: false,
@@ -102,25 +107,18 @@ impl<R: Read> LineBound<R> {
             let n = self.inner.read(&mut self.buf)?;
             if n == 0 {
                 self.eof = true;
-                if std::mem::take(&mut self.pending_cr) && !self.skipping {
-                    self.out.push(b'\r');
-                }
                 self.end_cut();
                 break;
             }
             let buf = std::mem::take(&mut self.buf);
             let mut chunk = &buf[..n];
-            if std::mem::take(&mut self.pending_cr) && chunk[0] != b'\n' && !self.skipping {
-                self.out.push(b'\r');
+            if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
+                chunk = &chunk[1..];
             }
             while !chunk.is_empty() {
-                let nl = memchr::memchr(b'\n', chunk);
-                let mut seg = &chunk[..nl.unwrap_or(chunk.len())];
-                if let Some(head) = seg.strip_suffix(b"\r") {
-                    // The `\r` of a `\r\n`, or perhaps one (the next read says).
-                    self.pending_cr = nl.is_none();
-                    seg = head;
-                }
+                // A line ends at `\n`, `\r\n` or a lone `\r`.
+                let end = memchr::memchr2(b'\n', b'\r', chunk);
+                let seg = &chunk[..end.unwrap_or(chunk.len())];
                 if !self.skipping {
                     let room = self.limit - self.in_line;
                     let take = seg.len().min(room);
@@ -137,14 +135,23 @@ impl<R: Read> LineBound<R> {
                         }
                     }
                 }
-                match nl {
+                match end {
                     Some(i) => {
+                        let mut next = i + 1;
+                        if chunk[i] == b'\r' {
+                            match chunk.get(next) {
+                                Some(b'\n') => next += 1,
+                                Some(_) => {}
+                                // The `\n` of a `\r\n` may open the next read.
+                                None => self.after_cr = true,
+                            }
+                        }
                         self.end_cut();
                         self.out.push(b'\n');
                         self.line += 1;
                         self.in_line = 0;
                         self.quote_open = false;
-                        chunk = &chunk[i + 1..];
+                        chunk = &chunk[next..];
                     }
                     None => chunk = &[],
                 }
@@ -207,17 +214,23 @@ mod tests {
         }
     }
 
-    /// `\r\n` passes as `\n` (whole or split across reads); a `\r` elsewhere is
-    /// kept, at the end of the input too; a cut line is numbered as an editor does.
+    /// `\r\n` passes as `\n` (whole or split across reads), and so does a lone
+    /// `\r`, at the end of the input too; a cut line is numbered as an editor
+    /// does, and a long line of a file of lone `\r` is cut alone.
     #[test]
-    fn crlf_passes_as_lf_and_lone_carriage_returns_stay() {
+    fn crlf_and_lone_carriage_returns_pass_as_lf() {
         assert_eq!(through("a\r\nb\r\n", 9), ("a\nb\n".into(), vec![]));
-        assert_eq!(through("a\rb\r", 9), ("a\rb\r".into(), vec![]));
+        assert_eq!(through("a\rb\r", 9), ("a\nb\n".into(), vec![]));
+        assert_eq!(through("a\r\rb\n\rc", 9), ("a\n\nb\n\nc".into(), vec![]));
         assert_eq!(
             through("h\r\nok\r\ntoolong\r\nx\r\n", 4),
             ("h\nok\ntool\nx\n".into(), vec![3])
         );
-        for text in ["a\r\nb\r\n", "a\rb\r\n\r", "\r\r\n\n"] {
+        assert_eq!(
+            through("h\rok\rtoolong\rx\ry", 4),
+            ("h\nok\ntool\nx\ny".into(), vec![3])
+        );
+        for text in ["a\r\nb\r\n", "a\rb\r\n\r", "\r\r\n\n", "ab\r", "\r\n\r\n\r"] {
             let (mut r, _) = LineBound::new(Trickle(text.as_bytes()), 9);
             let mut s = String::new();
             r.read_to_string(&mut s).unwrap();
