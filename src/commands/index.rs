@@ -303,10 +303,6 @@ fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::
     let mut fixer = rentix_index::Fixer::new(&req)?;
     let (summary, mut refused) = staged.each_date(|rows| -> anyhow::Result<()> {
         fixer.add(rows.iter())?;
-        // Freed on the pool (the threads that staged them), not on the thread
-        // handing the next date over: a date's rows hold their text behind shared
-        // pointers, and freeing a million of them was a tenth of a second here.
-        rayon::spawn(move || drop(rows));
         Ok(())
     })?;
     let result = fixer.finish()?;
