@@ -103,11 +103,8 @@ impl Splitter {
 
     /// Everything for one reader from here: the bytes held, the line and the rows
     /// before them.
-    pub(crate) fn rest(mut self) -> (Vec<u8>, u64, u64) {
-        match self.serial() {
-            Step::Serial { rest, line, rows } => (rest, line, rows),
-            _ => unreachable!("serial() is always Step::Serial"),
-        }
+    pub(crate) fn rest(self) -> (Vec<u8>, u64, u64) {
+        (self.buf, self.line, self.rows)
     }
 
     /// The next chunk of `src`, read into `spare` (a chunk's buffer handed back)
