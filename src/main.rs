@@ -34,6 +34,7 @@ use std::process::ExitCode;
 const POOL_STACK_BYTES: usize = 64 << 20;
 
 fn main() -> ExitCode {
+    rentix_core::phases::start();
     let args = cli::Cli::parse();
     rentix_table::quiet_caught_panics();
     let _ = rayon::ThreadPoolBuilder::new()

@@ -262,6 +262,7 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
     }
     let differentials = read.result.tier_differentials.clone();
     let out = publish_result(cfg, read.result, &differentials, raw, &line, None)?;
+    rentix_core::phases::mark("one-shot: published");
     if read.summary.quarantined == 0 && quarantine.exists() {
         std::fs::remove_file(&quarantine)
             .with_context(|| format!("removing the stale {}", quarantine.display()))?;
@@ -297,6 +298,7 @@ fn whole_request(cfg: &IndexConfig, last: Option<chrono::NaiveDate>) -> IndexReq
 /// The files read, deduplicated and fixed in memory.
 fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::Result<OneShot> {
     let staged = rentix_ingest::read_in_stages(&cfg.inputs, opts, &mut |_| {})?;
+    rentix_core::phases::mark("one-shot: read, validated, normalized");
     let req = whole_request(cfg, staged.last_fixing_date());
     // Each date's rows go to the engine as they are deduplicated, and are freed
     // once it has taken them: the rows are never all held twice (issue 48).
@@ -305,7 +307,9 @@ fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::
         fixer.add(rows.iter())?;
         Ok(())
     })?;
+    rentix_core::phases::mark("one-shot: deduplicated, handed to the engine");
     let result = fixer.finish()?;
+    rentix_core::phases::mark("one-shot: fixed");
     let quarantine = if summary.quarantined > 0 {
         let tmp = tempfile::tempdir().context("a temporary directory")?;
         let rendered = tmp.path().join("quarantine.csv");

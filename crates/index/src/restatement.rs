@@ -193,8 +193,10 @@ pub fn publish(
         warning,
         old,
     } = read_published(out, &read_window, &per_date)?;
+    rentix_core::phases::mark("publication: read the published file");
     let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
     let mut result = plan(out, rows, window, old, bounds)?;
+    rentix_core::phases::mark("publication: planned");
     one_methodology(out, &result.rows)?;
     result.kept_rows = kept.as_ref().map_or(0, |k| k.rows);
     result.warning = warning;
@@ -248,6 +250,7 @@ pub fn publish(
         })?;
     }
     let table = fixings_table(&result.rows);
+    rentix_core::phases::mark("publication: companions staged, table built");
     // The digest of the file's cells (`verify` checks it), in the same transaction;
     // of a CSV file's bytes when they are written here (they are its cells' text).
     let hex = match (&kept, TableFormat::of(out)?) {
@@ -261,6 +264,7 @@ pub fn publish(
         }
     };
     let line = rentix_fixings::digest_line(out, &hex);
+    rentix_core::phases::mark("publication: fixings formatted, written, hashed");
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
             .map_err(|e| rentix_table::TableError::Write {
@@ -277,6 +281,7 @@ pub fn publish(
     let mut committed = rentix_store::committing();
     lock.verify()?;
     tx.commit()?;
+    rentix_core::phases::mark("publication: committed");
     *committed = Some("the publication was put in place whole");
     drop(committed);
     result.recovered = recovery.completed;
