@@ -250,8 +250,12 @@ fn fix_files(
         let staged =
             rentix_ingest::read_in_stages(&paths(&files), &options, &mut |_| {}).map_err(fail)?;
         let mut fixer = rentix_index::Fixer::new(&req).map_err(fail)?;
+        let preparer = fixer.preparer();
         staged
-            .each_date(|rows| fixer.add(rows.iter()).map_err(|e| Raised(fail(e))))
+            .each_date(
+                |rows| preparer.prepare(rows.iter()),
+                |_, prepared| fixer.add_prepared(prepared).map_err(|e| Raised(fail(e))),
+            )
             .map_err(|e| e.0)?;
         let result = fixer.finish().map_err(fail)?;
         write_fixings(result.fixings, from, to, &out, Empty::Refused)

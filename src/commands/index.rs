@@ -303,10 +303,16 @@ fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::
     // Each date's rows go to the engine as they are deduplicated, and are freed
     // once it has taken them: the rows are never all held twice (issue 48).
     let mut fixer = rentix_index::Fixer::new(&req)?;
-    let (summary, mut refused) = staged.each_date(|rows| -> anyhow::Result<()> {
-        fixer.add(rows.iter())?;
-        Ok(())
-    })?;
+    // A date's engine rows are worked out on the pool; the fixer takes them in
+    // date order, and the date's rows are freed.
+    let preparer = fixer.preparer();
+    let (summary, mut refused) = staged.each_date(
+        |rows| preparer.prepare(rows.iter()),
+        |_, prepared| -> anyhow::Result<()> {
+            fixer.add_prepared(prepared)?;
+            Ok(())
+        },
+    )?;
     rentix_core::phases::mark("one-shot: deduplicated, handed to the engine");
     let result = fixer.finish()?;
     rentix_core::phases::mark("one-shot: fixed");

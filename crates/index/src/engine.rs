@@ -174,47 +174,68 @@ impl<'a> GradeGrouper<'a> {
         &mut self,
         rows: impl IntoIterator<Item = &'r StoredObservation>,
     ) -> Result<(), IndexError> {
-        // Rows come in runs of one grade and tier (a partition's order): the grades a
-        // run feeds are looked up once per run, not hashed three times per row.
-        let mut run: Option<(&Grade, Option<OperatorTier>, Vec<usize>)> = None;
-        for r in rows {
-            let o = &r.obs;
-            if !run
-                .as_ref()
-                .is_some_and(|(g, t, _)| **g == o.grade && *t == o.operator_tier)
-            {
-                run = Some((
-                    &o.grade,
-                    o.operator_tier,
-                    self.slots_fed(&o.grade, o.operator_tier),
-                ));
-            }
-            let Some((_, _, slots)) = &run else {
-                continue;
-            };
+        let prepared = self.preparer().prepare(rows);
+        self.add_prepared(prepared)
+    }
+
+    /// What works out a batch's engine rows apart from the grouper ([`Self::add`]
+    /// is its [`RowPreparer::prepare`] and then [`Self::add_prepared`]), so that
+    /// batches are prepared on other threads while the grouper takes earlier ones.
+    pub(crate) fn preparer(&self) -> RowPreparer {
+        RowPreparer {
+            clock: self.clock,
+            rule: self.rule.clone(),
+            roll: self.roll,
+            min_trade: self.req.methodology.inputs.min_trade_gpu_hours,
+            counted: self.counted,
+        }
+    }
+
+    /// Adds a batch prepared by [`Self::preparer`]: the rows of each run of one
+    /// grade and tier go to the grades that run feeds (looked up once per run),
+    /// contributors numbered as they are first added. Fails where [`Self::add`]
+    /// fails, on the same row.
+    pub(crate) fn add_prepared(&mut self, mut batch: PreparedRows) -> Result<(), IndexError> {
+        let mut ids: Vec<Option<u32>> = vec![None; batch.names.len()];
+        let mut start = 0;
+        for run in &batch.runs {
+            let (first, end) = (start, run.end);
+            start = end;
+            let slots = self.slots_fed(&run.grade, run.tier);
             if slots.is_empty() {
                 continue;
             }
-            let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
-            let day = day_of(&self.clock, &self.rule, self.roll, o.observed_at);
-            if self.clipped(o.kind, quantity, day) {
-                continue;
-            }
-            let source = self
-                .sources
-                .id(&o.source)
-                .ok_or_else(too_many_contributors)?;
-            let row = EngineObs {
-                key: key_of_id(&r.dedupe_key, &o.fixing_date)?,
-                price: o.usd_per_gpu_hour.get(),
-                quantity,
-                day,
-                source: SourceId(source),
-                kind: o.kind,
-                tier: o.operator_tier,
-            };
-            for &s in slots {
-                self.grades[s].1.push(row);
+            for (at, r) in batch.rows[first..end].iter().enumerate() {
+                match r.clip {
+                    Clip::Kept => {}
+                    Clip::Counted => {
+                        self.below_clip += 1;
+                        continue;
+                    }
+                    Clip::Uncounted => continue,
+                }
+                if let Some(e) = batch.bad_keys.remove(&(first + at)) {
+                    return Err(e);
+                }
+                let local = r.obs.source.0 as usize;
+                let id = match ids[local] {
+                    Some(id) => id,
+                    None => {
+                        let id = self
+                            .sources
+                            .id(&batch.names[local])
+                            .ok_or_else(too_many_contributors)?;
+                        ids[local] = Some(id);
+                        id
+                    }
+                };
+                let row = EngineObs {
+                    source: SourceId(id),
+                    ..r.obs
+                };
+                for &s in &slots {
+                    self.grades[s].1.push(row);
+                }
             }
         }
         Ok(())
@@ -297,12 +318,10 @@ impl<'a> GradeGrouper<'a> {
     /// Whether a row of `kind` and `quantity` is a trade below the minimum size, which
     /// is then left out (and counted, when `day` is one of the counted days).
     fn clipped(&mut self, kind: ObservationKind, quantity: f64, day: NaiveDate) -> bool {
-        let out = kind == ObservationKind::Trade
-            && quantity < self.req.methodology.inputs.min_trade_gpu_hours;
-        let (from, to) = self.counted;
-        let counted = !(from.is_some_and(|f| day < f) || to.is_some_and(|t| day > t));
-        self.below_clip += usize::from(out && counted);
-        out
+        let min_trade = self.req.methodology.inputs.min_trade_gpu_hours;
+        let clip = Clip::of(kind, quantity, day, min_trade, self.counted);
+        self.below_clip += usize::from(clip == Clip::Counted);
+        clip != Clip::Kept
     }
 
     /// Works out the grades an observation of `grade` by an operator of `tier`
@@ -370,6 +389,132 @@ fn day_of(
         }
     }
     d
+}
+
+/// Works out store rows' engine rows apart from a [`GradeGrouper`]'s maps (its
+/// grades and contributors): the fixing day under the methodology's clock, the
+/// dedupe key's bits, whether a trade is below the minimum size. Owns what it
+/// reads, so that it runs on other threads while the grouper takes rows.
+#[derive(Debug, Clone)]
+pub struct RowPreparer {
+    clock: FixingClock,
+    rule: DayRule,
+    roll: bool,
+    min_trade: f64,
+    counted: (Option<NaiveDate>, Option<NaiveDate>),
+}
+
+impl RowPreparer {
+    /// The engine rows of `rows`, in their order, cut into runs of one grade and
+    /// operator tier; contributors numbered within the batch.
+    pub fn prepare<'r>(
+        &self,
+        rows: impl IntoIterator<Item = &'r StoredObservation>,
+    ) -> PreparedRows {
+        let mut batch = PreparedRows::default();
+        let mut local: HashMap<&'r str, u32, foldhash::fast::FixedState> = HashMap::default();
+        for (at, r) in rows.into_iter().enumerate() {
+            let o = &r.obs;
+            match batch.runs.last_mut() {
+                Some(run) if run.grade == o.grade && run.tier == o.operator_tier => {
+                    run.end = at + 1;
+                }
+                _ => batch.runs.push(PreparedRun {
+                    grade: o.grade.clone(),
+                    tier: o.operator_tier,
+                    end: at + 1,
+                }),
+            }
+            let quantity = o.quantity_gpu_hours.map_or(0.0, |q| q.get());
+            let day = day_of(&self.clock, &self.rule, self.roll, o.observed_at);
+            let clip = Clip::of(o.kind, quantity, day, self.min_trade, self.counted);
+            let names = &mut batch.names;
+            let source = *local.entry(&o.source).or_insert_with(|| {
+                names.push(o.source.clone());
+                // A batch is a date's rows: far fewer than 2^32 contributors.
+                u32::try_from(names.len() - 1).unwrap_or(u32::MAX)
+            });
+            let key = match key_of_id(&r.dedupe_key, &o.fixing_date) {
+                Ok(key) => key,
+                Err(e) => {
+                    batch.bad_keys.insert(at, e);
+                    ObsKey::from_u128(0)
+                }
+            };
+            batch.rows.push(PreparedRow {
+                obs: EngineObs {
+                    key,
+                    price: o.usd_per_gpu_hour.get(),
+                    quantity,
+                    day,
+                    source: SourceId(source),
+                    kind: o.kind,
+                    tier: o.operator_tier,
+                },
+                clip,
+            });
+        }
+        batch
+    }
+}
+
+/// A batch of store rows as [`RowPreparer::prepare`] works them out, for
+/// [`GradeGrouper::add_prepared`].
+#[derive(Debug, Default)]
+pub struct PreparedRows {
+    rows: Vec<PreparedRow>,
+    runs: Vec<PreparedRun>,
+    /// The contributors' names, numbered by the rows' `source` in the batch.
+    names: Vec<std::sync::Arc<str>>,
+    /// Why the keys of these rows (their positions) are refused.
+    bad_keys: BTreeMap<usize, IndexError>,
+}
+
+/// Rows of one grade and operator tier, up to row `end` (from the run before's).
+#[derive(Debug)]
+struct PreparedRun {
+    grade: Grade,
+    tier: Option<OperatorTier>,
+    end: usize,
+}
+
+/// An engine row, its contributor numbered in its batch, and whether it is left
+/// out as a trade below the minimum size.
+#[derive(Debug)]
+struct PreparedRow {
+    obs: EngineObs,
+    clip: Clip,
+}
+
+/// A trade below `inputs.min_trade_gpu_hours` is left out, and counted in
+/// [`Grouped::below_clip`] when its day is one of the counted days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Clip {
+    Kept,
+    Counted,
+    Uncounted,
+}
+
+impl Clip {
+    /// Whether a row of `kind`, `quantity` and `day` is a trade below `min_trade`
+    /// GPU-hours, and whether its day is one of the `counted` days (open ends:
+    /// every day).
+    fn of(
+        kind: ObservationKind,
+        quantity: f64,
+        day: NaiveDate,
+        min_trade: f64,
+        counted: (Option<NaiveDate>, Option<NaiveDate>),
+    ) -> Self {
+        let (from, to) = counted;
+        if !(kind == ObservationKind::Trade && quantity < min_trade) {
+            Clip::Kept
+        } else if from.is_some_and(|f| day < f) || to.is_some_and(|t| day > t) {
+            Clip::Uncounted
+        } else {
+            Clip::Counted
+        }
+    }
 }
 
 /// An observation's dedupe key, refused unless it is the store's 32 hexadecimal

@@ -795,3 +795,96 @@ fn a_lag_in_publication_days_fixes_the_next_publication_day() {
         "dates {dates:?}, rows {out:?}"
     );
 }
+
+/// Rows prepared a batch at a time (on other threads, as the one-shot prepares a
+/// date's rows) group as the rows added at once, however they are cut: the same
+/// grades and rows, contributors, and trades left out below the minimum size
+/// (counted within the counted days only). A key that is not 32 hexadecimal digits
+/// is refused on the first row that feeds a grade and is not left out, naming it,
+/// wherever the batch starts; the same key on a row of a grade no pattern takes,
+/// or on a clipped trade, is never read.
+#[test]
+fn rows_prepared_in_batches_group_as_rows_added_at_once() {
+    let m = with(|s| s.inputs.min_trade_gpu_hours = 1.0);
+    let req = request(m);
+    let names = ["Acme", "Kestrel", "Zeta"];
+    let regional = format!("{GRADE}@us");
+    let grades = [GRADE, A100, regional.as_str()];
+    let mut rows = Vec::new();
+    for n in 0..60u64 {
+        let at = format!("2025-03-{:02}T{:02}:00:00Z", 1 + n / 12, n % 24);
+        let kind = [ObservationKind::Trade, ObservationKind::Listing][(n % 2) as usize];
+        // Every fifth trade is below the minimum size.
+        let quantity = if n % 5 == 0 { 0.5 } else { 4.0 };
+        let grade = grades[(n / 4 % 3) as usize];
+        let source = names[(n % 3) as usize];
+        rows.push(stored(
+            n + 1,
+            kind,
+            &at,
+            source,
+            grade,
+            2.0 + n as f64 / 100.0,
+            Some(quantity),
+        ));
+    }
+    let whole = |from: Option<NaiveDate>| {
+        let mut g = GradeGrouper::new(&req, req.methodology.cutoff_clock()).unwrap();
+        g.count_clipped_within(from, None);
+        g.add(&rows).unwrap();
+        g.finish()
+    };
+    for from in [None, Some(day("2025-03-03"))] {
+        let at_once = whole(from);
+        assert!(at_once.below_clip > 0, "the case clips trades");
+        for size in [1, 2, 7, 13, 60] {
+            let mut g = GradeGrouper::new(&req, req.methodology.cutoff_clock()).unwrap();
+            g.count_clipped_within(from, None);
+            let preparer = g.preparer();
+            let batches: Vec<PreparedRows> = rows
+                .par_chunks(size)
+                .map(|batch| preparer.prepare(batch))
+                .collect();
+            for batch in batches {
+                g.add_prepared(batch).unwrap();
+            }
+            let cut = g.finish();
+            assert_eq!(
+                cut.grades, at_once.grades,
+                "batches of {size}, from {from:?}"
+            );
+            assert_eq!(cut.sources, at_once.sources, "batches of {size}");
+            assert_eq!(cut.below_clip, at_once.below_clip, "batches of {size}");
+        }
+    }
+    // The clipped trades: n = 0, 10, 20, 30, 40, 50, on March 1, 1, 2, 3, 4, 5
+    // (day 1 + n / 12).
+    assert_eq!(whole(None).below_clip, 6, "every day");
+    assert_eq!(whole(Some(day("2025-03-03"))).below_clip, 3, "from 03-03");
+
+    let bad = |n: usize| {
+        let mut rows = rows.clone();
+        rows[n].dedupe_key = "not-a-key".into();
+        rows
+    };
+    // Row n = 0 is a clipped trade; n = 1 is the first row kept.
+    for size in [1, 3, 60] {
+        let rows = bad(1);
+        let mut g = GradeGrouper::new(&req, req.methodology.cutoff_clock()).unwrap();
+        let preparer = g.preparer();
+        let mut err = None;
+        for batch in rows.chunks(size) {
+            if let Err(e) = g.add_prepared(preparer.prepare(batch)) {
+                err = Some(e.to_string());
+                break;
+            }
+        }
+        let err = err.expect("a bad key is refused");
+        assert!(
+            err.contains("\"not-a-key\"") && err.contains("2025-03-01"),
+            "{err}"
+        );
+    }
+    let mut g = GradeGrouper::new(&req, req.methodology.cutoff_clock()).unwrap();
+    g.add(&bad(0)).expect("a clipped trade's key is never read");
+}

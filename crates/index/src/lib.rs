@@ -39,7 +39,7 @@ mod weighted_quantile;
 pub use aggregation::{AggParams, Aggregation, TrimCount};
 pub use composite::{ChainSeed, TierDifferential};
 pub use elementary::{chained, direct, Elementary};
-pub use engine::{fix_grade, group_by_grade, Grouped, IndexRequest};
+pub use engine::{fix_grade, group_by_grade, Grouped, IndexRequest, PreparedRows, RowPreparer};
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
 pub use for_publication::{fix_for_publication, StoreFixing};
@@ -133,6 +133,18 @@ impl<'a> Fixer<'a> {
         rows: impl IntoIterator<Item = &'r StoredObservation>,
     ) -> Result<(), IndexError> {
         self.grouper.add(rows)
+    }
+
+    /// What prepares rows for [`Self::add_prepared`] on other threads (owned: it
+    /// does not borrow the fixer).
+    pub fn preparer(&self) -> RowPreparer {
+        self.grouper.preparer()
+    }
+
+    /// Adds rows [`Self::preparer`] prepared, after those added before: what
+    /// [`Self::add`] of the same rows does.
+    pub fn add_prepared(&mut self, rows: PreparedRows) -> Result<(), IndexError> {
+        self.grouper.add_prepared(rows)
     }
 
     /// Fixes what was added.

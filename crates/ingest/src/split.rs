@@ -214,24 +214,48 @@ impl<R: Read> ReadAfterPrimer for csv::Reader<R> {
 }
 
 /// A part's bytes, after the [`PRIMER`], as a CSV reader reads them: a reader
-/// built once is started again on each part ([`Feed::start`]).
+/// built once (one per thread) is started again on each part ([`Feed::start`]).
+/// It holds its chunk shared, and lets it go when released ([`Feed::release`]),
+/// so that the chunk's buffer is filled again once every part is parsed.
 #[derive(Debug, Default)]
-pub(crate) struct Feed<'a> {
-    bytes: &'a [u8],
+pub(crate) struct Feed {
+    bytes: Option<std::sync::Arc<Vec<u8>>>,
+    start: usize,
+    end: usize,
     at: usize,
 }
 
-impl<'a> Feed<'a> {
-    /// Starts `rdr` on `bytes`: its next record is their first, numbered from
-    /// line 2 (the primer is line 1).
-    pub(crate) fn start(rdr: &mut csv::Reader<Feed<'a>>, bytes: &'a [u8]) -> csv::Result<()> {
-        *rdr.get_mut() = Feed { bytes, at: 0 };
+impl Feed {
+    /// Starts `rdr` on bytes `range` of `chunk`: its next record is their first,
+    /// numbered from line 2 (the primer is line 1).
+    pub(crate) fn start(
+        rdr: &mut csv::Reader<Feed>,
+        chunk: &std::sync::Arc<Vec<u8>>,
+        range: std::ops::Range<usize>,
+    ) -> csv::Result<()> {
+        *rdr.get_mut() = Feed {
+            bytes: Some(std::sync::Arc::clone(chunk)),
+            start: range.start.min(chunk.len()),
+            end: range.end.min(chunk.len()),
+            at: 0,
+        };
         rdr.seek_raw(std::io::SeekFrom::Start(0), csv::Position::new())?;
         rdr.skip_primer()
     }
+
+    /// Lets `rdr`'s chunk go.
+    pub(crate) fn release(rdr: &mut csv::Reader<Feed>) {
+        *rdr.get_mut() = Feed::default();
+    }
+
+    fn part(&self) -> &[u8] {
+        self.bytes
+            .as_ref()
+            .map_or(&[][..], |b| &b[self.start..self.end.max(self.start)])
+    }
 }
 
-impl Read for Feed<'_> {
+impl Read for Feed {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.at < PRIMER.len() {
             let rest = &PRIMER[self.at..];
@@ -240,7 +264,7 @@ impl Read for Feed<'_> {
             self.at += n;
             return Ok(n);
         }
-        let rest = &self.bytes[self.at - PRIMER.len()..];
+        let rest = &self.part()[self.at - PRIMER.len()..];
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);
         self.at += n;
@@ -248,9 +272,9 @@ impl Read for Feed<'_> {
     }
 }
 
-impl std::io::Seek for Feed<'_> {
+impl std::io::Seek for Feed {
     fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
-        let len = PRIMER.len() + self.bytes.len();
+        let len = PRIMER.len() + self.part().len();
         let to = match pos {
             std::io::SeekFrom::Start(n) => usize::try_from(n).ok(),
             std::io::SeekFrom::Current(d) => self.at.checked_add_signed(d as isize),
@@ -423,8 +447,9 @@ mod tests {
                         .flexible(true)
                         .has_headers(false)
                         .from_reader(Feed::default());
+                    let bytes = std::sync::Arc::new(c.bytes);
                     for p in &c.parts {
-                        Feed::start(&mut rdr, &c.bytes[p.start..p.end]).unwrap();
+                        Feed::start(&mut rdr, &bytes, p.start..p.end).unwrap();
                         let mut record = csv::ByteRecord::new();
                         let mut row = p.rows_before;
                         while rdr.read_byte_record(&mut record).unwrap() {
