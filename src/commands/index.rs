@@ -479,11 +479,24 @@ fn summary(
         .iter()
         .filter(|f| window.contains(f))
         .collect();
-    let mut by_level: BTreeMap<String, usize> = BTreeMap::new();
+    // Levels 1 to 4, then none: counted by number, named once each.
+    let mut counts: BTreeMap<u8, usize> = BTreeMap::new();
     for f in &published {
-        let k = f.level.map_or("none".to_string(), |l| l.to_string());
-        *by_level.entry(k).or_default() += 1;
+        *counts
+            .entry(f.level.map_or(u8::MAX, |l| l.number()))
+            .or_default() += 1;
     }
+    let by_level: Vec<(String, usize)> = counts
+        .into_iter()
+        .map(|(k, n)| {
+            let name = if k == u8::MAX {
+                "none".to_string()
+            } else {
+                k.to_string()
+            };
+            (name, n)
+        })
+        .collect();
     let grades: std::collections::BTreeSet<&str> =
         published.iter().map(|f| f.grade.as_str()).collect();
     let sufficient = published.iter().filter(|f| f.sufficient).count();

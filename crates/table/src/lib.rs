@@ -353,11 +353,18 @@ impl Table {
     /// [`Table::write`] writes them after [`Table::csv_header`]: what a publication
     /// appends after the rows it keeps.
     pub fn csv_rows(&self) -> Result<Vec<u8>> {
+        Ok(self.csv_row_blocks()?.concat())
+    }
+
+    /// [`Table::csv_rows`] in blocks of rows, in order: written one after the other
+    /// they are its bytes, without joining them into one buffer first (a copy of the
+    /// whole file).
+    pub fn csv_row_blocks(&self) -> Result<Vec<Vec<u8>>> {
         // Rows are formatted in parallel blocks (CSV quoting is per field, so blocks
-        // are independent) and joined in order: the bytes are those of one pass.
+        // are independent): in order, the bytes are those of one pass.
         const BLOCK: usize = 4096;
         let starts: Vec<usize> = (0..self.height()).step_by(BLOCK).collect();
-        let blocks: Vec<std::result::Result<Vec<u8>, csv::Error>> = starts
+        starts
             .par_iter()
             .map(|&start| {
                 let mut out = csv::WriterBuilder::new()
@@ -374,12 +381,8 @@ impl Table {
                 }
                 out.into_inner().map_err(|e| e.into_error().into())
             })
-            .collect();
-        let mut all = Vec::new();
-        for b in blocks {
-            all.extend_from_slice(&b.map_err(csv_err)?);
-        }
-        Ok(all)
+            .collect::<std::result::Result<Vec<Vec<u8>>, csv::Error>>()
+            .map_err(csv_err)
     }
 }
 
