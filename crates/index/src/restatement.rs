@@ -251,28 +251,7 @@ pub fn publish(
     }
     let table = fixings_table(&result.rows);
     rentix_core::phases::mark("publication: companions staged, table built");
-    // The digest of the file's cells (`verify` checks it), in the same transaction;
-    // of a CSV file's bytes when they are written here (they are its cells' text).
-    let hex = match (&kept, TableFormat::of(out)?) {
-        (Some(k), _) => {
-            let blocks = table.csv_row_blocks()?;
-            let parts: Vec<&[u8]> = std::iter::once(k.prefix.as_slice())
-                .chain(blocks.iter().map(Vec::as_slice))
-                .collect();
-            stage_bytes(&mut tx, out, &parts)?
-        }
-        (None, TableFormat::Csv) => {
-            let (head, blocks) = (table.csv_header()?, table.csv_row_blocks()?);
-            let parts: Vec<&[u8]> = std::iter::once(head.as_slice())
-                .chain(blocks.iter().map(Vec::as_slice))
-                .collect();
-            stage_bytes(&mut tx, out, &parts)?
-        }
-        (None, TableFormat::Parquet) => {
-            table.stage(&mut tx, out)?;
-            rentix_fixings::canonical_sha256(&table, TableFormat::Parquet)?
-        }
-    };
+    let hex = stage_fixings(&mut tx, out, kept.as_ref(), &table)?;
     let line = rentix_fixings::digest_line(out, &hex);
     rentix_core::phases::mark("publication: fixings formatted, written, hashed");
     tx.stage(&digest, |w| {
@@ -377,6 +356,37 @@ fn write_err(path: &Path, e: std::io::Error) -> IndexError {
     IndexError::Input {
         path: path.to_path_buf(),
         detail: format!("cannot write: {e}"),
+    }
+}
+
+/// Stages the fixings file `out` (the `kept` rows' bytes, then `table`'s rows)
+/// and returns the digest of its cells (`verify` checks it), published in the same
+/// transaction: of a CSV file's bytes when they are written here (they are its
+/// cells' text).
+fn stage_fixings(
+    tx: &mut Transaction,
+    out: &Path,
+    kept: Option<&crate::append::Kept>,
+    table: &Table,
+) -> Result<String, IndexError> {
+    // Written from the formatted blocks: never joined into one buffer.
+    let blocks = |tx: &mut Transaction, first: &[u8]| -> Result<String, IndexError> {
+        let blocks = table.csv_row_blocks()?;
+        let parts: Vec<&[u8]> = std::iter::once(first)
+            .chain(blocks.iter().map(Vec::as_slice))
+            .collect();
+        stage_bytes(tx, out, &parts)
+    };
+    match (kept, TableFormat::of(out)?) {
+        (Some(k), _) => blocks(tx, &k.prefix),
+        (None, TableFormat::Csv) => blocks(tx, &table.csv_header()?),
+        (None, TableFormat::Parquet) => {
+            table.stage(tx, out)?;
+            Ok(rentix_fixings::canonical_sha256(
+                table,
+                TableFormat::Parquet,
+            )?)
+        }
     }
 }
 
