@@ -134,3 +134,63 @@ fn an_index_with_a_15_percent_step_breaks_on_its_day() {
         "the step is not in the report"
     );
 }
+
+/// The reports health reads from a store's coded columns are those of its rows read
+/// whole, grouped by hand: contributors trimmed and lowercased (two spellings of
+/// one provider are one), grades with their region, each date's prices in the
+/// store's row order; and from a date on, only that date's and later.
+#[test]
+fn reports_read_from_coded_columns_are_the_rows_grouped_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency,region\n");
+    for k in 0..70u64 {
+        for (j, source) in ["Acme", " acme", "Borealis", "Kestrel"].iter().enumerate() {
+            // The two spellings of Acme share a region each day.
+            let region = ["", "us", "eu"][(j / 2 + k as usize) % 3];
+            let price = 2.0 + (k as f64) / 100.0 + (j as f64) / 10.0;
+            csv.push_str(&format!(
+                "listing,{}T{:02}:00:00Z,\"{source}\",h100-sxm-80gb,vm,on-demand,{price:.4},gpu_hour,USD,{region}\n",
+                day(k),
+                10 + j
+            ));
+        }
+    }
+    let obs = dir.path().join("obs.csv");
+    std::fs::write(&obs, csv).unwrap();
+    let path = dir.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&path), p(&obs)]);
+    let store = rentix_store::Store::open(&path).unwrap();
+    let by_hand = |from: Option<NaiveDate>| {
+        let mut out: rentix_index::health::Reports = Default::default();
+        for r in store
+            .read_projected(from, None, rentix_store::Projection::All)
+            .unwrap()
+        {
+            out.entry((r.obs.source.trim().to_lowercase(), r.obs.grade.key()))
+                .or_default()
+                .entry(r.obs.fixing_date)
+                .or_default()
+                .push(r.obs.usd_per_gpu_hour.get());
+        }
+        out
+    };
+    let whole = rentix_index::health::reports_of(&store).unwrap();
+    assert_eq!(whole, by_hand(None));
+    assert!(whole.keys().any(|(c, _)| c == "acme"), "{:?}", whole.keys());
+    assert!(
+        whole.keys().any(|(_, g)| g.ends_with("@eu")),
+        "{:?}",
+        whole.keys()
+    );
+    assert!(
+        whole
+            .values()
+            .any(|days| days.values().any(|p| p.len() == 2)),
+        "two spellings of one provider report twice a day in some grade"
+    );
+    let from = day(40);
+    let since = rentix_index::health::reports_since(&store, Some(from)).unwrap();
+    assert_eq!(since, by_hand(Some(from)));
+    assert!(since.values().all(|days| days.keys().all(|d| *d >= from)));
+}

@@ -102,36 +102,69 @@ pub fn reports_since(
     from: Option<NaiveDate>,
 ) -> Result<Reports, IndexError> {
     let mut out: Reports = BTreeMap::new();
-    store.for_each_part_for_fixing(from, None, |rows| {
-        // A partition's rows by contributor and grade, in their order, each pair's
-        // key made once: a key (a lowercased name and a grade's text) and a map
-        // search per row were a fifth of a full index run.
-        let mut by_pair: std::collections::HashMap<(&str, &rentix_core::Grade), Vec<usize>> =
-            std::collections::HashMap::new();
-        let mut pairs: Vec<(&str, &rentix_core::Grade)> = Vec::new();
-        for (i, r) in rows.iter().enumerate() {
-            let pair = (&*r.obs.source, &r.obs.grade);
-            by_pair
-                .entry(pair)
-                .or_insert_with(|| {
-                    pairs.push(pair);
-                    Vec::new()
-                })
-                .push(i);
-        }
-        for pair in pairs {
-            let days = out
-                .entry((pair.0.trim().to_lowercase(), pair.1.key()))
-                .or_default();
-            for &i in &by_pair[&pair] {
-                let o = &rows[i].obs;
-                days.entry(o.fixing_date)
-                    .or_default()
-                    .push(o.usd_per_gpu_hour.get());
+    // The columns fixing reads, the repeated text as codes: each (contributor,
+    // grade) pair of a partition is keyed once (a key, a lowercased name and a
+    // grade's text, and a map search per row were a fifth of a full index run),
+    // and no row is built (building every row was a third of a run's serial
+    // end at two cores).
+    let mut bad = Ok(());
+    store.for_each_fixing_part(from, None, |delivery| match delivery {
+        rentix_store::Delivery::Part(part) => {
+            if bad.is_ok() {
+                bad = add_part(&mut out, &part);
             }
         }
+        // A compaction replaced files under the read: start again.
+        rentix_store::Delivery::Again => {
+            out.clear();
+            bad = Ok(());
+        }
     })?;
+    bad?;
     Ok(out)
+}
+
+/// Adds a partition's prices to `out`, pair by pair in their first row's order,
+/// each pair's in row order.
+fn add_part(out: &mut Reports, part: &rentix_store::FixingPart) -> Result<(), IndexError> {
+    let mut by_pair: std::collections::HashMap<(u32, u32), Vec<usize>, foldhash::fast::FixedState> =
+        std::collections::HashMap::default();
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for (i, pair) in part
+        .source
+        .iter()
+        .copied()
+        .zip(part.grade.iter().copied())
+        .enumerate()
+    {
+        by_pair
+            .entry(pair)
+            .or_insert_with(|| {
+                pairs.push(pair);
+                Vec::new()
+            })
+            .push(i);
+    }
+    for pair in pairs {
+        let (Some(source), Some(grade)) = (
+            part.sources.get(pair.0 as usize),
+            part.grades.get(pair.1 as usize),
+        ) else {
+            return Err(IndexError::Data(format!(
+                "{}: a contributor or grade code out of range",
+                part.path.display()
+            )));
+        };
+        let days = out
+            .entry((source.trim().to_lowercase(), grade.key()))
+            .or_default();
+        for &i in &by_pair[&pair] {
+            days.entry(part.fixing_date[i])
+                .or_default()
+                .push(part.usd_per_gpu_hour[i]);
+        }
+    }
+    Ok(())
 }
 
 /// The feed's health from the store's `reports` and, when given, the published

@@ -27,6 +27,9 @@ pub struct FixingPart {
     pub kind: Vec<ObservationKind>,
     /// Each row's observation time, UTC.
     pub observed_at: Vec<DateTime<Utc>>,
+    /// Each row's fixing date as stored (under the cut-off it was ingested with;
+    /// the engine works its own out from `observed_at`).
+    pub fixing_date: Vec<NaiveDate>,
     /// Codes into `sources`.
     pub source: Vec<u32>,
     /// The distinct contributor names as stored (raw spellings).
@@ -66,6 +69,7 @@ impl FixingPart {
         by(&mut self.dedupe_key, keep);
         by(&mut self.kind, keep);
         by(&mut self.observed_at, keep);
+        by(&mut self.fixing_date, keep);
         by(&mut self.source, keep);
         by(&mut self.grade, keep);
         by(&mut self.usd_per_gpu_hour, keep);
@@ -250,6 +254,7 @@ pub(crate) fn fixing_part_in(
     let mut keep = Vec::with_capacity(height);
     out.dedupe_key.reserve(height);
     out.observed_at.reserve(height);
+    out.fixing_date.reserve(height);
     out.usd_per_gpu_hour.reserve(height);
     out.quantity_gpu_hours.reserve(height);
     out.gpus_per_unit.reserve(height);
@@ -266,6 +271,7 @@ pub(crate) fn fixing_part_in(
             .map_err(|e| bad(r, format!("fixing_date: {e}")))?
             .ok_or_else(|| bad(r, "fixing_date is empty".into()))?;
         keep.push(!(from.is_some_and(|f| day < f) || to.is_some_and(|t| day > t)));
+        out.fixing_date.push(day);
         out.usd_per_gpu_hour.push(
             UsdPerGpuHour::positive(usd.get(r).copied().flatten().unwrap_or(f64::NAN))
                 .map_err(|e| bad(r, e.to_string()))?

@@ -406,32 +406,6 @@ impl Store {
         }
     }
 
-    /// Hands the rows of fixing dates `from..=to` to `each` as rows of the columns
-    /// fixing reads ([`Projection::Fixing`]), a partition at a time in date order
-    /// (a few read ahead in parallel).
-    pub fn for_each_part_for_fixing(
-        &self,
-        from: Option<NaiveDate>,
-        to: Option<NaiveDate>,
-        each: impl FnMut(Vec<StoredObservation>) + Send,
-    ) -> Result<()> {
-        self.for_each_read(
-            from,
-            to,
-            |f| {
-                let mut rows = self.read_file(f, Projection::Fixing)?;
-                if !f.span.within(from, to) {
-                    rows.retain(|r| {
-                        let d = r.obs.fixing_date;
-                        !(from.is_some_and(|f| d < f) || to.is_some_and(|t| d > t))
-                    });
-                }
-                Ok(rows)
-            },
-            each,
-        )
-    }
-
     /// Every row of one committed partition file (`rel`, relative to the store),
     /// every column read; a file whose bytes are not those its run record committed
     /// ([`StoreError::Integrity`]), a file no run record names, and rows the store
