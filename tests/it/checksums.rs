@@ -257,3 +257,39 @@ fn index_refuses_a_partition_whose_size_changed_since_its_commit() {
     let (code, stdout, stderr) = check(&store, false);
     assert_ne!(code, Some(0), "{stdout}{stderr}");
 }
+
+/// `ingest --json` prints the run record it committed, whole: each partition's
+/// checksum (hashed by the month's writer once the file was written) included and
+/// equal to `sha256sum` of the file in place.
+#[test]
+fn the_json_summary_is_the_run_record_with_its_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for (k, day) in ["2025-03-03", "2025-04-07", "2025-05-12"]
+        .iter()
+        .enumerate()
+    {
+        s.push_str(&format!(
+            "listing,{day}T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD\n",
+            price(k)
+        ));
+    }
+    std::fs::write(dir.path().join("obs.csv"), &s).unwrap();
+    let store = dir.path().join("store");
+    let out = rentix_ok(&[
+        "ingest",
+        "--json",
+        "--store",
+        p(&store),
+        p(&dir.path().join("obs.csv")),
+    ]);
+    let printed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let record = record(&store);
+    assert_eq!(printed, record);
+    let sums = record["partition_checksums"].as_object().unwrap();
+    assert_eq!(sums.len(), 3, "{sums:?}");
+    for (rel, sum) in sums {
+        assert_eq!(sum["sha256"], sha256sum(&store.join(rel)).as_str(), "{rel}");
+        assert_eq!(sum["rows"], 1, "{rel}");
+    }
+}

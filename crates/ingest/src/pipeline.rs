@@ -570,7 +570,9 @@ fn commit_run(store: &Store, lock: &rentix_store::StoreLock, run: Run) -> Result
         done = committed?;
     }
     hand_over(done, &mut months)?;
-    summary.partitions = months.finish()?;
+    let written = months.finish()?;
+    summary.partitions = written.iter().map(|(rel, _)| rel.clone()).collect();
+    summary.partition_checksums = written.into_iter().collect();
     tally.finish(&mut summary, &quarantine)?;
 
     let store_dir = store.root();

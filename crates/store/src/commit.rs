@@ -556,7 +556,7 @@ struct OpenMonth {
     month: (i32, u32),
     rel: String,
     tx: std::sync::mpsc::SyncSender<rentix_table::EncodedGroups>,
-    writer: std::thread::JoinHandle<rentix_table::Result<()>>,
+    writer: Writer,
 }
 
 /// Writes a run's committed dates, in date order, into one file per month under
@@ -568,11 +568,11 @@ pub struct MonthWriter<'a> {
     open: Option<OpenMonth>,
     /// Closed months whose writers may still be encoding, oldest first.
     closing: std::collections::VecDeque<(String, Writer)>,
-    written: Vec<String>,
+    written: Vec<(String, crate::summary::PartitionChecksum)>,
 }
 
-/// A month file's writing thread.
-type Writer = std::thread::JoinHandle<rentix_table::Result<()>>;
+/// A month file's writing thread: it writes the file and then hashes it.
+type Writer = std::thread::JoinHandle<Result<crate::summary::PartitionChecksum>>;
 
 /// Months whose files are still being encoded while the next month's dates are
 /// committed: waiting for each month's writer at the month's end left the pool idle
@@ -603,8 +603,12 @@ impl<'a> MonthWriter<'a> {
             let path = self.staging.join(&rel);
             // Two dates in flight: the writer writes one while the next is queued.
             let (tx, rx) = std::sync::mpsc::sync_channel(2);
+            // The file is hashed where it was written, beside the months after it:
+            // hashed at the commit, every month's file was read again at the end of
+            // the run (a serial tail of a 1M-row ingest at two cores).
             let writer = std::thread::spawn(move || {
-                rentix_table::write_unsynced_parquet_encoded(&path, rx.into_iter().map(Ok))
+                rentix_table::write_unsynced_parquet_encoded(&path, rx.into_iter().map(Ok))?;
+                crate::publish::checksum(&path)
             });
             self.open = Some(OpenMonth {
                 month,
@@ -677,14 +681,13 @@ impl<'a> MonthWriter<'a> {
         let written = writer.join().map_err(|_| {
             crate::error::StoreError::Accounting(format!("the writer of {rel} panicked"))
         })?;
-        written?;
-        self.written.push(rel);
+        self.written.push((rel, written?));
         Ok(())
     }
 
     /// Closes the last month and waits for every writer; the files written
-    /// (relative to the store), in order.
-    pub fn finish(mut self) -> Result<Vec<String>> {
+    /// (relative to the store), in order, each with its checksum.
+    pub fn finish(mut self) -> Result<Vec<(String, crate::summary::PartitionChecksum)>> {
         self.close_and_wait()?;
         Ok(self.written)
     }

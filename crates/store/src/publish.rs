@@ -28,13 +28,18 @@ pub fn publish(
         .map(|rel| staged.join(rel))
         .collect();
     // The record holds what each partition is as committed (hashed from the staged
-    // file, which is renamed into place unchanged).
+    // file, which is renamed into place unchanged): the checksums the summary
+    // holds (its month writers hashed each file once written), the others
+    // computed here.
     let mut committed = summary.clone();
     committed.partition_checksums = summary
         .partitions
         .par_iter()
         .zip(files.par_iter())
-        .map(|(rel, file)| Ok((rel.clone(), checksum(file)?)))
+        .map(|(rel, file)| match summary.partition_checksums.get(rel) {
+            Some(c) => Ok((rel.clone(), c.clone())),
+            None => Ok((rel.clone(), checksum(file)?)),
+        })
         .collect::<Result<_>>()?;
     let json = serde_json::to_string_pretty(&committed).map_err(|e| StoreError::Store {
         path: record.clone(),
