@@ -391,7 +391,7 @@ fn day_of(
     d
 }
 
-/// Works out store rows' engine rows apart from a [`GradeGrouper`]'s maps (its
+/// Works out store rows' engine rows apart from the engine's grouping maps (its
 /// grades and contributors): the fixing day under the methodology's clock, the
 /// dedupe key's bits, whether a trade is below the minimum size. Owns what it
 /// reads, so that it runs on other threads while the grouper takes rows.
@@ -459,7 +459,7 @@ impl RowPreparer {
 }
 
 /// A batch of store rows as [`RowPreparer::prepare`] works them out, for
-/// [`GradeGrouper::add_prepared`].
+/// [`crate::Fixer::add_prepared`].
 #[derive(Debug, Default)]
 pub struct PreparedRows {
     rows: Vec<PreparedRow>,
