@@ -22,7 +22,7 @@
 
 use crate::aggregation::{aggregate, Aggregation};
 use crate::contributor_id::ContributorAliases;
-use crate::contributors::{cap_weights, cap_weights_proportional};
+use crate::contributors::{cap_weights, cap_weights_proportional, sums_by};
 use crate::engine_obs::{keys_sha256, sort_obs, EngineObs, Interner, ObsKey, SourceId, Sources};
 use crate::error::IndexError;
 use crate::methodology::{
@@ -699,14 +699,18 @@ impl GradeCtx<'_> {
         &self,
         d: NaiveDate,
         kind: ObservationKind,
-        present: &BTreeSet<SourceId>,
+        days: &[(NaiveDate, Vec<usize>)],
     ) -> (Vec<usize>, usize) {
         let n = self.m.contributors.carry_missing_days;
         if n == 0 {
             return (Vec::new(), 0);
         }
+        // The contributors present in the window.
+        let mut seen: BTreeSet<SourceId> = days
+            .iter()
+            .flat_map(|(_, v)| v.iter().map(|&i| self.obs[i].source))
+            .collect();
         let (start, _) = self.window(d);
-        let mut seen: BTreeSet<SourceId> = present.clone();
         let mut out = Vec::new();
         let mut carried = 0;
         for back in 1..=u64::from(n) {
@@ -780,36 +784,26 @@ impl GradeCtx<'_> {
         kind: ObservationKind,
     ) -> (Vec<(NaiveDate, Vec<usize>)>, usize) {
         let mut days = self.in_window(d, kind);
-        let present: BTreeSet<SourceId> = days
-            .iter()
-            .flat_map(|(_, v)| v.iter().map(|&i| self.obs[i].source))
-            .collect();
-        let (carried, carried_contributors) = self.carried_in(d, kind, &present);
+        let (carried, carried_contributors) = self.carried_in(d, kind, &days);
         if !carried.is_empty() {
             days.push((d, carried));
         }
         (days, carried_contributors)
     }
 
-    /// The observations `used` by contributor, and each contributor's median price.
-    fn by_contributor(
-        &self,
-        used: &[usize],
-    ) -> (BTreeMap<SourceId, Vec<usize>>, BTreeMap<SourceId, f64>) {
-        let mut by_source: BTreeMap<SourceId, Vec<usize>> = BTreeMap::new();
-        for &i in used {
-            by_source.entry(self.obs[i].source).or_default().push(i);
-        }
-        let by_contributor: BTreeMap<SourceId, f64> = by_source
+    /// Each contributor's median price among the observations `used` (one entry per
+    /// contributor of `used`).
+    fn by_contributor(&self, used: &[usize]) -> BTreeMap<SourceId, f64> {
+        let mut prices: Vec<(SourceId, f64)> = used
             .iter()
-            .filter_map(|(s, ix)| {
-                Some((
-                    *s,
-                    median(&ix.iter().map(|&i| self.obs[i].price).collect::<Vec<_>>())?,
-                ))
-            })
+            .map(|&i| (self.obs[i].source, self.obs[i].price))
             .collect();
-        (by_source, by_contributor)
+        // A median does not depend on the order of its values.
+        prices.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        prices
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter_map(|c| Some((c[0].0, median(&c.iter().map(|p| p.1).collect::<Vec<_>>())?)))
+            .collect()
     }
 
     /// The votes and their weights: one per observation `used`, or one per
@@ -831,12 +825,9 @@ impl GradeCtx<'_> {
                 ),
             };
         let raw_total: f64 = raw_w.iter().sum();
-        let mut raw_by: BTreeMap<SourceId, f64> = BTreeMap::new();
-        for (s, w) in sources.iter().zip(&raw_w) {
-            *raw_by.entry(*s).or_default() += w;
-        }
+        let raw_by = sums_by(sources.iter().copied().zip(raw_w.iter().copied()));
         let concentration =
-            raw_by.values().fold(0.0f64, |a, w| a.max(*w)) / raw_total.max(f64::MIN_POSITIVE);
+            raw_by.iter().fold(0.0f64, |a, (_, w)| a.max(*w)) / raw_total.max(f64::MIN_POSITIVE);
         let (weights, capped_share, cap_held) = match m.contributors.too_few_for_cap {
             TooFewForCap::EqualShares => {
                 let (w, share) = cap_weights(&sources, &raw_w, m.contributors.max_share);
@@ -866,22 +857,21 @@ impl GradeCtx<'_> {
         let sources = &v.sources;
         if m.aggregation.method == Aggregation::TrimmedMean {
             let counts = v.raw_contributors.max(1);
-            let mut n_by: BTreeMap<SourceId, f64> = BTreeMap::new();
-            for s in sources {
-                *n_by.entry(*s).or_default() += 1.0;
-            }
-            let share = n_by.values().fold(0.0f64, |a, n| a.max(*n)) / sources.len().max(1) as f64;
+            let n_by = sums_by(sources.iter().map(|s| (*s, 1.0)));
+            let share =
+                n_by.iter().fold(0.0f64, |a, (_, n)| a.max(*n)) / sources.len().max(1) as f64;
             (
                 share,
                 counts > 0 && share > m.contributors.max_share + 1e-12,
-                herfindahl(n_by.values()),
+                herfindahl(n_by.iter().map(|(_, n)| n)),
             )
         } else {
-            let mut w_by: BTreeMap<SourceId, f64> = BTreeMap::new();
-            for (s, x) in sources.iter().zip(&v.weights) {
-                *w_by.entry(*s).or_default() += x;
-            }
-            (v.capped_share, false, herfindahl(w_by.values()))
+            let w_by = sums_by(sources.iter().copied().zip(v.weights.iter().copied()));
+            (
+                v.capped_share,
+                false,
+                herfindahl(w_by.iter().map(|(_, w)| w)),
+            )
         }
     }
 
@@ -936,18 +926,18 @@ impl GradeCtx<'_> {
         if used.is_empty() {
             return None;
         }
-        let (by_source, by_contributor) = self.by_contributor(&used);
+        let by_contributor = self.by_contributor(&used);
         let v = self.weighed(&used, &by_contributor);
         let value = aggregate(m.aggregation.method, &v.values, &v.weights, m.agg_params())?;
         let (max_share, cap_not_applied, hhi) = self.shares(&v);
         let pairs = sorted_pairs(&v.values, &v.weights);
         let q = |x: f64| weighted_quantile_sorted(&pairs, x, TieRule::Lower).unwrap_or(value);
-        let shortfalls = self.shortfalls(kind, &used, valid_days, by_source.len(), &v);
+        let shortfalls = self.shortfalls(kind, &used, valid_days, by_contributor.len(), &v);
         Some(TierFix {
             value,
             p: [q(0.01), q(0.25), q(0.75), q(0.99)],
             removed,
-            contributors: by_source.len(),
+            contributors: by_contributor.len(),
             used,
             max_share,
             hhi,
@@ -971,15 +961,16 @@ impl GradeCtx<'_> {
         if self.m.aggregation.per_contributor == PerContributor::Median {
             return (used, 0);
         }
-        let mut by: BTreeMap<SourceId, f64> = BTreeMap::new();
-        for &i in &used {
-            *by.entry(self.obs[i].source).or_default() += self.obs[i].weight();
-        }
-        let total: f64 = by.values().sum();
+        let by = sums_by(
+            used.iter()
+                .map(|&i| (self.obs[i].source, self.obs[i].weight())),
+        );
+        let total: f64 = by.iter().map(|(_, w)| w).sum();
         let limit = floor.min(0.5 / by.len() as f64) * total;
-        let out: BTreeSet<SourceId> = by
+        // In contributor order, as `by`.
+        let out: Vec<SourceId> = by
             .iter()
-            .filter(|(_, w)| **w < limit)
+            .filter(|(_, w)| *w < limit)
             .map(|(s, _)| *s)
             .collect();
         if out.is_empty() {
@@ -987,7 +978,7 @@ impl GradeCtx<'_> {
         }
         let kept = used
             .into_iter()
-            .filter(|i| !out.contains(&self.obs[*i].source))
+            .filter(|i| out.binary_search(&self.obs[*i].source).is_err())
             .collect();
         (kept, out.len())
     }
