@@ -31,7 +31,26 @@ pub struct FixingClock {
     /// `None` = end of day.
     time: Option<NaiveTime>,
     tz: Tz,
+    /// Whether `tz` is UTC under another name: its local time is the UTC time, with
+    /// no gap or fold, so the zone's tables are not searched (twice) for every row.
+    utc: bool,
 }
+
+/// The zones whose offset is zero at every instant (the test checks them).
+const ZERO_OFFSET: [Tz; 12] = [
+    Tz::UTC,
+    Tz::Etc__UTC,
+    Tz::Etc__UCT,
+    Tz::UCT,
+    Tz::Etc__Universal,
+    Tz::Universal,
+    Tz::Etc__Zulu,
+    Tz::Zulu,
+    Tz::GMT,
+    Tz::Etc__GMT,
+    Tz::Etc__Greenwich,
+    Tz::Greenwich,
+];
 
 impl FixingClock {
     /// Checks a cut-off: the time zone must be an IANA name and the time `HH:MM` or
@@ -56,7 +75,11 @@ impl FixingClock {
                 })?,
             )
         };
-        Ok(Self { time, tz })
+        Ok(Self {
+            time,
+            tz,
+            utc: ZERO_OFFSET.contains(&tz),
+        })
     }
 
     /// The default clock (24:00 UTC): the fixing date is the UTC calendar date.
@@ -64,6 +87,7 @@ impl FixingClock {
         Self {
             time: None,
             tz: Tz::UTC,
+            utc: true,
         }
     }
 
@@ -73,6 +97,15 @@ impl FixingClock {
     /// it is the first 01:30, and in a gap (spring forward) the first valid minute
     /// after it, so a later observation never lands on an earlier fixing date.
     pub fn fixing_date(&self, t: DateTime<Utc>) -> NaiveDate {
+        if self.utc {
+            let day = t.date_naive();
+            return match self.time {
+                Some(cut) if t.naive_utc() > day.and_time(cut) => {
+                    day.checked_add_days(Days::new(1)).unwrap_or(day)
+                }
+                _ => day,
+            };
+        }
         let local = self.tz.from_utc_datetime(&t.naive_utc());
         let day = local.date_naive();
         let Some(cut) = self.time else {
@@ -103,6 +136,47 @@ mod tests {
 
     fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn zones_taken_for_utc_give_the_dates_their_tables_give() {
+        // Every zone on the list, with and without a cut-off, at instants from 1850
+        // to 2150 (every 7 days and 3 hours and 7 minutes and 11 seconds, so that
+        // times of day vary): the shortcut against the zone's own tables.
+        for tz in ZERO_OFFSET {
+            for time in ["24:00", "00:00", "17:30", "23:59"] {
+                let fast = FixingClock::new(&Cutoff {
+                    time: time.into(),
+                    timezone: tz.name().into(),
+                })
+                .unwrap();
+                assert!(fast.utc, "{tz:?}");
+                let slow = FixingClock { utc: false, ..fast };
+                let mut t = at("1850-01-01T00:00:00Z");
+                while t < at("2150-01-01T00:00:00Z") {
+                    assert_eq!(
+                        fast.fixing_date(t),
+                        slow.fixing_date(t),
+                        "{tz:?} {time} {t}"
+                    );
+                    t += chrono::Duration::seconds(7 * 86_400 + 3 * 3600 + 7 * 60 + 11);
+                }
+            }
+        }
+        // Zones with an offset are not taken for UTC.
+        for tz in [
+            "Europe/London",
+            "Africa/Abidjan",
+            "Etc/GMT+1",
+            "America/New_York",
+        ] {
+            let c = FixingClock::new(&Cutoff {
+                time: "24:00".into(),
+                timezone: tz.into(),
+            })
+            .unwrap();
+            assert!(!c.utc, "{tz}");
+        }
     }
 
     #[test]
