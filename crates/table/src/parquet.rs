@@ -535,16 +535,25 @@ fn to_col(
     })
 }
 
-/// Codes text cells by their distinct values, in order of first appearance.
+/// Codes text cells by their distinct values, in order of first appearance. A
+/// store's columns repeat their last cell more often than not (a partition is
+/// sorted by date and grade): that cell's code is reused without a lookup.
 fn code<'a>(cells: impl Iterator<Item = Option<&'a str>>) -> Coded {
-    let mut index: std::collections::HashMap<&'a str, u32> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<&'a str, u32, foldhash::fast::RandomState> =
+        std::collections::HashMap::default();
     let mut out = Coded::default();
+    let mut last: Option<(&'a str, u32)> = None;
     for cell in cells {
-        let c = cell.map(|text| {
-            *index.entry(text).or_insert_with(|| {
-                out.values.push(text.to_string());
-                (out.values.len() - 1) as u32
-            })
+        let c = cell.map(|text| match last {
+            Some((l, c)) if l == text => c,
+            _ => {
+                let c = *index.entry(text).or_insert_with(|| {
+                    out.values.push(text.to_string());
+                    (out.values.len() - 1) as u32
+                });
+                last = Some((text, c));
+                c
+            }
         });
         out.codes.push(c);
     }
