@@ -26,14 +26,20 @@ pub struct ObsKey {
 impl ObsKey {
     /// A key from the store's text: exactly 32 lowercase hexadecimal digits.
     pub fn parse_hex(text: &str) -> Option<Self> {
-        let ok = text.len() == 32 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        if !ok {
+        if text.len() != 32 {
             return None;
         }
-        Some(Self {
-            hi: u64::from_str_radix(&text[..16], 16).ok()?,
-            lo: u64::from_str_radix(&text[16..], 16).ok()?,
-        })
+        // One pass, checking and adding each digit (the engine reads a key per row).
+        let mut n: u128 = 0;
+        for b in text.bytes() {
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                _ => return None,
+            };
+            n = n << 4 | u128::from(digit);
+        }
+        Some(Self::from_u128(n))
     }
 
     /// The key whose 32 hexadecimal digits write `n`.
