@@ -682,23 +682,43 @@ pub(crate) fn composites(
     rule: &DayRule,
     seeds: Option<&BTreeMap<String, ChainSeed>>,
 ) -> (Chain, BTreeMap<String, Vec<(NaiveDate, f64)>>) {
+    // Each composite on its own (a hedonic one is most of the work, and its days
+    // were fitted with the other side idle), put together in the methodology's order.
+    let each: Vec<(Chain, Option<&String>)> = m
+        .composite
+        .par_iter()
+        .map(|c| {
+            let seed = seeds.and_then(|s| s.get(&c.name));
+            match c.method {
+                CompositeMethod::Hedonic => {
+                    (hedonic(c, groups, fixings, dates, m, seed), Some(&c.name))
+                }
+                CompositeMethod::Pooled => (
+                    Chain {
+                        rows: pooled(c, groups, dates, m, rule),
+                        ..Chain::default()
+                    },
+                    None,
+                ),
+                _ => {
+                    let (rows, levels) = chained(c, fixings, dates, m, seed);
+                    let chain = Chain {
+                        rows,
+                        levels,
+                        ..Chain::default()
+                    };
+                    (chain, Some(&c.name))
+                }
+            }
+        })
+        .collect();
     let mut all = Chain::default();
     let mut levels = BTreeMap::new();
-    for c in &m.composite {
-        let seed = seeds.and_then(|s| s.get(&c.name));
-        match c.method {
-            CompositeMethod::Hedonic => {
-                let chain = hedonic(c, groups, fixings, dates, m, seed);
-                all.rows.extend(chain.rows);
-                all.tiers.extend(chain.tiers);
-                levels.insert(c.name.clone(), chain.levels);
-            }
-            CompositeMethod::Pooled => all.rows.extend(pooled(c, groups, dates, m, rule)),
-            _ => {
-                let (rows, l) = chained(c, fixings, dates, m, seed);
-                all.rows.extend(rows);
-                levels.insert(c.name.clone(), l);
-            }
+    for (chain, name) in each {
+        all.rows.extend(chain.rows);
+        all.tiers.extend(chain.tiers);
+        if let Some(name) = name {
+            levels.insert(name.clone(), chain.levels);
         }
     }
     (all, levels)

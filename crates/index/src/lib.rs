@@ -234,12 +234,18 @@ fn compute_seeded(
     let rule = m.day_rule();
     let dates = fixing_dates(&groups, req, rule);
     let mut fixings = fix_all(&groups, &dates, m, rule);
-    let forward = if m.forward_curve {
-        forward_curves(&fixings)
-    } else {
-        Vec::new()
-    };
-    let (chain, levels) = composites(&groups, &fixings, &dates, m, rule, seeds);
+    // The forward curves and the composites read the fixings and nothing else
+    // of each other: worked out side by side.
+    let (forward, (chain, levels)) = rayon::join(
+        || {
+            if m.forward_curve {
+                forward_curves(&fixings)
+            } else {
+                Vec::new()
+            }
+        },
+        || composites(&groups, &fixings, &dates, m, rule, seeds),
+    );
     fixings.extend(chain.rows);
     fixings.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
     Ok(IndexResult {
