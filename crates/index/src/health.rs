@@ -184,13 +184,42 @@ pub fn feed_health(reports: &Reports, fixings: &[Fixing], o: &HealthOptions) -> 
             .len(),
         ..Default::default()
     };
-    if let Some(through) = through {
-        silences(reports, through, o, &mut h.findings);
-    }
-    for ((c, g), days) in reports {
-        jumps(c, g, days, o, &mut h.findings);
-    }
-    published(fixings, o, &mut h);
+    // Silences, each pair's jumps and the published rows' findings are worked out
+    // side by side (a store publication waited on this, one core idle), then put
+    // together in that order, as one pass would have found them.
+    use rayon::prelude::*;
+    let (silent, (jumped, from_fixings)) = rayon::join(
+        || {
+            let mut out = Vec::new();
+            if let Some(through) = through {
+                silences(reports, through, o, &mut out);
+            }
+            out
+        },
+        || {
+            rayon::join(
+                || {
+                    reports
+                        .par_iter()
+                        .map(|((c, g), days)| {
+                            let mut out = Vec::new();
+                            jumps(c, g, days, o, &mut out);
+                            out
+                        })
+                        .collect::<Vec<_>>()
+                },
+                || {
+                    let mut p = Health::default();
+                    published(fixings, o, &mut p);
+                    p
+                },
+            )
+        },
+    );
+    h.findings = silent;
+    h.findings.extend(jumped.into_iter().flatten());
+    h.findings.extend(from_fixings.findings);
+    h.coverage = from_fixings.coverage;
     h.findings.sort_by(|a, b| {
         (a.date, a.kind, &a.grade, &a.contributor).cmp(&(b.date, b.kind, &b.grade, &b.contributor))
     });
