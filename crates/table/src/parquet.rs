@@ -95,13 +95,20 @@ impl Coded {
     /// A text array over the distinct values: each value is copied once, and a cell
     /// is a view of it (no string per cell).
     fn to_array(&self) -> PolarsResult<Utf8ViewArray> {
+        self.range_array(0, self.codes.len())
+    }
+
+    /// [`Coded::to_array`] of rows `start .. start + len`.
+    fn range_array(&self, start: usize, len: usize) -> PolarsResult<Utf8ViewArray> {
+        let codes = self.codes.get(start..start + len).ok_or_else(|| {
+            polars_error::polars_err!(OutOfBounds: "rows {start}.. of a coded column of {}", self.codes.len())
+        })?;
         let distinct =
             MutableBinaryViewArray::<str>::from_values_iter(self.values.iter().map(String::as_str))
                 .freeze();
         let views = distinct.views();
         let empty = polars_arrow::array::View::default();
-        let cells: Vec<_> = self
-            .codes
+        let cells: Vec<_> = codes
             .iter()
             .map(|c| match c {
                 None => Ok(empty),
@@ -112,11 +119,10 @@ impl Coded {
                 }),
             })
             .collect::<PolarsResult<_>>()?;
-        let validity = self
-            .codes
+        let validity = codes
             .iter()
             .any(Option::is_none)
-            .then(|| Bitmap::from_iter(self.codes.iter().map(Option::is_some)));
+            .then(|| Bitmap::from_iter(codes.iter().map(Option::is_some)));
         Utf8ViewArray::try_new(
             ArrowDataType::Utf8View,
             cells.into(),
@@ -764,7 +770,18 @@ impl Table {
             .iter_values()
             .map(|f| get_dtype_encoding(&f.dtype))
             .collect();
-        let arrays = self.arrays().map_err(perr)?;
+        self.check_shape().map_err(perr)?;
+        // Coded columns are made arrays a row group at a time, where the encoder
+        // is not handed their dictionary.
+        let arrays: Vec<Option<Box<dyn Array>>> = self
+            .cols
+            .iter()
+            .map(|c| match c {
+                Col::Coded(_) => Ok(None),
+                _ => c.to_array().map(Some),
+            })
+            .collect::<PolarsResult<_>>()
+            .map_err(perr)?;
         let options = write_options();
         let mut groups = Vec::new();
         for start in (0..self.height()).step_by(ROW_GROUP_ROWS) {
@@ -772,11 +789,18 @@ impl Table {
             // One column's leaves, compressed.
             let encode = |(((array, col), type_), encoding): GroupColumn<'_>|
              -> Result<Vec<Vec<CompressedPage>>> {
-                let array = match col {
-                    Col::Coded(c) if encoding == &[Encoding::RleDictionary] => {
-                        coded_dictionary(c, start, len).unwrap_or_else(|| array.sliced(start, len))
+                let array = match (array, col) {
+                    (Some(array), _) => array.sliced(start, len),
+                    (None, Col::Coded(c)) => {
+                        let dictionary = (encoding == &[Encoding::RleDictionary])
+                            .then(|| coded_dictionary(c, start, len))
+                            .flatten();
+                        match dictionary {
+                            Some(d) => d,
+                            None => c.range_array(start, len).map_err(perr)?.boxed(),
+                        }
                     }
-                    _ => array.sliced(start, len),
+                    (None, other) => other.to_array().map_err(perr)?.sliced(start, len),
                 };
                 let encoding: &[Encoding] = if mostly_distinct(array.as_ref()) {
                     &[Encoding::Plain]
@@ -803,7 +827,7 @@ impl Table {
             let columns: Vec<Vec<Vec<CompressedPage>>> = if len >= PARALLEL_WRITE_ROWS {
                 arrays
                     .par_iter()
-                    .map(AsRef::as_ref)
+                    .map(Option::as_deref)
                     .zip(&self.cols)
                     .zip(&fields)
                     .zip(&encodings)
@@ -812,7 +836,7 @@ impl Table {
             } else {
                 arrays
                     .iter()
-                    .map(AsRef::as_ref)
+                    .map(Option::as_deref)
                     .zip(&self.cols)
                     .zip(&fields)
                     .zip(&encodings)
@@ -826,10 +850,10 @@ impl Table {
     }
 }
 
-/// One column of a row group to encode: its array, the table's column it was made
-/// of, its Parquet type and encodings.
+/// One column of a row group to encode: its array (none for a coded column, made
+/// a row group at a time), the table's column, its Parquet type and encodings.
 type GroupColumn<'a> = (
-    ((&'a dyn Array, &'a Col), &'a ParquetType),
+    ((Option<&'a dyn Array>, &'a Col), &'a ParquetType),
     &'a Vec<Encoding>,
 );
 
