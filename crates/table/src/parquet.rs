@@ -1093,6 +1093,46 @@ mod tests {
         t
     }
 
+    proptest::proptest! {
+        /// A coded column's dictionary, for any rows of it (a row group that starts
+        /// past the table's first row included), is the one the encoder's own cast
+        /// makes of the rows' text: the same values in the same order, the same key
+        /// on every row that has one, the same empty rows; and there is none where
+        /// the encoder would decide for itself.
+        #[test]
+        fn a_coded_dictionary_is_the_encoders_cast(
+            cells in proptest::collection::vec(proptest::option::weighted(0.9, 0usize..40), 1..400),
+            from in 0usize..400,
+            take in 0usize..400,
+        ) {
+            let c = Coded::from_keys(cells.iter().copied(), |k: &usize| format!("value {k}"));
+            let start = from % cells.len();
+            let len = take.min(cells.len() - start);
+            let ours = coded_dictionary(&c, start, len);
+            let text = c.range_array(start, len).unwrap();
+            let distinct: std::collections::BTreeSet<_> = cells[start..start + len].iter().flatten().collect();
+            if len > 128 && 2 * distinct.len() > len {
+                proptest::prop_assert!(ours.is_none());
+                return Ok(());
+            }
+            let ours = ours.unwrap();
+            let theirs = cast(
+                &text,
+                &ArrowDataType::Dictionary(IntegerType::UInt32, Box::new(ArrowDataType::Utf8View), false),
+                CastOptionsImpl::default(),
+            )
+            .unwrap();
+            let as_dict = |a: &dyn Array| {
+                let d = a.as_any().downcast_ref::<DictionaryArray<u32>>().unwrap();
+                let values = d.values().as_any().downcast_ref::<Utf8ViewArray>().unwrap();
+                let keys: Vec<Option<u32>> = d.keys().iter().map(|k| k.copied()).collect();
+                let values: Vec<Option<String>> = values.iter().map(|v| v.map(str::to_string)).collect();
+                (keys, values, d.keys().validity().is_some(), a.dtype().clone())
+            };
+            proptest::prop_assert_eq!(as_dict(ours.as_ref()), as_dict(theirs.as_ref()));
+        }
+    }
+
     /// Row groups encoded ahead ([`Table::encode_row_groups`]) and written by
     /// [`write_unsynced_parquet_encoded`] (the batch writer's path) are the bytes the
     /// whole-table writer writes of the same table: tables of 1 to 120,000 rows (one
