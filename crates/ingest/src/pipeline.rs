@@ -1075,8 +1075,8 @@ impl Work<'_> {
                     .parts
                     .par_iter()
                     .zip(out.par_iter_mut())
-                    .map_init(rentix_core::Interner::default, |texts, (part, o)| {
-                        self.parse_part(&bytes, part, &cut, texts, o)
+                    .map_init(crate::normalize::Recent::default, |recent, (part, o)| {
+                        self.parse_part(&bytes, part, &cut, recent, o)
                     })
                     .collect::<Result<()>>()?;
                 // Every reader let the chunk go: its buffer is filled again.
@@ -1092,11 +1092,11 @@ impl Work<'_> {
                     .map(|_| records.by_ref().take(PARALLEL_PART).collect())
                     .collect();
                 parts.into_par_iter().zip(out.par_iter_mut()).for_each_init(
-                    rentix_core::Interner::default,
-                    |texts, (part, o)| {
+                    crate::normalize::Recent::default,
+                    |recent, (part, o)| {
                         o.clear();
                         for (at, fields, early) in part {
-                            self.settle(at, fields, early, texts, o);
+                            self.settle(at, fields, early, recent, o);
                         }
                     },
                 );
@@ -1114,7 +1114,7 @@ impl Work<'_> {
         chunk: &std::sync::Arc<Vec<u8>>,
         part: &crate::split::Part,
         cut: &[u64],
-        texts: &mut rentix_core::Interner,
+        recent: &mut crate::normalize::Recent,
         out: &mut Vec<Parsed>,
     ) -> Result<()> {
         thread_local! {
@@ -1130,7 +1130,7 @@ impl Work<'_> {
         let mut parse = |rdr: &mut csv::Reader<crate::split::Feed>| {
             let read = crate::split::Feed::start(rdr, chunk, part.start..part.end)
                 .map_err(|e| self.csv_error(part.rows_before + 1, e))
-                .and_then(|()| self.read_part(rdr, part, cut, texts, out));
+                .and_then(|()| self.read_part(rdr, part, cut, recent, out));
             crate::split::Feed::release(rdr);
             read
         };
@@ -1156,7 +1156,7 @@ impl Work<'_> {
         rdr: &mut csv::Reader<crate::split::Feed>,
         part: &crate::split::Part,
         cut: &[u64],
-        texts: &mut rentix_core::Interner,
+        recent: &mut crate::normalize::Recent,
         out: &mut Vec<Parsed>,
     ) -> Result<()> {
         out.clear();
@@ -1177,7 +1177,7 @@ impl Work<'_> {
             let line = part.line - 2 + record.position().map_or(2, |p| p.line());
             let too_long = cut.binary_search(&line).is_ok();
             let (fields, early) = classify(record, too_long, self.header);
-            spare = self.settle(Row { row, line }, fields, early, texts, out);
+            spare = self.settle(Row { row, line }, fields, early, recent, out);
         }
     }
 
@@ -1189,7 +1189,7 @@ impl Work<'_> {
         at: Row,
         fields: Fields,
         early: Option<(crate::reason::Reason, usize)>,
-        texts: &mut rentix_core::Interner,
+        recent: &mut crate::normalize::Recent,
         out: &mut Vec<Parsed>,
     ) -> Option<csv::ByteRecord> {
         // Built in its place in `out`: a record's outcomes are a few hundred bytes.
@@ -1198,7 +1198,7 @@ impl Work<'_> {
             fields: None,
             early,
             outcomes: match (&early, &fields) {
-                (None, Fields::Text(text)) => self.outcomes(text, at.row, texts),
+                (None, Fields::Text(text)) => self.outcomes(text, at.row, recent),
                 _ => Outcomes::new(),
             },
         });
@@ -1216,7 +1216,7 @@ impl Work<'_> {
         &self,
         fields: &csv::StringRecord,
         row: u64,
-        texts: &mut rentix_core::Interner,
+        recent: &mut crate::normalize::Recent,
     ) -> Outcomes {
         let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
         self.mapping
@@ -1234,7 +1234,7 @@ impl Work<'_> {
                     ));
                 }
                 self.normalizer
-                    .normalize_shared(&raw, self.file_name, row, texts)
+                    .normalize_shared(&raw, self.file_name, row, recent)
                     .map(|obs| {
                         let key = dedupe_key(&obs, raw.obs_id.is_some());
                         StoredObservation {
