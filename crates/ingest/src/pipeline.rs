@@ -1219,36 +1219,44 @@ impl Work<'_> {
         recent: &mut crate::normalize::Recent,
     ) -> Outcomes {
         let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
-        self.mapping
-            .apply(&fields)
-            .into_iter()
-            .map(|raw| {
-                if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
-                    return Err(Rejection::new(
-                        crate::reason::Reason::FieldTooLong,
-                        field,
-                        format!(
-                            "{n} bytes; a field may have at most {}",
-                            crate::sizes::MAX_FIELD_BYTES
-                        ),
-                    ));
+        let mut out = Outcomes::new();
+        self.mapping.each(&fields, |raw| {
+            out.push(self.outcome(raw, row, recent));
+        });
+        out
+    }
+
+    /// One candidate's observation, or why it is refused.
+    fn outcome(
+        &self,
+        raw: &crate::raw::RawObservation<'_>,
+        row: u64,
+        recent: &mut crate::normalize::Recent,
+    ) -> std::result::Result<StoredObservation, Rejection> {
+        if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
+            return Err(Rejection::new(
+                crate::reason::Reason::FieldTooLong,
+                field,
+                format!(
+                    "{n} bytes; a field may have at most {}",
+                    crate::sizes::MAX_FIELD_BYTES
+                ),
+            ));
+        }
+        self.normalizer
+            .normalize_shared(raw, self.file_name, row, recent)
+            .map(|obs| {
+                let key = dedupe_key(&obs, raw.obs_id.is_some());
+                StoredObservation {
+                    obs,
+                    dedupe_key: key,
                 }
-                self.normalizer
-                    .normalize_shared(&raw, self.file_name, row, recent)
-                    .map(|obs| {
-                        let key = dedupe_key(&obs, raw.obs_id.is_some());
-                        StoredObservation {
-                            obs,
-                            dedupe_key: key,
-                        }
-                    })
-                    .map_err(|mut rej| {
-                        let others = self.normalizer.other_problems(&raw, &rej);
-                        rej.detail = crate::normalize::with_others(rej.detail, &others);
-                        rej
-                    })
             })
-            .collect()
+            .map_err(|mut rej| {
+                let others = self.normalizer.other_problems(raw, &rej);
+                rej.detail = crate::normalize::with_others(rej.detail, &others);
+                rej
+            })
     }
 }
 

@@ -56,6 +56,11 @@ pub struct RawObservation<'a> {
 }
 
 impl<'a> RawObservation<'a> {
+    /// Every field empty again, to be filled for another record.
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+
     /// Sets a canonical field by name (trimmed; empty becomes `None`); returns false
     /// for a name that is not a canonical field.
     pub fn set(&mut self, field: &str, value: Option<Cow<'a, str>>) -> bool {
