@@ -74,6 +74,18 @@ impl Template {
         Ok(Self { pieces })
     }
 
+    /// Whether the template is one column as it stands (no text around it, no
+    /// filter): the value is the cell itself.
+    fn is_plain_column(&self) -> bool {
+        matches!(
+            self.pieces.as_slice(),
+            [Piece::Column {
+                filter: Filter::None,
+                ..
+            }]
+        )
+    }
+
     fn columns(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|p| match p {
             Piece::Column { name, .. } => Some(name.as_str()),
@@ -327,9 +339,8 @@ impl Mapping {
         let emits = self
             .emits
             .iter()
-            .map(|emit| BoundEmit {
-                when: emit.when.as_deref().map(position),
-                fields: emit
+            .map(|emit| {
+                let fields: Vec<BoundField<'_>> = emit
                     .fields
                     .iter()
                     .filter_map(|(field, template)| {
@@ -340,7 +351,16 @@ impl Mapping {
                             value_map: self.value_map.get(field),
                         })
                     })
-                    .collect(),
+                    .collect();
+                let direct = fields
+                    .iter()
+                    .all(|f| f.template.is_plain_column() && f.value_map.is_none())
+                    .then(|| fields.iter().map(|f| (f.columns[0], f.slot)).collect());
+                BoundEmit {
+                    when: emit.when.as_deref().map(position),
+                    fields,
+                    direct,
+                }
             })
             .collect();
         BoundMapping { emits }
@@ -359,6 +379,11 @@ struct BoundEmit<'m> {
     /// column the header lacks, so never).
     when: Option<Option<usize>>,
     fields: Vec<BoundField<'m>>,
+    /// Where every field is one column as it stands (the canonical file's
+    /// mapping): each field's record position and slot, so that a record is
+    /// copied cell by cell without rendering templates (the rendering was 6% of
+    /// a one-shot's CPU, issue 48). The same values as rendering.
+    direct: Option<Vec<(Option<usize>, usize)>>,
 }
 
 #[derive(Debug)]
@@ -404,6 +429,17 @@ impl BoundMapping<'_> {
                 }
             }
             raw.clear();
+            if let Some(direct) = &emit.direct {
+                for &(col, slot) in direct {
+                    let v = col
+                        .and_then(|i| record.get(i))
+                        .map(|v| crate::raw::trim(v.as_ref()))
+                        .filter(|v| !v.is_empty());
+                    raw.put_trimmed(slot, v.map(Cow::Borrowed));
+                }
+                take(&raw);
+                continue;
+            }
             for f in &emit.fields {
                 let mut v = f.template.render(record, &f.columns);
                 if let (Some(map), Some(val)) = (f.value_map, v.as_ref()) {
@@ -533,6 +569,73 @@ currency = "USD"
         assert_eq!(out[1].kind.as_deref(), Some("listing"));
         assert_eq!(out[1].quantity_gpu_hours, None);
         assert_eq!(out[1].region, None);
+    }
+
+    /// A mapping of plain columns (the canonical file's, or a mapping file's
+    /// `{column}` fields with a column the header lacks) copies cells as the
+    /// templates render them: trimmed as `str::trim` trims (Unicode white space
+    /// included), empty as missing. It fails when the direct copy skips the trim
+    /// or keeps an empty cell.
+    #[test]
+    fn plain_columns_copy_cells_as_templates_render_them() {
+        use proptest::prelude::*;
+        let mut header: Vec<String> = [
+            "price",
+            "kind",
+            "observed_at",
+            "source",
+            "gpu",
+            "scope",
+            "term",
+            "price_unit",
+            "currency",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        header.push("note".into());
+        let canonical = Mapping::canonical(&header, Path::new("f.csv")).unwrap();
+        let file = Mapping::from_toml(
+            r#"
+name = "plain"
+[[emit]]
+kind = "{kind}"
+observed_at = "{observed_at}"
+source = "{source}"
+gpu = "{gpu}"
+scope = "{scope}"
+term = "{term}"
+price = "{price}"
+price_unit = "{price_unit}"
+currency = "{currency}"
+region = "{not_in_the_header}"
+"#,
+            Path::new("m.toml"),
+        )
+        .unwrap();
+        let cell = proptest::sample::select(vec![
+            "",
+            " ",
+            "vm",
+            " vm ",
+            "\tH100\u{a0}",
+            "\u{2003}",
+            "2.5\r",
+            "é",
+            "a b",
+            "\u{3000}x\u{3000}",
+        ]);
+        proptest!(|(cells in proptest::collection::vec(cell, header.len()))| {
+            for mapping in [&canonical, &file] {
+                let direct = mapping.bind(&header);
+                prop_assert!(direct.emits.iter().all(|e| e.direct.is_some()));
+                let mut rendered = mapping.bind(&header);
+                for e in &mut rendered.emits {
+                    e.direct = None;
+                }
+                prop_assert_eq!(direct.apply(&cells), rendered.apply(&cells));
+            }
+        });
     }
 
     #[test]

@@ -83,6 +83,11 @@ impl<'a> RawObservation<'a> {
                 Cow::Owned(o) => Cow::Owned(trim(&o).to_string()),
             })
             .filter(|v| !v.is_empty());
+        self.put_trimmed(at, value);
+    }
+
+    /// [`Self::set_at`] for a value already trimmed and not empty (or `None`).
+    pub(crate) fn put_trimmed(&mut self, at: usize, value: Option<Cow<'a, str>>) {
         let slot = match at {
             0 => &mut self.obs_id,
             1 => &mut self.kind,
