@@ -1590,18 +1590,33 @@ fn not_a_data_row(record: &csv::ByteRecord, header: &[String]) -> Option<crate::
     let cell = |f: &[u8]| String::from_utf8_lossy(f).trim().to_ascii_lowercase();
     // Every record passes here: compared byte by byte, nothing allocated (a
     // lowercased copy per field cost a fifth of an ingest's CPU).
-    let same = record
-        .iter()
-        .zip(header)
-        .filter(|(f, h)| same_name(f, h.as_bytes()))
-        .count();
-    if same >= 3.min(header.len()) && 2 * same >= header.len() {
-        return Some(crate::reason::Reason::RepeatedHeader);
+    // The header again when at least half its names (three at least) are in their
+    // places; the count stops once the names left cannot reach that (a data row
+    // differs in nearly every cell).
+    let need = 3.min(header.len()).max(header.len().div_ceil(2));
+    let pairs = record.len().min(header.len());
+    let mut same = 0;
+    for (seen, (f, h)) in record.iter().zip(header).enumerate() {
+        if same_name(f, h.as_bytes()) {
+            same += 1;
+            if same >= need {
+                return Some(crate::reason::Reason::RepeatedHeader);
+            }
+        } else if same + (pairs - seen - 1) < need {
+            break;
+        }
     }
-    // Most cells of a data row are filled; a totals row has its label and a few sums.
-    let filled = record.iter().filter(|f| !f.trim_ascii().is_empty()).count();
-    if 2 * filled > header.len().max(record.len()) {
-        return None;
+    // Most cells of a data row are filled; a totals row has its label and a few
+    // sums. The count stops once more than half are filled.
+    let half = header.len().max(record.len());
+    let mut filled = 0;
+    for f in record.iter() {
+        if !f.trim_ascii().is_empty() {
+            filled += 1;
+            if 2 * filled > half {
+                return None;
+            }
+        }
     }
     let first = record.iter().map(cell).find(|c| !c.is_empty())?;
     let label = first.trim_end_matches(':');
@@ -2050,5 +2065,85 @@ mod tests {
             );
             assert_eq!(read.summary.accepted, 18_999);
         }
+    }
+
+    /// The early stops of the header and totals checks change no answer: the
+    /// counts made in full (the definition, as it stood) give the same reason for
+    /// records of header names (in other cases and separators), data, blanks and
+    /// totals labels, of any length against headers of one to eight names. It
+    /// fails when the header count stops one name early.
+    #[test]
+    fn early_stops_give_the_counts_answers() {
+        use proptest::prelude::*;
+        fn in_full(record: &csv::ByteRecord, header: &[String]) -> Option<crate::reason::Reason> {
+            let same = record
+                .iter()
+                .zip(header)
+                .filter(|(f, h)| same_name(f, h.as_bytes()))
+                .count();
+            if same >= 3.min(header.len()) && 2 * same >= header.len() {
+                return Some(crate::reason::Reason::RepeatedHeader);
+            }
+            let filled = record.iter().filter(|f| !f.trim_ascii().is_empty()).count();
+            if 2 * filled > header.len().max(record.len()) {
+                return None;
+            }
+            let cell = |f: &[u8]| String::from_utf8_lossy(f).trim().to_ascii_lowercase();
+            let first = record.iter().map(cell).find(|c| !c.is_empty())?;
+            let label = first.trim_end_matches(':');
+            let is_totals = label == "sum"
+                || ["total", "totals", "grand total", "subtotal"]
+                    .iter()
+                    .any(|t| {
+                        label == *t
+                            || label
+                                .strip_prefix(t)
+                                .is_some_and(|rest| rest.starts_with([' ', ':', '(']))
+                    });
+            is_totals.then_some(crate::reason::Reason::TotalsRow)
+        }
+        const NAMES: [&str; 8] = [
+            "kind",
+            "price",
+            "gpu",
+            "observed_at",
+            "scope",
+            "term",
+            "source",
+            "currency",
+        ];
+        // Each cell: its position's name, that name in capitals with spaces, some
+        // name, or data.
+        const DATA: [&str; 8] = [
+            "",
+            " ",
+            "2.5",
+            "vm",
+            "Total",
+            "sum:",
+            "grand total (USD)",
+            "x",
+        ];
+        let case = (1usize..=8).prop_flat_map(|n| {
+            (
+                Just(n),
+                proptest::collection::vec((0u8..4, 0usize..8), 0..=n + 2),
+            )
+        });
+        proptest!(|((n, picks) in case)| {
+            let header: Vec<String> = NAMES[..n].iter().map(|s| s.to_string()).collect();
+            let cells: Vec<String> = picks
+                .iter()
+                .enumerate()
+                .map(|(at, &(how, j))| match how {
+                    0 => NAMES[at % 8].to_string(),
+                    1 => NAMES[at % 8].to_uppercase().replace('_', " "),
+                    2 => NAMES[j].to_string(),
+                    _ => DATA[j].to_string(),
+                })
+                .collect();
+            let record = csv::ByteRecord::from(cells.clone());
+            prop_assert_eq!(not_a_data_row(&record, &header), in_full(&record, &header), "{:?}", cells);
+        });
     }
 }
