@@ -664,31 +664,31 @@ fn generated_id(o: &Observation) -> Id {
     // (`Display`, or `Debug` for floats), joined by the unit separator: the same
     // bytes `digest128` hashes, without a string per part per row.
     let mut h = Parts::default();
-    h.part(format_args!("{}", o.kind.as_str()));
-    h.part(format_args!("{}", o.fixing_date));
+    h.text(o.kind.as_str());
+    h.date(o.fixing_date);
     match o.kind {
-        ObservationKind::Listing => h.part(format_args!("")),
-        _ => h.part(format_args!(
-            "{}",
-            o.observed_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
-        )),
+        ObservationKind::Listing => h.text(""),
+        _ => match instant_digits(o.observed_at) {
+            Some(digits) => h.bytes(&digits),
+            None => h.part(format_args!(
+                "{}",
+                o.observed_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+            )),
+        },
     }
-    h.part(format_args!("{}", o.source));
+    h.text(&o.source);
     h.part(format_args!("{}", o.grade));
     h.part(format_args!("{:?}", o.usd_per_gpu_hour.get()));
     h.opt_float(o.quantity_gpu_hours.map(|q| q.get()));
     h.opt_count(o.gpus_per_unit);
     h.opt_count(o.cluster_gpus);
-    h.part(format_args!("{}", o.interconnect.as_deref().unwrap_or("")));
-    h.part(format_args!(
-        "{}",
-        o.operator_tier.map_or("", |t| t.as_str())
-    ));
+    h.text(o.interconnect.as_deref().unwrap_or(""));
+    h.text(o.operator_tier.map_or("", |t| t.as_str()));
     h.opt_float(o.upfront);
     match o.term_start {
-        Some(d) => h.part(format_args!("{d}")),
-        None => h.part(format_args!("")),
+        Some(d) => h.date(d),
+        None => h.text(""),
     }
     first_128_bits(&h.hash.finalize())
 }
@@ -779,6 +779,46 @@ fn in_case(texts: &mut Interner, text: &str, case: Case) -> std::sync::Arc<str> 
     }
 }
 
+/// `YYYY-MM-DD`, as chrono writes a date of the years 0 to 9999 (`None` for
+/// others: chrono adds a sign).
+fn date_digits(d: NaiveDate) -> Option<[u8; 10]> {
+    use chrono::Datelike;
+    let year = u32::try_from(d.year()).ok().filter(|y| *y <= 9999)?;
+    let mut out = *b"0000-00-00";
+    put_digits(&mut out[0..4], year);
+    put_digits(&mut out[5..7], d.month());
+    put_digits(&mut out[8..10], d.day());
+    Some(out)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, as chrono's `to_rfc3339_opts(Micros, true)`
+/// writes an instant of the years 0 to 9999 that is not in a leap second (`None`
+/// for the others, which chrono writes its own way). Written here: chrono's
+/// string was an allocation and a formatting pass per trade and offer read.
+fn instant_digits(t: DateTime<Utc>) -> Option<[u8; 27]> {
+    use chrono::Timelike;
+    let nanos = t.nanosecond();
+    if nanos >= 1_000_000_000 {
+        return None;
+    }
+    let mut out = *b"0000-00-00T00:00:00.000000Z";
+    out[..10].copy_from_slice(&date_digits(t.date_naive())?);
+    put_digits(&mut out[11..13], t.hour());
+    put_digits(&mut out[14..16], t.minute());
+    put_digits(&mut out[17..19], t.second());
+    put_digits(&mut out[20..26], nanos / 1000);
+    Some(out)
+}
+
+/// `n` in decimal, zero-padded to fill `out` (its low digits when longer).
+fn put_digits(out: &mut [u8], mut n: u32) {
+    for b in out.iter_mut().rev() {
+        // A decimal digit: always below 10.
+        *b = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
 /// SHA-256 fed with text parts joined by the unit separator (0x1f).
 #[derive(Default)]
 struct Parts {
@@ -795,12 +835,37 @@ impl std::fmt::Write for Parts {
 
 impl Parts {
     fn part(&mut self, text: std::fmt::Arguments<'_>) {
+        self.next();
+        // Writing into a hash cannot fail.
+        let _ = std::fmt::Write::write_fmt(self, text);
+    }
+
+    /// The separator before every part but the first.
+    fn next(&mut self) {
         if self.started {
             self.hash.update([0x1f]);
         }
         self.started = true;
-        // Writing into a hash cannot fail.
-        let _ = std::fmt::Write::write_fmt(self, text);
+    }
+
+    /// A part that is `bytes` (text written out already).
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.next();
+        self.hash.update(bytes);
+    }
+
+    /// A part that is `text` as it stands (what `{}` writes of it).
+    fn text(&mut self, text: &str) {
+        self.bytes(text.as_bytes());
+    }
+
+    /// A date as `{}` writes it: its ten digits and dashes written here for the
+    /// years 0 to 9999.
+    fn date(&mut self, d: NaiveDate) {
+        match date_digits(d) {
+            Some(digits) => self.bytes(&digits),
+            None => self.part(format_args!("{d}")),
+        }
     }
     fn opt_float(&mut self, v: Option<f64>) {
         match v {
@@ -1154,6 +1219,33 @@ mod tests {
                 let row = at as u64 + 1;
                 let after = n.normalize_shared(&raw, &file, row, &mut recent);
                 prop_assert_eq!(after, n.normalize(&raw, &file, row), "row {}", at);
+            }
+        });
+    }
+
+    /// The digits written by hand are chrono's, for any instant: years before 0
+    /// and after 9999 (left to chrono), leap seconds (left to chrono), every
+    /// number of nanoseconds (cut to microseconds). It fails when a field is one
+    /// digit short or the fraction is rounded rather than cut.
+    #[test]
+    fn hand_written_digits_are_chronos() {
+        use proptest::prelude::*;
+        let any_instant = (-400_000_000_000i64..400_000_000_000, 0u32..2_000_000_000);
+        proptest!(|((secs, nanos) in any_instant)| {
+            let Some(t) = DateTime::<Utc>::from_timestamp(secs, nanos) else {
+                return Ok(());
+            };
+            let want = t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+            if let Some(got) = instant_digits(t) {
+                prop_assert_eq!(std::str::from_utf8(&got).unwrap(), want);
+            } else {
+                use chrono::{Datelike, Timelike};
+                prop_assert!(!(0..=9999).contains(&t.year()) || t.nanosecond() >= 1_000_000_000);
+            }
+            let d = t.date_naive();
+            match date_digits(d) {
+                Some(got) => prop_assert_eq!(std::str::from_utf8(&got).unwrap(), d.to_string()),
+                None => prop_assert!(!(0..=9999).contains(&chrono::Datelike::year(&d))),
             }
         });
     }
