@@ -397,6 +397,7 @@ pub fn ingest(
         normalizer: &normalizer,
     };
     reading.read_inputs(files, &mut run, progress)?;
+    rentix_core::phases::mark("ingest: read, validated, normalized");
     commit_run(&store, &lock, run)
 }
 
@@ -570,7 +571,9 @@ fn commit_run(store: &Store, lock: &rentix_store::StoreLock, run: Run) -> Result
         done = committed?;
     }
     hand_over(done, &mut months)?;
+    rentix_core::phases::mark("ingest: deduplicated, handed to the month writers");
     let written = months.finish()?;
+    rentix_core::phases::mark("ingest: partitions written");
     summary.partitions = written.iter().map(|(rel, _)| rel.clone()).collect();
     summary.partition_checksums = written.into_iter().collect();
     tally.finish(&mut summary, &quarantine)?;
@@ -579,6 +582,7 @@ fn commit_run(store: &Store, lock: &rentix_store::StoreLock, run: Run) -> Result
     quarantine.write(&store_dir.join(&summary.quarantine_file))?;
     rentix_store::publish::publish(store_dir, lock, &staging_commit, &summary)?;
     rentix_store::publish::remove_staging(store_dir, &run_id);
+    rentix_core::phases::mark("ingest: published");
     Ok(summary)
 }
 
