@@ -579,20 +579,12 @@ currency = "USD"
     #[test]
     fn plain_columns_copy_cells_as_templates_render_them() {
         use proptest::prelude::*;
-        let mut header: Vec<String> = [
-            "price",
-            "kind",
-            "observed_at",
-            "source",
-            "gpu",
-            "scope",
-            "term",
-            "price_unit",
-            "currency",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        // The required columns in reverse order, then one that is not a field.
+        let mut header: Vec<String> = rentix_core::CANONICAL_COLUMNS[1..10]
+            .iter()
+            .rev()
+            .map(|s| s.to_string())
+            .collect();
         header.push("note".into());
         let canonical = Mapping::canonical(&header, Path::new("f.csv")).unwrap();
         let file = Mapping::from_toml(

@@ -1591,7 +1591,6 @@ fn same_name(cell: &[u8], name: &[u8]) -> bool {
 }
 
 fn not_a_data_row(record: &csv::ByteRecord, header: &[String]) -> Option<crate::reason::Reason> {
-    let cell = |f: &[u8]| String::from_utf8_lossy(f).trim().to_ascii_lowercase();
     // Every record passes here: compared byte by byte, nothing allocated (a
     // lowercased copy per field cost a fifth of an ingest's CPU).
     // The header again when at least half its names (three at least) are in their
@@ -1622,6 +1621,13 @@ fn not_a_data_row(record: &csv::ByteRecord, header: &[String]) -> Option<crate::
             }
         }
     }
+    totals_label(record)
+}
+
+/// A record of few filled cells whose first is a totals label (`Total`, `Grand
+/// total (USD)`, `sum:`): a spreadsheet's sum of other rows.
+fn totals_label(record: &csv::ByteRecord) -> Option<crate::reason::Reason> {
+    let cell = |f: &[u8]| String::from_utf8_lossy(f).trim().to_ascii_lowercase();
     let first = record.iter().map(cell).find(|c| !c.is_empty())?;
     let label = first.trim_end_matches(':');
     let is_totals = label == "sum"
@@ -2092,19 +2098,7 @@ mod tests {
             if 2 * filled > header.len().max(record.len()) {
                 return None;
             }
-            let cell = |f: &[u8]| String::from_utf8_lossy(f).trim().to_ascii_lowercase();
-            let first = record.iter().map(cell).find(|c| !c.is_empty())?;
-            let label = first.trim_end_matches(':');
-            let is_totals = label == "sum"
-                || ["total", "totals", "grand total", "subtotal"]
-                    .iter()
-                    .any(|t| {
-                        label == *t
-                            || label
-                                .strip_prefix(t)
-                                .is_some_and(|rest| rest.starts_with([' ', ':', '(']))
-                    });
-            is_totals.then_some(crate::reason::Reason::TotalsRow)
+            totals_label(record)
         }
         const NAMES: [&str; 8] = [
             "kind",
