@@ -54,6 +54,22 @@ impl<W: Write> Out<W> {
     fn opt_small(&mut self, x: Option<u32>) -> std::io::Result<()> {
         self.varint(x.map_or(0, |x| u64::from(x) + 1))
     }
+    /// An id: 0 and its 16 bytes when it is 32 hexadecimal digits (every
+    /// generated id and dedupe key), else 1 and its text. Written as text, the
+    /// two ids of a row were formatted, then allocated and parsed back, a third of
+    /// a spill's round trip.
+    fn id(&mut self, id: &rentix_core::Id) -> std::io::Result<()> {
+        match id.as_u128() {
+            Some(n) => {
+                self.0.write_all(&[0])?;
+                self.0.write_all(&n.to_be_bytes())
+            }
+            None => {
+                self.0.write_all(&[1])?;
+                self.str(&id.text())
+            }
+        }
+    }
 }
 
 /// Tokens of a dictionary-coded text field: absent, a value not seen before in the
@@ -68,7 +84,10 @@ const CODED: u64 = 2;
 /// took about 370 bytes with every text written out, about 145 with the codes.
 #[derive(Default)]
 struct Encoder {
-    codes: std::collections::HashMap<String, u64>,
+    /// Codes by text, hashed with foldhash: with rows of shuffled sources and
+    /// grades nearly every field was looked up, and SipHash was a tenth of a
+    /// spill (the codes are given in order of first appearance, whatever the hash).
+    codes: std::collections::HashMap<String, u64, foldhash::fast::FixedState>,
     values: Vec<String>,
     /// Each field's last code: most rows repeat the previous row's file, currency,
     /// unit..., checked with one comparison before a hash lookup.
@@ -179,6 +198,18 @@ impl<R: Read> In<R> {
         };
         String::from_utf8(v).map_err(std::io::Error::other)
     }
+    /// What [`Out::id`] wrote.
+    fn id(&mut self) -> std::io::Result<rentix_core::Id> {
+        match self.u8()? {
+            0 => {
+                let mut b = [0u8; 16];
+                self.0.read_exact(&mut b)?;
+                Ok(rentix_core::Id::from_digest(b))
+            }
+            1 => Ok(self.string()?.into()),
+            _ => Err(std::io::Error::other("bad id tag")),
+        }
+    }
     fn opt_u64(&mut self) -> std::io::Result<Option<u64>> {
         Ok(if self.u8()? == 1 {
             Some(self.u64()?)
@@ -202,8 +233,8 @@ fn day_number(d: NaiveDate) -> u64 {
 
 fn put(o: &mut Out<impl Write>, r: &StoredObservation, enc: &mut Encoder) -> std::io::Result<()> {
     let b = &r.obs;
-    o.str(&b.obs_id.text())?;
-    o.str(&r.dedupe_key.text())?;
+    o.id(&b.obs_id)?;
+    o.id(&r.dedupe_key)?;
     enc.text(o, KIND, Some(b.kind.as_str()))?;
     o.u64(b.observed_at.timestamp_nanos_opt().unwrap_or(0) as u64)?;
     o.varint(day_number(b.fixing_date))?;
@@ -302,8 +333,8 @@ impl Decoder {
 
 fn get(i: &mut In<impl Read>, dec: &mut Decoder) -> std::io::Result<StoredObservation> {
     let bad = |e: String| std::io::Error::other(e);
-    let obs_id = i.string()?.into();
-    let dedupe_key = i.string()?.into();
+    let obs_id = i.id()?;
+    let dedupe_key = i.id()?;
     let kind = dec.text(i)?.parse().map_err(|e| bad(format!("{e}")))?;
     let observed_at = DateTime::from_timestamp_nanos(i.u64()? as i64);
     let fixing_date = date(i.varint()?)?;
@@ -604,15 +635,28 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         assert!(read_section(&sections[0].1, &mut Vec::new()).is_err());
+        // The first row's id is text (empty): its tag at byte 8, its length at 9.
+        assert_eq!(rows[0].obs.obs_id.len(), 0);
+        assert_eq!(bytes[8..10], [1, 0]);
         // A length no file holds: an error, not an allocation of it.
         let mut forged = bytes.clone();
-        forged.splice(8..9, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        forged.splice(
+            9..10,
+            [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
+        );
         std::fs::write(&path, &forged).unwrap();
         assert!(read_section(&sections[0].1, &mut Vec::new()).is_err());
         // A code before its value: the first text token claims a value not yet seen.
         let mut forged = bytes.clone();
-        let first_kind = 8 + 1 + rows[0].obs.obs_id.len() + 1 + rows[0].dedupe_key.len();
+        // After the text id (tag, length) the dedupe key of 32 hex digits: a tag
+        // and its 16 bytes.
+        let first_kind = 8 + 2 + 1 + 16;
         forged[first_kind] = 9;
+        std::fs::write(&path, &forged).unwrap();
+        assert!(read_section(&sections[0].1, &mut Vec::new()).is_err());
+        // An id tag that is neither.
+        let mut forged = bytes.clone();
+        forged[10] = 7;
         std::fs::write(&path, &forged).unwrap();
         assert!(read_section(&sections[0].1, &mut Vec::new()).is_err());
     }
