@@ -432,9 +432,6 @@ fn publish_result(
         raw,
     )
     .with_context(|| format!("writing {}", cfg.out.display()))?;
-    if let Some(warning) = &publication.warning {
-        let _ = writeln!(std::io::stderr(), "rentix: warning: {warning}");
-    }
     if let Some(stale) = &publication.replaced_stale_lock {
         let _ = writeln!(std::io::stderr(), "rentix: {stale}");
     }

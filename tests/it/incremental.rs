@@ -349,8 +349,9 @@ fn the_rows_before_the_day_are_copied_only_from_files_as_published() {
     assert!(!out.contains("\nkept: "), "{out}");
     same_as_one_run("after a deleted and a shuffled companion");
 
-    // An edited fixings row: no longer the file its digest describes. Read whole,
-    // with a warning; the edit stays (the row is outside the day published).
+    // An edited fixings row: no longer the file its digest describes. Nothing is
+    // published over it (the edit would be archived as a publication and logged as
+    // first published): every file stays as it was.
     let f = daily.join("f.csv");
     let text = std::fs::read_to_string(&f).unwrap();
     let (head, rest) = text.split_once('\n').unwrap();
@@ -360,14 +361,21 @@ fn the_rows_before_the_day_are_copied_only_from_files_as_published() {
     cells[n_obs] = (cells[n_obs].parse::<u64>().unwrap() + 1).to_string();
     let edited = cells.join(",");
     std::fs::write(&f, format!("{head}\n{edited}\n{tail}")).unwrap();
-    let (out, err) = day("2025-03-30");
-    assert!(!out.contains("\nkept: "), "{out}");
+    let before = published(&daily);
+    let o = index(
+        &m.store(),
+        &f,
+        &methodology,
+        &["--from", "2025-03-30", "--to", "2025-03-30"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(
         err.contains("f.csv does not match its digest f.csv.sha256"),
         "{err}"
     );
-    let after = std::fs::read_to_string(&f).unwrap();
-    assert!(after.contains(&format!("\n{edited}\n")));
+    assert!(err.contains("nothing was published"), "{err}");
+    assert_eq!(published(&daily), before);
 }
 
 /// A small store: 5 contributors' listings of one H100 grade on each of `days`, at

@@ -255,3 +255,55 @@ fn ctrl_c_during_a_publication_says_what_was_committed() {
     }
     assert!(interrupted > 0, "no signal arrived in time in either run");
 }
+
+/// A publication over a fixings file that no longer matches its digest is refused,
+/// window or not, and changes nothing: publishing over it would archive the edited
+/// row as a past publication and log the forged value as first published, the
+/// value a backtest settles on by default (found by a hostile run: a value edited
+/// to 9.9999 became the restatement log's publication 1). A file whose digest is
+/// gone is refused the same way; restored, it publishes again.
+#[test]
+fn nothing_is_published_over_an_edited_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, base) = restating_setup(tmp.path());
+    let fix = base.join("fix.csv");
+    let published = std::fs::read(&fix).unwrap();
+    let text = String::from_utf8(published.clone()).unwrap();
+    let row = text.lines().nth(1).unwrap();
+    let cells: Vec<&str> = row.split(',').collect();
+    let forged = [&[cells[0], cells[1], "9.9999"][..], &cells[3..]]
+        .concat()
+        .join(",");
+    std::fs::write(&fix, text.replacen(row, &forged, 1)).unwrap();
+    let digest = base.join("fix.csv.sha256");
+    let recorded = std::fs::read(&digest).unwrap();
+    for (what, range) in [
+        ("whole", &[][..]),
+        ("from a date", &["--from", "2025-05-02"][..]),
+    ] {
+        let before = snapshot(&base);
+        let mut args = vec!["index", "--store", p(&store), "--out", p(&fix)];
+        args.extend_from_slice(range);
+        let o = rentix(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{what}: {err}");
+        assert!(
+            err.contains("fix.csv does not match its digest fix.csv.sha256"),
+            "{what}: {err}"
+        );
+        assert!(err.contains("nothing was published"), "{what}: {err}");
+        assert_eq!(snapshot(&base), before, "{what}: a file changed");
+    }
+    std::fs::remove_file(&digest).unwrap();
+    let o = rentix(&["index", "--store", p(&store), "--out", p(&fix)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("(no digest file)"), "{err}");
+    // Restored as published: the late trade restates the row, from its true value.
+    std::fs::write(&fix, &published).unwrap();
+    std::fs::write(&digest, &recorded).unwrap();
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&fix)]);
+    let log = std::fs::read_to_string(base.join("fix_restatements.csv")).unwrap();
+    assert!(!log.contains("9.9999"), "{log}");
+    assert!(log.contains(cells[2]), "{log}");
+}

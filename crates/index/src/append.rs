@@ -6,8 +6,9 @@
 //! parsed, merged and written.
 //!
 //! The fixings file's rows are copied only when the file still matches the digest
-//! it was published with (`<file>.sha256`): an edited file is read and rewritten
-//! whole, as before, and the publication says so. The files beside it (forward
+//! it was published with (`<file>.sha256`); a publication over a file that does not
+//! (edited, or its digest missing) is refused, whatever its window
+//! ([`read_as_published`]). The files beside it (forward
 //! curves, tier spreads) are derived date by date from the fixings, so their rows
 //! before D are copied the same way, when their header is the one this version
 //! writes and their dates are in order. Anything else takes the whole path, which
@@ -43,8 +44,8 @@ pub(crate) enum Reading {
     /// The file is read whole (no file yet, Parquet, no window start, rows out of
     /// order, a header of another version).
     Whole,
-    /// The file no longer matches its digest: read whole, and the reason said.
-    Edited(String),
+    /// The file no longer matches its digest: nothing may be published over it.
+    Edited(IndexError),
 }
 
 /// How the fixings file `out` is read by a publication whose window starts `from`.
@@ -66,17 +67,12 @@ pub(crate) fn fixings_reading(out: &Path, from: Option<NaiveDate>) -> Result<Rea
     let recorded = rentix_fixings::read_digest(&digest)?.unwrap_or_default();
     // A CSV file as written is its canonical text (`canonical_sha256` writes the
     // cells back with the same writer), so its bytes' digest is the published one.
-    if rentix_store::hex(&Sha256::digest(&bytes)) != recorded {
-        let name = |p: &Path| {
-            p.file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .to_string()
-        };
-        return Ok(Reading::Edited(format!(
-            "{} does not match its digest {} (changed since it was published, or the digest is missing): read and rewritten whole",
-            name(out),
-            name(&digest)
+    let actual = rentix_store::hex(&Sha256::digest(&bytes));
+    if actual != recorded {
+        return Ok(Reading::Edited(edited(
+            out,
+            (!recorded.is_empty()).then_some(recorded),
+            &actual,
         )));
     }
     let header = fixings_table(&[]).csv_header()?;
@@ -92,6 +88,64 @@ pub(crate) fn fixings_reading(out: &Path, from: Option<NaiveDate>) -> Result<Rea
         rows,
         rest,
     }))
+}
+
+/// Every row of the published fixings file `out`, once it is checked against the
+/// digest it was published with (`<file>.sha256`: of a CSV file's bytes, of a
+/// Parquet file's cells as text); a file that does not match it, or has none, is
+/// refused ([`edited`]).
+pub(crate) fn read_as_published(out: &Path) -> Result<Vec<Fixing>, IndexError> {
+    let recorded = rentix_fixings::read_digest(&digest_path(out))?;
+    match TableFormat::of(out)? {
+        TableFormat::Csv => {
+            rentix_core::check_file(out, rentix_core::MAX_FIXINGS_BYTES).map_err(|e| {
+                IndexError::Input {
+                    path: out.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
+            let bytes = std::fs::read(out).map_err(|e| IndexError::Input {
+                path: out.to_path_buf(),
+                detail: e.to_string(),
+            })?;
+            let actual = rentix_store::hex(&Sha256::digest(&bytes));
+            if recorded.as_deref() != Some(actual.as_str()) {
+                return Err(edited(out, recorded, &actual));
+            }
+            Ok(read_fixings_part(out, &bytes, 0)?)
+        }
+        TableFormat::Parquet => {
+            let actual = rentix_fixings::canonical_sha256_text(&rentix_fixings::read_cells(out)?);
+            if recorded.as_deref() != Some(actual.as_str()) {
+                return Err(edited(out, recorded, &actual));
+            }
+            Ok(rentix_fixings::read_fixings(out)?)
+        }
+    }
+}
+
+/// The refusal to publish over `out`, which hashes to `actual` against the digest
+/// `recorded` (`None`: no digest file). Publishing over it would archive its
+/// edited rows as a past publication and log their values as first published, the
+/// values a backtest settles on by default.
+pub(crate) fn edited(out: &Path, recorded: Option<String>, actual: &str) -> IndexError {
+    let name = |p: &Path| {
+        p.file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string()
+    };
+    IndexError::Data(format!(
+        "{} does not match its digest {} ({}): it was changed since it was published, and publishing over it would archive the changed rows as a publication and log their values as first published; nothing was published. `rentix verify` names the rows; restore the file (an archive {}.vN.{} beside it is a past publication as it stood), or move it away to publish afresh",
+        out.display(),
+        name(&digest_path(out)),
+        match recorded {
+            Some(r) => format!("recorded {r}, the file hashes to {actual}"),
+            None => "no digest file".into(),
+        },
+        out.file_stem().unwrap_or_default().to_string_lossy(),
+        out.extension().unwrap_or_default().to_string_lossy(),
+    ))
 }
 
 /// The bytes of the file `path` (published beside the fixings, shaped as `shape`:

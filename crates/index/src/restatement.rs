@@ -11,9 +11,7 @@ use crate::append::Reading;
 use crate::error::IndexError;
 use chrono::NaiveDate;
 use rentix_core::{Grade, GradePattern};
-use rentix_fixings::{
-    fixings_table, read_fixings, restatements_path, Fixing, Restatement, RESTATEMENT_COLUMNS,
-};
+use rentix_fixings::{fixings_table, restatements_path, Fixing, Restatement, RESTATEMENT_COLUMNS};
 use rentix_table::{fail_point, Col, Table, TableFormat, Transaction};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -33,9 +31,6 @@ pub struct Publication {
     /// (a CSV file that still matches its digest), not read again; 0 when the file
     /// was read and written whole.
     pub kept_rows: usize,
-    /// Said when the file was read whole for a reason its publisher should know
-    /// (it no longer matches its digest).
-    pub warning: Option<String>,
     /// Rows of the window that were published for the first time.
     pub new_rows: usize,
     /// Files an interrupted publication had staged and this one put in place.
@@ -190,7 +185,6 @@ pub fn publish(
     let Published {
         kept,
         prefixes,
-        warning,
         old,
     } = read_published(out, &read_window, &per_date)?;
     rentix_core::phases::mark("publication: read the published file");
@@ -199,7 +193,6 @@ pub fn publish(
     rentix_core::phases::mark("publication: planned");
     one_methodology(out, &result.rows)?;
     result.kept_rows = kept.as_ref().map_or(0, |k| k.rows);
-    result.warning = warning;
     let extra: Vec<(PathBuf, Table)> = per_date(&result.rows).into_iter().chain(tables).collect();
     let digest = rentix_fixings::digest_path(out);
     let log_digest = rentix_fixings::digest_path(&log);
@@ -306,8 +299,6 @@ struct Published {
     /// With `kept`, the date-by-date companions' bytes before the window, in the
     /// order `per_date` names them.
     prefixes: Vec<Vec<u8>>,
-    /// Why the file was read whole, when its publisher should know.
-    warning: Option<String>,
     /// The file's rows that are read: all, or those from the window's first date.
     old: Vec<Fixing>,
 }
@@ -320,10 +311,10 @@ fn read_published(
     window: &Window,
     per_date: &impl Fn(&[Fixing]) -> Vec<(PathBuf, Table)>,
 ) -> Result<Published, IndexError> {
-    let (mut kept, warning) = match crate::append::fixings_reading(out, window.from)? {
-        Reading::Kept(k) => (Some(k), None),
-        Reading::Whole => (None, None),
-        Reading::Edited(why) => (None, Some(why)),
+    let mut kept = match crate::append::fixings_reading(out, window.from)? {
+        Reading::Kept(k) => Some(k),
+        Reading::Whole => None,
+        Reading::Edited(refused) => return Err(refused),
     };
     // The companions' rows before the window are kept too, or nothing is.
     let mut prefixes = Vec::new();
@@ -341,13 +332,12 @@ fn read_published(
     }
     let old = match &mut kept {
         Some(k) => std::mem::take(&mut k.rest),
-        None if out.exists() => read_fixings(out)?,
+        None if out.exists() => crate::append::read_as_published(out)?,
         None => Vec::new(),
     };
     Ok(Published {
         kept,
         prefixes,
-        warning,
         old,
     })
 }
@@ -776,7 +766,7 @@ fn append_log(t: &mut Table, rows: &[Restatement]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rentix_fixings::{first_published, read_restatements};
+    use rentix_fixings::{first_published, read_fixings, read_restatements};
 
     /// A log whose columns are not the log's (two swapped by a spreadsheet) is
     /// refused before a publication appends to it by position.
