@@ -414,6 +414,66 @@ fn a_benchmark_of_your_own_is_date_grade_value_and_shown_as_unknown() {
 }
 
 #[test]
+fn a_benchmark_value_no_price_could_be_is_refused_naming_its_row() {
+    // A hostile run: one value of 1e308 in a benchmark of 300 days made the
+    // backtest's squares infinite: NaN effectiveness, slopes of f64::MAX in
+    // summary.json and NaN cells in periods.csv, exit 0 (and `report` then failed
+    // on the summary). Values outside 1e-6 to 1e6 are refused, naming the row.
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rent = m.sim("rent_producer_h100_spot_rate.csv");
+    for (bad, ok) in [
+        ("1e308", false),
+        ("1e-300", false),
+        ("2e6", false),
+        ("1e6", true),
+    ] {
+        let mut text = String::from("date,grade,value\n");
+        for (i, r) in rows(&m.fixings())
+            .iter()
+            .filter(|r| {
+                r["grade"] == "h100-sxm-80gb/bare-metal/on-demand" && !r["value"].is_empty()
+            })
+            .enumerate()
+        {
+            let v = if i == 100 { bad } else { r["value"].as_str() };
+            text.push_str(&format!("{},mine,{v}\n", r["date"]));
+        }
+        let mine = dir.path().join("mine.csv");
+        std::fs::write(&mine, &text).unwrap();
+        let out = dir.path().join(format!("bt{bad}"));
+        let o = rentix(&[
+            "backtest",
+            "--index",
+            p(&mine),
+            "--rent",
+            p(&rent),
+            "--underlying",
+            "mine",
+            "--resamples",
+            "20",
+            "--out",
+            p(&out),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if ok {
+            assert!(o.status.success(), "{bad}: {err}");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(3), "{bad}: {err}");
+        assert!(
+            err.contains("row 101") && err.contains(&format!("{bad:?}")),
+            "{bad}: {err}"
+        );
+        assert!(err.contains("outside 1e-6 to 1e6"), "{bad}: {err}");
+        assert!(
+            !out.join("summary.json").exists(),
+            "{bad}: a summary was written"
+        );
+    }
+}
+
+#[test]
 fn an_underlying_is_taken_from_the_rent_or_refused_with_the_candidates() {
     // Issue 46: leaving out --underlying silently hedged an H200 rent with the H100
     // default; --underlying h200 said "no fixing with a value for h200".

@@ -500,12 +500,7 @@ fn external_fixings(
         check_text("grade", name, 200).map_err(|e| bad(row, e))?;
         let value = match cell("value") {
             "" => None,
-            v => Some(
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite() && *x > 0.0)
-                    .ok_or_else(|| bad(row, format!("value: {v:?} is not a positive number")))?,
-            ),
+            v => Some(external_value(v).map_err(|e| bad(row, e))?),
         };
         let unit = if has_unit {
             cell("unit")
@@ -551,6 +546,28 @@ fn external_fixings(
         });
     }
     Ok(out)
+}
+
+/// The values a benchmark of the user's may hold, USD per GPU-hour or points:
+/// anything outside is a unit or typing mistake, and a value such as 1e308 made a
+/// backtest's squares infinite (NaN effectiveness, a slope of f64::MAX, exit 0).
+pub const EXTERNAL_VALUES: (f64, f64) = (1e-6, 1e6);
+
+/// A benchmark's value cell as a number within [`EXTERNAL_VALUES`].
+fn external_value(v: &str) -> Result<f64, String> {
+    let x = v
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| format!("value: {v:?} is not a positive number"))?;
+    let (lo, hi) = EXTERNAL_VALUES;
+    if (lo..=hi).contains(&x) {
+        Ok(x)
+    } else {
+        Err(format!(
+            "value: {v:?} is outside {lo:e} to {hi:e} (USD per GPU-hour or index points): a unit or typing mistake, never a price or a level"
+        ))
+    }
 }
 
 /// A `publication` cell: a number from 1; a file written before the column
