@@ -36,6 +36,26 @@ pub(super) struct IndexConfig {
     pub request: IndexRequest,
 }
 
+/// The store directory `store`, when `path` lies inside it (by real paths, links
+/// followed, as far up as the path exists): `None` when it does not or either
+/// cannot be resolved.
+fn within(path: &std::path::Path, store: &std::path::Path) -> Option<PathBuf> {
+    let store = store.canonicalize().ok()?;
+    let absolute = std::path::absolute(path).ok()?;
+    // The deepest part of the path that exists, resolved; the rest appended.
+    let mut base = absolute.as_path();
+    let mut rest = Vec::new();
+    let resolved = loop {
+        if let Ok(real) = base.canonicalize() {
+            break real;
+        }
+        rest.push(base.file_name()?);
+        base = base.parent()?;
+    };
+    let full = rest.iter().rev().fold(resolved, |p, part| p.join(part));
+    full.starts_with(&store).then_some(store)
+}
+
 impl IndexConfig {
     /// The run `a` asks for under `methodology` (read once by the caller).
     pub(super) fn from_args(a: &IndexArgs, methodology: Methodology) -> anyhow::Result<Self> {
@@ -51,6 +71,15 @@ impl IndexConfig {
             if let Some((flag, _)) = for_input.iter().find(|(_, given)| *given) {
                 crate::commands::usage!(
                     "{flag} is for --input files; a store's rows were mapped and rated when they were ingested"
+                );
+            }
+        }
+        if let Some(store) = &a.store {
+            if let Some(inside) = within(&a.out, store) {
+                crate::commands::usage!(
+                    "--out {} is inside the store {}: a store holds what ingest writes, and a file published there is refused by the next ingest (in runs/) or swept by it (elsewhere); publish outside the store",
+                    a.out.display(),
+                    inside.display()
                 );
             }
         }

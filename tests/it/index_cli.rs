@@ -512,6 +512,74 @@ fn a_missing_output_directory_is_said_once() {
     assert!(err.contains("f.csv"), "{err}");
 }
 
+/// A hostile run published into the store: `--out STORE/runs/x.csv` made every later
+/// ingest, index and verify of the store fail (a run record it could not name), and
+/// `--out STORE/observations/p.csv` was deleted, with its digest and companions, by
+/// the next ingest without a word. An `--out` inside the store (a link to it too)
+/// is refused before anything is written.
+#[test]
+fn a_publication_inside_the_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("st");
+    let sample = data("data/real/primeintellect_by_provider_sample.csv");
+    let mapping = data("data/mappings/primeintellect_by_provider.toml");
+    let ingest = || {
+        rentix_ok(&[
+            "ingest",
+            "--store",
+            p(&store),
+            "--mapping",
+            p(&mapping),
+            p(&sample),
+        ])
+    };
+    ingest();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&store, dir.path().join("link")).unwrap();
+    let before: Vec<_> = walk(&store);
+    for out in [
+        store.join("runs/x.csv"),
+        store.join("observations/p.csv"),
+        store.join("new/p.csv"),
+        store.join("../st/q.csv"),
+        dir.path().join("link/z.csv"),
+    ] {
+        if !cfg!(unix) && out.starts_with(dir.path().join("link")) {
+            continue;
+        }
+        let r = rentix(&["index", "--store", p(&store), "--out", p(&out)]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{}: {err}", out.display());
+        assert!(err.contains("is inside the store"), "{err}");
+        assert_eq!(walk(&store), before, "{}: the store changed", out.display());
+    }
+    ingest();
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&dir.path().join("f.csv")),
+    ]);
+}
+
+/// Every path under `dir`, sorted.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path.clone());
+            }
+            all.push(path);
+        }
+    }
+    all.sort();
+    all
+}
+
 /// A rate card revised now and then leaves most days of a grade without a value:
 /// `--valued-only` writes only the rows with one (the Prime Intellect sample under
 /// the 7-day listings methodology: every row has a value, fewer rows than the full

@@ -551,7 +551,7 @@ fn external_fixings(
 /// The values a benchmark of the user's may hold, USD per GPU-hour or points:
 /// anything outside is a unit or typing mistake, and a value such as 1e308 made a
 /// backtest's squares infinite (NaN effectiveness, a slope of f64::MAX, exit 0).
-pub const EXTERNAL_VALUES: (f64, f64) = (1e-6, 1e6);
+pub(crate) const EXTERNAL_VALUES: (f64, f64) = (1e-6, 1e6);
 
 /// A benchmark's value cell as a number within [`EXTERNAL_VALUES`].
 fn external_value(v: &str) -> Result<f64, String> {
