@@ -168,6 +168,7 @@ fn a_publication_written_with_whole_floats_without_a_point_verifies() {
     assert!(stripped > 10, "whole floats in the publication: {stripped}");
     let old = pb.dir.join("old.csv");
     write_records(&old, &recs);
+    std::fs::copy(pb.dir.join("f_forward.csv"), pb.dir.join("old_forward.csv")).unwrap();
     // Its digest, of its own text, as the version that wrote it recorded it.
     let text = rentix_table::TextTable::read(&old).unwrap();
     let hex = rentix_index::canonical_sha256_text(&text);
@@ -250,11 +251,15 @@ fn a_deleted_row_exits_1_naming_it() {
         err.contains(&format!("2025-03-05 {GRADE} row: missing")),
         "{err}"
     );
-    // The row, and the digest a publication writes beside the file (this copy was
-    // made by hand, so it has none).
-    assert!(err.contains("2 difference"), "{err}");
+    // The row, and the digest and forward curves a publication writes beside the
+    // file (this copy was made by hand, so it has neither).
+    assert!(err.contains("3 difference"), "{err}");
     assert!(
         err.contains("deleted.csv.sha256: sha256: published \"(no digest file)\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("deleted_forward.csv: file: published \"(no such file)\""),
         "{err}"
     );
 }
@@ -309,6 +314,21 @@ fn an_edited_forward_curve_exits_1_naming_the_file() {
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("f_forward.csv") && err.contains("value"),
+        "{err}"
+    );
+}
+
+/// A hostile run deleted the forward curves beside a publication: verify said
+/// exit 0 and just stopped naming the file. A companion every publication of the
+/// methodology writes is a difference when it is gone.
+#[test]
+fn a_deleted_forward_curve_exits_1_naming_the_file() {
+    let pb = Published::new("csv");
+    std::fs::remove_file(pb.dir.join("f_forward.csv")).unwrap();
+    let (code, _, err) = pb.verify(&pb.fixings());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("f_forward.csv: file: published \"(no such file)\""),
         "{err}"
     );
 }

@@ -67,13 +67,14 @@ pub(crate) fn fixings_reading(out: &Path, from: Option<NaiveDate>) -> Result<Rea
     let recorded = rentix_fixings::read_digest(&digest)?.unwrap_or_default();
     // A CSV file as written is its canonical text (`canonical_sha256` writes the
     // cells back with the same writer), so its bytes' digest is the published one.
-    let actual = rentix_store::hex(&Sha256::digest(&bytes));
-    if actual != recorded {
-        return Ok(Reading::Edited(edited(
-            out,
-            (!recorded.is_empty()).then_some(recorded),
-            &actual,
-        )));
+    if rentix_store::hex(&Sha256::digest(&bytes)) != recorded {
+        let recorded = (!recorded.is_empty()).then_some(recorded);
+        return Ok(match csv_cells_digest(out, &bytes, recorded.as_deref())? {
+            // The cells as published, written otherwise (line endings): read and
+            // written whole, as `verify` reads them.
+            Ok(()) => Reading::Whole,
+            Err(actual) => Reading::Edited(edited(out, recorded, &actual)),
+        });
     }
     let header = fixings_table(&[]).csv_header()?;
     let Some((at, rows)) = split_before(&bytes, &header, from) else {
@@ -108,8 +109,7 @@ pub(crate) fn read_as_published(out: &Path) -> Result<Vec<Fixing>, IndexError> {
                 path: out.to_path_buf(),
                 detail: e.to_string(),
             })?;
-            let actual = rentix_store::hex(&Sha256::digest(&bytes));
-            if recorded.as_deref() != Some(actual.as_str()) {
+            if let Err(actual) = csv_cells_digest(out, &bytes, recorded.as_deref())? {
                 return Err(edited(out, recorded, &actual));
             }
             Ok(read_fixings_part(out, &bytes, 0)?)
@@ -122,6 +122,26 @@ pub(crate) fn read_as_published(out: &Path) -> Result<Vec<Fixing>, IndexError> {
             Ok(rentix_fixings::read_fixings(out)?)
         }
     }
+}
+
+/// Whether the CSV file `out` (its `bytes`) holds the cells its digest `recorded`
+/// was taken of: its bytes' digest (a file as written is its cells' canonical
+/// text), or else its cells' as `verify` reads them back (line endings rewritten
+/// by an editor change no cell). `Err`: the digest of the cells as they stand.
+fn csv_cells_digest(
+    out: &Path,
+    bytes: &[u8],
+    recorded: Option<&str>,
+) -> Result<Result<(), String>, IndexError> {
+    if recorded == Some(rentix_store::hex(&Sha256::digest(bytes)).as_str()) {
+        return Ok(Ok(()));
+    }
+    let cells = rentix_fixings::canonical_sha256_text(&rentix_fixings::read_cells(out)?);
+    Ok(if recorded == Some(cells.as_str()) {
+        Ok(())
+    } else {
+        Err(cells)
+    })
 }
 
 /// The refusal to publish over `out`, which hashes to `actual` against the digest

@@ -437,11 +437,27 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     differences.extend(compare(&file_name(&a.fixings), &published, &rendered, 2));
     let m = &req.methodology;
     let mut companions = vec![digest_name];
+    // A companion the methodology writes at every publication (forward curves, tier
+    // spreads) is a difference when it is gone; the tier differentials are not
+    // written by a publication of some grades (--grade), so only compared.
     let mut beside = |suffix: &str, table: Option<Table>, key: usize| -> anyhow::Result<()> {
         let path = rentix_index::Companions::of(&a.fixings).beside(suffix);
-        let Some(table) = table.filter(|_| path.exists()) else {
+        let Some(table) = table else {
             return Ok(());
         };
+        if !path.exists() {
+            if suffix != "_tier_differentials" {
+                differences.push(Difference {
+                    file: file_name(&path),
+                    date: String::new(),
+                    key: String::new(),
+                    column: "file".into(),
+                    published: "(no such file)".into(),
+                    recomputed: format!("({} rows)", table.height()),
+                });
+            }
+            return Ok(());
+        }
         let written = read_cells(&path)?;
         differences.extend(compare(
             &file_name(&path),
