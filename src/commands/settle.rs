@@ -229,8 +229,9 @@ struct Series {
 }
 
 /// The grade's stamps of an intraday file (a value is qualifying), or its dates of a
-/// daily one (a sufficient value that was not carried; each date's interval ends
-/// at the next 00:00).
+/// daily one ([`rentix_fixings::Fixing::qualifying_value`]: a sufficient value that
+/// was not carried, or any of a benchmark the user brought; each date's interval
+/// ends at the next 00:00).
 fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
     let daily = !rentix_index::intraday::is_intraday_file(path)?;
     let mut slot = false;
@@ -238,7 +239,6 @@ fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
     let mut by: BTreeMap<String, BTreeMap<i64, Option<f64>>> = BTreeMap::new();
     if daily {
         for f in rentix_index::read_fixings(path)? {
-            let qualifying = f.sufficient && f.level != Some(rentix_index::FixingLevel::Carried);
             let end = (f.date + chrono::Days::new(1))
                 .and_hms_opt(0, 0, 0)
                 .unwrap_or_default()
@@ -246,7 +246,7 @@ fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
                 .timestamp();
             by.entry(f.grade.to_string())
                 .or_default()
-                .insert(end, f.value.filter(|_| qualifying));
+                .insert(end, f.qualifying_value());
         }
     } else {
         for f in rentix_index::intraday::read_intraday(path)? {

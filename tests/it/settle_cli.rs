@@ -346,3 +346,32 @@ fn a_grid_opening_after_midnight_is_settled_on_its_own_slots() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--cadence"));
 }
+
+/// A hostile run: a benchmark of the user's (`date, grade, value, unit`) settled
+/// "0 of 31 stamps published" and no rate, exit 0, without a reason: its rows are
+/// never sufficient (their sufficiency is unknown), and settle counted only
+/// sufficient ones. Every valued row of such a file settles, as the backtest
+/// settles it (one rule, `Fixing::qualifying_value`); an empty value is a gap.
+#[test]
+fn a_benchmark_of_your_own_settles_every_valued_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench.csv");
+    let mut text = String::from("date,grade,value,unit\n");
+    for d in 1..=31 {
+        let v = if d == 15 {
+            String::new()
+        } else {
+            format!("{}", 2.0 + f64::from(d) / 100.0)
+        };
+        text.push_str(&format!("2025-01-{d:02},mine,{v},usd-per-gpu-hour\n"));
+    }
+    std::fs::write(&bench, text).unwrap();
+    let r = settle_json(&bench, "2025-01-01", "2025-02-01", &[]);
+    assert_eq!(r["published"], 30, "{r}");
+    assert_eq!(r["scheduled"], 31, "{r}");
+    // The 15th's gap (one stamp) is filled by the mean of the last min(1, L)
+    // published values, the 14th's 2.14: (sum over d of 2 + d/100, less 2.15, plus
+    // 2.14) / 31 = (62 + 4.96 - 2.15 + 2.14) / 31 = 66.95 / 31.
+    let rate = r["rate"].as_f64().unwrap();
+    assert!((rate - 66.95 / 31.0).abs() < 1e-9, "{r}");
+}

@@ -4,7 +4,7 @@
 
 use chrono::NaiveDate;
 use rentix_core::DateSeries;
-use rentix_fixings::{Fixing, FixingLevel, IndexId, IndexUnit};
+use rentix_fixings::{Fixing, IndexId, IndexUnit};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An intraday index's stamps: every value it published, by instant.
@@ -153,7 +153,7 @@ pub fn underlyings(fixings: &[Fixing]) -> BTreeMap<String, Underlying> {
         u.external_rows += usize::from(external);
         if let Some(v) = f.value {
             points.push((f.date, v));
-            if external || (f.sufficient && f.level != Some(FixingLevel::Carried)) {
+            if f.qualifying_value().is_some() {
                 u.qualifying.insert(f.date);
             }
         }

@@ -187,6 +187,15 @@ impl Fixing {
         let text = flag.to_string();
         self.flags.split(';').any(|f| f == text)
     }
+
+    /// The value a settlement or a hedge may use: a sufficient value that was not
+    /// carried from an earlier day, or any value of a benchmark the user brought
+    /// (`external`: its sufficiency is unknown, and every valued row settles).
+    pub fn qualifying_value(&self) -> Option<f64> {
+        let qualifies = self.has_flag(&crate::Flag::External)
+            || (self.sufficient && self.level != Some(FixingLevel::Carried));
+        self.value.filter(|_| qualifies)
+    }
 }
 
 // Compiled always, not behind a feature: a `testing` feature that other crates'
