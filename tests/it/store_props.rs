@@ -158,6 +158,70 @@ fn a_killed_run_leaves_the_store_as_it_was() {
     assert_eq!(content(&store).len(), before.len() + 2);
 }
 
+/// A hostile run removed a store's only run record: `store check` called the store
+/// sound, and the next ingest swept every partition the record had committed,
+/// without a word. A file no record names is a killed run's leftover only while
+/// that run's staging directory is there; any other such file (a record removed, a
+/// file put there by hand) stops ingest before anything is removed, and `store
+/// check` names it as a problem.
+#[test]
+fn files_no_record_names_and_no_killed_run_left_are_never_swept() {
+    use crate::util::{p, rentix, rentix_ok};
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    write(&dir.path().join("a.csv"), &rows()[..3]);
+    write(&dir.path().join("b.csv"), &rows()[3..6]);
+    let opts = IngestOptions::default();
+    ingest(&store, &[dir.path().join("a.csv")], &opts, &mut |_| {}).unwrap();
+    let record = store.join("runs/run-000001.json");
+    let kept = std::fs::read(&record).unwrap();
+    std::fs::remove_file(&record).unwrap();
+    let files = |store: &Path| {
+        let mut v: Vec<_> = walkdir(store);
+        v.sort();
+        v
+    };
+    let before = files(&store);
+    let check = rentix(&["store", "check", "--store", p(&store)]);
+    let said = String::from_utf8_lossy(&check.stdout).to_string()
+        + &String::from_utf8_lossy(&check.stderr);
+    assert_eq!(check.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("observations/month=2025-03/run-000001.parquet"),
+        "{said}"
+    );
+    let err = ingest(&store, &[dir.path().join("b.csv")], &opts, &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("no run record names"), "{err}");
+    assert_eq!(files(&store), before, "nothing removed");
+    // Restored, the store is whole again; a file dropped in by hand stops it too.
+    std::fs::write(&record, kept).unwrap();
+    let stray = store.join("observations/notes.txt");
+    std::fs::write(&stray, "mine").unwrap();
+    let err = ingest(&store, &[dir.path().join("b.csv")], &opts, &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("observations/notes.txt"), "{err}");
+    assert!(stray.exists());
+    std::fs::remove_file(&stray).unwrap();
+    ingest(&store, &[dir.path().join("b.csv")], &opts, &mut |_| {}).unwrap();
+    rentix_ok(&["store", "check", "--store", p(&store)]);
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                all.push(path);
+            }
+        }
+    }
+    all
+}
+
 /// A date busier than the memory budget (`batch_rows`) is committed by merging its
 /// sorted spills in bounded memory. It must store exactly what an all-in-memory
 /// commit stores, in the same row order, with the same accounting: tried on a

@@ -123,7 +123,21 @@ fn check(store: &Store, quick: bool) -> StoreReport {
             r.rows
         ));
     }
-    r.uncommitted_files = leftovers(root, &named);
+    // What the next ingest sweeps: a killed run's files and those a compaction
+    // replaced; any other file no run names stops it (`Store::sweep`).
+    let killed = crate::store::killed_runs(root);
+    let (leftover, orphans): (Vec<String>, Vec<String>) =
+        leftovers(root, &named).into_iter().partition(|f| {
+            replaced.contains(f) || crate::store::left_by_killed_run(Path::new(f), &killed)
+        });
+    r.uncommitted_files = leftover;
+    if !orphans.is_empty() {
+        r.problems
+            .push(crate::store::orphans_detail(&orphans).replace(
+                "Nothing was removed; `rentix store check` lists them",
+                "ingest and store compact refuse to run until then",
+            ));
+    }
     report
 }
 

@@ -565,8 +565,12 @@ impl Store {
     }
 
     /// Removes what a killed run left: staging files, partition or quarantine files
-    /// that no run record names, and files a committed compaction replaced. Called
-    /// with the lock held.
+    /// of a run whose staging directory is still there (a run removes it only once
+    /// its record is written), and files a committed compaction replaced. Called
+    /// with the lock held. A file under `observations/` or `quarantine/` that is
+    /// none of these and that no run record names is refused, and nothing removed:
+    /// a record removed by hand (the next ingest swept every row it committed) or a
+    /// file put into the store by hand (swept without a word).
     pub fn sweep(&self, _lock: &StoreLock) -> Result<Vec<PathBuf>> {
         let runs = self.runs()?;
         let replaced = replaced_files(&runs);
@@ -579,15 +583,9 @@ impl Store {
             })
             .filter(|f| !replaced.contains(f))
             .collect();
-        let mut removed = Vec::new();
-        let staging = self.root.join("staging");
-        if staging.exists() {
-            fs::remove_dir_all(&staging).map_err(|source| StoreError::Write {
-                path: staging.clone(),
-                source,
-            })?;
-            removed.push(staging);
-        }
+        let killed = killed_runs(&self.root);
+        let mut leftovers = Vec::new();
+        let mut orphans = Vec::new();
         for sub in ["observations", "quarantine"] {
             let dir = self.root.join(sub);
             if !dir.exists() {
@@ -598,17 +596,73 @@ impl Store {
                     .strip_prefix(&self.root)
                     .map(|p| p.to_string_lossy().replace('\\', "/"))
                     .unwrap_or_default();
-                if !committed.contains(&rel) {
-                    fs::remove_file(&path).map_err(|source| StoreError::Write {
-                        path: path.clone(),
-                        source,
-                    })?;
-                    removed.push(path);
+                if committed.contains(&rel) {
+                    continue;
+                }
+                if replaced.contains(&rel) || left_by_killed_run(&path, &killed) {
+                    leftovers.push(path);
+                } else {
+                    orphans.push(rel);
                 }
             }
         }
+        if !orphans.is_empty() {
+            return Err(StoreError::Store {
+                path: self.root.clone(),
+                detail: orphans_detail(&orphans),
+            });
+        }
+        let mut removed = Vec::new();
+        let staging = self.root.join("staging");
+        if staging.exists() {
+            fs::remove_dir_all(&staging).map_err(|source| StoreError::Write {
+                path: staging.clone(),
+                source,
+            })?;
+            removed.push(staging);
+        }
+        for path in leftovers {
+            fs::remove_file(&path).map_err(|source| StoreError::Write {
+                path: path.clone(),
+                source,
+            })?;
+            removed.push(path);
+        }
         Ok(removed)
     }
+}
+
+/// The runs whose staging directory is still in the store at `root`: killed before
+/// their record was written (or while they run, under the lock).
+pub(crate) fn killed_runs(root: &Path) -> BTreeSet<String> {
+    fs::read_dir(root.join("staging"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the store file `path` is named for one of the `killed` runs (partitions
+/// and quarantine files are named `RUN.parquet`, `RUN.csv`).
+pub(crate) fn left_by_killed_run(path: &Path, killed: &BTreeSet<String>) -> bool {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| killed.contains(s))
+}
+
+/// Why files that no run names and no killed run left stop a run: the first few of
+/// `orphans` named.
+pub(crate) fn orphans_detail(orphans: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let more = orphans.len().saturating_sub(SHOWN);
+    format!(
+        "{} file(s) that no run record names and no killed run left (its staging directory would be there): {}{}; a run record removed by hand (restore it in runs/: the file's name is its run's) or a file put into the store by hand (move it out). Nothing was removed; `rentix store check` lists them",
+        orphans.len(),
+        orphans[..orphans.len().min(SHOWN)].join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    )
 }
 
 /// Partition files that a committed compaction merged into one of its own.
