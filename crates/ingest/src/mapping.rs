@@ -290,6 +290,34 @@ impl Mapping {
                 });
             }
         }
+        // A column named as a canonical one but for its case or separators (`Price`,
+        // `Quantity-GPU-Hours`) was read as no column at all: beside `price`, a
+        // second price column silently ignored; alone, an optional field (a region,
+        // a quantity) silently empty.
+        let fold = |name: &str| -> String {
+            name.chars()
+                .filter(|c| !matches!(c, '_' | '-' | ' '))
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        for h in header.iter().filter(|h| !is_canonical_field(h)) {
+            if let Some(field) = rentix_core::CANONICAL_COLUMNS
+                .iter()
+                .find(|c| fold(c) == fold(h))
+            {
+                return Err(IngestError::BadHeader {
+                    path: path.to_path_buf(),
+                    detail: format!(
+                        "column {h:?} is not read: the canonical column is {field:?} (names are exact); rename it{}",
+                        if header.iter().any(|x| x == field) {
+                            format!(", or drop it: the file has {field:?} too")
+                        } else {
+                            String::new()
+                        }
+                    ),
+                });
+            }
+        }
         for h in header {
             if is_canonical_field(h) {
                 let t = Template {
@@ -569,6 +597,38 @@ currency = "USD"
         assert_eq!(out[1].kind.as_deref(), Some("listing"));
         assert_eq!(out[1].quantity_gpu_hours, None);
         assert_eq!(out[1].region, None);
+    }
+
+    /// A hostile run: a header with both `price` and `Price` read the second as no
+    /// column, without a word, and an optional column cased otherwise
+    /// (`Quantity_GPU_Hours`) left every row without it. A column that is a
+    /// canonical one but for case and separators is refused naming both; a column
+    /// of another name is still not read (a file's own notes).
+    #[test]
+    fn a_canonical_column_cased_otherwise_is_refused_naming_it() {
+        let required: Vec<String> = rentix_core::CANONICAL_COLUMNS[1..10]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let refusal = |extra: &str| {
+            let mut header = required.clone();
+            header.push(extra.to_string());
+            match Mapping::canonical(&header, Path::new("f.csv")) {
+                Err(IngestError::BadHeader { detail, .. }) => Some(detail),
+                Err(e) => panic!("{extra}: {e}"),
+                Ok(_) => None,
+            }
+        };
+        let both = refusal("Price").expect("Price beside price");
+        assert!(
+            both.contains("\"Price\"") && both.contains("the file has \"price\" too"),
+            "{both}"
+        );
+        let alone = refusal("Quantity-GPU-Hours").expect("a cased optional column");
+        assert!(alone.contains("\"quantity_gpu_hours\""), "{alone}");
+        assert!(!alone.contains("too"), "{alone}");
+        assert_eq!(refusal("note"), None);
+        assert_eq!(refusal("region_name"), None);
     }
 
     /// A mapping of plain columns (the canonical file's, or a mapping file's
