@@ -25,7 +25,9 @@ fn record(store: &Path, id: &str) -> serde_json::Value {
 }
 
 /// Runs 1 and 2 committed; record 1 removed by hand. The next id was `runs + 1` = 2,
-/// so run 3 overwrote run 2's record; it is now one past the highest, 3.
+/// so run 3 overwrote run 2's record; it is now one past the highest, 3. (The
+/// next ingest first refuses the store while run 1's files are there with no
+/// record: it used to sweep them, every row run 1 committed; moved out, it runs.)
 #[test]
 fn a_record_removed_by_hand_does_not_make_its_id_given_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -46,6 +48,26 @@ fn a_record_removed_by_hand_does_not_make_its_id_given_again() {
         "run-000002"
     );
     std::fs::remove_file(store.join("runs/run-000001.json")).unwrap();
+    let o = crate::util::rentix(&[
+        "ingest",
+        "--json",
+        "--store",
+        crate::util::p(&store),
+        crate::util::p(&dir.path().join("c.csv")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("run-000001.parquet"), "{err}");
+    let moved = dir.path().join("moved");
+    std::fs::create_dir_all(&moved).unwrap();
+    for f in [
+        "observations/month=2025-03/run-000001.parquet",
+        "quarantine/run-000001.csv",
+    ] {
+        if store.join(f).exists() {
+            std::fs::rename(store.join(f), moved.join(f.replace('/', "_"))).unwrap();
+        }
+    }
     assert_eq!(
         ingest_json(&store, &dir.path().join("c.csv"))["run_id"],
         "run-000003"
