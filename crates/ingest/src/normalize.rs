@@ -112,13 +112,27 @@ fn required<'a>(v: &'a Option<Cow<'_, str>>, field: &str) -> Checked<&'a str> {
 /// Parses RFC 3339 with an offset, `YYYY-MM-DD HH:MM:SS` with an offset, or a bare
 /// date (taken as 00:00 UTC). A timestamp without an offset is refused: guessing a
 /// time zone would move fixing dates silently. A leap second (`23:59:60Z`) is kept
-/// on the UTC day it ends ([`within_its_day`]).
+/// on the UTC day it ends ([`within_its_day`]). The date is four, two and two
+/// digits (chrono alone also took `+2025-03-03` and `2025-3-3`), and a second 60
+/// only ends a UTC day (chrono took `12:00:60Z`).
 pub(crate) fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let dated = digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(b.get(10), None | Some(b'T' | b't' | b' '));
+    if !dated {
+        return None;
+    }
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-        return Some(within_its_day(t.with_timezone(&Utc)));
+        return within_its_day(t.with_timezone(&Utc));
     }
     if let Ok(t) = DateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%:z") {
-        return Some(within_its_day(t.with_timezone(&Utc)));
+        return within_its_day(t.with_timezone(&Utc));
     }
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Some(NaiveDateTime::from(d).and_utc());
@@ -129,13 +143,16 @@ pub(crate) fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
 /// A leap second (`23:59:60.x`, which chrono holds as 23:59:59 with a nanosecond
 /// count of a second or more) as the last microsecond of its UTC day: stored as
 /// microseconds since the epoch it would otherwise read back as 00:00:00 of the next
-/// day and be fixed there.
-fn within_its_day(t: DateTime<Utc>) -> DateTime<Utc> {
+/// day and be fixed there. `None` for a second 60 that does not end a UTC day.
+fn within_its_day(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
     use chrono::Timelike;
     if t.nanosecond() < 1_000_000_000 {
-        return t;
+        return Some(t);
     }
-    t.with_nanosecond(999_999_000).unwrap_or(t)
+    if (t.hour(), t.minute(), t.second()) != (23, 59, 59) {
+        return None;
+    }
+    Some(t.with_nanosecond(999_999_000).unwrap_or(t))
 }
 
 fn parse_f64(s: &str) -> Option<f64> {
@@ -935,6 +952,39 @@ mod tests {
             r.set(f, Some(Cow::Borrowed(v)));
         }
         r
+    }
+
+    /// A hostile run: `+2025-03-03`, `2025-3-3` and `12:00:60Z` were taken (chrono
+    /// reads a sign, unpadded fields and a second 60 in any minute). A date is four,
+    /// two and two digits; a second 60 ends a UTC day, whatever the offset.
+    #[test]
+    fn timestamps_are_of_the_documented_shapes_only() {
+        for bad in [
+            "+2025-03-03",
+            "2025-3-3",
+            "2025-03-3T00:00:00Z",
+            "02025-03-03",
+            "2025-03-03T12:00:60Z",
+            "2025-03-03 12:00:60+00:00",
+            "2025-03-03x",
+        ] {
+            assert_eq!(parse_timestamp(bad), None, "{bad}");
+        }
+        for (good, utc) in [
+            ("2025-03-03", "2025-03-03T00:00:00Z"),
+            ("2025-03-03T12:00:00Z", "2025-03-03T12:00:00Z"),
+            ("2025-03-03t12:00:00z", "2025-03-03T12:00:00Z"),
+            ("2025-03-03 12:00:00+01:00", "2025-03-03T11:00:00Z"),
+            ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59.999999Z"),
+            ("2017-01-01T05:29:60+05:30", "2016-12-31T23:59:59.999999Z"),
+        ] {
+            let t = parse_timestamp(good).unwrap_or_else(|| panic!("{good}"));
+            assert_eq!(
+                t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+                utc,
+                "{good}"
+            );
+        }
     }
 
     #[test]
