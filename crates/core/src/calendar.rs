@@ -17,10 +17,12 @@ pub enum DayRule {
 }
 
 impl DayRule {
-    /// Parses `all` or `business` with a calendar name (`us-exchange`).
+    /// Parses `all` or `business` with a calendar name (`us-exchange`). The name is
+    /// checked with `all` too, where no calendar is used: a hostile run's
+    /// `holidays = "/nonexistent.csv"` was accepted until `days` became `business`.
     pub fn new(days: &str, calendar: &str) -> Result<Self, CoreError> {
         match days {
-            "all" => Ok(DayRule::AllDays),
+            "all" => HolidayCalendar::named(calendar).map(|_| DayRule::AllDays),
             "business" => Ok(DayRule::Business(HolidayCalendar::named(calendar)?)),
             other => Err(CoreError::Unknown {
                 what: "day rule",
@@ -155,6 +157,8 @@ mod tests {
             .unwrap()
             .counts(d("2025-07-07")));
         assert!(DayRule::new("weekly", "none").is_err());
+        assert!(DayRule::new("all", "/nonexistent.csv").is_err());
+        assert!(DayRule::new("all", "us-exchange").is_ok());
     }
 
     /// The table runs through 2035 (NYSE rules: a Saturday holiday closes the
