@@ -75,7 +75,7 @@ pub enum CoreError {
     },
     /// A time, time zone or date that does not parse, or a date given twice to a
     /// [`DateSeries`](crate::DateSeries).
-    #[error("invalid time {value:?}: {reason}")]
+    #[error("invalid {value:?}: {reason}")]
     InvalidTime {
         /// The text (or date) as given.
         value: String,

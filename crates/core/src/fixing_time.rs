@@ -239,10 +239,16 @@ mod tests {
             timezone: "UTC".into()
         })
         .is_err());
-        assert!(FixingClock::new(&Cutoff {
+        // A hostile run read `invalid time "Mars/Olympus"` for a time zone.
+        let zone = FixingClock::new(&Cutoff {
             time: "16:00".into(),
-            timezone: "Mars/Olympus".into()
+            timezone: "Mars/Olympus".into(),
         })
-        .is_err());
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            zone.as_deref(),
+            Some("invalid \"Mars/Olympus\": not an IANA time zone name")
+        );
     }
 }

@@ -435,7 +435,8 @@ fn a_bad_calendar_cutoff_time_zone_or_pattern_is_refused_with_its_value() {
 /// (`pooling.window_days ...`) and as STYLE.md asks of errors (the bad value, the
 /// file and the field): today they name a kind of value ("day rule", "invalid
 /// time") but not `calendar.days`, `calendar.timezone` or `grades.patterns`, and a
-/// bad time zone reads `invalid time "Mars/Olympus"`.
+/// bad time zone read `invalid time "Mars/Olympus"` (now `invalid "Mars/Olympus": not
+/// an IANA time zone name`).
 #[test]
 fn a_bad_calendar_cutoff_time_zone_or_pattern_names_its_field() {
     let cases: &[(&str, &str, &str)] = &[
