@@ -261,9 +261,10 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
         .any(|f| window_of(cfg, None).contains(f))
     {
         bail!(
-            "no observation in the --input files matches the methodology's grades and the requested range ({} rows read, {} accepted)",
+            "no observation in the --input files matches the methodology's grades and the requested range ({} rows read, {} accepted){}",
             read.summary.rows_read,
-            read.summary.accepted
+            read.summary.accepted,
+            rentix_index::uppercase_hint(&cfg.request.grade_filters)
         );
     }
     let quarantine = rentix_index::Companions::of(&cfg.out).quarantine();

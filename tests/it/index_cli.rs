@@ -563,6 +563,38 @@ fn a_publication_inside_the_store_is_refused() {
     ]);
 }
 
+/// A hostile run: `--grade 'H100-SXM-80GB/*/*'` matched nothing and the refusal
+/// did not say why. Grade ids are lowercase and patterns match exactly: the
+/// refusal names the pattern and the lowercase one to try, from a store and from
+/// files alike.
+#[test]
+fn an_uppercase_grade_pattern_is_refused_with_its_lowercase() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("st");
+    let sample = data("data/real/primeintellect_by_provider_sample.csv");
+    let mapping = data("data/mappings/primeintellect_by_provider.toml");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        "--mapping",
+        p(&mapping),
+        p(&sample),
+    ]);
+    let out = dir.path().join("f.csv");
+    for source in [
+        vec!["--store", p(&store)],
+        vec!["--input", p(&sample), "--mapping", p(&mapping)],
+    ] {
+        let mut args = vec!["index", "--out", p(&out), "--grade", "H100-SXM-80GB/*/*"];
+        args.extend(source);
+        let r = rentix(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{err}");
+        assert!(err.contains("try h100-sxm-80gb/*/*"), "{err}");
+    }
+}
+
 /// Every path under `dir`, sorted.
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut all = Vec::new();

@@ -104,8 +104,9 @@ pub fn fix_for_publication(
         result.fixings.iter().any(|f| window.contains(f)),
     ) else {
         return Err(IndexError::Data(format!(
-            "no observation in {} matches the methodology's grades and the requested range",
-            store.root().display()
+            "no observation in {} matches the methodology's grades and the requested range{}",
+            store.root().display(),
+            uppercase_hint(&req.grade_filters)
         )));
     };
     publication_days(m, None, Some(req.to.map_or(last, |t| t.min(last))))?;
@@ -302,4 +303,27 @@ pub(crate) fn publication_days(
             ". The next publication day is {n}"
         ))
     )))
+}
+
+/// A hint for `--grade` patterns with an uppercase letter, which match no grade:
+/// grade ids are lowercase and patterns match them exactly (a hostile run's
+/// `H100-SXM-80GB/*/*` matched nothing, without a word on why). Empty otherwise.
+pub fn uppercase_hint(filters: &[rentix_core::GradePattern]) -> String {
+    let upper: Vec<&str> = filters
+        .iter()
+        .map(rentix_core::GradePattern::as_str)
+        .filter(|p| p.bytes().any(|b| b.is_ascii_uppercase()))
+        .collect();
+    if upper.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; --grade {} holds uppercase letters, and grade ids are lowercase (patterns match them exactly): try {}",
+        upper.join(", "),
+        upper
+            .iter()
+            .map(|p| p.to_ascii_lowercase())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
