@@ -155,6 +155,17 @@ fn within_its_day(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
     Some(t.with_nanosecond(999_999_000).unwrap_or(t))
 }
 
+/// A price as a refusal shows it: `{}` in the range of prices, in scientific form
+/// beyond it (`{}` wrote 1e308 as 309 digits in a quarantine row's detail, and
+/// 1e-300 as 300 zeros).
+fn shown(x: f64) -> String {
+    if x == 0.0 || (1e-6..1e9).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 fn parse_f64(s: &str) -> Option<f64> {
     s.trim().parse::<f64>().ok()
 }
@@ -382,7 +393,8 @@ impl Normalizer {
                 Reason::ImplausiblePrice,
                 "price",
                 format!(
-                    "{usd} USD per GPU-hour after normalization is above the plausible maximum {}",
+                    "{} USD per GPU-hour after normalization is above the plausible maximum {}",
+                    shown(usd),
                     self.bounds.max_usd_per_gpu_hour
                 ),
             ));
@@ -392,7 +404,8 @@ impl Normalizer {
                 Reason::ImplausiblePrice,
                 "price",
                 format!(
-                    "{usd} USD per GPU-hour after normalization is below the plausible minimum {}",
+                    "{} USD per GPU-hour after normalization is below the plausible minimum {}",
+                    shown(usd),
                     self.bounds.min_usd_per_gpu_hour
                 ),
             ));
@@ -992,7 +1005,7 @@ mod tests {
         let cases: [(&str, Option<&str>, Reason); 27] = [
             ("kind", Some("bid"), Reason::UnknownKind),
             ("observed_at", Some("10/03/2025"), Reason::UnparseableDate),
-            ("observed_at", Some("-2025-01-11"), Reason::ImplausibleDate),
+            ("observed_at", Some("-2025-01-11"), Reason::UnparseableDate),
             ("observed_at", Some("0001-01-01"), Reason::ImplausibleDate),
             ("observed_at", Some("9999-12-31"), Reason::ImplausibleDate),
             (
@@ -1072,7 +1085,13 @@ mod tests {
                 rej.detail.contains("below the plausible minimum 0.01"),
                 "{rej:?}"
             );
+            assert!(rej.detail.len() < 120, "{rej:?}");
         }
+        // A hostile run's 1e308 was written out as 309 digits.
+        let rej = with(&[("price", "1e308")]).unwrap_err();
+        assert!(rej.detail.starts_with("1e308 USD per GPU-hour"), "{rej:?}");
+        let rej = with(&[("price", "1e-300")]).unwrap_err();
+        assert!(rej.detail.starts_with("1e-300 USD per GPU-hour"), "{rej:?}");
         let o = with(&[
             ("price", "0.16"),
             ("price_unit", "node_hour"),
