@@ -229,7 +229,7 @@ struct Series {
 }
 
 /// The grade's stamps of an intraday file (a value is qualifying), or its dates of a
-/// daily one ([`rentix_fixings::Fixing::qualifying_value`]: a sufficient value that
+/// daily one ([`rentix_index::Fixing::qualifying_value`]: a sufficient value that
 /// was not carried, or any of a benchmark the user brought; each date's interval
 /// ends at the next 00:00).
 fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
