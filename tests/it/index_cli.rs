@@ -536,7 +536,7 @@ fn a_publication_inside_the_store_is_refused() {
     ingest();
     #[cfg(unix)]
     std::os::unix::fs::symlink(&store, dir.path().join("link")).unwrap();
-    let before: Vec<_> = walk(&store);
+    let before: Vec<_> = crate::util::tree(&store);
     for out in [
         store.join("runs/x.csv"),
         store.join("observations/p.csv"),
@@ -551,7 +551,12 @@ fn a_publication_inside_the_store_is_refused() {
         let err = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{}: {err}", out.display());
         assert!(err.contains("is inside the store"), "{err}");
-        assert_eq!(walk(&store), before, "{}: the store changed", out.display());
+        assert_eq!(
+            crate::util::tree(&store),
+            before,
+            "{}: the store changed",
+            out.display()
+        );
     }
     ingest();
     rentix_ok(&[
@@ -593,23 +598,6 @@ fn an_uppercase_grade_pattern_is_refused_with_its_lowercase() {
         assert!(!r.status.success(), "{err}");
         assert!(err.contains("try h100-sxm-80gb/*/*"), "{err}");
     }
-}
-
-/// Every path under `dir`, sorted.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut all = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                todo.push(path.clone());
-            }
-            all.push(path);
-        }
-    }
-    all.sort();
-    all
 }
 
 /// A rate card revised now and then leaves most days of a grade without a value:

@@ -176,11 +176,7 @@ fn files_no_record_names_and_no_killed_run_left_are_never_swept() {
     let record = store.join("runs/run-000001.json");
     let kept = std::fs::read(&record).unwrap();
     std::fs::remove_file(&record).unwrap();
-    let files = |store: &Path| {
-        let mut v: Vec<_> = walkdir(store);
-        v.sort();
-        v
-    };
+    let files = crate::util::tree;
     let before = files(&store);
     let check = rentix(&["store", "check", "--store", p(&store)]);
     let said = String::from_utf8_lossy(&check.stdout).to_string()
@@ -203,23 +199,6 @@ fn files_no_record_names_and_no_killed_run_left_are_never_swept() {
     std::fs::remove_file(&stray).unwrap();
     ingest(&store, &[dir.path().join("b.csv")], &opts, &mut |_| {}).unwrap();
     rentix_ok(&["store", "check", "--store", p(&store)]);
-}
-
-/// Every file under `dir`.
-fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut all = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                all.push(path);
-            }
-        }
-    }
-    all
 }
 
 /// A date busier than the memory budget (`batch_rows`) is committed by merging its

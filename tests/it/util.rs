@@ -124,3 +124,21 @@ pub(crate) fn ingest_json(store: &std::path::Path, file: &std::path::Path) -> se
     ]))
     .unwrap()
 }
+
+/// Every path under `dir` (files and directories), sorted: what a test compares to
+/// show that a refused run changed nothing.
+pub(crate) fn tree(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path.clone());
+            }
+            all.push(path);
+        }
+    }
+    all.sort();
+    all
+}
