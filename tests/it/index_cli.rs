@@ -519,21 +519,8 @@ fn a_missing_output_directory_is_said_once() {
 /// is refused before anything is written.
 #[test]
 fn a_publication_inside_the_store_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("st");
-    let sample = data("data/real/primeintellect_by_provider_sample.csv");
-    let mapping = data("data/mappings/primeintellect_by_provider.toml");
-    let ingest = || {
-        rentix_ok(&[
-            "ingest",
-            "--store",
-            p(&store),
-            "--mapping",
-            p(&mapping),
-            p(&sample),
-        ])
-    };
-    ingest();
+    let (dir, store) = sample_store();
+    let ingest = || sample_store_ingest(&store);
     #[cfg(unix)]
     std::os::unix::fs::symlink(&store, dir.path().join("link")).unwrap();
     let before: Vec<_> = crate::util::tree(&store);
@@ -559,13 +546,38 @@ fn a_publication_inside_the_store_is_refused() {
         );
     }
     ingest();
-    rentix_ok(&[
-        "index",
+    let out = dir.path().join("f.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+}
+
+/// The Prime Intellect sample and its mapping.
+fn sample_and_mapping() -> (std::path::PathBuf, std::path::PathBuf) {
+    (
+        data("data/real/primeintellect_by_provider_sample.csv"),
+        data("data/mappings/primeintellect_by_provider.toml"),
+    )
+}
+
+/// Ingests the Prime Intellect sample into `store`.
+fn sample_store_ingest(store: &std::path::Path) {
+    let (sample, mapping) = sample_and_mapping();
+    let args = [
+        "ingest",
         "--store",
-        p(&store),
-        "--out",
-        p(&dir.path().join("f.csv")),
-    ]);
+        p(store),
+        "--mapping",
+        p(&mapping),
+        p(&sample),
+    ];
+    rentix_ok(&args);
+}
+
+/// A temporary directory with the Prime Intellect sample ingested into `st`.
+fn sample_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("st");
+    sample_store_ingest(&store);
+    (dir, store)
 }
 
 /// A hostile run: `--grade 'H100-SXM-80GB/*/*'` matched nothing and the refusal
@@ -574,18 +586,8 @@ fn a_publication_inside_the_store_is_refused() {
 /// files alike.
 #[test]
 fn an_uppercase_grade_pattern_is_refused_with_its_lowercase() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("st");
-    let sample = data("data/real/primeintellect_by_provider_sample.csv");
-    let mapping = data("data/mappings/primeintellect_by_provider.toml");
-    rentix_ok(&[
-        "ingest",
-        "--store",
-        p(&store),
-        "--mapping",
-        p(&mapping),
-        p(&sample),
-    ]);
+    let (dir, store) = sample_store();
+    let (sample, mapping) = sample_and_mapping();
     let out = dir.path().join("f.csv");
     for source in [
         vec!["--store", p(&store)],
