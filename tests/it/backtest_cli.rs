@@ -473,6 +473,133 @@ fn a_benchmark_value_no_price_could_be_is_refused_naming_its_row() {
     }
 }
 
+/// A hostile run: a rent of pure monthly noise was "hedge: buy 194 contracts (ewma,
+/// ratio 4.56)" at the default seed, "do not hedge" at --seed 2 and "hedge: buy
+/// 201 (walk-forward)" at --seed 3. One-to-one, walk-forward and ewma had the same
+/// P&L every month (ratio 1.00 until they have history), but each strategy's
+/// interval was drawn with its own months, so which one cleared zero was the
+/// draw's. Strategies are now resampled with the same months: the same P&L is the
+/// same interval, whatever the seed, and the decision does not hang on it here.
+#[test]
+fn strategies_with_the_same_pnl_get_the_same_interval_at_any_seed() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let days: Vec<String> = rows(&m.fixings())
+        .iter()
+        .map(|r| r["date"].clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // Monthly rents of noise around 3.0 (a fixed pseudo-random walk), daily rows.
+    let mut text = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
+    let mut state: u64 = 6;
+    let mut month = String::new();
+    let mut rate = 3.0;
+    for pair in days.windows(2) {
+        if pair[0][..7] != month {
+            month = pair[0][..7].to_string();
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            rate = 3.0 + ((state >> 33) as f64 / f64::from(1u32 << 31) - 0.5) * 0.6;
+        }
+        text.push_str(&format!("{},{},{rate:.6},1000,pay\n", pair[0], pair[1]));
+    }
+    let rent = dir.path().join("noise.csv");
+    std::fs::write(&rent, text).unwrap();
+    let mut decisions = std::collections::BTreeSet::new();
+    for seed in ["20240101", "2", "3"] {
+        let out = dir.path().join(format!("bt{seed}"));
+        rentix_ok(&[
+            "backtest",
+            "--index",
+            p(&m.fixings()),
+            "--rent",
+            p(&rent),
+            "--underlying",
+            "h100-sxm-80gb/bare-metal/on-demand",
+            "--seed",
+            seed,
+            "--resamples",
+            "300",
+            "--out",
+            p(&out),
+        ]);
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let strategies = s["strategies"].as_object().unwrap();
+        let tradable = ["one-to-one", "walk-forward", "ewma", "layered"];
+        for a in tradable {
+            for b in tradable {
+                let (sa, sb) = (&strategies[a], &strategies[b]);
+                if sa["effectiveness"] == sb["effectiveness"] && a < b {
+                    assert_eq!(
+                        sa["confidence_intervals"]["effectiveness"],
+                        sb["confidence_intervals"]["effectiveness"],
+                        "seed {seed}: {a} and {b}"
+                    );
+                }
+            }
+        }
+        decisions.insert(
+            s["recommendation"]["decision"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+}
+
+/// A hostile run: a constant rent given as one yearly row, split into months,
+/// left monthly changes of rounding (about 1e-10 dollars): effectiveness
+/// -1.7e29 and a dollar offset of -2.5e16 in summary.json, "removed 0%" on the
+/// console. Rounding is no change: the rent did not change, and no strategy has an
+/// effectiveness.
+#[test]
+fn a_constant_yearly_rent_did_not_change() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rent = dir.path().join("year.csv");
+    std::fs::write(
+        &rent,
+        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n2024-01-01,2025-01-01,3.5,8760000,pay\n",
+    )
+    .unwrap();
+    let out = dir.path().join("bt");
+    let said = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        "h100-sxm-80gb/bare-metal/on-demand",
+        "--resamples",
+        "100",
+        "--out",
+        p(&out),
+    ]);
+    assert!(said.contains("your rent did not change"), "{said}");
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for (name, st) in s["strategies"].as_object().unwrap() {
+        if name != "unhedged" {
+            assert!(
+                st["effectiveness"].is_null(),
+                "{name}: {}",
+                st["effectiveness"]
+            );
+            assert!(
+                st["dollar_offset"].is_null(),
+                "{name}: {}",
+                st["dollar_offset"]
+            );
+        }
+    }
+}
+
 #[test]
 fn an_underlying_is_taken_from_the_rent_or_refused_with_the_candidates() {
     // Issue 46: leaving out --underlying silently hedged an H200 rent with the H100

@@ -712,7 +712,12 @@ fn write_strategy_table(html: &mut String, v: &BacktestResult) {
             num(s.correlation_levels, 3),
             num(reg.map(|r| r.slope), 2),
             num(reg.map(|r| r.r2), 2),
-            num(reg.map(|r| r.slope_t), 1),
+            // An exact fit's t is +-f64::MAX in the summary: shown as such, not
+            // as 309 digits.
+            match reg.map(|r| r.slope_t) {
+                Some(t) if t.abs() == f64::MAX => "exact fit".to_string(),
+                t => num(t, 1),
+            },
             pass,
             pct(s.dollar_offset),
             num(s.tracking_error, 3),

@@ -6,10 +6,13 @@
 //!
 //! Reference: IAS 39 AG105(b); FASB ASC 815-20-25-79.
 
-/// `-sum(hedge) / sum(item)`; `None` if the item's cumulative P&L is zero.
+/// `-sum(hedge) / sum(item)`; `None` if the item's cumulative P&L is zero, or
+/// the rounding of zero next to the months' own sizes (a constant rent of one
+/// yearly row gave -2.5e16).
 pub fn dollar_offset(hedge_pnl: &[f64], item_pnl: &[f64]) -> Option<f64> {
     let item: f64 = item_pnl.iter().sum();
-    if item == 0.0 {
+    let size: f64 = item_pnl.iter().map(|x| x.abs()).sum();
+    if item == 0.0 || item.abs() <= super::effectiveness::ROUNDING * size.max(1.0) {
         return None;
     }
     Some(-hedge_pnl.iter().sum::<f64>() / item)
@@ -31,5 +34,7 @@ mod tests {
         assert!((r - 0.9).abs() < 1e-12 && passes(r));
         assert!(!passes(dollar_offset(&[130.0], &[-100.0]).unwrap()));
         assert_eq!(dollar_offset(&[1.0], &[0.0]), None);
+        assert_eq!(dollar_offset(&[1.0, 2.0], &[1e6, -1e6 + 1e-9]), None);
+        assert_eq!(dollar_offset(&[1.0, 2.0], &[1e-10, 2e-10]), None);
     }
 }

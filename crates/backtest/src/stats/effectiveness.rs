@@ -10,10 +10,22 @@ use super::moments::variance;
 /// `1 - Var(hedged) / Var(unhedged)`; `None` if the unhedged variance is zero.
 pub fn effectiveness(hedged: &[f64], unhedged: &[f64]) -> Option<f64> {
     let vu = variance(unhedged)?;
-    if vu <= 0.0 {
+    if vu <= 0.0 || vu.sqrt() <= ROUNDING * largest(unhedged).max(1.0) {
         return None;
     }
     Some(1.0 - variance(hedged)? / vu)
+}
+
+/// Size, relative to the values (and absolute below 1: a billionth of a dollar or
+/// of a price), below which a spread of values is the rounding of one value: a
+/// constant rent of one yearly row, split into months, left monthly changes of
+/// about 1e-10 dollars, and effectiveness divided by their variance was -1.7e29
+/// (a hostile run).
+pub const ROUNDING: f64 = 1e-9;
+
+/// The largest magnitude among `x` (0 for none).
+pub fn largest(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |m: f64, v| m.max(v.abs()))
 }
 
 /// Effectiveness of hedging changes `ds` with `h` times changes `df`.
@@ -26,6 +38,20 @@ pub fn effectiveness_at(ds: &[f64], df: &[f64], h: f64) -> Option<f64> {
 mod tests {
     use super::super::tests_support::hull;
     use super::*;
+
+    /// Months of one constant rent that differ by rounding (a yearly row split into
+    /// months): no risk to remove, not an effectiveness of -1.7e29.
+    #[test]
+    fn a_spread_of_rounding_is_no_risk() {
+        let unhedged = [2.5e6, 2.5e6 + 1e-9, 2.5e6 - 1e-9, 2.5e6];
+        let hedged = [2.5e6, 2.5e6 + 3.0, 2.5e6 - 2.0, 2.5e6];
+        assert_eq!(effectiveness(&hedged, &unhedged), None);
+        // Monthly changes that are rounding themselves.
+        let changes = [1e-10, -2e-10, 0.0, 1.5e-10];
+        assert_eq!(effectiveness(&[3.0, -2.0, 1.0, 0.0], &changes), None);
+        let moving = [2.5e6, 2.5e6 + 10.0, 2.5e6 - 10.0, 2.5e6];
+        assert!(effectiveness(&hedged, &moving).is_some());
+    }
 
     #[test]
     fn hull_effectiveness() {

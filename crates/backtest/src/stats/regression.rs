@@ -25,7 +25,7 @@ pub struct Regression {
     pub intercept: f64,
     /// `R^2 = 1 - SSE / SST`; 0 when `y` is constant.
     pub r2: f64,
-    /// `t = b / se(b)`; +-`f64::MAX` for an exact fit.
+    /// `t = b / se(b)`; +-`f64::MAX` for an exact fit, 0 when `y` is constant.
     pub slope_t: f64,
     /// Two-sided p-value of `slope_t` (Student's t, n - 2 degrees of freedom).
     pub slope_p_value: f64,
@@ -59,6 +59,10 @@ pub fn regress(y: &[f64], x: &[f64]) -> Option<Regression> {
     let se = (sse / (n - 2) as f64 / sxx).sqrt();
     let slope_t = if se > 0.0 {
         slope / se
+    } else if sst <= 0.0 {
+        // A constant `y` (a rent that never changed): no slope to test, t = 0 and
+        // p = 1, not the exact fit of f64::MAX a hostile run found in summary.json.
+        0.0
     } else {
         f64::INFINITY.copysign(slope)
     };
@@ -85,6 +89,14 @@ pub fn regress(y: &[f64], x: &[f64]) -> Option<Regression> {
 mod tests {
     use super::super::tests_support::hull;
     use super::*;
+
+    #[test]
+    fn a_constant_y_has_no_slope_to_test() {
+        let r = regress(&[3.0; 5], &[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        assert_eq!((r.slope, r.slope_t, r.slope_p_value), (0.0, 0.0, 1.0));
+        let exact = regress(&[2.0, 4.0, 6.0, 8.0], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(exact.slope_t, f64::MAX);
+    }
 
     #[test]
     fn hull_slope_and_r2() {
