@@ -399,7 +399,10 @@ fn fixing_of(
     let fixing = Fixing {
         date,
         grade: IndexId::of_row(get("grade")?, get("method")?),
-        value: opt_f("value")?,
+        value: match get("value")? {
+            "" => None,
+            v => Some(plausible_value(v).map_err(|e| bad(row, e))?),
+        },
         method: get("method")?.to_string(),
         level,
         n_obs: uint("n_obs")?,
@@ -500,7 +503,7 @@ fn external_fixings(
         check_text("grade", name, 200).map_err(|e| bad(row, e))?;
         let value = match cell("value") {
             "" => None,
-            v => Some(external_value(v).map_err(|e| bad(row, e))?),
+            v => Some(plausible_value(v).map_err(|e| bad(row, e))?),
         };
         let unit = if has_unit {
             cell("unit")
@@ -548,19 +551,21 @@ fn external_fixings(
     Ok(out)
 }
 
-/// The values a benchmark of the user's may hold, USD per GPU-hour or points:
-/// anything outside is a unit or typing mistake, and a value such as 1e308 made a
-/// backtest's squares infinite (NaN effectiveness, a slope of f64::MAX, exit 0).
-pub(crate) const EXTERNAL_VALUES: (f64, f64) = (1e-6, 1e6);
+/// The values a fixing may hold, USD per GPU-hour or points, in any fixings file
+/// read (rentix's own, daily or intraday, and a benchmark of the user's): anything
+/// outside is a unit or typing mistake, and a value such as 1e308 made a
+/// backtest's squares infinite (NaN effectiveness, a slope of f64::MAX, exit 0) and
+/// a settlement rate of 1e298 "settled" (hostile runs).
+pub(crate) const PLAUSIBLE_VALUES: (f64, f64) = (1e-6, 1e6);
 
-/// A benchmark's value cell as a number within [`EXTERNAL_VALUES`].
-fn external_value(v: &str) -> Result<f64, String> {
+/// A value cell as a positive number within [`PLAUSIBLE_VALUES`].
+pub(crate) fn plausible_value(v: &str) -> Result<f64, String> {
     let x = v
         .parse::<f64>()
         .ok()
         .filter(|x| x.is_finite() && *x > 0.0)
         .ok_or_else(|| format!("value: {v:?} is not a positive number"))?;
-    let (lo, hi) = EXTERNAL_VALUES;
+    let (lo, hi) = PLAUSIBLE_VALUES;
     if (lo..=hi).contains(&x) {
         Ok(x)
     } else {
@@ -837,14 +842,22 @@ mod tests {
     #[test]
     fn a_non_finite_or_non_numeric_value_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        for bad in ["NaN", "inf", "-inf"] {
+        for bad in ["NaN", "inf", "-inf", "-2.5", "0"] {
             let p = edited(dir.path(), 1, 1, &[("value", bad)]);
             let (row, detail) = refusal(&p);
             assert_eq!(row, 1);
             assert!(
-                detail.starts_with("value:") && detail.contains("not finite"),
+                detail.starts_with("value:") && detail.contains("not a positive number"),
                 "{detail}"
             );
+        }
+        // A hostile run's daily value of 1e300 gave a settlement of 3.2e298 and an
+        // effectiveness of -inf.
+        for bad in ["1e300", "2e6", "1e-9"] {
+            let p = edited(dir.path(), 1, 1, &[("value", bad)]);
+            let (row, detail) = refusal(&p);
+            assert_eq!(row, 1);
+            assert!(detail.contains("outside 1e-6 to 1e6"), "{detail}");
         }
         let p = edited(dir.path(), 2, 2, &[("n_obs", "three")]);
         let (row, detail) = refusal(&p);

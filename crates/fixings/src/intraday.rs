@@ -146,13 +146,7 @@ pub fn read_intraday_versioned(
         let value = if v.is_empty() {
             None
         } else {
-            let x: f64 = v
-                .parse()
-                .map_err(|_| bad(row, format!("value: {v:?} is not a number")))?;
-            if !x.is_finite() || x <= 0.0 {
-                return Err(bad(row, format!("value: {v:?} is not a positive price")));
-            }
-            Some(x)
+            Some(crate::file::plausible_value(v).map_err(|e| bad(row, e))?)
         };
         if let Err(starts) = day_fits(date, fixed_at, &mut slots) {
             return Err(bad(
@@ -243,9 +237,15 @@ mod tests {
             "{err}"
         );
         let err = read(&row("2025-05-01", "2025-05-01T00:15:00Z", "-2.5")).unwrap_err();
-        assert!(err.contains("not a positive price"), "{err}");
+        assert!(err.contains("not a positive number"), "{err}");
         let err = read(&row("2025-05-01", "2025-05-01T00:15:00Z", "0")).unwrap_err();
-        assert!(err.contains("not a positive price"), "{err}");
+        assert!(err.contains("not a positive number"), "{err}");
+        // A hostile run's stamp of 1e300 settled a period at 1e298, "settled".
+        let err = read(&row("2025-05-01", "2025-05-01T00:15:00Z", "1e300")).unwrap_err();
+        assert!(
+            err.contains("row 1") && err.contains("outside 1e-6 to 1e6"),
+            "{err}"
+        );
         // 00:00 closes the day before (dated the 1st) or, in a slot-labelled file,
         // opens its own (dated the 2nd): one convention a file, never a day that is
         // neither.
