@@ -770,8 +770,7 @@ fn what_cannot_be_a_contract_or_a_fixing_is_refused_naming_it() {
     // A tick of 1000 on an index near 2.4 settled every month at 0.
     let c = contract_with(dir.path(), "tick", "1000");
     run(bt(&index, Some(&c)), &["tick 1000", "typical level"]);
-    // Fixings of 0 or below are no prices (refused as the file is read, naming the
-    // row; a value above 1e6 too); a repeated row is ambiguous.
+    // Fixings of 0 or below are no prices (refused by row); a repeated row is ambiguous.
     let text = std::fs::read_to_string(&index).unwrap();
     let row = text.lines().nth(40).unwrap().to_string();
     let f: Vec<&str> = row.split(',').collect();
@@ -781,14 +780,8 @@ fn what_cannot_be_a_contract_or_a_fixing_is_refused_naming_it() {
         let edited = text.replace(&row, &g.join(","));
         let path = dir.path().join(format!("fixings_{bad}.csv"));
         std::fs::write(&path, edited).unwrap();
-        run(
-            bt(&path, None),
-            &[
-                "row 40",
-                &format!("value: {bad:?}"),
-                "not a positive number",
-            ],
-        );
+        let said = format!("value: {bad:?} is not a positive");
+        run(bt(&path, None), &["row 40", &said]);
     }
     let path = dir.path().join("fixings_dup.csv");
     std::fs::write(&path, format!("{text}{row}\n")).unwrap();
