@@ -104,6 +104,15 @@ fn fake_cell(
     match (trades, listings) {
         (Some(t), _) => (format!("{:.1}%", t * 100.0), None),
         (None, Some(l)) => (format!("{l:.0} lst"), None),
+        // No settled month: nothing was attacked, which is not a design no attack
+        // moves.
+        (None, None) if r.months_settled == 0 => (
+            "n/a".into(),
+            Some(format!(
+                "{}: fake→{target} 'n/a': no settled month to attack ({} months, none settled)",
+                r.candidate, r.months
+            )),
+        ),
         (None, None) => (
             "-".into(),
             Some(format!(

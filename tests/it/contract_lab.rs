@@ -229,3 +229,37 @@ fn bad_candidates_are_refused_with_the_reason() {
     )]);
     assert!(err.contains("evaluates contracts on a grade"), "{err}");
 }
+
+/// A hostile run: `--from 2030-01-01` compared every candidate over no settled month
+/// (0/0), exit 0, its '-' cells saying that no fake trades move it: designs that
+/// look manipulation-proof on no data. A comparison in which no candidate settles a
+/// month is refused, naming the range, and nothing is written.
+#[test]
+fn a_comparison_of_no_settled_month_is_refused() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lab");
+    let c = candidate(
+        "a",
+        "default.toml",
+        "h100-sxm-80gb-bare-metal-on-demand.toml",
+    );
+    let o = rentix(&[
+        "contract",
+        "--store",
+        p(&m.store()),
+        "--candidate",
+        &c,
+        "--from",
+        "2030-01-01",
+        "--out",
+        p(&out),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no candidate settled a month from 2030-01-01"),
+        "{err}"
+    );
+    assert!(!out.exists(), "an output was written");
+}

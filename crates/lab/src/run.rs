@@ -48,6 +48,22 @@ pub fn run_on_store(
         each(c);
         evaluations.push(evaluate(&rows, c, truth.as_ref(), &hedgers, run.options)?);
     }
+    // A comparison of no settled month reads as designs no attack moves: a hostile
+    // run's `--from 2030-01-01` wrote every candidate at 0/0, its '-' cells saying
+    // "neither fake trades ... move it" (exit 0).
+    if evaluations.iter().all(|e| e.row.months_settled == 0) {
+        return Err(LabError::Settings(format!(
+            "no candidate settled a month{}: nothing to compare (a month settles when the candidate's fixings cover it as its contract requires); nothing was written",
+            match (run.options.from, run.options.to) {
+                (None, None) => " in the store".to_string(),
+                (f, t) => format!(
+                    " from {} to {}",
+                    f.map_or("the store's first".into(), |d| d.to_string()),
+                    t.map_or("its last".into(), |d| d.to_string())
+                ),
+            }
+        )));
+    }
     let (store_label, truth_label, rent_label) = run.labels.clone();
     let (comparison, months) = Comparison::assemble(
         store_label,

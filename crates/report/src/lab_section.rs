@@ -24,8 +24,17 @@ fn name_cell(r: &CandidateRow) -> String {
     )
 }
 
-/// Is it fed, and hard to push around?
+/// Is it fed, and hard to push around? A candidate that settled no month was
+/// attacked in none: its manipulation cells are `n/a`, never the '-' that says no
+/// attack within the bound moved it.
 fn integrity_row(html: &mut String, r: &CandidateRow) {
+    let attacked = |cell: String| {
+        if r.months_settled == 0 {
+            "n/a".to_string()
+        } else {
+            cell
+        }
+    };
     let _ = writeln!(
         html,
         "<tr>{}<td>{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -35,10 +44,10 @@ fn integrity_row(html: &mut String, r: &CandidateRow) {
         pct(Some(r.share_trades), 0),
         plain(r.median_contributors, 0),
         plain(r.median_hhi, 2),
-        pct(r.fake_share_to_move_1pct, 1),
-        plain(r.max_move_pct_fake_trades, 2),
-        plain(r.fake_listings_to_move_1pct, 0),
-        plain(r.withholding_move_pct, 2),
+        attacked(pct(r.fake_share_to_move_1pct, 1)),
+        attacked(plain(r.max_move_pct_fake_trades, 2)),
+        attacked(plain(r.fake_listings_to_move_1pct, 0)),
+        attacked(plain(r.withholding_move_pct, 2)),
     );
 }
 
@@ -83,7 +92,8 @@ pub(crate) fn lab_section(html: &mut String, dir: &Path) -> Result<(), crate::Re
         "<h2 id=\"lab\">Contract design lab</h2><p>Each candidate is a methodology and a contract, evaluated over the store's history. \
          Manipulation figures come from re-running the engine with fake observations of one contributor quoting {}% above \
          the honest settlement (search bound: {}x the month's real trade volume, {} fake listings a day); '-' means the \
-         move could not be reached within the bound (or, for listings, that listings never fix the index).</p>",
+         move could not be reached within the bound (or, for listings, that listings never fix the index); 'n/a', that the \
+         candidate settled no month to attack.</p>",
         c.attack_price_pct, c.max_fake_ratio, c.max_fake_listings_per_day
     );
     let _ = writeln!(
@@ -131,4 +141,27 @@ pub(crate) fn verdict(dir: &Path) -> Option<String> {
         .clone()
         .or_else(|| rentix_lab::utility_verdict(&c))
         .map(|v| v.sentence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A candidate that settled no month was attacked in none: its manipulation
+    /// cells are 'n/a', not the '-' of a move no attack within the bound reached.
+    #[test]
+    fn a_candidate_of_no_settled_month_shows_no_attack() {
+        let row = |settled: usize| CandidateRow {
+            candidate: "a".into(),
+            months: 14,
+            months_settled: settled,
+            ..CandidateRow::default()
+        };
+        let mut none = String::new();
+        integrity_row(&mut none, &row(0));
+        assert_eq!(none.matches("<td>n/a</td>").count(), 4, "{none}");
+        let mut some = String::new();
+        integrity_row(&mut some, &row(3));
+        assert!(!some.contains("n/a"), "{some}");
+    }
 }
