@@ -600,6 +600,62 @@ fn a_constant_yearly_rent_did_not_change() {
     }
 }
 
+/// A hostile run: a one-day outage of 1e12 GPU-hours on a rent of 1,000 a day was
+/// capped at the month's exposure without a word (the month delivered nothing,
+/// its P&L 0, effectiveness moved). An event cannot lose more than the rent holds
+/// over its days: refused, naming it; the day's whole 1,000 is accepted.
+#[test]
+fn an_event_losing_more_than_was_rented_is_refused() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let days: Vec<String> = rows(&m.fixings())
+        .iter()
+        .map(|r| r["date"].clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut text = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
+    for pair in days.windows(2) {
+        text.push_str(&format!("{},{},3.0,1000,pay\n", pair[0], pair[1]));
+    }
+    let rent = dir.path().join("rent.csv");
+    std::fs::write(&rent, text).unwrap();
+    let day = &days[days.len() / 2];
+    for (lost, ok) in [("1e12", false), ("1000.5", false), ("1000", true)] {
+        let events = dir.path().join("events.csv");
+        std::fs::write(
+            &events,
+            format!(
+                "start,end,kind,gpu_hours_lost,usd_loss,note\n{day},{day},outage,{lost},100,x\n"
+            ),
+        )
+        .unwrap();
+        let o = rentix(&[
+            "backtest",
+            "--index",
+            p(&m.fixings()),
+            "--rent",
+            p(&rent),
+            "--events",
+            p(&events),
+            "--underlying",
+            "h100-sxm-80gb/bare-metal/on-demand",
+            "--resamples",
+            "50",
+            "--out",
+            p(&dir.path().join(format!("bt{lost}"))),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if ok {
+            assert!(o.status.success(), "{lost}: {err}");
+        } else {
+            assert_eq!(o.status.code(), Some(3), "{lost}: {err}");
+            assert!(err.contains(&format!("event outage {day}")), "{err}");
+            assert!(err.contains("more than the 1,000 the rent holds"), "{err}");
+        }
+    }
+}
+
 #[test]
 fn an_underlying_is_taken_from_the_rent_or_refused_with_the_candidates() {
     // Issue 46: leaving out --underlying silently hedged an H200 rent with the H100

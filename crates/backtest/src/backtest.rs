@@ -960,6 +960,49 @@ struct Sizing {
     limit: Option<u32>,
 }
 
+/// Refuses an event inside the rent's days that lost more GPU-hours than the rent
+/// held over them: a
+/// hostile run's one-day outage of 1e12 GPU-hours, on a rent of 1,000 a day, was
+/// capped at the month's exposure without a word, making the month's P&L 0.
+fn check_events(rent: &RentSeries, events: &[Event]) -> Result<(), BacktestError> {
+    let shown = |x: f64| {
+        if x < 1e12 {
+            crate::recommendation::grouped(x)
+        } else {
+            format!("{x:e}")
+        }
+    };
+    for e in events {
+        let end = if e.end > e.start {
+            e.end
+        } else {
+            e.start + chrono::Days::new(1)
+        };
+        let (mut held, mut covered) = (0.0, 0);
+        for p in &rent.periods {
+            let days = (p.end - p.start).num_days().max(1);
+            let overlap = (p.end.min(end) - p.start.max(e.start)).num_days().max(0);
+            held += p.gpu_hours.get() * overlap as f64 / days as f64;
+            covered += overlap;
+        }
+        // Only an event the rent covers day by day can be held to it: one outside
+        // the rent (in part or whole) is an operational loss outside the periods,
+        // counted apart (`outside_periods_usd`).
+        let inside = covered >= (end - e.start).num_days();
+        if inside && e.gpu_hours_lost > held * (1.0 + 1e-9) + 1e-9 {
+            return Err(BacktestError::Data(format!(
+                "event {} {}..{}: {} GPU-hours lost, more than the {} the rent holds over its days: an event cannot lose more than was rented (check its gpu_hours_lost)",
+                e.kind,
+                e.start,
+                end,
+                shown(e.gpu_hours_lost),
+                shown(held)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Bootstrap intervals of effectiveness, hedge ratio and correlation of changes.
 fn intervals(cfg: &BacktestConfig, strategy: Strategy, r: &StrategyRun) -> Intervals {
     let n = r.pnls.len();
@@ -1495,6 +1538,7 @@ fn run_aligned(
     let unit = idx.underlying.unit();
     let (rebase, idx) = in_usd(rent, idx, contract)?;
     check_tick(contract, &idx.underlying)?;
+    check_events(rent, events)?;
     let Periods {
         periods,
         left_out,

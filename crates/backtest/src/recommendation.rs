@@ -127,7 +127,7 @@ pub(crate) fn tradable(s: Strategy) -> bool {
 }
 
 /// A whole number with thousands separators (190,464).
-fn grouped(x: f64) -> String {
+pub(crate) fn grouped(x: f64) -> String {
     let digits = format!("{:.0}", x.abs());
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
