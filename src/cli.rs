@@ -332,8 +332,9 @@ pub(crate) struct SettleArgs {
     /// End of the period (exclusive), as --from.
     #[arg(long)]
     pub to: String,
-    /// The schedule's step (15m, 1h, 1d); default: the file's (the shortest step
-    /// between the grade's stamps; 1d for a daily file).
+    /// The schedule's step (15m, 1h, 1d); default: the file's (the commonest step
+    /// between the grade's stamps, a stamp off its grid counted off grid; 1d for a
+    /// daily file).
     #[arg(long)]
     pub cadence: Option<String>,
     /// The lane's publication schedule, when it is not every stamp of one step:

@@ -375,3 +375,47 @@ fn a_benchmark_of_your_own_settles_every_valued_row() {
     let rate = r["rate"].as_f64().unwrap();
     assert!((rate - 66.95 / 31.0).abs() < 1e-9, "{r}");
 }
+
+/// A hostile run moved one stamp of a day of quarter hours to 05:07: settle read
+/// the file's cadence as its shortest step, 7 minutes (which `--cadence 7m`
+/// refuses), and the day went to determination at 14 of 206 stamps. The cadence
+/// is the commonest step: the day is 96 stamps of 15 minutes, the moved stamp off
+/// grid (its slot a gap of one); a file whose commonest step is no cadence asks
+/// for --cadence.
+#[test]
+fn one_stamp_off_the_grid_does_not_change_the_cadence() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut stamps: Vec<(i64, Option<f64>)> = (1..=96).map(|k| (15 * k, Some(4.9))).collect();
+    stamps[20].0 = 20 * 15 + 7; // 05:07 instead of 05:15
+    let f = stamped(dir.path(), "q.csv", 15, &stamps);
+    let r = settle_json(&f, "2025-06-01", "2025-06-02", &[]);
+    assert_eq!(
+        (r["cadence_minutes"].as_i64(), r["scheduled"].as_i64()),
+        (Some(15), Some(96)),
+        "{r}"
+    );
+    assert_eq!(
+        (r["published"].as_i64(), r["off_grid"].as_i64()),
+        (Some(95), Some(1)),
+        "{r}"
+    );
+    assert_eq!(r["verdict"], "settled", "{r}");
+    // Stamps 7 minutes apart (no cadence divides a day so): refused, asking for it.
+    let odd: Vec<(i64, Option<f64>)> = (1..=20).map(|k| (7 * k, Some(4.9))).collect();
+    let f = stamped(dir.path(), "odd.csv", 7, &odd);
+    let o = rentix(&[
+        "settle",
+        "--fixings",
+        p(&f),
+        "--from",
+        "2025-06-01",
+        "--to",
+        "2025-06-02",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("420 seconds, which is no cadence") && err.contains("--cadence"),
+        "{err}"
+    );
+}
