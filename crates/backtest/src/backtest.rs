@@ -10,7 +10,9 @@ use crate::error::BacktestError;
 use crate::periods::{build_periods, LeftOut, Period, Periods, LAYERS};
 use crate::perp::{mean_leg, tranche_leg, Instrument, PerpLeg, PerpSpec};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
-use crate::recommendation::{recommend, recommend_for, tradable, Candidate, Recommendation};
+use crate::recommendation::{
+    moves_against, recommend, recommend_for, tradable, Candidate, Recommendation,
+};
 use crate::rent::{Event, RentSeries, Side};
 use crate::stats::basis::{basis_stats, BasisStats};
 use crate::stats::bootstrap::{confidence_interval, Interval};
@@ -1559,17 +1561,6 @@ fn run_aligned(
         beta,
     };
     let (mut rows, summaries, candidates) = run_strategies(cfg, &market, unit, outside);
-    let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
-    warn_over_limit(&mut recommendation, contract);
-    let perp = match &cfg.perp {
-        None => None,
-        Some(spec) => {
-            let (result, perp_rows) =
-                run_perp(cfg, spec, &idx, rent.side, &periods, beta, unit, outside)?;
-            rows.extend(perp_rows);
-            Some(result)
-        }
-    };
     // Strategy-free price statistics: one tranche, entry at the index.
     let (dr1, di1): (Vec<f64>, Vec<f64>) = periods
         .iter()
@@ -1581,6 +1572,30 @@ fn run_aligned(
             )
         })
         .unzip();
+    let regression = regress(&dr1, &di1);
+    let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
+    moves_against(
+        &mut recommendation,
+        regression.as_ref(),
+        rent.side,
+        &contract.underlying,
+    );
+    warn_over_limit(&mut recommendation, contract);
+    let perp = match &cfg.perp {
+        None => None,
+        Some(spec) => {
+            let (mut result, perp_rows) =
+                run_perp(cfg, spec, &idx, rent.side, &periods, beta, unit, outside)?;
+            moves_against(
+                &mut result.recommendation,
+                regression.as_ref(),
+                rent.side,
+                &contract.underlying,
+            );
+            rows.extend(perp_rows);
+            Some(result)
+        }
+    };
     let daily = daily_points(rent, &idx);
     Ok(BacktestResult {
         contract: contract.name.clone(),
@@ -1610,7 +1625,7 @@ fn run_aligned(
             .map(|r| restated_months(contract, r, &periods, rebase.unwrap_or(1.0)))
             .unwrap_or_default(),
         min_variance_hedge_ratio: min_variance_hedge_ratio(&dr1, &di1),
-        price_change_regression: regress(&dr1, &di1),
+        price_change_regression: regression,
         reference_slope: beta,
         reference_slope_pairs: slope.pairs,
         recommendation,

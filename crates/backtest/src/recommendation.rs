@@ -25,7 +25,9 @@
 //!    `do_not_hedge`.
 //! 4. Otherwise `do_not_hedge`, saying whether the best hedge added risk (point
 //!    estimate below zero) or removed none that can be told from chance, with its
-//!    interval, and pointing to `rentix track` for an index that tracks the rent.
+//!    interval, and pointing to `rentix track` for an index that tracks the rent;
+//!    a rent whose monthly changes move against the index's beyond chance is said
+//!    to ([`moves_against`]).
 //!
 //! Below [`FEW_PERIODS`] periods every decision carries a warning: the interval and
 //! the VaR rest on few points.
@@ -39,6 +41,7 @@
 use crate::perp::Instrument;
 use crate::rent::Side;
 use crate::stats::bootstrap::Interval;
+use crate::stats::regression::Regression;
 use crate::strategy::Strategy;
 use serde::{Deserialize, Serialize};
 
@@ -345,6 +348,56 @@ fn no_hedge_reason(
     }
 }
 
+/// Significance a rent's slope on the index must reach before a decision not to
+/// hedge says the rent moves against the index (two-sided p-value).
+const AGAINST_P_VALUE: f64 = 0.05;
+
+/// Rewrites the reason of a decision not to hedge when the rent's monthly changes
+/// move against the index's (`regression`: rent changes on index changes, the
+/// slope below zero beyond chance). Hedge ratios are floored at zero, so such a rent
+/// reads as "no risk that can be told from chance" although the index explains it:
+/// the side a payer (buy) or an earner (sell) takes would add risk, and the reason
+/// says so, with the slope and its t.
+pub(crate) fn moves_against(
+    r: &mut Recommendation,
+    regression: Option<&Regression>,
+    side: Side,
+    underlying: &str,
+) {
+    let Some(g) = regression else { return };
+    // Only a decision that rests on a hedge which removed nothing: not "no
+    // strategy was run", not "less than half a contract".
+    let removed = r
+        .effectiveness_interval
+        .map(|i| i.low)
+        .or(r.effectiveness)
+        .is_some_and(|k| k > 0.0);
+    if r.decision != Decision::DoNotHedge
+        || r.strategy.is_none()
+        || removed
+        || !(g.slope < 0.0 && g.slope_p_value < AGAINST_P_VALUE)
+    {
+        return;
+    }
+    let what = r.instrument.noun(underlying);
+    let taking = match (r.instrument, side) {
+        (Instrument::Futures, Side::Pay) => format!("buying {what}, as a payer hedges,"),
+        (Instrument::Futures, Side::Earn) => format!("selling {what}, as an earner hedges,"),
+        (Instrument::Perp, Side::Pay) => format!("going long {what}, as a payer hedges,"),
+        (Instrument::Perp, Side::Earn) => format!("going short {what}, as an earner hedges,"),
+    };
+    let fit = if g.slope_t.abs() == f64::MAX {
+        "an exact fit".to_string()
+    } else {
+        format!("t {:.1}", g.slope_t)
+    };
+    r.reason = format!(
+        "do not hedge: your rent moves against {underlying}: each $1.00 the index rose in a month, your rent fell ${:.2} ({fit}, {} months); {taking} would add risk, and a hedge ratio is never below zero; run `rentix track` to find an index whose changes track your rent",
+        -g.slope,
+        g.n
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,6 +421,61 @@ mod tests {
             next_contracts: n,
             cross_validated: false,
         }
+    }
+
+    #[test]
+    fn a_rent_that_moves_against_the_index_is_said_to() {
+        // Item 6 of the stop-65 hostile run: a rent of 12 - index (an earner), so
+        // each month's rent change is minus the index's: slope -1.00, t -1112 on
+        // 29 months. Selling one-to-one doubles the risk (effectiveness -3.0); the
+        // in-sample ratio floors at zero and removes 0% (0% to 0%): the reason
+        // said "no risk that can be told from chance".
+        let mut cv = cand(Strategy::StaticMinVariance, 0.0, 0.0, 0.0, 0);
+        cv.cross_validated = true;
+        cv.next_ratio = 0.0;
+        let c = [cand(Strategy::OneToOne, -3.0, -3.01, -2.99, 1010), cv];
+        let mut r = recommend(Side::Earn, 29, &c, "h200");
+        assert_eq!(r.decision, Decision::DoNotHedge);
+        assert!(r.reason.contains("told from chance"), "{}", r.reason);
+        let g = Regression {
+            slope: -1.0003,
+            intercept: 0.0,
+            r2: 0.99998,
+            slope_t: -1112.15,
+            slope_p_value: 0.0,
+            n: 29,
+            passes_80_125: false,
+        };
+        moves_against(&mut r, Some(&g), Side::Earn, "h200");
+        assert_eq!(r.decision, Decision::DoNotHedge);
+        assert!(
+            r.reason.starts_with("do not hedge: your rent moves against h200: each $1.00 the index rose in a month, your rent fell $1.00 (t -1112.2, 29 months); selling h200 futures, as an earner hedges, would add risk"),
+            "{}",
+            r.reason
+        );
+        // A slope that chance could give (p 0.3), or a decision to hedge, is left
+        // as it is.
+        let mut r2 = recommend(Side::Earn, 29, &c, "h200");
+        let before = r2.reason.clone();
+        moves_against(
+            &mut r2,
+            Some(&Regression {
+                slope_p_value: 0.3,
+                ..g
+            }),
+            Side::Earn,
+            "h200",
+        );
+        assert_eq!(r2.reason, before);
+        let mut h = recommend(
+            Side::Pay,
+            30,
+            &[cand(Strategy::OneToOne, 0.9, 0.8, 0.95, 10)],
+            "h200",
+        );
+        let before = h.reason.clone();
+        moves_against(&mut h, Some(&g), Side::Pay, "h200");
+        assert_eq!(h.reason, before);
     }
 
     #[test]
