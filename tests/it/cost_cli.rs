@@ -204,3 +204,28 @@ fn backtest_splits_the_cost_per_useful_token_into_rent_throughput_and_failures()
             > 1000
     );
 }
+
+#[test]
+fn an_operator_given_twice_for_one_curve_is_refused_by_row() {
+    // Rows 1 and 3 give stack-a's llm-70b on B200 managed-cluster on one date: the
+    // curve counted its 512 GPUs twice (a third operator's percentile 25 instead of
+    // 33.3). Refused, naming both rows; another GPU or date is another point.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    std::fs::write(
+        &f,
+        format!("{HEAD}\nstack-a,B200,managed-cluster,llm-70b,8000,1000,100,200,1.0,512,5.00,2025-06-01\nstack-b,B200,managed-cluster,llm-70b,8000,1000,100,300,1.0,256,5.00,2025-06-01\nstack-a,b200,managed-cluster,llm-70b,8000,1000,100,200,1.0,512,5.00,2025-06-01\nstack-a,H100,managed-cluster,llm-70b,8000,1000,100,150,1.0,64,2.00,2025-06-01\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("cost");
+    let o = rentix(&["cost", "--throughput", p(&f), "--out", p(&out)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "row 1 already gives stack-a's llm-70b on b200-sxm-180gb managed-cluster on 2025-06-01"
+        ),
+        "{err}"
+    );
+    assert!(!out.join("cost_curve.csv").exists());
+}

@@ -80,12 +80,12 @@ pub struct CostPoint {
     pub usd_per_m_useful_tokens: f64,
     /// The operator's GPUs.
     pub capacity_gpus: f64,
-    /// GPUs of this point and every cheaper one on the curve.
+    /// GPUs of this point, of every cheaper one and of every other at the same cost.
     pub cumulative_capacity_gpus: f64,
     /// Share of the curve's capacity at or below this cost, percent (by operator count
     /// when the curve has no capacity).
     pub percentile: f64,
-    /// 1 = cheapest on its curve (ties broken by operator name).
+    /// 1 = cheapest on its curve; operators at one cost share a rank (1, 1, 3).
     pub rank: usize,
     /// Operators on the curve.
     pub operators: usize,
@@ -113,6 +113,9 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
     };
     let catalog = rentix_core::GpuCatalog::bundled();
     let mut out = Vec::new();
+    // (operator, model, gpu, scope, date) -> the data row that gave it first.
+    let mut seen: BTreeMap<(String, String, String, String, Option<NaiveDate>), usize> =
+        BTreeMap::new();
     for (row, rec) in crate::rent::records(path, REQUIRED)? {
         let get = |name: &str| rec.get(name).cloned().unwrap_or_default();
         let bad = |field: &str, detail: String| BacktestError::Row {
@@ -158,6 +161,23 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
         let model = get("model");
         if model.is_empty() {
             return Err(bad("model", "empty".into()));
+        }
+        let key = (
+            operator.clone(),
+            model.clone(),
+            gpu.clone(),
+            scope.as_str().to_string(),
+            date,
+        );
+        if let Some(first) = seen.insert(key, row.row) {
+            return Err(bad(
+                "operator",
+                format!(
+                    "row {first} already gives {operator}'s {model} on {gpu} {} {}: one row per operator, model, GPU, scope and date (a second would put the operator on the cost curve twice)",
+                    scope.as_str(),
+                    date.map_or_else(|| "undated".to_string(), |d| format!("on {d}"))
+                ),
+            ));
         }
         out.push(Throughput {
             operator,
@@ -258,17 +278,25 @@ pub fn cost_curves(
         });
         let total: f64 = pts.iter().map(|p| p.capacity_gpus).sum();
         let n = pts.len();
+        // Operators at one cost are one step of the curve: each is at the
+        // capacity at or below that cost, and ranks after the cheaper ones only.
         let mut cum = 0.0;
-        for (i, p) in pts.iter_mut().enumerate() {
-            cum += p.capacity_gpus;
-            p.cumulative_capacity_gpus = cum;
-            p.percentile = if total > 0.0 {
-                100.0 * cum / total
-            } else {
-                100.0 * (i + 1) as f64 / n as f64
-            };
-            p.rank = i + 1;
-            p.operators = n;
+        let mut first = 0;
+        while first < n {
+            let cost = pts[first].usd_per_m_useful_tokens;
+            let end = first + pts[first..].partition_point(|p| p.usd_per_m_useful_tokens == cost);
+            cum += pts[first..end].iter().map(|p| p.capacity_gpus).sum::<f64>();
+            for p in &mut pts[first..end] {
+                p.cumulative_capacity_gpus = cum;
+                p.percentile = if total > 0.0 {
+                    100.0 * cum / total
+                } else {
+                    100.0 * end as f64 / n as f64
+                };
+                p.rank = first + 1;
+                p.operators = n;
+            }
+            first = end;
         }
         out.extend(pts);
     }
@@ -367,6 +395,55 @@ pub fn position_changes(points: &[CostPoint]) -> Vec<PositionChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn point(operator: &str, tokens: f64, capacity: f64) -> Throughput {
+        Throughput {
+            operator: operator.into(),
+            gpu: "h100-sxm-80gb".into(),
+            scope: "managed-cluster".into(),
+            model: "llm-70b".into(),
+            input_tokens: 8000.0,
+            output_tokens: 1000.0,
+            target_tokens_per_s_per_user: 100.0,
+            output_tokens_per_s_per_gpu: tokens,
+            success_rate: 1.0,
+            capacity_gpus: capacity,
+            usd_per_gpu_hour: Some(2.0),
+            date: None,
+            row: 1,
+        }
+    }
+
+    #[test]
+    fn operators_at_one_cost_share_its_percentile_and_rank() {
+        // A (100 GPUs) and B (100 GPUs) at 300 tokens/s, C (200 GPUs) at 200: A and
+        // B cost the same, so the capacity at or below either's cost is 200 of 400
+        // GPUs: 50% and rank 1 for both (it was 25% and 50%, ranks 1 and 2, by
+        // name); C is 100% and rank 3.
+        let rows = [
+            point("B", 300.0, 100.0),
+            point("C", 200.0, 200.0),
+            point("A", 300.0, 100.0),
+        ];
+        let c = cost_curves(&rows, |_| unreachable!()).unwrap();
+        let got: Vec<(&str, f64, usize)> = c
+            .iter()
+            .map(|p| (p.operator.as_str(), p.percentile, p.rank))
+            .collect();
+        assert_eq!(got, [("A", 50.0, 1), ("B", 50.0, 1), ("C", 100.0, 3)]);
+        // Without capacities the operators count one each: 2 of 3 at or below.
+        let rows = [
+            point("B", 300.0, 0.0),
+            point("C", 200.0, 0.0),
+            point("A", 300.0, 0.0),
+        ];
+        let c = cost_curves(&rows, |_| unreachable!()).unwrap();
+        let pct: Vec<f64> = c
+            .iter()
+            .map(|p| (p.percentile * 1e6).round() / 1e6)
+            .collect();
+        assert_eq!(pct, [66.666667, 66.666667, 100.0]);
+    }
 
     #[test]
     fn the_talks_b200_example() {
