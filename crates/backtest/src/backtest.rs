@@ -1164,6 +1164,7 @@ fn candidate(s: &StrategySummary) -> Option<Candidate> {
         next_ratio: s.next_hedge_ratio?,
         next_contracts: s.next_contracts?,
         cross_validated,
+        traded: s.max_contracts > 0,
     })
 }
 

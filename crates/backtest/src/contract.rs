@@ -270,7 +270,7 @@ impl ContractTerms {
             return Err("tick must be positive".into());
         }
         if !(self.fee_per_contract.is_finite() && self.fee_per_contract >= 0.0) {
-            return Err("fee_per_contract must be >= 0".into());
+            return Err("fee_per_contract must be a finite number >= 0".into());
         }
         if !(self.initial_margin.is_finite() && (0.0..=1.0).contains(&self.initial_margin)) {
             return Err("initial_margin is a share of notional in [0, 1]".into());

@@ -74,6 +74,14 @@ impl Instrument {
         *self == Instrument::Futures
     }
 
+    /// What a position is counted in: `contract` or `lot`.
+    pub(crate) fn unit_noun(self) -> &'static str {
+        match self {
+            Instrument::Futures => "contract",
+            Instrument::Perp => "lot",
+        }
+    }
+
     /// How a sentence names it on `underlying`.
     pub fn noun(self, underlying: &str) -> String {
         match self {

@@ -122,6 +122,9 @@ pub(crate) struct Candidate {
     /// The in-sample ratio judged by leaving each month out of its fit in turn
     /// (`static-min-variance`): its effectiveness is the cross-validated one.
     pub cross_validated: bool,
+    /// Whether any month's hedge came to a whole contract (or lot): when none did,
+    /// the hedged P&L is the unhedged one and its effectiveness says nothing.
+    pub traded: bool,
 }
 
 /// Whether a strategy could have been traded (it uses no future data and hedges).
@@ -238,7 +241,16 @@ pub(crate) fn recommend_for(
         return r;
     }
     r.decision = Decision::DoNotHedge;
-    r.reason = no_hedge_reason(instrument, best, removes, &what, &interval);
+    r.reason = if !best.traded && best.next_contracts == 0 && best.next_ratio > 0.0 {
+        format!(
+            "do not hedge: your exposure is too small for {what}: at the best hedge's ratio ({}, {:.2}) no month's hedge came to half a {}, so none was ever placed",
+            best.strategy.as_str(),
+            best.next_ratio,
+            instrument.unit_noun()
+        )
+    } else {
+        no_hedge_reason(instrument, best, removes, &what, &interval)
+    };
     r
 }
 
@@ -314,10 +326,7 @@ fn no_hedge_reason(
             "do not hedge: the best hedge ({}, ratio {:.2}) is less than half a {} on your latest month's exposure",
             best.strategy.as_str(),
             best.next_ratio,
-            match instrument {
-                Instrument::Futures => "contract",
-                Instrument::Perp => "lot",
-            }
+            instrument.unit_noun()
         )
     } else if eff < 0.0 {
         let adds = best
@@ -420,6 +429,7 @@ mod tests {
             next_ratio: 1.0,
             next_contracts: n,
             cross_validated: false,
+            traded: true,
         }
     }
 
@@ -546,6 +556,28 @@ mod tests {
             recommend(Side::Pay, 12, &zero, "x").decision,
             Decision::DoNotHedge
         );
+    }
+
+    #[test]
+    fn an_exposure_no_month_could_hedge_is_said_to_be_too_small() {
+        // A rent of 1 GPU-hour a day (about 30 a month) against 730-hour contracts:
+        // every month's hedge rounds to zero contracts, so hedged equals unhedged
+        // and one-to-one "removed 0% (0% to 0%)": the reason said no risk could be
+        // told from chance, when no hedge was ever placed.
+        let mut c = cand(Strategy::OneToOne, 0.0, 0.0, 0.0, 0);
+        c.traded = false;
+        let r = recommend(Side::Earn, 30, &[c], "h200");
+        assert_eq!(r.decision, Decision::DoNotHedge);
+        assert!(
+            r.reason.starts_with("do not hedge: your exposure is too small for h200 futures: at the best hedge's ratio (one-to-one, 1.00) no month's hedge came to half a contract, so none was ever placed"),
+            "{}",
+            r.reason
+        );
+        // A ratio of zero is not a small exposure: the reason stays as it was.
+        let mut z = c;
+        z.next_ratio = 0.0;
+        let r = recommend(Side::Earn, 30, &[z], "h200");
+        assert!(r.reason.contains("told from chance"), "{}", r.reason);
     }
 }
 

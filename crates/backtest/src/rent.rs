@@ -316,7 +316,10 @@ fn at_most(path: &Path, row: RowAt, field: &str, x: f64, max: f64) -> Result<f64
             path: path.to_path_buf(),
             at: row,
             field: field.into(),
-            detail: format!("{x} is above the plausible maximum {max}"),
+            detail: format!(
+                "{} is above the plausible maximum {max}",
+                rentix_core::stats::shown(x)
+            ),
         });
     }
     Ok(x)
@@ -785,6 +788,23 @@ mod tests {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         (dir, p)
+    }
+
+    /// A hostile usd_loss of 1e308 was echoed as 309 digits.
+    #[test]
+    fn a_number_far_above_its_bound_is_echoed_short() {
+        let (_d, p) = write(
+            "events.csv",
+            "start,end,kind,gpu_hours_lost,usd_loss,note\n2025-03-01,2025-03-02,outage,10,1e308,\n",
+        );
+        let e = read_events(&p, PeriodEnd::Exclusive)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field usd_loss: 1e308 is above the plausible maximum"),
+            "{e}"
+        );
+        assert!(e.len() < 200, "{e}");
     }
 
     /// A note quoted over two lines (as a spreadsheet writes a cell with a line

@@ -45,6 +45,17 @@ mod tests {
     }
 }
 
+/// A number as a refusal shows it: `{}` from 1e-6 to 1e9, in scientific form beyond
+/// (`{}` wrote a hostile 1e308 as 309 digits in a quarantine row's detail, and
+/// 1e-300 as 300 zeros).
+pub fn shown(x: f64) -> String {
+    if x == 0.0 || (1e-6..1e9).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// A share (0.25) as a person reads it (`25%`): whole percents, except that a share
 /// short of 100% (or away from 0%) is never written as 100% (or 0%): a hedge that
 /// removes 99.96% of the risk reads `99.96%`, not a perfect `100%`. Up to two

@@ -155,17 +155,6 @@ fn within_its_day(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
     Some(t.with_nanosecond(999_999_000).unwrap_or(t))
 }
 
-/// A price as a refusal shows it: `{}` in the range of prices, in scientific form
-/// beyond it (`{}` wrote 1e308 as 309 digits in a quarantine row's detail, and
-/// 1e-300 as 300 zeros).
-fn shown(x: f64) -> String {
-    if x == 0.0 || (1e-6..1e9).contains(&x.abs()) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
-}
-
 fn parse_f64(s: &str) -> Option<f64> {
     s.trim().parse::<f64>().ok()
 }
@@ -394,7 +383,7 @@ impl Normalizer {
                 "price",
                 format!(
                     "{} USD per GPU-hour after normalization is above the plausible maximum {}",
-                    shown(usd),
+                    rentix_core::stats::shown(usd),
                     self.bounds.max_usd_per_gpu_hour
                 ),
             ));
@@ -405,7 +394,7 @@ impl Normalizer {
                 "price",
                 format!(
                     "{} USD per GPU-hour after normalization is below the plausible minimum {}",
-                    shown(usd),
+                    rentix_core::stats::shown(usd),
                     self.bounds.min_usd_per_gpu_hour
                 ),
             ));
