@@ -219,8 +219,8 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
     }
     if let Some(st) = r.strategies.first() {
         s.push_str(&format!(
-            "  operational loss (never netted into the hedge): ${:.0}\n",
-            st.operational_loss.total_usd + st.operational_loss.outside_periods_usd
+            "  operational loss (never netted into the hedge): {}\n",
+            st.operational_loss.described(|x| format!("${x:.0}"))
         ));
     }
     if !r.months_left_out.is_empty() {

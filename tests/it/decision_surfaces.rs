@@ -111,3 +111,56 @@ fn every_surface_shows_the_decided_strategy_ratio_and_contracts() {
     }
     assert!(hedged >= 2, "only {hedged} of the users was told to hedge");
 }
+
+#[test]
+fn operational_loss_is_one_figure_on_every_surface() {
+    // One event of $7,777 in the rent's first month, which is no hedge period (it
+    // has no month of rent before it to enter on): summary.json counts it in
+    // `outside_periods_usd`, and the console and the hedge card added it to the
+    // total, while the report's reading said "Operational events cost $0".
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rent = m.sim("rent_neocloud_h200.csv");
+    let first = std::fs::read_to_string(&rent).unwrap();
+    let first = &first.lines().nth(1).unwrap()[..10];
+    let events = dir.path().join("events.csv");
+    std::fs::write(
+        &events,
+        format!("start,end,kind,gpu_hours_lost,usd_loss,note\n{first},{first},outage,0,7777,\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("bt");
+    let console = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&rent),
+        "--events",
+        p(&events),
+        "--resamples",
+        "100",
+        "--out",
+        p(&out),
+    ]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let op = &summary["strategies"]["unhedged"]["operational_loss"];
+    assert_eq!(op["total_usd"], 0.0, "{op}");
+    assert_eq!(op["outside_periods_usd"], 7777.0, "{op}");
+    assert!(
+        console.contains("operational loss (never netted into the hedge): $7777 ($7777 of it in months that are not hedge periods)"),
+        "{console}"
+    );
+    let html = out.join("report.html");
+    rentix_ok(&["report", "--in", p(&out), "--out", p(&html)]);
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains(
+            "Operational events cost $7.8k ($7.8k of it in months that are not hedge periods)"
+        ),
+        "reading"
+    );
+    assert!(html.contains("$7.8k of outages"), "card");
+    assert!(!html.contains("Operational events cost $0"), "reading");
+}

@@ -176,6 +176,29 @@ pub struct OperationalLoss {
     pub outside_periods_usd: f64,
 }
 
+impl OperationalLoss {
+    /// Every event's loss, inside the hedge periods and outside: the one figure the
+    /// console, the report's reading and its hedge card show.
+    pub fn all_usd(&self) -> f64 {
+        self.total_usd + self.outside_periods_usd.max(0.0)
+    }
+
+    /// `$X`, or `$X ($Y of it in months that are not hedge periods)`, with `money`
+    /// writing each amount.
+    pub fn described(&self, money: impl Fn(f64) -> String) -> String {
+        let outside = self.outside_periods_usd.max(0.0);
+        if outside > 0.0 {
+            format!(
+                "{} ({} of it in months that are not hedge periods)",
+                money(self.all_usd()),
+                money(outside)
+            )
+        } else {
+            money(self.all_usd())
+        }
+    }
+}
+
 /// Sensitivity of the result to the futures entry-price assumption.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EntrySensitivity {

@@ -37,8 +37,7 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
     };
     let basis = featured.basis.map_or(f64::NAN, |b| b.mean);
     let corr = opt(featured.correlation_changes);
-    let op = featured.operational_loss.total_usd
-        + featured.operational_loss.outside_periods_usd.max(0.0);
+    let op = featured.operational_loss.all_usd();
     let rows = [
         (
             "your rent against the index",

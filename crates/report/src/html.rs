@@ -560,7 +560,7 @@ fn pct(v: Option<f64>) -> String {
 }
 
 fn reading(s: &StrategySummary, side: Side) -> String {
-    let op = s.operational_loss.total_usd;
+    let op = s.operational_loss.described(money);
     let vm = s.operational_loss.volume_mismatch_usd;
     let mut t = String::new();
     if let Some(e) = s.effectiveness {
@@ -608,7 +608,7 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     let _ = write!(
         t,
         "Operational events cost {}: the hedge does not cover them. They also left hedged GPU-hours without rent to offset, worth {} of futures P&L (volume mismatch).",
-        money(op),
+        op,
         money(vm)
     );
     t
