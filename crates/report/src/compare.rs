@@ -142,6 +142,28 @@ fn truth_key(grade: &str) -> String {
     base.split('/').take(3).collect::<Vec<_>>().join("/")
 }
 
+/// Each file's mean absolute difference from the truth, on the dates every file
+/// and the truth value (how many, and each file's mean): a file that leaves its
+/// hard days unvalued is not scored on easier days than the others.
+fn from_truth(
+    mines: &[BTreeMap<NaiveDate, f64>],
+    truth: &BTreeMap<NaiveDate, f64>,
+) -> (usize, Vec<Option<f64>>) {
+    let dates: Vec<NaiveDate> = truth
+        .keys()
+        .filter(|d| mines.iter().all(|m| m.contains_key(d)))
+        .copied()
+        .collect();
+    let means = mines
+        .iter()
+        .map(|m| {
+            let on: BTreeMap<NaiveDate, f64> = dates.iter().map(|d| (*d, m[d])).collect();
+            agreement(&on, truth).mean_abs
+        })
+        .collect();
+    (dates.len(), means)
+}
+
 /// For each featured grade, every file against the first and against the truth.
 fn agreement_table(
     html: &mut String,
@@ -149,27 +171,33 @@ fn agreement_table(
     grades: &[String],
     truth: Option<&BTreeMap<String, DateSeries>>,
 ) {
-    let _ = writeln!(html, "<h2>How far apart they sit</h2><p>On the dates both have a value: the mean and largest absolute difference (USD per GPU-hour) and the correlation of daily log changes, each file against <b>{}</b>{}.</p>", esc(&inputs[0].label), if truth.is_some() { " and against the simulated market's truth" } else { "" });
-    let _ = writeln!(html, "<table><tr><th class=l>grade</th><th class=l>file</th><th>common dates</th><th>mean |diff|</th><th>max |diff|</th><th>corr. of daily changes</th><th>mean |diff| from truth</th></tr>");
+    let _ = writeln!(html, "<h2>How far apart they sit</h2><p>On the dates both have a value: the mean and largest absolute difference (USD per GPU-hour) and the correlation of daily log changes, each file against <b>{}</b>{}.</p>", esc(&inputs[0].label), if truth.is_some() { " and against the simulated market's truth, every file on the same dates (those every file and the truth value)" } else { "" });
+    let _ = writeln!(html, "<table><tr><th class=l>grade</th><th class=l>file</th><th>common dates</th><th>mean |diff|</th><th>max |diff|</th><th>corr. of daily changes</th><th>dates every file values</th><th>mean |diff| from truth</th></tr>");
     for g in grades {
         let reference = values(&inputs[0].fixings, g);
         let fair: Option<BTreeMap<NaiveDate, f64>> = truth
             .and_then(|t| t.get(&truth_key(g)))
             .map(|s| s.iter().collect());
-        for i in inputs {
-            let mine = values(&i.fixings, g);
-            let vs = agreement(&mine, &reference);
-            let vs_truth = fair.as_ref().map(|t| agreement(&mine, t));
+        let mines: Vec<BTreeMap<NaiveDate, f64>> =
+            inputs.iter().map(|i| values(&i.fixings, g)).collect();
+        let (truth_dates, truth_means) =
+            fair.as_ref().map_or((None, vec![None; mines.len()]), |t| {
+                let (n, m) = from_truth(&mines, t);
+                (Some(n), m)
+            });
+        for ((i, mine), vs_truth) in inputs.iter().zip(&mines).zip(truth_means) {
+            let vs = agreement(mine, &reference);
             let _ = writeln!(
                 html,
-                "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(g),
                 esc(&i.label),
                 vs.common,
                 opt(vs.mean_abs, 4),
                 opt(vs.max_abs, 4),
                 opt(vs.change_correlation, 3),
-                opt(vs_truth.and_then(|a| a.mean_abs), 4),
+                truth_dates.map_or("&ndash;".into(), |n| n.to_string()),
+                opt(vs_truth, 4),
             );
         }
     }
@@ -302,5 +330,20 @@ mod tests {
         let c = series(&[(0, 2.0), (1, 2.2), (2, 2.1), (3, 2.5)]);
         let d = series(&[(0, 4.0), (1, 4.4), (2, 4.2), (3, 5.0)]);
         assert!((agreement(&c, &d).change_correlation.unwrap() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_file_is_scored_against_the_truth_on_the_same_dates() {
+        // Truth 2.0 on days 0-3. File a values every day, 0.1 off on days 0-2
+        // and 1.0 off on the hard day 3; file b leaves day 3 unvalued and is 0.2
+        // off on days 0-2. Each on its own dates: a (0.1 x 3 + 1.0) / 4 = 0.325,
+        // b 0.2, so b looked closer. On the three dates both value: a 0.1, b 0.2.
+        let truth = series(&[(0, 2.0), (1, 2.0), (2, 2.0), (3, 2.0)]);
+        let a = series(&[(0, 2.1), (1, 2.1), (2, 2.1), (3, 3.0)]);
+        let b = series(&[(0, 2.2), (1, 2.2), (2, 2.2)]);
+        let (n, m) = from_truth(&[a, b], &truth);
+        assert_eq!(n, 3);
+        assert!((m[0].unwrap() - 0.1).abs() < 1e-12, "{m:?}");
+        assert!((m[1].unwrap() - 0.2).abs() < 1e-12, "{m:?}");
     }
 }
