@@ -108,7 +108,10 @@ fn unknown_underlying(path: &Path, wanted: &str, names: &[String]) -> BacktestEr
         .iter()
         .map(|n| {
             let same_gpu = n.split('/').next() == Some(gpu) || n.starts_with(wanted);
-            (usize::from(!same_gpu) * 1000 + edit_distance(wanted, n), n)
+            (
+                usize::from(!same_gpu) * 1000 + strsim::levenshtein(wanted, n),
+                n,
+            )
         })
         .collect();
     close.sort();
@@ -130,22 +133,6 @@ fn unknown_underlying(path: &Path, wanted: &str, names: &[String]) -> BacktestEr
         path: path.to_path_buf(),
         detail: format!("has no fixing with a value for {wanted}{hint}"),
     }
-}
-
-/// Levenshtein distance in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// The fixings as the backtest should see them, and today's view when that differs:

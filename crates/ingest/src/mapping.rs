@@ -318,6 +318,23 @@ impl Mapping {
                 });
             }
         }
+        // A column one or two letters from a canonical column the file lacks
+        // (`operater_tier`) left every row without that field, without a word.
+        for h in header.iter().filter(|h| !is_canonical_field(h)) {
+            let near = rentix_core::CANONICAL_COLUMNS.iter().find(|c| {
+                let (a, b) = (fold(c), fold(h));
+                let most = if a.chars().count() <= 5 { 1 } else { 2 };
+                !header.iter().any(|x| x == *c) && strsim::levenshtein(&a, &b) <= most
+            });
+            if let Some(field) = near {
+                return Err(IngestError::BadHeader {
+                    path: path.to_path_buf(),
+                    detail: format!(
+                        "column {h:?} is not a canonical column: did you mean {field:?}? (names are exact; a misspelt column would leave every row without {field})"
+                    ),
+                });
+            }
+        }
         for h in header {
             if is_canonical_field(h) {
                 let t = Template {
@@ -629,6 +646,25 @@ currency = "USD"
         assert!(!alone.contains("too"), "{alone}");
         assert_eq!(refusal("note"), None);
         assert_eq!(refusal("region_name"), None);
+        // A misspelt optional column (`operater_tier`) left every row without an
+        // operator tier, without a word: refused when the column it is one or two
+        // letters from (one for names of five letters or fewer) is not in the file.
+        let typo = refusal("operater_tier").expect("a misspelt optional column");
+        assert!(
+            typo.contains("\"operater_tier\"") && typo.contains("did you mean \"operator_tier\""),
+            "{typo}"
+        );
+        assert!(refusal("regoin").is_some_and(|d| d.contains("\"region\"")));
+        assert_eq!(refusal("notes"), None);
+        assert_eq!(
+            refusal("team"),
+            None,
+            "two letters from term, a four-letter name"
+        );
+        // Beside the column it is close to, another column is the file's own.
+        let mut header = required.clone();
+        header.extend(["region".to_string(), "regions".to_string()]);
+        assert!(Mapping::canonical(&header, Path::new("f.csv")).is_ok());
     }
 
     /// A mapping of plain columns (the canonical file's, or a mapping file's
