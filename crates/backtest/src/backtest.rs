@@ -11,7 +11,7 @@ use crate::periods::{build_periods, LeftOut, Period, Periods, LAYERS};
 use crate::perp::{mean_leg, tranche_leg, Instrument, PerpLeg, PerpSpec};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
 use crate::recommendation::{
-    moves_against, recommend, recommend_for, tradable, Candidate, Recommendation,
+    moves_against, no_exposure, recommend, recommend_for, tradable, Candidate, Recommendation,
 };
 use crate::rent::{Event, RentSeries, Side};
 use crate::stats::basis::{basis_stats, BasisStats};
@@ -1604,6 +1604,8 @@ fn run_aligned(
         rent.side,
         &contract.underlying,
     );
+    let exposures: Vec<f64> = periods.iter().map(|p| p.exposure).collect();
+    no_exposure(&mut recommendation, &exposures);
     warn_over_limit(&mut recommendation, contract);
     let perp = match &cfg.perp {
         None => None,
@@ -1616,6 +1618,7 @@ fn run_aligned(
                 rent.side,
                 &contract.underlying,
             );
+            no_exposure(&mut result.recommendation, &exposures);
             rows.extend(perp_rows);
             Some(result)
         }

@@ -6,9 +6,9 @@
 //! 1. Fewer than [`MIN_DECISION_PERIODS`] hedge periods: `not_enough_data` (how many
 //!    there are and how many the rule needs).
 //! 2. Among the strategies run (all six by default), take the one whose out-of-sample
-//!    effectiveness has the highest lower bound of its 95% bootstrap interval (the
-//!    point estimate when no resamples were asked for, and the recommendation says
-//!    so). A strategy a hedger could have traded month by month (one-to-one,
+//!    effectiveness has the highest lower bound of its 95% bootstrap interval. With
+//!    no resamples (`--resamples 0`) there is no interval, and no decision
+//!    (`not_enough_data`): a point estimate cannot tell risk removed from chance. A strategy a hedger could have traded month by month (one-to-one,
 //!    walk-forward, ewma, layered) is judged by its backtest. `static-min-variance`,
 //!    the ratio fitted on every month, is judged by cross-validation: each month
 //!    hedged at the ratio fitted on all the other months
@@ -62,7 +62,8 @@ pub enum Decision {
     /// No tradable hedge removed risk that can be told from chance, the hedge rounds to
     /// zero contracts, the rent never varied, or no tradable strategy was run.
     DoNotHedge,
-    /// Fewer than `MIN_DECISION_PERIODS` hedge periods.
+    /// Fewer than `MIN_DECISION_PERIODS` hedge periods, or no interval to decide on
+    /// (`--resamples 0`).
     NotEnoughData,
 }
 
@@ -219,10 +220,18 @@ pub(crate) fn recommend_for(
     r.hedge_ratio = Some(best.next_ratio);
     r.effectiveness = best.effectiveness;
     r.effectiveness_interval = best.interval;
-    let interval = best
-        .interval
-        .map(|i| format!(" (95% interval {} to {})", pct(i.low), pct(i.high)))
-        .unwrap_or_else(|| " (no interval: --resamples 0; decided on the point estimate)".into());
+    let Some(i) = best.interval else {
+        // Unrelated random-walk rents removed "some" risk by point estimate half the
+        // time: without an interval nothing tells risk removed from chance.
+        r.reason = format!(
+            "no decision: --resamples 0 leaves no interval, and a point estimate cannot tell risk removed from chance; the best hedge ({}, ratio {:.2}) removed {}; run again without --resamples 0",
+            best.strategy.as_str(),
+            best.next_ratio,
+            pct(best.effectiveness.unwrap_or(0.0))
+        );
+        return r;
+    };
+    let interval = format!(" (95% interval {} to {})", pct(i.low), pct(i.high));
     let removes = key(best).is_some_and(|k| k > 0.0);
     if removes && best.next_contracts > 0 {
         let buy = side == Side::Pay;
@@ -354,6 +363,21 @@ fn no_hedge_reason(
             best.strategy.as_str(),
             pct(eff)
         )
+    }
+}
+
+/// Rewrites the reason of a decision not to hedge a rent whose every period holds
+/// no GPU-hours (`exposures`): its P&L never varied because nothing was rented,
+/// not because the price held still.
+pub(crate) fn no_exposure(r: &mut Recommendation, exposures: &[f64]) {
+    if r.decision == Decision::DoNotHedge
+        && !exposures.is_empty()
+        && exposures.iter().all(|e| *e == 0.0)
+    {
+        r.reason = format!(
+            "do not hedge: your rent holds no GPU-hours in the {} periods (every row's gpu_hours is 0), so there is no exposure to hedge",
+            r.periods
+        );
     }
 }
 
@@ -556,6 +580,44 @@ mod tests {
             recommend(Side::Pay, 12, &zero, "x").decision,
             Decision::DoNotHedge
         );
+    }
+
+    #[test]
+    fn no_interval_is_no_decision() {
+        // A hostile run: with --resamples 0, 15 of 30 eight-month random-walk rents
+        // unrelated to the index read "hedge" on a point estimate (ewma removed 8%).
+        // A point estimate cannot tell risk removed from chance: no decision.
+        let mut c = cand(Strategy::Ewma, 0.08, 0.0, 0.0, 12);
+        c.interval = None;
+        let r = recommend(Side::Pay, 8, &[c], "h100");
+        assert_eq!(r.decision, Decision::NotEnoughData);
+        assert!(r.contracts.is_none() && r.futures_side.is_none());
+        assert_eq!(r.strategy, Some(Strategy::Ewma));
+        assert!(
+            r.reason.starts_with("no decision: --resamples 0 leaves no interval, and a point estimate cannot tell risk removed from chance; the best hedge (ewma, ratio 1.00) removed 8%"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[test]
+    fn a_rent_of_no_gpu_hours_is_no_exposure() {
+        // Every row's gpu_hours 0: the rent P&L never varies, and the reason said
+        // "your rent did not change", when its price did.
+        let mut c = cand(Strategy::OneToOne, 0.0, 0.0, 0.0, 0);
+        c.effectiveness = None;
+        c.interval = None;
+        let mut r = recommend(Side::Earn, 30, &[c], "h200");
+        no_exposure(&mut r, &[0.0; 30]);
+        assert_eq!(r.decision, Decision::DoNotHedge);
+        assert_eq!(
+            r.reason,
+            "do not hedge: your rent holds no GPU-hours in the 30 periods (every row's gpu_hours is 0), so there is no exposure to hedge"
+        );
+        let mut kept = recommend(Side::Earn, 30, &[c], "h200");
+        let before = kept.reason.clone();
+        no_exposure(&mut kept, &[0.0, 1.0]);
+        assert_eq!(kept.reason, before);
     }
 
     #[test]
