@@ -621,13 +621,33 @@ fn an_event_losing_more_than_was_rented_is_refused() {
     let rent = dir.path().join("rent.csv");
     std::fs::write(&rent, text).unwrap();
     let day = &days[days.len() / 2];
-    for (lost, ok) in [("1e12", false), ("1000.5", false), ("1000", true)] {
+    let next = &days[days.len() / 2 + 1];
+    // Two overlapping events of 600 on the same day lose 1,200 of its 1,000 (a
+    // hostile run: two of 100,000 over days that held 122,880, accepted); on
+    // days apart they lose 600 of each day's 1,000. The same row twice is a
+    // duplicate, not two outages (it was summed: $1000 for $500).
+    let overlapping =
+        format!("{day},{day},outage,600,100,a\n{day},{day},failed_deployment,600,100,b\n");
+    let apart = format!("{day},{day},outage,600,100,a\n{next},{next},outage,600,100,b\n");
+    let twice = format!("{day},{day},outage,10,500,a\n{day},{day},outage,10,500,a\n");
+    for (lost, ok) in [
+        ("1e12", false),
+        ("1000.5", false),
+        ("1000", true),
+        ("overlapping", false),
+        ("apart", true),
+        ("twice", false),
+    ] {
         let events = dir.path().join("events.csv");
+        let body = match lost {
+            "overlapping" => overlapping.clone(),
+            "apart" => apart.clone(),
+            "twice" => twice.clone(),
+            _ => format!("{day},{day},outage,{lost},100,x\n"),
+        };
         std::fs::write(
             &events,
-            format!(
-                "start,end,kind,gpu_hours_lost,usd_loss,note\n{day},{day},outage,{lost},100,x\n"
-            ),
+            format!("start,end,kind,gpu_hours_lost,usd_loss,note\n{body}"),
         )
         .unwrap();
         let o = rentix(&[
@@ -648,6 +668,18 @@ fn an_event_losing_more_than_was_rented_is_refused() {
         let err = String::from_utf8_lossy(&o.stderr);
         if ok {
             assert!(o.status.success(), "{lost}: {err}");
+        } else if lost == "overlapping" {
+            assert_eq!(o.status.code(), Some(3), "{lost}: {err}");
+            assert!(
+                err.contains(&format!("events overlapping on {day}..{next} (2 of them): 1,200 GPU-hours lost together, more than the 1,000 the rent holds over those days")),
+                "{err}"
+            );
+        } else if lost == "twice" {
+            assert_eq!(o.status.code(), Some(3), "{lost}: {err}");
+            assert!(
+                err.contains("row 2 (line 3)") && err.contains("repeats row 1"),
+                "{err}"
+            );
         } else {
             assert_eq!(o.status.code(), Some(3), "{lost}: {err}");
             assert!(err.contains(&format!("event outage {day}")), "{err}");

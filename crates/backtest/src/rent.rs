@@ -653,6 +653,7 @@ pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, Backt
         &["start", "end", "kind", "gpu_hours_lost", "usd_loss"],
     )?;
     let mut out = Vec::new();
+    let mut seen = BTreeMap::new();
     for (row, rec) in &recs {
         let row = *row;
         let start = date(path, row, rec, "start")?;
@@ -703,6 +704,27 @@ pub fn read_events(path: &Path, end_rule: PeriodEnd) -> Result<Vec<Event>, Backt
             )?,
             note: rec.get("note").cloned().unwrap_or_default(),
         });
+        // The same event written twice (a row pasted again) is one event: summed,
+        // its loss counted twice.
+        let e = &out[out.len() - 1];
+        let key = (
+            e.start,
+            e.end,
+            e.kind.clone(),
+            e.gpu_hours_lost.to_bits(),
+            e.usd_loss.to_bits(),
+            e.note.clone(),
+        );
+        if let Some(first) = seen.insert(key, row.row) {
+            return Err(BacktestError::Row {
+                path: path.to_path_buf(),
+                at: row,
+                field: "start".into(),
+                detail: format!(
+                    "repeats row {first} field for field: the same event written twice would count its loss twice (drop one, or tell them apart in note)"
+                ),
+            });
+        }
     }
     Ok(out)
 }
