@@ -380,7 +380,7 @@ fn schedule(
 }
 
 /// Why a day of a perp's holding has no mark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 pub(crate) enum Unmarked {
     /// The index has no fixing on or before the day.
     #[error("no fixing on or before {0} to mark the perp")]
@@ -390,6 +390,19 @@ pub(crate) enum Unmarked {
         "the premium file starts after {0}, a day the perp is held: give a premium from {0} on"
     )]
     NoPremium(NaiveDate),
+    /// The premium takes the mark to zero or below.
+    #[error(
+        "the mark on {day} is {index} + {premium} = {} USD per GPU-hour, not above zero: no perp trades at that mark (a premium below minus the index; check --perp-premium or the premium file)",
+        rentix_core::stats::shown(index + premium)
+    )]
+    NotPositive {
+        /// The day.
+        day: NaiveDate,
+        /// The index on it.
+        index: f64,
+        /// The premium on it.
+        premium: f64,
+    },
 }
 
 /// The mark on `day`: the latest fixing on or before it plus the day's premium.
@@ -398,7 +411,17 @@ fn mark(spec: &PerpSpec, index: &DateSeries, day: NaiveDate) -> Result<f64, Unma
         .last_on_or_before(day)
         .map(|(_, v)| v)
         .ok_or(Unmarked::NoFixing(day))?;
-    Ok(i + spec.premium_on(day)?)
+    let p = spec.premium_on(day)?;
+    let m = i + p;
+    if m > 0.0 {
+        Ok(m)
+    } else {
+        Err(Unmarked::NotPositive {
+            day,
+            index: i,
+            premium: p,
+        })
+    }
 }
 
 /// One tranche's leg: built at the lookback days ending `entry_day`, held through
@@ -521,6 +544,39 @@ mod tests {
         assert_eq!(l.funding, 0.0);
         // Held 1 day at 1, then 29/30 .. 1/30: (30 + 29 + ... + 1) / 30 = 15.5 days.
         assert!((l.weight_days - 15.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_premium_that_takes_the_mark_to_zero_or_below_is_refused() {
+        // A hostile run: --perp-premium=-5 on an index of 2 to 4 was accepted, and
+        // the fees on the negative marks came out at -30,978 USD. June 1 2025 is
+        // day 151: 3.51 - 5 = -1.49.
+        let spec = PerpSpec::constant("t", -5.0).unwrap();
+        let e = tranche_leg(
+            &spec,
+            &rising(),
+            d("2025-05-31"),
+            1,
+            d("2025-06-01"),
+            d("2025-07-01"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("the mark on 2025-05-31 is 3.5 + -5 = -1.5 USD per GPU-hour"),
+            "{e}"
+        );
+        // -3.4 keeps every mark of June above zero (the lowest, May 31's, 0.1).
+        let spec = PerpSpec::constant("t", -3.4).unwrap();
+        assert!(tranche_leg(
+            &spec,
+            &rising(),
+            d("2025-05-31"),
+            1,
+            d("2025-06-01"),
+            d("2025-07-01")
+        )
+        .is_ok());
     }
 
     #[test]
