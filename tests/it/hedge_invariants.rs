@@ -146,8 +146,9 @@ fn backtest(
         GRADE,
         "--out",
         p(out),
+        // A few resamples: without an interval there is no decision.
         "--resamples",
-        "0",
+        "50",
     ];
     args.extend(extra);
     rentix_ok(&args);

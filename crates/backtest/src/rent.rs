@@ -437,6 +437,7 @@ impl RentSeries {
         if end_rule == PeriodEnd::Exclusive {
             one_day_gaps(path, &periods)?;
         }
+        far_from_neighbours(path, &periods)?;
         let side = side.ok_or_else(|| BacktestError::File {
             path: path.to_path_buf(),
             detail: "no rent rows".into(),
@@ -524,6 +525,82 @@ impl RentSeries {
         }
         out
     }
+}
+
+/// A number for a sentence: at most four decimals, no trailing zeros.
+fn shown_short(x: f64) -> String {
+    let t = format!("{x:.4}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Neighbouring rows a row is compared with: up to seven on each side.
+const NEIGHBOURS: usize = 7;
+/// A price this many times its neighbours' median (or that fraction of it) is a typo.
+const PRICE_JUMP: f64 = 10.0;
+/// GPU-hours a day this many times the neighbours' median (or that fraction) are.
+const HOURS_JUMP: f64 = 1000.0;
+
+/// Refuses a row whose price is tenfold (or a tenth of) the median of its
+/// neighbouring rows, or whose GPU-hours a day are a thousandfold (or a
+/// thousandth): a rent does not move tenfold against the days around it, and one
+/// such row moved every hedge ratio of the months around it (walk-forward up to
+/// 61.8). Capacity can grow fast, so its bound is wider. Judged on at least four
+/// neighbours; `periods` sorted by start.
+fn far_from_neighbours(path: &Path, periods: &[RentPeriod]) -> Result<(), BacktestError> {
+    let per_day = |p: &RentPeriod| p.gpu_hours.get() / (p.end - p.start).num_days().max(1) as f64;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    for (i, p) in periods.iter().enumerate() {
+        let around: Vec<&RentPeriod> = periods[i.saturating_sub(NEIGHBOURS)..i]
+            .iter()
+            .chain(periods.iter().skip(i + 1).take(NEIGHBOURS))
+            .collect();
+        if around.len() < 4 {
+            continue;
+        }
+        let far = |x: f64, m: f64, k: f64| m > 0.0 && x > 0.0 && (x > m * k || x * k < m);
+        let checks = [
+            (
+                p.price.get(),
+                median(around.iter().map(|q| q.price.get()).collect()),
+                PRICE_JUMP,
+                "USD per GPU-hour",
+            ),
+            (
+                per_day(p),
+                median(around.iter().map(|q| per_day(q)).collect()),
+                HOURS_JUMP,
+                "GPU-hours a day",
+            ),
+        ];
+        for (x, m, k, what) in checks {
+            if far(x, m, k) {
+                let times = if x > m {
+                    format!("{:.0}x", x / m)
+                } else {
+                    format!("1/{:.0}", m / x)
+                };
+                return Err(BacktestError::Data(format!(
+                    "{}: the row of {}..{}: {} {what} is {times} the median of its {} neighbouring rows ({}): a typo? A rent row {}-fold from the rows around it is refused; correct it",
+                    path.display(),
+                    p.start,
+                    p.end,
+                    shown_short(x),
+                    around.len(),
+                    shown_short(m),
+                    k
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One rent row, checked field by field; `side` is the file's side so far.
@@ -810,6 +887,65 @@ mod tests {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         (dir, p)
+    }
+
+    /// A hostile run: rent = index but for three days at 3000 USD per GPU-hour
+    /// (under the 10,000 cap) flipped a perfect hedge to "would add risk", with
+    /// walk-forward ratios up to 61.8 and no warning; one day's gpu_hours x10,000
+    /// still read "hedge". A row tenfold its neighbours' price, or a thousandfold
+    /// their GPU-hours a day, is refused naming its days.
+    #[test]
+    fn a_row_far_from_its_neighbours_is_refused() {
+        let rent = |price: &dyn Fn(u32) -> f64, hours: &dyn Fn(u32) -> f64| {
+            let mut t = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
+            let d0 = NaiveDate::from_ymd_opt(2025, 1, 1).unwrap();
+            for i in 0..60u32 {
+                let (a, b) = (
+                    d0 + Days::new(u64::from(i)),
+                    d0 + Days::new(u64::from(i) + 1),
+                );
+                t.push_str(&format!("{a},{b},{},{},pay\n", price(i), hours(i)));
+            }
+            t
+        };
+        // Day 30's neighbours are days 23-29 and 31-37, 2.923 to 2.937: median
+        // (2.929 + 2.931) / 2 = 2.93, and 3000 / 2.93 = 1023.9.
+        let read = |text: String| {
+            let (_d, p) = write("rent.csv", &text);
+            RentSeries::from_csv(&p, PeriodEnd::Exclusive)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let e = read(rent(
+            &|i| {
+                if i == 30 {
+                    3000.0
+                } else {
+                    2.9 + 0.001 * f64::from(i)
+                }
+            },
+            &|_| 24.0,
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("the row of 2025-01-31..2025-02-01: 3000 USD per GPU-hour is 1024x the median of its 14 neighbouring rows (2.93)"),
+            "{e}"
+        );
+        let e = read(rent(&|_| 2.9, &|i| if i == 40 { 240_000.0 } else { 24.0 })).unwrap_err();
+        assert!(
+            e.contains("the row of 2025-02-10..2025-02-11: 240000 GPU-hours a day is 10000x"),
+            "{e}"
+        );
+        // A rent that doubles in a day, and capacity that grows a hundredfold, are
+        // rents, not typos.
+        assert!(
+            read(rent(&|i| if i < 30 { 2.0 } else { 4.0 }, &|i| if i < 30 {
+                24.0
+            } else {
+                2400.0
+            }))
+            .is_ok()
+        );
     }
 
     /// A hostile usd_loss of 1e308 was echoed as 309 digits.
