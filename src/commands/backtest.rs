@@ -123,6 +123,13 @@ impl BacktestPlan {
 
 /// Loads inputs and runs the backtest.
 pub(super) fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
+    let r = compute(plan)?;
+    write_backtest(&plan.out, &r)?;
+    Ok(r)
+}
+
+/// The backtest of `plan`, nothing written.
+fn compute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
     let files = BacktestFiles {
         index: plan.index.clone(),
         rent: plan.rent.clone(),
@@ -139,7 +146,6 @@ pub(super) fn execute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
             plan.config.contract.underlying
         )
     })?;
-    write_backtest(&plan.out, &r)?;
     Ok(r)
 }
 
@@ -257,6 +263,17 @@ pub(super) fn cost_decomposition(
     operator: &str,
     out: &Path,
 ) -> anyhow::Result<String> {
+    let months = cost_months(r, throughput, operator)?;
+    write_cost_decomposition(&months, operator, out)
+}
+
+/// The decomposition's months, computed before anything is written: a run that
+/// cannot decompose (no such operator, two models) leaves no outputs behind.
+fn cost_months(
+    r: &BacktestResult,
+    throughput: &Path,
+    operator: &str,
+) -> anyhow::Result<Vec<CostMonth>> {
     let rows = read_throughput(throughput)?;
     let featured = r.decided_strategy().map(|s| s.strategy);
     let periods: Vec<_> = r
@@ -264,8 +281,17 @@ pub(super) fn cost_decomposition(
         .filter(|p| Some(p.strategy) == featured)
         .cloned()
         .collect();
-    let months = decompose_cost(&periods, &rows, operator)
-        .with_context(|| format!("{}", throughput.display()))?;
+    Ok(decompose_cost(&periods, &rows, operator)
+        .with_context(|| format!("{}", throughput.display()))?)
+}
+
+/// Writes `cost_decomposition.csv` and the percentile chart; returns a line to
+/// print.
+fn write_cost_decomposition(
+    months: &[CostMonth],
+    operator: &str,
+    out: &Path,
+) -> anyhow::Result<String> {
     let f = |g: &dyn Fn(&CostMonth) -> Option<f64>| Col::F64(months.iter().map(g).collect());
     let mut t = Table::new();
     t.push(
@@ -325,11 +351,17 @@ pub(super) fn cost_decomposition(
 
 pub(super) fn run(a: BacktestArgs) -> anyhow::Result<()> {
     let plan = BacktestPlan::from_args(&a)?;
-    let r = execute(&plan)?;
+    let r = compute(&plan)?;
+    // Everything that can fail on the inputs before the first file is written.
+    let months = match (&a.throughput, &a.operator) {
+        (Some(t), Some(op)) => Some((cost_months(&r, t, op)?, op)),
+        _ => None,
+    };
+    write_backtest(&plan.out, &r)?;
     rentix_report::backtest_charts(&plan.out, &r).context("drawing charts")?;
     outln!("{}", headline(&r, &plan.out));
-    if let (Some(t), Some(op)) = (&a.throughput, &a.operator) {
-        outln!("{}", cost_decomposition(&r, t, op, &plan.out)?);
+    if let Some((months, op)) = months {
+        outln!("{}", write_cost_decomposition(&months, op, &plan.out)?);
     }
     Ok(())
 }

@@ -206,6 +206,55 @@ fn backtest_splits_the_cost_per_useful_token_into_rent_throughput_and_failures()
 }
 
 #[test]
+fn an_operator_of_two_models_is_refused_and_a_refused_run_writes_nothing() {
+    // A hostile run: one extra row of "me" for llm-8b at 3000 tokens/s made the
+    // decomposition use it for two months and go back to llm, inventing
+    // throughput effects of -2.98 and +2.61 USD per million tokens. And
+    // `--operator nobody` exited 3 after the backtest's files were written.
+    let m = crate::fixture::market();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    let body = [
+        HEAD.to_string(),
+        "me,H100 SXM,bare-metal,llm,8000,1000,50,200,0.95,256,,2024-01-01".into(),
+        "me,H100 SXM,bare-metal,llm-8b,8000,1000,50,3000,0.95,256,,2024-07-01".into(),
+        "peer-a,H100 SXM,bare-metal,llm,8000,1000,50,250,0.99,512,2.0,2024-01-01".into(),
+    ];
+    std::fs::write(&f, body.join("\n") + "\n").unwrap();
+    for (operator, says) in [
+        ("me", "rows of \"me\" for llm, llm-8b"),
+        ("nobody", "no row for operator \"nobody\""),
+    ] {
+        let out = dir.path().join(format!("bt-{operator}"));
+        let o = rentix(&[
+            "backtest",
+            "--index",
+            p(&m.fixings()),
+            "--rent",
+            p(&m.sim("rent_producer_h100_spot_rate.csv")),
+            "--underlying",
+            "h100-sxm-80gb/bare-metal/on-demand",
+            "--out",
+            p(&out),
+            "--resamples",
+            "20",
+            "--throughput",
+            p(&f),
+            "--operator",
+            operator,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(
+            !out.exists(),
+            "{operator}: a refused run left {}",
+            out.display()
+        );
+    }
+}
+
+#[test]
 fn an_operator_given_twice_for_one_curve_is_refused_by_row() {
     // Rows 1 and 3 give stack-a's llm-70b on B200 managed-cluster on one date: the
     // curve counted its 512 GPUs twice (a third operator's percentile 25 instead of

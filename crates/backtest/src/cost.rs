@@ -216,6 +216,26 @@ pub enum CostError {
         /// Why it could not be priced.
         why: crate::pricing::PriceError,
     },
+    /// Rows of one model measure two workloads: their costs per token are not one
+    /// curve.
+    #[error("{model} is measured under two workloads, {first} and {other}: operators are compared on one workload; give each workload its own model name (llm-70b@20tps)")]
+    Workloads {
+        /// The model.
+        model: String,
+        /// Its first row's workload, in words.
+        first: String,
+        /// A row of another workload, in words.
+        other: String,
+    },
+    /// The user's operator has rows of more than one model: its cost per token
+    /// would move between models from month to month.
+    #[error("the throughput file has rows of {operator:?} for {models}: the decomposition follows one model; keep one model's rows")]
+    ManyModels {
+        /// The operator, as the user named it.
+        operator: String,
+        /// Its models, listed.
+        models: String,
+    },
     /// The user's operator has no row in the file.
     #[error("the throughput file has no row for operator {0:?}")]
     NoOperator(String),
@@ -230,77 +250,147 @@ pub enum CostError {
 }
 
 /// The cost curves of `rows` (each priced: `price(row)` gives its rent), one per
-/// model and date, points sorted by cost then operator.
+/// model and date, points sorted by cost then operator. The curve of a date holds
+/// every operator's row in force on it (its latest dated row on or before it, else
+/// its undated row; one point per operator, GPU and scope), priced on that date:
+/// a curve of the operators who happened to publish that day ranked an operator
+/// first of one while eleven others' earlier rows still held. A model measured
+/// under two workloads (tokens in and out, target speed per user) is refused:
+/// costs per token under different workloads are not one curve.
 pub fn cost_curves(
     rows: &[Throughput],
     price: impl Fn(&Throughput) -> Result<f64, crate::pricing::PriceError>,
 ) -> Result<Vec<CostPoint>, CostError> {
-    let mut groups: BTreeMap<(String, Option<NaiveDate>), Vec<CostPoint>> = BTreeMap::new();
+    let mut by_model: BTreeMap<&str, Vec<&Throughput>> = BTreeMap::new();
     for r in rows {
-        let usd = match r.usd_per_gpu_hour {
-            Some(p) => p,
-            None => price(r).map_err(|why| CostError::Unpriced {
-                row: r.row,
-                operator: r.operator.clone(),
-                why,
-            })?,
-        };
-        groups
-            .entry((r.model.clone(), r.date))
-            .or_default()
-            .push(CostPoint {
-                operator: r.operator.clone(),
-                gpu: r.gpu.clone(),
-                scope: r.scope.clone(),
-                model: r.model.clone(),
-                date: r.date,
-                usd_per_gpu_hour: usd,
-                output_tokens_per_s_per_gpu: r.output_tokens_per_s_per_gpu,
-                success_rate: r.success_rate,
-                usd_per_m_useful_tokens: usd_per_m_useful_tokens(
-                    usd,
-                    r.output_tokens_per_s_per_gpu,
-                    r.success_rate,
-                ),
-                capacity_gpus: r.capacity_gpus,
-                cumulative_capacity_gpus: 0.0,
-                percentile: 0.0,
-                rank: 0,
-                operators: 0,
-            });
+        by_model.entry(r.model.as_str()).or_default().push(r);
     }
     let mut out = Vec::new();
-    for (_, mut pts) in groups {
-        pts.sort_by(|a, b| {
-            a.usd_per_m_useful_tokens
-                .total_cmp(&b.usd_per_m_useful_tokens)
-                .then(a.operator.cmp(&b.operator))
-        });
-        let total: f64 = pts.iter().map(|p| p.capacity_gpus).sum();
-        let n = pts.len();
-        // Operators at one cost are one step of the curve: each is at the
-        // capacity at or below that cost, and ranks after the cheaper ones only.
-        let mut cum = 0.0;
-        let mut first = 0;
-        while first < n {
-            let cost = pts[first].usd_per_m_useful_tokens;
-            let end = first + pts[first..].partition_point(|p| p.usd_per_m_useful_tokens == cost);
-            cum += pts[first..end].iter().map(|p| p.capacity_gpus).sum::<f64>();
-            for p in &mut pts[first..end] {
-                p.cumulative_capacity_gpus = cum;
-                p.percentile = if total > 0.0 {
-                    100.0 * cum / total
-                } else {
-                    100.0 * end as f64 / n as f64
-                };
-                p.rank = first + 1;
-                p.operators = n;
-            }
-            first = end;
+    for (model, rs) in by_model {
+        one_workload(model, &rs)?;
+        let mut dates: Vec<Option<NaiveDate>> =
+            rs.iter().filter_map(|r| r.date.map(Some)).collect();
+        dates.sort();
+        dates.dedup();
+        if dates.is_empty() {
+            dates.push(None);
         }
-        out.extend(pts);
+        for day in dates {
+            let mut in_force: BTreeMap<(&str, &str, &str), &Throughput> = BTreeMap::new();
+            for r in rs.iter().filter(|r| r.date.is_none() || r.date <= day) {
+                let at = in_force
+                    .entry((r.operator.as_str(), r.gpu.as_str(), r.scope.as_str()))
+                    .or_insert(r);
+                if r.date > at.date {
+                    *at = r;
+                }
+            }
+            let mut pts = Vec::with_capacity(in_force.len());
+            for r in in_force.into_values() {
+                let usd = match r.usd_per_gpu_hour {
+                    Some(p) => p,
+                    None => {
+                        let mut on = r.clone();
+                        on.date = day.or(r.date);
+                        price(&on).map_err(|why| CostError::Unpriced {
+                            row: r.row,
+                            operator: r.operator.clone(),
+                            why,
+                        })?
+                    }
+                };
+                pts.push(CostPoint {
+                    operator: r.operator.clone(),
+                    gpu: r.gpu.clone(),
+                    scope: r.scope.clone(),
+                    model: r.model.clone(),
+                    date: day,
+                    usd_per_gpu_hour: usd,
+                    output_tokens_per_s_per_gpu: r.output_tokens_per_s_per_gpu,
+                    success_rate: r.success_rate,
+                    usd_per_m_useful_tokens: usd_per_m_useful_tokens(
+                        usd,
+                        r.output_tokens_per_s_per_gpu,
+                        r.success_rate,
+                    ),
+                    capacity_gpus: r.capacity_gpus,
+                    cumulative_capacity_gpus: 0.0,
+                    percentile: 0.0,
+                    rank: 0,
+                    operators: 0,
+                });
+            }
+            rank(&mut pts);
+            out.extend(pts);
+        }
     }
     Ok(out)
+}
+
+/// Refuses a model whose rows measure two workloads.
+fn one_workload(model: &str, rows: &[&Throughput]) -> Result<(), CostError> {
+    let workload = |r: &Throughput| {
+        (
+            r.input_tokens.to_bits(),
+            r.output_tokens.to_bits(),
+            r.target_tokens_per_s_per_user.to_bits(),
+        )
+    };
+    let Some(first) = rows.first() else {
+        return Ok(());
+    };
+    match rows.iter().find(|r| workload(r) != workload(first)) {
+        None => Ok(()),
+        Some(other) => {
+            let says = |r: &Throughput| {
+                format!(
+                    "row {} ({}): {} tokens in, {} out, {} tokens/s per user",
+                    r.row,
+                    r.operator,
+                    r.input_tokens,
+                    r.output_tokens,
+                    r.target_tokens_per_s_per_user
+                )
+            };
+            Err(CostError::Workloads {
+                model: model.to_string(),
+                first: says(first),
+                other: says(other),
+            })
+        }
+    }
+}
+
+/// Sorts one curve by cost (then operator) and fills its cumulative capacity,
+/// percentiles and ranks.
+fn rank(pts: &mut [CostPoint]) {
+    pts.sort_by(|a, b| {
+        a.usd_per_m_useful_tokens
+            .total_cmp(&b.usd_per_m_useful_tokens)
+            .then(a.operator.cmp(&b.operator))
+    });
+    let total: f64 = pts.iter().map(|p| p.capacity_gpus).sum();
+    let n = pts.len();
+    // Operators at one cost are one step of the curve: each is at the
+    // capacity at or below that cost, and ranks after the cheaper ones only.
+    let mut cum = 0.0;
+    let mut first = 0;
+    while first < n {
+        let cost = pts[first].usd_per_m_useful_tokens;
+        let end = first + pts[first..].partition_point(|p| p.usd_per_m_useful_tokens == cost);
+        cum += pts[first..end].iter().map(|p| p.capacity_gpus).sum::<f64>();
+        for p in &mut pts[first..end] {
+            p.cumulative_capacity_gpus = cum;
+            p.percentile = if total > 0.0 {
+                100.0 * cum / total
+            } else {
+                100.0 * end as f64 / n as f64
+            };
+            p.rank = first + 1;
+            p.operators = n;
+        }
+        first = end;
+    }
 }
 
 /// How an operator's place on its model's curve moved from its first date to its
@@ -443,6 +533,63 @@ mod tests {
             .map(|p| (p.percentile * 1e6).round() / 1e6)
             .collect();
         assert_eq!(pct, [66.666667, 66.666667, 100.0]);
+    }
+
+    #[test]
+    fn a_curve_holds_every_row_in_force_on_its_date() {
+        // A hostile run: the sim's neocloud_h200 published alone on 2024-06-01 and
+        // was "rank 1 of 1, the cheapest producer", though eleven operators' rows
+        // of 2024-04-01 still held. Here A and B publish on April 1 (A at 300
+        // tokens/s, B at 200), C alone on June 1 at 250: June's curve is A (still
+        // in force), C, B; April's holds A and B only.
+        let on = |mut t: Throughput, d: &str| {
+            t.date = Some(NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap());
+            t
+        };
+        let rows = [
+            on(point("A", 300.0, 100.0), "2024-04-01"),
+            on(point("B", 200.0, 100.0), "2024-04-01"),
+            on(point("C", 250.0, 100.0), "2024-06-01"),
+        ];
+        let c = cost_curves(&rows, |_| unreachable!()).unwrap();
+        let got: Vec<(String, &str, usize, usize)> = c
+            .iter()
+            .map(|p| {
+                (
+                    p.date.unwrap().to_string(),
+                    p.operator.as_str(),
+                    p.rank,
+                    p.operators,
+                )
+            })
+            .collect();
+        let want = [
+            ("2024-04-01", "A", 1, 2),
+            ("2024-04-01", "B", 2, 2),
+            ("2024-06-01", "A", 1, 3),
+            ("2024-06-01", "C", 2, 3),
+            ("2024-06-01", "B", 3, 3),
+        ];
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!((g.0.as_str(), g.1, g.2, g.3), w);
+        }
+    }
+
+    #[test]
+    fn a_model_under_two_workloads_is_refused() {
+        // 8000 tokens in and 1000 out at 100 tokens/s per user against 20 tokens/s
+        // per user: costs per token under different service levels ranked as one.
+        let mut slow = point("B", 300.0, 100.0);
+        slow.target_tokens_per_s_per_user = 20.0;
+        slow.row = 2;
+        let e = cost_curves(&[point("A", 200.0, 100.0), slow], |_| unreachable!())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("llm-70b is measured under two workloads, row 1 (A): 8000 tokens in, 1000 out, 100 tokens/s per user and row 2 (B): 8000 tokens in, 1000 out, 20 tokens/s per user"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -105,6 +105,13 @@ pub fn decompose_cost(
     let Some(model) = mine.first().map(|t| t.model.clone()) else {
         return Err(CostError::NoOperator(operator.to_string()));
     };
+    let models: std::collections::BTreeSet<&str> = mine.iter().map(|t| t.model.as_str()).collect();
+    if models.len() > 1 {
+        return Err(CostError::ManyModels {
+            operator: operator.to_string(),
+            models: models.into_iter().collect::<Vec<_>>().join(", "),
+        });
+    }
     let mut out: Vec<CostMonth> = Vec::new();
     for p in periods {
         let last_day = p.period_end - Days::new(1);
