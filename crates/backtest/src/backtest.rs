@@ -1457,10 +1457,10 @@ fn daily_points(rent: &RentSeries, idx: &IndexInputs) -> Vec<DailyPoint> {
 /// A rent that is priced on last month's index (a monthly invoice at last month's
 /// average, say) follows the index one month late: its changes match the index's
 /// changes of the month before, and the same month's contract cannot hedge them.
-/// When the rent is invoiced by whole calendar months and its monthly changes
-/// correlate more with the settlements' changes of the month before than with the
-/// same month's, the backtest is also run with each month's rent set against the
-/// contract of the month before (the month it is priced on); if that run's decision
+/// When the rent's monthly changes (however it is billed) correlate more with the
+/// settlements' changes of the month before than with the same month's, the
+/// backtest is also run with each whole month's rent set against the contract of
+/// the month before (the month it is priced on); if that run's decision
 /// is a hedge with a higher lower bound than the same-month run's, it is the
 /// result, `rent_lag_months` is 1 and the decision says so. Otherwise the same-month
 /// run is the result.
@@ -1471,13 +1471,17 @@ pub fn run(
     cfg: &BacktestConfig,
 ) -> Result<BacktestResult, BacktestError> {
     let same = run_aligned(rent, events, idx, cfg)?;
-    let Some((corr_same, corr_lag)) = lag_evidence(rent, &same) else {
+    let Some((corr_same, corr_lag)) = lag_evidence(&same) else {
         return Ok(same);
     };
     if corr_lag <= corr_same {
         return Ok(same);
     }
-    let (lagged_rent, lagged_events) = (rent.shifted_back_one_month(), shift_events(events));
+    // A rent of daily or weekly rows is moved back by its whole months.
+    let (lagged_rent, lagged_events) = (
+        rent.whole_months().shifted_back_one_month(),
+        shift_events(events),
+    );
     let Ok(mut lagged) = run_aligned(&lagged_rent, &lagged_events, idx, cfg) else {
         return Ok(same);
     };
@@ -1506,17 +1510,10 @@ pub fn run(
 
 /// The correlation of the rent's month-over-month changes with the settlements'
 /// changes of the same month and of the month before, over the backtest's
-/// consecutive periods; `None` unless every rent period is whole calendar months
-/// and there are at least six such pairs.
-fn lag_evidence(rent: &RentSeries, r: &BacktestResult) -> Option<(f64, f64)> {
-    use chrono::Datelike;
-    let whole_months = rent
-        .periods
-        .iter()
-        .all(|p| p.start.day() == 1 && p.end.day() == 1);
-    if !whole_months {
-        return None;
-    }
+/// consecutive periods, whatever rows the rent was billed in (a daily rent repriced
+/// off a 30-day-old index was told it could not be hedged, while the same prices as
+/// monthly invoices were hedged at 99.9%); `None` under six such pairs.
+fn lag_evidence(r: &BacktestResult) -> Option<(f64, f64)> {
     // One row per period of any one strategy: its rent and settlement.
     let first = r.strategies.first()?.strategy;
     let months: Vec<(NaiveDate, f64, f64)> = r

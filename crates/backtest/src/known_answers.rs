@@ -145,6 +145,29 @@ fn a_rent_priced_on_last_months_index_is_hedged_with_last_months_contract() {
         rec.reason
     );
     assert_eq!(rec.futures_side.as_deref(), Some("sell"));
+    // The same prices billed a row a day (each day of month m at v_{m-1}): the
+    // same answer. Daily rows were never checked for the lag (a hostile run: "do
+    // not hedge ... would add risk", and 99.9% removed once written as invoices).
+    let daily = RentSeries {
+        side: Side::Earn,
+        periods: r
+            .periods
+            .iter()
+            .flat_map(|p| {
+                p.start.iter_days().take_while(|d| *d < p.end).map(|d| RentPeriod {
+                    start: d,
+                    end: d.succ_opt().unwrap(),
+                    price: p.price,
+                    gpu_hours: GpuHours::new(GPU_HOURS_A_DAY).unwrap(),
+                })
+            })
+            .collect(),
+        names: RentNames::default(),
+    };
+    let by_day = run(&daily, &[], &idx, &config(3)).unwrap();
+    assert_eq!(by_day.rent_lag_months, 1, "{}", by_day.recommendation.reason);
+    assert_eq!(by_day.recommendation.decision, Decision::Hedge);
+    assert_eq!(by_day.recommendation.contracts, rec.contracts);
     // The same rent on the same month's index is not lagged.
     let same = rent(2, 18, Side::Earn, |i| levels[i as usize] + 0.1);
     assert_eq!(

@@ -450,6 +450,44 @@ impl RentSeries {
         })
     }
 
+    /// The rent as one row per calendar month it covers whole (its days' GPU-hours
+    /// and their GPU-hour-weighted price, as [`RentSeries::over`] counts them);
+    /// months it covers in part are left out. A rent of daily or weekly rows cannot
+    /// be moved back a month row by row (March 30 and 31 both land on February's
+    /// last day): its months can.
+    pub fn whole_months(&self) -> Self {
+        use chrono::Datelike;
+        let mut periods = Vec::new();
+        let (Some(first), Some(last)) = (self.periods.first(), self.periods.last()) else {
+            return self.clone();
+        };
+        let mut m = first.start.with_day(1).unwrap_or(first.start);
+        while m < last.end {
+            let Some(next) = m.checked_add_months(chrono::Months::new(1)) else {
+                break;
+            };
+            let c = self.over(m, next);
+            if i64::from(c.days) == (next - m).num_days() {
+                if let (Ok(price), Ok(gpu_hours)) =
+                    (UsdPerGpuHour::new(c.rent), GpuHours::new(c.gpu_hours))
+                {
+                    periods.push(RentPeriod {
+                        start: m,
+                        end: next,
+                        price,
+                        gpu_hours,
+                    });
+                }
+            }
+            m = next;
+        }
+        Self {
+            side: self.side,
+            periods,
+            names: self.names.clone(),
+        }
+    }
+
     /// The same rent with every period moved one calendar month earlier (a rent of
     /// whole months stays whole months): the rent of March set against February's
     /// contract, for a rent priced on the month before.
