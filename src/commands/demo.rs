@@ -517,13 +517,13 @@ fn print_summary(o: &Outcome<'_>) -> anyhow::Result<()> {
     let tied = ranked.iter().filter(|r| r.in_best_set).count();
     let tracked = match best {
         Some(b) if tied > 1 => format!(
-            "track ranks {} first of {tied} grades it cannot tell apart (walk-forward {})",
+            "track ranks {} first of {tied} grades it cannot tell apart ({})",
             b.grade,
             track_summary(b)
         ),
-        Some(b) => format!("track ranks {} first (walk-forward {})", b.grade, track_summary(b)),
+        Some(b) => format!("track ranks {} first ({})", b.grade, track_summary(b)),
         None => format!(
-            "track, choosing among {} grades by their walk-forward hedges, can tell none from no hedge on these months",
+            "track, choosing among {} grades by their out-of-sample hedges, can tell none from no hedge on these months",
             ranked.iter().filter(|r| r.in_family).count()
         ),
     };

@@ -33,7 +33,7 @@ fn demo_reproduces_the_committed_report() {
             "{neocloud}"
         );
         assert!(
-            !tracked.contains("(walk-forward -"),
+            !tracked.contains("(-"),
             "a ranked grade removes risk: {neocloud}"
         );
     } else {

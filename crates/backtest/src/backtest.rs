@@ -321,6 +321,10 @@ pub struct CrossValidated {
     pub effectiveness: Option<f64>,
     /// Its 95% stationary block bootstrap interval.
     pub effectiveness_interval: Option<Interval>,
+    /// Each period's start and its leave-one-out hedged and unhedged P&L (before
+    /// fees), for `track`'s selection; not written.
+    #[serde(skip)]
+    pub monthly: Vec<(NaiveDate, f64, f64)>,
 }
 
 /// A settled month whose settlement a later restatement would have changed.
@@ -1184,6 +1188,17 @@ fn cross_validate(cfg: &BacktestConfig, loo: &StrategyRun) -> CrossValidated {
     let pick = |v: &[f64], ix: &[usize]| ix.iter().map(|&i| v[i]).collect::<Vec<f64>>();
     let seed = cfg.seed;
     CrossValidated {
+        monthly: loo
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.period_start,
+                    r.pnl.hedged_before_fees,
+                    r.pnl.unhedged_total,
+                )
+            })
+            .collect(),
         effectiveness: effectiveness(&hedged, &unhedged),
         effectiveness_interval: confidence_interval(
             hedged.len(),

@@ -154,18 +154,25 @@ fn a_rent_priced_on_last_months_index_is_hedged_with_last_months_contract() {
             .periods
             .iter()
             .flat_map(|p| {
-                p.start.iter_days().take_while(|d| *d < p.end).map(|d| RentPeriod {
-                    start: d,
-                    end: d.succ_opt().unwrap(),
-                    price: p.price,
-                    gpu_hours: GpuHours::new(GPU_HOURS_A_DAY).unwrap(),
-                })
+                p.start
+                    .iter_days()
+                    .take_while(|d| *d < p.end)
+                    .map(|d| RentPeriod {
+                        start: d,
+                        end: d.succ_opt().unwrap(),
+                        price: p.price,
+                        gpu_hours: GpuHours::new(GPU_HOURS_A_DAY).unwrap(),
+                    })
             })
             .collect(),
         names: RentNames::default(),
     };
     let by_day = run(&daily, &[], &idx, &config(3)).unwrap();
-    assert_eq!(by_day.rent_lag_months, 1, "{}", by_day.recommendation.reason);
+    assert_eq!(
+        by_day.rent_lag_months, 1,
+        "{}",
+        by_day.recommendation.reason
+    );
     assert_eq!(by_day.recommendation.decision, Decision::Hedge);
     assert_eq!(by_day.recommendation.contracts, rec.contracts);
     // The same rent on the same month's index is not lagged.
@@ -254,7 +261,7 @@ fn track_ranks_noise_rarely_and_a_true_tracker_first() {
     // noise) among them, that grade is ranked first in at least 19 of 20.
     use crate::track::{track, TrackOptions};
     use rand_distr::{Distribution, Normal};
-    let (mut noise_ranked, mut tracker_first, mut uncorrected) = (0, 0, 0);
+    let (mut noise_ranked, mut tracker_first, mut uncorrected, mut half_first) = (0, 0, 0, 0);
     for seed in 0..20u64 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let opt = TrackOptions {
@@ -303,8 +310,33 @@ fn track_ranks_noise_rarely_and_a_true_tracker_first() {
         )
         .unwrap();
         tracker_first += usize::from(rows[0].grade == GRADE && rows[0].rank == Some(1));
+        // A rent at half the tracker's moves: a walk-forward hedges one-to-one for
+        // its first months and adds risk; the cross-validated hedge (ratio 0.5)
+        // removes nearly all (a hostile run: backtest said hedge 99.6% at 0.49,
+        // track did not rank the driver and ranked another grade). Scored on the
+        // walk-forward alone it was ranked first in 1 of these 20 samples.
+        // Its noise halved with its moves: the same signal to noise as above.
+        let smaller = Normal::new(0.0, 0.0025).unwrap();
+        let mut half = rent(1, 18, Side::Pay, |i| 0.5 * monthly[i as usize] + 1.0);
+        for p in &mut half.periods {
+            p.price = UsdPerGpuHour::new(p.price.get() + smaller.sample(&mut rng)).unwrap();
+        }
+        half.names.gpu = Some("h100-sxm-80gb".into());
+        let rows = track(
+            &half,
+            &[],
+            &fixings,
+            &ContractSpec::default_contract(),
+            &opt,
+        )
+        .unwrap();
+        half_first += usize::from(rows[0].grade == GRADE && rows[0].rank == Some(1));
     }
-    eprintln!("noise ranked {noise_ranked}/20 (uncorrected {uncorrected}/20), tracker first {tracker_first}/20");
+    eprintln!("noise ranked {noise_ranked}/20 (uncorrected {uncorrected}/20), tracker first {tracker_first}/20, at half {half_first}/20");
+    assert!(
+        half_first >= 19,
+        "the tracker at half ranked first in {half_first} of 20"
+    );
     // The samples are a hard case: each candidate's own interval alone ranks a
     // noise grade in several of them (6 of 20 when written).
     assert!(

@@ -2,16 +2,22 @@
 //! would have hedged one rent series out of sample.
 //!
 //! For each candidate, monthly periods are built as in the backtest (settlement =
-//! the contract's rule on that candidate's fixings, entry at the index), and the
-//! walk-forward strategy is run: its effectiveness uses no data from the future.
+//! the contract's rule on that candidate's fixings, entry at the index), and two
+//! hedges are scored, as the backtest's decision weighs them: the walk-forward
+//! (each month at the ratio fitted on the months before; it hedges one-to-one for
+//! its first months) and the cross-validated in-sample ratio (each month at the
+//! ratio fitted on the other months), which hedges a rent that moves at half the
+//! index at half from the first month. A candidate rests on whichever of its two
+//! the selection finds stronger, and the note says when that is the
+//! cross-validated one.
 //! A candidate can be ranked only with at least `min_periods` hedge periods, a share
 //! of sufficient fixings of at least `min_sufficient_share` and a positive
 //! out-of-sample effectiveness (a rank is a recommendation).
 //!
 //! Choosing the best of up to a few hundred candidates on a dozen months is
 //! corrected for the choosing ([`crate::stats::selection`]): a candidate is ranked
-//! only when a Romano-Wolf stepdown over all the eligible candidates declares its
-//! effectiveness above zero (at most a 5% chance that any candidate without a real
+//! only when a Romano-Wolf stepdown over all the eligible candidates' hedges (two
+//! each) declares one of its effectiveness above zero (at most a 5% chance that any candidate without a real
 //! relation is ranked), and the ranked ones that a model confidence set cannot tell
 //! apart from the best come first, ordered by what a hedger prefers among equals:
 //! the rent's own GPU and scope (where the rent file names them), then more
@@ -25,6 +31,7 @@
 use crate::backtest::{run, BacktestConfig, IndexInputs};
 use crate::contract::ContractSpec;
 use crate::rent::{Event, RentSeries};
+use crate::stats::bootstrap::Interval;
 use crate::stats::selection::{select, MonthlyPnl};
 use crate::strategy::Strategy;
 use crate::underlying::{underlyings, Underlying};
@@ -88,8 +95,9 @@ pub struct TrackRow {
     /// How ranks were given: `stepdown_then_preference` (module doc), or `none`
     /// without resamples.
     pub ranked_by: &'static str,
-    /// Walk-forward effectiveness, a share; `None` when the backtest failed or the rent
-    /// P&L never varied.
+    /// Out-of-sample effectiveness of the hedge the candidate rests on (walk-forward,
+    /// or cross-validated when the note says so), a share; `None` when the backtest
+    /// failed or the rent P&L never varied.
     pub oos_effectiveness: Option<f64>,
     /// Lower bound of its 95% bootstrap interval; `None` without resamples.
     pub oos_effectiveness_ci_low: Option<f64>,
@@ -125,9 +133,17 @@ pub struct TrackRow {
     pub cross_hedge: Option<bool>,
     /// Why the candidate is not ranked, or how a composite was rebased.
     pub note: String,
-    /// Its monthly hedged and unhedged P&L by month, for the selection.
+    /// Its walk-forward hedge's monthly hedged and unhedged P&L by month, for the
+    /// selection.
     #[serde(skip)]
     monthly: BTreeMap<NaiveDate, (f64, f64)>,
+    /// The same of its cross-validated hedge (each month at the ratio fitted on
+    /// the other months).
+    #[serde(skip)]
+    monthly_cv: BTreeMap<NaiveDate, (f64, f64)>,
+    /// Effectiveness and interval of each hedge: walk-forward, cross-validated.
+    #[serde(skip)]
+    scores: [(Option<f64>, Option<Interval>); 2],
     /// Whether it was in the family the selection corrects for: enough periods,
     /// sufficient fixings and an out-of-sample effectiveness.
     #[serde(skip)]
@@ -154,6 +170,15 @@ impl TrackRow {
     /// for the others).
     fn eligible(&self) -> bool {
         self.in_family
+    }
+
+    /// Shows hedge `k`'s effectiveness and interval (0 walk-forward, 1
+    /// cross-validated).
+    fn show(&mut self, k: usize) {
+        let (e, ci) = self.scores[k];
+        self.oos_effectiveness = e;
+        self.oos_effectiveness_ci_low = ci.map(|i| i.low);
+        self.oos_effectiveness_ci_high = ci.map(|i| i.high);
     }
 }
 
@@ -205,14 +230,13 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    // Two hedges a candidate: its walk-forward and its cross-validated one. The
+    // stepdown corrects for choosing among all of them; a candidate beats no hedge
+    // when either of its hedges does.
     let pnls: Vec<MonthlyPnl> = eligible
         .iter()
-        .map(|&i| {
-            months
-                .iter()
-                .map(|m| rows[i].monthly.get(m).copied())
-                .collect()
-        })
+        .flat_map(|&i| [&rows[i].monthly, &rows[i].monthly_cv])
+        .map(|series| months.iter().map(|m| series.get(m).copied()).collect())
         .collect();
     let sel = select(
         &pnls,
@@ -225,9 +249,31 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
     let in_set = sel.best_set.iter().filter(|b| **b).count();
     for (j, &i) in eligible.iter().enumerate() {
         let row = &mut rows[i];
-        row.selection_t = sel.t[j];
-        row.beats_no_hedge = sel.beats_no_hedge[j];
-        row.in_best_set = sel.best_set[j];
+        let (a, b) = (2 * j, 2 * j + 1);
+        // The hedge it rests on: one that beats no hedge before one that does
+        // not, then the larger t.
+        let key = |x: usize| (sel.beats_no_hedge[x], sel.t[x].unwrap_or(f64::NEG_INFINITY));
+        let (ka, kb) = (key(a), key(b));
+        let k = if kb.0 != ka.0 { kb.0 } else { kb.1 > ka.1 };
+        let x = if k { b } else { a };
+        if sel.t[a].is_some() || sel.t[b].is_some() {
+            row.show(usize::from(k));
+        }
+        row.selection_t = sel.t[x];
+        row.beats_no_hedge = sel.beats_no_hedge[a] || sel.beats_no_hedge[b];
+        row.in_best_set = sel.best_set[a] || sel.best_set[b];
+        if k && row.beats_no_hedge {
+            let wf = row.scores[0].0;
+            let cv = format!(
+                "scored on the ratio fitted on the other months (cross-validated); walk-forward, which hedges one-to-one for its first months, removed {}",
+                wf.map_or("n/a".into(), rentix_core::stats::percent)
+            );
+            row.note = if row.note.is_empty() {
+                cv
+            } else {
+                format!("{cv}; {}", row.note)
+            };
+        }
         let why = if row.note.contains("not ranked") {
             None
         } else if opt.resamples == 0 {
@@ -236,7 +282,7 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
             ))
         } else if !row.beats_no_hedge {
             Some(format!(
-                "not ranked: chosen among {n} candidates on these months, its hedge cannot be told from no hedge (t {}, needed above {})",
+                "not ranked: chosen among {n} candidates (two hedges each) on these months, its hedge cannot be told from no hedge (t {}, needed above {})",
                 row.selection_t.map_or("n/a".into(), |t| format!("{t:.2}")),
                 sel.critical_value.map_or("n/a".into(), |c| format!("{c:.2}"))
             ))
@@ -291,6 +337,8 @@ impl Scoring<'_> {
             cross_hedge: self.rent.names.owns(u.name()).map(|(gpu, _)| !gpu),
             note: String::new(),
             monthly: BTreeMap::new(),
+            monthly_cv: BTreeMap::new(),
+            scores: [(None, None); 2],
             in_family: false,
         };
         // The base contract's terms on this index, entered at the index's level.
@@ -306,7 +354,7 @@ impl Scoring<'_> {
         };
         let cfg = BacktestConfig {
             contract,
-            strategies: vec![Strategy::WalkForward],
+            strategies: vec![Strategy::WalkForward, Strategy::StaticMinVariance],
             bootstrap_resamples: self.opt.resamples,
             seed: self.opt.seed,
             rolling_window: 12,
@@ -315,10 +363,21 @@ impl Scoring<'_> {
         match run(self.rent, self.events, &IndexInputs::of(u.clone()), &cfg) {
             Ok(r) => {
                 let st = &r.strategies[0];
-                let ci = st.confidence_intervals.effectiveness;
-                row.oos_effectiveness = st.effectiveness;
-                row.oos_effectiveness_ci_low = ci.map(|i| i.low);
-                row.oos_effectiveness_ci_high = ci.map(|i| i.high);
+                let cv = r
+                    .strategies
+                    .iter()
+                    .find(|s| s.strategy == Strategy::StaticMinVariance)
+                    .and_then(|s| s.cross_validated.as_ref());
+                row.scores = [
+                    (st.effectiveness, st.confidence_intervals.effectiveness),
+                    cv.map_or((None, None), |c| {
+                        (c.effectiveness, c.effectiveness_interval)
+                    }),
+                ];
+                // Shown until the selection says which hedge it rests on: the one
+                // that removed more.
+                let k = usize::from(row.scores[1].0 > row.scores[0].0);
+                row.show(k);
                 row.hedge_ratio = r.min_variance_hedge_ratio;
                 row.correlation_changes = st.correlation_changes;
                 row.correlation_levels = st.correlation_levels;
@@ -339,6 +398,16 @@ impl Scoring<'_> {
                         (month, (p.pnl.hedged_before_fees, p.pnl.unhedged_total))
                     })
                     .collect();
+                row.monthly_cv = cv
+                    .map(|c| {
+                        c.monthly
+                            .iter()
+                            .map(|(start, h, u)| {
+                                (start.checked_add_months(lag).unwrap_or(*start), (*h, *u))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 row.in_family = r.periods >= self.opt.min_periods
                     && row
                         .sufficient_share
