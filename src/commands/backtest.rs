@@ -281,8 +281,7 @@ fn cost_months(
         .filter(|p| Some(p.strategy) == featured)
         .cloned()
         .collect();
-    Ok(decompose_cost(&periods, &rows, operator)
-        .with_context(|| format!("{}", throughput.display()))?)
+    decompose_cost(&periods, &rows, operator).with_context(|| format!("{}", throughput.display()))
 }
 
 /// Writes `cost_decomposition.csv` and the percentile chart; returns a line to

@@ -1635,28 +1635,20 @@ fn run_aligned(
         })
         .unzip();
     let regression = regress(&dr1, &di1);
-    let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
-    moves_against(
-        &mut recommendation,
-        regression.as_ref(),
-        rent.side,
-        &contract.underlying,
-    );
     let exposures: Vec<f64> = periods.iter().map(|p| p.exposure).collect();
-    no_exposure(&mut recommendation, &exposures);
+    let explain = |r: &mut Recommendation| {
+        moves_against(r, regression.as_ref(), rent.side, &contract.underlying);
+        no_exposure(r, &exposures);
+    };
+    let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
+    explain(&mut recommendation);
     warn_over_limit(&mut recommendation, contract);
     let perp = match &cfg.perp {
         None => None,
         Some(spec) => {
             let (mut result, perp_rows) =
                 run_perp(cfg, spec, &idx, rent.side, &periods, beta, unit, outside)?;
-            moves_against(
-                &mut result.recommendation,
-                regression.as_ref(),
-                rent.side,
-                &contract.underlying,
-            );
-            no_exposure(&mut result.recommendation, &exposures);
+            explain(&mut result.recommendation);
             rows.extend(perp_rows);
             Some(result)
         }

@@ -90,13 +90,11 @@ fn in_force<'a>(rows: &[&'a Throughput], last_day: NaiveDate) -> Option<&'a Thro
         .copied()
 }
 
-/// The decomposition of the user's months: `periods` are one strategy's rows of the
-/// backtest, `throughput` the whole file, `operator` the user's name in it.
-pub fn decompose_cost(
-    periods: &[PeriodRow],
-    throughput: &[Throughput],
+/// The operator's rows (its name trimmed, case folded) and their one model.
+fn operator_rows<'a>(
+    throughput: &'a [Throughput],
     operator: &str,
-) -> Result<Vec<CostMonth>, CostError> {
+) -> Result<(Vec<&'a Throughput>, String), CostError> {
     let key = operator.trim().to_lowercase();
     let mine: Vec<&Throughput> = throughput
         .iter()
@@ -112,6 +110,18 @@ pub fn decompose_cost(
             models: models.into_iter().collect::<Vec<_>>().join(", "),
         });
     }
+    Ok((mine, model))
+}
+
+/// The decomposition of the user's months: `periods` are one strategy's rows of the
+/// backtest, `throughput` the whole file, `operator` the user's name in it.
+pub fn decompose_cost(
+    periods: &[PeriodRow],
+    throughput: &[Throughput],
+    operator: &str,
+) -> Result<Vec<CostMonth>, CostError> {
+    let key = operator.trim().to_lowercase();
+    let (mine, model) = operator_rows(throughput, operator)?;
     let mut out: Vec<CostMonth> = Vec::new();
     for p in periods {
         let last_day = p.period_end - Days::new(1);

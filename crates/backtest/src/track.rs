@@ -303,6 +303,27 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
     }
 }
 
+/// The in-sample ratio's cross-validation of a candidate's backtest.
+fn cross_validated(
+    r: &crate::backtest::BacktestResult,
+) -> Option<&crate::backtest::CrossValidated> {
+    r.strategies
+        .iter()
+        .find(|s| s.strategy == Strategy::StaticMinVariance)
+        .and_then(|s| s.cross_validated.as_ref())
+}
+
+/// Monthly P&L keyed by the rent's month (`lag` months after the contract's).
+fn by_rent_month(
+    monthly: &[(NaiveDate, f64, f64)],
+    lag: chrono::Months,
+) -> BTreeMap<NaiveDate, (f64, f64)> {
+    monthly
+        .iter()
+        .map(|(start, h, u)| (start.checked_add_months(lag).unwrap_or(*start), (*h, *u)))
+        .collect()
+}
+
 /// What every candidate is scored with.
 struct Scoring<'a> {
     rent: &'a RentSeries,
@@ -363,11 +384,7 @@ impl Scoring<'_> {
         match run(self.rent, self.events, &IndexInputs::of(u.clone()), &cfg) {
             Ok(r) => {
                 let st = &r.strategies[0];
-                let cv = r
-                    .strategies
-                    .iter()
-                    .find(|s| s.strategy == Strategy::StaticMinVariance)
-                    .and_then(|s| s.cross_validated.as_ref());
+                let cv = cross_validated(&r);
                 row.scores = [
                     (st.effectiveness, st.confidence_intervals.effectiveness),
                     cv.map_or((None, None), |c| {
@@ -399,14 +416,7 @@ impl Scoring<'_> {
                     })
                     .collect();
                 row.monthly_cv = cv
-                    .map(|c| {
-                        c.monthly
-                            .iter()
-                            .map(|(start, h, u)| {
-                                (start.checked_add_months(lag).unwrap_or(*start), (*h, *u))
-                            })
-                            .collect()
-                    })
+                    .map(|c| by_rent_month(&c.monthly, lag))
                     .unwrap_or_default();
                 row.in_family = r.periods >= self.opt.min_periods
                     && row

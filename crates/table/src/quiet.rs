@@ -11,9 +11,12 @@ thread_local! {
 }
 
 /// While alive, a panic on this thread is left out by the hook
-/// [`quiet_caught_panics`] installs: the caller catches it and reports it.
+/// [`quiet_caught_panics`] installs: the caller catches it and reports it. Only
+/// the Parquet reader catches panics.
+#[cfg(feature = "parquet")]
 pub(crate) struct Quiet;
 
+#[cfg(feature = "parquet")]
 impl Quiet {
     pub(crate) fn on() -> Quiet {
         QUIET.with(|q| q.set(q.get() + 1));
@@ -21,6 +24,7 @@ impl Quiet {
     }
 }
 
+#[cfg(feature = "parquet")]
 impl Drop for Quiet {
     fn drop(&mut self) {
         QUIET.with(|q| q.set(q.get().saturating_sub(1)));
