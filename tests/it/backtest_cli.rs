@@ -480,16 +480,21 @@ fn a_benchmark_value_no_price_could_be_is_refused_naming_its_row() {
 /// interval was drawn with its own months, so which one cleared zero was the
 /// draw's. Strategies are now resampled with the same months: the same P&L is the
 /// same interval, whatever the seed, and the decision does not hang on it here.
-#[test]
-fn strategies_with_the_same_pnl_get_the_same_interval_at_any_seed() {
-    let m = market();
-    let dir = tempfile::tempdir().unwrap();
-    let days: Vec<String> = rows(&m.fixings())
+/// The market's fixing dates, each once, in order.
+fn fixing_days(m: &crate::fixture::Market) -> Vec<String> {
+    rows(&m.fixings())
         .iter()
         .map(|r| r["date"].clone())
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
-        .collect();
+        .collect()
+}
+
+#[test]
+fn strategies_with_the_same_pnl_get_the_same_interval_at_any_seed() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let days = fixing_days(m);
     // Monthly rents of noise around 3.0 (a fixed pseudo-random walk), daily rows.
     let mut text = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
     let mut state: u64 = 6;
@@ -608,12 +613,7 @@ fn a_constant_yearly_rent_did_not_change() {
 fn an_event_losing_more_than_was_rented_is_refused() {
     let m = market();
     let dir = tempfile::tempdir().unwrap();
-    let days: Vec<String> = rows(&m.fixings())
-        .iter()
-        .map(|r| r["date"].clone())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let days = fixing_days(m);
     let mut text = String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n");
     for pair in days.windows(2) {
         text.push_str(&format!("{},{},3.0,1000,pay\n", pair[0], pair[1]));

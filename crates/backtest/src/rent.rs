@@ -586,15 +586,7 @@ const HOURS_JUMP: f64 = 1000.0;
 /// neighbours; `periods` sorted by start.
 fn far_from_neighbours(path: &Path, periods: &[RentPeriod]) -> Result<(), BacktestError> {
     let per_day = |p: &RentPeriod| p.gpu_hours.get() / (p.end - p.start).num_days().max(1) as f64;
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
+    let median = |v: Vec<f64>| rentix_core::stats::median(&v).unwrap_or(0.0);
     for (i, p) in periods.iter().enumerate() {
         let around: Vec<&RentPeriod> = periods[i.saturating_sub(NEIGHBOURS)..i]
             .iter()
