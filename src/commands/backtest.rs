@@ -281,7 +281,8 @@ fn cost_months(
         .filter(|p| Some(p.strategy) == featured)
         .cloned()
         .collect();
-    decompose_cost(&periods, &rows, operator).with_context(|| format!("{}", throughput.display()))
+    decompose_cost(&periods, &rows, operator, &r.rent_names)
+        .with_context(|| format!("{}", throughput.display()))
 }
 
 /// Writes `cost_decomposition.csv` and the percentile chart; returns a line to

@@ -206,7 +206,7 @@ fn backtest_splits_the_cost_per_useful_token_into_rent_throughput_and_failures()
 }
 
 #[test]
-fn an_operator_of_two_models_is_refused_and_a_refused_run_writes_nothing() {
+fn an_operator_of_two_models_or_another_gpu_is_refused_and_a_refused_run_writes_nothing() {
     // A hostile run: one extra row of "me" for llm-8b at 3000 tokens/s made the
     // decomposition use it for two months and go back to llm, inventing
     // throughput effects of -2.98 and +2.61 USD per million tokens. And
@@ -219,11 +219,23 @@ fn an_operator_of_two_models_is_refused_and_a_refused_run_writes_nothing() {
         "me,H100 SXM,bare-metal,llm,8000,1000,50,200,0.95,256,,2024-01-01".into(),
         "me,H100 SXM,bare-metal,llm-8b,8000,1000,50,3000,0.95,256,,2024-07-01".into(),
         "peer-a,H100 SXM,bare-metal,llm,8000,1000,50,250,0.99,512,2.0,2024-01-01".into(),
+        // A managed cluster's and an H200's throughput, on a bare-metal H100 rent:
+        // the decomposition took them and priced tokens nobody rented.
+        "cluster,H100 SXM,managed-cluster,llm,8000,1000,50,400,0.99,512,,2024-01-01".into(),
+        "h200,H200,bare-metal,llm,8000,1000,50,500,0.99,512,,2024-01-01".into(),
     ];
     std::fs::write(&f, body.join("\n") + "\n").unwrap();
     for (operator, says) in [
         ("me", "rows of \"me\" for llm, llm-8b"),
         ("nobody", "no row for operator \"nobody\""),
+        (
+            "cluster",
+            "rows of \"cluster\" are h100-sxm-80gb/managed-cluster, the rent is h100-sxm-80gb/bare-metal",
+        ),
+        (
+            "h200",
+            "rows of \"h200\" are h200-sxm-141gb/bare-metal, the rent is h100-sxm-80gb/bare-metal",
+        ),
     ] {
         let out = dir.path().join(format!("bt-{operator}"));
         let o = rentix(&[

@@ -876,9 +876,13 @@ fn events_end_is_read_like_the_rents_period_end() {
 }
 
 #[test]
-fn a_hedge_above_the_position_limit_is_flagged() {
+fn a_hedge_above_the_position_limit_holds_the_limit_and_says_so() {
     // 6,000,000 GPU-hours a month on NYMEX GPU1 terms: 6e6 / 730 = 8,219 contracts,
-    // above the spot-month limit of 7,500.
+    // above the spot-month limit of 7,500. The hedge that can be held is 7,500 x
+    // 730 = 5,475,000 of the 6,000,000 GPU-hours each month: its figures are those
+    // of that position, below the same contract's without a limit (which read as
+    // if 8,219 could be held; a hostile run's hedge 37 times the limit read
+    // "hedge").
     let dir = tempfile::tempdir().unwrap();
     let (index, s) = index_file(dir.path());
     let rent = rent_file_of(
@@ -891,25 +895,60 @@ fn a_hedge_above_the_position_limit_is_flagged() {
         "_big",
     );
     let contract = crate::util::repo().join("data/contracts/nymex-gpu1-h100.toml");
-    let (sum, _) = backtest(
+    let unlimited = dir.path().join("unlimited.toml");
+    let text = std::fs::read_to_string(&contract).unwrap();
+    std::fs::write(
+        &unlimited,
+        text.lines()
+            .filter(|l| !l.starts_with("position_limit"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap();
+    let (sum, periods) = backtest(
         &index,
         &rent,
         &dir.path().join("bt"),
         &["--contract", p(&contract)],
     );
-    let st = &sum["strategies"]["one-to-one"];
-    assert_eq!(st["max_contracts"], 8219);
-    assert!(
-        st["months_over_position_limit"].as_u64().unwrap() >= 20,
-        "{st}"
+    let (free, _) = backtest(
+        &index,
+        &rent,
+        &dir.path().join("free"),
+        &["--contract", p(&unlimited)],
     );
+    let st = &sum["strategies"]["one-to-one"];
+    assert_eq!(free["strategies"]["one-to-one"]["max_contracts"], 8219);
+    let over: Vec<_> = periods
+        .iter()
+        .filter(|r| r["strategy"] == "one-to-one" && num(r, "contracts_unrounded") > 7500.5)
+        .collect();
+    assert!(over.len() >= 20, "{}", over.len());
+    for r in over {
+        assert_eq!(r["contracts"], "7500", "{r:?}");
+        let want = num(r, "futures_change") * 7500.0 * 730.0; // a payer is long
+        assert!(
+            (num(r, "futures_pnl") - want).abs() < 1e-6 * want.abs().max(1.0),
+            "{r:?}"
+        );
+    }
+    assert_eq!(st["max_contracts"], 7500);
+    assert_eq!(st["next_contracts"], 7500);
+    assert_eq!(st["next_contracts_asked"], 8219);
+    let months = st["months_over_position_limit"].as_u64().unwrap();
+    assert!(months >= 20, "{st}");
+    let e = st["effectiveness"].as_f64().unwrap();
+    let e_free = free["strategies"]["one-to-one"]["effectiveness"]
+        .as_f64()
+        .unwrap();
+    assert!(e < e_free - 0.005, "held {e}, as if unlimited {e_free}");
     let rec = &sum["recommendation"];
     assert_eq!(rec["decision"], "hedge");
+    assert_eq!(rec["contracts"], 7500, "{rec}");
+    let warning = rec["warning"].as_str().unwrap();
     assert!(
-        rec["warning"]
-            .as_str()
-            .unwrap()
-            .contains("position limit of 7500"),
+        warning.contains("asks for 8219 contracts a month, above the contract's spot-month position limit of 7500")
+            && warning.contains(&format!("held the limit in the {months} of")),
         "{rec}"
     );
 }
@@ -1157,6 +1196,85 @@ fn a_constant_premium_costs_premium_times_position_times_time() {
         // 15.5 to 16 days per unit premium held, once a day.
         let per_unit = s["perp"]["funding_per_unit_premium"].as_f64().unwrap();
         assert!((15.0..=16.0).contains(&per_unit), "{per_unit}");
+    }
+}
+
+#[test]
+fn a_constant_premium_is_a_cost_known_at_entry_and_a_dated_one_is_risk() {
+    // A perp on an index equal to the rent, at a constant premium of 0.1 (3-5% of
+    // the index): the funding, 0.1 x Q x (D + 1) / 2, changes with the month's
+    // length D and its position Q, and counted as risk it told an exact tracker
+    // "would add risk". It is known when the position is entered, as the fees are:
+    // the hedge is whole, and the funding is in `hedged_total` only. A premium from
+    // a dated file moves when it moves: its funding stays in the risk.
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = index_file(dir.path());
+    let contract = contract_edited(
+        dir.path(),
+        &[("tick", "0.000000001"), ("lookback_days", "1")],
+        "fine",
+    );
+    let shipped = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/perps/h100-sxm-80gb-bare-metal-perp.toml"),
+    )
+    .unwrap();
+    let dated = dir.path().join("dated-perp.toml");
+    std::fs::write(
+        &dated,
+        shipped.replace("premium = 0.0", "premium_file = \"premiums.csv\""),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("premiums.csv"),
+        "date,premium\n2020-01-01,0.02\n2024-06-01,0.3\n2024-09-01,0.02\n2025-03-01,0.25\n",
+    )
+    .unwrap();
+    let rent = rent_at_the_fixings(dir.path(), &index, "pay");
+    for (what, perp, premium) in [
+        (
+            "constant",
+            "h100-sxm-80gb-bare-metal-perp".to_string(),
+            Some("0.1"),
+        ),
+        ("dated", p(&dated).to_string(), None),
+    ] {
+        let out = dir.path().join(format!("premium_{what}"));
+        let mut args = vec!["--contract", p(&contract), "--perp", perp.as_str()];
+        args.extend(["--strategy", "one-to-one"]);
+        if let Some(x) = premium {
+            args.extend(["--perp-premium", x]);
+        }
+        let (s, periods) = backtest(&index, &rent, &out, &args);
+        let mut funded = 0;
+        for r in periods.iter().filter(|r| r["instrument"] == "perp") {
+            let (before, total) = (num(r, "hedged_before_fees"), num(r, "hedged_total"));
+            let (rent_change, futures) = (num(r, "rent_change_pnl"), num(r, "futures_pnl"));
+            let (funding, fees) = (num(r, "funding_pnl"), num(r, "fees"));
+            assert!(
+                funding < 0.0,
+                "{what}: a long pays a positive premium: {r:?}"
+            );
+            funded += 1;
+            assert!((total - (rent_change + futures + funding - fees)).abs() < 1e-6);
+            let risk = if what == "constant" { 0.0 } else { funding };
+            assert!(
+                (before - (rent_change + futures + risk)).abs() < 1e-6,
+                "{what}: {r:?}"
+            );
+        }
+        assert!(funded > 12);
+        let st = &s["perp"]["strategies"]["one-to-one"];
+        let e = st["effectiveness"].as_f64().unwrap();
+        if what == "constant" {
+            assert!(
+                (e - 1.0).abs() < 1e-6,
+                "constant premium: effectiveness {e}"
+            );
+            assert_eq!(s["perp"]["recommendation"]["decision"], "hedge", "{s}");
+        } else {
+            assert!(e < 0.999, "the dated premium's moves are risk: {e}");
+        }
     }
 }
 

@@ -233,10 +233,14 @@ pub struct StrategySummary {
     /// is the one decided); `None` for `unhedged`.
     #[serde(default)]
     pub next_hedge_ratio: Option<f64>,
-    /// Whole contracts (perp lots) that ratio makes on the latest month's exposure:
-    /// the recommendation's `contracts` when this strategy is the one decided.
+    /// Whole contracts (perp lots) that ratio makes on the latest month's exposure,
+    /// no more than the contract's spot-month position limit: the recommendation's
+    /// `contracts` when this strategy is the one decided.
     #[serde(default)]
     pub next_contracts: Option<i64>,
+    /// The same before the position limit: what the ratio asks for.
+    #[serde(default)]
+    pub next_contracts_asked: Option<i64>,
     /// For `static-min-variance`: its ratio judged out of sample by leaving each
     /// month out of the fit in turn (`None` for the other strategies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -299,10 +303,11 @@ pub struct StrategySummary {
     /// GPU-hours hedged beyond (positive) or short of (negative) the unrounded
     /// positions, summed over the months: what whole contracts did.
     pub contracts_rounding_gpu_hours: f64,
-    /// Most contracts (or perp lots) held in one month.
+    /// Most contracts (or perp lots) held in one month (at most the position limit).
     pub max_contracts: i64,
     /// Months that needed more than the contract's spot-month position limit (0
-    /// without a limit, and for a perp).
+    /// without a limit, and for a perp): those months held the limit, and every
+    /// figure of the strategy is of the position held.
     pub months_over_position_limit: usize,
     /// Cash the hedge account needed.
     pub margin: Margin,
@@ -415,6 +420,10 @@ pub struct BacktestResult {
     /// `summary.json`.
     #[serde(skip)]
     pub daily: Vec<DailyPoint>,
+    /// The GPU and scope the rent file names; default when read from
+    /// `summary.json`.
+    #[serde(skip)]
+    pub rent_names: crate::rent::RentNames,
 }
 
 /// A perpetual swap's results beside the futures: the same strategies, statistics
@@ -661,7 +670,9 @@ fn margin_for(
     (-worst_cum, worst_day)
 }
 
-/// Whole contracts for hedge ratio `h` on period `p`, and the period's P&L.
+/// Whole contracts for hedge ratio `h` on period `p`: those the ratio asks for, and
+/// those held (no more than the contract's spot-month position limit); and the
+/// period's P&L on those held.
 fn period_pnl(
     contract: &ContractSpec,
     sign: f64,
@@ -669,8 +680,9 @@ fn period_pnl(
     ch: Changes,
     h: f64,
     fee: f64,
-) -> (i64, PeriodPnl) {
-    let n = contracts(h, p.exposure, contract.contract_gpu_hours).max(0);
+) -> (Whole, PeriodPnl) {
+    let asked = contracts(h, p.exposure, contract.contract_gpu_hours).max(0);
+    let n = held(asked, contract.position_limit);
     let pnl = decompose(PnlInputs {
         sign,
         rent_change: ch.rent,
@@ -681,8 +693,24 @@ fn period_pnl(
         hedged_gpu_hours: n as f64 * contract.contract_gpu_hours,
         fees: n as f64 * fee,
         funding: 0.0,
+        funding_known: false,
     });
-    (n, pnl)
+    (Whole { asked, held: n }, pnl)
+}
+
+/// A month's whole contracts (or perp lots): what the hedge ratio asked for, and
+/// what was held, the same unless a position limit cut it.
+#[derive(Debug, Clone, Copy)]
+struct Whole {
+    asked: i64,
+    held: i64,
+}
+
+/// The contracts of `asked` that can be held under the spot-month position `limit`:
+/// a hedge above it assumed a position nobody could hold (a hostile run's 37 times
+/// the limit still read "hedge", its effectiveness that of the impossible position).
+fn held(asked: i64, limit: Option<u32>) -> i64 {
+    limit.map_or(asked, |l| asked.min(i64::from(l)))
 }
 
 /// A month's changes for one strategy, USD per GPU-hour.
@@ -721,6 +749,8 @@ struct StrategyRun {
     margin: Margin,
     fees: f64,
     rounding: f64,
+    /// Months whose hedge asked for more contracts than the position limit holds.
+    over_limit: usize,
 }
 
 impl StrategyRun {
@@ -747,14 +777,17 @@ impl StrategyRun {
             },
             fees: 0.0,
             rounding: 0.0,
+            over_limit: 0,
         }
     }
 
     /// Books month `t`: its P&L and row, the fees and rounding, and the month's
     /// margin (initial margin, worst cumulative and worst single day of cash paid).
     fn book(&mut self, t: usize, month: Booked, margin: (f64, f64, f64)) {
-        let Booked { row, size } = month;
-        self.rounding += (row.contracts as f64 - row.contracts_unrounded) * size;
+        let Booked { row, size, asked } = month;
+        // Rounding to whole contracts, not what a position limit cut.
+        self.rounding += (asked as f64 - row.contracts_unrounded) * size;
+        self.over_limit += usize::from(asked > row.contracts);
         self.fees += row.pnl.fees;
         if row.contracts > 0 {
             let (im, paid, worst_day) = margin;
@@ -769,10 +802,12 @@ impl StrategyRun {
     }
 }
 
-/// One month's row and the GPU-hours of one contract (or perp lot).
+/// One month's row, the GPU-hours of one contract (or perp lot), and the whole
+/// contracts its ratio asked for (the row holds those the limit allows).
 struct Booked {
     row: PeriodRow,
     size: f64,
+    asked: i64,
 }
 
 /// The row of month `p` for the leg `l`, its changes and position.
@@ -848,7 +883,8 @@ fn run_strategy(m: &Market<'_>, strategy: Strategy, fit: Fit) -> StrategyRun {
         let (h, l) = (run.h[t], run.legs[t]);
         let size = contract.contract_gpu_hours;
         let unrounded = h * p.exposure / size;
-        let (n, pnl) = period_pnl(contract, sign, p, ch[t], h, contract.fee_per_contract);
+        let (whole, pnl) = period_pnl(contract, sign, p, ch[t], h, contract.fee_per_contract);
+        let n = whole.held;
         let q = n as f64 * size;
         let margin = if n > 0 {
             let (paid, worst_day) =
@@ -869,7 +905,8 @@ fn run_strategy(m: &Market<'_>, strategy: Strategy, fit: Fit) -> StrategyRun {
             pnl,
             p.settlement,
         );
-        run.book(t, Booked { row, size }, margin);
+        let asked = whole.asked;
+        run.book(t, Booked { row, size, asked }, margin);
     }
     run
 }
@@ -947,6 +984,8 @@ fn run_perp_strategy(
             fees: spec.fee_rate * q * perp.turnover,
             // A long (payer, sign -1) pays the funding, a short receives it.
             funding: sign * q * perp.funding,
+            // At a constant premium it is known at entry, as the fees are.
+            funding_known: spec.premium_is_constant(),
         });
         let margin = if n > 0 {
             let (mut cum, mut worst_cum, mut worst_day) = (0.0, 0.0f64, 0.0f64);
@@ -976,7 +1015,8 @@ fn run_perp_strategy(
             pnl,
             perp.mean_mark,
         );
-        run.book(t, Booked { row, size: lot }, margin);
+        let (size, asked) = (lot, n);
+        run.book(t, Booked { row, size, asked }, margin);
     }
     Ok(run)
 }
@@ -1128,10 +1168,16 @@ fn summarize(
     StrategySummary {
         strategy,
         hedge_ratio: hr,
-        contracts: contracts(hr, mean_exposure, sizing.gpu_hours),
+        contracts: held(contracts(hr, mean_exposure, sizing.gpu_hours), sizing.limit),
         contracts_unrounded: hr * mean_exposure / sizing.gpu_hours,
         next_hedge_ratio: next,
-        next_contracts: next.map(|h| contracts(h, latest_exposure, sizing.gpu_hours)),
+        next_contracts: next.map(|h| {
+            held(
+                contracts(h, latest_exposure, sizing.gpu_hours),
+                sizing.limit,
+            )
+        }),
+        next_contracts_asked: next.map(|h| contracts(h, latest_exposure, sizing.gpu_hours)),
         cross_validated: None,
         effectiveness: if hedging {
             effectiveness(&hedged, &unhedged)
@@ -1166,9 +1212,7 @@ fn summarize(
         total_fees: r.fees,
         contracts_rounding_gpu_hours: r.rounding,
         max_contracts: r.rows.iter().map(|x| x.contracts).max().unwrap_or(0),
-        months_over_position_limit: sizing.limit.map_or(0, |l| {
-            r.rows.iter().filter(|x| x.contracts > i64::from(l)).count()
-        }),
+        months_over_position_limit: r.over_limit,
         margin: r.margin.clone(),
         operational_loss: OperationalLoss {
             total_usd: periods.iter().map(|p| p.operational_loss).sum(),
@@ -1436,19 +1480,41 @@ fn enough_periods(
     })
 }
 
-/// Adds to the recommendation's warning a hedge above the spot-month position limit.
-fn warn_over_limit(recommendation: &mut Recommendation, contract: &ContractSpec) {
-    if let (Some(limit), Some(n)) = (contract.position_limit, recommendation.contracts) {
-        if n > i64::from(limit) {
-            let over = format!(
-                "the hedge needs {n} contracts a month, above the contract's spot-month position limit of {limit}"
-            );
-            recommendation.warning = Some(match recommendation.warning.take() {
-                Some(w) => format!("{w}; {over}"),
-                None => over,
-            });
-        }
+/// Adds to the recommendation's warning a hedge above the spot-month position
+/// limit: what the decided strategy asks for, and that its months held the limit
+/// (every figure is of the position held, not of one nobody could hold).
+fn warn_over_limit(
+    recommendation: &mut Recommendation,
+    contract: &ContractSpec,
+    summaries: &[StrategySummary],
+    periods: usize,
+) {
+    let Some(limit) = contract.position_limit else {
+        return;
+    };
+    let Some(s) = recommendation
+        .strategy
+        .and_then(|st| summaries.iter().find(|s| s.strategy == st))
+    else {
+        return;
+    };
+    let asked = s.next_contracts_asked.unwrap_or(0);
+    let months = s.months_over_position_limit;
+    if asked <= i64::from(limit) && months == 0 {
+        return;
     }
+    let held = format!(
+        "the backtest held the limit in the {months} of {periods} months that asked for more, and its figures are of the position held (an exchange's bona fide hedge exemption could allow the rest)"
+    );
+    let over = if asked > i64::from(limit) {
+        format!("the hedge asks for {asked} contracts a month, above the contract's spot-month position limit of {limit}: {held}")
+    } else {
+        format!("the contract's spot-month position limit is {limit} contracts: {held}")
+    };
+    recommendation.warning = Some(match recommendation.warning.take() {
+        Some(w) => format!("{w}; {over}"),
+        None => over,
+    });
 }
 
 /// The rent, the index and their basis on every day both have.
@@ -1642,7 +1708,7 @@ fn run_aligned(
     };
     let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);
     explain(&mut recommendation);
-    warn_over_limit(&mut recommendation, contract);
+    warn_over_limit(&mut recommendation, contract, &summaries, periods.len());
     let perp = match &cfg.perp {
         None => None,
         Some(spec) => {
@@ -1692,6 +1758,7 @@ fn run_aligned(
         perp,
         rows,
         daily,
+        rent_names: rent.names.clone(),
     })
 }
 

@@ -239,6 +239,17 @@ pub enum CostError {
     /// The user's operator has no row in the file.
     #[error("the throughput file has no row for operator {0:?}")]
     NoOperator(String),
+    /// The user's operator's rows measure another GPU or scope than the rent file
+    /// names: their tokens per GPU-hour say nothing of the GPU-hours rented.
+    #[error("the throughput file's rows of {operator:?} are {theirs}, the rent is {rent}: throughput measured on one GPU or scope does not describe GPU-hours rented on another; give the operator whose rows measure the rented GPU and scope")]
+    NotTheRent {
+        /// The operator, as the user named it.
+        operator: String,
+        /// The GPU and scope of its row that differs, `gpu/scope`.
+        theirs: String,
+        /// The rent's GPU and scope as its file names them (`gpu/scope`, `gpu`).
+        rent: String,
+    },
     /// No throughput row of the operator was in force in a backtest month.
     #[error("no throughput of {operator} in force in {month}")]
     NoThroughput {

@@ -19,6 +19,7 @@
 
 use crate::backtest::PeriodRow;
 use crate::cost::{cost_curves, usd_per_m_useful_tokens, CostError, Throughput};
+use crate::rent::RentNames;
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
 
@@ -113,15 +114,45 @@ fn operator_rows<'a>(
     Ok((mine, model))
 }
 
+/// Refuses the operator's rows when one measures another GPU, or another scope,
+/// than the rent file names (`rent`: nothing is checked of what it leaves
+/// unnamed): a managed cluster's throughput on a bare-metal rent, or an H100's on
+/// an H200 rent, would price useful tokens nobody rented.
+fn same_as_rent(mine: &[&Throughput], operator: &str, rent: &RentNames) -> Result<(), CostError> {
+    let named = |gpu: &str, scope: Option<&str>| match scope {
+        Some(s) => format!("{gpu}/{s}"),
+        None => gpu.to_string(),
+    };
+    let scope = rent.scope.map(<&'static str>::from);
+    for t in mine {
+        let gpu_differs = rent.gpu.as_deref().is_some_and(|g| g != t.gpu);
+        let scope_differs = scope.is_some_and(|s| s != t.scope);
+        if gpu_differs || scope_differs {
+            return Err(CostError::NotTheRent {
+                operator: operator.to_string(),
+                theirs: named(&t.gpu, Some(&t.scope)),
+                rent: match &rent.gpu {
+                    Some(g) => named(g, scope),
+                    None => format!("scope {}", scope.unwrap_or_default()),
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The decomposition of the user's months: `periods` are one strategy's rows of the
-/// backtest, `throughput` the whole file, `operator` the user's name in it.
+/// backtest, `throughput` the whole file, `operator` the user's name in it, `rent`
+/// the GPU and scope the rent file names (the operator's rows must measure them).
 pub fn decompose_cost(
     periods: &[PeriodRow],
     throughput: &[Throughput],
     operator: &str,
+    rent: &RentNames,
 ) -> Result<Vec<CostMonth>, CostError> {
     let key = operator.trim().to_lowercase();
     let (mine, model) = operator_rows(throughput, operator)?;
+    same_as_rent(&mine, operator, rent)?;
     let mut out: Vec<CostMonth> = Vec::new();
     for p in periods {
         let last_day = p.period_end - Days::new(1);

@@ -21,9 +21,11 @@
 //!
 //! The last five add up to rent change + futures exactly. A perpetual swap (`perp`)
 //! adds its funding P&L (0 for futures): the position's risk is
-//! `hedged_before_fees`, the rent change plus futures plus funding; `hedged_total`
-//! subtracts the fees, a cost known at entry and so no part of the risk the
-//! effectiveness measures. Operational loss (the USD the events cost) is reported
+//! `hedged_before_fees`, the rent change plus futures plus any funding that was not
+//! known at entry (a dated premium's); `hedged_total` is the rent change plus
+//! futures plus all funding less the fees. Fees, and funding at a constant premium
+//! (the premium times the position and its known schedule), are costs known at
+//! entry and so no part of the risk the effectiveness measures. Operational loss (the USD the events cost) is reported
 //! beside, never inside, these numbers.
 
 use serde::Serialize;
@@ -49,6 +51,9 @@ pub(crate) struct PnlInputs {
     pub fees: f64,
     /// A perp's funding P&L, USD (0 for futures).
     pub funding: f64,
+    /// Whether `funding` was known when the position was entered (a constant
+    /// premium on a known position and schedule): a cost like the fees, not risk.
+    pub funding_known: bool,
 }
 
 /// One period's P&L in USD: every part but `fees` is a gain to the user when
@@ -75,10 +80,11 @@ pub struct PeriodPnl {
     pub funding: f64,
     /// Fees of the position (positive, a cost).
     pub fees: f64,
-    /// Rent change plus futures (plus a perp's funding): the hedged position's risk, before the fees that
-    /// are known at entry (effectiveness is measured on this).
+    /// Rent change plus futures (plus a perp's funding at a dated premium): the
+    /// hedged position's risk, before the costs known at entry, the fees and
+    /// funding at a constant premium (effectiveness is measured on this).
     pub hedged_before_fees: f64,
-    /// `hedged_before_fees - fees`.
+    /// Rent change plus futures plus funding, less the fees: the position's P&L.
     pub hedged_total: f64,
     /// The position without a hedge: `rent_change`.
     pub unhedged_total: f64,
@@ -112,7 +118,7 @@ pub(crate) fn decompose(i: PnlInputs) -> PeriodPnl {
         over_hedge,
         funding: i.funding,
         fees: i.fees,
-        hedged_before_fees: rent_change + futures + i.funding,
+        hedged_before_fees: rent_change + futures + if i.funding_known { 0.0 } else { i.funding },
         hedged_total: rent_change + futures + i.funding - i.fees,
         unhedged_total: rent_change,
     }
@@ -143,6 +149,7 @@ mod tests {
                 hedged_gpu_hours: q,
                 fees: 10.0,
                 funding: 0.0,
+                funding_known: false,
             });
             let parts =
                 p.basis + p.entry_carry + p.volume_mismatch + p.unhedged_remainder + p.over_hedge;
@@ -165,6 +172,7 @@ mod tests {
             hedged_gpu_hours: 1000.0,
             fees: 0.0,
             funding: 0.0,
+            funding_known: false,
         });
         assert_eq!(p.basis, 0.0, "rent and index moved together: no basis");
         assert!(
@@ -189,6 +197,7 @@ mod tests {
             hedged_gpu_hours: 730.0,
             fees: 0.0,
             funding: 0.0,
+            funding_known: false,
         });
         assert!(p.basis.abs() < 1e-12, "{p:?}");
         assert!((p.entry_carry + 0.05 * 730.0).abs() < 1e-9, "{p:?}");
