@@ -68,6 +68,12 @@ fn failures_exit_by_their_class() {
             "an output format that does not exist",
         ),
         (
+            // It exited 4, as if the file could not be read.
+            vec!["ingest", "--store", p(&d.join("twice")), p(&obs), p(&obs)],
+            2,
+            "one input named twice",
+        ),
+        (
             vec!["simulate", "--out", p(&d.join("s")), "--cadence", "7m"],
             2,
             "a cadence that does not divide a day",

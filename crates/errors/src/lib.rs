@@ -65,7 +65,7 @@ pub fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<Class> {
     if let Some(e) = e.downcast_ref::<G>() {
         return match e {
             G::Read { .. } | G::Write { .. } => Some(Class::Io),
-            G::Mapping { .. } | G::Cutoff { .. } => Some(Class::Usage),
+            G::Mapping { .. } | G::Cutoff { .. } | G::GivenTwice { .. } => Some(Class::Usage),
             G::Store(s) => class_of(s),
             G::Table(t) => class_of(t),
             _ => Some(Class::Input),

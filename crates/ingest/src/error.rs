@@ -15,6 +15,15 @@ pub enum IngestError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// One input file named twice (under two spellings too): a usage error, not a
+    /// file that could not be read.
+    #[error("{path}: given twice (also as {first}); name each file once")]
+    GivenTwice {
+        /// The second naming.
+        path: PathBuf,
+        /// The first.
+        first: PathBuf,
+    },
     /// A file (partition, spill, quarantine, run record, lock) could not be written.
     #[error("cannot write {path}: {source}")]
     Write {

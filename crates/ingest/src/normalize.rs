@@ -253,8 +253,8 @@ impl Normalizer {
             })
     }
 
-    /// The volume in GPU-hours: plausible when given, and given (above zero) for a
-    /// trade.
+    /// The volume in GPU-hours: plausible when given (0, or from one GPU-second to
+    /// the bound), and given (above zero) for a trade.
     fn quantity(&self, raw: &RawObservation, kind: ObservationKind) -> Checked<Option<GpuHours>> {
         let quantity_gpu_hours = match raw.quantity_gpu_hours.as_deref() {
             None => None,
@@ -268,6 +268,13 @@ impl Normalizer {
                             format!("{s:?}"),
                         )
                     })?;
+                if q.get() > 0.0 && q.get() < MIN_QUANTITY_GPU_HOURS {
+                    return Err(Rejection::new(
+                        Reason::ImplausibleQuantity,
+                        "quantity_gpu_hours",
+                        format!("{s:?} GPU-hours is less than one GPU-second (1/3600 of a GPU-hour): no rental is that short"),
+                    ));
+                }
                 if q.get() > self.bounds.max_quantity_gpu_hours {
                     return Err(Rejection::new(
                         Reason::ImplausibleQuantity,
@@ -837,6 +844,10 @@ fn put_digits(out: &mut [u8], mut n: u32) {
         n /= 10;
     }
 }
+
+/// The smallest volume above zero an observation may carry: one GPU-second. A
+/// hostile run's trade of 1e-9 GPU-hours was accepted.
+const MIN_QUANTITY_GPU_HOURS: f64 = 1.0 / 3600.0;
 
 /// SHA-256 fed with text parts joined by the unit separator (0x1f).
 #[derive(Default)]

@@ -82,12 +82,9 @@ fn check_inputs(files: &[PathBuf]) -> Result<()> {
         }
         let canon = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
         if let Some(first) = seen.insert(canon, f) {
-            return Err(IngestError::Read {
+            return Err(IngestError::GivenTwice {
                 path: f.clone(),
-                source: std::io::Error::other(format!(
-                    "given twice (also as {}); name each file once",
-                    first.display()
-                )),
+                first: first.to_path_buf(),
             });
         }
     }
@@ -1222,10 +1219,16 @@ impl Work<'_> {
         row: u64,
         recent: &mut crate::normalize::Recent,
     ) -> Outcomes {
+        // One pass over the record's bytes; its mapped fields are looked at one by
+        // one only when it holds a control character somewhere.
+        let control = fields
+            .as_slice()
+            .bytes()
+            .any(|b| b < 0x20 || b == 0x7f || b == 0xc2);
         let fields: smallvec::SmallVec<[&str; 32]> = fields.iter().collect();
         let mut out = Outcomes::new();
         self.mapping.each(&fields, |raw| {
-            out.push(self.outcome(raw, row, recent));
+            out.push(self.outcome(raw, row, recent, control));
         });
         out
     }
@@ -1236,6 +1239,7 @@ impl Work<'_> {
         raw: &crate::raw::RawObservation<'_>,
         row: u64,
         recent: &mut crate::normalize::Recent,
+        control: bool,
     ) -> std::result::Result<StoredObservation, Rejection> {
         if let Some((field, n)) = raw.too_long(crate::sizes::MAX_FIELD_BYTES) {
             return Err(Rejection::new(
@@ -1244,6 +1248,16 @@ impl Work<'_> {
                 format!(
                     "{n} bytes; a field may have at most {}",
                     crate::sizes::MAX_FIELD_BYTES
+                ),
+            ));
+        }
+        if let Some((field, at, c)) = control.then(|| raw.control_character()).flatten() {
+            return Err(Rejection::new(
+                crate::reason::Reason::ControlCharacter,
+                field,
+                format!(
+                    "U+{:04X} at byte {at}: a field may not hold a control character (a NUL, a line break or tab inside the cell, an escape)",
+                    u32::from(c)
                 ),
             ));
         }

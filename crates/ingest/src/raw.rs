@@ -116,6 +116,25 @@ impl<'a> RawObservation<'a> {
 impl RawObservation<'_> {
     /// The first field longer than `limit` bytes: its name and length.
     pub fn too_long(&self, limit: usize) -> Option<(&'static str, usize)> {
+        self.named()
+            .find_map(|(name, v)| Some(v.len()).filter(|&n| n > limit).map(|n| (name, n)))
+    }
+
+    /// The first field holding a control character (U+0000 to U+001F, U+007F to
+    /// U+009F: a NUL, a line break or tab inside a cell, an escape): its name, the
+    /// character's byte offset and the character. Such a source or GPU name would
+    /// reach the store, receipts and fixings files, where it ends a C string or
+    /// breaks a line.
+    pub fn control_character(&self) -> Option<(&'static str, usize, char)> {
+        self.named().find_map(|(name, v)| {
+            v.char_indices()
+                .find(|(_, c)| c.is_control())
+                .map(|(at, c)| (name, at, c))
+        })
+    }
+
+    /// Each canonical field that is given, with its name.
+    fn named(&self) -> impl Iterator<Item = (&'static str, &str)> {
         let fields = [
             &self.obs_id,
             &self.kind,
@@ -139,12 +158,7 @@ impl RawObservation<'_> {
         rentix_core::CANONICAL_COLUMNS
             .iter()
             .zip(fields)
-            .find_map(|(name, v)| {
-                v.as_ref()
-                    .map(|v| v.len())
-                    .filter(|&n| n > limit)
-                    .map(|n| (*name, n))
-            })
+            .filter_map(|(name, v)| v.as_deref().map(|v| (*name, v)))
     }
 }
 

@@ -64,6 +64,9 @@ pub enum Reason {
     RecordTooLong,
     /// A mapped text field longer than `MAX_FIELD_BYTES`.
     FieldTooLong,
+    /// A mapped field holding a control character (a NUL, a line break or tab
+    /// inside a cell, an escape).
+    ControlCharacter,
     /// The header row again, further down the file (files pasted together, a
     /// spreadsheet export of several sheets): not data.
     RepeatedHeader,
@@ -116,7 +119,7 @@ mod text_tests {
 
     /// Every code as published before it was derived: quarantine files and ingest
     /// summaries hold it, and it never changes meaning between versions.
-    const TEXT: [(Reason, &str); 27] = [
+    const TEXT: [(Reason, &str); 28] = [
         (Reason::WrongColumnCount, "wrong_column_count"),
         (Reason::InvalidUtf8, "invalid_utf8"),
         (Reason::MissingField, "missing_field"),
@@ -142,6 +145,7 @@ mod text_tests {
         (Reason::ImplausibleQuantity, "implausible_quantity"),
         (Reason::RecordTooLong, "record_too_long"),
         (Reason::FieldTooLong, "field_too_long"),
+        (Reason::ControlCharacter, "control_character"),
         (Reason::RepeatedHeader, "repeated_header"),
         (Reason::TotalsRow, "totals_row"),
     ];
