@@ -338,8 +338,10 @@ fn in_memory(cfg: &IndexConfig, opts: &rentix_ingest::IngestOptions) -> anyhow::
     let preparer = fixer.preparer();
     let (summary, mut refused) = staged.each_date(
         |rows| preparer.prepare(rows.iter()),
-        |_, prepared| -> anyhow::Result<()> {
+        |rows, prepared| -> anyhow::Result<()> {
             fixer.add_prepared(prepared)?;
+            // Freed on the pool: the hand-over is the dedupe's serial part.
+            rayon::spawn(move || drop(rows));
             Ok(())
         },
     )?;
