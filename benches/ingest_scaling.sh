@@ -10,7 +10,9 @@
 #   cargo build --release && pip install polars numpy && \
 #     bash benches/ingest_scaling.sh [WORKDIR] [ROWS] [REPS]
 #
-# RENTIX_BASE=/path/to/an/older/rentix measures it beside the binary under test;
+# RENTIX=target/dist/rentix measures the production build (cargo build --profile
+# dist), RENTIX_BASE=/path/to/an/older/rentix measures another beside it (the
+# release build, say);
 # PYTHON= the interpreter that has polars (python3 by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
