@@ -1026,6 +1026,18 @@ fn a_rent_file_as_people_export_it_is_read_or_told_what_to_fix_at_once() {
     assert!(err.contains(";-separated"), "{err}");
 }
 
+/// The test index, and the default contract with a tick of 1e-9 and one look-back
+/// day: its rent reference is the entry day's fixing, unrounded.
+fn fine_index_and_contract(dir: &Path) -> (PathBuf, PathBuf) {
+    let (index, _) = index_file(dir);
+    let contract = contract_edited(
+        dir,
+        &[("tick", "0.000000001"), ("lookback_days", "1")],
+        "fine",
+    );
+    (index, contract)
+}
+
 /// The bundled default contract with each `key = value` put in place of its line.
 fn contract_edited(dir: &Path, edits: &[(&str, &str)], name: &str) -> PathBuf {
     let text = std::fs::read_to_string(
@@ -1153,12 +1165,7 @@ fn a_constant_premium_costs_premium_times_position_times_time() {
     // days, so a 31-day month pays 0.02 x 7300 x 16 = 2336 USD and a 30-day one
     // 0.02 x 7300 x 15.5 = 2263. The earner, short, receives the same.
     let dir = tempfile::tempdir().unwrap();
-    let (index, _) = index_file(dir.path());
-    let contract = contract_edited(
-        dir.path(),
-        &[("tick", "0.000000001"), ("lookback_days", "1")],
-        "fine",
-    );
+    let (index, contract) = fine_index_and_contract(dir.path());
     for (side, sign) in [("pay", -1.0), ("earn", 1.0)] {
         let rent = rent_at_the_fixings(dir.path(), &index, side);
         let out = dir.path().join(format!("premium_{side}"));
@@ -1208,12 +1215,7 @@ fn a_constant_premium_is_a_cost_known_at_entry_and_a_dated_one_is_risk() {
     // the hedge is whole, and the funding is in `hedged_total` only. A premium from
     // a dated file moves when it moves: its funding stays in the risk.
     let dir = tempfile::tempdir().unwrap();
-    let (index, _) = index_file(dir.path());
-    let contract = contract_edited(
-        dir.path(),
-        &[("tick", "0.000000001"), ("lookback_days", "1")],
-        "fine",
-    );
+    let (index, contract) = fine_index_and_contract(dir.path());
     let shipped = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("data/perps/h100-sxm-80gb-bare-metal-perp.toml"),
