@@ -1232,6 +1232,18 @@ fn a_constant_premium_is_a_cost_known_at_entry_and_a_dated_one_is_risk() {
         "date,premium\n2020-01-01,0.02\n2024-06-01,0.3\n2024-09-01,0.02\n2025-03-01,0.25\n",
     )
     .unwrap();
+    // A file whose premium never changes is a constant too.
+    let flat = dir.path().join("flat-perp.toml");
+    std::fs::write(
+        &flat,
+        shipped.replace("premium = 0.0", "premium_file = \"flat.csv\""),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("flat.csv"),
+        "date,premium\n2020-01-01,0.1\n2024-06-01,0.1\n",
+    )
+    .unwrap();
     let rent = rent_at_the_fixings(dir.path(), &index, "pay");
     for (what, perp, premium) in [
         (
@@ -1239,6 +1251,7 @@ fn a_constant_premium_is_a_cost_known_at_entry_and_a_dated_one_is_risk() {
             "h100-sxm-80gb-bare-metal-perp".to_string(),
             Some("0.1"),
         ),
+        ("flat file", p(&flat).to_string(), None),
         ("dated", p(&dated).to_string(), None),
     ] {
         let out = dir.path().join(format!("premium_{what}"));
@@ -1259,7 +1272,7 @@ fn a_constant_premium_is_a_cost_known_at_entry_and_a_dated_one_is_risk() {
             );
             funded += 1;
             assert!((total - (rent_change + futures + funding - fees)).abs() < 1e-6);
-            let risk = if what == "constant" { 0.0 } else { funding };
+            let risk = if what == "dated" { funding } else { 0.0 };
             assert!(
                 (before - (rent_change + futures + risk)).abs() < 1e-6,
                 "{what}: {r:?}"
@@ -1268,11 +1281,8 @@ fn a_constant_premium_is_a_cost_known_at_entry_and_a_dated_one_is_risk() {
         assert!(funded > 12);
         let st = &s["perp"]["strategies"]["one-to-one"];
         let e = st["effectiveness"].as_f64().unwrap();
-        if what == "constant" {
-            assert!(
-                (e - 1.0).abs() < 1e-6,
-                "constant premium: effectiveness {e}"
-            );
+        if what != "dated" {
+            assert!((e - 1.0).abs() < 1e-6, "{what} premium: effectiveness {e}");
             assert_eq!(s["perp"]["recommendation"]["decision"], "hedge", "{s}");
         } else {
             assert!(e < 0.999, "the dated premium's moves are risk: {e}");

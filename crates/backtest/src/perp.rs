@@ -38,8 +38,8 @@
 //! The perp's `futures_change` is `dP` and its carry 0: a premium that *changes*
 //! between entry and the month is basis (rent against mark), the premium's *level* is
 //! funding, reported as `funding_pnl`. A dated premium's funding is counted in the
-//! position's risk (`hedged_before_fees`) because it varies; a constant premium's is
-//! known at entry (the premium times the position and its schedule) and is a cost
+//! position's risk (`hedged_before_fees`) because it varies; a constant premium's
+//! (or a file's whose premium never changes) is known at entry (the premium times the position and its schedule) and is a cost
 //! like the fees, in `hedged_total` only: counted as risk, its month-to-month change
 //! with month length and position made an exact tracker "would add risk". Fees are `fee_rate` on the
 //! notional traded (`mark x GPU-hours`), each month's position on its own (opened,
@@ -271,10 +271,14 @@ impl PerpSpec {
         }
     }
 
-    /// Whether the premium is one constant (no dated premiums): its funding is known
-    /// when a position is entered.
+    /// Whether the premium is one constant (no dated premiums, or a file whose
+    /// premium never changes): its funding is known when a position is entered.
     pub(crate) fn premium_is_constant(&self) -> bool {
-        self.premiums.is_none()
+        self.premiums.as_ref().is_none_or(|s| {
+            let mut values = s.iter().map(|(_, v)| v);
+            let first = values.next();
+            values.all(|v| Some(v) == first)
+        })
     }
 
     /// The premium on `day`: the constant, or the file's latest on or before `day`.
