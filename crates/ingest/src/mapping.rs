@@ -42,6 +42,14 @@ impl Template {
     /// placeholders; fails on an unclosed brace, an empty column name or an unknown
     /// filter.
     pub(crate) fn parse(text: &str) -> std::result::Result<Self, String> {
+        // A record's fields are checked for control characters only when its bytes
+        // hold one (`control_character`): the mapping's own text is checked here.
+        if let Some(c) = text.chars().find(|c| c.is_control()) {
+            return Err(format!(
+                "template {text:?} holds the control character U+{:04X}: a field may not hold one",
+                u32::from(c)
+            ));
+        }
         let mut pieces = Vec::new();
         let mut rest = text;
         while let Some(open) = rest.find('{') {
@@ -733,5 +741,14 @@ region = "{not_in_the_header}"
         assert!(Mapping::from_toml("name='x'\n[[emit]]\nkind='trade'", p).is_err());
         assert!(Template::parse("{open").is_err());
         assert!(Template::parse("{a|nope}").is_err());
+        // A mapping's literal text holding a control character would put it in
+        // every row's field, unseen by the record's byte scan.
+        let err = Mapping::from_toml(
+            "name='x'\n[[emit]]\nkind='listing'\nobserved_at='{t}'\nsource=\"acme\\u0000\"\ngpu='{g}'\nscope='vm'\nterm='on-demand'\nprice='{p}'\nprice_unit='gpu_hour'\ncurrency='USD'",
+            p,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("U+0000"), "{err}");
     }
 }
