@@ -91,10 +91,19 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
         return Err(input(
             &a.fixings,
             format!(
-                "the period {} .. {} holds no stamp of the schedule ({})",
+                "the period {} .. {} holds no stamp of the schedule ({}){}",
                 a.from,
                 a.to,
-                cadence.describe()
+                cadence.describe(),
+                if schedule.cut > 0 {
+                    format!(
+                        ": a period holds the stamps whose intervals lie whole inside it, and its bounds fall inside {} stamp interval(s){}",
+                        schedule.cut,
+                        if schedule.daily { " (a daily file's rows are UTC days)" } else { "" }
+                    )
+                } else {
+                    String::new()
+                }
             ),
         ));
     };
@@ -349,6 +358,9 @@ struct Schedule {
     off_grid: usize,
     /// Stamps shown as the date their day-long interval covers.
     daily: bool,
+    /// Stamps whose intervals a bound of the period falls inside: partly in the
+    /// period, not counted.
+    cut: usize,
 }
 
 impl Schedule {
@@ -421,32 +433,39 @@ impl Schedule {
             .iter()
             .map(|t| series.stamps.get(t).copied().flatten())
             .collect();
-        // The period's stamps: their intervals in [from, to): ends in (from, to],
-        // slots in [from, to).
-        let (f, l) = (from.timestamp(), to.timestamp());
-        let (a, b) = if series.slot {
-            (
-                times.partition_point(|t| *t < f),
-                times.partition_point(|t| *t < l),
-            )
-        } else {
-            (
-                times.partition_point(|t| *t <= f),
-                times.partition_point(|t| *t <= l),
-            )
-        };
         let off_grid = series
             .stamps
             .keys()
             .filter(|t| times.binary_search(t).is_err())
             .count();
-        Self {
+        let mut s = Self {
             times,
             values,
-            period: (a, b),
+            period: (0, 0),
             off_grid,
             daily,
-        }
+            cut: 0,
+        };
+        // The period's stamps: those whose intervals lie whole in [from, to). A
+        // bound inside an interval (a two-minute window, a month's start at +14:00
+        // on a daily file of UTC days) leaves that stamp out: its interval is partly
+        // another period's, and settling it into this one would settle a day twice.
+        let (f, l) = (from.timestamp(), to.timestamp());
+        let n = s.times.len();
+        let a = (0..n).position(|i| s.interval(i, series.slot).0 >= f);
+        let a = a.unwrap_or(n);
+        let b = (a..n)
+            .position(|i| s.interval(i, series.slot).1 > l)
+            .map_or(n, |k| a + k);
+        // Stamps that straddle a bound: partly inside the period, left out.
+        s.cut = (0..n)
+            .filter(|&i| {
+                let (x, y) = s.interval(i, series.slot);
+                (x < f && y > f) || (x < l && y > l)
+            })
+            .count();
+        s.period = (a, b);
+        s
     }
 
     /// The length of the interval stamp `i` covers, in seconds: back to the stamp
@@ -460,6 +479,21 @@ impl Schedule {
             (None, Some(next)) => next - self.times[i],
             (None, None) => 60,
         }
+    }
+
+    /// The interval `[start, end)` stamp `i` covers, as seconds: back to the stamp
+    /// before it for a stamp that labels its interval's end, on to the next one for
+    /// a slot (the last slot as long as the one before it).
+    fn interval(&self, i: usize, slot: bool) -> (i64, i64) {
+        let t = self.times[i];
+        if !slot {
+            return (t - self.step_before(i), t);
+        }
+        let len = match self.times.get(i + 1) {
+            Some(next) => next - t,
+            None => self.step_before(i),
+        };
+        (t, t + len)
     }
 
     /// Stamp `i` as a time (the end of its interval), or a daily file's date.
@@ -548,6 +582,17 @@ fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: &Cadence, rule: &Per
             r.gaps.len() - shown
         ));
     }
+    if s.cut > 0 {
+        out.push_str(&format!(
+            "  bounds      --from or --to falls inside {} stamp interval(s){}: a stamp partly outside the period is not counted\n",
+            s.cut,
+            if s.daily {
+                " (a daily file's rows are UTC days)"
+            } else {
+                ""
+            }
+        ));
+    }
     if s.off_grid > 0 {
         out.push_str(&format!(
             "  off grid    {} published stamps are not on the schedule ({}): not counted\n",
@@ -596,6 +641,7 @@ fn json(
         "published_mean": r.published_mean,
         "verdict": r.verdict.as_str(),
         "off_grid": s.off_grid,
+        "stamps_cut_by_bounds": s.cut,
         "gaps": gaps,
     });
     Ok(serde_json::to_string_pretty(&v)? + "\n")

@@ -300,11 +300,30 @@ fn a_grid_opening_after_midnight_is_settled_on_its_own_slots() {
             (46 * h, Some(2.7)),
         ],
     );
-    let j = settle_json(&f, "2025-06-01", "2025-06-03", &["--cadence", "6h"]);
+    // The grid's two days run from 04:00 to 04:00.
+    let j = settle_json(
+        &f,
+        "2025-06-01T04:00:00Z",
+        "2025-06-03T04:00:00Z",
+        &["--cadence", "6h"],
+    );
     assert_eq!(j["scheduled"], 8, "{j}");
     assert_eq!(j["published"], 7, "{j}");
     assert_eq!(j["off_grid"], 0, "{j}");
     assert_eq!(j["rate"], 2.3375, "{j}");
+    // Two UTC days (00:00 to 00:00) cut two slots, May 31's 22:00 (to 04:00 June
+    // 1) and June 2's (to 04:00 June 3), each partly outside: left out, named.
+    // 7 slots, 6 published: (2.0 + 2.1 + 2.2 + 2.3 + 2.4 + 2.4 + 2.6) / 7 = 16 / 7.
+    let j = settle_json(&f, "2025-06-01", "2025-06-03", &["--cadence", "6h"]);
+    assert_eq!(
+        (&j["scheduled"], &j["stamps_cut_by_bounds"]),
+        (&7.into(), &2.into()),
+        "{j}"
+    );
+    assert!(
+        (j["rate"].as_f64().unwrap() - 16.0 / 7.0).abs() < 1e-12,
+        "{j}"
+    );
     // The file holds no 00:00 stamp: its slots open after midnight, so [04:00,
     // 16:00) holds the 04:00 and 10:00 slots: (2.0 + 2.1) / 2 = 2.05 (read as
     // end labels it took 10:00 and 16:00).
@@ -417,5 +436,92 @@ fn one_stamp_off_the_grid_does_not_change_the_cadence() {
     assert!(
         err.contains("420 seconds, which is no cadence") && err.contains("--cadence"),
         "{err}"
+    );
+}
+
+/// A hostile run: a period's bound inside a stamp's interval counted that stamp
+/// whole. A month at +14:00 (Kiritimati) on a daily file of UTC days settled 30
+/// days, October 31 among them, and a two-minute window settled a whole day. The
+/// period holds the stamps whose intervals lie whole inside [from, to), as the
+/// help says; the others are named, never counted.
+#[test]
+fn a_bound_inside_a_stamp_leaves_that_stamp_out() {
+    let dir = tempfile::tempdir().unwrap();
+    // Hourly: 01:00 .. 06:00 = 3.0, 3.2, [gap], 3.4, 3.6, 3.8. From 00:30 the
+    // 01:00 stamp covers 00:00 .. 01:00, half before the period: left out. The
+    // period holds 02:00 .. 06:00, the gap filled with the last one value, 3.2:
+    // (3.2 + 3.2 + 3.4 + 3.6 + 3.8) / 5 = 17.2 / 5 = 3.44.
+    let f = hourly(
+        dir.path(),
+        &[Some(3.0), Some(3.2), None, Some(3.4), Some(3.6), Some(3.8)],
+    );
+    let v = settle_json(&f, "2025-06-01T00:30:00Z", "2025-06-01T06:00:00Z", &[]);
+    assert_eq!(v["scheduled"], 5, "{v}");
+    assert_eq!(v["first_stamp"], "2025-06-01T02:00Z", "{v}");
+    assert_eq!(v["stamps_cut_by_bounds"], 1, "{v}");
+    assert!((v["rate"].as_f64().unwrap() - 3.44).abs() < 1e-12, "{v}");
+    // Both bounds inside one stamp's interval: nothing to settle, said why.
+    let out = rentix(&[
+        "settle",
+        "--fixings",
+        p(&f),
+        "--from",
+        "2025-06-01T00:59:00Z",
+        "--to",
+        "2025-06-01T01:01:00Z",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("lie whole inside it"), "{err}");
+    // A daily file (rows are UTC days), 2025-05-29 .. 2025-07-02 at 2 + day/100 of
+    // June (May 29-31 at 1.0, July at 9.0). June at +14:00 runs from 2025-05-31
+    // 10:00 UTC to 2025-06-30 10:00 UTC: May 31 and June 30 are each partly
+    // outside, so the period is June 1 .. 29, 29 days: mean of 2 + d/100 for d = 1
+    // .. 29 = 2 + (29 x 30 / 2) / 100 / 29 = 2 + 0.15 = 2.15.
+    let bench = dir.path().join("daily.csv");
+    let mut text = String::from("date,grade,value,unit\n");
+    for d in 29..=31 {
+        text.push_str(&format!("2025-05-{d:02},mine,1.0,usd-per-gpu-hour\n"));
+    }
+    for d in 1..=30 {
+        let v = 2.0 + f64::from(d) / 100.0;
+        text.push_str(&format!("2025-06-{d:02},mine,{v},usd-per-gpu-hour\n"));
+    }
+    for d in 1..=2 {
+        text.push_str(&format!("2025-07-{d:02},mine,9.0,usd-per-gpu-hour\n"));
+    }
+    std::fs::write(&bench, text).unwrap();
+    let r = settle_json(
+        &bench,
+        "2025-06-01T00:00:00+14:00",
+        "2025-07-01T00:00:00+14:00",
+        &[],
+    );
+    assert_eq!(
+        (&r["scheduled"], &r["first_stamp"], &r["last_stamp"]),
+        (&29.into(), &"2025-06-01".into(), &"2025-06-29".into()),
+        "{r}"
+    );
+    assert_eq!(r["stamps_cut_by_bounds"], 2, "{r}");
+    assert!((r["rate"].as_f64().unwrap() - 2.15).abs() < 1e-9, "{r}");
+    // The same month in UTC: 30 days, nothing cut.
+    let utc = settle_json(&bench, "2025-06-01", "2025-07-01", &[]);
+    assert_eq!(
+        (&utc["scheduled"], &utc["stamps_cut_by_bounds"]),
+        (&30.into(), &0.into()),
+        "{utc}"
+    );
+    let said = rentix_ok(&[
+        "settle",
+        "--fixings",
+        p(&bench),
+        "--from",
+        "2025-06-01T00:00:00+14:00",
+        "--to",
+        "2025-07-01T00:00:00+14:00",
+    ]);
+    assert!(
+        said.contains("falls inside 2 stamp interval(s) (a daily file's rows are UTC days)"),
+        "{said}"
     );
 }
