@@ -283,9 +283,48 @@ fn a_changed_cell_that_recomputes_is_still_caught_by_the_digest() {
     let (code, _, err) = pb.verify(&f);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("1 difference") && err.contains("sha256"),
+        err.contains("2 difference") && err.contains("sha256") && err.contains("out of order"),
         "{err}"
     );
+}
+
+/// A hostile run: rows reordered (reversed, two swapped, the last moved first) and
+/// the digest regenerated to match verified, exit 0, "every one recomputes": a
+/// file rentix never wrote was certified. A publication's rows are in its
+/// writer's order (date, then grade); a row out of it is a difference, named.
+#[test]
+fn rows_out_of_the_published_order_exit_1_even_with_a_matching_digest() {
+    use sha2::{Digest, Sha256};
+    let pb = Published::new("csv");
+    let f = pb.fixings();
+    let text = std::fs::read_to_string(&f).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (head, rows) = (lines[0], &lines[1..]);
+    let reversed: Vec<&str> = rows.iter().rev().copied().collect();
+    let mut last_first = vec![rows[rows.len() - 1]];
+    last_first.extend_from_slice(&rows[..rows.len() - 1]);
+    for (name, order) in [("reversed.csv", reversed), ("last_first.csv", last_first)] {
+        let out = pb.dir.join(name);
+        let body = std::iter::once(head)
+            .chain(order.iter().copied())
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
+        std::fs::write(&out, &body).unwrap();
+        let forward = name.replace(".csv", "_forward.csv");
+        std::fs::copy(pb.dir.join("f_forward.csv"), pb.dir.join(forward)).unwrap();
+        let hex: String = Sha256::digest(body.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        std::fs::write(rentix_index::digest_path(&out), format!("{hex}  {name}\n")).unwrap();
+        let (code, out_text, err) = pb.verify(&out);
+        assert_eq!(code, Some(1), "{name}: {out_text}{err}");
+        assert!(
+            err.contains("1 difference") && err.contains("out of order") && err.contains("row 2"),
+            "{name}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -118,6 +118,11 @@ impl std::fmt::Display for Difference {
                 "{}: {at}row: extra ({}, not recomputed)",
                 self.file, self.published
             ),
+            ("order", _) => write!(
+                f,
+                "{}: {at}row: out of order ({}; {})",
+                self.file, self.published, self.recomputed
+            ),
             _ => write!(
                 f,
                 "{}: {at}{}: published {:?}, recomputed {:?}",
@@ -154,6 +159,19 @@ fn without_column(t: &mut TextTable, name: &str) {
 }
 
 fn compare(file: &str, published: &TextTable, expected: &TextTable, key: usize) -> Vec<Difference> {
+    compare_in(file, published, expected, key, None)
+}
+
+/// [`compare`], where a file may also be in an older layout's order: grade by
+/// grade, the grade being key column `grade_first` (intraday files written before
+/// rows were in stamp order; their next publication rewrites them).
+fn compare_in(
+    file: &str,
+    published: &TextTable,
+    expected: &TextTable,
+    key: usize,
+    grade_first: Option<usize>,
+) -> Vec<Difference> {
     let diff = |date: &str, k: &str, column: &str, p: &str, r: &str| Difference {
         file: file.to_string(),
         date: date.to_string(),
@@ -244,7 +262,72 @@ fn compare(file: &str, published: &TextTable, expected: &TextTable, key: usize) 
     // Stable: a row's cells stay in column order.
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     out.extend(rows.into_iter().map(|(_, d)| d));
+    let orders = std::iter::once(None).chain(grade_first.map(Some));
+    let misplaced: Vec<Difference> = orders
+        .map(|g| out_of_order(published, expected, key, g, &key_of, &split, &diff))
+        .collect::<Option<_>>()
+        .unwrap_or_default();
+    // Out of every order a writer of the file may have used: the current one named.
+    out.extend(misplaced.into_iter().next());
     out
+}
+
+/// The first published row out of the writer's order (the recomputation's), with
+/// how many are: rows matched by key cannot tell a reordered file from the one
+/// written, and a digest regenerated after the reorder matches it.
+fn out_of_order(
+    published: &TextTable,
+    expected: &TextTable,
+    key: usize,
+    grade_first: Option<usize>,
+    key_of: &dyn Fn(&[String]) -> Vec<String>,
+    split: &dyn Fn(&[String]) -> (String, String),
+    diff: &dyn Fn(&str, &str, &str, &str, &str) -> Difference,
+) -> Option<Difference> {
+    let mut keys: Vec<&[String]> = expected
+        .rows
+        .iter()
+        .map(|row| &row[..key.min(row.len())])
+        .collect();
+    if let Some(g) = grade_first {
+        keys.sort_by(|a, b| a.get(g).cmp(&b.get(g)).then_with(|| a.cmp(b)));
+    }
+    let place: std::collections::HashMap<&[String], usize> =
+        keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
+    // Rows not recomputed (extra, repeated) are differences of their own.
+    let mut last: Option<(usize, usize)> = None;
+    let mut first = None;
+    let mut misplaced = 0;
+    for (n, row) in published.rows.iter().enumerate() {
+        let k = key_of(row);
+        let Some(&i) = place.get(k.as_slice()) else {
+            continue;
+        };
+        match last {
+            Some((at, j)) if i < j => {
+                misplaced += 1;
+                first.get_or_insert((n, at, k));
+            }
+            _ => last = Some((n, i)),
+        }
+    }
+    let (n, before, k) = first?;
+    let (d, g) = split(&k);
+    let (bd, bg) = split(&key_of(&published.rows[before]));
+    Some(diff(
+        &d,
+        &g,
+        "order",
+        &format!(
+            "published at row {}, after row {} ({bd} {bg})",
+            n + 1,
+            before + 1
+        ),
+        &format!(
+            "{misplaced} of {} rows out of the order rentix writes, by date then key",
+            published.rows.len()
+        ),
+    ))
 }
 
 fn file_name(path: &Path) -> String {
@@ -570,11 +653,13 @@ fn check_intraday(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outc
         bail!("{} has no dated row to verify", a.fixings.display());
     };
     let (r, _, _, _) = crate::intraday::from_store(&a.store, &m, Some(from), Some(to))?;
-    differences.extend(compare(
+    // Key: date, fixed_at, grade.
+    differences.extend(compare_in(
         &file_name(&a.fixings),
         &published,
         &intraday_table(&r, &m).rendered(format)?,
         3,
+        Some(2),
     ));
     let mut companions = vec![digest_name];
     let receipts = rentix_index::Companions::of(&a.fixings).receipts();
@@ -586,7 +671,14 @@ fn check_intraday(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outc
         if !written.names.iter().any(|n| n == "sigma_unit") {
             without_column(&mut expected, "sigma_unit");
         }
-        differences.extend(compare(&file_name(&receipts), &written, &expected, 3));
+        // Key: fixed_at, grade, contributor.
+        differences.extend(compare_in(
+            &file_name(&receipts),
+            &written,
+            &expected,
+            3,
+            Some(1),
+        ));
         // The receipts' bytes as the sidecar records them (publications since it
         // names them): an edit that leaves the cells recomputable is still one.
         let sidecar = rentix_index::digest_path(&a.fixings);
