@@ -477,6 +477,69 @@ fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
     assert!(std::fs::read(&differentials).unwrap() == whole);
 }
 
+/// A hostile run edited one number of the tier differentials (and, apart, cut the
+/// file to its first rows) between two publications: the next `index --from`
+/// carried the edit into its publication, exit 0, and the cut file published a
+/// history missing a month. The state records the differentials it was written
+/// with; a file that no longer holds them is refused, nothing published, and
+/// deleting it recomputes it from the whole store.
+#[test]
+fn an_edited_or_cut_tier_differentials_file_is_refused() {
+    let m = market();
+    let default = data("data/methodologies/default.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("f.csv");
+    let first = index(&m.store(), &out, &default, &["--to", "2025-03-27"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let differentials = tmp.path().join("f_tier_differentials.csv");
+    let written = std::fs::read_to_string(&differentials).unwrap();
+    let lines: Vec<&str> = written.lines().collect();
+    assert!(lines.len() > 4, "{written}");
+    // Row 2's premium (its fourth column) moved in its last digit; or the file
+    // cut to its header and first two rows.
+    let mut cells: Vec<String> = lines[2].split(',').map(str::to_string).collect();
+    let j = lines[0]
+        .split(',')
+        .position(|c| c == "premium_per_tier_step")
+        .unwrap();
+    cells[j] = format!("{}", cells[j].parse::<f64>().unwrap() + 0.000_001);
+    let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    edited[2] = cells.join(",");
+    let cut = lines[..3].join("\n") + "\n";
+    let before = published(tmp.path());
+    for (what, text) in [("edited", edited.join("\n") + "\n"), ("cut", cut)] {
+        std::fs::write(&differentials, &text).unwrap();
+        let o = index(
+            &m.store(),
+            &out,
+            &default,
+            &["--from", "2025-03-28", "--to", "2025-03-28"],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{what}: {err}");
+        assert!(
+            err.contains("f_tier_differentials.csv")
+                && err.contains("the last publication wrote")
+                && err.contains("nothing was published"),
+            "{what}: {err}"
+        );
+        std::fs::write(&differentials, &written).unwrap();
+        assert_eq!(published(tmp.path()), before, "{what}: a file changed");
+    }
+    // Restored, the day publishes as it did.
+    let o = index(
+        &m.store(),
+        &out,
+        &default,
+        &["--from", "2025-03-28", "--to", "2025-03-28"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// A full run fixed a slice of dates at a time (what `index` does with a store
 /// longer than a year, so that memory holds a slice, not the history) gives every
 /// row the one-pass run gives, for every shipped methodology: fixings, forward

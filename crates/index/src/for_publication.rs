@@ -114,14 +114,16 @@ pub fn fix_for_publication(
         Decision::Incremental(plan) => Some(plan),
         Decision::Full(_) => None,
     };
-    let differentials = match plan {
-        Some(plan) if differentials_path.exists() => incremental::merge_tier_differentials(
-            m,
-            incremental::read_tier_differentials(&differentials_path)?,
-            result.tier_differentials.clone(),
-            plan.after,
-            req.to,
-        ),
+    let differentials = match (plan, &previous) {
+        (Some(plan), Ok(Some(old))) if differentials_path.exists() => {
+            incremental::merge_tier_differentials(
+                m,
+                incremental::read_recorded_differentials(&differentials_path, old, &state_file)?,
+                result.tier_differentials.clone(),
+                plan.after,
+                req.to,
+            )
+        }
         _ => result.tier_differentials.clone(),
     };
     let through = match (plan, req.to) {
@@ -132,13 +134,15 @@ pub fn fix_for_publication(
         (Ok(Some(s)), Some(p)) => Some((s, p.after)),
         _ => None,
     };
-    let has_differentials = !differentials.is_empty() && req.grade_filters.is_empty();
+    // Written beside the fixings only by a publication of every grade.
+    let written = (!differentials.is_empty() && req.grade_filters.is_empty())
+        .then_some(differentials.as_slice());
     let state = incremental::next_state(
         &state_req,
         old_state,
         &result.levels,
         through,
-        has_differentials,
+        written,
         valued_only,
     );
     let revision = crate::Revision {

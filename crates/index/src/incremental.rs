@@ -71,6 +71,11 @@ pub struct State {
     /// Whether the publication holds only the rows with a value (`--valued-only`).
     #[serde(default)]
     pub valued_only: bool,
+    /// SHA-256 of the tier differentials the publication wrote beside it
+    /// ([`differentials_sha256`]; empty when it wrote none, or for a state written
+    /// before it was recorded): a file edited or cut since is refused.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tier_differentials_sha256: String,
     /// SHA-256 of the state's content with this field empty ([`content_sha256`]):
     /// a state edited since it was written (its levels doubled) is refused.
     #[serde(default)]
@@ -279,7 +284,7 @@ pub fn plan(req: &Request<'_>, state: Result<Option<State>, UnusableState>) -> D
     };
     let state = match state {
         Ok(Some(s)) => s,
-        Ok(None) => return full("no state file beside the published file (a first publication)"),
+        Ok(None) => return full("no state file beside the published file (a first publication, or the state was removed)"),
         Err(e) => return Decision::Full(e.to_string()),
     };
     let m = req.methodology;
@@ -429,12 +434,14 @@ pub fn first_exact_day(d1: NaiveDate) -> NaiveDate {
 
 /// The state a publication leaves: levels up to `after` from the previous state,
 /// those computed after it from `computed`, up to `through`.
+/// `differentials`: those the publication writes beside its fixings, if it writes
+/// them.
 pub fn next_state(
     req: &Request<'_>,
     previous: Option<(&State, NaiveDate)>,
     computed: &BTreeMap<String, Vec<(NaiveDate, f64)>>,
     through: NaiveDate,
-    tier_differentials: bool,
+    differentials: Option<&[TierDifferential]>,
     valued_only: bool,
 ) -> State {
     let mut levels: BTreeMap<String, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
@@ -463,10 +470,11 @@ pub fn next_state(
         published: req.published.to_string(),
         runs: req.runs.iter().map(run_digest).collect(),
         through,
-        tier_differentials,
+        tier_differentials: differentials.is_some(),
         levels,
         methodology_version: req.methodology.version.clone(),
         valued_only,
+        tier_differentials_sha256: differentials.map(differentials_sha256).unwrap_or_default(),
         sha256: String::new(),
     };
     state.sha256 = content_sha256(&state);
@@ -499,6 +507,54 @@ pub fn merge_tier_differentials(
     let position = |name: &str| m.composite.iter().position(|c| c.name == name);
     all.sort_by_key(|t| (position(&t.composite), t.date));
     all
+}
+
+/// SHA-256 of tier differentials as values (each row's date, composite, the two
+/// coefficients' exact bits and the count, in date order per composite): the same
+/// for the rows a publication wrote and for those read back from its file (a
+/// float's text is its shortest exact form), whatever the file's format.
+pub fn differentials_sha256(rows: &[TierDifferential]) -> String {
+    let mut rows: Vec<&TierDifferential> = rows.iter().collect();
+    rows.sort_by(|a, b| (&a.composite, a.date).cmp(&(&b.composite, b.date)));
+    let mut sha = Sha256::new();
+    for t in rows {
+        sha.update(
+            format!(
+                "{},{},{:016x},{:016x},{}\n",
+                t.date,
+                t.composite,
+                t.log_price_per_tier_step.to_bits(),
+                t.premium_per_tier_step.to_bits(),
+                t.n_obs
+            )
+            .as_bytes(),
+        );
+    }
+    rentix_core::hex(&sha.finalize())
+}
+
+/// The tier differentials of the file at `path` (the previous publication's),
+/// refused when `state` recorded others: an edit or a cut since it was written
+/// would be carried into the next publication.
+pub fn read_recorded_differentials(
+    path: &Path,
+    state: &State,
+    state_path: &Path,
+) -> Result<Vec<TierDifferential>, crate::IndexError> {
+    let rows = read_tier_differentials(path)?;
+    if !state.tier_differentials_sha256.is_empty()
+        && differentials_sha256(&rows) != state.tier_differentials_sha256
+    {
+        return Err(crate::IndexError::Input {
+            path: path.to_path_buf(),
+            detail: format!(
+                "its {} rows are not the tier differentials the last publication wrote (their digest in {} differs): the file was edited or cut since; nothing was published. Restore it as published, or delete it: the publication then recomputes it from the whole store",
+                rows.len(),
+                state_path.display()
+            ),
+        });
+    }
+    Ok(rows)
 }
 
 /// Reads a tier-differentials file as [`crate::tier_differentials_table`] wrote it.
