@@ -94,7 +94,7 @@ pub(super) fn human(s: &rentix_store::IngestSummary, store: &std::path::Path) ->
     }
     if s.conflicts > 0 {
         out.push_str(&format!(
-            "  conflicts    {:>9}  duplicates whose price differs from the row kept (`--json` lists the first {})\n",
+            "  conflicts    {:>9}  duplicates whose kind, grade, price or volume differs from the row kept (`--json` lists the first {})\n",
             s.conflicts,
             s.conflict_examples.len()
         ));

@@ -509,3 +509,53 @@ fn a_deleted_quarantine_file_is_a_finding_and_its_file_is_read_again_whole() {
         "still an unknown GPU: {s}"
     );
 }
+
+/// A hostile run: a row re-sent under its id in a later run is a duplicate of the
+/// store, which keeps its row (never replaced by a later run); a re-send that
+/// differs only in grade, at the same price, is a conflict too, and the console
+/// said "duplicates whose price differs", though both prices were 2.5.
+#[test]
+fn a_later_run_never_replaces_a_stored_row_and_names_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "obs_id,kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n";
+    let write = |name: &str, row: &str| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, format!("{head}{row}\n")).unwrap();
+        f
+    };
+    let a = write(
+        "a.csv",
+        "x1,listing,2025-03-03T12:00:00Z,acme,H100 SXM,vm,on-demand,2.5,gpu_hour,USD",
+    );
+    let b = write(
+        "b.csv",
+        "x1,listing,2025-03-03T13:00:00Z,acme,H100 SXM,vm,on-demand,2.9,gpu_hour,USD",
+    );
+    let c = write(
+        "c.csv",
+        "x1,listing,2025-03-03T14:00:00Z,acme,H100 SXM,bare-metal,on-demand,2.5,gpu_hour,USD",
+    );
+    let store = dir.path().join("s");
+    ingest_json(&store, &a);
+    let s = ingest_json(&store, &b);
+    assert_eq!(
+        (&s["accepted"], &s["duplicates"], &s["conflicts"]),
+        (&0.into(), &1.into(), &1.into()),
+        "{s}"
+    );
+    let e = &s["conflict_examples"][0];
+    assert_eq!(
+        (
+            &e["kept_usd_per_gpu_hour"],
+            &e["dropped_usd_per_gpu_hour"],
+            &e["kept_from_store"]
+        ),
+        (&2.5.into(), &2.9.into(), &true.into()),
+        "{s}"
+    );
+    let said = rentix_ok(&["ingest", "--store", p(&store), p(&c)]);
+    assert!(
+        said.contains("conflicts") && said.contains("kind, grade, price or volume differs"),
+        "{said}"
+    );
+}
