@@ -540,6 +540,66 @@ fn an_edited_or_cut_tier_differentials_file_is_refused() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// A hostile run set the composites' levels of the day before `--from` to 123.456
+/// and recomputed the state's own digest (a checksum, not a signature): the next
+/// `index --from` continued the chains from the forged levels, exit 0, and the
+/// quality-adjusted composite jumped from 93.6 to 122.6 in one day. The level a
+/// chain continues from must be the value the file published for that day
+/// (rounded as published): else nothing is published.
+#[test]
+fn a_state_whose_levels_are_not_the_published_values_is_refused() {
+    use rentix_index::incremental::{content_sha256, read_state, state_json, state_path};
+    let m = market();
+    let default = data("data/methodologies/default.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("f.csv");
+    let first = index(&m.store(), &out, &default, &["--to", "2025-03-27"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let path = state_path(&out);
+    let honest = std::fs::read(&path).unwrap();
+    let mut state = read_state(&path).unwrap().unwrap();
+    let mut forged = 0;
+    // The day the next publication's chains continue from (the state holds levels
+    // past it: the run computed the whole store).
+    let day = chrono::NaiveDate::from_ymd_opt(2025, 3, 27).unwrap();
+    for levels in state.levels.values_mut() {
+        if let Some(level) = levels.get_mut(&day) {
+            *level = 123.456;
+            forged += 1;
+        }
+    }
+    assert!(forged > 0, "the default methodology chains composites");
+    state.sha256 = content_sha256(&state);
+    std::fs::write(&path, state_json(&state)).unwrap();
+    let before = published(tmp.path());
+    let o = index(
+        &m.store(),
+        &out,
+        &default,
+        &["--from", "2025-03-28", "--to", "2025-03-28"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("123.456") && err.contains("nothing was published"),
+        "{err}"
+    );
+    assert_eq!(published(tmp.path()), before, "a file changed");
+    // The honest state continues the file.
+    std::fs::write(&path, honest).unwrap();
+    let o = index(
+        &m.store(),
+        &out,
+        &default,
+        &["--from", "2025-03-28", "--to", "2025-03-28"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// A full run fixed a slice of dates at a time (what `index` does with a store
 /// longer than a year, so that memory holds a slice, not the history) gives every
 /// row the one-pass run gives, for every shipped methodology: fixings, forward

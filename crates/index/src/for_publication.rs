@@ -155,6 +155,15 @@ pub fn fix_for_publication(
             .map(|c| c.name.clone())
             .collect(),
         spec: m.revision.clone(),
+        seeds: plan
+            .map(|p| {
+                p.seeds
+                    .iter()
+                    .filter_map(|(name, s)| s.level.map(|(d, l)| (name.clone(), d, l)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        decimals: m.rounding.decimals,
     };
     Ok(StoreFixing {
         result,

@@ -89,6 +89,12 @@ pub struct Revision {
     pub chained: BTreeSet<String>,
     /// The methodology's `[revision]`.
     pub spec: crate::RevisionSpec,
+    /// Where an incremental run continues each chained composite from: its name,
+    /// the date of its last level and that unrounded level (from the state).
+    pub seeds: Vec<(String, NaiveDate, f64)>,
+    /// The methodology's `rounding.decimals`: a published level is its value
+    /// rounded to these.
+    pub decimals: u32,
 }
 
 impl Revision {
@@ -188,6 +194,7 @@ pub fn publish(
         old,
     } = read_published(out, &read_window, &per_date)?;
     rentix_core::phases::mark("publication: read the published file");
+    continues_what_was_published(out, &window, &old)?;
     let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
     let mut result = plan(out, rows, window, old, bounds)?;
     rentix_core::phases::mark("publication: planned");
@@ -270,6 +277,44 @@ pub fn publish(
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
     Ok(result)
+}
+
+/// Refuses a publication that continues a chained composite from a level the file
+/// never published (`window`'s seeds, from the state, against the published rows
+/// `old` of their dates, when read): a state whose levels were edited and its
+/// digest recomputed (a checksum, not a signature) would move every later value
+/// of the composite. A level is the value it published, unrounded: the two differ
+/// by at most half the last decimal.
+fn continues_what_was_published(
+    out: &Path,
+    window: &Window,
+    old: &[Fixing],
+) -> Result<(), IndexError> {
+    let Some(r) = &window.revision else {
+        return Ok(());
+    };
+    let half = 0.5 * 10f64.powi(-(r.decimals.min(15) as i32));
+    for (name, date, level) in &r.seeds {
+        let published = old
+            .iter()
+            .find(|f| f.date == *date && f.grade.as_str() == name)
+            .and_then(|f| f.value);
+        let Some(v) = published else {
+            continue;
+        };
+        if !((v - level).abs() <= half * (1.0 + 1e-9)) {
+            let state = crate::incremental::state_path(out);
+            return Err(IndexError::Input {
+                path: state.clone(),
+                detail: format!(
+                    "its level of {name} on {date}, {level}, is not the value {} published for that day ({v}): the state does not describe the file (edited, or another publication's), and the chain would continue from it; nothing was published. Remove {} to republish the file from the store (every changed row restated)",
+                    out.display(),
+                    state.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a publication whose file would hold rows of more than one methodology
