@@ -658,7 +658,14 @@ fn plan(
                 .map(|f| ((f.date, f.grade.as_str()), f))
                 .collect()
         },
-        || rows.iter().map(|f| (f.date, f.grade.as_str())).collect(),
+        // Only a row of the file looks its key up: none in a first publication.
+        || {
+            if old.is_empty() {
+                NewKeys::default()
+            } else {
+                rows.iter().map(|f| (f.date, f.grade.as_str())).collect()
+            }
+        },
     );
     let mut withdrawn = Vec::new();
     for o in old.iter().filter(|o| window.contains(o)) {

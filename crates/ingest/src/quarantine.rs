@@ -105,29 +105,53 @@ impl QuarantineWriter {
     /// `file, row, line, reason, field, detail, raw` (`raw`: the original fields as a JSON
     /// object). Text cells are neutralized against formula injection.
     pub fn write(&mut self, path: &Path) -> Result<()> {
-        for spill in self.spills.values_mut() {
-            spill.write_held(true)?;
-        }
-        self.held = 0;
-        let header = rows_table(Vec::new()).csv_header()?;
+        let header = self.flush()?;
         let werr = |e: std::io::Error| rentix_table::TableError::Write {
             path: path.to_path_buf(),
             source: e,
         };
         let spills = &mut self.spills;
         rentix_table::write_atomic(path, |w| {
-            use std::io::Seek;
             w.write_all(&header).map_err(werr)?;
-            for spill in spills.values_mut() {
-                if let Some(f) = spill.file.as_mut() {
-                    f.seek(std::io::SeekFrom::Start(0)).map_err(werr)?;
-                    std::io::copy(f, w).map_err(werr)?;
-                }
-            }
-            Ok(())
+            copy_spills(spills, w).map_err(werr)
         })?;
         Ok(())
     }
+
+    /// The bytes [`QuarantineWriter::write`] writes, in memory: for a caller that
+    /// publishes them itself (the one-shot, in its publication's transaction).
+    pub fn to_bytes(&mut self) -> Result<Vec<u8>> {
+        let mut out = self.flush()?;
+        copy_spills(&mut self.spills, &mut out).map_err(|e| crate::error::IngestError::Write {
+            path: "<quarantine spill>".into(),
+            source: e,
+        })?;
+        Ok(out)
+    }
+
+    /// Writes every held row to its spill; returns the file's header.
+    fn flush(&mut self) -> Result<Vec<u8>> {
+        for spill in self.spills.values_mut() {
+            spill.write_held(true)?;
+        }
+        self.held = 0;
+        Ok(rows_table(Vec::new()).csv_header()?)
+    }
+}
+
+/// The spills' rows, file by file, into `w`.
+fn copy_spills(
+    spills: &mut BTreeMap<String, Spill>,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    use std::io::Seek;
+    for spill in spills.values_mut() {
+        if let Some(f) = spill.file.as_mut() {
+            f.seek(std::io::SeekFrom::Start(0))?;
+            std::io::copy(f, w)?;
+        }
+    }
+    Ok(())
 }
 
 impl Spill {
