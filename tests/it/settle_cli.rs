@@ -525,3 +525,30 @@ fn a_bound_inside_a_stamp_leaves_that_stamp_out() {
         "{said}"
     );
 }
+
+/// A stamp without its offset (`2025-06-01T03:00`) was refused as "premature end
+/// of input": the message says what a stamp must be.
+#[test]
+fn a_stamp_without_an_offset_is_refused_saying_what_a_stamp_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hourly(dir.path(), &[Some(3.0), Some(3.2), Some(3.4)]);
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("2025-06-01T02:00:00.000000Z", "2025-06-01T02:00");
+    std::fs::write(&f, text).unwrap();
+    let o = rentix(&[
+        "settle",
+        "--fixings",
+        p(&f),
+        "--from",
+        "2025-06-01",
+        "--to",
+        "2025-06-02",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("\"2025-06-01T02:00\"") && err.contains("with seconds and an offset"),
+        "{err}"
+    );
+}

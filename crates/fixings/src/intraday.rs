@@ -139,8 +139,14 @@ pub fn read_intraday_versioned(
         };
         let date = NaiveDate::parse_from_str(get("date")?, "%Y-%m-%d")
             .map_err(|e| bad(row, format!("date: {e}")))?;
-        let fixed_at = DateTime::parse_from_rfc3339(get("fixed_at")?)
-            .map_err(|e| bad(row, format!("fixed_at: {e}")))?
+        let stamp = get("fixed_at")?;
+        let fixed_at = DateTime::parse_from_rfc3339(stamp)
+            .map_err(|e| {
+                bad(
+                    row,
+                    format!("fixed_at: {stamp:?} is not an RFC 3339 time with seconds and an offset, such as 2025-06-01T00:15:00Z ({e})"),
+                )
+            })?
             .with_timezone(&Utc);
         let v = get("value")?;
         let value = if v.is_empty() {
