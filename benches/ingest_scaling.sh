@@ -61,8 +61,14 @@ for _ in $(seq "$REPS"); do
       rm -rf "$W/st$cores"
       echo "$b i $cores $(run "${pre[@]}" "$b" ingest --store "$W/st$cores" "$W/canonical.csv")" >> "$W/cores.txt"
       echo "$b x $cores $(run "${pre[@]}" "$b" index --store "$W/st$cores" --out "$W/fix$cores.csv")" >> "$W/cores.txt"
+      # A first publication, as the Python pipeline's is: nothing published before.
+      rm -f "$W/one$cores.csv" "$W/one$cores".csv.* "$W/one$cores"_*
       echo "$b o $cores $(run "${pre[@]}" "$b" index --input "$W/sim/observations.csv" --methodology listings_7d_sigma --out "$W/one$cores.csv")" >> "$W/cores.txt"
     done
+    # The same one-shot again over its own publication (read, checked against its
+    # digest, compared row by row for restatements): work the Python pipeline does
+    # not do, shown beside the same-work figure.
+    echo "$b r 2 $(run "$b" index --input "$W/sim/observations.csv" --methodology listings_7d_sigma --out "$W/one2.csv")" >> "$W/cores.txt"
     for f in fix one; do cmp -s "$W/${f}1.csv" "$W/${f}2.csv" || { echo "  $b: $f: 1 and 2 cores differ"; exit 1; }; done
     (cd "$W/st1" && find observations -type f | sort | xargs sha256sum) > "$W/p1"
     (cd "$W/st2" && find observations -type f | sort | xargs sha256sum) > "$W/p2"
@@ -79,5 +85,6 @@ for b in "${bins[@]}"; do
     k=${s%%:*}; a=$(med "$b" "$k" 1 1); c=$(med "$b" "$k" 2 1); mem=$(med "$b" "$k" 2 3)
     printf '    %-9s %6.2f -> %6.2f s  %.2fx  (peak %4.0f MiB)\n' "${s#*:}" "$a" "$c" "$(awk -v a="$a" -v c="$c" 'BEGIN{print a/c}')" "$(awk -v k="$mem" 'BEGIN{print k/1024}')"
   done
-  printf '    one-shot against the Python pipeline: %.2fx faster\n' "$(awk -v p="$py" -v c="$(med "$b" o 2 1)" 'BEGIN{print p/c}')"
+  printf '    one-shot against the Python pipeline: %.2fx faster (a first publication, as the pipeline writes)\n' "$(awk -v p="$py" -v c="$(med "$b" o 2 1)" 'BEGIN{print p/c}')"
+  printf '    one-shot over its own publication: %6.2f s, %.2fx faster than the pipeline (the published file read, checked and compared too)\n' "$(med "$b" r 2 1)" "$(awk -v p="$py" -v c="$(med "$b" r 2 1)" 'BEGIN{print p/c}')"
 done
