@@ -145,7 +145,20 @@ pub fn fix_for_publication(
         written,
         valued_only,
     );
-    let revision = crate::Revision {
+    let revision = revision_of(m, plan);
+    Ok(StoreFixing {
+        result,
+        read,
+        differentials,
+        state: (state_file, incremental::state_json(&state)),
+        revision,
+    })
+}
+
+/// How far back an incremental run's rows are exact, and where its chains
+/// continue from (a whole read: every row exact, no seeds).
+fn revision_of(m: &crate::Methodology, plan: Option<&incremental::Plan>) -> crate::Revision {
+    crate::Revision {
         exact_from: plan.map(|p| p.exact),
         composites_after: plan.map(|p| p.after),
         chained: m
@@ -164,14 +177,7 @@ pub fn fix_for_publication(
             })
             .unwrap_or_default(),
         decimals: m.rounding.decimals,
-    };
-    Ok(StoreFixing {
-        result,
-        read,
-        differentials,
-        state: (state_file, incremental::state_json(&state)),
-        revision,
-    })
+    }
 }
 
 /// The state beside `out` (its path), the published file's name, and the state as

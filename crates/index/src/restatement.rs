@@ -302,7 +302,8 @@ fn continues_what_was_published(
         let Some(v) = published else {
             continue;
         };
-        if !((v - level).abs() <= half * (1.0 + 1e-9)) {
+        let off = (v - level).abs();
+        if off.is_nan() || off > half * (1.0 + 1e-9) {
             let state = crate::incremental::state_path(out);
             return Err(IndexError::Input {
                 path: state.clone(),
@@ -630,6 +631,17 @@ fn reach_of(window: &Window) -> (Option<NaiveDate>, Window) {
     (reach, read)
 }
 
+type NewKeys<'n> = std::collections::HashSet<(NaiveDate, &'n str), foldhash::fast::FixedState>;
+
+/// The keys of `rows`, which only a row of the file (`old`) looks up: none in a
+/// first publication.
+fn new_keys<'n>(rows: &'n [Fixing], old: &[Fixing]) -> NewKeys<'n> {
+    if old.is_empty() {
+        return NewKeys::default();
+    }
+    rows.iter().map(|f| (f.date, f.grade.as_str())).collect()
+}
+
 /// What a publication would do, computed from the file's rows as they are (`old`:
 /// every row, or those from the window's first date on when the earlier ones are
 /// kept as bytes), inside the revision `bounds` when the window has them.
@@ -651,21 +663,13 @@ fn plan(
     // The two maps are built side by side: a one-shot onto its file waited on them.
     type OldBy<'o> =
         std::collections::HashMap<(NaiveDate, &'o str), &'o Fixing, foldhash::fast::FixedState>;
-    type NewKeys<'n> = std::collections::HashSet<(NaiveDate, &'n str), foldhash::fast::FixedState>;
     let (old_by, new_keys): (OldBy<'_>, NewKeys<'_>) = rayon::join(
         || {
             old.iter()
                 .map(|f| ((f.date, f.grade.as_str()), f))
                 .collect()
         },
-        // Only a row of the file looks its key up: none in a first publication.
-        || {
-            if old.is_empty() {
-                NewKeys::default()
-            } else {
-                rows.iter().map(|f| (f.date, f.grade.as_str())).collect()
-            }
-        },
+        || new_keys(&rows, &old),
     );
     let mut withdrawn = Vec::new();
     for o in old.iter().filter(|o| window.contains(o)) {
