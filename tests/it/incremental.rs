@@ -477,6 +477,42 @@ fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
     assert!(std::fs::read(&differentials).unwrap() == whole);
 }
 
+/// A publication through 2025-03-27 of the shared market under the default
+/// methodology, in a directory of its own, and its next day.
+struct ThroughThe27th {
+    tmp: tempfile::TempDir,
+    out: std::path::PathBuf,
+}
+
+impl ThroughThe27th {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("f.csv");
+        let first = index(
+            &market().store(),
+            &out,
+            &data("data/methodologies/default.toml"),
+            &["--to", "2025-03-27"],
+        );
+        assert!(
+            first.status.success(),
+            "{}",
+            String::from_utf8_lossy(&first.stderr)
+        );
+        Self { tmp, out }
+    }
+
+    /// `index --from 2025-03-28 --to 2025-03-28` into the same file.
+    fn next_day(&self) -> std::process::Output {
+        index(
+            &market().store(),
+            &self.out,
+            &data("data/methodologies/default.toml"),
+            &["--from", "2025-03-28", "--to", "2025-03-28"],
+        )
+    }
+}
+
 /// A hostile run edited one number of the tier differentials (and, apart, cut the
 /// file to its first rows) between two publications: the next `index --from`
 /// carried the edit into its publication, exit 0, and the cut file published a
@@ -485,17 +521,8 @@ fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
 /// deleting it recomputes it from the whole store.
 #[test]
 fn an_edited_or_cut_tier_differentials_file_is_refused() {
-    let m = market();
-    let default = data("data/methodologies/default.toml");
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("f.csv");
-    let first = index(&m.store(), &out, &default, &["--to", "2025-03-27"]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
-    let differentials = tmp.path().join("f_tier_differentials.csv");
+    let p27 = ThroughThe27th::new();
+    let differentials = p27.tmp.path().join("f_tier_differentials.csv");
     let written = std::fs::read_to_string(&differentials).unwrap();
     let lines: Vec<&str> = written.lines().collect();
     assert!(lines.len() > 4, "{written}");
@@ -510,15 +537,10 @@ fn an_edited_or_cut_tier_differentials_file_is_refused() {
     let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     edited[2] = cells.join(",");
     let cut = lines[..3].join("\n") + "\n";
-    let before = published(tmp.path());
+    let before = published(p27.tmp.path());
     for (what, text) in [("edited", edited.join("\n") + "\n"), ("cut", cut)] {
         std::fs::write(&differentials, &text).unwrap();
-        let o = index(
-            &m.store(),
-            &out,
-            &default,
-            &["--from", "2025-03-28", "--to", "2025-03-28"],
-        );
+        let o = p27.next_day();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(3), "{what}: {err}");
         assert!(
@@ -528,15 +550,10 @@ fn an_edited_or_cut_tier_differentials_file_is_refused() {
             "{what}: {err}"
         );
         std::fs::write(&differentials, &written).unwrap();
-        assert_eq!(published(tmp.path()), before, "{what}: a file changed");
+        assert_eq!(published(p27.tmp.path()), before, "{what}: a file changed");
     }
     // Restored, the day publishes as it did.
-    let o = index(
-        &m.store(),
-        &out,
-        &default,
-        &["--from", "2025-03-28", "--to", "2025-03-28"],
-    );
+    let o = p27.next_day();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -549,17 +566,8 @@ fn an_edited_or_cut_tier_differentials_file_is_refused() {
 #[test]
 fn a_state_whose_levels_are_not_the_published_values_is_refused() {
     use rentix_index::incremental::{content_sha256, read_state, state_json, state_path};
-    let m = market();
-    let default = data("data/methodologies/default.toml");
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("f.csv");
-    let first = index(&m.store(), &out, &default, &["--to", "2025-03-27"]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
-    let path = state_path(&out);
+    let p27 = ThroughThe27th::new();
+    let path = state_path(&p27.out);
     let honest = std::fs::read(&path).unwrap();
     let mut state = read_state(&path).unwrap().unwrap();
     let mut forged = 0;
@@ -575,28 +583,18 @@ fn a_state_whose_levels_are_not_the_published_values_is_refused() {
     assert!(forged > 0, "the default methodology chains composites");
     state.sha256 = content_sha256(&state);
     std::fs::write(&path, state_json(&state)).unwrap();
-    let before = published(tmp.path());
-    let o = index(
-        &m.store(),
-        &out,
-        &default,
-        &["--from", "2025-03-28", "--to", "2025-03-28"],
-    );
+    let before = published(p27.tmp.path());
+    let o = p27.next_day();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(
         err.contains("123.456") && err.contains("nothing was published"),
         "{err}"
     );
-    assert_eq!(published(tmp.path()), before, "a file changed");
+    assert_eq!(published(p27.tmp.path()), before, "a file changed");
     // The honest state continues the file.
     std::fs::write(&path, honest).unwrap();
-    let o = index(
-        &m.store(),
-        &out,
-        &default,
-        &["--from", "2025-03-28", "--to", "2025-03-28"],
-    );
+    let o = p27.next_day();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 

@@ -22,6 +22,19 @@ fn settle_json(file: &std::path::Path, from: &str, to: &str, more: &[&str]) -> V
     serde_json::from_str(&rentix_ok(&args)).unwrap()
 }
 
+/// `rentix settle` of `file` over 2025-06-01, as text.
+fn settle_day(file: &std::path::Path) -> std::process::Output {
+    rentix(&[
+        "settle",
+        "--fixings",
+        p(file),
+        "--from",
+        "2025-06-01",
+        "--to",
+        "2025-06-02",
+    ])
+}
+
 /// An hourly intraday file of one grade: `values[k]` at 2025-06-01 (k+1):00 UTC
 /// (`None`: a stamp without a value, as a thin panel publishes it).
 fn hourly(dir: &std::path::Path, values: &[Option<f64>]) -> std::path::PathBuf {
@@ -31,6 +44,14 @@ fn hourly(dir: &std::path::Path, values: &[Option<f64>]) -> std::path::PathBuf {
         .map(|(k, v)| (60 * (k as i64 + 1), *v))
         .collect();
     stamped(dir, "hourly.csv", 60, &stamps)
+}
+
+/// The hourly file of 01:00 .. 06:00 = 3.0, 3.2, [gap], 3.4, 3.6, 3.8.
+fn six_hours(dir: &std::path::Path) -> std::path::PathBuf {
+    hourly(
+        dir,
+        &[Some(3.0), Some(3.2), None, Some(3.4), Some(3.6), Some(3.8)],
+    )
 }
 
 /// An intraday file `name` of one grade, a stamp every `step` minutes: `(minutes
@@ -78,10 +99,7 @@ fn settle_fills_gaps_from_the_values_before_them_and_gives_a_verdict() {
     // holds the six stamps. The gap of one takes the last one value, 3.2:
     // (3.0 + 3.2 + 3.2 + 3.4 + 3.6 + 3.8) / 6 = 3.366667; 5 of 6 published (83%):
     // determination, the rate given as indicative.
-    let f = hourly(
-        dir.path(),
-        &[Some(3.0), Some(3.2), None, Some(3.4), Some(3.6), Some(3.8)],
-    );
+    let f = six_hours(dir.path());
     let run = |from: &str, to: &str| settle_json(&f, from, to, &[]);
     let v = run("2025-06-01T00:00:00Z", "2025-06-01T06:00:00Z");
     assert_eq!(v["cadence_minutes"], 60, "{v}");
@@ -422,15 +440,7 @@ fn one_stamp_off_the_grid_does_not_change_the_cadence() {
     // Stamps 7 minutes apart (no cadence divides a day so): refused, asking for it.
     let odd: Vec<(i64, Option<f64>)> = (1..=20).map(|k| (7 * k, Some(4.9))).collect();
     let f = stamped(dir.path(), "odd.csv", 7, &odd);
-    let o = rentix(&[
-        "settle",
-        "--fixings",
-        p(&f),
-        "--from",
-        "2025-06-01",
-        "--to",
-        "2025-06-02",
-    ]);
+    let o = settle_day(&f);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -451,10 +461,7 @@ fn a_bound_inside_a_stamp_leaves_that_stamp_out() {
     // 01:00 stamp covers 00:00 .. 01:00, half before the period: left out. The
     // period holds 02:00 .. 06:00, the gap filled with the last one value, 3.2:
     // (3.2 + 3.2 + 3.4 + 3.6 + 3.8) / 5 = 17.2 / 5 = 3.44.
-    let f = hourly(
-        dir.path(),
-        &[Some(3.0), Some(3.2), None, Some(3.4), Some(3.6), Some(3.8)],
-    );
+    let f = six_hours(dir.path());
     let v = settle_json(&f, "2025-06-01T00:30:00Z", "2025-06-01T06:00:00Z", &[]);
     assert_eq!(v["scheduled"], 5, "{v}");
     assert_eq!(v["first_stamp"], "2025-06-01T02:00Z", "{v}");
@@ -536,15 +543,7 @@ fn a_stamp_without_an_offset_is_refused_saying_what_a_stamp_is() {
         .unwrap()
         .replace("2025-06-01T02:00:00.000000Z", "2025-06-01T02:00");
     std::fs::write(&f, text).unwrap();
-    let o = rentix(&[
-        "settle",
-        "--fixings",
-        p(&f),
-        "--from",
-        "2025-06-01",
-        "--to",
-        "2025-06-02",
-    ]);
+    let o = settle_day(&f);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
