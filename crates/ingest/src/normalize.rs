@@ -742,6 +742,19 @@ pub(crate) struct Recent {
     interconnect: Last<std::sync::Arc<str>>,
 }
 
+impl Recent {
+    /// Distinct texts it shares.
+    pub(crate) fn texts(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// Shares `text` as a field's would be.
+    #[cfg(test)]
+    pub(crate) fn share(&mut self, text: &str) -> std::sync::Arc<str> {
+        self.texts.get(text)
+    }
+}
+
 /// A field's last text and what it was worked out to ([`Recent`]).
 pub(crate) struct Last<T> {
     text: String,

@@ -940,6 +940,7 @@ fn read_file(
         mapping: &mapping,
         normalizer,
         file_name: &shared_name,
+        recent: RecentPool::default(),
     };
     let read_sha = std::thread::scope(|scope| -> Result<String> {
         let src = Source {
@@ -1071,6 +1072,47 @@ struct Work<'a> {
     mapping: &'a BoundMapping<'a>,
     normalizer: &'a Normalizer,
     file_name: &'a std::sync::Arc<str>,
+    /// What the workers remember of the rows before, kept from chunk to chunk.
+    recent: RecentPool,
+}
+
+/// The file's [`Recent`](crate::normalize::Recent)s, lent to the pool's tasks and
+/// given back when each ends: a fresh one per task (rayon makes a task per split,
+/// more of them the more threads steal) interned every source, GPU and region
+/// again and missed every field's first rows, work that grew with the thread count
+/// (issue 48). One remembering more texts than [`RecentPool::KEEP_TEXTS`] is
+/// dropped, not given back: a file with a new text on every row holds no more.
+#[derive(Default)]
+struct RecentPool(std::sync::Mutex<Vec<crate::normalize::Recent>>);
+
+/// A [`Recent`](crate::normalize::Recent) lent by a [`RecentPool`].
+struct Lent<'a> {
+    recent: crate::normalize::Recent,
+    pool: &'a RecentPool,
+}
+
+impl RecentPool {
+    const KEEP_TEXTS: usize = 4096;
+
+    fn lend(&self) -> Lent<'_> {
+        let recent = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default();
+        Lent { recent, pool: self }
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if self.recent.texts() <= RecentPool::KEEP_TEXTS {
+            if let Ok(mut p) = self.pool.0.lock() {
+                p.push(std::mem::take(&mut self.recent));
+            }
+        }
+    }
 }
 
 impl Work<'_> {
@@ -1086,9 +1128,10 @@ impl Work<'_> {
                     .parts
                     .par_iter()
                     .zip(out.par_iter_mut())
-                    .map_init(crate::normalize::Recent::default, |recent, (part, o)| {
-                        self.parse_part(&bytes, part, &cut, recent, o)
-                    })
+                    .map_init(
+                        || self.recent.lend(),
+                        |lent, (part, o)| self.parse_part(&bytes, part, &cut, &mut lent.recent, o),
+                    )
                     .collect::<Result<()>>()?;
                 // Every reader let the chunk go: its buffer is filled again.
                 Ok(std::sync::Arc::try_unwrap(bytes).ok())
@@ -1103,11 +1146,11 @@ impl Work<'_> {
                     .map(|_| records.by_ref().take(PARALLEL_PART).collect())
                     .collect();
                 parts.into_par_iter().zip(out.par_iter_mut()).for_each_init(
-                    crate::normalize::Recent::default,
-                    |recent, (part, o)| {
+                    || self.recent.lend(),
+                    |lent, (part, o)| {
                         o.clear();
                         for (at, fields, early) in part {
-                            self.settle(at, fields, early, recent, o);
+                            self.settle(at, fields, early, &mut lent.recent, o);
                         }
                     },
                 );
@@ -1788,6 +1831,26 @@ mod tests {
 
     /// A cut-off, mapping or FX table that cannot be used is refused before the
     /// store exists: a library caller's typo left an empty store behind.
+    #[test]
+    fn a_lent_recent_comes_back_unless_it_remembers_too_much() {
+        let pool = RecentPool::default();
+        let first = {
+            let mut lent = pool.lend();
+            lent.recent.share("Cumulus Cloud")
+        };
+        // The next task gets what the last one remembered: the same shared text.
+        let again = pool.lend().recent.share("Cumulus Cloud");
+        assert!(std::sync::Arc::ptr_eq(&first, &again));
+        {
+            let mut lent = pool.lend();
+            for i in 0..=RecentPool::KEEP_TEXTS {
+                lent.recent.share(&format!("region-{i}"));
+            }
+        }
+        // Grown past the bound, it was dropped: a fresh one is lent.
+        assert_eq!(pool.lend().recent.texts(), 0);
+    }
+
     #[test]
     fn a_bad_cutoff_is_refused_before_the_store_is_created() {
         let dir = tempfile::tempdir().unwrap();
