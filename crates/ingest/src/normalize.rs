@@ -555,7 +555,7 @@ impl Normalizer {
             operator_tier,
             upfront,
             term_start,
-            input_file: std::sync::Arc::clone(file),
+            input_file: recent.file_name(file),
             input_row: row,
         };
         obs.obs_id = match &raw.obs_id {
@@ -729,6 +729,8 @@ fn generated_id(o: &Observation) -> Id {
 #[derive(Default)]
 pub(crate) struct Recent {
     texts: Interner,
+    /// This worker's own copy of the file's name (see [`Recent::file_name`]).
+    file: Option<std::sync::Arc<str>>,
     kind: Last<ObservationKind>,
     gpu: Last<rentix_core::GpuModel>,
     scope: Last<ServiceScope>,
@@ -746,6 +748,20 @@ impl Recent {
     /// Distinct texts it shares.
     pub(crate) fn texts(&self) -> usize {
         self.texts.len()
+    }
+
+    /// The file's name for a row, from this worker's own copy: every row holds a
+    /// reference, and one shared copy counted from every thread at once made its
+    /// count a cache line the cores took from each other row by row (issue 48).
+    fn file_name(&mut self, file: &std::sync::Arc<str>) -> std::sync::Arc<str> {
+        match &self.file {
+            Some(mine) if **mine == **file => std::sync::Arc::clone(mine),
+            _ => {
+                let mine: std::sync::Arc<str> = file.as_ref().into();
+                self.file = Some(std::sync::Arc::clone(&mine));
+                mine
+            }
+        }
     }
 
     /// Shares `text` as a field's would be.
