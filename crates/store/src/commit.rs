@@ -609,9 +609,21 @@ impl<'a> MonthWriter<'a> {
             // The file is hashed where it was written, beside the months after it:
             // hashed at the commit, every month's file was read again at the end of
             // the run (a serial tail of a 1M-row ingest at two cores).
+            // The file is also made durable here, as soon as it is whole, while the
+            // months after it are committed: fsynced together at the publication,
+            // the run's twelve files waited 0.19 s on the disk with nothing else to
+            // do (8% of a 1M-row ingest at two cores). The publication still syncs
+            // them all before any move, so durability does not rest on this one.
             let writer = std::thread::spawn(move || {
                 rentix_table::write_unsynced_parquet_encoded(&path, rx.into_iter().map(Ok))?;
-                crate::publish::checksum(&path)
+                let sum = crate::publish::checksum(&path)?;
+                std::fs::File::open(&path)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|source| crate::error::StoreError::Write {
+                        path: path.clone(),
+                        source,
+                    })?;
+                Ok(sum)
             });
             self.open = Some(OpenMonth {
                 month,
