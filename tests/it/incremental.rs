@@ -518,7 +518,9 @@ impl ThroughThe27th {
 /// carried the edit into its publication, exit 0, and the cut file published a
 /// history missing a month. The state records the differentials it was written
 /// with; a file that no longer holds them is refused, nothing published, and
-/// deleting it recomputes it from the whole store.
+/// deleting it recomputes it from the whole store. An emptied or re-headed file
+/// was refused naming only what was wrong (`no column "date"`): it now names the
+/// remedy too.
 #[test]
 fn an_edited_or_cut_tier_differentials_file_is_refused() {
     let p27 = ThroughThe27th::new();
@@ -537,8 +539,21 @@ fn an_edited_or_cut_tier_differentials_file_is_refused() {
     let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     edited[2] = cells.join(",");
     let cut = lines[..3].join("\n") + "\n";
+    // Or emptied, re-headed (`date` renamed), or a number made text: refused the
+    // same way, naming what to do, not only what is wrong ("no column \"date\"").
+    let reheaded = written.replacen("date,", "day,", 1);
+    let mut unparseable = edited.clone();
+    let mut row: Vec<&str> = lines[2].split(',').collect();
+    row[j] = "abc";
+    unparseable[2] = row.join(",");
     let before = published(p27.tmp.path());
-    for (what, text) in [("edited", edited.join("\n") + "\n"), ("cut", cut)] {
+    for (what, text) in [
+        ("edited", edited.join("\n") + "\n"),
+        ("cut", cut),
+        ("emptied", String::new()),
+        ("re-headed", reheaded),
+        ("unparseable", unparseable.join("\n") + "\n"),
+    ] {
         std::fs::write(&differentials, &text).unwrap();
         let o = p27.next_day();
         let err = String::from_utf8_lossy(&o.stderr);
@@ -546,7 +561,8 @@ fn an_edited_or_cut_tier_differentials_file_is_refused() {
         assert!(
             err.contains("f_tier_differentials.csv")
                 && err.contains("the last publication wrote")
-                && err.contains("nothing was published"),
+                && err.contains("nothing was published")
+                && err.contains("or delete it"),
             "{what}: {err}"
         );
         std::fs::write(&differentials, &written).unwrap();

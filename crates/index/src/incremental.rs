@@ -541,20 +541,36 @@ pub fn read_recorded_differentials(
     state: &State,
     state_path: &Path,
 ) -> Result<Vec<TierDifferential>, crate::IndexError> {
-    let rows = read_tier_differentials(path)?;
+    const REMEDY: &str = "nothing was published. Restore it as published, or delete it: the publication then recomputes it from the whole store";
+    // A file emptied, re-headed or with a cell that does not parse is refused as
+    // an edited one is, naming what to do, not only what is wrong.
+    let rows = read_tier_differentials(path).map_err(|e| crate::IndexError::Input {
+        path: path.to_path_buf(),
+        detail: format!(
+            "it cannot be read as the tier differentials the last publication wrote ({}); {REMEDY}",
+            without_path(&e.to_string(), path)
+        ),
+    })?;
     if !state.tier_differentials_sha256.is_empty()
         && differentials_sha256(&rows) != state.tier_differentials_sha256
     {
         return Err(crate::IndexError::Input {
             path: path.to_path_buf(),
             detail: format!(
-                "its {} rows are not the tier differentials the last publication wrote (their digest in {} differs): the file was edited or cut since; nothing was published. Restore it as published, or delete it: the publication then recomputes it from the whole store",
+                "its {} rows are not the tier differentials the last publication wrote (their digest in {} differs): the file was edited or cut since; {REMEDY}",
                 rows.len(),
                 state_path.display()
             ),
         });
     }
     Ok(rows)
+}
+
+/// `message` without its leading `path: `, when it has one (the caller names it).
+fn without_path<'m>(message: &'m str, path: &Path) -> &'m str {
+    message
+        .strip_prefix(&format!("{}: ", path.display()))
+        .unwrap_or(message)
 }
 
 /// Reads a tier-differentials file as [`crate::tier_differentials_table`] wrote it.
