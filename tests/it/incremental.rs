@@ -513,6 +513,38 @@ impl ThroughThe27th {
     }
 }
 
+/// A file published through the 27th, then a day past a gap (`--from` the 31st):
+/// the skipped days' grade rows were published, "a run over the whole store gives
+/// the same rows", but not the composites' rows of the 28th to the 30th (the chains
+/// continued after the 30th, the last day the state held levels for: the full run
+/// computed the whole store, past `--to`), and `verify` found them missing. The
+/// chains continue after the last day the file published.
+#[test]
+fn a_day_published_past_a_gap_publishes_the_composites_of_the_skipped_days() {
+    let p27 = ThroughThe27th::new();
+    let o = index(
+        &market().store(),
+        &p27.out,
+        &data("data/methodologies/default.toml"),
+        &["--from", "2025-03-31", "--to", "2025-03-31"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = rentix(&[
+        "verify",
+        "--store",
+        p(&market().store()),
+        "--fixings",
+        p(&p27.out),
+    ]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
+
 /// A hostile run edited one number of the tier differentials (and, apart, cut the
 /// file to its first rows) between two publications: the next `index --from`
 /// carried the edit into its publication, exit 0, and the cut file published a
@@ -597,7 +629,39 @@ fn a_state_whose_levels_are_not_the_published_values_is_refused() {
         }
     }
     assert!(forged > 0, "the default methodology chains composites");
+    let edited = state_json(&state);
     state.sha256 = content_sha256(&state);
+    std::fs::write(&path, state_json(&state)).unwrap();
+    // `verify` names the state (it checked the fixings and their companions only,
+    // and certified the file, exit 0, over a state the next publication refuses).
+    let verify = |what: &str| {
+        let o = rentix(&[
+            "verify",
+            "--store",
+            p(&market().store()),
+            "--fixings",
+            p(&p27.out),
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        (
+            o.status.code(),
+            format!("{what}: {out}{}", String::from_utf8_lossy(&o.stderr)),
+        )
+    };
+    let (code, said) = verify("forged");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("f_state.json") && said.contains("123.456"),
+        "{said}"
+    );
+    // Edited without its digest recomputed: named as edited.
+    std::fs::write(&path, &edited).unwrap();
+    let (code, said) = verify("edited");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("f_state.json") && said.contains("own digest"),
+        "{said}"
+    );
     std::fs::write(&path, state_json(&state)).unwrap();
     let before = published(p27.tmp.path());
     let o = p27.next_day();
@@ -608,8 +672,10 @@ fn a_state_whose_levels_are_not_the_published_values_is_refused() {
         "{err}"
     );
     assert_eq!(published(p27.tmp.path()), before, "a file changed");
-    // The honest state continues the file.
+    // The honest state continues the file, and verifies.
     std::fs::write(&path, honest).unwrap();
+    let (code, said) = verify("honest");
+    assert_eq!(code, Some(0), "{said}");
     let o = p27.next_day();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }

@@ -126,10 +126,12 @@ pub fn fix_for_publication(
         }
         _ => result.tier_differentials.clone(),
     };
-    let through = match (plan, req.to) {
-        (Some(_), Some(to)) => to.min(last),
-        _ => last,
-    };
+    // The last day the file publishes: the chains of the next publication continue
+    // after it at the latest. A full run computes the whole store, but a file
+    // published `--to` an earlier day has no composite rows past it, and a state
+    // through the store's end had the next publication past a gap continue after
+    // days the file never published (their composite rows never written).
+    let through = req.to.map_or(last, |to| to.min(last));
     let old_state = match (&previous, plan) {
         (Ok(Some(s)), Some(p)) => Some((s, p.after)),
         _ => None,

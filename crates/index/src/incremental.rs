@@ -167,6 +167,84 @@ pub fn check_state(state: &State, c: &Continuation<'_>) -> Result<(), crate::Ind
     Ok(())
 }
 
+/// What is wrong with the state beside the daily publication `out`, for `verify`:
+/// each a sentence (none: it holds nothing wrong), or `None` when there is no state
+/// to check (none, or one the next publication ignores: of another layout or
+/// another file). `last_values` holds each
+/// composite's value on the file's last date it has one (as the file holds it),
+/// `decimals` the methodology's rounding, `runs` the store's run records now. It
+/// finds what the next publication into the file would refuse: a state edited
+/// since it was written (its digest), levels that are not the values the file
+/// published (edited with the digest recomputed: a checksum, not a signature), a
+/// store that is no longer the one the file was published from, a tier
+/// differentials file that no longer holds what was written beside the state.
+pub fn state_problems(
+    out: &Path,
+    last_values: &BTreeMap<String, (NaiveDate, f64)>,
+    decimals: u32,
+    runs: &[IngestSummary],
+) -> Option<Vec<String>> {
+    let path = state_path(out);
+    let state = match read_state(&path) {
+        Ok(None) => return None,
+        Ok(Some(s)) => s,
+        Err(e) => return Some(vec![format!("cannot be read: {e}")]),
+    };
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if state.format != STATE_FORMAT || state.published != name {
+        return None;
+    }
+    let mut problems = Vec::new();
+    if state.sha256 != content_sha256(&state) {
+        problems.push(format!(
+            "does not match its own digest (recorded {}, its content hashes to {}): it was edited since it was written",
+            state.sha256,
+            content_sha256(&state)
+        ));
+    }
+    let half = 0.5 * 10f64.powi(-(decimals.min(15) as i32));
+    let off: Vec<String> = last_values
+        .iter()
+        .filter_map(|(composite, (date, value))| {
+            let level = *state.levels.get(composite)?.get(date)?;
+            let gap = (value - level).abs();
+            (gap.is_nan() || gap > half * (1.0 + 1e-9)).then(|| {
+                format!("{composite} on {date}, {level}, where the file published {value}")
+            })
+        })
+        .collect();
+    if let Some(first) = off.first() {
+        problems.push(format!(
+            "its level of {first}{}: the state does not describe the file, and the next publication into it is refused",
+            match off.len() {
+                1 => String::new(),
+                n => format!(" (and {} other composites)", n - 1),
+            }
+        ));
+    }
+    let now: BTreeSet<String> = runs.iter().map(run_digest).collect();
+    if let Some(gone) = state.runs.iter().find(|r| !now.contains(r.as_str())) {
+        problems.push(format!(
+            "records {}, which is no longer in the store as it was (a store rebuilt, replaced or edited)",
+            gone.split(':').next().unwrap_or(gone)
+        ));
+    }
+    let differentials = crate::Companions::of(out).tier_differentials();
+    if !state.tier_differentials_sha256.is_empty() && differentials.exists() {
+        let held = read_tier_differentials(&differentials).map(|rows| differentials_sha256(&rows));
+        if held.as_deref().ok() != Some(state.tier_differentials_sha256.as_str()) {
+            problems.push(format!(
+                "records tier differentials that {} no longer holds (edited, cut or unreadable since)",
+                differentials.display()
+            ));
+        }
+    }
+    Some(problems)
+}
+
 /// A run record as the state knows it: `run-id:` and the SHA-256 of its partitions,
 /// their checksums and the inputs it read.
 pub fn run_digest(run: &IngestSummary) -> String {

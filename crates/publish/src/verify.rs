@@ -568,12 +568,54 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
             .then(|| tier_differentials_table(&again.tier_differentials)),
         2,
     )?;
+    // The state the next publication continues from describes the file as it
+    // stands (a forged or edited one: the next publication is refused).
+    let state = rentix_index::incremental::state_path(&a.fixings);
+    let problems = rentix_index::incremental::state_problems(
+        &a.fixings,
+        &last_values(&published),
+        m.rounding.decimals,
+        &store.runs()?,
+    );
+    if problems.is_some() {
+        companions.push(file_name(&state));
+    }
+    for problem in problems.into_iter().flatten() {
+        differences.push(Difference {
+            file: file_name(&state),
+            date: String::new(),
+            key: String::new(),
+            column: "state".into(),
+            published: problem,
+            recomputed: String::new(),
+        });
+    }
     Ok(Outcome {
         rows: published.rows.len(),
         version: m.version.clone(),
         differences,
         companions,
     })
+}
+
+/// Each grade's value on the last date the file gives it one, as the file holds it.
+fn last_values(published: &TextTable) -> BTreeMap<String, (NaiveDate, f64)> {
+    let col = |name: &str| published.names.iter().position(|n| n == name);
+    let (Some(d), Some(g), Some(v)) = (col("date"), col("grade"), col("value")) else {
+        return BTreeMap::new();
+    };
+    let mut last = BTreeMap::new();
+    for row in &published.rows {
+        let cell = |i: usize| row.get(i).map_or("", String::as_str);
+        let (Ok(date), Ok(value)) = (cell(d).parse::<NaiveDate>(), cell(v).parse::<f64>()) else {
+            continue;
+        };
+        let at = last.entry(cell(g).to_string()).or_insert((date, value));
+        if date >= at.0 {
+            *at = (date, value);
+        }
+    }
+    last
 }
 
 /// The digest beside a publication against the file's cells: a difference when it
