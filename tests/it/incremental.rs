@@ -545,6 +545,73 @@ fn a_day_published_past_a_gap_publishes_the_composites_of_the_skipped_days() {
     );
 }
 
+/// A hostile user rolled the files back to the publication through the 27th and
+/// kept the state of the next one (through the 28th), or removed the state's
+/// levels of the 27th and recomputed its digest: the next publication continued
+/// the chains after days the file never published (their composite rows never
+/// written), or from the 26th's level past the value the file published for the
+/// 27th (wrong values), exit 0, "a run over the whole store gives the same rows".
+/// Both are refused, nothing published.
+#[test]
+fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
+    use rentix_index::incremental::{content_sha256, read_state, state_json, state_path};
+    let p27 = ThroughThe27th::new();
+    let dir = p27.tmp.path();
+    let path = state_path(&p27.out);
+    let files_27 = published(dir);
+    let state_27 = std::fs::read(&path).unwrap();
+    let roll_back = |state: &[u8]| {
+        for e in std::fs::read_dir(dir).unwrap() {
+            std::fs::remove_file(e.unwrap().path()).unwrap();
+        }
+        for (name, bytes) in &files_27 {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        std::fs::write(&path, state).unwrap();
+    };
+    let o = p27.next_day();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let state_28 = std::fs::read(&path).unwrap();
+    roll_back(&state_28);
+    let o = index(
+        &market().store(),
+        &p27.out,
+        &data("data/methodologies/default.toml"),
+        &["--from", "2025-03-31", "--to", "2025-03-31"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("after the last day") && err.contains("nothing was published"),
+        "{err}"
+    );
+    assert_eq!(published(dir), files_27, "a file changed");
+    // The 27th's levels removed, the digest recomputed.
+    roll_back(&state_27);
+    let mut state = read_state(&path).unwrap().unwrap();
+    let day = chrono::NaiveDate::from_ymd_opt(2025, 3, 27).unwrap();
+    let removed: usize = state
+        .levels
+        .values_mut()
+        .map(|levels| usize::from(levels.remove(&day).is_some()))
+        .sum();
+    assert!(removed > 0);
+    state.sha256 = content_sha256(&state);
+    std::fs::write(&path, state_json(&state)).unwrap();
+    let o = p27.next_day();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("holds no level") && err.contains("2025-03-27"),
+        "{err}"
+    );
+    assert_eq!(published(dir), files_27, "a file changed");
+    // The honest state continues the file.
+    roll_back(&state_27);
+    let o = p27.next_day();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// A hostile run edited one number of the tier differentials (and, apart, cut the
 /// file to its first rows) between two publications: the next `index --from`
 /// carried the edit into its publication, exit 0, and the cut file published a

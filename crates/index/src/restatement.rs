@@ -294,7 +294,43 @@ fn continues_what_was_published(
         return Ok(());
     };
     let half = 0.5 * 10f64.powi(-(r.decimals.min(15) as i32));
+    let state = crate::incremental::state_path(out);
+    let refuse = |detail: String| {
+        IndexError::Input {
+        path: state.clone(),
+        detail: format!(
+            "{detail}: the state does not describe the file (edited, kept from a later publication, or another publication's), and the chain would continue from it; nothing was published. Remove {} to republish the file from the store (every changed row restated)",
+            state.display()
+        ),
+    }
+    };
+    // The rows read reach past the day the chains continue from: a file whose
+    // last day is before it never published the days the state's levels describe
+    // (the file rolled back, the state kept), and its composite rows between the
+    // two would never be written.
+    let file_last = old.iter().map(|f| f.date).max();
     for (name, date, level) in &r.seeds {
+        if let Some(last) = file_last.filter(|l| date > l) {
+            return Err(refuse(format!(
+                "its level of {name} on {date}, {level}, is after the last day {} published, {last}",
+                out.display()
+            )));
+        }
+        // A level the file published after the seed's day, up to the day the
+        // chains continue after, that the state does not hold: the chain would
+        // continue from an earlier level, past a value the file published.
+        if let Some(skipped) = old.iter().find(|f| {
+            f.grade.as_str() == name
+                && f.value.is_some()
+                && f.date > *date
+                && r.composites_after.is_some_and(|after| f.date <= after)
+        }) {
+            return Err(refuse(format!(
+                "it holds no level of {name} on {}, a value {} published",
+                skipped.date,
+                out.display()
+            )));
+        }
         let published = old
             .iter()
             .find(|f| f.date == *date && f.grade.as_str() == name)
@@ -304,15 +340,10 @@ fn continues_what_was_published(
         };
         let off = (v - level).abs();
         if off.is_nan() || off > half * (1.0 + 1e-9) {
-            let state = crate::incremental::state_path(out);
-            return Err(IndexError::Input {
-                path: state.clone(),
-                detail: format!(
-                    "its level of {name} on {date}, {level}, is not the value {} published for that day ({v}): the state does not describe the file (edited, or another publication's), and the chain would continue from it; nothing was published. Remove {} to republish the file from the store (every changed row restated)",
-                    out.display(),
-                    state.display()
-                ),
-            });
+            return Err(refuse(format!(
+                "its level of {name} on {date}, {level}, is not the value {} published for that day ({v})",
+                out.display()
+            )));
         }
     }
     Ok(())
