@@ -573,6 +573,20 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let state_28 = std::fs::read(&path).unwrap();
     roll_back(&state_28);
+    // `verify` names it before a publication trips on it.
+    let v = rentix(&[
+        "verify",
+        "--store",
+        p(&market().store()),
+        "--fixings",
+        p(&p27.out),
+    ]);
+    let said = String::from_utf8_lossy(&v.stdout).to_string() + &String::from_utf8_lossy(&v.stderr);
+    assert_eq!(v.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("after the file's last day 2025-03-27"),
+        "{said}"
+    );
     let o = index(
         &market().store(),
         &p27.out,

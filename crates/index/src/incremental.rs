@@ -122,117 +122,176 @@ pub fn check_state(state: &State, c: &Continuation<'_>) -> Result<(), crate::Ind
         return Ok(());
     }
     let path = c.path.display();
-    if state.sha256 != content_sha256(state) {
-        return Err(crate::IndexError::Input {
+    let Some(finding) = findings(state, c).into_iter().next() else {
+        return Ok(());
+    };
+    Err(match finding {
+        Finding::Edited { recorded, hashes } => crate::IndexError::Input {
             path: c.path.to_path_buf(),
             detail: format!(
-                "does not match its own digest (recorded {}, its content hashes to {}): the state was edited since it was written, and composites continued from it would be wrong; nothing was published. Restore it, or remove it to read the whole store",
-                state.sha256,
-                content_sha256(state)
+                "does not match its own digest (recorded {recorded}, its content hashes to {hashes}): the state was edited since it was written, and composites continued from it would be wrong; nothing was published. Restore it, or remove it to read the whole store"
             ),
+        },
+        Finding::RunGone(run) => crate::IndexError::Data(format!(
+            "{} was published from another store: {run} that its state {path} records is no longer in {} as it was (a store rebuilt, replaced or edited); nothing was published. Publish into a new file, or remove {path} to republish this file from this store (every changed row restated)",
+            c.published,
+            c.store.display()
+        )),
+        Finding::ValuedOnly { was } => {
+            let (was, now) = if was {
+                ("with", "without")
+            } else {
+                ("without", "with")
+            };
+            crate::IndexError::Config(format!(
+                "{} was published {was} --valued-only and this run is {now} it: the file would mix the two; nothing was published. Run as the file was published, or publish into a new file",
+                c.published
+            ))
+        }
+        Finding::Methodology { was } => crate::IndexError::Config(format!(
+            "{} was published under methodology {was} and this run's is {} (another methodology, or the same version changed; {path}): publishing part of the file would mix the two; nothing was published. Publish every date (no --from, --to or --grade: every row is restated) or into a new file",
+            c.published, c.methodology.version
+        )),
+    })
+}
+
+/// What a state holds that a publication continuing from it ([`check_state`]) or
+/// `verify` ([`state_problems`]) finds wrong, in that order.
+enum Finding {
+    /// Its digest is not its content's.
+    Edited { recorded: String, hashes: String },
+    /// A run it read is no longer in the store as it was (the run's id).
+    RunGone(String),
+    /// Written with `--valued-only` (`true`) or without, unlike this run.
+    ValuedOnly { was: bool },
+    /// Written under another methodology (its version), over part of the file.
+    Methodology { was: String },
+}
+
+fn findings(state: &State, c: &Continuation<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let hashes = content_sha256(state);
+    if state.sha256 != hashes {
+        out.push(Finding::Edited {
+            recorded: state.sha256.clone(),
+            hashes,
         });
     }
     let now: BTreeSet<String> = c.runs.iter().map(run_digest).collect();
     if let Some(gone) = state.runs.iter().find(|r| !now.contains(r.as_str())) {
-        return Err(crate::IndexError::Data(format!(
-            "{} was published from another store: {} that its state {path} records is no longer in {} as it was (a store rebuilt, replaced or edited); nothing was published. Publish into a new file, or remove {path} to republish this file from this store (every changed row restated)",
-            c.published,
-            gone.split(':').next().unwrap_or(gone),
-            c.store.display()
-        )));
+        out.push(Finding::RunGone(
+            gone.split(':').next().unwrap_or(gone).to_string(),
+        ));
     }
     if state.valued_only != c.valued_only {
-        let (was, now) = if state.valued_only {
-            ("with", "without")
-        } else {
-            ("without", "with")
-        };
-        return Err(crate::IndexError::Config(format!(
-            "{} was published {was} --valued-only and this run is {now} it: the file would mix the two; nothing was published. Run as the file was published, or publish into a new file",
-            c.published
-        )));
+        out.push(Finding::ValuedOnly {
+            was: state.valued_only,
+        });
     }
     if state.methodology_sha256 != fingerprint(c.methodology) && !c.whole {
-        return Err(crate::IndexError::Config(format!(
-            "{} was published under methodology {} and this run's is {} (another methodology, or the same version changed; {path}): publishing part of the file would mix the two; nothing was published. Publish every date (no --from, --to or --grade: every row is restated) or into a new file",
-            c.published,
-            if state.methodology_version.is_empty() {
-                "(unnamed)"
+        out.push(Finding::Methodology {
+            was: if state.methodology_version.is_empty() {
+                "(unnamed)".into()
             } else {
-                &state.methodology_version
+                state.methodology_version.clone()
             },
-            c.methodology.version
-        )));
+        });
     }
-    Ok(())
+    out
 }
 
-/// What is wrong with the state beside the daily publication `out`, for `verify`:
-/// each a sentence (none: it holds nothing wrong), or `None` when there is no state
-/// to check (none, or one the next publication ignores: of another layout or
-/// another file). `last_values` holds each
-/// composite's value on the file's last date it has one (as the file holds it),
-/// `decimals` the methodology's rounding, `runs` the store's run records now. It
-/// finds what the next publication into the file would refuse: a state edited
-/// since it was written (its digest), levels that are not the values the file
-/// published (edited with the digest recomputed: a checksum, not a signature), a
-/// store that is no longer the one the file was published from, a tier
-/// differentials file that no longer holds what was written beside the state.
-pub fn state_problems(
-    out: &Path,
-    last_values: &BTreeMap<String, (NaiveDate, f64)>,
-    decimals: u32,
-    runs: &[IngestSummary],
-) -> Option<Vec<String>> {
-    let path = state_path(out);
+/// A daily publication as `verify` read it and recomputed it, for
+/// [`state_problems`].
+pub struct Verified<'a> {
+    /// The published fixings file.
+    pub out: &'a Path,
+    /// Each composite's values by date, as the file holds them, where they are
+    /// what the store recomputes (a value that is not is a difference already).
+    pub values: &'a BTreeMap<String, BTreeMap<NaiveDate, f64>>,
+    /// The file's last date.
+    pub last: Option<NaiveDate>,
+    /// The file's methodology.
+    pub methodology: &'a Methodology,
+    /// Whether the file holds a row without a value (then it was not published
+    /// `--valued-only`; a file whose rows all have one may have been either way).
+    pub unvalued_rows: bool,
+    /// The store (for messages) and its run records now.
+    pub store: &'a Path,
+    /// The store's run records now.
+    pub runs: &'a [IngestSummary],
+}
+
+/// What is wrong with the state beside a daily publication, for `verify`: each a
+/// sentence (none: it holds nothing wrong), or `None` when there is no state to
+/// check (none, or one the next publication ignores: of another layout or another
+/// file). It finds what the next publication into the file would refuse
+/// ([`check_state`], and the levels its chains continue from): a state edited
+/// since it was written (its digest), runs no longer in the store as they were,
+/// another choice of `--valued-only` or another methodology, levels that are not
+/// the values the file published (edited with the digest recomputed: a checksum,
+/// not a signature), a state through a day after the file's last, and tier
+/// differentials the file beside it no longer holds.
+pub fn state_problems(v: &Verified<'_>) -> Option<Vec<String>> {
+    let path = state_path(v.out);
     let state = match read_state(&path) {
         Ok(None) => return None,
         Ok(Some(s)) => s,
         Err(e) => return Some(vec![format!("cannot be read: {e}")]),
     };
-    let name = out
+    let name = v
+        .out
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     if state.format != STATE_FORMAT || state.published != name {
         return None;
     }
-    let mut problems = Vec::new();
-    if state.sha256 != content_sha256(&state) {
-        problems.push(format!(
-            "does not match its own digest (recorded {}, its content hashes to {}): it was edited since it was written",
-            state.sha256,
-            content_sha256(&state)
-        ));
-    }
-    let half = 0.5 * 10f64.powi(-(decimals.min(15) as i32));
-    let off: Vec<String> = last_values
-        .iter()
-        .filter_map(|(composite, (date, value))| {
-            let level = *state.levels.get(composite)?.get(date)?;
-            let gap = (value - level).abs();
-            (gap.is_nan() || gap > half * (1.0 + 1e-9)).then(|| {
-                format!("{composite} on {date}, {level}, where the file published {value}")
-            })
+    let c = Continuation {
+        path: &path,
+        published: &name,
+        store: v.store,
+        runs: v.runs,
+        methodology: v.methodology,
+        whole: false,
+        valued_only: state.valued_only,
+    };
+    let mut problems: Vec<String> = findings(&state, &c)
+        .into_iter()
+        .map(|f| match f {
+            Finding::Edited { recorded, hashes } => format!(
+                "does not match its own digest (recorded {recorded}, its content hashes to {hashes}): it was edited since it was written"
+            ),
+            Finding::RunGone(run) => format!(
+                "records {run}, which is no longer in {} as it was (a store rebuilt, replaced or edited)",
+                v.store.display()
+            ),
+            // Not found: the state's own choice is the one compared.
+            Finding::ValuedOnly { .. } => String::new(),
+            Finding::Methodology { was } => format!(
+                "records methodology {was}, and the file's is {} (or the same version changed): a publication of part of the file is refused",
+                v.methodology.version
+            ),
         })
+        .filter(|p: &String| !p.is_empty())
         .collect();
-    if let Some(first) = off.first() {
+    if state.valued_only && v.unvalued_rows {
+        problems.push(
+            "records a publication with --valued-only, and the file holds rows without a value: the next publication is refused"
+                .into(),
+        );
+    }
+    // A filtered publication's levels are of its grades only: the file's other
+    // rows are not theirs, and the next unfiltered publication reads the store.
+    if state.grades.is_empty() {
+        problems.extend(levels_off(&state, v));
+    }
+    if let Some(last) = v.last.filter(|l| state.through > *l) {
         problems.push(format!(
-            "its level of {first}{}: the state does not describe the file, and the next publication into it is refused",
-            match off.len() {
-                1 => String::new(),
-                n => format!(" (and {} other composites)", n - 1),
-            }
+            "is through {}, after the file's last day {last}: a publication after that day would continue after days the file never published, and is refused",
+            state.through
         ));
     }
-    let now: BTreeSet<String> = runs.iter().map(run_digest).collect();
-    if let Some(gone) = state.runs.iter().find(|r| !now.contains(r.as_str())) {
-        problems.push(format!(
-            "records {}, which is no longer in the store as it was (a store rebuilt, replaced or edited)",
-            gone.split(':').next().unwrap_or(gone)
-        ));
-    }
-    let differentials = crate::Companions::of(out).tier_differentials();
+    let differentials = crate::Companions::of(v.out).tier_differentials();
     if !state.tier_differentials_sha256.is_empty() && differentials.exists() {
         let held = read_tier_differentials(&differentials).map(|rows| differentials_sha256(&rows));
         if held.as_deref().ok() != Some(state.tier_differentials_sha256.as_str()) {
@@ -243,6 +302,31 @@ pub fn state_problems(
         }
     }
     Some(problems)
+}
+
+/// The state's levels that are not the values the file published (within half
+/// the last decimal: a level is unrounded), as one sentence naming the first.
+fn levels_off(state: &State, v: &Verified<'_>) -> Option<String> {
+    let half = 0.5 * 10f64.powi(-(v.methodology.rounding.decimals.min(15) as i32));
+    let mut off = state.levels.iter().flat_map(|(composite, levels)| {
+        let values = v.values.get(composite);
+        levels.iter().filter_map(move |(date, level)| {
+            let value = *values?.get(date)?;
+            let gap = (value - level).abs();
+            (gap.is_nan() || gap > half * (1.0 + 1e-9)).then(|| {
+                format!("{composite} on {date}, {level}, where the file published {value}")
+            })
+        })
+    });
+    let first = off.next()?;
+    let more = off.count();
+    Some(format!(
+        "its level of {first}{}: the state does not describe the file, and a publication continuing from it is refused",
+        match more {
+            0 => String::new(),
+            n => format!(" (and {n} other levels)"),
+        }
+    ))
 }
 
 /// A run record as the state knows it: `run-id:` and the SHA-256 of its partitions,

@@ -571,12 +571,17 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     // The state the next publication continues from describes the file as it
     // stands (a forged or edited one: the next publication is refused).
     let state = rentix_index::incremental::state_path(&a.fixings);
-    let problems = rentix_index::incremental::state_problems(
-        &a.fixings,
-        &last_values(&published),
-        m.rounding.decimals,
-        &store.runs()?,
-    );
+    let runs = store.runs()?;
+    let problems =
+        rentix_index::incremental::state_problems(&rentix_index::incremental::Verified {
+            out: &a.fixings,
+            values: &agreeing_values(&published, &expected, m.rounding.decimals),
+            last: Some(scope.to),
+            methodology: m,
+            unvalued_rows: !valued_only,
+            store: &a.store,
+            runs: &runs,
+        });
     if problems.is_some() {
         companions.push(file_name(&state));
     }
@@ -598,24 +603,39 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Each grade's value on the last date the file gives it one, as the file holds it.
-fn last_values(published: &TextTable) -> BTreeMap<String, (NaiveDate, f64)> {
+/// Each grade's values by date as the file holds them, where they are what was
+/// recomputed (`expected`, to within half the last decimal).
+fn agreeing_values(
+    published: &TextTable,
+    expected: &[Fixing],
+    decimals: u32,
+) -> BTreeMap<String, BTreeMap<NaiveDate, f64>> {
+    let half = 0.5 * 10f64.powi(-(decimals.min(15) as i32));
+    let again: BTreeMap<(NaiveDate, &str), f64> = expected
+        .iter()
+        .filter_map(|f| Some(((f.date, f.grade.as_str()), f.value?)))
+        .collect();
     let col = |name: &str| published.names.iter().position(|n| n == name);
     let (Some(d), Some(g), Some(v)) = (col("date"), col("grade"), col("value")) else {
         return BTreeMap::new();
     };
-    let mut last = BTreeMap::new();
+    let mut values: BTreeMap<String, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
     for row in &published.rows {
         let cell = |i: usize| row.get(i).map_or("", String::as_str);
         let (Ok(date), Ok(value)) = (cell(d).parse::<NaiveDate>(), cell(v).parse::<f64>()) else {
             continue;
         };
-        let at = last.entry(cell(g).to_string()).or_insert((date, value));
-        if date >= at.0 {
-            *at = (date, value);
+        let agrees = again
+            .get(&(date, cell(g)))
+            .is_some_and(|x| (x - value).abs() <= half * (1.0 + 1e-9));
+        if agrees {
+            values
+                .entry(cell(g).to_string())
+                .or_default()
+                .insert(date, value);
         }
     }
-    last
+    values
 }
 
 /// The digest beside a publication against the file's cells: a difference when it
