@@ -141,13 +141,21 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     let today = chrono::Utc::now().date_naive();
     let run =
         rentix_index::fix_for_publication(&store, &cfg.request, &cfg.out, today, cfg.valued_only)?;
-    let last = run.result.fixings.iter().map(|f| f.date).max();
+    // The publication's last day: the run computed the whole store, past `--to`,
+    // and the health line named findings of days the file does not publish.
+    let last = run
+        .result
+        .fixings
+        .iter()
+        .map(|f| f.date)
+        .filter(|d| cfg.request.to.is_none_or(|to| *d <= to))
+        .max();
     let horizon = last.map(|d| d - chrono::Days::new(HEALTH_DAYS));
     let recent: Vec<Fixing> = run
         .result
         .fixings
         .iter()
-        .filter(|f| horizon.is_some_and(|h| f.date >= h))
+        .filter(|f| horizon.is_some_and(|h| f.date >= h) && last.is_some_and(|l| f.date <= l))
         .cloned()
         .collect();
     // The feed-health line reads the store's last weeks on another thread while
@@ -162,7 +170,7 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
                 .from
                 .unwrap_or(last - chrono::Days::new(6))
                 .min(last);
-            health_line(cfg, &store, &recent, horizon, since)
+            health_line(cfg, &store, &recent, horizon, since..=last)
         });
         let published = publish_result(
             cfg,
@@ -187,19 +195,25 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
 /// Days of the store and fixings a publication's feed-health line reads.
 const HEALTH_DAYS: u64 = 60;
 
-/// The publication's feed-health line: what `rentix health` finds from `since` on,
-/// reading the store and the run's fixings from `horizon` on.
+/// The publication's feed-health line: what `rentix health` finds on `days` (from
+/// the window's first to the publication's last), reading the store and the run's
+/// fixings from `horizon` on.
 fn health_line(
     cfg: &IndexConfig,
     store: &Store,
     recent: &[Fixing],
     horizon: chrono::NaiveDate,
-    since: chrono::NaiveDate,
+    days: std::ops::RangeInclusive<chrono::NaiveDate>,
 ) -> anyhow::Result<String> {
     use rentix_index::health::{feed_health, reports_since, HealthOptions};
     let reports = reports_since(store, Some(horizon))?;
     let h = feed_health(&reports, recent, &HealthOptions::default());
-    let new: Vec<_> = h.findings.iter().filter(|f| f.date >= since).collect();
+    let since = *days.start();
+    let new: Vec<_> = h
+        .findings
+        .iter()
+        .filter(|f| days.contains(&f.date))
+        .collect();
     let hint = format!(
         "rentix health --store {} --fixings {}",
         cfg.store.display(),

@@ -569,10 +569,29 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
         }
         std::fs::write(&path, state).unwrap();
     };
+    // The state of the next publication kept over files rolled back: refused (by
+    // the tier differentials it records, which the rolled-back file does not hold).
     let o = p27.next_day();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let state_28 = std::fs::read(&path).unwrap();
     roll_back(&state_28);
+    let o = index(
+        &market().store(),
+        &p27.out,
+        &data("data/methodologies/default.toml"),
+        &["--from", "2025-03-31", "--to", "2025-03-31"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("nothing was published"), "{err}");
+    assert_eq!(published(dir), files_27, "a file changed");
+    // The state's through moved to the 30th and its digest recomputed: the
+    // chains would continue after days the file never published.
+    roll_back(&state_27);
+    let mut ahead = read_state(&path).unwrap().unwrap();
+    ahead.through = chrono::NaiveDate::from_ymd_opt(2025, 3, 30).unwrap();
+    ahead.sha256 = content_sha256(&ahead);
+    std::fs::write(&path, state_json(&ahead)).unwrap();
     // `verify` names it before a publication trips on it.
     let v = rentix(&[
         "verify",
@@ -624,6 +643,32 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
     roll_back(&state_27);
     let o = p27.next_day();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A publication `--to` the 27th of March from a store running to the year's end:
+/// its feed-health line read the store's last week and named findings of days the
+/// file does not publish ("first 2025-12-..."). It names the publication's days.
+#[test]
+fn the_feed_health_line_names_only_the_days_published() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = index(
+        &market().store(),
+        &tmp.path().join("f.csv"),
+        &data("data/methodologies/default.toml"),
+        &["--to", "2025-03-27"],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("feed health from"))
+        .unwrap_or_else(|| panic!("no health line: {out}"));
+    let since = &line["feed health from ".len()..][..10];
+    assert!(since <= "2025-03-27", "{line}");
+    if let Some(at) = line.find("first ") {
+        let day = &line[at + "first ".len()..][..10];
+        assert!(day <= "2025-03-27", "{line}");
+    }
 }
 
 /// A hostile run edited one number of the tier differentials (and, apart, cut the

@@ -469,3 +469,94 @@ fn a_missing_column_exits_1_naming_it() {
         "{err}"
     );
 }
+
+/// A file published `--to` the 1st of March from a store that later grew by a
+/// week: `verify` recomputed the tier differentials to the store's new end and
+/// named every day after the file's last as missing from its differentials (and a
+/// full run had written them past `--to`, beside a file that publishes none of
+/// those days). Both sides are now through the file's last day.
+#[test]
+fn an_untouched_publication_still_verifies_after_the_store_grows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let text = std::fs::read_to_string(crate::fixture::market().sim("observations.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let at = header.split(',').position(|c| c == "observed_at").unwrap();
+    let (mut before, mut week) = (format!("{header}\n"), format!("{header}\n"));
+    for line in lines {
+        let day = line
+            .split(',')
+            .nth(at)
+            .unwrap_or("")
+            .get(..10)
+            .unwrap_or("");
+        if ("2024-12-01"..="2025-03-01").contains(&day) {
+            before.push_str(line);
+            before.push('\n');
+        } else if ("2025-03-02"..="2025-03-08").contains(&day) {
+            week.push_str(line);
+            week.push('\n');
+        }
+    }
+    let (a, b, store, out) = (
+        dir.join("a.csv"),
+        dir.join("b.csv"),
+        dir.join("store"),
+        dir.join("f.csv"),
+    );
+    std::fs::write(&a, before).unwrap();
+    std::fs::write(&b, week).unwrap();
+    rentix_ok(&["ingest", "--store", p(&store), p(&a)]);
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--to",
+        "2025-03-01",
+    ]);
+    let differentials = std::fs::read_to_string(dir.join("f_tier_differentials.csv")).unwrap();
+    assert!(differentials.lines().count() > 1, "{differentials}");
+    assert!(
+        differentials.lines().skip(1).all(|l| l < "2025-03-02"),
+        "written past --to: {differentials}"
+    );
+    rentix_ok(&["ingest", "--store", p(&store), p(&b)]);
+    // The week's data may change earlier rows (a grade's life it extends back):
+    // those are differences; the days after the file's last are not.
+    let diffs = dir.join("d.csv");
+    let o = rentix(&[
+        "verify",
+        "--store",
+        p(&store),
+        "--fixings",
+        p(&out),
+        "--out",
+        p(&diffs),
+    ]);
+    let listed = std::fs::read_to_string(&diffs).unwrap_or_default();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)) && !listed.contains("f_tier_differentials"),
+        "{}{listed}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Published `--to` the 1st from the grown store: its differentials stop there.
+    let g = dir.join("g.csv");
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&g),
+        "--to",
+        "2025-03-01",
+    ]);
+    let written = std::fs::read_to_string(dir.join("g_tier_differentials.csv")).unwrap();
+    assert!(
+        written.lines().skip(1).all(|l| l < "2025-03-02"),
+        "written past --to: {written}"
+    );
+    assert_eq!(written, differentials);
+}

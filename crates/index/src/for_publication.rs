@@ -114,6 +114,12 @@ pub fn fix_for_publication(
         Decision::Incremental(plan) => Some(plan),
         Decision::Full(_) => None,
     };
+    // The last day the file publishes: the chains of the next publication continue
+    // after it at the latest. A full run computes the whole store, but a file
+    // published `--to` an earlier day has no composite rows past it, and a state
+    // through the store's end had the next publication past a gap continue after
+    // days the file never published (their composite rows never written).
+    let through = req.to.map_or(last, |to| to.min(last));
     let differentials = match (plan, &previous) {
         (Some(plan), Ok(Some(old))) if differentials_path.exists() => {
             incremental::merge_tier_differentials(
@@ -126,12 +132,14 @@ pub fn fix_for_publication(
         }
         _ => result.tier_differentials.clone(),
     };
-    // The last day the file publishes: the chains of the next publication continue
-    // after it at the latest. A full run computes the whole store, but a file
-    // published `--to` an earlier day has no composite rows past it, and a state
-    // through the store's end had the next publication past a gap continue after
-    // days the file never published (their composite rows never written).
-    let through = req.to.map_or(last, |to| to.min(last));
+    // Through the file's last day, as its rows: a full run computes the whole
+    // store, and its differentials past `--to` were written beside a file that
+    // publishes none of those days (`verify`, recomputing the store as it grew,
+    // then found them short of its end).
+    let differentials: Vec<_> = differentials
+        .into_iter()
+        .filter(|d| d.date <= through)
+        .collect();
     let old_state = match (&previous, plan) {
         (Ok(Some(s)), Some(p)) => Some((s, p.after)),
         _ => None,
@@ -179,6 +187,12 @@ fn revision_of(m: &crate::Methodology, plan: Option<&incremental::Plan>) -> crat
             })
             .unwrap_or_default(),
         decimals: m.rounding.decimals,
+        composites_through: plan.and_then(|p| {
+            let rule = m.day_rule();
+            (0..=400u64)
+                .map(|k| p.after - chrono::Days::new(k))
+                .find(|d| rule.counts(*d))
+        }),
     }
 }
 

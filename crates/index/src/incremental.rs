@@ -285,11 +285,18 @@ pub fn state_problems(v: &Verified<'_>) -> Option<Vec<String>> {
     if state.grades.is_empty() {
         problems.extend(levels_off(&state, v));
     }
-    if let Some(last) = v.last.filter(|l| state.through > *l) {
-        problems.push(format!(
-            "is through {}, after the file's last day {last}: a publication after that day would continue after days the file never published, and is refused",
-            state.through
-        ));
+    // A state through a publication day the file does not reach (a day that is
+    // none, such as a Saturday under business days, publishes no row).
+    let rule = v.methodology.day_rule();
+    let last_day = (0..=400u64)
+        .map(|k| state.through - Days::new(k))
+        .find(|d| rule.counts(*d));
+    if let (Some(last), Some(day)) = (v.last, last_day) {
+        if day > last {
+            problems.push(format!(
+                "is through {day}, after the file's last day {last}: a publication after that day would continue after days the file never published, and is refused"
+            ));
+        }
     }
     let differentials = crate::Companions::of(v.out).tier_differentials();
     if !state.tier_differentials_sha256.is_empty() && differentials.exists() {

@@ -95,6 +95,9 @@ pub struct Revision {
     /// The methodology's `rounding.decimals`: a published level is its value
     /// rounded to these.
     pub decimals: u32,
+    /// The last publication day on or before `composites_after`: the file must
+    /// reach it, or its composite rows up to it would never be published.
+    pub composites_through: Option<NaiveDate>,
 }
 
 impl Revision {
@@ -194,7 +197,16 @@ pub fn publish(
         old,
     } = read_published(out, &read_window, &per_date)?;
     rentix_core::phases::mark("publication: read the published file");
-    continues_what_was_published(out, &window, &old)?;
+    // The file's last day: of the rows read, or else of the last row kept as
+    // bytes (a CSV's rows start with their date).
+    let file_last = old.iter().map(|f| f.date).max().or_else(|| {
+        kept.as_ref().and_then(|k| {
+            let text = String::from_utf8_lossy(&k.prefix);
+            let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+            line.split(',').next()?.trim().parse().ok()
+        })
+    });
+    continues_what_was_published(out, &window, &old, file_last)?;
     let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
     let mut result = plan(out, rows, window, old, bounds)?;
     rentix_core::phases::mark("publication: planned");
@@ -281,7 +293,8 @@ pub fn publish(
 
 /// Refuses a publication that continues a chained composite from a level the file
 /// never published (`window`'s seeds, from the state, against the published rows
-/// `old` of their dates, when read): a state whose levels were edited and its
+/// `old` of their dates, when read, and the file's last day `file_last`): a state
+/// whose levels were edited and its
 /// digest recomputed (a checksum, not a signature) would move every later value
 /// of the composite. A level is the value it published, unrounded: the two differ
 /// by at most half the last decimal.
@@ -289,6 +302,7 @@ fn continues_what_was_published(
     out: &Path,
     window: &Window,
     old: &[Fixing],
+    file_last: Option<NaiveDate>,
 ) -> Result<(), IndexError> {
     let Some(r) = &window.revision else {
         return Ok(());
@@ -304,18 +318,19 @@ fn continues_what_was_published(
         ),
     }
     };
-    // The rows read reach past the day the chains continue from: a file whose
-    // last day is before it never published the days the state's levels describe
-    // (the file rolled back, the state kept), and its composite rows between the
-    // two would never be written.
-    let file_last = old.iter().map(|f| f.date).max();
-    for (name, date, level) in &r.seeds {
-        if let Some(last) = file_last.filter(|l| date > l) {
+    // A file whose last day is before the day the chains continue from never
+    // published the days the state's levels describe (the file rolled back, the
+    // state kept, or its through moved), and its composite rows between the two
+    // would never be written.
+    if let (Some(day), Some(last)) = (r.composites_through, file_last) {
+        if day > last {
             return Err(refuse(format!(
-                "its level of {name} on {date}, {level}, is after the last day {} published, {last}",
+                "it is through {day}, after the last day {} published, {last}: the composites of the days between would never be published",
                 out.display()
             )));
         }
+    }
+    for (name, date, level) in &r.seeds {
         // A level the file published after the seed's day, up to the day the
         // chains continue after, that the state does not hold: the chain would
         // continue from an earlier level, past a value the file published.
