@@ -545,12 +545,22 @@ fn summary(
     let grades: std::collections::HashSet<&str> =
         published.iter().map(|f| f.grade.as_str()).collect();
     let sufficient = published.iter().filter(|f| f.sufficient).count();
+    // A window with no row (a --valued-only grade with no value on its days) names
+    // the days asked for, not an empty range.
+    let days = match (published.first(), published.last()) {
+        (Some(a), Some(b)) => format!("{} to {}", a.date, b.date),
+        _ => format!(
+            "none in {} to {}",
+            window
+                .from
+                .map_or("the first day".into(), |d| d.to_string()),
+            window.to.map_or("the last day".into(), |d| d.to_string())
+        ),
+    };
     let mut s = format!(
-        "{} fixings for {} grades/composites, {} to {}, methodology {} ({} published for the first time)\n",
+        "{} fixings for {} grades/composites, {days}, methodology {} ({} published for the first time)\n",
         published.len(),
         grades.len(),
-        published.first().map(|f| f.date.to_string()).unwrap_or_default(),
-        published.last().map(|f| f.date.to_string()).unwrap_or_default(),
         m.version,
         publication.new_rows
     );

@@ -671,6 +671,38 @@ fn the_feed_health_line_names_only_the_days_published() {
     }
 }
 
+/// A window inside what a file published (`--from` the 10th `--to` the 12th of a
+/// file through the 27th), then the next day: each verifies. (A first version of
+/// bounding the tier differentials by the publication's last day cut the file's
+/// later days out of them at the refill: verify then named 14 rows missing.)
+#[test]
+fn a_window_republished_inside_the_file_keeps_it_whole() {
+    let p27 = ThroughThe27th::new();
+    let verify = || {
+        let v = rentix(&[
+            "verify",
+            "--store",
+            p(&market().store()),
+            "--fixings",
+            p(&p27.out),
+        ]);
+        let said =
+            String::from_utf8_lossy(&v.stdout).to_string() + &String::from_utf8_lossy(&v.stderr);
+        assert_eq!(v.status.code(), Some(0), "{said}");
+    };
+    let o = index(
+        &market().store(),
+        &p27.out,
+        &data("data/methodologies/default.toml"),
+        &["--from", "2025-03-10", "--to", "2025-03-12"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    verify();
+    let o = p27.next_day();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    verify();
+}
+
 /// A hostile run edited one number of the tier differentials (and, apart, cut the
 /// file to its first rows) between two publications: the next `index --from`
 /// carried the edit into its publication, exit 0, and the cut file published a

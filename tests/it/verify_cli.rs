@@ -472,9 +472,8 @@ fn a_missing_column_exits_1_naming_it() {
 
 /// A file published `--to` the 1st of March from a store that later grew by a
 /// week: `verify` recomputed the tier differentials to the store's new end and
-/// named every day after the file's last as missing from its differentials (and a
-/// full run had written them past `--to`, beside a file that publishes none of
-/// those days). Both sides are now through the file's last day.
+/// named every day after the file's last as missing from its differentials. Both
+/// sides are compared through the file's last day.
 #[test]
 fn an_untouched_publication_still_verifies_after_the_store_grows() {
     let tmp = tempfile::tempdir().unwrap();
@@ -519,10 +518,6 @@ fn an_untouched_publication_still_verifies_after_the_store_grows() {
     ]);
     let differentials = std::fs::read_to_string(dir.join("f_tier_differentials.csv")).unwrap();
     assert!(differentials.lines().count() > 1, "{differentials}");
-    assert!(
-        differentials.lines().skip(1).all(|l| l < "2025-03-02"),
-        "written past --to: {differentials}"
-    );
     rentix_ok(&["ingest", "--store", p(&store), p(&b)]);
     // The week's data may change earlier rows (a grade's life it extends back):
     // those are differences; the days after the file's last are not.
@@ -542,21 +537,4 @@ fn an_untouched_publication_still_verifies_after_the_store_grows() {
         "{}{listed}",
         String::from_utf8_lossy(&o.stderr)
     );
-    // Published `--to` the 1st from the grown store: its differentials stop there.
-    let g = dir.join("g.csv");
-    rentix_ok(&[
-        "index",
-        "--store",
-        p(&store),
-        "--out",
-        p(&g),
-        "--to",
-        "2025-03-01",
-    ]);
-    let written = std::fs::read_to_string(dir.join("g_tier_differentials.csv")).unwrap();
-    assert!(
-        written.lines().skip(1).all(|l| l < "2025-03-02"),
-        "written past --to: {written}"
-    );
-    assert_eq!(written, differentials);
 }

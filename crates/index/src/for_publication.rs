@@ -132,14 +132,7 @@ pub fn fix_for_publication(
         }
         _ => result.tier_differentials.clone(),
     };
-    // Through the file's last day, as its rows: a full run computes the whole
-    // store, and its differentials past `--to` were written beside a file that
-    // publishes none of those days (`verify`, recomputing the store as it grew,
-    // then found them short of its end).
-    let differentials: Vec<_> = differentials
-        .into_iter()
-        .filter(|d| d.date <= through)
-        .collect();
+
     let old_state = match (&previous, plan) {
         (Ok(Some(s)), Some(p)) => Some((s, p.after)),
         _ => None,
@@ -155,7 +148,11 @@ pub fn fix_for_publication(
         written,
         valued_only,
     );
-    let revision = revision_of(m, plan);
+    // A file of some grades, or of valued rows only, may have no row on its last
+    // days: whether it reaches the day its chains continue after is not known from
+    // its rows.
+    let every_row = req.grade_filters.is_empty() && !valued_only;
+    let revision = revision_of(m, plan.filter(|_| every_row), plan);
     Ok(StoreFixing {
         result,
         read,
@@ -167,7 +164,11 @@ pub fn fix_for_publication(
 
 /// How far back an incremental run's rows are exact, and where its chains
 /// continue from (a whole read: every row exact, no seeds).
-fn revision_of(m: &crate::Methodology, plan: Option<&incremental::Plan>) -> crate::Revision {
+fn revision_of(
+    m: &crate::Methodology,
+    reaching: Option<&incremental::Plan>,
+    plan: Option<&incremental::Plan>,
+) -> crate::Revision {
     crate::Revision {
         exact_from: plan.map(|p| p.exact),
         composites_after: plan.map(|p| p.after),
@@ -187,7 +188,7 @@ fn revision_of(m: &crate::Methodology, plan: Option<&incremental::Plan>) -> crat
             })
             .unwrap_or_default(),
         decimals: m.rounding.decimals,
-        composites_through: plan.and_then(|p| {
+        composites_through: reaching.and_then(|p| {
             let rule = m.day_rule();
             (0..=400u64)
                 .map(|k| p.after - chrono::Days::new(k))

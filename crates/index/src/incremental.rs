@@ -286,12 +286,14 @@ pub fn state_problems(v: &Verified<'_>) -> Option<Vec<String>> {
         problems.extend(levels_off(&state, v));
     }
     // A state through a publication day the file does not reach (a day that is
-    // none, such as a Saturday under business days, publishes no row).
+    // none, such as a Saturday under business days, publishes no row; a file of
+    // some grades or of valued rows may have none on its last days either).
     let rule = v.methodology.day_rule();
+    let every_row = state.grades.is_empty() && !state.valued_only;
     let last_day = (0..=400u64)
         .map(|k| state.through - Days::new(k))
         .find(|d| rule.counts(*d));
-    if let (Some(last), Some(day)) = (v.last, last_day) {
+    if let (Some(last), Some(day), true) = (v.last, last_day, every_row) {
         if day > last {
             problems.push(format!(
                 "is through {day}, after the file's last day {last}: a publication after that day would continue after days the file never published, and is refused"
@@ -315,20 +317,30 @@ pub fn state_problems(v: &Verified<'_>) -> Option<Vec<String>> {
 /// the last decimal: a level is unrounded), as one sentence naming the first.
 fn levels_off(state: &State, v: &Verified<'_>) -> Option<String> {
     let half = 0.5 * 10f64.powi(-(v.methodology.rounding.decimals.min(15) as i32));
+    let empty = BTreeMap::new();
     let mut off = state.levels.iter().flat_map(|(composite, levels)| {
-        let values = v.values.get(composite);
-        levels.iter().filter_map(move |(date, level)| {
-            let value = *values?.get(date)?;
+        let values = v.values.get(composite).unwrap_or(&empty);
+        // A level that is not the value published, and a value published (up to
+        // the day the state is through) that it holds no level for.
+        let wrong = levels.iter().filter_map(move |(date, level)| {
+            let value = *values.get(date)?;
             let gap = (value - level).abs();
             (gap.is_nan() || gap > half * (1.0 + 1e-9)).then(|| {
-                format!("{composite} on {date}, {level}, where the file published {value}")
+                format!("its level of {composite} on {date}, {level}, is not the value published, {value}")
             })
-        })
+        });
+        let missing = values
+            .range(..=state.through)
+            .filter(move |(date, _)| !levels.contains_key(*date))
+            .map(move |(date, value)| {
+                format!("it holds no level of {composite} on {date}, where the file published {value}")
+            });
+        wrong.chain(missing)
     });
     let first = off.next()?;
     let more = off.count();
     Some(format!(
-        "its level of {first}{}: the state does not describe the file, and a publication continuing from it is refused",
+        "{first}{}: the state does not describe the file, and a publication continuing from that day is refused",
         match more {
             0 => String::new(),
             n => format!(" (and {n} other levels)"),
