@@ -508,6 +508,22 @@ fn revision_text(r: &rentix_index::RevisionSpec) -> String {
     parts.join(", ")
 }
 
+/// The days a summary names: of the rows published, or, for a window with no row
+/// (a --valued-only grade with no value on its days), those asked for, not an
+/// empty range.
+fn days_of(published: &[&Fixing], window: &Window) -> String {
+    match (published.first(), published.last()) {
+        (Some(a), Some(b)) => format!("{} to {}", a.date, b.date),
+        _ => format!(
+            "none in {} to {}",
+            window
+                .from
+                .map_or("the first day".into(), |d| d.to_string()),
+            window.to.map_or("the last day".into(), |d| d.to_string())
+        ),
+    }
+}
+
 /// What a publication prints: the rows published by level and sufficiency, what was
 /// left out, restated and kept, how the store was read, and the file written.
 fn summary(
@@ -545,18 +561,7 @@ fn summary(
     let grades: std::collections::HashSet<&str> =
         published.iter().map(|f| f.grade.as_str()).collect();
     let sufficient = published.iter().filter(|f| f.sufficient).count();
-    // A window with no row (a --valued-only grade with no value on its days) names
-    // the days asked for, not an empty range.
-    let days = match (published.first(), published.last()) {
-        (Some(a), Some(b)) => format!("{} to {}", a.date, b.date),
-        _ => format!(
-            "none in {} to {}",
-            window
-                .from
-                .map_or("the first day".into(), |d| d.to_string()),
-            window.to.map_or("the last day".into(), |d| d.to_string())
-        ),
-    };
+    let days = days_of(&published, window);
     let mut s = format!(
         "{} fixings for {} grades/composites, {days}, methodology {} ({} published for the first time)\n",
         published.len(),

@@ -520,44 +520,13 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     differences.extend(compare(&file_name(&a.fixings), &published, &rendered, 2));
     let m = &req.methodology;
     let mut companions = vec![digest_name];
-    // A companion the methodology writes at every publication (forward curves, tier
-    // spreads) is a difference when it is gone; the tier differentials are not
-    // written by a publication of some grades (--grade), so only compared.
     let mut beside = |suffix: &str, table: Option<Table>, key: usize| -> anyhow::Result<()> {
-        let path = rentix_index::Companions::of(&a.fixings).beside(suffix);
         let Some(table) = table else {
             return Ok(());
         };
-        if !path.exists() {
-            if suffix != "_tier_differentials" {
-                differences.push(Difference {
-                    file: file_name(&path),
-                    date: String::new(),
-                    key: String::new(),
-                    column: "file".into(),
-                    published: "(no such file)".into(),
-                    recomputed: format!("({} rows)", table.height()),
-                });
-            }
-            return Ok(());
-        }
-        let mut written = read_cells(&path)?;
-        if suffix == "_tier_differentials" {
-            if let Some(d) = written.names.iter().position(|n| n == "date") {
-                let to = scope.to.to_string();
-                // ISO dates order as text.
-                written
-                    .rows
-                    .retain(|r| r.get(d).is_none_or(|c| c.as_str() <= to.as_str()));
-            }
-        }
-        differences.extend(compare(
-            &file_name(&path),
-            &written,
-            &table.rendered(format)?,
-            key,
-        ));
-        companions.push(file_name(&path));
+        let found = companion_differences(&a.fixings, suffix, &table, key, format, scope.to)?;
+        differences.extend(found.differences);
+        companions.extend(found.checked);
         Ok(())
     };
     beside(
@@ -571,9 +540,9 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
         (!m.grades.tier_floors.is_empty()).then(|| tier_spreads_table(&tier_spreads(&expected))),
         2,
     )?;
-    // Through the file's last day on both sides: a store that grew since has
-    // differentials past it, and files written before the publication bounded
-    // them hold some past it too.
+    // Through the file's last day on both sides: a full run writes them through
+    // the store's end, past the file's last day, and a store that grew since has
+    // more.
     let differentials: Vec<_> = again
         .tier_differentials
         .iter()
@@ -587,30 +556,17 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     )?;
     // The state the next publication continues from describes the file as it
     // stands (a forged or edited one: the next publication is refused).
-    let state = rentix_index::incremental::state_path(&a.fixings);
-    let runs = store.runs()?;
-    let problems =
-        rentix_index::incremental::state_problems(&rentix_index::incremental::Verified {
-            out: &a.fixings,
-            values: &agreeing_values(&published, &expected, m.rounding.decimals),
-            last: Some(scope.to),
-            methodology: m,
-            unvalued_rows: !valued_only,
-            store: &a.store,
-            runs: &runs,
-        });
-    if problems.is_some() {
-        companions.push(file_name(&state));
-    }
-    for problem in problems.into_iter().flatten() {
-        differences.push(Difference {
-            file: file_name(&state),
-            date: String::new(),
-            key: String::new(),
-            column: "state".into(),
-            published: problem,
-            recomputed: String::new(),
-        });
+    let v = rentix_index::incremental::Verified {
+        out: &a.fixings,
+        values: &agreeing_values(&published, &expected, m.rounding.decimals),
+        last: Some(scope.to),
+        methodology: m,
+        unvalued_rows: !valued_only,
+        store: &a.store,
+        runs: &store.runs()?,
+    };
+    if let Some(state) = state_differences(&v, &mut differences) {
+        companions.push(state);
     }
     Ok(Outcome {
         rows: published.rows.len(),
@@ -618,6 +574,82 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
         differences,
         companions,
     })
+}
+
+/// What comparing a companion file found: its differences, and its name when it
+/// was there to compare.
+struct Found {
+    differences: Vec<Difference>,
+    checked: Option<String>,
+}
+
+/// The companion `suffix` beside `fixings` against its recomputation `table`
+/// (rows keyed by their first `key` cells). One the methodology writes at every
+/// publication (forward curves, tier spreads) is a difference when it is gone;
+/// the tier differentials are not written by a publication of some grades
+/// (--grade), so only compared, through the file's last date `through`.
+fn companion_differences(
+    fixings: &Path,
+    suffix: &str,
+    table: &Table,
+    key: usize,
+    format: TableFormat,
+    through: NaiveDate,
+) -> anyhow::Result<Found> {
+    let path = rentix_index::Companions::of(fixings).beside(suffix);
+    let differentials = suffix == "_tier_differentials";
+    if !path.exists() {
+        let differences = if differentials {
+            Vec::new()
+        } else {
+            vec![Difference {
+                file: file_name(&path),
+                date: String::new(),
+                key: String::new(),
+                column: "file".into(),
+                published: "(no such file)".into(),
+                recomputed: format!("({} rows)", table.height()),
+            }]
+        };
+        return Ok(Found {
+            differences,
+            checked: None,
+        });
+    }
+    let mut written = read_cells(&path)?;
+    if let (true, Some(d)) = (
+        differentials,
+        written.names.iter().position(|n| n == "date"),
+    ) {
+        let to = through.to_string();
+        // ISO dates order as text.
+        written
+            .rows
+            .retain(|r| r.get(d).is_none_or(|c| c.as_str() <= to.as_str()));
+    }
+    Ok(Found {
+        differences: compare(&file_name(&path), &written, &table.rendered(format)?, key),
+        checked: Some(file_name(&path)),
+    })
+}
+
+/// The differences of the state beside the publication `v` describes (column
+/// `state`), added to `differences`; the state's name when it was checked.
+fn state_differences(
+    v: &rentix_index::incremental::Verified<'_>,
+    differences: &mut Vec<Difference>,
+) -> Option<String> {
+    let problems = rentix_index::incremental::state_problems(v)?;
+    let name = file_name(&rentix_index::incremental::state_path(v.out));
+    differences.extend(problems.into_iter().map(|problem| Difference {
+        file: name.clone(),
+        date: String::new(),
+        key: String::new(),
+        column: "state".into(),
+        published: problem,
+        recomputed: String::new(),
+    }));
+    Some(name)
 }
 
 /// Each grade's values by date as the file holds them, where they are what was
