@@ -504,13 +504,45 @@ impl ThroughThe27th {
 
     /// `index --from 2025-03-28 --to 2025-03-28` into the same file.
     fn next_day(&self) -> std::process::Output {
+        self.publish("2025-03-28", "2025-03-28")
+    }
+
+    /// `index --from FROM --to TO` into the same file.
+    fn publish(&self, from: &str, to: &str) -> std::process::Output {
         index(
             &market().store(),
             &self.out,
             &data("data/methodologies/default.toml"),
-            &["--from", "2025-03-28", "--to", "2025-03-28"],
+            &["--from", from, "--to", to],
         )
     }
+
+    /// `verify` of the file: its exit code and what it said.
+    fn verify(&self) -> (Option<i32>, String) {
+        let o = rentix(&[
+            "verify",
+            "--store",
+            p(&market().store()),
+            "--fixings",
+            p(&self.out),
+        ]);
+        let said = String::from_utf8_lossy(&o.stdout).to_string();
+        (o.status.code(), said + &String::from_utf8_lossy(&o.stderr))
+    }
+}
+
+/// Asserts that `o` was refused (exit 3) saying each of `says`, and that no file
+/// of `dir` changed from `before`.
+fn assert_refused(
+    o: &std::process::Output,
+    says: &[&str],
+    dir: &Path,
+    before: &BTreeMap<String, Vec<u8>>,
+) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(says.iter().all(|s| err.contains(s)), "{err}");
+    assert_eq!(&published(dir), before, "a file changed");
 }
 
 /// A file published through the 27th, then a day past a gap (`--from` the 31st):
@@ -522,27 +554,10 @@ impl ThroughThe27th {
 #[test]
 fn a_day_published_past_a_gap_publishes_the_composites_of_the_skipped_days() {
     let p27 = ThroughThe27th::new();
-    let o = index(
-        &market().store(),
-        &p27.out,
-        &data("data/methodologies/default.toml"),
-        &["--from", "2025-03-31", "--to", "2025-03-31"],
-    );
+    let o = p27.publish("2025-03-31", "2025-03-31");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v = rentix(&[
-        "verify",
-        "--store",
-        p(&market().store()),
-        "--fixings",
-        p(&p27.out),
-    ]);
-    assert_eq!(
-        v.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&v.stdout),
-        String::from_utf8_lossy(&v.stderr)
-    );
+    let (code, said) = p27.verify();
+    assert_eq!(code, Some(0), "{said}");
 }
 
 /// A hostile user rolled the files back to the publication through the 27th and
@@ -575,16 +590,8 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let state_28 = std::fs::read(&path).unwrap();
     roll_back(&state_28);
-    let o = index(
-        &market().store(),
-        &p27.out,
-        &data("data/methodologies/default.toml"),
-        &["--from", "2025-03-31", "--to", "2025-03-31"],
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(err.contains("nothing was published"), "{err}");
-    assert_eq!(published(dir), files_27, "a file changed");
+    let o = p27.publish("2025-03-31", "2025-03-31");
+    assert_refused(&o, &["nothing was published"], dir, &files_27);
     // The state's through moved to the 30th and its digest recomputed: the
     // chains would continue after days the file never published.
     roll_back(&state_27);
@@ -593,32 +600,19 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
     ahead.sha256 = content_sha256(&ahead);
     std::fs::write(&path, state_json(&ahead)).unwrap();
     // `verify` names it before a publication trips on it.
-    let v = rentix(&[
-        "verify",
-        "--store",
-        p(&market().store()),
-        "--fixings",
-        p(&p27.out),
-    ]);
-    let said = String::from_utf8_lossy(&v.stdout).to_string() + &String::from_utf8_lossy(&v.stderr);
-    assert_eq!(v.status.code(), Some(1), "{said}");
+    let (code, said) = p27.verify();
+    assert_eq!(code, Some(1), "{said}");
     assert!(
         said.contains("after the file's last day 2025-03-27"),
         "{said}"
     );
-    let o = index(
-        &market().store(),
-        &p27.out,
-        &data("data/methodologies/default.toml"),
-        &["--from", "2025-03-31", "--to", "2025-03-31"],
+    let o = p27.publish("2025-03-31", "2025-03-31");
+    assert_refused(
+        &o,
+        &["after the last day", "nothing was published"],
+        dir,
+        &files_27,
     );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(
-        err.contains("after the last day") && err.contains("nothing was published"),
-        "{err}"
-    );
-    assert_eq!(published(dir), files_27, "a file changed");
     // The 27th's levels removed, the digest recomputed.
     roll_back(&state_27);
     let mut state = read_state(&path).unwrap().unwrap();
@@ -632,13 +626,7 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
     state.sha256 = content_sha256(&state);
     std::fs::write(&path, state_json(&state)).unwrap();
     let o = p27.next_day();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(
-        err.contains("holds no level") && err.contains("2025-03-27"),
-        "{err}"
-    );
-    assert_eq!(published(dir), files_27, "a file changed");
+    assert_refused(&o, &["holds no level", "2025-03-27"], dir, &files_27);
     // The honest state continues the file.
     roll_back(&state_27);
     let o = p27.next_day();
@@ -678,29 +666,12 @@ fn the_feed_health_line_names_only_the_days_published() {
 #[test]
 fn a_window_republished_inside_the_file_keeps_it_whole() {
     let p27 = ThroughThe27th::new();
-    let verify = || {
-        let v = rentix(&[
-            "verify",
-            "--store",
-            p(&market().store()),
-            "--fixings",
-            p(&p27.out),
-        ]);
-        let said =
-            String::from_utf8_lossy(&v.stdout).to_string() + &String::from_utf8_lossy(&v.stderr);
-        assert_eq!(v.status.code(), Some(0), "{said}");
-    };
-    let o = index(
-        &market().store(),
-        &p27.out,
-        &data("data/methodologies/default.toml"),
-        &["--from", "2025-03-10", "--to", "2025-03-12"],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    verify();
-    let o = p27.next_day();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    verify();
+    for (from, to) in [("2025-03-10", "2025-03-12"), ("2025-03-28", "2025-03-28")] {
+        let o = p27.publish(from, to);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let (code, said) = p27.verify();
+        assert_eq!(code, Some(0), "{from}: {said}");
+    }
 }
 
 /// A hostile run edited one number of the tier differentials (and, apart, cut the
@@ -789,50 +760,35 @@ fn a_state_whose_levels_are_not_the_published_values_is_refused() {
     assert!(forged > 0, "the default methodology chains composites");
     let edited = state_json(&state);
     state.sha256 = content_sha256(&state);
-    std::fs::write(&path, state_json(&state)).unwrap();
     // `verify` names the state (it checked the fixings and their companions only,
-    // and certified the file, exit 0, over a state the next publication refuses).
-    let verify = |what: &str| {
-        let o = rentix(&[
-            "verify",
-            "--store",
-            p(&market().store()),
-            "--fixings",
-            p(&p27.out),
-        ]);
-        let out = String::from_utf8_lossy(&o.stdout).to_string();
-        (
-            o.status.code(),
-            format!("{what}: {out}{}", String::from_utf8_lossy(&o.stderr)),
-        )
-    };
-    let (code, said) = verify("forged");
-    assert_eq!(code, Some(1), "{said}");
-    assert!(
-        said.contains("f_state.json") && said.contains("123.456"),
-        "{said}"
-    );
-    // Edited without its digest recomputed: named as edited.
-    std::fs::write(&path, &edited).unwrap();
-    let (code, said) = verify("edited");
-    assert_eq!(code, Some(1), "{said}");
-    assert!(
-        said.contains("f_state.json") && said.contains("own digest"),
-        "{said}"
-    );
+    // and certified the file, exit 0, over a state the next publication refuses):
+    // forged (its digest recomputed) by the level, edited (not) by its digest.
+    for (what, text) in [("forged", state_json(&state)), ("edited", edited)] {
+        std::fs::write(&path, &text).unwrap();
+        let (code, said) = p27.verify();
+        let names = if what == "forged" {
+            "123.456"
+        } else {
+            "own digest"
+        };
+        assert_eq!(code, Some(1), "{what}: {said}");
+        assert!(
+            said.contains("f_state.json") && said.contains(names),
+            "{what}: {said}"
+        );
+    }
     std::fs::write(&path, state_json(&state)).unwrap();
     let before = published(p27.tmp.path());
     let o = p27.next_day();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(
-        err.contains("123.456") && err.contains("nothing was published"),
-        "{err}"
+    assert_refused(
+        &o,
+        &["123.456", "nothing was published"],
+        p27.tmp.path(),
+        &before,
     );
-    assert_eq!(published(p27.tmp.path()), before, "a file changed");
     // The honest state continues the file, and verifies.
     std::fs::write(&path, honest).unwrap();
-    let (code, said) = verify("honest");
+    let (code, said) = p27.verify();
     assert_eq!(code, Some(0), "{said}");
     let o = p27.next_day();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
