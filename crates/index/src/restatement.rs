@@ -294,10 +294,11 @@ pub fn publish(
 /// Refuses a publication that continues a chained composite from a level the file
 /// never published (`window`'s seeds, from the state, against the published rows
 /// `old` of their dates, when read, and the file's last day `file_last`): a state
-/// whose levels were edited and its
-/// digest recomputed (a checksum, not a signature) would move every later value
-/// of the composite. A level is the value it published, unrounded: the two differ
-/// by at most half the last decimal.
+/// whose levels were edited and its digest recomputed (a checksum, not a
+/// signature) would move every later value of the composite. A level is the value
+/// it published, unrounded: the two differ by at most half the last decimal. Also
+/// refused: a continuation after the file's last publication day, and one from a
+/// level before a value the file published (the state holds no level for it).
 fn continues_what_was_published(
     out: &Path,
     window: &Window,
