@@ -168,6 +168,7 @@ enum Finding {
     Methodology { was: String },
 }
 
+/// Every [`Finding`] of `state` for the continuation `c`, in [`Finding`]'s order.
 fn findings(state: &State, c: &Continuation<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let hashes = content_sha256(state);
@@ -257,22 +258,22 @@ pub fn state_problems(v: &Verified<'_>) -> Option<Vec<String>> {
     };
     let mut problems: Vec<String> = findings(&state, &c)
         .into_iter()
-        .map(|f| match f {
-            Finding::Edited { recorded, hashes } => format!(
+        .filter_map(|f| match f {
+            Finding::Edited { recorded, hashes } => Some(format!(
                 "does not match its own digest (recorded {recorded}, its content hashes to {hashes}): it was edited since it was written"
-            ),
-            Finding::RunGone(run) => format!(
+            )),
+            Finding::RunGone(run) => Some(format!(
                 "records {run}, which is no longer in {} as it was (a store rebuilt, replaced or edited)",
                 v.store.display()
-            ),
-            // Not found: the state's own choice is the one compared.
-            Finding::ValuedOnly { .. } => String::new(),
-            Finding::Methodology { was } => format!(
+            )),
+            // Never found here: the continuation compared is the state's own
+            // choice (a file whose rows all have values may be either; below).
+            Finding::ValuedOnly { .. } => None,
+            Finding::Methodology { was } => Some(format!(
                 "records methodology {was}, and the file's is {} (or the same version changed): a publication of part of the file is refused",
                 v.methodology.version
-            ),
+            )),
         })
-        .filter(|p: &String| !p.is_empty())
         .collect();
     if state.valued_only && v.unvalued_rows {
         problems.push(
