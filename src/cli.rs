@@ -15,9 +15,9 @@ use std::path::PathBuf;
     after_help = "Exit codes (every command):\n  \
                   0    done\n  \
                   1    a finding: verify found differences, store check found problems\n  \
-                  2    usage or configuration: a flag, a methodology, contract, perp or mapping that cannot be run\n  \
+                  2    usage or configuration: a flag; a methodology, contract, perp or mapping that is found but cannot be run\n  \
                   3    bad input data: a file, row or store that cannot be used (named in the message)\n  \
-                  4    I/O: a file that does not exist, could not be read or written\n  \
+                  4    I/O: a file that does not exist (a path or shipped name that names nothing), could not be read or written\n  \
                   130  interrupted (Ctrl-C, SIGTERM); the message says what was committed"
 )]
 pub(crate) struct Cli {

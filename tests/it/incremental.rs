@@ -866,3 +866,114 @@ fn slices_equal_one_pass(which: &[std::path::PathBuf]) {
     }
     assert!(clipped > 0, "some methodology clips small trades");
 }
+
+/// A file published `--grade` H100 through the 27th, then the 28th `--grade`
+/// A100 only: the publication read the whole store and published the A100's
+/// history, exit 0, and the file's H100 rows stopped at the 27th while the file
+/// went on to the 28th; `verify` then named the H100's 28th missing. The same of a
+/// file of every grade continued for one grade. A publication that would leave a
+/// grade or composite the file publishes on its last day behind is refused (exit
+/// 2, nothing written); one that keeps every grade the file publishes, or a window
+/// inside the file, is not.
+#[test]
+fn a_grade_filter_that_leaves_the_file_s_grades_behind_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("g.csv");
+    let default = data("data/methodologies/default.toml");
+    let (h100, a100) = (
+        "h100-sxm-80gb/bare-metal/on-demand",
+        "a100-sxm-80gb/bare-metal/on-demand",
+    );
+    let run = |args: &[&str]| index(&market().store(), &out, &default, args);
+    let first = run(&["--to", "2025-03-27", "--grade", h100]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let before = published(tmp.path());
+    let other = run(&[
+        "--from",
+        "2025-03-28",
+        "--to",
+        "2025-03-28",
+        "--grade",
+        a100,
+    ]);
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(h100) && err.contains("nothing was published"),
+        "{err}"
+    );
+    assert_eq!(published(tmp.path()), before, "a file changed");
+    // Both grades: the H100 continues, the A100's history is published.
+    let both = run(&[
+        "--from",
+        "2025-03-28",
+        "--to",
+        "2025-03-28",
+        "--grade",
+        h100,
+        "--grade",
+        a100,
+    ]);
+    assert!(
+        both.status.success(),
+        "{}",
+        String::from_utf8_lossy(&both.stderr)
+    );
+    let v = rentix(&[
+        "verify",
+        "--store",
+        p(&market().store()),
+        "--fixings",
+        p(&out),
+    ]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+
+    // A file of every grade and composite, continued for one grade: refused; a
+    // window inside the file for one grade is a republication, not refused.
+    let p27 = ThroughThe27th::new();
+    let before = published(p27.tmp.path());
+    let one = index(
+        &market().store(),
+        &p27.out,
+        &default,
+        &[
+            "--from",
+            "2025-03-28",
+            "--to",
+            "2025-03-28",
+            "--grade",
+            h100,
+        ],
+    );
+    let err = String::from_utf8_lossy(&one.stderr);
+    assert_eq!(one.status.code(), Some(2), "{err}");
+    assert_eq!(published(p27.tmp.path()), before, "a file changed");
+    let inside = index(
+        &market().store(),
+        &p27.out,
+        &default,
+        &[
+            "--from",
+            "2025-03-27",
+            "--to",
+            "2025-03-27",
+            "--grade",
+            h100,
+        ],
+    );
+    assert!(
+        inside.status.success(),
+        "{}",
+        String::from_utf8_lossy(&inside.stderr)
+    );
+    assert_eq!(p27.verify().0, Some(0));
+}

@@ -197,16 +197,10 @@ pub fn publish(
         old,
     } = read_published(out, &read_window, &per_date)?;
     rentix_core::phases::mark("publication: read the published file");
-    // The file's last day: of the rows read, or else of the last row kept as
-    // bytes (a CSV's rows start with their date).
-    let file_last = old.iter().map(|f| f.date).max().or_else(|| {
-        kept.as_ref().and_then(|k| {
-            let text = String::from_utf8_lossy(&k.prefix);
-            let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
-            line.split(',').next()?.trim().parse().ok()
-        })
-    });
+    let last_day = last_day(&old, kept.as_ref());
+    let file_last = last_day.as_ref().map(|(d, _)| *d);
     continues_what_was_published(out, &window, &old, file_last)?;
+    continues_every_grade(out, &window, &rows, last_day)?;
     let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
     let mut result = plan(out, rows, window, old, bounds)?;
     rentix_core::phases::mark("publication: planned");
@@ -289,6 +283,82 @@ pub fn publish(
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
     Ok(result)
+}
+
+/// The file's last day and the grades and composites it published that day: of
+/// the rows read, or else of the last rows kept as bytes (a CSV's rows start with
+/// their date and grade). The file is in date order, so the last day's rows are
+/// all among the rows read when any is.
+fn last_day(
+    old: &[Fixing],
+    kept: Option<&crate::append::Kept>,
+) -> Option<(NaiveDate, BTreeSet<String>)> {
+    if let Some(last) = old.iter().map(|f| f.date).max() {
+        let grades = old.iter().filter(|f| f.date == last);
+        return Some((last, grades.map(|f| f.grade.as_str().to_string()).collect()));
+    }
+    let text = String::from_utf8_lossy(&kept?.prefix);
+    let mut rows = text
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut fields = l.split(',').map(|f| f.trim().trim_matches('"'));
+            let date = fields.next().and_then(|d| d.parse::<NaiveDate>().ok());
+            (date, fields.next().unwrap_or_default().to_string())
+        })
+        .peekable();
+    let last = rows.peek()?.0?;
+    let grades = rows
+        .map_while(|(d, g)| (d == Some(last)).then_some(g))
+        .collect();
+    Some((last, grades))
+}
+
+/// Refuses a publication past the file's last day whose `--grade` patterns leave
+/// out a grade or composite the file published that day: the file would go on
+/// without it, its rows stopped a day early (the file not whole: `verify` names
+/// them missing). A publication of every grade the file holds, of no `--grade`, or
+/// of a window inside the file is not refused.
+fn continues_every_grade(
+    out: &Path,
+    window: &Window,
+    rows: &[Fixing],
+    last_day: Option<(NaiveDate, BTreeSet<String>)>,
+) -> Result<(), IndexError> {
+    let Some((last, grades)) = last_day else {
+        return Ok(());
+    };
+    if window.grades.is_empty() {
+        return Ok(());
+    }
+    let Some(next) = rows
+        .iter()
+        .filter(|f| f.date > last && window.contains(f))
+        .map(|f| f.date)
+        .min()
+    else {
+        return Ok(());
+    };
+    let left: Vec<&str> = grades
+        .iter()
+        .filter(|g| {
+            g.parse::<Grade>()
+                .map_or(true, |g| !window.grades.iter().any(|p| p.matches(&g)))
+        })
+        .map(String::as_str)
+        .collect();
+    let Some(first) = left.first() else {
+        return Ok(());
+    };
+    let more = match left.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Err(IndexError::Config(format!(
+        "the last day {} published, {last}, has rows of {first}{more}, which this publication's --grade patterns leave out: publishing {next} without them would stop their rows at {last} while the file goes on; nothing was published. Pass a --grade for every grade the file publishes, no --grade (every grade and composite), or publish into a new file",
+        out.display()
+    )))
 }
 
 /// Refuses a publication that continues a chained composite from a level the file
