@@ -977,3 +977,25 @@ fn a_grade_filter_that_leaves_the_file_s_grades_behind_is_refused() {
     );
     assert_eq!(p27.verify().0, Some(0));
 }
+
+/// A hostile run deleted the tier differentials a publication of every grade wrote
+/// beside it: `verify` said exit 0 (the next publication recomputes them, but the
+/// publication as it stands is not whole). Gone, they are a difference, whether
+/// the state says they were written or, with the state gone too, the file's
+/// composite rows say it was a publication of every grade.
+#[test]
+fn deleted_tier_differentials_are_a_difference() {
+    let p27 = ThroughThe27th::new();
+    let differentials = p27.tmp.path().join("f_tier_differentials.csv");
+    assert!(differentials.exists());
+    assert_eq!(p27.verify().0, Some(0));
+    std::fs::remove_file(&differentials).unwrap();
+    let missing = "f_tier_differentials.csv: file: published \"(no such file)\"";
+    let (code, said) = p27.verify();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(missing), "{said}");
+    std::fs::remove_file(rentix_index::incremental::state_path(&p27.out)).unwrap();
+    let (code, said) = p27.verify();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(missing), "{said}");
+}

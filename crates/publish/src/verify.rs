@@ -520,11 +520,14 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     differences.extend(compare(&file_name(&a.fixings), &published, &rendered, 2));
     let m = &req.methodology;
     let mut companions = vec![digest_name];
+    let differentials_due = differentials_written(&a.fixings, &published);
     let mut beside = |suffix: &str, table: Option<Table>, key: usize| -> anyhow::Result<()> {
         let Some(table) = table else {
             return Ok(());
         };
-        let found = companion_differences(&a.fixings, suffix, &table, key, format, scope.to)?;
+        let due = suffix != "_tier_differentials" || differentials_due;
+        let found =
+            companion_differences(&a.fixings, suffix, &table, key, format, (scope.to, due))?;
         differences.extend(found.differences);
         companions.extend(found.checked);
         Ok(())
@@ -583,23 +586,42 @@ struct Found {
     checked: Option<String>,
 }
 
+/// Whether the publication `fixings` wrote tier differentials beside it (when the
+/// methodology makes any): its state says so, or, with no state to read, the file
+/// holds composite rows (only a publication of every grade does, and it writes
+/// them). A publication of some grades (`--grade`) writes none.
+fn differentials_written(fixings: &Path, published: &TextTable) -> bool {
+    let state = rentix_index::incremental::state_path(fixings);
+    if let Ok(Some(s)) = rentix_index::incremental::read_state(&state) {
+        return s.tier_differentials;
+    }
+    let col = |name: &str| published.names.iter().position(|n| n == name);
+    let (Some(g), Some(m)) = (col("grade"), col("method")) else {
+        return false;
+    };
+    published.rows.iter().any(|r| match (r.get(g), r.get(m)) {
+        (Some(g), Some(m)) => rentix_index::IndexId::of_row(g, m).is_composite(),
+        _ => false,
+    })
+}
+
 /// The companion `suffix` beside `fixings` against its recomputation `table`
-/// (rows keyed by their first `key` cells). One the methodology writes at every
-/// publication (forward curves, tier spreads) is a difference when it is gone;
-/// the tier differentials are not written by a publication of some grades
-/// (--grade), so only compared, through the file's last date `through`.
+/// (rows keyed by their first `key` cells). One the publication wrote (`due`:
+/// forward curves and tier spreads at every publication, tier differentials at
+/// one of every grade) is a difference when it is gone; the tier differentials
+/// are compared through the file's last date `through`.
 fn companion_differences(
     fixings: &Path,
     suffix: &str,
     table: &Table,
     key: usize,
     format: TableFormat,
-    through: NaiveDate,
+    (through, due): (NaiveDate, bool),
 ) -> anyhow::Result<Found> {
     let path = rentix_index::Companions::of(fixings).beside(suffix);
     let differentials = suffix == "_tier_differentials";
     if !path.exists() {
-        let differences = if differentials {
+        let differences = if !due {
             Vec::new()
         } else {
             vec![Difference {
