@@ -247,7 +247,12 @@ fn valued_only_is_kept_for_the_life_of_a_file() {
         let before = files(&out_dir);
         let mut b = vec!["--from", "2025-03-06"];
         b.extend(flag(then));
-        refused(&index(&store, &out, &b), 2, &["--valued-only"]);
+        // The refusal says where it read how the file was published.
+        refused(
+            &index(&store, &out, &b),
+            2,
+            &["--valued-only", "_state.json records"],
+        );
         assert_eq!(files(&out_dir), before);
     }
 }

@@ -144,16 +144,20 @@ pub fn check_state(state: &State, c: &Continuation<'_>) -> Result<(), crate::Ind
                 ("without", "with")
             };
             crate::IndexError::Config(format!(
-                "{} was published {was} --valued-only and this run is {now} it: the file would mix the two; nothing was published. Run as the file was published, or publish into a new file",
+                "{path} records that {} was published {was} --valued-only, and this run is {now} it: the file would mix the two; nothing was published. Run as the file was published, or publish into a new file ({NOT_THE_FILE_S})",
                 c.published
             ))
         }
         Finding::Methodology { was } => crate::IndexError::Config(format!(
-            "{} was published under methodology {was} and this run's is {} (another methodology, or the same version changed; {path}): publishing part of the file would mix the two; nothing was published. Publish every date (no --from, --to or --grade: every row is restated) or into a new file",
+            "{path} records that {} was published under methodology {was}, and this run's is {} (another methodology, or the same version changed): publishing part of the file would mix the two; nothing was published. Publish every date (no --from, --to or --grade: every row is restated) or into a new file ({NOT_THE_FILE_S})",
             c.published, c.methodology.version
         )),
     })
 }
+
+/// The remedy for a state that says what the file does not (the refusals above
+/// are of what the state records: only it says how the file was published).
+const NOT_THE_FILE_S: &str = "when the file's own rows say otherwise, the state is not the file's (copied from another publication, or edited): remove it to read the whole store";
 
 /// What a state holds that a publication continuing from it ([`check_state`]) or
 /// `verify` ([`state_problems`]) finds wrong, in that order.
