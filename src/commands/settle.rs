@@ -569,11 +569,16 @@ fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: &Cadence, rule: &Per
                     g.window
                 )
             });
+        let (whole, inside) = (g.last - g.first + 1, g.in_period(s.period));
+        let part = if inside < whole {
+            format!(", {inside} in the period")
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "  gap         {} .. {} ({} stamps): {fill}\n",
+            "  gap         {} .. {} ({whole} stamps{part}): {fill}\n",
             s.at(g.first),
             s.at(g.last),
-            g.last - g.first + 1
         ));
     }
     if r.gaps.len() > shown {
@@ -621,7 +626,8 @@ fn json(
         .map(|g| {
             serde_json::json!({
                 "from": s.at(g.first), "to": s.at(g.last),
-                "stamps": g.last - g.first + 1, "window": g.window, "fill": g.fill,
+                "stamps": g.last - g.first + 1, "in_period": g.in_period(s.period),
+                "window": g.window, "fill": g.fill,
             })
         })
         .collect();

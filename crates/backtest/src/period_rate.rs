@@ -52,6 +52,14 @@ pub struct Gap {
     pub fill: Option<f64>,
 }
 
+impl Gap {
+    /// The gap's stamps inside the period `[period.0, period.1)` (indices into the
+    /// schedule): a run that crosses a bound is longer than its part in the period.
+    pub fn in_period(&self, period: (usize, usize)) -> usize {
+        (self.last.min(period.1.saturating_sub(1)) + 1).saturating_sub(self.first.max(period.0))
+    }
+}
+
 /// A period's rate and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeriodRate {
@@ -125,7 +133,13 @@ pub fn period_rate(
                     .collect();
                 let fill =
                     (!before.is_empty()).then(|| before.iter().sum::<f64>() / before.len() as f64);
-                let inside = (last.min(to - 1) + 1).saturating_sub(k.max(from));
+                let gap = Gap {
+                    first: k,
+                    last,
+                    window: before.len(),
+                    fill,
+                };
+                let inside = gap.in_period((from, to));
                 longest = longest.max(inside);
                 match fill {
                     Some(f) => {
@@ -134,12 +148,7 @@ pub fn period_rate(
                     }
                     None => dropped += inside,
                 }
-                gaps.push(Gap {
-                    first: k,
-                    last,
-                    window: before.len(),
-                    fill,
-                });
+                gaps.push(gap);
                 k = last + 1;
             }
         }
