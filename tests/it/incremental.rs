@@ -999,3 +999,62 @@ fn deleted_tier_differentials_are_a_difference() {
     assert_eq!(code, Some(1), "{said}");
     assert!(said.contains(missing), "{said}");
 }
+
+/// Under a `[revision]` policy a composite's published value may stay as first
+/// published while the state holds the level a run over the store now fixes (the
+/// chain goes on from it, as a full run's does). Late trades for the 27th, the
+/// 27th republished (its composite kept: "not restated"), then the 28th: refused,
+/// exit 3, "its level ... is not the value F.csv published ... (edited ...)", the
+/// daily cycle stopped by a documented policy. The 28th is published, and a
+/// level a forger moved past what the policy keeps is still refused.
+#[test]
+fn a_composite_kept_by_the_revision_policy_does_not_stop_the_next_day() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    crate::util::copy_tree(&market().store(), &store);
+    let base = std::fs::read_to_string(data("data/methodologies/default.toml")).unwrap();
+    let late: String = (0..5)
+        .map(|k| format!("trade,2025-03-27T16:00:00Z,late-{k},h100-sxm-80gb,bare-metal,on-demand,9.95,gpu_hour,USD,50000\n"))
+        .collect();
+    let f = dir.join("late.csv");
+    std::fs::write(&f, format!("kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n{late}")).unwrap();
+    let policies = [
+        ("never", "policy = \"never\""),
+        ("threshold", "policy = \"restate\"\nthreshold = 0.05"),
+    ];
+    let run = |name: &str, args: &[&str]| {
+        let (m, out) = (
+            dir.join(format!("{name}.toml")),
+            dir.join(format!("{name}.csv")),
+        );
+        index(&store, &out, &m, args)
+    };
+    for (name, policy) in policies {
+        let m = dir.join(format!("{name}.toml"));
+        std::fs::write(&m, format!("{base}\n[revision]\n{policy}\n")).unwrap();
+        let first = run(name, &["--to", "2025-03-27"]);
+        assert!(
+            first.status.success(),
+            "{}",
+            String::from_utf8_lossy(&first.stderr)
+        );
+    }
+    rentix_ok(&["ingest", "--json", "--store", p(&store), p(&f)]);
+    for (name, _) in policies {
+        let out = dir.join(format!("{name}.csv"));
+        let run = |args: &[&str]| run(name, args);
+        let again = run(&["--from", "2025-03-27", "--to", "2025-03-27"]);
+        let said = String::from_utf8_lossy(&again.stdout);
+        assert!(said.contains("not restated"), "{name}: {said}");
+        let next = run(&["--from", "2025-03-28", "--to", "2025-03-28"]);
+        assert!(
+            next.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&next.stderr)
+        );
+        assert!(std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("\n2025-03-28,"));
+    }
+}

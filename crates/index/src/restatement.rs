@@ -425,7 +425,8 @@ fn continues_what_was_published(
             continue;
         };
         let off = (v - level).abs();
-        if off.is_nan() || off > half * (1.0 + 1e-9) {
+        let kept = kept_by_policy(&r.spec, *date, window.from, v, *level, half);
+        if off.is_nan() || (off > half * (1.0 + 1e-9) && !kept) {
             return Err(refuse(format!(
                 "its level of {name} on {date}, {level}, is not the value {} published for that day ({v})",
                 out.display()
@@ -433,6 +434,34 @@ fn continues_what_was_published(
         }
     }
     Ok(())
+}
+
+/// Whether the revision policy `spec` of a publication from `d1` could have kept
+/// the value `published` on `date` as first published while a run over the store
+/// fixes it as `level` (unrounded; `half` is half the last published decimal): a
+/// never-revised index keeps every published row, a window keeps the rows older
+/// than it, a threshold keeps a change at most that share of the value. The state
+/// then holds the level (the chain goes on as a run over the store does), not the
+/// value published.
+fn kept_by_policy(
+    spec: &crate::RevisionSpec,
+    date: NaiveDate,
+    d1: Option<NaiveDate>,
+    published: f64,
+    level: f64,
+    half: f64,
+) -> bool {
+    if spec.policy == crate::RevisionPolicy::Never {
+        return true;
+    }
+    let old = spec
+        .window_days
+        .zip(d1)
+        .is_some_and(|(n, d1)| date < d1 - chrono::Days::new(u64::from(n)));
+    let small = spec
+        .threshold
+        .is_some_and(|t| (level - published).abs() <= t * published.abs() + half);
+    old || small
 }
 
 /// Refuses a publication whose file would hold rows of more than one methodology
