@@ -424,6 +424,7 @@ fn window_of(cfg: &IndexConfig, revision: Option<rentix_index::Revision>) -> Win
         to: cfg.request.to,
         grades: cfg.request.grade_filters.clone(),
         revision,
+        valued_only: cfg.valued_only,
     }
 }
 

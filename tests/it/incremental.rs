@@ -1058,3 +1058,37 @@ fn a_composite_kept_by_the_revision_policy_does_not_stop_the_next_day() {
             .contains("\n2025-03-28,"));
     }
 }
+
+/// A file published without `--valued-only`, its state removed (or of another
+/// format), then `--valued-only` from a later day: exit 0, the publication
+/// withdrew the file's unvalued rows back to its first day ("restated (late
+/// data)"), or left the file half one and half the other. The file's own rows say
+/// how it was published: one with a row without a value is refused a
+/// `--valued-only` publication (exit 2, nothing written), state or none.
+#[test]
+fn valued_only_into_a_file_with_unvalued_rows_is_refused_without_a_state() {
+    let p27 = ThroughThe27th::new();
+    let text = std::fs::read_to_string(&p27.out).unwrap();
+    assert!(
+        text.lines().any(|l| l.split(',').nth(2) == Some("")),
+        "rows without a value"
+    );
+    std::fs::remove_file(rentix_index::incremental::state_path(&p27.out)).unwrap();
+    let before = published(p27.tmp.path());
+    let default = data("data/methodologies/default.toml");
+    for from in ["2025-03-27", "2025-03-28"] {
+        let o = index(
+            &market().store(),
+            &p27.out,
+            &default,
+            &["--from", from, "--to", "2025-03-28", "--valued-only"],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{from}: {err}");
+        assert!(
+            err.contains("--valued-only") && err.contains("nothing was published"),
+            "{err}"
+        );
+        assert_eq!(published(p27.tmp.path()), before, "a file changed");
+    }
+}

@@ -97,6 +97,7 @@ pub fn fix_for_publication(
         to: req.to,
         grades: req.grade_filters.clone(),
         revision: None,
+        valued_only,
     };
     let last_computed = result.fixings.iter().map(|f| f.date).max();
     let (Some(last), true) = (

@@ -66,6 +66,9 @@ pub struct Window {
     /// With `from`: what the run may change of the rows the file holds before it
     /// (`None`: nothing; rows before `from` are kept as they are).
     pub revision: Option<Revision>,
+    /// `--valued-only`: the run publishes only rows with a value, and a file that
+    /// holds a row without one (published without the flag) is refused.
+    pub valued_only: bool,
 }
 
 /// What a publication from D may re-fix before D. A daily run has rows the file
@@ -198,8 +201,9 @@ pub fn publish(
     } = read_published(out, &read_window, &per_date)?;
     rentix_core::phases::mark("publication: read the published file");
     let last_day = last_day(&old, kept.as_ref());
-    let file_last = last_day.as_ref().map(|(d, _)| *d);
+    let file_last = last_day.as_ref().map(|l| l.date);
     continues_what_was_published(out, &window, &old, file_last)?;
+    one_choice_of_valued_only(out, &window, &old, last_day.as_ref())?;
     continues_every_grade(out, &window, &rows, last_day)?;
     let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
     let mut result = plan(out, rows, window, old, bounds)?;
@@ -285,17 +289,27 @@ pub fn publish(
     Ok(result)
 }
 
-/// The file's last day and the grades and composites it published that day: of
-/// the rows read, or else of the last rows kept as bytes (a CSV's rows start with
-/// their date and grade). The file is in date order, so the last day's rows are
-/// all among the rows read when any is.
-fn last_day(
-    old: &[Fixing],
-    kept: Option<&crate::append::Kept>,
-) -> Option<(NaiveDate, BTreeSet<String>)> {
-    if let Some(last) = old.iter().map(|f| f.date).max() {
-        let grades = old.iter().filter(|f| f.date == last);
-        return Some((last, grades.map(|f| f.grade.as_str().to_string()).collect()));
+/// The file's last day as a publication finds it.
+struct LastDay {
+    date: NaiveDate,
+    /// The grades and composites of its rows.
+    grades: BTreeSet<String>,
+    /// Whether one of its rows has no value.
+    unvalued: bool,
+}
+
+/// The file's last day and its rows: of the rows read, or else of the last rows
+/// kept as bytes (a CSV's rows start with their date, grade and value). The file
+/// is in date order, so the last day's rows are all among the rows read when any
+/// is.
+fn last_day(old: &[Fixing], kept: Option<&crate::append::Kept>) -> Option<LastDay> {
+    if let Some(date) = old.iter().map(|f| f.date).max() {
+        let rows = || old.iter().filter(move |f| f.date == date);
+        return Some(LastDay {
+            date,
+            grades: rows().map(|f| f.grade.as_str().to_string()).collect(),
+            unvalued: rows().any(|f| f.value.is_none()),
+        });
     }
     let text = String::from_utf8_lossy(&kept?.prefix);
     let mut rows = text
@@ -305,14 +319,46 @@ fn last_day(
         .map(|l| {
             let mut fields = l.split(',').map(|f| f.trim().trim_matches('"'));
             let date = fields.next().and_then(|d| d.parse::<NaiveDate>().ok());
-            (date, fields.next().unwrap_or_default().to_string())
+            let grade = fields.next().unwrap_or_default().to_string();
+            (date, grade, fields.next().unwrap_or_default().is_empty())
         })
         .peekable();
-    let last = rows.peek()?.0?;
-    let grades = rows
-        .map_while(|(d, g)| (d == Some(last)).then_some(g))
-        .collect();
-    Some((last, grades))
+    let date = rows.peek()?.0?;
+    let mut last = LastDay {
+        date,
+        grades: BTreeSet::new(),
+        unvalued: false,
+    };
+    for (_, grade, unvalued) in rows.take_while(|(d, _, _)| *d == Some(date)) {
+        last.grades.insert(grade);
+        last.unvalued |= unvalued;
+    }
+    Some(last)
+}
+
+/// Refuses a `--valued-only` publication into a file that holds a row without a
+/// value, among the rows it reads or on its last day: the file was published
+/// without the flag, and the run would withdraw its unvalued rows (or leave it
+/// half one and half the other). The state says so too when there is one; the
+/// file's rows say it without.
+fn one_choice_of_valued_only(
+    out: &Path,
+    window: &Window,
+    old: &[Fixing],
+    last_day: Option<&LastDay>,
+) -> Result<(), IndexError> {
+    let unvalued = old
+        .iter()
+        .find(|f| f.value.is_none())
+        .map(|f| f.date)
+        .or(last_day.filter(|l| l.unvalued).map(|l| l.date));
+    match (window.valued_only, unvalued) {
+        (true, Some(day)) => Err(IndexError::Config(format!(
+            "{} holds rows without a value (on {day}): it was published without --valued-only, and this run is with it: the file would mix the two; nothing was published. Run as the file was published, or publish into a new file",
+            out.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Refuses a publication past the file's last day whose `--grade` patterns leave
@@ -324,9 +370,12 @@ fn continues_every_grade(
     out: &Path,
     window: &Window,
     rows: &[Fixing],
-    last_day: Option<(NaiveDate, BTreeSet<String>)>,
+    last_day: Option<LastDay>,
 ) -> Result<(), IndexError> {
-    let Some((last, grades)) = last_day else {
+    let Some(LastDay {
+        date: last, grades, ..
+    }) = last_day
+    else {
         return Ok(());
     };
     if window.grades.is_empty() {
@@ -1221,7 +1270,7 @@ mod tests {
             from: Some(day(2)),
             to: Some(day(3)),
             grades: vec![GradePattern::new("h100-sxm-80gb/*/*").unwrap()],
-            revision: None,
+            ..Window::default()
         };
         assert!(w.contains(&fix(2, H100, 2.5)));
         assert!(w.contains(&fix(3, H100, 2.5)));
