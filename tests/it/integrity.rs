@@ -285,3 +285,32 @@ fn sidecars_are_read_bounded() {
         refused(&o, 3, &["f.csv.sha256", "not a regular file"]);
     }
 }
+
+/// `--out X_forward.csv` published, then `--out X.csv`: X's forward curves were
+/// written over the publication `X_forward.csv`, exit 0, nothing archived (and
+/// `verify` of it then could not read it). And `--out F_restatements.csv` beside
+/// a published `F.csv` made F's next restatement fail. A publication whose name
+/// is another publication's companion, or whose companions would overwrite
+/// another publication, is refused (exit 2, nothing written).
+#[test]
+fn a_publication_never_writes_over_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = store_of(dir, "store", &DAYS, "2.5");
+    let out_dir = dir.join("pub");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    assert!(index(&store, &out_dir.join("x_forward.csv"), &[])
+        .status
+        .success());
+    let before = files(&out_dir);
+    let o = index(&store, &out_dir.join("x.csv"), &[]);
+    refused(&o, 2, &["x_forward.csv", "nothing was published"]);
+    assert_eq!(files(&out_dir), before);
+    assert!(index(&store, &out_dir.join("f.csv"), &[]).status.success());
+    let before = files(&out_dir);
+    for name in ["f_restatements.csv", "f_forward.csv", "f.v2.csv"] {
+        let o = index(&store, &out_dir.join(name), &[]);
+        refused(&o, 2, &["f.csv", "nothing was published"]);
+        assert_eq!(files(&out_dir), before, "{name}");
+    }
+}

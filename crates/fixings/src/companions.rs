@@ -109,6 +109,46 @@ impl Companions {
         own
     }
 
+    /// The published fixings file whose companion `path` is named as (its forward
+    /// curves, tier files, receipts, quarantine, restatement log or an earlier
+    /// version), when that file is there with its digest beside it: a publication
+    /// into `path` would be written over by that file's next one, and would write
+    /// over what it keeps.
+    pub fn owner(path: &Path) -> Option<PathBuf> {
+        const SUFFIXES: [&str; 6] = [
+            "_forward",
+            "_tier_spreads",
+            "_tier_differentials",
+            "_receipts",
+            "_quarantine",
+            "_restatements",
+        ];
+        let stem = path.file_stem()?.to_string_lossy().to_string();
+        let ext = path.extension().map(|e| e.to_string_lossy().to_string());
+        let mut bases: Vec<String> = SUFFIXES
+            .iter()
+            .filter_map(|s| stem.strip_suffix(s).map(str::to_string))
+            .collect();
+        // `<stem>.v<k>.<ext>`: an earlier version of `<stem>.<ext>`.
+        if let Some((base, k)) = stem.rsplit_once(".v") {
+            if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) {
+                bases.push(format!("{base}.{}", ext.as_deref().unwrap_or("csv")));
+            }
+        }
+        bases
+            .into_iter()
+            .filter(|b| !b.is_empty())
+            .flat_map(|b| {
+                // `a.parquet_restatements.csv` is `a.parquet`'s; `a_forward.csv`
+                // is `a.csv`'s or `a.parquet`'s.
+                let own = Path::new(&b).extension().is_some().then(|| b.clone());
+                [own, Some(format!("{b}.csv")), Some(format!("{b}.parquet"))]
+            })
+            .flatten()
+            .map(|name| path.with_file_name(name))
+            .find(|f| f != path && f.is_file() && crate::digest_path(f).is_file())
+    }
+
     /// Version `k` of a restated file, kept beside it.
     pub fn version(&self, k: u32) -> PathBuf {
         self.beside(&format!(".v{k}"))

@@ -183,6 +183,13 @@ pub fn publish(
     raw: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<Publication, IndexError> {
     let name = out.file_name().unwrap_or_default().to_string_lossy();
+    let beside: Vec<PathBuf> = per_date(&[])
+        .into_iter()
+        .map(|(p, _)| p)
+        .chain(tables.iter().map(|(p, _)| p.clone()))
+        .chain(raw.iter().map(|(p, _)| p.clone()))
+        .collect();
+    not_another_publication(out, beside.iter().map(PathBuf::as_path))?;
     let lock = rentix_store::StoreLock::acquire(
         &publication_lock_path(out),
         &format!("index --out {name}"),
@@ -287,6 +294,38 @@ pub fn publish(
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
     Ok(result)
+}
+
+/// Refuses a publication into `out` that would write over another publication:
+/// `out` named as a published file's companion ([`rentix_fixings::Companions::owner`]),
+/// or one of `companions` (the files it writes beside `out`) a published fixings
+/// file of its own (its digest beside it). Nothing is written.
+pub(crate) fn not_another_publication<'p>(
+    out: &Path,
+    companions: impl IntoIterator<Item = &'p Path>,
+) -> Result<(), IndexError> {
+    let refuse = |what: String| {
+        Err(IndexError::Config(format!(
+            "{}: {what}; nothing was published. Publish into a name of its own",
+            out.display()
+        )))
+    };
+    if let Some(owner) = rentix_fixings::Companions::owner(out) {
+        return refuse(format!(
+            "the name is one {} writes beside it (a publication there would be written over by its next one)",
+            owner.display()
+        ));
+    }
+    for c in companions {
+        if c.is_file() && rentix_fixings::digest_path(c).is_file() {
+            return refuse(format!(
+                "this publication writes {} beside it, and that is a publication of its own ({} beside it)",
+                c.display(),
+                rentix_fixings::digest_path(c).display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The file's last day as a publication finds it.
