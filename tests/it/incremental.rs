@@ -1092,3 +1092,47 @@ fn valued_only_into_a_file_with_unvalued_rows_is_refused_without_a_state() {
         assert_eq!(published(p27.tmp.path()), before, "a file changed");
     }
 }
+
+/// Every row of one grade cut from a publication of every grade (and from its
+/// forward curves), the digest regenerated (`sha256sum`: a checksum, the bar a
+/// reordered file is caught at): `verify` said exit 0, its scope being the
+/// grades the file holds. The sealed state says the file is a publication of
+/// every grade: the grade's rows are missing.
+#[test]
+fn a_grade_cut_from_a_publication_of_every_grade_is_missing() {
+    use sha2::{Digest, Sha256};
+    let p27 = ThroughThe27th::new();
+    let cut = ",h100-sxm-80gb/vm/on-demand,";
+    let text = std::fs::read_to_string(&p27.out).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains(cut))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(kept.len() < text.len());
+    std::fs::write(&p27.out, &kept).unwrap();
+    let forward = p27.tmp.path().join("f_forward.csv");
+    let curves = std::fs::read_to_string(&forward).unwrap();
+    let h100_vm = ",h100-sxm-80gb,vm,on-demand,";
+    let curves: String = curves
+        .lines()
+        .filter(|l| !l.contains(h100_vm))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&forward, curves).unwrap();
+    let hex: String = Sha256::digest(kept.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    std::fs::write(
+        rentix_index::digest_path(&p27.out),
+        format!("{hex}  f.csv\n"),
+    )
+    .unwrap();
+    let (code, said) = p27.verify();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("h100-sxm-80gb/vm/on-demand row: missing"),
+        "{said}"
+    );
+}
