@@ -621,8 +621,16 @@ fn summary(
     s.push_str(read);
     s.push('\n');
     if publication.kept_rows > 0 {
+        let (before, rest) = publication
+            .kept_before
+            .map_or((String::new(), String::new()), |d| {
+                (
+                    format!(" before {d}"),
+                    format!("; the rows from {d} on were read and compared"),
+                )
+            });
         s.push_str(&format!(
-            "kept: {} earlier rows as published, copied unread (the file matches its digest)\n",
+            "kept: {} rows{before} as published, copied unread (the file matches its digest){rest}\n",
             publication.kept_rows
         ));
     }

@@ -787,3 +787,43 @@ fn an_underlying_is_taken_from_the_rent_or_refused_with_the_candidates() {
         s["recommendation"]
     );
 }
+
+/// The number a ranked row's note gives for the set that cannot be told apart
+/// from the best is the number of rows the table marks `in_best_set`.
+fn assert_best_set_count_agrees(ranked: &[std::collections::BTreeMap<String, String>]) {
+    let marked = ranked.iter().filter(|r| r["in_best_set"] == "true").count();
+    for r in ranked {
+        if let Some(rest) = r["note"].split("one of ").nth(1) {
+            let n: usize = rest.split_whitespace().next().unwrap().parse().unwrap();
+            assert_eq!(n, marked, "{r:?}");
+        }
+    }
+}
+
+/// The README's neocloud: `track` of the H200 rent said "one of 2 that cannot be
+/// told apart from the best" above a table with one row in the best set (it
+/// counted the candidates' hedges, two each, not the candidates).
+#[test]
+fn the_best_set_s_size_in_a_note_is_the_table_s() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    for (rent, events) in [
+        ("rent_neocloud_h200.csv", "events_neocloud_h200.csv"),
+        ("rent_neocloud_a100.csv", "events_neocloud_a100.csv"),
+        ("rent_producer_h100.csv", "events_producer_h100.csv"),
+    ] {
+        let out = dir.path().join(format!("{rent}.track.csv"));
+        rentix_ok(&[
+            "track",
+            "--index",
+            p(&m.fixings()),
+            "--rent",
+            p(&m.sim(rent)),
+            "--events",
+            p(&m.sim(events)),
+            "--out",
+            p(&out),
+        ]);
+        assert_best_set_count_agrees(&rows(&out));
+    }
+}

@@ -1136,3 +1136,26 @@ fn a_grade_cut_from_a_publication_of_every_grade_is_missing() {
         "{said}"
     );
 }
+
+/// The next day's publication said "kept: 33781 earlier rows as published" where
+/// 44421 rows came before the day: the rows copied unread are those before the
+/// first day late data could still change; the line names that day, and its
+/// count is the file's rows before it.
+#[test]
+fn the_kept_line_names_the_day_its_rows_are_before() {
+    let p27 = ThroughThe27th::new();
+    let o = p27.next_day();
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = said.lines().find(|l| l.starts_with("kept: ")).expect(&said);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!((words[2], words[3]), ("rows", "before"), "{line}");
+    let (n, day): (usize, &str) = (words[1].parse().unwrap(), words[4]);
+    let text = std::fs::read_to_string(&p27.out).unwrap();
+    let before = text.lines().skip(1).filter(|l| l[..10] < *day).count();
+    assert_eq!(n, before, "{line}");
+    assert!(
+        line.contains(&format!("the rows from {day} on were read and compared")),
+        "{line}"
+    );
+}

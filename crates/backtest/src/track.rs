@@ -246,7 +246,7 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
         opt.seed,
     );
     let n = eligible.len();
-    let in_set = sel.best_set.iter().filter(|b| **b).count();
+    let in_set = candidates_in(&sel.best_set);
     for (j, &i) in eligible.iter().enumerate() {
         let row = &mut rows[i];
         let (a, b) = (2 * j, 2 * j + 1);
@@ -286,6 +286,8 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
                 row.selection_t.map_or("n/a".into(), |t| format!("{t:.2}")),
                 sel.critical_value.map_or("n/a".into(), |c| format!("{c:.2}"))
             ))
+        } else if row.in_best_set && in_set == 1 {
+            Some("the best, alone in its set: every other candidate is told apart from it".into())
         } else if row.in_best_set {
             Some(format!(
                 "one of {in_set} that cannot be told apart from the best; among them the rent's own GPU and scope, more periods and more sufficient fixings rank first"
@@ -301,6 +303,14 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
             };
         }
     }
+}
+
+/// Candidates in the best set, as the table marks them (`in_best_set`: either of
+/// a candidate's two hedges, `best_set[2j]` and `best_set[2j + 1]`), not hedges:
+/// a note said "one of 2" above a table with one candidate in the set, both of
+/// its hedges in it.
+fn candidates_in(best_set: &[bool]) -> usize {
+    best_set.chunks(2).filter(|c| c.iter().any(|b| *b)).count()
 }
 
 /// The in-sample ratio's cross-validation of a candidate's backtest.
@@ -572,4 +582,18 @@ pub fn track_table(rows: &[TrackRow]) -> Table {
     t.push("cross_hedge", b(&|r| r.cross_hedge));
     t.push("note", s(&|r| r.note.clone()));
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::candidates_in;
+
+    /// Two hedges a candidate: one candidate with both of its hedges in the set
+    /// is one, not two; one with either is one.
+    #[test]
+    fn the_best_set_counts_candidates_not_hedges() {
+        assert_eq!(candidates_in(&[true, true, false, false]), 1);
+        assert_eq!(candidates_in(&[false, true, true, false, false, false]), 2);
+        assert_eq!(candidates_in(&[]), 0);
+    }
 }

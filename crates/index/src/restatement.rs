@@ -31,6 +31,9 @@ pub struct Publication {
     /// (a CSV file that still matches its digest), not read again; 0 when the file
     /// was read and written whole.
     pub kept_rows: usize,
+    /// With `kept_rows`: the date they are all before (the rows from it on were
+    /// read, compared and written again).
+    pub kept_before: Option<NaiveDate>,
     /// Rows of the window that were published for the first time.
     pub new_rows: usize,
     /// Files an interrupted publication had staged and this one put in place.
@@ -217,6 +220,7 @@ pub fn publish(
     rentix_core::phases::mark("publication: planned");
     one_methodology(out, &result.rows)?;
     result.kept_rows = kept.as_ref().map_or(0, |k| k.rows);
+    result.kept_before = kept.as_ref().and(read_window.from);
     let extra: Vec<(PathBuf, Table)> = per_date(&result.rows).into_iter().chain(tables).collect();
     let digest = rentix_fixings::digest_path(out);
     let log_digest = rentix_fixings::digest_path(&log);
