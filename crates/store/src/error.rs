@@ -32,6 +32,15 @@ pub enum StoreError {
         /// What was wrong.
         detail: String,
     },
+    /// A lock (a store's `.lock`, a publication's `<file>.lock`) held by another
+    /// run: named by its own path, which says whose it is.
+    #[error("{}: {detail}", path.display())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// Who holds it and what to do.
+        detail: String,
+    },
     /// A partition whose bytes are not those its run record committed (a flipped
     /// bit, an edit, another file copied over it): refused before any of it is
     /// decoded. Bad input data (exit 3), like every store that cannot be used.

@@ -148,7 +148,7 @@ impl StoreLock {
                             let _ = fs::remove_file(path);
                         }
                         Some(h) => {
-                            return Err(StoreError::Store {
+                            return Err(StoreError::Locked {
                                 path: path.to_path_buf(),
                                 detail: format!(
                                     "locked by {}; wait for it to finish (if that process is gone, delete {})",
@@ -158,7 +158,7 @@ impl StoreLock {
                             })
                         }
                         None => {
-                            return Err(StoreError::Store {
+                            return Err(StoreError::Locked {
                                 path: path.to_path_buf(),
                                 detail: format!(
                                     "locked by a run that recorded no owner (an older rentix, or a run killed while taking the lock); if no ingest is running, delete {}",
