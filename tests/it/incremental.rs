@@ -1159,3 +1159,50 @@ fn the_kept_line_names_the_day_its_rows_are_before() {
         "{line}"
     );
 }
+
+/// A file first published from the 10th, then `--from 2025-03-05 --to
+/// 2025-03-05`: exit 0, and the file held the 5th and then nothing until the
+/// 10th (`verify` named the 6th to the 9th missing). A back-fill that would leave
+/// publication days between it and the file's first day is refused (exit 2,
+/// nothing written); one that reaches the file is published whole.
+#[test]
+fn a_back_fill_that_would_leave_a_hole_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("b.csv");
+    let default = data("data/methodologies/default.toml");
+    let run = |args: &[&str]| index(&market().store(), &out, &default, args);
+    let first = run(&["--from", "2025-03-10", "--to", "2025-03-27"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let before = published(tmp.path());
+    let hole = run(&["--from", "2025-03-05", "--to", "2025-03-05"]);
+    let err = String::from_utf8_lossy(&hole.stderr);
+    assert_eq!(hole.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2025-03-06 to 2025-03-09") && err.contains("nothing was published"),
+        "{err}"
+    );
+    assert_eq!(published(tmp.path()), before, "a file changed");
+    let whole = run(&["--from", "2025-03-05", "--to", "2025-03-09"]);
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    let v = rentix(&[
+        "verify",
+        "--store",
+        p(&market().store()),
+        "--fixings",
+        p(&out),
+    ]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+}

@@ -189,6 +189,7 @@ fn revision_of(
             })
             .unwrap_or_default(),
         decimals: m.rounding.decimals,
+        days: m.day_rule().clone(),
         composites_through: reaching.and_then(|p| {
             let rule = m.day_rule();
             (0..=400u64)

@@ -104,6 +104,9 @@ pub struct Revision {
     /// The last publication day on or before `composites_after`: the file must
     /// reach it, or its composite rows up to it would never be published.
     pub composites_through: Option<NaiveDate>,
+    /// The methodology's publication days (a back-fill must reach the file's
+    /// first one).
+    pub days: rentix_core::DayRule,
 }
 
 impl Revision {
@@ -214,6 +217,9 @@ pub fn publish(
     let file_last = last_day.as_ref().map(|l| l.date);
     continues_what_was_published(out, &window, &old, file_last)?;
     one_choice_of_valued_only(out, &window, &old, last_day.as_ref())?;
+    if kept.as_ref().is_none_or(|k| k.rows == 0) {
+        no_hole_before_the_file(out, &window, &rows, &old)?;
+    }
     continues_every_grade(out, &window, &rows, last_day)?;
     let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
     let mut result = plan(out, rows, window, old, bounds)?;
@@ -330,6 +336,42 @@ pub(crate) fn not_another_publication<'p>(
         }
     }
     Ok(())
+}
+
+/// Refuses a back-fill (a window before the file's first day, `old` being every
+/// row of the file) that would leave publication days between its last day and
+/// the file's first unpublished: a hole `verify` names missing. One that reaches
+/// the file's first day is a back-fill of its own.
+fn no_hole_before_the_file(
+    out: &Path,
+    window: &Window,
+    rows: &[Fixing],
+    old: &[Fixing],
+) -> Result<(), IndexError> {
+    let (Some(rev), Some(first)) = (&window.revision, old.iter().map(|f| f.date).min()) else {
+        return Ok(());
+    };
+    let Some(last_new) = rows
+        .iter()
+        .filter(|f| window.contains(f))
+        .map(|f| f.date)
+        .max()
+    else {
+        return Ok(());
+    };
+    let missing: Vec<NaiveDate> = last_new
+        .iter_days()
+        .skip(1)
+        .take_while(|d| *d < first)
+        .filter(|d| rev.days.counts(*d))
+        .collect();
+    let (Some(a), Some(b)) = (missing.first(), missing.last()) else {
+        return Ok(());
+    };
+    Err(IndexError::Config(format!(
+        "{} starts on {first}: publishing through {last_new} would leave its publication days {a} to {b} unpublished (a hole); nothing was published. Publish --to {b} or later to back-fill it whole",
+        out.display()
+    )))
 }
 
 /// The file's last day as a publication finds it.
