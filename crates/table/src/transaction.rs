@@ -134,6 +134,27 @@ fn size_and_sha(path: &Path) -> std::io::Result<(u64, String)> {
     Ok((h.bytes, hex(&h.sha.finalize())))
 }
 
+/// Whether `target` holds what a journal line staged for it: `bytes` bytes with
+/// SHA-256 `sha` (after its first `append_to` bytes, for an append). A target that
+/// cannot be read holds nothing.
+fn holds_staged(target: &Path, bytes: &str, sha: &str, append_to: Option<u64>) -> bool {
+    let Ok(mut f) = File::open(target) else {
+        return false;
+    };
+    let skip = append_to.unwrap_or(0);
+    if std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(skip)).is_err() {
+        return false;
+    }
+    let mut h = Hashing {
+        inner: std::io::sink(),
+        bytes: 0,
+        sha: Sha256::new(),
+    };
+    std::io::copy(&mut f, &mut h).is_ok()
+        && h.bytes.to_string() == bytes
+        && hex(&h.sha.finalize()) == sha
+}
+
 /// A staged file: its temporary, its target, and the size and SHA-256 written.
 #[derive(Debug)]
 struct Staged {
@@ -412,6 +433,20 @@ pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery>
                 };
                 let tmp = dir.join(tmp_name);
                 if !tmp.exists() {
+                    // Renamed into place before the kill, or removed since: the
+                    // target must then be what was staged.
+                    if let Some((bytes, sha)) = recorded {
+                        let target = dir.join(target);
+                        if !holds_staged(&target, bytes, sha, append_to) {
+                            return Err(TableError::Journal {
+                                path: target.clone(),
+                                detail: format!(
+                                    "an interrupted publication staged {tmp_name} to replace this file; the staged file is gone and this file is not what was staged ({bytes} bytes, SHA-256 {sha}): the publication cannot be finished, and nothing is put in place (the journal {} is left for a person to look at: restore the files from their earlier versions, or remove it and publish again)",
+                                    journal.display()
+                                ),
+                            });
+                        }
+                    }
                     continue;
                 }
                 if let Some((bytes, sha)) = recorded {
@@ -610,6 +645,45 @@ mod tests {
             } else {
                 assert_eq!(r.unwrap().completed, vec![a.clone(), b.clone()]);
                 assert_eq!(std::fs::read_to_string(&b).unwrap(), "new f");
+                assert!(!journal.exists());
+            }
+        }
+    }
+
+    /// A killed commit's temporaries that are gone were renamed into place, or
+    /// were removed by hand: recovery finished the rest and said so, and the next
+    /// publication restated again (every restatement logged twice). A target whose
+    /// temporary is gone must be what was staged: if it is not, nothing is put in
+    /// place and the journal is left; when it is (killed after the last rename),
+    /// the journal is removed.
+    #[test]
+    fn a_gone_temporary_whose_target_is_not_what_was_staged_stops_the_recovery() {
+        for removed_by_hand in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let journal = dir.path().join("f.csv.publishing");
+            let (a, b) = (dir.path().join("a.csv"), dir.path().join("f.csv"));
+            std::fs::write(&a, "old a").unwrap();
+            std::fs::write(&b, "old f").unwrap();
+            let mut tx = Transaction::new(&journal);
+            tx.stage(&a, |w| put(w, b"new a")).unwrap();
+            tx.stage(&b, |w| put(w, b"new f")).unwrap();
+            tx.write_journal().unwrap();
+            // Killed after the first rename.
+            std::fs::rename(&tx.staged[0].tmp, &a).unwrap();
+            if removed_by_hand {
+                std::fs::remove_file(&tx.staged[1].tmp).unwrap();
+            } else {
+                std::fs::rename(&tx.staged[1].tmp, &b).unwrap();
+            }
+            std::mem::forget(tx);
+            let r = recover(&journal, |_| true);
+            if removed_by_hand {
+                let err = r.unwrap_err().to_string();
+                assert!(err.contains("f.csv") && err.contains("is gone"), "{err}");
+                assert_eq!(std::fs::read_to_string(&b).unwrap(), "old f");
+                assert!(journal.exists());
+            } else {
+                assert_eq!(r.unwrap().completed, Vec::<PathBuf>::new());
                 assert!(!journal.exists());
             }
         }
