@@ -50,6 +50,24 @@ fn failures_exit_by_their_class() {
             "--from after --to",
         ),
         (
+            // It exited 3 under an intraday methodology (the store's range named).
+            vec![
+                "index",
+                "--store",
+                p(&store),
+                "--out",
+                p(&d.join("x.csv")),
+                "--methodology",
+                "intraday_lowest_listing_15m",
+                "--from",
+                "2025-03-04",
+                "--to",
+                "2025-03-01",
+            ],
+            2,
+            "--from after --to, intraday",
+        ),
+        (
             vec![
                 "index",
                 "--store",

@@ -1117,6 +1117,13 @@ pub fn fix_store(
         path: store.root().to_path_buf(),
         detail,
     };
+    // A range that is no range is the command line's, whatever the store holds
+    // (exit 2, as the daily index's).
+    if let (Some(f), Some(t)) = (from, to) {
+        if f > t {
+            return Err(IndexError::Config(format!("--from {f} is after --to {t}")));
+        }
+    }
     let Some((first, last)) = store.fixing_dates()? else {
         return Err(input_err("the store holds no observations".into()));
     };
