@@ -1135,6 +1135,15 @@ fn a_grade_cut_from_a_publication_of_every_grade_is_missing() {
         said.contains("h100-sxm-80gb/vm/on-demand row: missing"),
         "{said}"
     );
+    // With the state removed (a documented remedy), the file's composite rows say
+    // it is a publication of every grade.
+    std::fs::remove_file(rentix_index::incremental::state_path(&p27.out)).unwrap();
+    let (code, said) = p27.verify();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("h100-sxm-80gb/vm/on-demand row: missing"),
+        "{said}"
+    );
 }
 
 /// The next day's publication said "kept: 33781 earlier rows as published" where
@@ -1205,4 +1214,84 @@ fn a_back_fill_that_would_leave_a_hole_is_refused() {
         "{}",
         String::from_utf8_lossy(&v.stderr)
     );
+    // A file of valued rows of one grade published from the 1st has its first row
+    // on the 3rd (no value on the 1st and 2nd): a back-fill of February's last day
+    // leaves no hole (it was refused, and so was the day it said to publish to).
+    let v_out = tmp.path().join("v.csv");
+    let valued = |args: &[&str]| {
+        let mut a = vec!["--valued-only", "--grade", "a100-sxm-80gb/vm/on-demand"];
+        a.extend_from_slice(args);
+        index(&market().store(), &v_out, &default, &a)
+    };
+    let first = valued(&["--from", "2025-03-01", "--to", "2025-03-27"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let text = std::fs::read_to_string(&v_out).unwrap();
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("2025-03-03,"),
+        "{text}"
+    );
+    let back = valued(&["--from", "2025-02-28", "--to", "2025-02-28"]);
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    let v = rentix(&[
+        "verify",
+        "--store",
+        p(&market().store()),
+        "--fixings",
+        p(&v_out),
+    ]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
+
+/// One grade republished inside a file of every grade (`--grade X --from 27th
+/// --to 27th`): exit 0, but the state became one of that grade (its composite
+/// levels fixed from X alone, 44.417 where the file published 73.6104): the same
+/// command again was refused as "the state does not describe the file", and
+/// verify read the file as one grade's (a grade cut from it, or its tier
+/// differentials deleted, passed). The file's state stays.
+#[test]
+fn one_grade_republished_inside_a_file_of_every_grade_keeps_its_state() {
+    let p27 = ThroughThe27th::new();
+    let state = rentix_index::incremental::state_path(&p27.out);
+    let before = std::fs::read(&state).unwrap();
+    let default = data("data/methodologies/default.toml");
+    for _ in 0..2 {
+        let o = index(
+            &market().store(),
+            &p27.out,
+            &default,
+            &[
+                "--grade",
+                "h100-sxm-80gb/vm/on-demand",
+                "--from",
+                "2025-03-27",
+                "--to",
+                "2025-03-27",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read(&state).unwrap(), before, "the state changed");
+    }
+    assert_eq!(p27.verify().0, Some(0));
+    std::fs::remove_file(p27.tmp.path().join("f_tier_differentials.csv")).unwrap();
+    assert_eq!(p27.verify().0, Some(1));
+    let next = p27.next_day();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert_eq!(p27.verify().0, Some(0));
 }

@@ -115,36 +115,44 @@ impl Companions {
     /// into `path` would be written over by that file's next one, and would write
     /// over what it keeps.
     pub fn owner(path: &Path) -> Option<PathBuf> {
-        const SUFFIXES: [&str; 6] = [
+        let stem = path.file_stem()?.to_string_lossy().to_string();
+        let ext = path
+            .extension()
+            .map_or("csv".into(), |e| e.to_string_lossy().to_string());
+        let mut owners: Vec<String> = Vec::new();
+        // Written in the fixings' own format.
+        for suffix in [
             "_forward",
             "_tier_spreads",
             "_tier_differentials",
             "_receipts",
-            "_quarantine",
-            "_restatements",
-        ];
-        let stem = path.file_stem()?.to_string_lossy().to_string();
-        let ext = path.extension().map(|e| e.to_string_lossy().to_string());
-        let mut bases: Vec<String> = SUFFIXES
-            .iter()
-            .filter_map(|s| stem.strip_suffix(s).map(str::to_string))
-            .collect();
+        ] {
+            owners.extend(stem.strip_suffix(suffix).map(|b| format!("{b}.{ext}")));
+        }
+        // Always CSV: a one-shot's quarantine, and the restatement log (a CSV's
+        // `<stem>_restatements.csv`, another format's `<stem>.<ext>_restatements.csv`,
+        // or the stem's own for a Parquet file published before per-format names).
+        if ext == "csv" {
+            if let Some(b) = stem.strip_suffix("_quarantine") {
+                owners.extend([format!("{b}.csv"), format!("{b}.parquet")]);
+            }
+            if let Some(b) = stem.strip_suffix("_restatements") {
+                if Path::new(b).extension().is_some() {
+                    owners.push(b.to_string());
+                } else {
+                    owners.extend([format!("{b}.csv"), format!("{b}.parquet")]);
+                }
+            }
+        }
         // `<stem>.v<k>.<ext>`: an earlier version of `<stem>.<ext>`.
         if let Some((base, k)) = stem.rsplit_once(".v") {
             if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) {
-                bases.push(format!("{base}.{}", ext.as_deref().unwrap_or("csv")));
+                owners.push(format!("{base}.{ext}"));
             }
         }
-        bases
+        owners
             .into_iter()
-            .filter(|b| !b.is_empty())
-            .flat_map(|b| {
-                // `a.parquet_restatements.csv` is `a.parquet`'s; `a_forward.csv`
-                // is `a.csv`'s or `a.parquet`'s.
-                let own = Path::new(&b).extension().is_some().then(|| b.clone());
-                [own, Some(format!("{b}.csv")), Some(format!("{b}.parquet"))]
-            })
-            .flatten()
+            .filter(|o| !o.starts_with('.'))
             .map(|name| path.with_file_name(name))
             .find(|f| f != path && f.is_file() && crate::digest_path(f).is_file())
     }
@@ -166,6 +174,38 @@ impl Companions {
 mod tests {
     use super::Companions;
     use std::path::Path;
+
+    /// A name is a published file's companion only in the format that file writes
+    /// it in: `F_forward.parquet` is nobody's when only `F.csv` is published.
+    #[test]
+    fn an_owner_writes_its_companions_in_its_own_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for f in ["f.csv", "f.csv.sha256", "p.parquet", "p.parquet.sha256"] {
+            std::fs::write(d.join(f), "x").unwrap();
+        }
+        let owner = |name: &str| {
+            Companions::owner(&d.join(name))
+                .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        };
+        assert_eq!(owner("f_forward.csv").as_deref(), Some("f.csv"));
+        assert_eq!(owner("f_forward.parquet"), None);
+        assert_eq!(owner("f_restatements.csv").as_deref(), Some("f.csv"));
+        assert_eq!(owner("f.v2.csv").as_deref(), Some("f.csv"));
+        assert_eq!(owner("f_quarantine.csv").as_deref(), Some("f.csv"));
+        assert_eq!(
+            owner("p_tier_spreads.parquet").as_deref(),
+            Some("p.parquet")
+        );
+        assert_eq!(owner("p_tier_spreads.csv"), None);
+        assert_eq!(
+            owner("p.parquet_restatements.csv").as_deref(),
+            Some("p.parquet")
+        );
+        assert_eq!(owner("p_restatements.csv").as_deref(), Some("p.parquet"));
+        assert_eq!(owner("my_forward.csv"), None);
+        assert_eq!(owner("f.csv"), None);
+    }
 
     #[test]
     fn names_beside_the_fixings() {

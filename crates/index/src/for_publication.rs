@@ -141,14 +141,28 @@ pub fn fix_for_publication(
     // Written beside the fixings only by a publication of every grade.
     let written = (!differentials.is_empty() && req.grade_filters.is_empty())
         .then_some(differentials.as_slice());
-    let state = incremental::next_state(
-        &state_req,
-        old_state,
-        &result.levels,
-        through,
-        written,
-        valued_only,
-    );
+    let state = match &previous {
+        // A publication of some grades inside a file of every grade (one past its
+        // last day is refused) leaves the composites as they were: the state of
+        // the file stays, not one of those grades' levels (which the next
+        // publication refused as not the file's, and verify read as the file's
+        // grades).
+        Ok(Some(old))
+            if !req.grade_filters.is_empty()
+                && old.grades.is_empty()
+                && old.published == published =>
+        {
+            old.clone()
+        }
+        _ => incremental::next_state(
+            &state_req,
+            old_state,
+            &result.levels,
+            through,
+            written,
+            valued_only,
+        ),
+    };
     // A file of some grades, or of valued rows only, may have no row on its last
     // days: whether it reaches the day its chains continue after is not known from
     // its rows.

@@ -217,7 +217,10 @@ pub fn publish(
     let file_last = last_day.as_ref().map(|l| l.date);
     continues_what_was_published(out, &window, &old, file_last)?;
     one_choice_of_valued_only(out, &window, &old, last_day.as_ref())?;
-    if kept.as_ref().is_none_or(|k| k.rows == 0) {
+    // Only a file of every grade and row has a row on each day it published: one
+    // of some grades or of valued rows may start after its first publication day.
+    let every_row = window.grades.is_empty() && !window.valued_only;
+    if every_row && kept.as_ref().is_none_or(|k| k.rows == 0) {
         no_hole_before_the_file(out, &window, &rows, &old)?;
     }
     continues_every_grade(out, &window, &rows, last_day)?;

@@ -395,13 +395,29 @@ impl Scope {
 /// for it, says it is a publication of every grade (no `--grade`): then every
 /// grade recomputed in its dates is expected, not only those it holds (a grade's
 /// rows cut from it, the digest regenerated, are missing).
-fn of_every_grade(fixings: &Path) -> bool {
+fn of_every_grade(fixings: &Path, published: &TextTable) -> bool {
     use rentix_index::incremental::{content_sha256, read_state, state_path};
     let name = file_name(fixings);
     match read_state(&state_path(fixings)) {
         Ok(Some(s)) => s.published == name && s.sha256 == content_sha256(&s) && s.grades.is_empty(),
-        _ => false,
+        // With no state (removing it is a documented remedy): a file that holds
+        // composite rows is a publication of every grade (no other has them).
+        Ok(None) => holds_composites(published),
+        Err(_) => false,
     }
+}
+
+/// Whether `published` holds a composite's row (only a publication of every
+/// grade does).
+fn holds_composites(published: &TextTable) -> bool {
+    let col = |name: &str| published.names.iter().position(|n| n == name);
+    let (Some(g), Some(m)) = (col("grade"), col("method")) else {
+        return false;
+    };
+    published.rows.iter().any(|r| match (r.get(g), r.get(m)) {
+        (Some(g), Some(m)) => rentix_index::IndexId::of_row(g, m).is_composite(),
+        _ => false,
+    })
 }
 
 /// The scope of the published cells; refuses a file that is not fixings or that no
@@ -445,8 +461,8 @@ fn scope(a: &VerifyRequest, published: &TextTable, version: &str) -> anyhow::Res
     let (Some(&from), Some(&to)) = (dates.iter().min(), dates.iter().max()) else {
         bail!("{}: no row has a date (YYYY-MM-DD)", a.fixings.display());
     };
-    let grades =
-        (!of_every_grade(&a.fixings)).then(|| published.rows.iter().map(|r| cell(r, gi)).collect());
+    let grades = (!of_every_grade(&a.fixings, published))
+        .then(|| published.rows.iter().map(|r| cell(r, gi)).collect());
     Ok(Scope { from, to, grades })
 }
 
@@ -616,14 +632,7 @@ fn differentials_written(fixings: &Path, published: &TextTable) -> bool {
     if let Ok(Some(s)) = rentix_index::incremental::read_state(&state) {
         return s.tier_differentials;
     }
-    let col = |name: &str| published.names.iter().position(|n| n == name);
-    let (Some(g), Some(m)) = (col("grade"), col("method")) else {
-        return false;
-    };
-    published.rows.iter().any(|r| match (r.get(g), r.get(m)) {
-        (Some(g), Some(m)) => rentix_index::IndexId::of_row(g, m).is_composite(),
-        _ => false,
-    })
+    holds_composites(published)
 }
 
 /// The companion `suffix` beside `fixings` against its recomputation `table`
