@@ -65,6 +65,9 @@ pub fn fix_for_publication(
         .map(|g| g.as_str().to_string())
         .collect();
     let (state_file, published, previous) = previous_state(store, req, &runs, out, valued_only)?;
+    if let Ok(Some(old)) = &previous {
+        keeps_the_file_s_grades(old, &published, &grade_texts, req.to)?;
+    }
     let differentials_path = crate::Companions::of(out).tier_differentials();
     let state_req = Request {
         published: &published,
@@ -244,6 +247,36 @@ fn previous_state(
         )?;
     }
     Ok((state_file, published, previous))
+}
+
+/// Refuses a publication past the last day of the file its state `old` describes
+/// (`through`) whose `--grade` patterns (`grades`, as typed) leave out one the
+/// file was published with (or, for a file of every grade, are any): the file's
+/// other grades would stop a day early. The file's last day's rows say the same
+/// when there is no state, except of a file of valued rows, which may have none
+/// of a grade on that day.
+fn keeps_the_file_s_grades(
+    old: &incremental::State,
+    published: &str,
+    grades: &[String],
+    to: Option<NaiveDate>,
+) -> Result<(), IndexError> {
+    let covered = grades.is_empty()
+        || (!old.grades.is_empty() && old.grades.iter().all(|g| grades.contains(g)));
+    if covered || old.published != published || to.is_some_and(|t| t <= old.through) {
+        return Ok(());
+    }
+    let were = if old.grades.is_empty() {
+        "every grade and composite".to_string()
+    } else {
+        format!("--grade {}", old.grades.join(" --grade "))
+    };
+    Err(IndexError::Config(format!(
+        "{published} was published with {were} through {} (its state says so): publishing past that day with --grade {} would stop the rest at {}; nothing was published. Pass the file's --grade patterns (more may be added), or publish into a new file",
+        old.through,
+        grades.join(" --grade "),
+        old.through
+    )))
 }
 
 /// A state file as read: none, a state, or why it cannot be used.
