@@ -976,32 +976,6 @@ fn a_grade_filter_that_leaves_the_file_s_grades_behind_is_refused() {
         String::from_utf8_lossy(&inside.stderr)
     );
     assert_eq!(p27.verify().0, Some(0));
-    // A file of valued rows has no row of a grade on a day it has no value (the
-    // H100 VM 1m on the 27th): its state says which grades it was published with.
-    let v_out = tmp.path().join("v.csv");
-    let (vm_1m, bm_1m) = ("h100-sxm-80gb/vm/1m", "a100-sxm-80gb/bare-metal/1m");
-    let valued = |args: &[&str]| {
-        let mut a = vec!["--valued-only", "--grade", bm_1m];
-        a.extend_from_slice(args);
-        index(&market().store(), &v_out, &default, &a)
-    };
-    let first = valued(&["--grade", vm_1m, "--to", "2025-03-27"]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
-    let last_day = std::fs::read_to_string(&v_out).unwrap();
-    assert!(
-        !last_day.contains(&format!("2025-03-27,{vm_1m},")),
-        "no row of it on the 27th"
-    );
-    let before = published(tmp.path());
-    let o = valued(&["--from", "2025-03-28", "--to", "2025-03-28"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains(vm_1m), "{err}");
-    assert_eq!(published(tmp.path()), before, "a file changed");
 }
 
 /// A hostile run deleted the tier differentials a publication of every grade wrote
@@ -1320,4 +1294,38 @@ fn one_grade_republished_inside_a_file_of_every_grade_keeps_its_state() {
         String::from_utf8_lossy(&next.stderr)
     );
     assert_eq!(p27.verify().0, Some(0));
+}
+
+/// A file of valued rows has no row of a grade on a day it has no value (the H100
+/// VM 1m on the 27th): published `--valued-only --grade A --grade B`, then `--grade
+/// A` past its last day was accepted, exit 0, and B stopped a day early (verify:
+/// missing). Its state says which grades it was published with: refused, exit 2.
+#[test]
+fn a_file_of_valued_rows_keeps_the_grades_its_state_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let default = data("data/methodologies/default.toml");
+    let v_out = tmp.path().join("v.csv");
+    let (vm_1m, bm_1m) = ("h100-sxm-80gb/vm/1m", "a100-sxm-80gb/bare-metal/1m");
+    let valued = |args: &[&str]| {
+        let mut a = vec!["--valued-only", "--grade", bm_1m];
+        a.extend_from_slice(args);
+        index(&market().store(), &v_out, &default, &a)
+    };
+    let first = valued(&["--grade", vm_1m, "--to", "2025-03-27"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let last_day = std::fs::read_to_string(&v_out).unwrap();
+    assert!(
+        !last_day.contains(&format!("2025-03-27,{vm_1m},")),
+        "no row of it on the 27th"
+    );
+    let before = published(tmp.path());
+    let o = valued(&["--from", "2025-03-28", "--to", "2025-03-28"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(vm_1m), "{err}");
+    assert_eq!(published(tmp.path()), before, "a file changed");
 }

@@ -144,28 +144,16 @@ pub fn fix_for_publication(
     // Written beside the fixings only by a publication of every grade.
     let written = (!differentials.is_empty() && req.grade_filters.is_empty())
         .then_some(differentials.as_slice());
-    let state = match &previous {
-        // A publication of some grades inside a file of every grade (one past its
-        // last day is refused) leaves the composites as they were: the state of
-        // the file stays, not one of those grades' levels (which the next
-        // publication refused as not the file's, and verify read as the file's
-        // grades).
-        Ok(Some(old))
-            if !req.grade_filters.is_empty()
-                && old.grades.is_empty()
-                && old.published == published =>
-        {
-            old.clone()
-        }
-        _ => incremental::next_state(
+    let state = kept_state(&previous, &grade_texts, &published).unwrap_or_else(|| {
+        incremental::next_state(
             &state_req,
             old_state,
             &result.levels,
             through,
             written,
             valued_only,
-        ),
-    };
+        )
+    });
     // A file of some grades, or of valued rows only, may have no row on its last
     // days: whether it reaches the day its chains continue after is not known from
     // its rows.
@@ -247,6 +235,26 @@ fn previous_state(
         )?;
     }
     Ok((state_file, published, previous))
+}
+
+/// The state a publication of some grades (`grades`, as typed) inside a file of
+/// every grade leaves: the file's, as it was (one past its last day is refused).
+/// It leaves the composites as they were; a state of those grades' levels was
+/// refused by the next publication as not the file's, and verify read the file as
+/// theirs. `None`: the publication writes its own.
+fn kept_state(
+    previous: &PreviousState,
+    grades: &[String],
+    published: &str,
+) -> Option<incremental::State> {
+    match previous {
+        Ok(Some(old))
+            if !grades.is_empty() && old.grades.is_empty() && old.published == published =>
+        {
+            Some(old.clone())
+        }
+        _ => None,
+    }
 }
 
 /// Refuses a publication past the last day of the file its state `old` describes

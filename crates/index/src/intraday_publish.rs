@@ -73,7 +73,7 @@ pub fn publish(
     let format = TableFormat::of(out)?;
     let name = out.file_name().unwrap_or_default().to_string_lossy();
     let receipts = rentix_fixings::Companions::of(out).receipts();
-    crate::restatement::not_another_publication(out, [receipts.as_path()])?;
+    crate::restatement::not_another_publication(out, [receipts])?;
     let _lock = rentix_store::StoreLock::acquire(
         &crate::restatement::publication_lock_path(out),
         &format!("index --out {name}"),

@@ -189,13 +189,11 @@ pub fn publish(
     raw: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<Publication, IndexError> {
     let name = out.file_name().unwrap_or_default().to_string_lossy();
-    let beside: Vec<PathBuf> = per_date(&[])
-        .into_iter()
-        .map(|(p, _)| p)
-        .chain(tables.iter().map(|(p, _)| p.clone()))
-        .chain(raw.iter().map(|(p, _)| p.clone()))
-        .collect();
-    not_another_publication(out, beside.iter().map(PathBuf::as_path))?;
+    let derived = per_date(&[]);
+    not_another_publication(
+        out,
+        paths(&derived).chain(paths(&tables)).chain(paths(&raw)),
+    )?;
     let lock = rentix_store::StoreLock::acquire(
         &publication_lock_path(out),
         &format!("index --out {name}"),
@@ -213,17 +211,7 @@ pub fn publish(
         old,
     } = read_published(out, &read_window, &per_date)?;
     rentix_core::phases::mark("publication: read the published file");
-    let last_day = last_day(&old, kept.as_ref());
-    let file_last = last_day.as_ref().map(|l| l.date);
-    continues_what_was_published(out, &window, &old, file_last)?;
-    one_choice_of_valued_only(out, &window, &old, last_day.as_ref())?;
-    // Only a file of every grade and row has a row on each day it published: one
-    // of some grades or of valued rows may start after its first publication day.
-    let every_row = window.grades.is_empty() && !window.valued_only;
-    if every_row && kept.as_ref().is_none_or(|k| k.rows == 0) {
-        no_hole_before_the_file(out, &window, &rows, &old)?;
-    }
-    continues_every_grade(out, &window, &rows, last_day)?;
+    keeps_the_file_whole(out, &window, &rows, &old, kept.as_ref())?;
     let bounds = revision_bounds(&window, reach, kept.as_ref().map_or(0, |k| k.rows), &old);
     let mut result = plan(out, rows, window, old, bounds)?;
     rentix_core::phases::mark("publication: planned");
@@ -309,13 +297,43 @@ pub fn publish(
     Ok(result)
 }
 
+/// Refuses a publication of `rows` in `window` into the file `out` (of which
+/// `old` are the rows read and `kept` those kept as bytes) that the file, as its
+/// rows stand, cannot take whole: a chain continued from a level it never
+/// published, `--valued-only` into a file with unvalued rows, a back-fill that
+/// leaves a hole, and `--grade` patterns that leave its last day's grades behind.
+fn keeps_the_file_whole(
+    out: &Path,
+    window: &Window,
+    rows: &[Fixing],
+    old: &[Fixing],
+    kept: Option<&crate::append::Kept>,
+) -> Result<(), IndexError> {
+    let last_day = last_day(old, kept);
+    let file_last = last_day.as_ref().map(|l| l.date);
+    continues_what_was_published(out, window, old, file_last)?;
+    one_choice_of_valued_only(out, window, old, last_day.as_ref())?;
+    // Only a file of every grade and row has a row on each day it published: one
+    // of some grades or of valued rows may start after its first publication day.
+    let every_row = window.grades.is_empty() && !window.valued_only;
+    if every_row && kept.is_none_or(|k| k.rows == 0) {
+        no_hole_before_the_file(out, window, rows, old)?;
+    }
+    continues_every_grade(out, window, rows, last_day)
+}
+
+/// The paths of files to publish.
+fn paths<T>(files: &[(PathBuf, T)]) -> impl Iterator<Item = PathBuf> + '_ {
+    files.iter().map(|(p, _)| p.clone())
+}
+
 /// Refuses a publication into `out` that would write over another publication:
 /// `out` named as a published file's companion ([`rentix_fixings::Companions::owner`]),
 /// or one of `companions` (the files it writes beside `out`) a published fixings
 /// file of its own (its digest beside it). Nothing is written.
-pub(crate) fn not_another_publication<'p>(
+pub(crate) fn not_another_publication(
     out: &Path,
-    companions: impl IntoIterator<Item = &'p Path>,
+    companions: impl IntoIterator<Item = PathBuf>,
 ) -> Result<(), IndexError> {
     let refuse = |what: String| {
         Err(IndexError::Config(format!(
@@ -330,11 +348,11 @@ pub(crate) fn not_another_publication<'p>(
         ));
     }
     for c in companions {
-        if c.is_file() && rentix_fixings::digest_path(c).is_file() {
+        if c.is_file() && rentix_fixings::digest_path(&c).is_file() {
             return refuse(format!(
                 "this publication writes {} beside it, and that is a publication of its own ({} beside it)",
                 c.display(),
-                rentix_fixings::digest_path(c).display()
+                rentix_fixings::digest_path(&c).display()
             ));
         }
     }

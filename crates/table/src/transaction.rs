@@ -382,6 +382,86 @@ pub struct Recovery {
     pub removed: Vec<PathBuf>,
 }
 
+/// What the journal line `line` (of `journal`, in `dir`) leaves to do: its
+/// temporary, target name and append point when the temporary is still there and
+/// is what was staged; `None` when it is gone and its target holds what was staged
+/// (renamed before the kill). Refused: a line that is not one, a temporary changed
+/// since it was staged, and a gone one whose target is not what was staged.
+fn to_finish(
+    line: &str,
+    journal: &Path,
+    dir: &Path,
+) -> Result<Option<(PathBuf, String, Option<u64>)>> {
+    // `name`, or (journals since size and checksum) `name\tbytes\tsha256`;
+    // an append `+name\tbytes\tsha256\tappend=<length>`.
+    let mut parts = line.split('\t');
+    let first = parts.next().unwrap_or_default();
+    let (tmp_name, append) = match first.strip_prefix('+') {
+        Some(n) => (n, true),
+        None => (first, false),
+    };
+    let recorded = parts.next().zip(parts.next());
+    let append_to = match parts.next().filter(|_| append) {
+        None if append => {
+            return Err(TableError::Journal {
+                path: journal.to_path_buf(),
+                detail: format!("the append of {tmp_name:?} names no length"),
+            })
+        }
+        None => None,
+        Some(a) => Some(
+            a.strip_prefix("append=")
+                .and_then(|n| n.parse::<u64>().ok())
+                .ok_or_else(|| TableError::Journal {
+                    path: journal.to_path_buf(),
+                    detail: format!("{a:?} is not an append's length"),
+                })?,
+        ),
+    };
+    let Some(target) = target_of(tmp_name) else {
+        return Err(TableError::Write {
+            path: journal.to_path_buf(),
+            source: std::io::Error::other(format!(
+                "the journal names {tmp_name:?}, not a temporary file"
+            )),
+        });
+    };
+    let tmp = dir.join(tmp_name);
+    if !tmp.exists() {
+        // Renamed into place before the kill, or removed since: the
+        // target must then be what was staged.
+        if let Some((bytes, sha)) = recorded {
+            let target = dir.join(target);
+            if !holds_staged(&target, bytes, sha, append_to) {
+                return Err(TableError::Journal {
+                    path: target.clone(),
+                    detail: format!(
+                        "an interrupted publication staged {tmp_name} to replace this file; the staged file is gone and this file is not what was staged ({bytes} bytes, SHA-256 {sha}): the publication cannot be finished, and nothing is put in place (the journal {} is left for a person to look at: restore the files from their earlier versions, or remove it and publish again)",
+                        journal.display()
+                    ),
+                });
+            }
+        }
+        return Ok(None);
+    }
+    if let Some((bytes, sha)) = recorded {
+        let (n, actual) = size_and_sha(&tmp).map_err(|source| TableError::Read {
+            path: tmp.clone(),
+            source,
+        })?;
+        if n.to_string() != bytes || actual != sha {
+            return Err(TableError::Journal {
+                path: tmp.clone(),
+                detail: format!(
+                    "an interrupted publication staged this file as {bytes} bytes with SHA-256 {sha}; it is now {n} bytes with SHA-256 {actual}: it was changed since, and nothing is put in place (the journal {} and the temporaries are left for a person to look at)",
+                    journal.display()
+                ),
+            });
+        }
+    }
+    Ok(Some((tmp, target.to_string(), append_to)))
+}
+
 /// Finishes or undoes what a killed transaction left, under the caller's lock:
 /// with a journal, renames each temporary it names that is still there onto its
 /// target and removes the journal; then removes every temporary
@@ -400,71 +480,7 @@ pub fn recover(journal: &Path, owned: impl Fn(&str) -> bool) -> Result<Recovery>
             // transaction is put in place whole or not at all.
             let mut todo = Vec::new();
             for line in lines {
-                // `name`, or (journals since size and checksum) `name\tbytes\tsha256`;
-                // an append `+name\tbytes\tsha256\tappend=<length>`.
-                let mut parts = line.split('\t');
-                let first = parts.next().unwrap_or_default();
-                let (tmp_name, append) = match first.strip_prefix('+') {
-                    Some(n) => (n, true),
-                    None => (first, false),
-                };
-                let recorded = parts.next().zip(parts.next());
-                let append_to = match parts.next().filter(|_| append) {
-                    None if append => {
-                        return Err(TableError::Journal {
-                            path: journal.to_path_buf(),
-                            detail: format!("the append of {tmp_name:?} names no length"),
-                        })
-                    }
-                    None => None,
-                    Some(a) => Some(
-                        a.strip_prefix("append=")
-                            .and_then(|n| n.parse::<u64>().ok())
-                            .ok_or_else(|| TableError::Journal {
-                                path: journal.to_path_buf(),
-                                detail: format!("{a:?} is not an append's length"),
-                            })?,
-                    ),
-                };
-                let Some(target) = target_of(tmp_name) else {
-                    return Err(jerr(std::io::Error::other(format!(
-                        "the journal names {tmp_name:?}, not a temporary file"
-                    ))));
-                };
-                let tmp = dir.join(tmp_name);
-                if !tmp.exists() {
-                    // Renamed into place before the kill, or removed since: the
-                    // target must then be what was staged.
-                    if let Some((bytes, sha)) = recorded {
-                        let target = dir.join(target);
-                        if !holds_staged(&target, bytes, sha, append_to) {
-                            return Err(TableError::Journal {
-                                path: target.clone(),
-                                detail: format!(
-                                    "an interrupted publication staged {tmp_name} to replace this file; the staged file is gone and this file is not what was staged ({bytes} bytes, SHA-256 {sha}): the publication cannot be finished, and nothing is put in place (the journal {} is left for a person to look at: restore the files from their earlier versions, or remove it and publish again)",
-                                    journal.display()
-                                ),
-                            });
-                        }
-                    }
-                    continue;
-                }
-                if let Some((bytes, sha)) = recorded {
-                    let (n, actual) = size_and_sha(&tmp).map_err(|source| TableError::Read {
-                        path: tmp.clone(),
-                        source,
-                    })?;
-                    if n.to_string() != bytes || actual != sha {
-                        return Err(TableError::Journal {
-                            path: tmp.clone(),
-                            detail: format!(
-                                "an interrupted publication staged this file as {bytes} bytes with SHA-256 {sha}; it is now {n} bytes with SHA-256 {actual}: it was changed since, and nothing is put in place (the journal {} and the temporaries are left for a person to look at)",
-                                journal.display()
-                            ),
-                        });
-                    }
-                }
-                todo.push((tmp, target.to_string(), append_to));
+                todo.extend(to_finish(line, journal, dir)?);
             }
             for (tmp, target, append_to) in todo {
                 let target = dir.join(target);
