@@ -289,7 +289,7 @@ fn the_rows_before_the_day_are_copied_only_from_files_as_published() {
     assert!(text.contains("tier_floors"));
     std::fs::write(&methodology, text).unwrap();
     let ok = |o: std::process::Output| {
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ok(&o);
         (
             String::from_utf8_lossy(&o.stdout).to_string(),
             String::from_utf8_lossy(&o.stderr).to_string(),
@@ -439,7 +439,7 @@ fn a_state_that_no_longer_describes_the_store_or_the_file_is_not_used() {
     let parquet = dir.join("pub/f.parquet");
     let o = next(&store, &parquet);
     let msg = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     assert!(
         msg.contains("no state file beside the published file"),
         "{msg}"
@@ -457,7 +457,7 @@ fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
     let out = tmp.path().join("f.csv");
     let default = data("data/methodologies/default.toml");
     let ok = |o: std::process::Output| {
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ok(&o);
         String::from_utf8_lossy(&o.stdout).to_string()
     };
     ok(index(&m.store(), &out, &default, &["--to", "2025-03-27"]));
@@ -494,11 +494,7 @@ impl ThroughThe27th {
             &data("data/methodologies/default.toml"),
             &["--to", "2025-03-27"],
         );
-        assert!(
-            first.status.success(),
-            "{}",
-            String::from_utf8_lossy(&first.stderr)
-        );
+        assert_ok(&first);
         Self { tmp, out }
     }
 
@@ -555,7 +551,7 @@ fn assert_refused(
 fn a_day_published_past_a_gap_publishes_the_composites_of_the_skipped_days() {
     let p27 = ThroughThe27th::new();
     let o = p27.publish("2025-03-31", "2025-03-31");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let (code, said) = p27.verify();
     assert_eq!(code, Some(0), "{said}");
 }
@@ -587,7 +583,7 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
     // The state of the next publication kept over files rolled back: refused (by
     // the tier differentials it records, which the rolled-back file does not hold).
     let o = p27.next_day();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let state_28 = std::fs::read(&path).unwrap();
     roll_back(&state_28);
     let o = p27.publish("2025-03-31", "2025-03-31");
@@ -630,7 +626,7 @@ fn a_state_ahead_of_the_file_or_missing_a_published_level_is_refused() {
     // The honest state continues the file.
     roll_back(&state_27);
     let o = p27.next_day();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
 }
 
 /// A publication `--to` the 27th of March from a store running to the year's end:
@@ -646,7 +642,7 @@ fn the_feed_health_line_names_only_the_days_published() {
         &["--to", "2025-03-27"],
     );
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let line = out
         .lines()
         .find(|l| l.starts_with("feed health from"))
@@ -668,7 +664,7 @@ fn a_window_republished_inside_the_file_keeps_it_whole() {
     let p27 = ThroughThe27th::new();
     for (from, to) in [("2025-03-10", "2025-03-12"), ("2025-03-28", "2025-03-28")] {
         let o = p27.publish(from, to);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ok(&o);
         let (code, said) = p27.verify();
         assert_eq!(code, Some(0), "{from}: {said}");
     }
@@ -731,7 +727,7 @@ fn an_edited_or_cut_tier_differentials_file_is_refused() {
     }
     // Restored, the day publishes as it did.
     let o = p27.next_day();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
 }
 
 /// A hostile run set the composites' levels of the day before `--from` to 123.456
@@ -791,7 +787,7 @@ fn a_state_whose_levels_are_not_the_published_values_is_refused() {
     let (code, said) = p27.verify();
     assert_eq!(code, Some(0), "{said}");
     let o = p27.next_day();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
 }
 
 /// A full run fixed a slice of dates at a time (what `index` does with a store
@@ -886,11 +882,7 @@ fn a_grade_filter_that_leaves_the_file_s_grades_behind_is_refused() {
     );
     let run = |args: &[&str]| index(&market().store(), &out, &default, args);
     let first = run(&["--to", "2025-03-27", "--grade", h100]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_ok(&first);
     let before = published(tmp.path());
     let other = run(&[
         "--from",
@@ -918,24 +910,8 @@ fn a_grade_filter_that_leaves_the_file_s_grades_behind_is_refused() {
         "--grade",
         a100,
     ]);
-    assert!(
-        both.status.success(),
-        "{}",
-        String::from_utf8_lossy(&both.stderr)
-    );
-    let v = rentix(&[
-        "verify",
-        "--store",
-        p(&market().store()),
-        "--fixings",
-        p(&out),
-    ]);
-    assert_eq!(
-        v.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&v.stderr)
-    );
+    assert_ok(&both);
+    assert_verifies(&out);
 
     // A file of every grade and composite, continued for one grade: refused; a
     // window inside the file for one grade is a republication, not refused.
@@ -970,11 +946,7 @@ fn a_grade_filter_that_leaves_the_file_s_grades_behind_is_refused() {
             h100,
         ],
     );
-    assert!(
-        inside.status.success(),
-        "{}",
-        String::from_utf8_lossy(&inside.stderr)
-    );
+    assert_ok(&inside);
     assert_eq!(p27.verify().0, Some(0));
 }
 
@@ -1034,11 +1006,7 @@ fn a_composite_kept_by_the_revision_policy_does_not_stop_the_next_day() {
         let m = dir.join(format!("{name}.toml"));
         std::fs::write(&m, format!("{base}\n[revision]\n{policy}\n")).unwrap();
         let first = run(name, &["--to", "2025-03-27"]);
-        assert!(
-            first.status.success(),
-            "{}",
-            String::from_utf8_lossy(&first.stderr)
-        );
+        assert_ok(&first);
     }
     rentix_ok(&["ingest", "--json", "--store", p(&store), p(&f)]);
     for (name, _) in policies {
@@ -1155,7 +1123,7 @@ fn the_kept_line_names_the_day_its_rows_are_before() {
     let p27 = ThroughThe27th::new();
     let o = p27.next_day();
     let said = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let line = said.lines().find(|l| l.starts_with("kept: ")).expect(&said);
     let words: Vec<&str> = line.split_whitespace().collect();
     assert_eq!((words[2], words[3]), ("rows", "before"), "{line}");
@@ -1181,11 +1149,7 @@ fn a_back_fill_that_would_leave_a_hole_is_refused() {
     let default = data("data/methodologies/default.toml");
     let run = |args: &[&str]| index(&market().store(), &out, &default, args);
     let first = run(&["--from", "2025-03-10", "--to", "2025-03-27"]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_ok(&first);
     let before = published(tmp.path());
     let hole = run(&["--from", "2025-03-05", "--to", "2025-03-05"]);
     let err = String::from_utf8_lossy(&hole.stderr);
@@ -1196,24 +1160,8 @@ fn a_back_fill_that_would_leave_a_hole_is_refused() {
     );
     assert_eq!(published(tmp.path()), before, "a file changed");
     let whole = run(&["--from", "2025-03-05", "--to", "2025-03-09"]);
-    assert!(
-        whole.status.success(),
-        "{}",
-        String::from_utf8_lossy(&whole.stderr)
-    );
-    let v = rentix(&[
-        "verify",
-        "--store",
-        p(&market().store()),
-        "--fixings",
-        p(&out),
-    ]);
-    assert_eq!(
-        v.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&v.stderr)
-    );
+    assert_ok(&whole);
+    assert_verifies(&out);
     // A file of valued rows of one grade published from the 1st has its first row
     // on the 3rd (no value on the 1st and 2nd): a back-fill of February's last day
     // leaves no hole (it was refused, and so was the day it said to publish to).
@@ -1224,35 +1172,15 @@ fn a_back_fill_that_would_leave_a_hole_is_refused() {
         index(&market().store(), &v_out, &default, &a)
     };
     let first = valued(&["--from", "2025-03-01", "--to", "2025-03-27"]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_ok(&first);
     let text = std::fs::read_to_string(&v_out).unwrap();
     assert!(
         text.lines().nth(1).unwrap().starts_with("2025-03-03,"),
         "{text}"
     );
     let back = valued(&["--from", "2025-02-28", "--to", "2025-02-28"]);
-    assert!(
-        back.status.success(),
-        "{}",
-        String::from_utf8_lossy(&back.stderr)
-    );
-    let v = rentix(&[
-        "verify",
-        "--store",
-        p(&market().store()),
-        "--fixings",
-        p(&v_out),
-    ]);
-    assert_eq!(
-        v.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&v.stderr)
-    );
+    assert_ok(&back);
+    assert_verifies(&v_out);
 }
 
 /// One grade republished inside a file of every grade (`--grade X --from 27th
@@ -1281,18 +1209,14 @@ fn one_grade_republished_inside_a_file_of_every_grade_keeps_its_state() {
                 "2025-03-27",
             ],
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ok(&o);
         assert_eq!(std::fs::read(&state).unwrap(), before, "the state changed");
     }
     assert_eq!(p27.verify().0, Some(0));
     std::fs::remove_file(p27.tmp.path().join("f_tier_differentials.csv")).unwrap();
     assert_eq!(p27.verify().0, Some(1));
     let next = p27.next_day();
-    assert!(
-        next.status.success(),
-        "{}",
-        String::from_utf8_lossy(&next.stderr)
-    );
+    assert_ok(&next);
     assert_eq!(p27.verify().0, Some(0));
 }
 
@@ -1312,11 +1236,7 @@ fn a_file_of_valued_rows_keeps_the_grades_its_state_names() {
         index(&market().store(), &v_out, &default, &a)
     };
     let first = valued(&["--grade", vm_1m, "--to", "2025-03-27"]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_ok(&first);
     let last_day = std::fs::read_to_string(&v_out).unwrap();
     assert!(
         !last_day.contains(&format!("2025-03-27,{vm_1m},")),
@@ -1328,4 +1248,26 @@ fn a_file_of_valued_rows_keeps_the_grades_its_state_names() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains(vm_1m), "{err}");
     assert_eq!(published(tmp.path()), before, "a file changed");
+}
+
+/// Asserts that `o` succeeded, with what it said on stderr when it did not.
+fn assert_ok(o: &std::process::Output) {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Asserts that `verify` of `out` against the market's store exits 0.
+fn assert_verifies(out: &Path) {
+    let v = rentix(&[
+        "verify",
+        "--store",
+        p(&market().store()),
+        "--fixings",
+        p(out),
+    ]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
 }

@@ -628,20 +628,27 @@ mod tests {
         assert!(dir.path().join(".other.csv.R4t5Y6.tmp").exists());
     }
 
+    /// A directory where `a.csv` and `f.csv` ("old a", "old f") are staged ("new a",
+    /// "new f") under the journal `f.csv.publishing`, not yet written.
+    fn two_staged() -> (tempfile::TempDir, PathBuf, [PathBuf; 2], Transaction) {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("f.csv.publishing");
+        let (a, b) = (dir.path().join("a.csv"), dir.path().join("f.csv"));
+        std::fs::write(&a, "old a").unwrap();
+        std::fs::write(&b, "old f").unwrap();
+        let mut tx = Transaction::new(&journal);
+        tx.stage(&a, |w| put(w, b"new a")).unwrap();
+        tx.stage(&b, |w| put(w, b"new f")).unwrap();
+        (dir, journal, [a, b], tx)
+    }
+
     /// A killed commit's journal names each temporary's size and SHA-256: an intact
     /// one is rolled forward; one changed since it was staged (a flipped byte) is
     /// refused, naming it, and nothing is put in place.
     #[test]
     fn a_temporary_changed_since_it_was_staged_is_not_put_in_place() {
         for corrupt in [false, true] {
-            let dir = tempfile::tempdir().unwrap();
-            let journal = dir.path().join("f.csv.publishing");
-            let (a, b) = (dir.path().join("a.csv"), dir.path().join("f.csv"));
-            std::fs::write(&a, "old a").unwrap();
-            std::fs::write(&b, "old f").unwrap();
-            let mut tx = Transaction::new(&journal);
-            tx.stage(&a, |w| put(w, b"new a")).unwrap();
-            tx.stage(&b, |w| put(w, b"new f")).unwrap();
+            let (_dir, journal, [a, b], tx) = two_staged();
             // Killed after the journal, before any rename.
             tx.write_journal().unwrap();
             let text = std::fs::read_to_string(&journal).unwrap();
@@ -675,14 +682,7 @@ mod tests {
     #[test]
     fn a_gone_temporary_whose_target_is_not_what_was_staged_stops_the_recovery() {
         for removed_by_hand in [true, false] {
-            let dir = tempfile::tempdir().unwrap();
-            let journal = dir.path().join("f.csv.publishing");
-            let (a, b) = (dir.path().join("a.csv"), dir.path().join("f.csv"));
-            std::fs::write(&a, "old a").unwrap();
-            std::fs::write(&b, "old f").unwrap();
-            let mut tx = Transaction::new(&journal);
-            tx.stage(&a, |w| put(w, b"new a")).unwrap();
-            tx.stage(&b, |w| put(w, b"new f")).unwrap();
+            let (_dir, journal, [a, b], tx) = two_staged();
             tx.write_journal().unwrap();
             // Killed after the first rename.
             std::fs::rename(&tx.staged[0].tmp, &a).unwrap();
