@@ -300,7 +300,7 @@ impl<'a> GradeGrouper<'a> {
                 ))
             })?;
             let row = EngineObs {
-                key: key_of(&part.dedupe_key[r], &part.path.display())?,
+                key: key_of_id(&part.dedupe_key[r], &part.path.display())?,
                 price: part.usd_per_gpu_hour[r],
                 quantity,
                 day,

@@ -21,8 +21,11 @@ pub(crate) const CODED_FIXING_COLUMNS: [&str; 5] =
 pub struct FixingPart {
     /// The partition file read, for errors.
     pub path: PathBuf,
-    /// Each row's dedupe key (never empty).
-    pub dedupe_key: Vec<String>,
+    /// Each row's dedupe key (never empty): the store's 32 hexadecimal digits
+    /// read into their 128 bits here, on the reading thread, not by each reader
+    /// of the part (a key of other text, from a store edited by hand, is kept as
+    /// its text for the reader to refuse).
+    pub dedupe_key: Vec<rentix_core::Id>,
     /// Each row's kind: trade, firm offer or listing.
     pub kind: Vec<ObservationKind>,
     /// Each row's observation time, UTC.
@@ -259,8 +262,8 @@ pub(crate) fn fixing_part_in(
     out.quantity_gpu_hours.reserve(height);
     out.gpus_per_unit.reserve(height);
     for (r, key) in keys.into_iter().enumerate() {
-        out.dedupe_key
-            .push(key.ok_or_else(|| bad(r, "dedupe_key is empty".into()))?);
+        let key = key.ok_or_else(|| bad(r, "dedupe_key is empty".into()))?;
+        out.dedupe_key.push(rentix_core::Id::new(&key));
         out.observed_at.push(
             at.instant(r)
                 .map_err(|e| bad(r, format!("observed_at: {e}")))?
