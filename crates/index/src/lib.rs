@@ -214,6 +214,7 @@ pub(crate) fn compute_read(
         }
     })?;
     bad?;
+    rentix_core::phases::mark("index: store read, grouped by grade");
     compute_seeded(grouper.finish(), req, seeds)
 }
 
@@ -234,6 +235,7 @@ fn compute_seeded(
     let rule = m.day_rule();
     let dates = fixing_dates(&groups, req, rule);
     let mut fixings = fix_all(&groups, &dates, m, rule);
+    rentix_core::phases::mark("index: grades fixed");
     // The forward curves and the composites read the fixings and nothing else
     // of each other: worked out side by side.
     let (forward, (chain, levels)) = rayon::join(
@@ -246,8 +248,10 @@ fn compute_seeded(
         },
         || composites(&groups, &fixings, &dates, m, rule, seeds),
     );
+    rentix_core::phases::mark("index: composites, forward curves");
     fixings.extend(chain.rows);
     fixings.sort_by(|a, b| (a.date, &a.grade).cmp(&(b.date, &b.grade)));
+    rentix_core::phases::mark("index: sorted");
     Ok(IndexResult {
         fixings,
         forward,

@@ -23,7 +23,6 @@ use crate::partition::{partition_span, PartFile, Partitions, Span};
 use crate::schema::{from_table, Projection, StoredObservation};
 use crate::summary::IngestSummary;
 use chrono::NaiveDate;
-use rayon::prelude::*;
 use rentix_table::Table;
 use std::collections::BTreeSet;
 use std::fs;
@@ -373,7 +372,8 @@ impl Store {
     }
 
     /// Reads the partitions that may hold dates of the range with `read`, a few
-    /// ahead in parallel, and hands each result to `each` in date order.
+    /// ahead in parallel ([`read_in_order`]), and hands each result to `each` in
+    /// date order.
     fn for_each_read<T: Send>(
         &self,
         from: Option<NaiveDate>,
@@ -383,27 +383,10 @@ impl Store {
     ) -> Result<()> {
         let parts = self.partitions()?;
         let files: Vec<&PartFile> = parts.overlapping(from, to).collect();
-        let read_chunk =
-            |chunk: &[&PartFile]| -> Vec<Result<T>> { chunk.par_iter().map(|f| read(f)).collect() };
-        let mut chunks = read_ahead(&files, 2 * rayon::current_num_threads().max(1)).into_iter();
-        let mut current = chunks.next().map(read_chunk).unwrap_or_default();
-        loop {
-            let next = chunks.next();
-            let (handed, read_next) = rayon::join(
-                || -> Result<()> {
-                    for part in current {
-                        each(part?);
-                    }
-                    Ok(())
-                },
-                || next.map(read_chunk),
-            );
-            handed?;
-            match read_next {
-                Some(parts) => current = parts,
-                None => return Ok(()),
-            }
-        }
+        read_in_order(&files, 2 * rayon::current_num_threads().max(1), read, |r| {
+            each(r?);
+            Ok(())
+        })
     }
 
     /// Every row of one committed partition file (`rel`, relative to the store),
@@ -743,28 +726,116 @@ pub(crate) fn record_problem(path: &Path, run: &IngestSummary) -> Option<String>
 }
 
 /// Rows read ahead at most while the rows before them are handed over (about 60 MB
-/// of decoded columns): a chunk of a store's files is read in parallel while the
-/// previous one is handed on, so memory holds two chunks.
+/// of decoded columns).
 const READ_AHEAD_ROWS: u64 = 250_000;
 
-/// `files` cut into consecutive chunks of at most `most` files and, past the first
-/// file of a chunk, at most [`READ_AHEAD_ROWS`] rows: a chunk of eight files of
-/// a date is a few thousand rows, of eight months' a million.
-fn read_ahead<'f, 'p>(files: &'f [&'p PartFile], most: usize) -> Vec<&'f [&'p PartFile]> {
-    let mut chunks = Vec::new();
-    let (mut start, mut rows) = (0, 0u64);
-    for (i, f) in files.iter().enumerate() {
-        let n = f.rows.unwrap_or(0);
-        if i > start && (i - start >= most || rows + n > READ_AHEAD_ROWS) {
-            chunks.push(&files[start..i]);
-            (start, rows) = (i, 0);
+/// What became of one file of [`read_in_order`].
+enum Slot<T> {
+    /// Not started: the first to claim it reads it.
+    Waiting,
+    /// Being read by a pool task or the handing thread.
+    Reading,
+    /// Read, not yet handed over.
+    Read(Result<T>),
+    /// Handed over.
+    Handed,
+}
+
+/// Reads `files` with `read` on the pool, at most `most` files (and, past the
+/// first, [`READ_AHEAD_ROWS`] rows) ahead of the one being handed over, and hands
+/// each result to `each` on the calling thread in file order, stopping at the
+/// first error `each` returns.
+///
+/// No barrier between batches: a pool thread that finishes a file starts the next
+/// one as soon as the window allows, while the calling thread hands results over
+/// (a batch read in a `rayon::join` beside the batch before left a core idle a
+/// fifth of an index run's read). A file no pool thread has started by the time it
+/// is needed is read by the calling thread itself, so the read makes progress even
+/// when every pool thread is busy elsewhere or the caller is the pool's only one.
+/// The order of the results, and so of everything built from them, is the
+/// files' whatever the thread count.
+fn read_in_order<T: Send>(
+    files: &[&PartFile],
+    most: usize,
+    read: impl Fn(&PartFile) -> Result<T> + Sync,
+    mut each: impl FnMut(Result<T>) -> Result<()>,
+) -> Result<()> {
+    use std::sync::{Condvar, Mutex};
+    let slots: Mutex<Vec<Slot<T>>> = Mutex::new(files.iter().map(|_| Slot::Waiting).collect());
+    let done = Condvar::new();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let lock = || {
+        slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    // Reads file `i` unless it was claimed; the result goes to its slot.
+    let claim_and_read = |i: usize| {
+        {
+            let mut s = lock();
+            if !matches!(s[i], Slot::Waiting) {
+                return;
+            }
+            s[i] = Slot::Reading;
         }
-        rows += n;
+        let r = if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            Err(StoreError::Store {
+                path: PathBuf::new(),
+                detail: "a read stopped by an earlier error".into(),
+            })
+        } else {
+            read(files[i])
+        };
+        lock()[i] = Slot::Read(r);
+        done.notify_all();
+    };
+    rayon::in_place_scope(|scope| {
+        let mut started = 0;
+        for i in 0..files.len() {
+            for j in started..window_end(files, i, most) {
+                let claim_and_read = &claim_and_read;
+                scope.spawn(move |_| claim_and_read(j));
+            }
+            started = started.max(window_end(files, i, most));
+            claim_and_read(i);
+            let result = {
+                let mut s = lock();
+                loop {
+                    match std::mem::replace(&mut s[i], Slot::Handed) {
+                        Slot::Read(r) => break r,
+                        other => {
+                            s[i] = other;
+                            s = done
+                                .wait(s)
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        }
+                    }
+                }
+            };
+            if let Err(e) = each(result) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The files [`read_in_order`] reads while file `i` is handed over: up to
+/// `most` after it and, past the next (read ahead whatever its size),
+/// [`READ_AHEAD_ROWS`] rows (a file of unknown rows counts none). The end is
+/// exclusive.
+fn window_end(files: &[&PartFile], i: usize, most: usize) -> usize {
+    let mut rows = 0u64;
+    let mut end = i + 1;
+    while end < files.len() && end - i <= most {
+        rows += files[end].rows.unwrap_or(0);
+        if rows > READ_AHEAD_ROWS && end > i + 1 {
+            break;
+        }
+        end += 1;
     }
-    if start < files.len() {
-        chunks.push(&files[start..]);
-    }
-    chunks
+    end.min(files.len().max(i + 1))
 }
 
 /// The first and last fixing date `runs` committed rows of, from their records
@@ -798,18 +869,21 @@ pub fn fixing_dates_of(runs: &[IngestSummary]) -> Option<(NaiveDate, NaiveDate)>
 mod tests {
     use super::*;
 
-    /// Read-ahead chunks hold at most `most` files and, past their first file,
-    /// 250,000 rows; a file of unknown rows counts none, a file larger than the
-    /// bound is a chunk of its own.
-    #[test]
-    fn read_ahead_is_bounded_by_files_and_rows() {
-        let file = |rows: Option<u64>| PartFile {
+    fn file(rows: Option<u64>) -> PartFile {
+        PartFile {
             span: Span::Date(NaiveDate::from_ymd_opt(2025, 1, 1).unwrap()),
             rel: String::new(),
             rows,
             run_id: String::new(),
             committed: None,
-        };
+        }
+    }
+
+    /// The files read ahead of the one handed over: at most `most` and, past the
+    /// next one, 250,000 rows; a file of unknown rows counts none, the next file
+    /// is read ahead whatever its size.
+    #[test]
+    fn the_read_ahead_is_bounded_by_files_and_rows() {
         let files = [
             file(Some(100_000)),
             file(Some(100_000)),
@@ -820,11 +894,83 @@ mod tests {
             file(Some(1)),
         ];
         let refs: Vec<&PartFile> = files.iter().collect();
-        let sizes =
-            |most| -> Vec<usize> { read_ahead(&refs, most).iter().map(|c| c.len()).collect() };
-        assert_eq!(sizes(8), [2, 3, 1, 1]);
-        assert_eq!(sizes(2), [2, 2, 1, 1, 1]);
-        assert_eq!(read_ahead(&[], 8).len(), 0);
+        let ends = |most| -> Vec<usize> {
+            (0..refs.len())
+                .map(|i| window_end(&refs, i, most))
+                .collect()
+        };
+        // From file 0: files 1 to 4 (200,010 rows: file 3 counts none); file 5
+        // (900,000) would pass the bound. From 3: file 4 and not 5. From 4: file 5,
+        // the next, whatever its size. Two at most: from 0, files 1 and 2.
+        assert_eq!(ends(8), [5, 5, 5, 5, 6, 7, 7]);
+        assert_eq!(ends(2), [3, 4, 5, 5, 6, 7, 7]);
+        assert_eq!(window_end(&[], 0, 8), 1);
+    }
+
+    /// Results come in file order whatever the thread count and however long each
+    /// read takes; no more than the window is held read and not handed over; the
+    /// read finishes when the caller is the pool's only thread (it reads what no
+    /// pool thread started); an error of the hand-over stops the read with it.
+    #[test]
+    fn reads_are_handed_over_in_file_order_within_the_window() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let files: Vec<PartFile> = (0..40).map(|i| file(Some(1_000 * (i % 5)))).collect();
+        let refs: Vec<&PartFile> = files.iter().collect();
+        let index = |f: &PartFile| refs.iter().position(|g| std::ptr::eq(*g, f)).unwrap();
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for inside in [false, true] {
+                let (held, most_held) = (AtomicUsize::new(0), AtomicUsize::new(0));
+                let read = |f: &PartFile| -> Result<usize> {
+                    let i = index(f);
+                    std::thread::sleep(std::time::Duration::from_micros(200 * (i as u64 % 7)));
+                    most_held.fetch_max(held.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                    Ok(i)
+                };
+                let mut seen = Vec::new();
+                let mut run = || {
+                    read_in_order(&refs, 3, read, |r| {
+                        held.fetch_sub(1, Ordering::SeqCst);
+                        seen.push(r?);
+                        Ok(())
+                    })
+                };
+                if inside {
+                    pool.install(run).unwrap();
+                } else {
+                    pool.install(|| ()); // the pool exists; the caller is not in it
+                    run().unwrap();
+                }
+                assert_eq!(seen, (0..40).collect::<Vec<_>>(), "{threads} threads");
+                // The file handed over and at most three after it.
+                assert!(most_held.load(Ordering::SeqCst) <= 4, "{threads} threads");
+            }
+            let mut handed = 0;
+            let stopped = pool.install(|| {
+                read_in_order(
+                    &refs,
+                    3,
+                    |f| Ok(index(f)),
+                    |r| {
+                        handed += 1;
+                        match r? {
+                            5 => Err(StoreError::Store {
+                                path: PathBuf::from("five"),
+                                detail: "stop here".into(),
+                            }),
+                            _ => Ok(()),
+                        }
+                    },
+                )
+            });
+            assert!(
+                matches!(stopped, Err(StoreError::Store { detail, .. }) if detail == "stop here")
+            );
+            assert_eq!(handed, 6);
+        }
     }
 
     /// Only the names the store writes are run names: six digits at least, no
