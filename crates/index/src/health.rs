@@ -424,6 +424,44 @@ mod tests {
         NaiveDate::from_ymd_opt(2025, 5, 1).unwrap() + Days::new(k)
     }
 
+    /// A partition's prices go to each (contributor as written, trimmed and
+    /// lowercased; grade) pair by day, a day's in row order, whether the part's rows
+    /// are in date order (as the store writes them) or not, and a pair's days from
+    /// a later part are added to those before. Expected maps written by hand.
+    #[test]
+    fn a_part_s_prices_go_to_their_pair_and_day_in_row_order() {
+        let grade: rentix_core::Grade = "h100-sxm-80gb/vm/on-demand".parse().unwrap();
+        let key = |c: &str| (c.to_string(), grade.key());
+        let part = |rows: &[(u32, u64, f64)]| rentix_store::FixingPart {
+            sources: vec!["Alpha ".into(), "beta".into(), "ALPHA".into()],
+            grades: vec![grade.clone()],
+            source: rows.iter().map(|r| r.0).collect(),
+            grade: vec![0; rows.len()],
+            fixing_date: rows.iter().map(|r| day(r.1)).collect(),
+            usd_per_gpu_hour: rows.iter().map(|r| r.2).collect(),
+            ..Default::default()
+        };
+        let days = |d: &[(u64, &[f64])]| -> BTreeMap<NaiveDate, Vec<f64>> {
+            d.iter().map(|(k, p)| (day(*k), p.to_vec())).collect()
+        };
+        let in_order = part(&[(0, 1, 2.0), (1, 1, 3.0), (0, 1, 2.1), (2, 2, 2.2), (0, 3, 2.3)]);
+        let shuffled = part(&[(0, 3, 2.3), (1, 1, 3.0), (0, 1, 2.0), (2, 2, 2.2), (0, 1, 2.1)]);
+        let later = part(&[(1, 4, 3.1), (0, 3, 2.4)]);
+        let mut a = Reports::new();
+        add_part(&mut a, &in_order).unwrap();
+        // "Alpha " (code 0) and "ALPHA" (code 2) are one contributor: 2.0 and 2.1
+        // on day 1, 2.2 on day 2, 2.3 on day 3.
+        assert_eq!(a[&key("alpha")], days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3])]));
+        assert_eq!(a[&key("beta")], days(&[(1, &[3.0])]));
+        let mut b = Reports::new();
+        add_part(&mut b, &shuffled).unwrap();
+        assert_eq!(b[&key("alpha")], days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3])]));
+        add_part(&mut a, &later).unwrap();
+        assert_eq!(a[&key("alpha")], days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3, 2.4])]));
+        assert_eq!(a[&key("beta")], days(&[(1, &[3.0]), (4, &[3.1])]));
+        assert_eq!(a.len(), 2);
+    }
+
     /// Six contributors quoting 2.50 with a +-1% wobble for 60 days; `edit` changes
     /// contributor `j`'s price on day `k` (`None`: no report).
     fn market(edit: impl Fn(usize, u64, f64) -> Option<f64>) -> Reports {

@@ -728,34 +728,22 @@ fn stage_fixings(
 }
 
 /// Stages `parts`, one after the other, as the file `path`; returns the SHA-256
-/// (hex) of what was staged.
+/// (hex) of what was staged: the one the transaction worked out as it wrote the
+/// bytes (and journals), not a second pass over them.
 fn stage_bytes(tx: &mut Transaction, path: &Path, parts: &[&[u8]]) -> Result<String, IndexError> {
-    use sha2::{Digest, Sha256};
-    // Hashed on one thread while written on another: of a one-shot's 17 MB file,
-    // each takes about 10 ms.
-    let (sha, staged) = rayon::join(
-        || {
-            let mut sha = Sha256::new();
-            for part in parts {
-                sha.update(part);
-            }
-            sha.finalize()
-        },
-        || {
-            tx.stage(path, |w| {
-                for part in parts {
-                    w.write_all(part)
-                        .map_err(|e| rentix_table::TableError::Write {
-                            path: path.to_path_buf(),
-                            source: e,
-                        })?;
-                }
-                Ok(())
-            })
-        },
-    );
-    staged?;
-    Ok(rentix_store::hex(&sha))
+    tx.stage(path, |w| {
+        for part in parts {
+            w.write_all(part)
+                .map_err(|e| rentix_table::TableError::Write {
+                    path: path.to_path_buf(),
+                    source: e,
+                })?;
+        }
+        Ok(())
+    })?;
+    tx.staged_sha256(path).map(str::to_string).ok_or_else(|| {
+        IndexError::Data(format!("{}: staged without a digest", path.display()))
+    })
 }
 
 /// Stages a byte-for-byte copy of `from` as `to`.

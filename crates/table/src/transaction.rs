@@ -540,6 +540,29 @@ mod tests {
         assert_eq!(target_of("f.csv.Ab12xZ.tmp"), None);
     }
 
+    /// The digest a publication writes is the one staging worked out: the
+    /// SHA-256 of the bytes staged, however they were written. FIPS 180-2's
+    /// example: SHA-256("abc") = ba7816bf...20015ad.
+    #[test]
+    fn the_staged_digest_is_the_sha256_of_the_bytes_staged() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        let mut tx = Transaction::new(&dir.path().join("a.csv.publishing"));
+        assert_eq!(tx.staged_sha256(&a), None);
+        tx.stage(&a, |w| {
+            put(w, b"a")?;
+            put(w, b"")?;
+            put(w, b"bc")
+        })
+        .unwrap();
+        assert_eq!(
+            tx.staged_sha256(&a),
+            Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        tx.commit().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"abc");
+    }
+
     #[test]
     fn a_commit_replaces_every_file_and_a_dropped_one_none() {
         let dir = tempfile::tempdir().unwrap();
