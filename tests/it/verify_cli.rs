@@ -538,3 +538,58 @@ fn an_untouched_publication_still_verifies_after_the_store_grows() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A published file cut in the middle of a row, its digest kept, was changed since
+/// it was published: exit 1 naming the digest and why the file cannot be read, as a
+/// cut at a row's end exits 1 naming the missing rows (it exited 3, "could not
+/// verify"). Without its digest, the same file cannot be told from one never
+/// published: it could not be verified (3).
+#[test]
+fn a_file_cut_mid_row_differs_from_its_digest() {
+    let pb = Published::new("csv");
+    let f = pb.fixings();
+    let bytes = std::fs::read(&f).unwrap();
+    // The file cut after the first 40 bytes of its last row: a row of a few cells
+    // where the header has 26.
+    let last_row = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .unwrap()
+        + 1;
+    std::fs::write(&f, &bytes[..last_row + 40]).unwrap();
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("f.csv: sha256"), "{err}");
+    assert!(err.contains("the file cannot be read"), "{err}");
+    std::fs::remove_file(pb.dir.join("f.csv.sha256")).unwrap();
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("could not verify"), "{err}");
+}
+
+/// A digest sidecar whose line names another file records no digest of this one
+/// (`sha256sum -c f.csv.sha256` would check `other.csv`): a difference, exit 1, that
+/// says which file it names. `sha256sum`'s binary-mode marker (`HEX *f.csv`) and a
+/// line of the digest alone are this file's.
+#[test]
+fn a_digest_naming_another_file_is_no_digest_of_this_one() {
+    let pb = Published::new("csv");
+    let f = pb.fixings();
+    let sidecar = pb.dir.join("f.csv.sha256");
+    let line = std::fs::read_to_string(&sidecar).unwrap();
+    let hex = line.split_whitespace().next().unwrap().to_string();
+    assert_eq!(line, format!("{hex}  f.csv\n"));
+    std::fs::write(&sidecar, format!("{hex}  other.csv\n")).unwrap();
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(r#"a digest of \"other.csv\", not of \"f.csv\""#),
+        "{err}"
+    );
+    for ok in [format!("{hex} *f.csv\n"), format!("{hex}\n")] {
+        std::fs::write(&sidecar, &ok).unwrap();
+        let (code, out, err) = pb.verify(&f);
+        assert_eq!(code, Some(0), "{ok:?}: {err}");
+        assert!(out.contains("verified 16 published fixings"), "{out}");
+    }
+}

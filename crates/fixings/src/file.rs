@@ -246,6 +246,11 @@ pub fn canonical_sha256_text(t: &rentix_table::TextTable) -> String {
 /// bounded: `None` when there is no such file; refused, naming the file, when it is
 /// not a regular file of at most [`rentix_core::MAX_DIGEST_BYTES`] (a sidecar
 /// grown to 200 MB or linked to `/dev/zero` is neither read whole nor echoed).
+///
+/// A first line that names another file than the one `<file>.sha256` is beside
+/// (in `sha256sum`'s layout, `HEX  NAME` or `HEX *NAME`) records no digest of
+/// this file, as `sha256sum -c` would find: what is returned then says so, and
+/// matches no digest. A line of the digest alone is read as this file's.
 pub fn read_digest(digest: &Path) -> Result<Option<String>, FixingsError> {
     let bad = |detail: String| FixingsError::Input {
         path: digest.to_path_buf(),
@@ -258,7 +263,20 @@ pub fn read_digest(digest: &Path) -> Result<Option<String>, FixingsError> {
     };
     // A first word that is no digest is returned (at most 80 characters of it, for
     // a message): it matches no file's digest.
-    let word = text.split_whitespace().next().unwrap_or_default();
+    let first = text.trim_start().lines().next().unwrap_or_default();
+    let (word, rest) = first
+        .split_once(|c: char| c.is_whitespace())
+        .unwrap_or((first, ""));
+    let named = rest.trim_start_matches(' ');
+    let named = named.strip_prefix('*').unwrap_or(named).trim_end();
+    let file = digest
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".sha256"));
+    if let Some(file) = file.filter(|f| !named.is_empty() && named != *f) {
+        let shown: String = named.chars().take(80).collect();
+        return Ok(Some(format!("(a digest of {shown:?}, not of {file:?})")));
+    }
     Ok(Some(word.chars().take(80).collect()))
 }
 

@@ -444,20 +444,41 @@ mod tests {
         let days = |d: &[(u64, &[f64])]| -> BTreeMap<NaiveDate, Vec<f64>> {
             d.iter().map(|(k, p)| (day(*k), p.to_vec())).collect()
         };
-        let in_order = part(&[(0, 1, 2.0), (1, 1, 3.0), (0, 1, 2.1), (2, 2, 2.2), (0, 3, 2.3)]);
-        let shuffled = part(&[(0, 3, 2.3), (1, 1, 3.0), (0, 1, 2.0), (2, 2, 2.2), (0, 1, 2.1)]);
+        let in_order = part(&[
+            (0, 1, 2.0),
+            (1, 1, 3.0),
+            (0, 1, 2.1),
+            (2, 2, 2.2),
+            (0, 3, 2.3),
+        ]);
+        let shuffled = part(&[
+            (0, 3, 2.3),
+            (1, 1, 3.0),
+            (0, 1, 2.0),
+            (2, 2, 2.2),
+            (0, 1, 2.1),
+        ]);
         let later = part(&[(1, 4, 3.1), (0, 3, 2.4)]);
         let mut a = Reports::new();
         add_part(&mut a, &in_order).unwrap();
         // "Alpha " (code 0) and "ALPHA" (code 2) are one contributor: 2.0 and 2.1
         // on day 1, 2.2 on day 2, 2.3 on day 3.
-        assert_eq!(a[&key("alpha")], days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3])]));
+        assert_eq!(
+            a[&key("alpha")],
+            days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3])])
+        );
         assert_eq!(a[&key("beta")], days(&[(1, &[3.0])]));
         let mut b = Reports::new();
         add_part(&mut b, &shuffled).unwrap();
-        assert_eq!(b[&key("alpha")], days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3])]));
+        assert_eq!(
+            b[&key("alpha")],
+            days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3])])
+        );
         add_part(&mut a, &later).unwrap();
-        assert_eq!(a[&key("alpha")], days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3, 2.4])]));
+        assert_eq!(
+            a[&key("alpha")],
+            days(&[(1, &[2.0, 2.1]), (2, &[2.2]), (3, &[2.3, 2.4])])
+        );
         assert_eq!(a[&key("beta")], days(&[(1, &[3.0]), (4, &[3.1])]));
         assert_eq!(a.len(), 2);
     }

@@ -741,9 +741,9 @@ fn stage_bytes(tx: &mut Transaction, path: &Path, parts: &[&[u8]]) -> Result<Str
         }
         Ok(())
     })?;
-    tx.staged_sha256(path).map(str::to_string).ok_or_else(|| {
-        IndexError::Data(format!("{}: staged without a digest", path.display()))
-    })
+    tx.staged_sha256(path)
+        .map(str::to_string)
+        .ok_or_else(|| IndexError::Data(format!("{}: staged without a digest", path.display())))
 }
 
 /// Stages a byte-for-byte copy of `from` as `to`.

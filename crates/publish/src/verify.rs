@@ -516,10 +516,15 @@ fn valued_only(published: &TextTable) -> bool {
 pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     let format = TableFormat::of(&a.fixings)
         .with_context(|| format!("--fixings {}", a.fixings.display()))?;
-    if rentix_index::intraday::is_intraday_file(&a.fixings)? {
-        return check_intraday(a, format);
+    match rentix_index::intraday::is_intraday_file(&a.fixings) {
+        Ok(true) => return check_intraday(a, format),
+        Ok(false) => {}
+        Err(e) => return changed_past_reading(a, format, e.into()),
     }
-    let published = read_cells(&a.fixings)?;
+    let published = match read_cells(&a.fixings) {
+        Ok(cells) => cells,
+        Err(e) => return changed_past_reading(a, format, e.into()),
+    };
     let methodology = methodology_of(a, &published)?;
     let scope = scope(a, &published, &methodology.version)?;
     let publication = publications(&a.fixings)?;
@@ -737,6 +742,44 @@ fn agreeing_values(
         }
     }
     values
+}
+
+/// A published CSV file that cannot be read as one (cut mid-row, bytes changed)
+/// whose bytes are not those its digest records was changed since it was
+/// published: that is its difference (exit 1, as for a file cut at a row's end),
+/// the reason it cannot be read beside it. Without a digest, with one its bytes
+/// match, or a Parquet file (whose digest is of its cells, which cannot be read),
+/// the reason is the error: it could not be verified.
+fn changed_past_reading(
+    a: &VerifyRequest,
+    format: TableFormat,
+    unreadable: anyhow::Error,
+) -> anyhow::Result<Outcome> {
+    let digest = rentix_index::digest_path(&a.fixings);
+    let recorded = match format {
+        TableFormat::Csv => rentix_index::read_digest(&digest)?,
+        TableFormat::Parquet => None,
+    };
+    let Some(recorded) = recorded else {
+        return Err(unreadable);
+    };
+    let actual = rentix_store::sha256_file(&a.fixings)?;
+    if actual == recorded {
+        return Err(unreadable);
+    }
+    Ok(Outcome {
+        rows: 0,
+        version: String::new(),
+        differences: vec![Difference {
+            file: file_name(&a.fixings),
+            date: String::new(),
+            key: String::new(),
+            column: "sha256".into(),
+            published: recorded,
+            recomputed: format!("{actual} (the file cannot be read: {unreadable:#})"),
+        }],
+        companions: vec![file_name(&digest)],
+    })
 }
 
 /// The digest beside a publication against the file's cells: a difference when it
