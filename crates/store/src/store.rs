@@ -784,7 +784,20 @@ fn read_in_order<T: Send>(
                 detail: "a read stopped by an earlier error".into(),
             })
         } else {
-            read(files[i])
+            // A read that panics must still fill its slot, or the hand-over would
+            // wait for it forever: its panic becomes the file's error.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(files[i])))
+                .unwrap_or_else(|panic| {
+                    let why = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(StoreError::Store {
+                        path: PathBuf::from(&files[i].rel),
+                        detail: format!("reading this partition stopped unexpectedly: {why}"),
+                    })
+                })
         };
         lock()[i] = Slot::Read(r);
         done.notify_all();
@@ -970,6 +983,23 @@ mod tests {
                 matches!(stopped, Err(StoreError::Store { detail, .. }) if detail == "stop here")
             );
             assert_eq!(handed, 6);
+            // A read that panics is that file's error, never a hand-over that
+            // waits forever.
+            let panicked = pool.install(|| {
+                read_in_order(
+                    &refs,
+                    3,
+                    |f| match index(f) {
+                        7 => panic!("file seven"),
+                        i => Ok(i),
+                    },
+                    |r| r.map(drop),
+                )
+            });
+            assert!(
+                matches!(&panicked, Err(StoreError::Store { detail, .. }) if detail.contains("file seven")),
+                "{panicked:?}"
+            );
         }
     }
 
