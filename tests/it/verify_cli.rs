@@ -560,11 +560,54 @@ fn a_file_cut_mid_row_differs_from_its_digest() {
     let (code, _, err) = pb.verify(&f);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("f.csv: sha256"), "{err}");
-    assert!(err.contains("the file cannot be read"), "{err}");
+    assert!(err.contains("the file cannot be checked"), "{err}");
+    assert!(err.contains("found record with"), "{err}");
+    // Cut inside its header, emptied, or its header alone: no methodology to
+    // check it under (that exited 2, "pass --methodology"), and still a file
+    // changed since it was published.
+    let header = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
+    for cut in [&bytes[..50], &[][..], &bytes[..header]] {
+        std::fs::write(&f, cut).unwrap();
+        let (code, _, err) = pb.verify(&f);
+        assert_eq!(code, Some(1), "{} bytes: {err}", cut.len());
+        assert!(err.contains("the file cannot be checked"), "{err}");
+    }
+    std::fs::write(&f, &bytes[..last_row + 40]).unwrap();
     std::fs::remove_file(pb.dir.join("f.csv.sha256")).unwrap();
     let (code, _, err) = pb.verify(&f);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("could not verify"), "{err}");
+}
+
+/// A CSV publication's digest is of its bytes, as `sha256sum -c` checks it: the
+/// same cells written with CRLF line endings, a byte order mark, a field quoted or
+/// without the last line break are not the file published (verify said they were,
+/// exit 0, while `sha256sum -c` failed). The difference says the cells are as
+/// published.
+#[test]
+fn a_csv_publication_s_bytes_are_what_its_digest_certifies() {
+    let pb = Published::new("csv");
+    let f = pb.fixings();
+    let bytes = std::fs::read(&f).unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let quoted = text.replacen(",vw-median,", ",\"vw-median\",", 1);
+    assert_ne!(quoted, text, "a method cell to quote");
+    let mut with_bom = b"\xef\xbb\xbf".to_vec();
+    with_bom.extend_from_slice(&bytes);
+    for (what, changed) in [
+        ("CRLF", text.replace('\n', "\r\n").into_bytes()),
+        ("BOM", with_bom),
+        ("quoted", quoted.into_bytes()),
+        ("no last line break", bytes[..bytes.len() - 1].to_vec()),
+    ] {
+        std::fs::write(&f, &changed).unwrap();
+        let (code, _, err) = pb.verify(&f);
+        assert_eq!(code, Some(1), "{what}: {err}");
+        assert!(err.contains("its cells are as published"), "{what}: {err}");
+    }
+    std::fs::write(&f, &bytes).unwrap();
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(0), "{err}");
 }
 
 /// A digest sidecar whose line names another file records no digest of this one
@@ -586,7 +629,23 @@ fn a_digest_naming_another_file_is_no_digest_of_this_one() {
         err.contains(r#"a digest of \"other.csv\", not of \"f.csv\""#),
         "{err}"
     );
-    for ok in [format!("{hex} *f.csv\n"), format!("{hex}\n")] {
+    // A publication over it says what is wrong: the digest file, not the rows.
+    let o = rentix(&["index", "--store", p(&pb.dir.join("store")), "--out", p(&f)]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{said}");
+    assert!(said.contains("f.csv.sha256 records no digest of"), "{said}");
+    assert!(said.contains("nothing was published"), "{said}");
+    // The forms `sha256sum -c` reads as this file's: binary mode, `./`, its absolute
+    // path, upper-case digits, BSD's layout; and the digest alone.
+    let absolute = std::fs::canonicalize(&f).unwrap();
+    for ok in [
+        format!("{hex} *f.csv\n"),
+        format!("{hex}  ./f.csv\n"),
+        format!("{hex}  {}\n", absolute.display()),
+        format!("{}  f.csv\n", hex.to_uppercase()),
+        format!("SHA256 (f.csv) = {hex}\n"),
+        format!("{hex}\n"),
+    ] {
         std::fs::write(&sidecar, &ok).unwrap();
         let (code, out, err) = pb.verify(&f);
         assert_eq!(code, Some(0), "{ok:?}: {err}");

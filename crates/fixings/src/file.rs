@@ -247,10 +247,12 @@ pub fn canonical_sha256_text(t: &rentix_table::TextTable) -> String {
 /// not a regular file of at most [`rentix_core::MAX_DIGEST_BYTES`] (a sidecar
 /// grown to 200 MB or linked to `/dev/zero` is neither read whole nor echoed).
 ///
-/// A first line that names another file than the one `<file>.sha256` is beside
-/// (in `sha256sum`'s layout, `HEX  NAME` or `HEX *NAME`) records no digest of
-/// this file, as `sha256sum -c` would find: what is returned then says so, and
-/// matches no digest. A line of the digest alone is read as this file's.
+/// The first line is read as `sha256sum -c` reads it: `HEX  NAME` or `HEX *NAME`
+/// (GNU), `SHA256 (NAME) = HEX` (BSD), hexadecimal digits in either case. A line
+/// naming another file than the one `<file>.sha256` is beside records no digest of
+/// it: what is returned then says so ([`names_another_file`]) and matches no
+/// digest. `./NAME` and the file's own absolute path are its name; a line of the
+/// digest alone is read as this file's.
 pub fn read_digest(digest: &Path) -> Result<Option<String>, FixingsError> {
     let bad = |detail: String| FixingsError::Input {
         path: digest.to_path_buf(),
@@ -261,23 +263,72 @@ pub fn read_digest(digest: &Path) -> Result<Option<String>, FixingsError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(bad(format!("not a digest file: {e}"))),
     };
+    let first = text
+        .trim_start()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end();
+    let (word, named) = digest_and_name(first);
     // A first word that is no digest is returned (at most 80 characters of it, for
     // a message): it matches no file's digest.
-    let first = text.trim_start().lines().next().unwrap_or_default();
-    let (word, rest) = first
-        .split_once(|c: char| c.is_whitespace())
-        .unwrap_or((first, ""));
-    let named = rest.trim_start_matches(' ');
-    let named = named.strip_prefix('*').unwrap_or(named).trim_end();
+    let word: String = word.chars().take(80).collect();
+    let word = if word.len() == 64 && word.bytes().all(|b| b.is_ascii_hexdigit()) {
+        word.to_ascii_lowercase()
+    } else {
+        word
+    };
     let file = digest
         .file_name()
         .and_then(|n| n.to_str())
         .and_then(|n| n.strip_suffix(".sha256"));
-    if let Some(file) = file.filter(|f| !named.is_empty() && named != *f) {
-        let shown: String = named.chars().take(80).collect();
-        return Ok(Some(format!("(a digest of {shown:?}, not of {file:?})")));
+    match file {
+        Some(file) if !named.is_empty() && !names_this_file(digest, file, named) => {
+            let shown: String = named.chars().take(80).collect();
+            Ok(Some(format!("{ANOTHER}{shown:?}, not of {file:?})")))
+        }
+        _ => Ok(Some(word)),
     }
-    Ok(Some(word.chars().take(80).collect()))
+}
+
+/// How [`read_digest`] begins what it returns for a sidecar naming another file.
+const ANOTHER: &str = "(a digest of ";
+
+/// Whether a digest [`read_digest`] returned is a sidecar's line naming another
+/// file (it records no digest of the file it is beside).
+pub fn names_another_file(recorded: &str) -> bool {
+    recorded.starts_with(ANOTHER)
+}
+
+/// The digest and the file name of a sidecar's line (the name empty when the line
+/// is the digest alone).
+fn digest_and_name(line: &str) -> (&str, &str) {
+    if let Some(rest) = line.strip_prefix("SHA256 (") {
+        if let Some((name, hex)) = rest.rsplit_once(") = ") {
+            return (hex.trim(), name);
+        }
+    }
+    // GNU marks a line whose name it escaped with a leading backslash.
+    let line = line.strip_prefix('\\').unwrap_or(line);
+    let (word, rest) = line
+        .split_once(|c: char| c.is_whitespace())
+        .unwrap_or((line, ""));
+    let named = rest.trim_start_matches([' ', '\t']);
+    (word, named.strip_prefix('*').unwrap_or(named))
+}
+
+/// Whether `named`, in the sidecar `digest`, is the file `file` beside it: its name,
+/// `./` and its name, or a path to the same file.
+fn names_this_file(digest: &Path, file: &str, named: &str) -> bool {
+    if named == file || named.strip_prefix("./") == Some(file) {
+        return true;
+    }
+    let own = digest.with_file_name(file);
+    Path::new(named).is_absolute()
+        && matches!(
+            (std::fs::canonicalize(named), std::fs::canonicalize(&own)),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
 /// `<file>.sha256` beside a publication: [`canonical_sha256`] of its cells and the

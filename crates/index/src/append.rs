@@ -155,6 +155,17 @@ pub(crate) fn edited(out: &Path, recorded: Option<String>, actual: &str) -> Inde
             .to_string_lossy()
             .to_string()
     };
+    if let Some(r) = recorded
+        .as_deref()
+        .filter(|r| rentix_fixings::names_another_file(r))
+    {
+        return IndexError::Data(format!(
+            "{} records no digest of {} {r}: the file cannot be checked against its publication; nothing was published. Restore the digest file as it was published (`HEX  {}`), or move the file away to publish afresh",
+            name(&digest_path(out)),
+            out.display(),
+            name(out),
+        ));
+    }
     IndexError::Data(format!(
         "{} does not match its digest {} ({}): it was changed since it was published, and publishing over it would archive the changed rows as a publication and log their values as first published; nothing was published. `rentix verify` names the rows; restore the file (an archive {}.vN.{} beside it is a past publication as it stood), or move it away to publish afresh",
         out.display(),

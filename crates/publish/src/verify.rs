@@ -516,15 +516,17 @@ fn valued_only(published: &TextTable) -> bool {
 pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
     let format = TableFormat::of(&a.fixings)
         .with_context(|| format!("--fixings {}", a.fixings.display()))?;
-    match rentix_index::intraday::is_intraday_file(&a.fixings) {
-        Ok(true) => return check_intraday(a, format),
-        Ok(false) => {}
-        Err(e) => return changed_past_reading(a, format, e.into()),
-    }
-    let published = match read_cells(&a.fixings) {
-        Ok(cells) => cells,
-        Err(e) => return changed_past_reading(a, format, e.into()),
+    let checked = match rentix_index::intraday::is_intraday_file(&a.fixings) {
+        Ok(true) => check_intraday(a, format),
+        Ok(false) => check_daily(a, format),
+        Err(e) => Err(e.into()),
     };
+    checked.or_else(|e| changed_past_reading(a, format, e))
+}
+
+/// [`check`] of a daily publication.
+fn check_daily(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outcome> {
+    let published = read_cells(&a.fixings)?;
     let methodology = methodology_of(a, &published)?;
     let scope = scope(a, &published, &methodology.version)?;
     let publication = publications(&a.fixings)?;
@@ -557,7 +559,7 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
         })
         .collect();
     let rendered = fixings_table(&expected).rendered(format)?;
-    let (digest_diff, digest_name) = digest_check(&a.fixings, &published)?;
+    let (digest_diff, digest_name) = digest_check(&a.fixings, format, &published)?;
     let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
     differences.extend(compare(&file_name(&a.fixings), &published, &rendered, 2));
     let m = &req.methodology;
@@ -744,12 +746,13 @@ fn agreeing_values(
     values
 }
 
-/// A published CSV file that cannot be read as one (cut mid-row, bytes changed)
-/// whose bytes are not those its digest records was changed since it was
-/// published: that is its difference (exit 1, as for a file cut at a row's end),
-/// the reason it cannot be read beside it. Without a digest, with one its bytes
-/// match, or a Parquet file (whose digest is of its cells, which cannot be read),
-/// the reason is the error: it could not be verified.
+/// A published CSV file that cannot be checked (cut mid-row or in its header,
+/// emptied, bytes changed so that it no longer reads as a publication) whose bytes
+/// are not those its digest records was changed since it was published: that is
+/// its difference (exit 1, as for a file cut at a row's end), the reason it cannot
+/// be checked beside it. Without a digest, with one its bytes match, or a Parquet
+/// file (whose digest is of its cells, which cannot be read), the reason is the
+/// error: it could not be verified.
 fn changed_past_reading(
     a: &VerifyRequest,
     format: TableFormat,
@@ -776,29 +779,44 @@ fn changed_past_reading(
             key: String::new(),
             column: "sha256".into(),
             published: recorded,
-            recomputed: format!("{actual} (the file cannot be read: {unreadable:#})"),
+            recomputed: format!("{actual} (the file cannot be checked: {unreadable:#})"),
         }],
         companions: vec![file_name(&digest)],
     })
 }
 
-/// The digest beside a publication against the file's cells: a difference when it
-/// differs or is missing, and the digest file's name when it was checked. A digest
-/// file that is not one (a device, larger than a digest) cannot be checked: refused,
-/// read bounded, never echoed.
+/// The digest beside a publication against the file: a difference when it differs
+/// or is missing, and the digest file's name when it was checked. A CSV file's
+/// digest is of its bytes (what `sha256sum -c` checks: a file whose line endings,
+/// quoting or byte order mark changed is not the one published, though its cells
+/// are, and the difference says so); a Parquet file's, of its cells as text. A
+/// digest file that is not one (a device, larger than a digest) cannot be checked:
+/// refused, read bounded, never echoed.
 fn digest_check(
     fixings: &Path,
+    format: TableFormat,
     published: &TextTable,
 ) -> anyhow::Result<(Option<Difference>, String)> {
     let digest = rentix_index::digest_path(fixings);
-    let actual = rentix_index::canonical_sha256_text(published);
-    let diff = |file: String, recorded: String| Difference {
-        file,
-        date: String::new(),
-        key: String::new(),
-        column: "sha256".into(),
-        published: recorded,
-        recomputed: actual.clone(),
+    let cells = rentix_index::canonical_sha256_text(published);
+    let actual = match format {
+        TableFormat::Csv => rentix_store::sha256_file(fixings)?,
+        TableFormat::Parquet => cells.clone(),
+    };
+    let diff = |file: String, recorded: String| {
+        let recomputed = if recorded == cells && actual != cells {
+            format!("{actual} (the file's bytes: its cells are as published, written otherwise: line endings, quoting or a byte order mark)")
+        } else {
+            actual.clone()
+        };
+        Difference {
+            file,
+            date: String::new(),
+            key: String::new(),
+            column: "sha256".into(),
+            published: recorded,
+            recomputed,
+        }
     };
     let d = match rentix_index::read_digest(&digest)? {
         Some(recorded) => (recorded != actual).then(|| diff(file_name(fixings), recorded)),
@@ -842,7 +860,7 @@ fn intraday_methodology_of(
 fn check_intraday(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outcome> {
     use rentix_index::intraday::{intraday_table, receipts_table};
     let published = read_cells(&a.fixings)?;
-    let (digest_diff, digest_name) = digest_check(&a.fixings, &published)?;
+    let (digest_diff, digest_name) = digest_check(&a.fixings, format, &published)?;
     let mut differences: Vec<Difference> = digest_diff.into_iter().collect();
     let m = intraday_methodology_of(a, &published)?;
     let di = published

@@ -753,7 +753,8 @@ enum Slot<T> {
 /// is needed is read by the calling thread itself, so the read makes progress even
 /// when every pool thread is busy elsewhere or the caller is the pool's only one.
 /// The order of the results, and so of everything built from them, is the
-/// files' whatever the thread count.
+/// files' whatever the thread count. The calling thread waits for a file another
+/// thread is reading on a condition variable, taking no other rayon work meanwhile.
 fn read_in_order<T: Send>(
     files: &[&PartFile],
     most: usize,
