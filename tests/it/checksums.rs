@@ -145,6 +145,35 @@ fn a_flipped_bit_is_refused_by_every_reader() {
     rentix_ok(&["index", "--store", p(&store), "--out", p(&out_file)]);
 }
 
+/// A committed partition deleted is a damaged store, as a changed one is: exit 3
+/// naming the file, the run that committed it and `store check` (it exited 4, "No
+/// such file or directory", as for a file never expected), nothing published.
+#[test]
+fn a_deleted_partition_is_a_damaged_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = one_partition(dir.path());
+    std::fs::remove_file(store.join(PART)).unwrap();
+    let out_file = dir.path().join("f.csv");
+    for args in [
+        vec!["index", "--store", p(&store), "--out", p(&out_file)],
+        vec!["health", "--store", p(&store)],
+    ] {
+        let o = rentix(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{args:?}: {err}");
+        assert!(err.contains(PART), "{err}");
+        assert!(
+            err.contains("run-000001 committed this partition and it is gone"),
+            "{err}"
+        );
+        assert!(err.contains("rentix store check"), "{err}");
+    }
+    assert!(
+        !out_file.exists(),
+        "nothing is published from a damaged store"
+    );
+}
+
 #[test]
 fn a_file_of_another_size_is_named_by_the_ordinary_check() {
     let dir = tempfile::tempdir().unwrap();

@@ -46,7 +46,7 @@ pub(crate) fn read_checked(path: &Path, committed: Option<Committed<'_>>) -> Res
         path: path.to_path_buf(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(read_err)?;
+    let mut file = std::fs::File::open(path).map_err(|e| gone_or(path, committed, e))?;
     let mut bytes = Vec::new();
     let Some(c) = committed else {
         file.read_to_end(&mut bytes).map_err(read_err)?;
@@ -63,6 +63,25 @@ pub(crate) fn read_checked(path: &Path, committed: Option<Committed<'_>>) -> Res
     Ok(bytes)
 }
 
+/// Why a partition could not be opened: one its run record committed and that is
+/// gone is a damaged store, as a changed one is (bad input, exit 3, naming the
+/// run and `store check`), not an I/O error of a file never expected.
+fn gone_or(path: &Path, committed: Option<Committed<'_>>, e: std::io::Error) -> StoreError {
+    match committed {
+        Some(c) if e.kind() == std::io::ErrorKind::NotFound => StoreError::Store {
+            path: path.to_path_buf(),
+            detail: format!(
+                "{} committed this partition and it is gone: nothing is read from the store until it is restored; `rentix store check` lists every damaged file",
+                c.run_id
+            ),
+        },
+        _ => StoreError::Read {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    }
+}
+
 /// [`read_checked`] of a file too large to hold: its bytes hashed and compared with
 /// `committed`, not kept (a reader then reads it a slice at a time, under the
 /// store's lock, which keeps every other run from changing it meanwhile).
@@ -74,7 +93,7 @@ pub(crate) fn check_file(path: &Path, committed: Option<Committed<'_>>) -> Resul
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let file = std::fs::File::open(path).map_err(|e| gone_or(path, committed, e))?;
     let mut reader = Hashing {
         inner: file.take(c.bytes.saturating_add(1)),
         hash: Sha256::new(),
