@@ -759,14 +759,14 @@ fn changed_past_reading(
     unreadable: anyhow::Error,
 ) -> anyhow::Result<Outcome> {
     let digest = rentix_index::digest_path(&a.fixings);
+    // A digest or a file that cannot be read either leaves the first reason.
     let recorded = match format {
-        TableFormat::Csv => rentix_index::read_digest(&digest)?,
+        TableFormat::Csv => rentix_index::read_digest(&digest).ok().flatten(),
         TableFormat::Parquet => None,
     };
-    let Some(recorded) = recorded else {
+    let (Some(recorded), Ok(actual)) = (recorded, rentix_store::sha256_file(&a.fixings)) else {
         return Err(unreadable);
     };
-    let actual = rentix_store::sha256_file(&a.fixings)?;
     if actual == recorded {
         return Err(unreadable);
     }
