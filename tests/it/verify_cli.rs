@@ -577,6 +577,13 @@ fn a_file_cut_mid_row_differs_from_its_digest() {
     let (code, _, err) = pb.verify(&f);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("could not verify"), "{err}");
+    // Its header alone, without a digest: a damaged file (3), not a methodology to
+    // pass (it exited 2, "pass --methodology FILE").
+    std::fs::write(&f, &bytes[..header]).unwrap();
+    let (code, _, err) = pb.verify(&f);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("holds no fixing row"), "{err}");
+    assert!(!err.contains("--methodology"), "{err}");
 }
 
 /// A CSV publication's digest is of its bytes, as `sha256sum -c` checks it: the
@@ -635,15 +642,27 @@ fn a_digest_naming_another_file_is_no_digest_of_this_one() {
     assert_ne!(o.status.code(), Some(0), "{said}");
     assert!(said.contains("f.csv.sha256 records no digest of"), "{said}");
     assert!(said.contains("nothing was published"), "{said}");
+    // A name with a trailing space is another file's, as `sha256sum -c` reads it.
+    std::fs::write(&sidecar, format!("{hex}  f.csv \n")).unwrap();
+    assert_eq!(pb.verify(&f).0, Some(1));
     // The forms `sha256sum -c` reads as this file's: binary mode, `./`, its absolute
-    // path, upper-case digits, BSD's layout; and the digest alone.
+    // path, a path through the directory or a link to it, upper-case digits, BSD's
+    // layout, after a comment line; and the digest alone.
     let absolute = std::fs::canonicalize(&f).unwrap();
+    let dir_name = pb.dir.file_name().unwrap().to_string_lossy().to_string();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&f, pb.dir.join("link.csv")).unwrap();
     for ok in [
         format!("{hex} *f.csv\n"),
         format!("{hex}  ./f.csv\n"),
+        format!("{hex}  .//f.csv\n"),
+        format!("{hex}  ../{dir_name}/f.csv\n"),
         format!("{hex}  {}\n", absolute.display()),
+        #[cfg(unix)]
+        format!("{hex}  link.csv\n"),
         format!("{}  f.csv\n", hex.to_uppercase()),
         format!("SHA256 (f.csv) = {hex}\n"),
+        format!("# published by rentix\n{hex}  f.csv\n"),
         format!("{hex}\n"),
     ] {
         std::fs::write(&sidecar, &ok).unwrap();

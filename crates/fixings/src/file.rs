@@ -263,12 +263,13 @@ pub fn read_digest(digest: &Path) -> Result<Option<String>, FixingsError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(bad(format!("not a digest file: {e}"))),
     };
+    // The first line that is not blank or a comment, as `sha256sum -c` reads it.
     let first = text
-        .trim_start()
         .lines()
-        .next()
+        .map(|l| l.trim_end_matches('\r'))
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .unwrap_or_default()
-        .trim_end();
+        .trim_start();
     let (word, named) = digest_and_name(first);
     // A first word that is no digest is returned (at most 80 characters of it, for
     // a message): it matches no file's digest.
@@ -318,17 +319,18 @@ fn digest_and_name(line: &str) -> (&str, &str) {
 }
 
 /// Whether `named`, in the sidecar `digest`, is the file `file` beside it: its name,
-/// `./` and its name, or a path to the same file.
+/// `./` and its name, or a path (absolute, or from the sidecar's directory, where
+/// `sha256sum -c` is run) to the same file.
 fn names_this_file(digest: &Path, file: &str, named: &str) -> bool {
     if named == file || named.strip_prefix("./") == Some(file) {
         return true;
     }
     let own = digest.with_file_name(file);
-    Path::new(named).is_absolute()
-        && matches!(
-            (std::fs::canonicalize(named), std::fs::canonicalize(&own)),
-            (Ok(a), Ok(b)) if a == b
-        )
+    let there = digest.with_file_name("").join(named);
+    matches!(
+        (std::fs::canonicalize(there), std::fs::canonicalize(&own)),
+        (Ok(a), Ok(b)) if a == b
+    )
 }
 
 /// `<file>.sha256` beside a publication: [`canonical_sha256`] of its cells and the

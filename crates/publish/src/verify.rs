@@ -527,6 +527,14 @@ pub fn check(a: &VerifyRequest) -> anyhow::Result<Outcome> {
 /// [`check`] of a daily publication.
 fn check_daily(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outcome> {
     let published = read_cells(&a.fixings)?;
+    if published.rows.is_empty() {
+        // Emptied or cut to (part of) its header: no publication writes that, and
+        // no methodology is missing to check it (the fault is the file's: exit 3).
+        bail!(
+            "{} holds no fixing row: it is not a publication (emptied, or cut to its header?); restore it from the publication",
+            a.fixings.display()
+        );
+    }
     let methodology = methodology_of(a, &published)?;
     let scope = scope(a, &published, &methodology.version)?;
     let publication = publications(&a.fixings)?;
