@@ -20,6 +20,7 @@ mod interner;
 mod kind;
 mod limits;
 mod observation;
+pub mod ordered;
 pub mod phases;
 mod price;
 mod rating;

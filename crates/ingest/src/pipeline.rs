@@ -10,7 +10,7 @@ use chrono::NaiveDate;
 use rayon::prelude::*;
 use rentix_core::{Cutoff, FixingClock, FxTable, GpuCatalog, GpuModel};
 use rentix_store::commit::{
-    commit_dates, CommitCtx, DateInput, KeptRows, Segments, MAX_CONFLICT_EXAMPLES,
+    commit_date, CommitCtx, DateInput, KeptRows, Segments, MAX_CONFLICT_EXAMPLES,
 };
 use rentix_store::hex;
 use rentix_store::StoredObservation;
@@ -59,8 +59,9 @@ impl Default for IngestOptions {
 /// (docs/benchmarks.md, issue 48).
 pub const DEFAULT_BATCH_ROWS: usize = 1_000_000;
 
-/// Fixing dates committed in parallel at once: memory holds their rows together.
-const COMMIT_CHUNK_DATES: usize = 32;
+/// Fixing dates committed ahead of the one handed to the month writers: memory
+/// holds their rows together.
+const COMMIT_AHEAD_DATES: usize = 32;
 
 /// Whether `bytes` (UTF-8) may hold a control character: a byte below 0x20, 0x7f,
 /// or 0xc2 (the lead byte of U+0080 to U+00BF, which holds the C1 controls). No
@@ -542,42 +543,39 @@ fn commit_run(store: &Store, lock: &rentix_store::StoreLock, run: Run) -> Result
         staging: &staging_commit,
         memory_rows: stager.batch_rows,
     };
-    let dates: Vec<NaiveDate> = stager.dates().into_iter().collect();
+    let inputs: Vec<DateInput> = stager
+        .dates()
+        .into_iter()
+        .map(|d| stager.detach(d))
+        .collect();
+    let dates: Vec<NaiveDate> = inputs.iter().map(|i| i.date).collect();
     let mut months = rentix_store::commit::MonthWriter::new(&staging_commit, &run_id);
-    // A chunk's dates are committed on the pool while this thread hands the chunk
-    // before to the month writers (in date order, so the files do not depend on the
-    // thread count). Handing them over waits whenever a month's writer is behind:
-    // committing a chunk and then handing it over left the pool idle in those
-    // waits, a quarter of the commit's time (issue 48).
-    let mut done: Vec<rentix_store::commit::DateOutcome> = Vec::new();
-    let mut hand_over = |outcomes: Vec<rentix_store::commit::DateOutcome>,
-                         months: &mut rentix_store::commit::MonthWriter<'_>|
-     -> Result<()> {
-        for mut o in outcomes {
+    // Dates are committed on the pool, up to COMMIT_AHEAD_DATES ahead, while this
+    // thread hands them to the month writers in date order (so the files do not
+    // depend on the thread count). Handing them over waits whenever a month's
+    // writer is behind: committing a chunk and then handing it over left the pool
+    // idle in those waits, a quarter of the commit's time, and a chunk committed
+    // beside the hand-over of the chunk before left a core idle at each chunk's
+    // end (issue 48).
+    rentix_core::ordered::in_order(
+        inputs,
+        |i| i + 1 + COMMIT_AHEAD_DATES,
+        |input| commit_date(&ctx, input),
+        |i, why| {
+            Err(rentix_store::StoreError::Accounting(format!(
+                "committing the rows of {} stopped unexpectedly: {why}",
+                dates[i]
+            )))
+        },
+        |outcome| -> Result<()> {
+            let mut o = outcome?;
             if let (Some(rows), Some(date)) = (o.rows.take(), o.date) {
                 months.add(date, rows)?;
             }
             tally.add(&mut summary, o);
-        }
-        Ok(())
-    };
-    for chunk in dates.chunks(COMMIT_CHUNK_DATES) {
-        let inputs: Vec<DateInput> = chunk.iter().map(|&d| stager.detach(d)).collect();
-        let before = std::mem::take(&mut done);
-        let (committed, handed) = std::thread::scope(|scope| {
-            let committing = scope.spawn(|| commit_dates(&ctx, inputs));
-            let handed = hand_over(before, &mut months);
-            let committed = committing.join().unwrap_or_else(|_| {
-                Err(rentix_store::StoreError::Accounting(
-                    "a thread committing dates stopped unexpectedly".into(),
-                ))
-            });
-            (committed, handed)
-        });
-        handed?;
-        done = committed?;
-    }
-    hand_over(done, &mut months)?;
+            Ok(())
+        },
+    )?;
     rentix_core::phases::mark("ingest: deduplicated, handed to the month writers");
     let written = months.finish()?;
     rentix_core::phases::mark("ingest: partitions written");
@@ -706,8 +704,7 @@ pub struct Staged {
     summary: IngestSummary,
 }
 
-/// Dates deduplicated at once (in parallel) while the dates before them are handed
-/// over.
+/// Dates deduplicated ahead (in parallel) of the one handed over.
 const HAND_OVER_DATES: usize = 32;
 
 impl Staged {
@@ -727,8 +724,8 @@ impl Staged {
     /// [`read_in_memory`] returns them in) and where they were read
     /// ([`KeptRows`]: no row is copied), to `prepare`, then hands them with what
     /// `prepare` made of them to `take`, in date order. Dates are deduplicated and
-    /// prepared in parallel a chunk at a time while the chunk before is taken, so
-    /// a consumer that keeps less than the rows (the index engine's) never holds
+    /// prepared in parallel, a bounded window ahead of the date taken
+    /// ([`rentix_core::ordered::in_order`]), so a consumer that keeps less than the rows (the index engine's) never holds
     /// them twice. The rows are freed where `take` drops them: freeing them on the
     /// pool instead left the freed memory unused longer (the one-shot's peak 10 to
     /// 50 MiB higher). Returns the run's counts (checked) and its quarantine.
@@ -744,43 +741,27 @@ impl Staged {
         } = self;
         let mut tally = Tally::default();
         let dates: Vec<(NaiveDate, Segments)> = stager.buckets.into_iter().collect();
-        let dedupe = |chunk: Vec<(NaiveDate, Segments)>| {
-            chunk
-                .into_par_iter()
-                .map(|(date, segments)| {
-                    let (rows, outcome) = KeptRows::dedupe(date, segments);
-                    let prepared = prepare(&rows);
-                    (rows, prepared, outcome)
-                })
-                .collect::<Vec<_>>()
-        };
-        let mut chunks = Vec::new();
-        let mut dates = dates.into_iter().peekable();
-        while dates.peek().is_some() {
-            chunks.push(dates.by_ref().take(HAND_OVER_DATES).collect::<Vec<_>>());
-        }
-        type Done<P> = Vec<(KeptRows, P, rentix_store::commit::DateOutcome)>;
-        let mut done: Done<P> = Vec::new();
-        let mut hand_over = |done: Done<P>| -> std::result::Result<(), E> {
-            for (rows, prepared, outcome) in done {
+        let names: Vec<NaiveDate> = dates.iter().map(|(d, _)| *d).collect();
+        rentix_core::ordered::in_order(
+            dates,
+            |i| i + 1 + HAND_OVER_DATES,
+            |(date, segments)| {
+                let (rows, outcome) = KeptRows::dedupe(date, segments);
+                let prepared = prepare(&rows);
+                Ok((rows, prepared, outcome))
+            },
+            |i, why| {
+                Err(IngestError::Accounting(format!(
+                    "deduplicating the rows of {} stopped unexpectedly: {why}",
+                    names[i]
+                )))
+            },
+            |done| -> std::result::Result<(), E> {
+                let (rows, prepared, outcome) = done?;
                 tally.add(&mut summary, outcome);
-                take(rows, prepared)?;
-            }
-            Ok(())
-        };
-        for chunk in chunks {
-            let before = std::mem::take(&mut done);
-            let (deduped, handed) = std::thread::scope(|scope| {
-                let deduping = scope.spawn(|| dedupe(chunk));
-                let handed = hand_over(before);
-                (deduping.join(), handed)
-            });
-            handed?;
-            done = deduped.map_err(|_| {
-                IngestError::Accounting("a thread deduplicating dates stopped unexpectedly".into())
-            })?;
-        }
-        hand_over(done)?;
+                take(rows, prepared)
+            },
+        )?;
         tally.finish(&mut summary, &quarantine)?;
         Ok((summary, quarantine))
     }

@@ -221,14 +221,6 @@ pub struct CommitCtx<'a> {
     pub memory_rows: usize,
 }
 
-/// Commits a chunk of dates in parallel; outcomes in date order.
-pub fn commit_dates(ctx: &CommitCtx<'_>, inputs: Vec<DateInput>) -> Result<Vec<DateOutcome>> {
-    inputs
-        .into_par_iter()
-        .map(|i| commit_date(ctx, i))
-        .collect()
-}
-
 /// Reorders `rows` in place so that `rows[k]` is the row that was at `order[k]`
 /// (`order` a permutation of the positions). Each row moves once along its cycle:
 /// gathering the rows into a second vector cost a copy of every row (hundreds of
@@ -463,7 +455,10 @@ fn ranks<T: Ord + std::hash::Hash>(values: impl Iterator<Item = T>) -> Vec<u32> 
         .collect()
 }
 
-fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
+/// Commits one date: its rows deduplicated against each other and the store's,
+/// sorted into partition order (on the calling thread; a run commits its dates in
+/// parallel).
+pub fn commit_date(ctx: &CommitCtx<'_>, input: DateInput) -> Result<DateOutcome> {
     let DateInput { date, rows, spills } = input;
     // The stored rows of this date: their keys make duplicates, their content tells a
     // true duplicate from a conflict.

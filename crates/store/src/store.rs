@@ -729,127 +729,37 @@ pub(crate) fn record_problem(path: &Path, run: &IngestSummary) -> Option<String>
 /// of decoded columns).
 const READ_AHEAD_ROWS: u64 = 250_000;
 
-/// What became of one file of [`read_in_order`].
-enum Slot<T> {
-    /// Not started: the first to claim it reads it.
-    Waiting,
-    /// Being read by a pool task or the handing thread.
-    Reading,
-    /// Read, not yet handed over.
-    Read(Result<T>),
-    /// Handed over.
-    Handed,
-}
-
 /// Reads `files` with `read` on the pool, at most `most` files (and, past the
 /// first, [`READ_AHEAD_ROWS`] rows) ahead of the one being handed over, and hands
 /// each result to `each` on the calling thread in file order, stopping at the
-/// first error `each` returns.
-///
-/// No barrier between batches: a pool thread that finishes a file starts the next
-/// one as soon as the window allows, while the calling thread hands results over
-/// (a batch read in a `rayon::join` beside the batch before left a core idle a
-/// fifth of an index run's read). A file no pool thread has started by the time it
-/// is needed is read by the calling thread itself, so the read makes progress even
-/// when every pool thread is busy elsewhere or the caller is the pool's only one.
-/// The order of the results, and so of everything built from them, is the
-/// files' whatever the thread count. The calling thread waits for a file another
-/// thread is reading on a condition variable, taking no other rayon work meanwhile.
+/// first error `each` returns ([`rentix_core::ordered::in_order`]: no barrier
+/// between batches, a file no pool thread has started read by the caller). A read
+/// that panics is its file's error.
 fn read_in_order<T: Send>(
     files: &[&PartFile],
     most: usize,
     read: impl Fn(&PartFile) -> Result<T> + Sync,
-    mut each: impl FnMut(Result<T>) -> Result<()>,
+    each: impl FnMut(Result<T>) -> Result<()>,
 ) -> Result<()> {
-    use std::sync::{Condvar, Mutex};
-    let slots: Mutex<Vec<Slot<T>>> = Mutex::new(files.iter().map(|_| Slot::Waiting).collect());
-    let done = Condvar::new();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let lock = || {
-        slots
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    };
-    // Reads file `i` unless it was claimed; the result goes to its slot.
-    let claim_and_read = |i: usize| {
-        {
-            let mut s = lock();
-            if !matches!(s[i], Slot::Waiting) {
-                return;
-            }
-            s[i] = Slot::Reading;
-        }
-        let r = if stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let rows = rows_of(files.iter().copied());
+    rentix_core::ordered::in_order(
+        files.to_vec(),
+        |i| rentix_core::ordered::window(&rows, i, most, READ_AHEAD_ROWS),
+        |f| read(f),
+        |i, why| {
             Err(StoreError::Store {
-                path: PathBuf::new(),
-                detail: "a read stopped by an earlier error".into(),
+                path: PathBuf::from(&files[i].rel),
+                detail: format!("reading this partition stopped unexpectedly: {why}"),
             })
-        } else {
-            // A read that panics must still fill its slot, or the hand-over would
-            // wait for it forever: its panic becomes the file's error.
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(files[i])))
-                .unwrap_or_else(|panic| {
-                    let why = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    Err(StoreError::Store {
-                        path: PathBuf::from(&files[i].rel),
-                        detail: format!("reading this partition stopped unexpectedly: {why}"),
-                    })
-                })
-        };
-        lock()[i] = Slot::Read(r);
-        done.notify_all();
-    };
-    rayon::in_place_scope(|scope| {
-        let mut started = 0;
-        for i in 0..files.len() {
-            for j in started..window_end(files, i, most) {
-                let claim_and_read = &claim_and_read;
-                scope.spawn(move |_| claim_and_read(j));
-            }
-            started = started.max(window_end(files, i, most));
-            claim_and_read(i);
-            let result = {
-                let mut s = lock();
-                loop {
-                    match std::mem::replace(&mut s[i], Slot::Handed) {
-                        Slot::Read(r) => break r,
-                        other => {
-                            s[i] = other;
-                            s = done
-                                .wait(s)
-                                .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        }
-                    }
-                }
-            };
-            if let Err(e) = each(result) {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                return Err(e);
-            }
-        }
-        Ok(())
-    })
+        },
+        each,
+    )
 }
 
-/// The files [`read_in_order`] reads while file `i` is handed over: up to
-/// `most` after it and, past the next (read ahead whatever its size),
-/// [`READ_AHEAD_ROWS`] rows (a file of unknown rows counts none). The end is
-/// exclusive.
-fn window_end(files: &[&PartFile], i: usize, most: usize) -> usize {
-    let mut rows = 0u64;
-    let mut end = i + 1;
-    while end < files.len() && end - i <= most {
-        rows += files[end].rows.unwrap_or(0);
-        if rows > READ_AHEAD_ROWS && end > i + 1 {
-            break;
-        }
-        end += 1;
-    }
-    end.min(files.len().max(i + 1))
+/// The rows of each file, for the read-ahead's bound: a file of unknown rows
+/// counts none.
+fn rows_of<'a>(files: impl Iterator<Item = &'a PartFile>) -> Vec<u64> {
+    files.map(|f| f.rows.unwrap_or(0)).collect()
 }
 
 /// The first and last fixing date `runs` committed rows of, from their records
@@ -907,10 +817,10 @@ mod tests {
             file(Some(900_000)),
             file(Some(1)),
         ];
-        let refs: Vec<&PartFile> = files.iter().collect();
+        let rows = rows_of(files.iter());
         let ends = |most| -> Vec<usize> {
-            (0..refs.len())
-                .map(|i| window_end(&refs, i, most))
+            (0..rows.len())
+                .map(|i| rentix_core::ordered::window(&rows, i, most, READ_AHEAD_ROWS))
                 .collect()
         };
         // From file 0: files 1 to 4 (200,010 rows: file 3 counts none); file 5
@@ -918,7 +828,6 @@ mod tests {
         // the next, whatever its size. Two at most: from 0, files 1 and 2.
         assert_eq!(ends(8), [5, 5, 5, 5, 6, 7, 7]);
         assert_eq!(ends(2), [3, 4, 5, 5, 6, 7, 7]);
-        assert_eq!(window_end(&[], 0, 8), 1);
     }
 
     /// Results come in file order whatever the thread count and however long each
