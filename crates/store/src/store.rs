@@ -745,7 +745,7 @@ fn read_in_order<T: Send>(
     rentix_core::ordered::in_order(
         files.to_vec(),
         |i| rentix_core::ordered::window(&rows, i, most, READ_AHEAD_ROWS),
-        |f| read(f),
+        read,
         |i, why| {
             Err(StoreError::Store {
                 path: PathBuf::from(&files[i].rel),
