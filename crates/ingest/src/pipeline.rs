@@ -872,6 +872,7 @@ fn read_file(
     let file_name = path.to_string_lossy().to_string();
     // One copy of the name that every observation of the file points at.
     let shared_name: std::sync::Arc<str> = file_name.as_str().into();
+    let before = FileStamp::of(path);
     let file = File::open(path).map_err(|source| IngestError::Read {
         path: path.to_path_buf(),
         source,
@@ -966,8 +967,48 @@ fn read_file(
             source,
         })
     })?;
+    // A file cut, extended or rewritten while it was read: what was read is no
+    // version of it. Hashed before reading only when it could have been read
+    // before (a first run or a one-shot reads each file once), a file truncated
+    // mid-read was taken in partially with the hash of the part read.
+    if let Some(before) = before {
+        let now = FileStamp::of(path);
+        if now != Some(before) {
+            return Err(IngestError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(format!(
+                    "the file changed while it was being read ({} bytes when the read began, {}); nothing was committed or published: read it again once it is complete",
+                    before.len,
+                    match now {
+                        Some(n) if n.len != before.len => format!("{} bytes after it", n.len),
+                        Some(_) => "rewritten in place since".to_string(),
+                        None => "gone after it".to_string(),
+                    }
+                )),
+            });
+        }
+    }
     fs.quarantined = quarantine.count_for(&file_name);
     Ok(read_sha)
+}
+
+/// What tells a regular file's versions apart without reading it: its length and
+/// modification time (`None` for what is not a regular file, a pipe say, whose
+/// length says nothing).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<Self> {
+        let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+        Some(Self {
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
 }
 
 /// The header's names (trimmed, a byte-order mark dropped), read by `rdr`;
@@ -1933,6 +1974,69 @@ mod tests {
         .unwrap();
         assert_eq!(s.accepted, 2);
         assert_eq!(s.files[1].input_sha256, sha256_file(&b).unwrap());
+    }
+
+    /// A file cut while it is read (here from the progress callback, once the
+    /// first chunk is parsed) is refused, by the ingest into an empty store and by
+    /// the one-shot's read, neither of which hashes a lone file before reading it:
+    /// it was taken in partially, its run recording the hash of the part read.
+    #[test]
+    fn a_file_truncated_while_it_is_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        // About 4 MB: several chunks, so the read is under way at the first report.
+        let mut text = String::from(HEADER);
+        for i in 0..40_000 {
+            text.push_str(&listing(
+                &format!("s{}", i % 7),
+                &format!("2.{:04}", i % 9_000),
+            ));
+        }
+        let truncating = |a: &Path| {
+            let a = a.to_path_buf();
+            let mut cut = false;
+            move |_: u64| {
+                if !cut {
+                    let f = std::fs::OpenOptions::new().write(true).open(&a).unwrap();
+                    f.set_len(1_000_000).unwrap();
+                    cut = true;
+                }
+            }
+        };
+        std::fs::write(&a, &text).unwrap();
+        let store = dir.path().join("store");
+        let err = ingest(
+            &store,
+            std::slice::from_ref(&a),
+            &IngestOptions::default(),
+            &mut truncating(&a),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("a.csv") && err.contains("changed while"),
+            "{err}"
+        );
+        assert!(Store::open(&store).unwrap().runs().unwrap().is_empty());
+
+        std::fs::write(&a, &text).unwrap();
+        let err = read_in_stages(
+            std::slice::from_ref(&a),
+            &IngestOptions::default(),
+            &mut truncating(&a),
+        )
+        .err()
+        .expect("a file cut mid-read is refused")
+        .to_string();
+        assert!(
+            err.contains("changed while") && err.contains("1000000 bytes after"),
+            "{err}"
+        );
+
+        // Whole and unchanged, it is read.
+        std::fs::write(&a, &text).unwrap();
+        let s = ingest(&store, &[a], &IngestOptions::default(), &mut |_| {}).unwrap();
+        assert_eq!(s.rows_read, 40_000);
     }
 
     /// A file that could not have been read before (a store with no run, no other
