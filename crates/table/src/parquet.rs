@@ -177,9 +177,11 @@ impl Table {
     }
 
     pub(crate) fn write_parquet(&self, w: &mut dyn Write, path: &Path) -> Result<()> {
-        let perr = |e: PolarsError| parquet_error(path, &e);
+        let noted = IoNoted::default();
+        let perr = |e: PolarsError| noted.error(path, &e);
         let height = self.height();
         let arrays = self.arrays().map_err(perr)?;
+        let w = noted.wrap(w);
         let mut encoder = Encoder::new(w, self, height >= PARALLEL_WRITE_ROWS).map_err(perr)?;
         // One row group up to twice ROW_GROUP_ROWS; a taller table in equal groups,
         // the last taking the remainder (the row groups polars made of one chunk).
@@ -336,6 +338,71 @@ fn guarded<T>(path: &Path, decode: impl FnOnce() -> Result<T>) -> Result<T> {
             detail: format!("the file is damaged: it does not decode ({why})"),
         })
     })
+}
+
+/// The first I/O error a Parquet file's writer met. The Parquet writer turns an I/O
+/// error into text ("File out of specification: underlying IO error: ..."): a full
+/// disk would be reported as a file that cannot be used (exit 3) instead of a
+/// write that failed (exit 4).
+#[derive(Default, Clone)]
+struct IoNoted(std::sync::Arc<std::sync::Mutex<Option<(std::io::ErrorKind, String)>>>);
+
+impl IoNoted {
+    /// `w`, noting its first error here.
+    fn wrap<W: Write>(&self, w: W) -> NotingWriter<W> {
+        NotingWriter {
+            inner: w,
+            noted: self.clone(),
+        }
+    }
+
+    /// The writer's error `e` for the file `path`: the I/O error met, when one was.
+    fn error(&self, path: &Path, e: &PolarsError) -> TableError {
+        let first = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        match first {
+            Some((kind, message)) => TableError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(kind, message),
+            },
+            None => parquet_error(path, e),
+        }
+    }
+}
+
+/// A writer that notes its first I/O error in an [`IoNoted`].
+struct NotingWriter<W> {
+    inner: W,
+    noted: IoNoted,
+}
+
+impl<W> NotingWriter<W> {
+    fn note<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            let mut first = self
+                .noted
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            first.get_or_insert_with(|| (e.kind(), e.to_string()));
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for NotingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
+    }
 }
 
 fn parquet_error(path: &Path, e: &dyn std::fmt::Display) -> TableError {
@@ -946,7 +1013,8 @@ pub fn write_unsynced_parquet_encoded(
         path: path.to_path_buf(),
         source,
     };
-    let perr = |e: PolarsError| parquet_error(path, &e);
+    let noted = IoNoted::default();
+    let perr = |e: PolarsError| noted.error(path, &e);
     let mut parts = parts.peekable();
     // The first part is encoded (and a table that is not one refused) before the
     // file is created.
@@ -958,7 +1026,7 @@ pub fn write_unsynced_parquet_encoded(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(werr)?;
     }
-    let file = BufWriter::new(File::create(path).map_err(werr)?);
+    let file = noted.wrap(BufWriter::new(File::create(path).map_err(werr)?));
     let mut writer = FileWriter::try_new(file, schema.clone(), write_options()).map_err(perr)?;
     for part in parts {
         let part = part?;
@@ -999,6 +1067,53 @@ pub fn write_unsynced_parquet_batches(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A disk that fills after `room` bytes.
+    struct Full {
+        room: usize,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "No space left on device",
+                ));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A full disk is a write that failed (exit 4), with the system's reason, not
+    /// a Parquet file that cannot be used (exit 3): the Parquet writer's own error
+    /// is only its text.
+    #[test]
+    fn a_full_disk_is_a_write_error_not_a_damaged_file() {
+        let t = table(0, 5_000);
+        for room in [0, 10, 4_000] {
+            let err = t
+                .write_parquet(&mut Full { room }, Path::new("x.parquet"))
+                .unwrap_err();
+            assert!(
+                matches!(&err, TableError::Write { source, .. } if source.kind() == std::io::ErrorKind::StorageFull),
+                "{room}: {err:?}"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("full.parquet");
+        let encoded = t.encode_row_groups(&path).unwrap();
+        // The file's own writer is checked through a path on a real disk here;
+        // its error mapping is the same `IoNoted`.
+        write_unsynced_parquet_encoded(&path, std::iter::once(Ok(encoded))).unwrap();
+        assert_eq!(Table::parquet_rows(&path).unwrap(), 5_000);
+    }
 
     /// Rows `from .. from + n` of a table of every column type, nulls in each.
     fn table(from: usize, n: usize) -> Table {
