@@ -391,8 +391,17 @@ fn through_store(
         .prefix(".rentix-one-shot-")
         .tempdir_in(parent)
         .with_context(|| format!("a temporary store in {}", parent.display()))?;
+    // An interrupt removes it (the signal's exit runs no destructor), and its
+    // run's commit is nobody else's: an interrupt after it says nothing was
+    // committed.
+    let _scratch = rentix_store::scratch(tmp.path());
     let dir = tmp.path().join("store");
     let summary = rentix_ingest::ingest(&dir, &cfg.inputs, opts, &mut |_| {})?;
+    rentix_store::forget_committed();
+    rentix_table::fail_point("one-shot:stored").map_err(|e| rentix_store::StoreError::Write {
+        path: dir.clone(),
+        source: e,
+    })?;
     let store = Store::open(&dir)?;
     let last = summary
         .last_fixing_date

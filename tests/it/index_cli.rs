@@ -411,6 +411,47 @@ fn one_shot_fixing_from_files_equals_ingest_then_index() {
     assert!(String::from_utf8_lossy(&neither.stderr).contains("--store"));
 }
 
+/// A one-shot interrupted while its files sit in the temporary store leaves no
+/// trace of it, and says nothing was committed: the temporary store's run is its
+/// own (a hostile round found the store left, 47 MB, and "interrupted after this
+/// run was committed" with no fixings written).
+#[test]
+fn an_interrupted_one_shot_leaves_no_temporary_store() {
+    let m = crate::fixture::market();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fixings.csv");
+    let o = Command::new(env!("CARGO_BIN_EXE_rentix"))
+        .args([
+            "index",
+            "--input",
+            p(&m.sim("observations.csv")),
+            "--in-memory-mib",
+            "0",
+            "--out",
+            p(&out),
+        ])
+        .env("RENTIX_FAIL_AT", "one-shot:stored:signal")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // The signal reaches a handler thread; on a busy machine the run may finish
+    // first (exit 0, every file in place).
+    match o.status.code() {
+        Some(130) => {
+            assert!(stderr.contains("nothing was committed"), "{stderr}");
+            assert!(!out.exists());
+        }
+        Some(0) => assert!(out.exists()),
+        other => panic!("exit {other:?}: {stderr}"),
+    }
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".rentix-one-shot"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 /// Files larger than `--in-memory-mib` are fixed through a temporary store beside
 /// the output, in bounded memory: the same fixings, companions and quarantine as
 /// `ingest` + `index`, the console says which way they were read, and nothing of

@@ -34,7 +34,9 @@ pub use compact::{compact, CompactSummary, Compaction};
 pub use error::{Result, StoreError};
 pub use fixing_part::FixingPart;
 pub use hash::{hex, sha256_file};
-pub use lock::{committing, release_all as release_all_locks, StoreLock};
+pub use lock::{
+    committing, forget_committed, release_all as release_all_locks, scratch, Scratch, StoreLock,
+};
 pub use partition::{PartFile, Partitions, Span};
 pub use rentix_table::{timestamp_text, Col, Table};
 pub use schema::{content_key, from_table, to_table, Projection, StoredObservation, COLUMNS};

@@ -65,6 +65,42 @@ static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// record); true once a run of this process has published.
 static PUBLISHING: Mutex<Option<&'static str>> = Mutex::new(None);
 
+/// Directories of this process's own that an interrupt removes, for
+/// [`release_all`].
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A directory this process made for itself alone (the one-shot's temporary
+/// store): an interrupt removes it with the locks, where the signal's exit would
+/// leave it behind (its owner's destructor never runs). Dropping the guard takes
+/// it off the list; removing the directory is still its owner's.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+/// Registers `dir` as [`Scratch`].
+pub fn scratch(dir: &Path) -> Scratch {
+    SCRATCH
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_path_buf());
+    Scratch(dir.to_path_buf())
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        SCRATCH
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|d| *d != self.0);
+    }
+}
+
+/// Forgets what this process committed so far: for a run whose commit was into a
+/// store of its own ([`Scratch`]), which nobody else sees, so that an interrupt
+/// after it does not say something was committed.
+pub fn forget_committed() {
+    *committing() = None;
+}
+
 /// The right to commit, for the commit's whole span: an ingest publishing its run,
 /// or `index` renaming a publication into place. Set it to what was committed once
 /// it is (a signal handler then says so).
@@ -84,6 +120,10 @@ pub fn release_all() -> Option<&'static str> {
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
     for p in held.drain(..) {
         let _ = fs::remove_file(p);
+    }
+    let mut scratch = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
+    for d in scratch.drain(..) {
+        let _ = fs::remove_dir_all(d);
     }
     published
 }
