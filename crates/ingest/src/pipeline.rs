@@ -404,7 +404,13 @@ pub fn ingest(
         mapping: mapping.as_ref(),
         normalizer: &normalizer,
     };
-    reading.read_inputs(files, &mut run, progress)?;
+    if let Err(e) = reading.read_inputs(files, &mut run, progress) {
+        // Nothing of the run is in the store yet: its spills go with it (a run
+        // that failed on a full disk left the disk full).
+        drop(run);
+        rentix_store::publish::remove_staging(store_dir, &run_id);
+        return Err(e);
+    }
     rentix_core::phases::mark("ingest: read, validated, normalized");
     commit_run(&store, &lock, run)
 }
@@ -1930,6 +1936,41 @@ mod tests {
 
     fn listing(source: &str, price: &str) -> String {
         format!("listing,2025-03-03T12:00:00Z,{source},h100-sxm-80gb,vm,on-demand,{price},gpu_hour,USD\n")
+    }
+
+    /// A run that fails while it reads (here the second file's header lacks a
+    /// column, after the first file's rows were spilled) leaves nothing in the
+    /// store, its spills included; a run that did not finish (its staging
+    /// directory left, as a kill leaves it) is listed by `store check`.
+    #[test]
+    fn a_run_that_fails_reading_leaves_no_spills_and_a_killed_one_is_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        let bad = dir.path().join("bad.csv");
+        let mut text = String::from(HEADER);
+        for i in 0..500 {
+            text.push_str(&listing(&format!("s{i}"), "2.5"));
+        }
+        std::fs::write(&a, &text).unwrap();
+        std::fs::write(&bad, "kind,observed_at\nlisting,2025-03-03T12:00:00Z\n").unwrap();
+        let store = dir.path().join("store");
+        let opts = IngestOptions {
+            batch_rows: 100,
+            ..IngestOptions::default()
+        };
+        let err = ingest(&store, &[a.clone(), bad], &opts, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("bad.csv"), "{err}");
+        assert!(
+            !store.join("staging").exists(),
+            "the failed run's spills are left"
+        );
+
+        ingest(&store, &[a], &opts, &mut |_| {}).unwrap();
+        let killed = store.join("staging").join("run-000009");
+        std::fs::create_dir_all(&killed).unwrap();
+        std::fs::write(killed.join("spill-000001.bin"), b"x").unwrap();
+        let report = rentix_store::check_store(&Store::open(&store).unwrap());
+        assert_eq!(report.uncommitted_files, ["staging/run-000009/"]);
     }
 
     /// b.csv is hashed, then rewritten while a.csv is read (from the progress

@@ -28,7 +28,8 @@ pub struct StoreReport {
     /// Files of one fixing date (the layout before month partitions):
     /// `rentix store migrate` rewrites them by month.
     pub date_partitions: usize,
-    /// Files under `observations/` or `quarantine/` that no run names (a killed
+    /// Files under `observations/` or `quarantine/` that no run names, then the
+    /// staging directories (`staging/RUN/`) of runs that did not finish (a killed
     /// run's leftovers; the next ingest sweeps them).
     pub uncommitted_files: Vec<String>,
     /// The lock file's content, when a lock is present.
@@ -131,6 +132,10 @@ fn check(store: &Store, quick: bool) -> StoreReport {
             replaced.contains(f) || crate::store::left_by_killed_run(Path::new(f), &killed)
         });
     r.uncommitted_files = leftover;
+    // A run that did not finish leaves its own directory (its spills, and the
+    // partitions it had not moved into place): the next ingest sweeps it too.
+    r.uncommitted_files
+        .extend(killed.iter().map(|k| format!("staging/{k}/")));
     if !orphans.is_empty() {
         r.problems
             .push(crate::store::orphans_detail(&orphans).replace(
