@@ -322,3 +322,65 @@ fn the_json_summary_is_the_run_record_with_its_checksums() {
         assert_eq!(sum["rows"], 1, "{rel}");
     }
 }
+
+/// A partition whose run record describes another file (a compaction or a
+/// migration gone wrong; here another month's file, its record's digest and size
+/// made to match) is a damaged store, by every reader: a hostile round found such
+/// a file read without an error, its month's rows gone and another's counted
+/// twice. Its rows are compared with the record's and with the file's month.
+#[test]
+fn a_partition_of_another_month_under_its_record_is_a_damaged_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for (month, n) in [("03", 20), ("04", 20)] {
+        for k in 0..n {
+            s.push_str(&format!(
+                "listing,2025-{month}-03T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD\n",
+                price(k)
+            ));
+        }
+    }
+    std::fs::write(dir.path().join("obs.csv"), s).unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        p(&dir.path().join("obs.csv")),
+    ]);
+    let april = "observations/month=2025-04/run-000001.parquet";
+    let bytes = std::fs::read(store.join(PART)).unwrap();
+    std::fs::write(store.join(april), &bytes).unwrap();
+    let record = store.join("runs/run-000001.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    r["partition_checksums"][april]["sha256"] = sha256sum(&store.join(april)).into();
+    r["partition_checksums"][april]["bytes"] = (bytes.len() as u64).into();
+    std::fs::write(&record, serde_json::to_string_pretty(&r).unwrap()).unwrap();
+
+    let late = dir.path().join("late.csv");
+    std::fs::write(
+        &late,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\nlisting,2025-04-03T13:00:00Z,t,h100-sxm-80gb,vm,on-demand,2.5,gpu_hour,USD\n",
+    )
+    .unwrap();
+    let out_file = dir.path().join("f.csv");
+    for args in [
+        vec!["index", "--store", p(&store), "--out", p(&out_file)],
+        vec!["health", "--store", p(&store)],
+        vec!["ingest", "--store", p(&store), p(&late)],
+    ] {
+        let o = rentix(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains(april) && err.contains("outside the file's month=2025-04"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("rentix store check"), "{err}");
+    }
+    assert!(
+        !out_file.exists(),
+        "nothing is published from a damaged store"
+    );
+}

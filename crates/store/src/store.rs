@@ -361,11 +361,14 @@ impl Store {
                     &CODED_FIXING_COLUMNS,
                     None,
                 )?;
-                if f.span.within(from, to) {
+                let rows = t.height();
+                let part = if f.span.within(from, to) {
                     fixing_part(t, &path)
                 } else {
                     fixing_part_in(t, &path, from, to)
-                }
+                }?;
+                as_recorded(f, &path, rows, part.fixing_date.iter().copied())?;
+                Ok(part)
             },
             each,
         )
@@ -425,7 +428,9 @@ impl Store {
         let path = self.root.join(&f.rel);
         let bytes = crate::checked::read_checked(&path, f.committed())?;
         let t = Table::read_parquet_bytes(&bytes, &path, projection.columns(), &[], None)?;
-        from_table(t, &path, projection)
+        let rows = from_table(t, &path, projection)?;
+        as_recorded(f, &path, rows.len(), rows.iter().map(|r| r.obs.fixing_date))?;
+        Ok(rows)
     }
 
     /// Dedupe keys already committed for one fixing date.
@@ -459,6 +464,16 @@ impl Store {
         let path = self.root.join(&f.rel);
         let bytes = crate::checked::read_checked(&path, f.committed())?;
         let t = Table::read_parquet_bytes(&bytes, &path, Some(&["fixing_date"]), &[], None)?;
+        if let Some(rentix_table::Col::Date(v)) = t.col("fixing_date") {
+            as_recorded(
+                f,
+                &path,
+                v.len(),
+                v.iter()
+                    .flatten()
+                    .filter_map(|d| rentix_table::from_epoch_days(*d)),
+            )?;
+        }
         let day = rentix_table::epoch_days(date);
         let at: Vec<usize> = match t.col("fixing_date") {
             Some(rentix_table::Col::Date(v)) => v
@@ -754,6 +769,37 @@ fn read_in_order<T: Send>(
         },
         each,
     )
+}
+
+/// Refuses a partition whose rows are not those its run record committed: another
+/// number of rows, or a fixing date outside the file's month. Its bytes are checked
+/// against the record's SHA-256 as they are read; this is a record that describes
+/// another file (a hostile round forged one: another month's file and its
+/// record's digest, read without an error, its rows counted twice).
+fn as_recorded(
+    f: &PartFile,
+    path: &Path,
+    rows: usize,
+    mut dates: impl Iterator<Item = NaiveDate>,
+) -> Result<()> {
+    let damaged = |detail: String| StoreError::Store {
+        path: path.to_path_buf(),
+        detail: format!("{detail}: the store is damaged; `rentix store check`"),
+    };
+    if let Some(want) = f.rows.filter(|w| *w != rows as u64) {
+        return Err(damaged(format!(
+            "{rows} rows, where {} committed {want}",
+            f.run_id
+        )));
+    }
+    let (first, last) = (f.span.first(), f.span.last());
+    if let Some(d) = dates.find(|d| *d < first || *d > last) {
+        return Err(damaged(format!(
+            "a row of {d}, outside the file's {}",
+            f.span.segment()
+        )));
+    }
+    Ok(())
 }
 
 /// The rows of each file, for the read-ahead's bound: a file of unknown rows
