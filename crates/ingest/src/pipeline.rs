@@ -973,27 +973,7 @@ fn read_file(
             source,
         })
     })?;
-    // A file cut, extended or rewritten while it was read: what was read is no
-    // version of it. Hashed before reading only when it could have been read
-    // before (a first run or a one-shot reads each file once), a file truncated
-    // mid-read was taken in partially with the hash of the part read.
-    if let Some(before) = before {
-        let now = FileStamp::of(path);
-        if now != Some(before) {
-            return Err(IngestError::Read {
-                path: path.to_path_buf(),
-                source: std::io::Error::other(format!(
-                    "the file changed while it was being read ({} bytes when the read began, {}); nothing was committed or published: read it again once it is complete",
-                    before.len,
-                    match now {
-                        Some(n) if n.len != before.len => format!("{} bytes after it", n.len),
-                        Some(_) => "rewritten in place since".to_string(),
-                        None => "gone after it".to_string(),
-                    }
-                )),
-            });
-        }
-    }
+    FileStamp::unchanged_since(before, path)?;
     fs.quarantined = quarantine.count_for(&file_name);
     Ok(read_sha)
 }
@@ -1013,6 +993,33 @@ impl FileStamp {
         Some(Self {
             len: m.len(),
             modified: m.modified().ok(),
+        })
+    }
+
+    /// Refuses a file cut, extended or rewritten since `before` (its stamp when
+    /// its read began): what was read is no version of it. Hashed before reading
+    /// only when it could have been read before (a first run or a one-shot reads
+    /// each file once), a file truncated mid-read was taken in partially with the
+    /// hash of the part read.
+    fn unchanged_since(before: Option<Self>, path: &Path) -> Result<()> {
+        let Some(before) = before else {
+            return Ok(());
+        };
+        let now = Self::of(path);
+        if now == Some(before) {
+            return Ok(());
+        }
+        Err(IngestError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(format!(
+                "the file changed while it was being read ({} bytes when the read began, {}); nothing was committed or published: read it again once it is complete",
+                before.len,
+                match now {
+                    Some(n) if n.len != before.len => format!("{} bytes after it", n.len),
+                    Some(_) => "rewritten in place since".to_string(),
+                    None => "gone after it".to_string(),
+                }
+            )),
         })
     }
 }
