@@ -421,15 +421,7 @@ fn an_interrupted_one_shot_leaves_no_temporary_store() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fixings.csv");
     let o = Command::new(env!("CARGO_BIN_EXE_rentix"))
-        .args([
-            "index",
-            "--input",
-            p(&m.sim("observations.csv")),
-            "--in-memory-mib",
-            "0",
-            "--out",
-            p(&out),
-        ])
+        .args(through_a_temporary_store(m, &out))
         .env("RENTIX_FAIL_AT", "one-shot:stored:signal")
         .output()
         .unwrap();
@@ -444,12 +436,33 @@ fn an_interrupted_one_shot_leaves_no_temporary_store() {
         Some(0) => assert!(out.exists()),
         other => panic!("exit {other:?}: {stderr}"),
     }
-    let left: Vec<String> = std::fs::read_dir(dir.path())
+    let left = temporary_stores(dir.path());
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// A one-shot of the market's observations into `out`, through a temporary store.
+fn through_a_temporary_store(m: &crate::fixture::Market, out: &std::path::Path) -> Vec<String> {
+    let input = m.sim("observations.csv");
+    [
+        "index",
+        "--input",
+        p(&input),
+        "--in-memory-mib",
+        "0",
+        "--out",
+        p(out),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// The one-shot temporary stores in `dir`.
+fn temporary_stores(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with(".rentix-one-shot"))
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+        .collect()
 }
 
 /// Files larger than `--in-memory-mib` are fixed through a temporary store beside
@@ -461,15 +474,8 @@ fn one_shot_over_the_memory_limit_goes_through_a_temporary_store() {
     let m = crate::fixture::market();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fixings.csv");
-    let msg = rentix_ok(&[
-        "index",
-        "--input",
-        p(&m.sim("observations.csv")),
-        "--in-memory-mib",
-        "0",
-        "--out",
-        p(&out),
-    ]);
+    let args = through_a_temporary_store(m, &out);
+    let msg = rentix_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(msg.contains("through a temporary store"), "{msg}");
     assert!(!msg.contains("in memory, no store"), "{msg}");
     assert!(
@@ -494,11 +500,7 @@ fn one_shot_over_the_memory_limit_goes_through_a_temporary_store() {
             == beside(mem.path(), "fixings_quarantine.csv"),
         "the quarantine differs between the two routes"
     );
-    let left: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".rentix-one-shot"))
-        .collect();
+    let left = temporary_stores(dir.path());
     assert!(left.is_empty(), "left behind: {left:?}");
     // The limit is for --input runs only.
     let store_run = rentix(&[
