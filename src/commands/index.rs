@@ -205,8 +205,8 @@ fn health_line(
     horizon: chrono::NaiveDate,
     days: std::ops::RangeInclusive<chrono::NaiveDate>,
 ) -> anyhow::Result<String> {
-    use rentix_index::health::{feed_health, reports_since, HealthOptions};
-    let reports = reports_since(store, Some(horizon))?;
+    use rentix_index::health::{feed_health, reports_between, HealthOptions};
+    let reports = reports_between(store, Some(horizon), Some(*days.end()))?;
     let h = feed_health(&reports, recent, &HealthOptions::default());
     let since = *days.start();
     let new: Vec<_> = h

@@ -384,3 +384,62 @@ fn a_partition_of_another_month_under_its_record_is_a_damaged_store() {
         "nothing is published from a damaged store"
     );
 }
+
+/// A damaged partition stops only the reads that need it: `index --to` a day
+/// whose rows cannot depend on its month (past a grade's longest life, some 100
+/// days) publishes (a hostile round found a damaged November stopping a
+/// publication of January to March: the run read the whole store, and so did the
+/// feed-health line, from its horizon to the store's end). A range whose rows can
+/// depend on the damaged month is still refused.
+#[test]
+fn a_damaged_month_after_the_requested_range_does_not_stop_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for (month, n) in [("03", 20), ("09", 20)] {
+        for k in 0..n {
+            s.push_str(&format!(
+                "listing,2025-{month}-03T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD\n",
+                price(k)
+            ));
+        }
+    }
+    std::fs::write(dir.path().join("obs.csv"), s).unwrap();
+    let store = dir.path().join("store");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        p(&dir.path().join("obs.csv")),
+    ]);
+    let september = "observations/month=2025-09/run-000001.parquet";
+    flip_a_price_bit(&store.join(september));
+
+    let out_file = dir.path().join("f.csv");
+    let o = rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--to",
+        "2025-03-31",
+        "--out",
+        p(&out_file),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let published = std::fs::read_to_string(&out_file).unwrap();
+    assert!(published.contains("2025-03-03,"), "{published}");
+    assert!(!published.contains("2025-09-"), "{published}");
+
+    let o = rentix(&[
+        "index",
+        "--store",
+        p(&store),
+        "--to",
+        "2025-09-30",
+        "--out",
+        p(&dir.path().join("g.csv")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains(september), "{err}");
+}

@@ -138,7 +138,7 @@ fn an_index_with_a_15_percent_step_breaks_on_its_day() {
 /// The reports health reads from a store's coded columns are those of its rows read
 /// whole, grouped by hand: contributors trimmed and lowercased (two spellings of
 /// one provider are one), grades with their region, each date's prices in the
-/// store's row order; and from a date on, only that date's and later.
+/// store's row order; and from a date on (through another), only those dates'.
 #[test]
 fn reports_read_from_coded_columns_are_the_rows_grouped_by_hand() {
     let dir = tempfile::tempdir().unwrap();
@@ -161,10 +161,10 @@ fn reports_read_from_coded_columns_are_the_rows_grouped_by_hand() {
     let path = dir.path().join("store");
     rentix_ok(&["ingest", "--store", p(&path), p(&obs)]);
     let store = rentix_store::Store::open(&path).unwrap();
-    let by_hand = |from: Option<NaiveDate>| {
+    let by_hand = |from: Option<NaiveDate>, to: Option<NaiveDate>| {
         let mut out: rentix_index::health::Reports = Default::default();
         for r in store
-            .read_projected(from, None, rentix_store::Projection::All)
+            .read_projected(from, to, rentix_store::Projection::All)
             .unwrap()
         {
             out.entry((r.obs.source.trim().to_lowercase(), r.obs.grade.key()))
@@ -176,7 +176,7 @@ fn reports_read_from_coded_columns_are_the_rows_grouped_by_hand() {
         out
     };
     let whole = rentix_index::health::reports_of(&store).unwrap();
-    assert_eq!(whole, by_hand(None));
+    assert_eq!(whole, by_hand(None, None));
     assert!(whole.keys().any(|(c, _)| c == "acme"), "{:?}", whole.keys());
     assert!(
         whole.keys().any(|(_, g)| g.ends_with("@eu")),
@@ -189,8 +189,14 @@ fn reports_read_from_coded_columns_are_the_rows_grouped_by_hand() {
             .any(|days| days.values().any(|p| p.len() == 2)),
         "two spellings of one provider report twice a day in some grade"
     );
-    let from = day(40);
-    let since = rentix_index::health::reports_since(&store, Some(from)).unwrap();
-    assert_eq!(since, by_hand(Some(from)));
+    let (from, to) = (day(40), day(55));
+    let since = rentix_index::health::reports_between(&store, Some(from), None).unwrap();
+    assert_eq!(since, by_hand(Some(from), None));
     assert!(since.values().all(|days| days.keys().all(|d| *d >= from)));
+    let between = rentix_index::health::reports_between(&store, Some(from), Some(to)).unwrap();
+    assert_eq!(between, by_hand(Some(from), Some(to)));
+    assert!(between
+        .values()
+        .all(|days| days.keys().all(|d| (from..=to).contains(d))));
+    assert!(between.values().any(|days| days.contains_key(&to)));
 }

@@ -449,7 +449,7 @@ fn a_state_that_no_longer_describes_the_store_or_the_file_is_not_used() {
 
 /// The tier differentials before the day the chains continue from come from the
 /// published file: deleted since, the run reads the whole store and writes it whole
-/// (it used to keep only the days after).
+/// (it used to keep only the days after), through the day it publishes.
 #[test]
 fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
     let m = market();
@@ -474,7 +474,19 @@ fn a_deleted_tier_differentials_file_makes_the_run_read_everything() {
         msg.contains("read: the whole store") && msg.contains("missing"),
         "{msg}"
     );
-    assert!(std::fs::read(&differentials).unwrap() == whole);
+    // Every day's rows as first written, and the 28th's: a publication through a
+    // day writes no row past it (they were written through the store's end,
+    // unverified).
+    let after = std::fs::read_to_string(&differentials).unwrap();
+    let whole = String::from_utf8(whole).unwrap();
+    let (added, kept): (Vec<&str>, Vec<&str>) =
+        after.lines().partition(|l| l.starts_with("2025-03-28,"));
+    assert_eq!(kept, whole.lines().collect::<Vec<_>>());
+    assert!(!added.is_empty(), "{after}");
+    assert!(
+        whole.lines().skip(1).all(|l| l < "2025-03-28"),
+        "nothing past --to: {whole}"
+    );
 }
 
 /// A publication through 2025-03-27 of the shared market under the default

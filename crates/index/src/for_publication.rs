@@ -87,11 +87,14 @@ pub fn fix_for_publication(
             ));
         }
     }
-    // Computed over every date the read allows; only the requested ones are published.
-    // ... and through `to` when it is past the store's last day (a feed outage).
+    // Computed from the first date (the chains start there) through `to`, as a run
+    // over the whole history fixes them (the read reaches as far past `to` as a
+    // grade's life can, no further); through the store's end without a `to`, and
+    // through `to` when it is past the store's last day (a feed outage), not past
+    // today.
     let whole = IndexRequest {
         from: None,
-        to: past_the_store(&runs, req.to, today),
+        to: past_the_store(&runs, req.to, today).or(req.to),
         ..req.clone()
     };
     let (result, read, decision) = read_store(store, &whole, decision, &runs)?;
@@ -309,7 +312,11 @@ fn read_store(
         ),
         Decision::Full(why) => {
             let r = compute_from_store(store, whole)?;
-            let read = format!("read: the whole store ({why}){}", in_slices(r.slices));
+            let read = format!(
+                "read: the whole store{} ({why}){}",
+                up_to(whole, runs),
+                in_slices(r.slices)
+            );
             (r, read)
         }
     };
@@ -324,11 +331,24 @@ fn read_store(
     }
     let r = compute_from_store(store, whole)?;
     let read = format!(
-        "read: the whole store (a run was committed while it was read){}",
+        "read: the whole store{} (a run was committed while it was read){}",
+        up_to(whole, runs),
         in_slices(r.slices)
     );
     let why = "a run was committed while the store was read".to_string();
     Ok((r, read, Decision::Full(why)))
+}
+
+/// Where a whole read stopped before the store's last day: the last day rows
+/// through `--to` can depend on.
+fn up_to(whole: &IndexRequest, runs: &[rentix_store::IngestSummary]) -> String {
+    let last = rentix_store::fixing_dates_of(runs).map(|(_, last)| last);
+    match (incremental::last_read_day(whole), whole.to) {
+        (Some(d), Some(to)) if last.is_some_and(|l| d < l) => {
+            format!(" up to {d}, the last day rows through {to} can depend on")
+        }
+        _ => String::new(),
+    }
 }
 
 /// How a whole-store read went, when it was not one pass.

@@ -93,13 +93,16 @@ pub type Reports = BTreeMap<(String, String), BTreeMap<NaiveDate, Vec<f64>>>;
 /// Reads a store's observations as [`Reports`]: `(contributor, grade)` -> fixing
 /// date -> prices (USD per GPU-hour), contributors as written (trimmed, lowercase).
 pub fn reports_of(store: &rentix_store::Store) -> Result<Reports, IndexError> {
-    reports_since(store, None)
+    reports_between(store, None, None)
 }
 
-/// [`reports_of`] the fixing dates from `from` on.
-pub fn reports_since(
+/// [`reports_of`] the fixing dates from `from` through `to`: only the partitions of
+/// those dates are read (a damaged month outside them stops nothing), and no
+/// price after `to` is seen (health as of `to` knows nothing later).
+pub fn reports_between(
     store: &rentix_store::Store,
     from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
 ) -> Result<Reports, IndexError> {
     let mut out: Reports = BTreeMap::new();
     // The columns fixing reads, the repeated text as codes: each (contributor,
@@ -108,7 +111,7 @@ pub fn reports_since(
     // and no row is built (building every row was a third of a run's serial
     // end at two cores).
     let mut bad = Ok(());
-    store.for_each_fixing_part(from, None, |delivery| match delivery {
+    store.for_each_fixing_part(from, to, |delivery| match delivery {
         rentix_store::Delivery::Part(part) => {
             if bad.is_ok() {
                 bad = add_part(&mut out, &part);

@@ -807,6 +807,15 @@ pub fn read_tier_differentials(path: &Path) -> Result<Vec<TierDifferential>, cra
 /// decoding), whatever the history's length.
 pub const SLICE_ROWS: u64 = 5_000_000;
 
+/// The last fixing day of the observations a run of `req` reads: rows through
+/// `req.to` depend on none after it, through a grade's life (`None`: no `to`,
+/// the store's end).
+pub fn last_read_day(req: &crate::IndexRequest) -> Option<NaiveDate> {
+    let m = &req.methodology;
+    req.to
+        .and_then(|t| observation_days(m, m.day_rule(), t, Some(t)).1)
+}
+
 /// A run over the whole store, fixed a slice of months at a time, each slice
 /// holding about `slice_rows` stored observations: each slice reads the
 /// observations its dates can depend on ([`observation_days`]) and continues the
@@ -820,13 +829,24 @@ pub fn compute_in_slices(
     req: &crate::IndexRequest,
     slice_rows: u64,
 ) -> Result<crate::IndexResult, crate::IndexError> {
-    let one_pass = || crate::compute_read(store, req, None, None, (None, None));
-    let Some((first, last)) = store.fixing_dates()? else {
-        return one_pass();
-    };
-    let end = req.to.map_or(last, |t| t.min(last));
     let m = &req.methodology;
     let rule = m.day_rule();
+    // Rows through `to` depend on no observation after `read_to` (a grade's life
+    // reaches that far ahead, no further): later months are not read, so a
+    // back-fill costs its own months and a damaged month after it stops nothing.
+    let read_to = last_read_day(req);
+    let capped = |last: Option<NaiveDate>| match (last, read_to) {
+        (Some(l), Some(r)) => Some(l.min(r)),
+        (l, r) => l.or(r),
+    };
+    let Some((first, last)) = store.fixing_dates()? else {
+        return crate::compute_read(store, req, None, None, (None, None));
+    };
+    let one_pass = || {
+        let partitions = read_to.map(|r| (first, Some(r)));
+        crate::compute_read(store, req, partitions, None, (None, req.to))
+    };
+    let end = req.to.map_or(last, |t| t.min(last));
     // How far a slice reads before its first day and after its last.
     let (back, ahead) = {
         let (from, to) = observation_days(m, rule, end, Some(end));
@@ -847,10 +867,13 @@ pub fn compute_in_slices(
         let read = match slice_from {
             None => SliceRead {
                 first,
-                last: observation_days(m, rule, first, slice_to).1,
+                last: capped(observation_days(m, rule, first, slice_to).1),
             },
             Some(d1) => match slice_read(m, rule, d1, slice_to, &out.levels) {
-                Some(read) => read,
+                Some(read) => SliceRead {
+                    last: capped(read.last),
+                    ..read
+                },
                 None => return one_pass(),
             },
         };
@@ -860,7 +883,7 @@ pub fn compute_in_slices(
             req,
             Some((read.first, read.last)),
             seeds.as_ref().and_then(|s| s.as_ref()),
-            (slice_from, slice_to),
+            (slice_from, slice_to.or(req.to)),
         )?;
         keep_slice(&mut out, r, slice_from, slice_to);
         slice_from = starts.get(k).copied();
