@@ -540,14 +540,17 @@ impl ContractSpec {
                 .iter()
                 .filter(|(d, _)| index.qualifying.contains(d))
                 .count();
-            let needed = self.min_settlement_fixings.min(used.len());
+            // Capped by the days the rule uses (one for `final`), published or
+            // not: a month whose fixings are missing does not need fewer.
+            let needed = self.min_settlement_fixings.min(days.len());
             if qualifying < needed {
                 return outcome(
                     SettlementStatus::Determination,
                     None,
                     format!(
-                        "not settled: {qualifying} of the {} fixings the rule uses are sufficient and not carried; min_settlement_fixings needs {needed}",
-                        used.len()
+                        "not settled: {qualifying} sufficient, not carried fixings of the {} published on the {} days the rule uses; min_settlement_fixings needs {needed}",
+                        used.len(),
+                        days.len()
                     ),
                 );
             }
@@ -812,7 +815,9 @@ mod tests {
             .collect();
         let err = c.settle(&u, d("2025-06-01")).unwrap_err();
         assert!(
-            err.0.contains("9 of the 20") && err.0.contains("needs 10"),
+            err.0
+                .contains("9 sufficient, not carried fixings of the 20 published on the 30 days")
+                && err.0.contains("needs 10"),
             "{err}"
         );
         u.qualifying.insert(d("2025-06-15"));
@@ -822,6 +827,39 @@ mod tests {
         assert!(c.settle(&u, d("2025-06-01")).is_err());
         u.qualifying.insert(d("2025-06-20"));
         assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
+    }
+
+    /// The fixings a month needs are counted against the days the rule uses, not
+    /// the days that happen to hold a value: a hostile round blanked 29 of June's
+    /// 30 fixings and the month settled on the one left (`min(10, 1)` = 1), where
+    /// `settle` called the same month a determination at 3% coverage.
+    #[test]
+    fn one_fixing_left_in_a_month_does_not_settle_it() {
+        let c = ContractSpec::default_contract();
+        let lone = d("2025-06-30");
+        let mut u = Underlying::from_series(
+            "x/bare-metal/on-demand",
+            DateSeries::from_points([(lone, 3.29)]).unwrap(),
+        );
+        u.qualifying.insert(lone);
+        let err = c.settle(&u, lone).unwrap_err();
+        assert!(
+            err.0
+                .contains("1 sufficient, not carried fixings of the 1 published on the 30 days")
+                && err.0.contains("needs 10"),
+            "{err}"
+        );
+        // A final-fixing rule uses one day: its one fixing settles it.
+        let c = c.edited(|t| t.settlement = Settlement::Final).unwrap();
+        assert_eq!(c.settle(&u, lone), Ok(3.29));
+        // The last three days, two of them blank: two more are needed.
+        let c = c
+            .edited(|t| {
+                t.settlement = Settlement::LastNAverage;
+                t.last_n = 3;
+            })
+            .unwrap();
+        assert!(c.settle(&u, lone).unwrap_err().0.contains("needs 3"));
     }
 
     #[test]
