@@ -578,9 +578,9 @@ const PRICE_JUMP: f64 = 10.0;
 /// GPU-hours a day this many times the neighbours' median (or that fraction) are.
 const HOURS_JUMP: f64 = 1000.0;
 
-/// Refuses a row whose price is tenfold (or a tenth of) the median of its
-/// neighbouring rows, or whose GPU-hours a day are a thousandfold (or a
-/// thousandth): a rent does not move tenfold against the days around it, and one
+/// Refuses a row whose price is tenfold (or a tenth of, or zero against) the
+/// median of its neighbouring rows, or whose GPU-hours a day are a thousandfold
+/// (or a thousandth, or zero): a rent does not move tenfold against the days around it, and one
 /// such row moved every hedge ratio of the months around it (walk-forward up to
 /// 61.8). Capacity can grow fast, so its bound is wider. Judged on at least four
 /// neighbours; `periods` sorted by start.
@@ -595,7 +595,7 @@ fn far_from_neighbours(path: &Path, periods: &[RentPeriod]) -> Result<(), Backte
         if around.len() < 4 {
             continue;
         }
-        let far = |x: f64, m: f64, k: f64| m > 0.0 && x > 0.0 && (x > m * k || x * k < m);
+        let far = |x: f64, m: f64, k: f64| m > 0.0 && (x > m * k || x * k < m);
         let checks = [
             (
                 p.price.get(),
@@ -611,6 +611,16 @@ fn far_from_neighbours(path: &Path, periods: &[RentPeriod]) -> Result<(), Backte
             ),
         ];
         for (x, m, k, what) in checks {
+            if far(x, m, k) && x == 0.0 {
+                return Err(BacktestError::Data(format!(
+                    "{}: the row of {}..{}: 0 {what} where the median of its {} neighbouring rows is {}: a typo? A row of nothing among rows that have it is refused; correct it, or leave the period out of the file if nothing was rented",
+                    path.display(),
+                    p.start,
+                    p.end,
+                    around.len(),
+                    shown_short(m),
+                )));
+            }
             if far(x, m, k) {
                 let times = if x > m {
                     format!("{:.0}x", x / m)
@@ -964,6 +974,19 @@ mod tests {
         let e = read(rent(&|_| 2.9, &|i| if i == 40 { 240_000.0 } else { 24.0 })).unwrap_err();
         assert!(
             e.contains("the row of 2025-02-10..2025-02-11: 240000 GPU-hours a day is 10000x"),
+            "{e}"
+        );
+        // A row of no rent (or no GPU-hours) among rows that have it: a hostile
+        // round's $0 month was let through (the check compared only positive
+        // numbers) and turned a hedge removing >99.99% into "do not hedge".
+        let e = read(rent(&|i| if i == 30 { 0.0 } else { 2.9 }, &|_| 24.0)).unwrap_err();
+        assert!(
+            e.contains("the row of 2025-01-31..2025-02-01: 0 USD per GPU-hour where the median of its 14 neighbouring rows is 2.9: a typo?"),
+            "{e}"
+        );
+        let e = read(rent(&|_| 2.9, &|i| if i == 40 { 0.0 } else { 24.0 })).unwrap_err();
+        assert!(
+            e.contains("0 GPU-hours a day where the median of its 14 neighbouring rows is 24"),
             "{e}"
         );
         // A rent that doubles in a day, and capacity that grows a hundredfold, are
