@@ -487,10 +487,18 @@ impl Scoring<'_> {
         }
         // A rank recommends the grade: one whose hedge removed no variance
         // out of sample is no hedge, however narrow its interval.
-        if let Some(e) = row.oos_effectiveness.filter(|e| *e <= 0.0) {
+        // Both hedges' figures: the selection may show either in the row's
+        // columns (the note named one, the column the other), and here neither
+        // removed any.
+        if row.oos_effectiveness.is_some_and(|e| e <= 0.0) {
+            let figures: Vec<String> = ["walk-forward", "cross-validated"]
+                .iter()
+                .zip(&row.scores)
+                .filter_map(|(name, (e, _))| e.map(|e| format!("{name} {:.1}%", 100.0 * e)))
+                .collect();
             notes.push(format!(
-                "not ranked: out of sample its hedge removed no risk (effectiveness {:.1}%)",
-                100.0 * e
+                "not ranked: out of sample its hedges removed no risk ({})",
+                figures.join(", ")
             ));
         }
         if row.oos_effectiveness.is_none() && notes.iter().all(|n| !n.starts_with("not ranked")) {
