@@ -78,20 +78,82 @@ fn difference_interval(pairs: &[(f64, f64)]) -> Option<(f64, f64)> {
     (!diffs.is_empty()).then(|| (q(0.025), q(0.975)))
 }
 
-/// The design the next criterion picks among `rows`: the lowest error against truth,
-/// else the smallest withholding move.
-fn next_criterion(rows: &[&CandidateRow]) -> Option<(String, String)> {
-    let pick = |f: &dyn Fn(&CandidateRow) -> Option<f64>| {
-        rows.iter()
-            .filter_map(|r| Some((*r, f(r)?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.candidate.cmp(&b.0.candidate)))
-            .map(|(r, _)| r.candidate.clone())
-    };
-    if let Some(c) = pick(&|r| r.truth_mae_usd) {
-        return Some(("error against the simulated truth".into(), c));
+/// The design the next criteria pick among `rows` (the lowest error against
+/// truth, else the smallest withholding move) and the sentence's clause saying so
+/// with both numbers. A criterion on which the two best are equal picks no one: the
+/// next one is asked, and when every criterion ties, the clause says so and `None`
+/// is picked (two identical designs were told "A is better" by name order).
+fn next_criterion(rows: &[&CandidateRow]) -> (Option<(String, String)>, String) {
+    type Value = fn(&CandidateRow) -> Option<f64>;
+    let criteria: [(&str, Value, &str); 2] = [
+        (
+            "error against the simulated truth",
+            |r| r.truth_mae_usd,
+            " USD per GPU-hour",
+        ),
+        (
+            "move when the largest contributor withholds",
+            |r| r.withholding_move_pct,
+            "%",
+        ),
+    ];
+    let mut ties = Vec::new();
+    for (name, value, unit) in criteria {
+        let mut v: Vec<(&CandidateRow, f64)> =
+            rows.iter().filter_map(|r| Some((*r, value(r)?))).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.candidate.cmp(&b.0.candidate)));
+        let shown = |x: f64| format!("{}{unit}", four_digits(x));
+        match v.as_slice() {
+            [] => continue,
+            [(best, x)] => {
+                return (
+                    Some((name.into(), best.candidate.clone())),
+                    format!(
+                        "; on the next criterion, {name}, {} is better ({}, the only one measured)",
+                        best.candidate,
+                        shown(*x)
+                    ),
+                )
+            }
+            [(best, x), (_, y), ..] if !same(*x, *y) => {
+                return (
+                    Some((name.into(), best.candidate.clone())),
+                    format!(
+                        "; on the next criterion, {name}, {} is better ({} against {})",
+                        best.candidate,
+                        shown(*x),
+                        shown(*y)
+                    ),
+                )
+            }
+            [(_, x), ..] => ties.push(format!("{name} ({} each)", shown(*x))),
+        }
     }
-    pick(&|r| r.withholding_move_pct)
-        .map(|c| ("move when the largest contributor withholds".into(), c))
+    let clause = if ties.is_empty() {
+        String::new()
+    } else {
+        format!("; they tie on the next criteria too: {}", ties.join(", "))
+    };
+    (None, clause)
+}
+
+/// `x` to four significant digits, trailing zeros dropped.
+fn four_digits(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let t = format!("{x:.decimals$}");
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    }
+}
+
+/// Equal to the precision the lab computes them at (a difference of rounding).
+fn same(x: f64, y: f64) -> bool {
+    (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
 }
 
 /// The verdict of `c` (module doc); `None` when no design has a hedge utility.
@@ -158,10 +220,7 @@ pub fn utility_verdict(c: &Comparison) -> Option<UtilityVerdict> {
             .copied()
             .filter(|r| r.candidate == best.candidate || r.candidate == second.candidate)
             .collect();
-        let next = next_criterion(&tied);
-        let then = next.as_ref().map_or(String::new(), |(crit, who)| {
-            format!("; on the next criterion, {crit}, {who} is better")
-        });
+        let (next, then) = next_criterion(&tied);
         (
             next,
             format!(
@@ -245,6 +304,44 @@ mod tests {
         );
         assert!(
             v.sentence.contains("no clear winner on hedge utility"),
+            "{}",
+            v.sentence
+        );
+    }
+
+    /// Two identical designs (a hostile round's lab of one design under two
+    /// names): "no clear winner", and on the next criteria a tie, not "A is
+    /// better" by name order. One measured apart is named with both numbers.
+    #[test]
+    fn a_tie_on_the_next_criterion_is_said_to_be_one() {
+        let effs = [0.4869, 0.41, 0.62, 0.70];
+        let mut c = comparison(&[("A", &effs), ("B", &effs)]);
+        let mut a = row("A", 0.4869, Some(0.042307692307692366));
+        a.withholding_move_pct = Some(1.25);
+        let mut b = a.clone();
+        b.candidate = "B".into();
+        c.candidates = vec![a, b];
+        let v = utility_verdict(&c).unwrap();
+        assert!(!v.clear, "{v:?}");
+        assert_eq!(v.next, None, "{}", v.sentence);
+        assert!(
+            v.sentence.contains("they tie on the next criteria too: error against the simulated truth (0.04231 USD per GPU-hour each), move when the largest contributor withholds (1.25% each)"),
+            "{}",
+            v.sentence
+        );
+        assert!(!v.sentence.contains("is better"), "{}", v.sentence);
+        // The truth ties, the withholding move does not: it decides.
+        c.candidates[1].withholding_move_pct = Some(0.5);
+        let v = utility_verdict(&c).unwrap();
+        assert_eq!(
+            v.next,
+            Some((
+                "move when the largest contributor withholds".into(),
+                "B".into()
+            ))
+        );
+        assert!(
+            v.sentence.contains("B is better (0.5% against 1.25%)"),
             "{}",
             v.sentence
         );
