@@ -18,6 +18,17 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     if from >= to {
         crate::commands::usage!("--from {} is not before --to {}", a.from, a.to);
     }
+    // A period settles once it has ended: its stamps to come are not published,
+    // and filling them from the last published values would be a rate nobody fixed.
+    let now = Utc::now();
+    if to > now {
+        crate::commands::usage!(
+            "--to {} has not come yet (it is {}): a period settles once it has ended; for the rate so far, pass --to {}",
+            a.to,
+            now.format("%Y-%m-%dT%H:%MZ"),
+            now.format("%Y-%m-%dT%H:00:00Z")
+        );
+    }
     let series = series(&a.fixings, a.grade.as_deref())?;
     let lookback = minutes(&a.lookback, "--lookback")?;
     // The schedule is built stamp by stamp over the record and the period: bounded.

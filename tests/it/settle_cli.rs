@@ -591,3 +591,32 @@ fn a_gap_across_the_period_s_start_says_how_much_of_it_is_inside() {
         "{text}"
     );
 }
+
+/// A period that has not ended is not settled: a hostile round's period of 2030,
+/// five years past the file's last stamp, printed a rate (the file's last value
+/// filled forward over 1,847 stamps) as an indicative determination, exit 0. It is
+/// refused as a request that cannot be answered yet (exit 2), pointing at the
+/// rate so far; a period that ended past the file's end is still a determination.
+#[test]
+fn a_period_that_has_not_ended_is_not_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = six_hours(dir.path());
+    let o = rentix(&[
+        "settle",
+        "--fixings",
+        p(&file),
+        "--from",
+        "2030-03-01",
+        "--to",
+        "2999-04-01",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--to 2999-04-01 has not come yet") && err.contains("the rate so far"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    let past = settle_json(&file, "2025-06-01", "2025-06-03", &[]);
+    assert_eq!(past["verdict"], "determination", "{past}");
+}
