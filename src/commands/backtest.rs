@@ -224,9 +224,23 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
         }
     }
     if let Some(st) = r.strategies.first() {
+        let op = &st.operational_loss;
+        // The lost hours are not netted, but they change what the hedge offsets:
+        // said here, beside the effectiveness they moved.
+        let lost = if op.lost_gpu_hours > 0.0 {
+            format!(
+                "; the {:.0} GPU-hours events made undeliverable left hedged hours without rent to offset: ${:.0} of futures P&L ({}, volume mismatch), inside the hedged P&L and its effectiveness",
+                op.lost_gpu_hours,
+                // Whole dollars, never "-0".
+                if op.volume_mismatch_usd.abs() < 0.5 { 0.0 } else { op.volume_mismatch_usd },
+                st.strategy.as_str()
+            )
+        } else {
+            String::new()
+        };
         s.push_str(&format!(
-            "  operational loss (never netted into the hedge): {}\n",
-            st.operational_loss.described(|x| format!("${x:.0}"))
+            "  operational loss (never netted into the hedge): {}{lost}\n",
+            op.described(|x| format!("${x:.0}"))
         ));
     }
     if !r.months_left_out.is_empty() {

@@ -112,6 +112,71 @@ fn every_surface_shows_the_decided_strategy_ratio_and_contracts() {
     assert!(hedged >= 2, "only {hedged} of the users was told to hedge");
 }
 
+/// GPU-hours an event made undeliverable leave hedged hours without rent to
+/// offset: that futures P&L (volume mismatch) is inside the hedged P&L, so the
+/// effectiveness moves with it. The console said only "operational loss (never
+/// netted into the hedge)" beside an effectiveness and a strategy the events had
+/// changed (a hostile round: layered at 0.99999 became one-to-one at 0.99); it
+/// now names what the lost hours did, with the figure summary.json holds.
+#[test]
+fn lost_gpu_hours_are_named_where_they_move_the_hedge() {
+    let m = market();
+    let dir = tempfile::tempdir().unwrap();
+    let rent = m.sim("rent_neocloud_h200.csv");
+    let text = std::fs::read_to_string(&rent).unwrap();
+    // A day in the rent's fourth month: a hedge period.
+    let day = &text.lines().nth(100).unwrap()[..10];
+    let events = dir.path().join("events.csv");
+    std::fs::write(
+        &events,
+        format!("start,end,kind,gpu_hours_lost,usd_loss,note\n{day},{day},failed_deployment,2000,5000,\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("bt");
+    let console = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&m.fixings()),
+        "--rent",
+        p(&rent),
+        "--events",
+        p(&events),
+        "--resamples",
+        "100",
+        "--out",
+        p(&out),
+    ]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let figures: Vec<String> = summary["strategies"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|s| {
+            format!(
+                "${:.0}",
+                s["operational_loss"]["volume_mismatch_usd"]
+                    .as_f64()
+                    .unwrap()
+            )
+        })
+        .collect();
+    let line = console
+        .lines()
+        .find(|l| l.contains("operational loss"))
+        .unwrap_or_else(|| panic!("{console}"));
+    assert!(
+        line.contains(
+            "the 2000 GPU-hours events made undeliverable left hedged hours without rent to offset"
+        ) && line.contains("volume mismatch), inside the hedged P&L and its effectiveness"),
+        "{line}"
+    );
+    assert!(
+        figures.iter().any(|f| line.contains(f.as_str())),
+        "{figures:?}: {line}"
+    );
+}
+
 #[test]
 fn operational_loss_is_one_figure_on_every_surface() {
     // One event of $7,777 in the rent's first month, which is no hedge period (it
