@@ -85,6 +85,14 @@ fn console_table(rows: &[TrackRow]) -> Vec<String> {
         if ranked.len() > 10 {
             out.push(format!("  ... and {} more ranked", ranked.len() - 10));
         }
+        // The best set's order is a preference, not a measurement: said here, where
+        // ranks with the same figures were shown as if one beat the other.
+        let tied = ranked.iter().filter(|r| r.in_best_set).count();
+        if tied > 1 {
+            out.push(format!(
+                "  note: ranks 1 to {tied} cannot be told apart from one another (in_best_set); among them the rent's own GPU and scope, more periods and more sufficient fixings rank first"
+            ));
+        }
         if let Some(w) = ranked
             .iter()
             .find_map(|r| r.note.split("; ").find(|n| n.starts_with("few periods")))

@@ -708,6 +708,36 @@ fn a_grade_that_removes_no_risk_out_of_sample_is_never_ranked() {
     assert_eq!(table[0]["rank"], "1");
 }
 
+/// Two grades that are one series under two names tie: the console said "1" and
+/// "2" with the same figures and no word of a tie (only the CSV's note had it).
+/// It says which ranks cannot be told apart and what orders them.
+#[test]
+fn a_tie_at_the_top_is_said_on_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let text = std::fs::read_to_string(&index).unwrap();
+    let copy: String = text
+        .lines()
+        .skip(1)
+        .map(|l| format!("{}\n", l.replace(GRADE, "h100-sxm-80gb/vm/on-demand")))
+        .collect();
+    std::fs::write(&index, format!("{text}{copy}")).unwrap();
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| 0.9 * x + 0.3, &s);
+    let console = rentix_ok(&[
+        "track",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--resamples",
+        "200",
+    ]);
+    assert!(
+        console.contains("ranks 1 to 2 cannot be told apart from one another"),
+        "{console}"
+    );
+}
+
 /// The bundled default contract with `key = value` put in place of its line.
 fn contract_with(dir: &Path, key: &str, value: &str) -> PathBuf {
     let text = std::fs::read_to_string(
