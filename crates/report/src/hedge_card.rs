@@ -38,6 +38,16 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
     let basis = featured.basis.map_or(f64::NAN, |b| b.mean);
     let corr = opt(featured.correlation_changes);
     let op = featured.operational_loss.all_usd();
+    // A card without a hedge to take shows what the rejected one would have cost:
+    // said, or they read as the costs of the advice.
+    let anyway = if rec.decision == Decision::Hedge {
+        String::new()
+    } else {
+        format!(
+            ", had you hedged anyway with {}",
+            esc(featured.strategy.as_str())
+        )
+    };
     let rows = [
         (
             "your rent against the index",
@@ -83,11 +93,11 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
         ),
         (
             "basis risk left",
-            format!("a month worse than {} in 1 month of 20 (95% VaR of the hedged P&amp;L)", money(opt(featured.var_95))),
+            format!("a month worse than {} in 1 month of 20 (95% VaR of the hedged P&amp;L){anyway}", money(opt(featured.var_95))),
         ),
         (
             "cash for margin",
-            format!("up to {} at the worst point of a month (initial plus variation margin)", money(featured.margin.peak_cash_need)),
+            format!("up to {} at the worst point of a month (initial plus variation margin){anyway}", money(featured.margin.peak_cash_need)),
         ),
         (
             "never covered",
