@@ -94,8 +94,18 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
         Cadence::Step(c) => usize::try_from(lookback / c).unwrap_or(1),
         Cadence::Planned(_) => (lookback as f64 / step_minutes).round() as usize,
     };
+    // A look-back shorter than a stamp holds no published value to fill from: it
+    // was taken as one stamp without a word.
+    if stamps == 0 {
+        crate::commands::usage!(
+            "--lookback {} is shorter than one stamp of the schedule (about {} minutes): a gap is filled from at least the last published stamp; give at least {}",
+            a.lookback,
+            step_minutes.round(),
+            cadence_text(step_minutes)
+        );
+    }
     let rule = PeriodRule {
-        lookback: stamps.max(1),
+        lookback: stamps,
         ..rule
     };
     let Some(r) = period_rate(&schedule.values, schedule.period, &rule) else {
@@ -126,6 +136,18 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     use std::io::Write;
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(())
+}
+
+/// `minutes` as a duration `--lookback` reads (`90m`, `6h`, `1d`).
+fn cadence_text(minutes: f64) -> String {
+    let m = minutes.ceil().max(1.0) as i64;
+    if m % 1440 == 0 {
+        format!("{}d", m / 1440)
+    } else if m % 60 == 0 {
+        format!("{}h", m / 60)
+    } else {
+        format!("{m}m")
+    }
 }
 
 /// The schedule a period is counted on: one step, or `--schedule`'s eras.

@@ -620,3 +620,33 @@ fn a_period_that_has_not_ended_is_not_settled() {
     let past = settle_json(&file, "2025-06-01", "2025-06-03", &[]);
     assert_eq!(past["verdict"], "determination", "{past}");
 }
+
+/// A look-back shorter than one stamp was taken as one stamp ("the mean of the
+/// last 1 published") without a word: refused, naming the shortest one.
+#[test]
+fn a_lookback_shorter_than_a_stamp_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = six_hours(dir.path());
+    for short in ["0h", "30m"] {
+        let o = rentix(&[
+            "settle",
+            "--fixings",
+            p(&file),
+            "--from",
+            "2025-06-01",
+            "--to",
+            "2025-06-02",
+            "--lookback",
+            short,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{short}: {err}");
+        assert!(
+            err.contains(&format!("--lookback {short} is shorter than one stamp"))
+                && err.contains("give at least 1h"),
+            "{err}"
+        );
+    }
+    let ok = settle_json(&file, "2025-06-01", "2025-06-02", &["--lookback", "1h"]);
+    assert!(ok["rate"].is_number(), "{ok}");
+}
