@@ -10,6 +10,15 @@ pub(super) fn run(a: TrackArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.out {
         rentix_table::TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
     }
+    // A rank is a recommendation: below the periods a decision needs, backtest
+    // answers "not enough data" for the grade track would rank first.
+    if a.min_periods < rentix_backtest::DEFAULT_MIN_PERIODS {
+        crate::commands::usage!(
+            "--min-periods {} is below the {} hedge periods a decision needs: backtest says \"not enough data\" below them, so no rank can rest on fewer",
+            a.min_periods,
+            rentix_backtest::DEFAULT_MIN_PERIODS
+        );
+    }
     if !(0.0..=1.0).contains(&a.min_sufficient_share) {
         crate::commands::usage!(
             "--min-sufficient-share {} is not a share between 0 and 1",

@@ -100,6 +100,39 @@ fn track_refuses_a_rent_of_no_gpu_hours() {
     );
 }
 
+/// `track --min-periods 1` ranked a rent of four periods first where `backtest`
+/// of the same grade said "not enough data, needs 6": refused (exit 2) below the
+/// periods a decision needs.
+#[test]
+fn track_refuses_fewer_periods_than_a_decision_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_of(tmp.path(), &listings(&["2025-03-03", "2025-03-04"]));
+    let out = tmp.path().join("f.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    let rent = tmp.path().join("rent.csv");
+    std::fs::write(
+        &rent,
+        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n\
+         2025-01-01,2025-02-01,2.5,730,pay\n2025-02-01,2025-03-01,2.6,730,pay\n",
+    )
+    .unwrap();
+    let o = rentix(&[
+        "track",
+        "--index",
+        p(&out),
+        "--rent",
+        p(&rent),
+        "--min-periods",
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--min-periods 1 is below the 6 hedge periods a decision needs"),
+        "{err}"
+    );
+}
+
 /// A lock removed while a publication is live stops it before its commit, and the
 /// message that says nothing was committed is true: the file is as it was. (The
 /// lock used to be checked after the renames: the publication was in place and the
