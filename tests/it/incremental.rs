@@ -568,6 +568,27 @@ fn a_day_published_past_a_gap_publishes_the_composites_of_the_skipped_days() {
     assert_eq!(code, Some(0), "{said}");
 }
 
+/// An earlier day republished into a file that runs past it, with no state to
+/// continue from (a whole read): the companions are rewritten through the file's
+/// last day, not the republished one. A publication that computed only through
+/// its `--to` wrote tier differentials through the 20th beside fixings through
+/// the 27th, and `verify` found the 25th to the 27th missing.
+#[test]
+fn an_earlier_day_republished_keeps_the_companions_through_the_file_s_last_day() {
+    let p27 = ThroughThe27th::new();
+    std::fs::remove_file(rentix_index::incremental::state_path(&p27.out)).unwrap();
+    let o = p27.publish("2025-03-20", "2025-03-20");
+    assert_ok(&o);
+    let (code, said) = p27.verify();
+    assert_eq!(code, Some(0), "{said}");
+    let differentials =
+        std::fs::read_to_string(p27.tmp.path().join("f_tier_differentials.csv")).unwrap();
+    assert!(
+        differentials.lines().any(|l| l.starts_with("2025-03-27,")),
+        "{differentials}"
+    );
+}
+
 /// A hostile user rolled the files back to the publication through the 27th and
 /// kept the state of the next one (through the 28th), or removed the state's
 /// levels of the 27th and recomputed its digest: the next publication continued

@@ -94,7 +94,7 @@ pub fn fix_for_publication(
     // today.
     let whole = IndexRequest {
         from: None,
-        to: past_the_store(&runs, req.to, today).or(req.to),
+        to: computed_through(&runs, req.to, today, out),
         ..req.clone()
     };
     let (result, read, decision) = read_store(store, &whole, decision, &runs)?;
@@ -337,6 +337,52 @@ fn read_store(
     );
     let why = "a run was committed while the store was read".to_string();
     Ok((r, read, Decision::Full(why)))
+}
+
+/// The last day a publication `--to to` into `out` computes: `to` past the store's
+/// last day (a feed outage, not past today); otherwise `to` itself, or the last day
+/// the file already publishes when that is later (a republication of an earlier
+/// day rewrites the companions through the file's last day, and touches nothing
+/// after it); `None`, the store's end, without a `to`, or when the file's last day
+/// cannot be told from its last line (a Parquet file, an unexpected ending).
+fn computed_through(
+    runs: &[rentix_store::IngestSummary],
+    to: Option<NaiveDate>,
+    today: NaiveDate,
+    out: &Path,
+) -> Option<NaiveDate> {
+    if let Some(outage) = past_the_store(runs, to, today) {
+        return Some(outage);
+    }
+    let store_last = rentix_store::fixing_dates_of(runs).map(|(_, last)| last)?;
+    let to = to.filter(|t| *t < store_last)?;
+    if !out.exists() {
+        return Some(to);
+    }
+    published_last_day(out)
+        .filter(|last| *last < store_last)
+        .map(|last| last.max(to))
+}
+
+/// The date of the last row of the CSV fixings file `out` (files are written
+/// sorted by date), read from its end; `None` when it cannot be told so.
+fn published_last_day(out: &Path) -> Option<NaiveDate> {
+    use std::io::{Read, Seek, SeekFrom};
+    if rentix_table::TableFormat::of(out).ok()? != rentix_table::TableFormat::Csv {
+        return None;
+    }
+    let mut f = std::fs::File::open(out).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)))
+        .ok()?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail).ok()?;
+    let line = tail
+        .split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .rfind(|l| !l.is_empty())?;
+    let date = line.split(|b| *b == b',').next()?;
+    NaiveDate::parse_from_str(std::str::from_utf8(date).ok()?, "%Y-%m-%d").ok()
 }
 
 /// Where a whole read stopped before the store's last day: the last day rows
