@@ -545,11 +545,15 @@ fn check_daily(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outcome
         methodology,
         grade_filters: Vec::new(),
         from: None,
+        // Through the file's last day (past the store's, for an outage): the
+        // read then stops where rows through it stop depending on observations,
+        // as the publication's did, so a damaged month after that stops neither.
         to: rentix_index::past_the_store(
             &store.runs()?,
             Some(scope.to),
             chrono::Utc::now().date_naive(),
-        ),
+        )
+        .or(Some(scope.to)),
     };
     let again = compute_from_store(&store, &req)?;
     // A file published with `--valued-only` has a value in every row: rows without

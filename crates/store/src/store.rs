@@ -197,9 +197,6 @@ impl Store {
                     ),
                 })?;
                 let sum = run.partition_checksums.get(&part);
-                if let Some(sum) = sum {
-                    self.check_size(&part, sum.bytes, &run.run_id)?;
-                }
                 out.push(PartFile {
                     span,
                     rel: part,
@@ -218,11 +215,22 @@ impl Store {
         Ok(fixing_dates_of(&self.runs()?))
     }
 
-    /// The cheap part of a partition's checksum, checked when the store is listed:
-    /// its size as committed. A file truncated, appended to or replaced since is
+    /// The cheap part of the checksums of the partitions a read covers: their
+    /// sizes as committed. A file truncated, appended to or replaced since is
     /// refused, naming it, before any is read (each read then compares every byte's
-    /// hash: [`crate::checked`]). A file that is gone is left to the reader (a
-    /// compaction may have replaced it meanwhile).
+    /// hash: [`crate::checked`]). Files the read does not cover are not looked at:
+    /// a damaged month after a back-fill's reach stops nothing that does not read
+    /// it. A file that is gone is left to the reader (a compaction may have
+    /// replaced it meanwhile).
+    fn check_sizes(&self, files: &[&PartFile]) -> Result<()> {
+        for f in files {
+            if let Some((_, bytes)) = &f.committed {
+                self.check_size(&f.rel, *bytes, &f.run_id)?;
+            }
+        }
+        Ok(())
+    }
+
     fn check_size(&self, part: &str, committed: u64, run_id: &str) -> Result<()> {
         let path = self.root.join(part);
         match fs::metadata(&path) {
@@ -295,6 +303,7 @@ impl Store {
     ) -> Result<Vec<StoredObservation>> {
         let parts = self.partitions()?;
         let files: Vec<&PartFile> = parts.overlapping(from, to).collect();
+        self.check_sizes(&files)?;
         // Sized from the files' footers first: growing a vector of a million rows by
         // doubling holds the old and the new buffer at once, which was most of
         // `index`'s peak memory.
@@ -386,6 +395,7 @@ impl Store {
     ) -> Result<()> {
         let parts = self.partitions()?;
         let files: Vec<&PartFile> = parts.overlapping(from, to).collect();
+        self.check_sizes(&files)?;
         read_in_order(&files, 2 * rayon::current_num_threads().max(1), read, |r| {
             each(r?);
             Ok(())
