@@ -393,6 +393,10 @@ pub(crate) struct HealthArgs {
     /// Write coverage per grade and settlement month to this CSV file (needs --fixings).
     #[arg(long, requires = "fixings")]
     pub coverage: Option<PathBuf>,
+    /// Feed health as of this day: the store's observations and the fixings
+    /// through it only (what a publication `--to` this day reports).
+    #[arg(long)]
+    pub to: Option<chrono::NaiveDate>,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,7 @@
 
 use crate::cli::HealthArgs;
 use anyhow::Context;
-use rentix_index::health::{feed_health, reports_of, Health, HealthOptions};
+use rentix_index::health::{feed_health, reports_between, Health, HealthOptions};
 use rentix_store::Store;
 use rentix_table::{Col, Table};
 
@@ -15,13 +15,16 @@ pub(super) fn run(a: HealthArgs) -> anyhow::Result<()> {
         }
     }
     let store = Store::open(&a.store)?;
-    let reports = reports_of(&store)?;
-    let fixings = match &a.fixings {
+    let reports = reports_between(&store, None, a.to)?;
+    let mut fixings = match &a.fixings {
         Some(f) => {
             rentix_index::read_fixings(f).with_context(|| format!("--fixings {}", f.display()))?
         }
         None => Vec::new(),
     };
+    if let Some(to) = a.to {
+        fixings.retain(|f| f.date <= to);
+    }
     let o = HealthOptions {
         silent_days: a.silent_days,
         jump: a.jump,

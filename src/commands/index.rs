@@ -214,8 +214,16 @@ fn health_line(
         .iter()
         .filter(|f| days.contains(&f.date))
         .collect();
+    // The line is health as of the publication's last day: the command that
+    // shows it whole says so when the store runs past that day.
+    let store_last = store.fixing_dates()?.map(|(_, last)| last);
+    let as_of = if store_last.is_some_and(|l| l > *days.end()) {
+        format!(" --to {}", days.end())
+    } else {
+        String::new()
+    };
     let hint = format!(
-        "rentix health --store {} --fixings {}",
+        "rentix health --store {} --fixings {}{as_of}",
         cfg.store.display(),
         cfg.out.display()
     );

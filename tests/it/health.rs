@@ -200,3 +200,71 @@ fn reports_read_from_coded_columns_are_the_rows_grouped_by_hand() {
         .all(|days| days.keys().all(|d| (from..=to).contains(d))));
     assert!(between.values().any(|days| days.contains_key(&to)));
 }
+
+/// A publication `--to D` before the store's last day reports health as of D (it
+/// reads nothing later), and its hint is the command that shows the same: `health
+/// --to D`. A hostile round followed the hint without the flag and saw other
+/// counts (a shift seen on D's last report days is not yet held: not a finding as
+/// of D, a finding once the days after it are read).
+#[test]
+fn a_publication_before_the_store_s_end_points_at_health_as_of_its_day() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_of(tmp.path(), |j, k, p| match (j, k) {
+        (3, k) if k >= 30 => Some(p * 1.2),
+        (4, k) if k >= 33 => None,
+        _ => Some(p),
+    });
+    let fixings = tmp.path().join("fixings.csv");
+    let d = day(31).to_string();
+    let published = rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--to",
+        &d,
+        "--out",
+        p(&fixings),
+    ]);
+    let line = published
+        .lines()
+        .find(|l| l.starts_with("feed health from"))
+        .unwrap_or_else(|| panic!("{published}"));
+    assert!(line.ends_with(&format!("--to {d}")), "{line}");
+    let since = &line["feed health from ".len()..][..10];
+    let said: usize = line
+        .split(": ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    // The hinted command, as of the day, finds what the line counted from its
+    // first day; the whole store finds more (the silence after the day).
+    let count = |more: &[&str]| {
+        let out = tmp.path().join("health.csv");
+        let mut args = vec![
+            "health",
+            "--store",
+            p(&store),
+            "--fixings",
+            p(&fixings),
+            "--out",
+            p(&out),
+        ];
+        args.extend_from_slice(more);
+        let said = rentix_ok(&args);
+        let rows = crate::csvutil::rows(&out);
+        let within = rows
+            .iter()
+            .filter(|r| r["date"].as_str() >= since && r["date"].as_str() <= d.as_str())
+            .count();
+        (said, within, rows.len())
+    };
+    let (as_of, within, _) = count(&["--to", &d]);
+    assert!(
+        as_of.starts_with(&format!("feed health through {d}:")),
+        "{as_of}"
+    );
+    assert_eq!(within, said, "{line}\n{as_of}");
+    let (whole, _, all) = count(&[]);
+    assert!(all > within, "{whole}");
+}
