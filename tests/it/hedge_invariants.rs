@@ -340,7 +340,10 @@ fn months_without_enough_qualifying_fixings_do_not_settle_and_say_why() {
         .find(|l| l["month"] == "2025-03-01")
         .expect("March listed");
     assert!(
-        march["reason"].as_str().unwrap().contains("5 of the 31"),
+        march["reason"]
+            .as_str()
+            .unwrap()
+            .contains("5 sufficient, not carried fixings of the 31 published on the 31 days"),
         "{march}"
     );
     // April is still hedged: its basis comes from February, the last one observed.
