@@ -464,6 +464,20 @@ fn a_linear_rent_is_hedged_exactly_at_its_slope() {
     {
         assert_eq!(r["contracts"], "8", "{r:?}");
     }
+    // The report's reading: the basis (rent - index) moves with the index by
+    // construction, and a hedge at 0.8 takes that in; it said "a moving one
+    // [premium] does [weaken a hedge]" above a hedge that removed all of it.
+    let html = dir.path().join("report.html");
+    rentix_ok(&[
+        "report",
+        "--in",
+        p(&dir.path().join("bt")),
+        "--out",
+        p(&html),
+    ]);
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("at this hedge's ratio of 0.8"), "{html}");
+    assert!(!html.contains("a moving one does"));
 }
 
 #[test]

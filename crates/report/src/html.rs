@@ -559,6 +559,9 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("n/a".into(), rentix_core::stats::percent)
 }
 
+/// A mean hedge ratio this far from one hedges a basis that moves with the index.
+const RATIO_NOT_ONE: f64 = 0.15;
+
 fn reading(s: &StrategySummary, side: Side) -> String {
     let op = s.operational_loss.described(money);
     let vm = s.operational_loss.volume_mismatch_usd;
@@ -590,9 +593,21 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     }
     if let Some(b) = &s.basis {
         let verb = if side == Side::Pay { "pay" } else { "earn" };
+        // Against a hedge at a ratio other than one the basis moves with the index
+        // by construction (a rent of 0.41 times the index plus 1), and the hedge
+        // takes that in: "a moving one weakens it" stood above a hedge removing
+        // >99.99%.
+        let why = if (s.hedge_ratio - 1.0).abs() > RATIO_NOT_ONE {
+            format!(
+                "at this hedge's ratio of {:.2} the part of it that moves with the index is hedged too; the effectiveness above counts what is left",
+                s.hedge_ratio
+            )
+        } else {
+            "a steady premium does not weaken a hedge, a moving one does".into()
+        };
         let _ = write!(
             t,
-            "You {verb} on average {:+.3} USD per GPU-hour against the index (basis), moving by {:.3} from month to month: a steady premium does not weaken a hedge, a moving one does. ",
+            "You {verb} on average {:+.3} USD per GPU-hour against the index (basis), moving by {:.3} from month to month: {why}. ",
             b.mean, b.std
         );
     }
