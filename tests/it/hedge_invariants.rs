@@ -1221,6 +1221,44 @@ fn a_perp_on_an_index_equal_to_the_rent_hedges_it_whole_and_pays_no_funding() {
     }
 }
 
+/// A rent that moves at 0.41 times the index, twelve invoices: the futures' decision
+/// hedges at 0.41 (the ratio fitted on the other months, cross-validated), and the
+/// perp's, on the same months, must weigh the same hedge: it said "do not hedge:
+/// the perp would add risk (layered)" beside a static-min-variance row of 1.000,
+/// its static hedge never cross-validated.
+#[test]
+fn the_perp_weighs_the_cross_validated_ratio_as_the_futures_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| 0.41 * x + 1.0, &s);
+    let text = std::fs::read_to_string(&rent).unwrap();
+    let year: String = text
+        .lines()
+        .filter(|l| l.starts_with("period_start") || l.starts_with("2025-"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&rent, year).unwrap();
+    let (sum, _) = backtest(
+        &index,
+        &rent,
+        &dir.path().join("bt"),
+        &["--perp", "h100-sxm-80gb-bare-metal-perp"],
+    );
+    let fut = &sum["recommendation"];
+    let perp = &sum["perp"]["recommendation"];
+    assert_eq!(fut["decision"], "hedge", "{fut}");
+    assert_eq!(fut["strategy"], "static-min-variance", "{fut}");
+    assert_eq!(perp["decision"], "hedge", "{perp}");
+    assert_eq!(perp["strategy"], "static-min-variance", "{perp}");
+    // The perp's price change is its mark's, not the settlement's: near 0.41.
+    assert!(
+        (perp["hedge_ratio"].as_f64().unwrap() - 0.41).abs() < 0.01,
+        "{perp}"
+    );
+    let cv = &sum["perp"]["strategies"]["static-min-variance"]["cross_validated"];
+    assert!(cv["effectiveness"].as_f64().unwrap() > 0.99, "{cv}");
+}
+
 #[test]
 fn a_constant_premium_costs_premium_times_position_times_time() {
     // Premium 0.02 USD per GPU-hour paid in full once a day (the shipped perp). A
