@@ -223,7 +223,19 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
             ));
         }
     }
-    if let Some(st) = r.strategies.first() {
+    // The decided strategy's figures (the first hedging one without a decision):
+    // the first in run order is often `unhedged`, whose volume mismatch is $0.
+    let shown = r
+        .strategies
+        .iter()
+        .find(|st| Some(st.strategy) == rec.strategy)
+        .or_else(|| {
+            r.strategies
+                .iter()
+                .find(|st| st.strategy != Strategy::Unhedged)
+        })
+        .or(r.strategies.first());
+    if let Some(st) = shown {
         let op = &st.operational_loss;
         // The lost hours are not netted, but they change what the hedge offsets:
         // said here, beside the effectiveness they moved.

@@ -148,19 +148,16 @@ fn lost_gpu_hours_are_named_where_they_move_the_hedge() {
     ]);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    let figures: Vec<String> = summary["strategies"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|s| {
-            format!(
-                "${:.0}",
-                s["operational_loss"]["volume_mismatch_usd"]
-                    .as_f64()
-                    .unwrap()
-            )
-        })
-        .collect();
+    // The decided strategy's figure (the first in run order, unhedged, has none:
+    // the line said "$0 of futures P&L (unhedged ...)" under a one-to-one hedge).
+    let decided = summary["recommendation"]["strategy"].as_str().unwrap();
+    let vm = summary["strategies"][decided]["operational_loss"]["volume_mismatch_usd"]
+        .as_f64()
+        .unwrap();
+    assert!(vm.abs() >= 0.5, "{decided}: {vm}");
+    let figures = [format!(
+        "${vm:.0} of futures P&L ({decided}, volume mismatch)"
+    )];
     let line = console
         .lines()
         .find(|l| l.contains("operational loss"))
