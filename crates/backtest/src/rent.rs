@@ -580,7 +580,7 @@ const HOURS_JUMP: f64 = 1000.0;
 
 /// Refuses a row whose price is tenfold (or a tenth of, or zero against) the
 /// median of its neighbouring rows, or whose GPU-hours a day are a thousandfold
-/// (or a thousandth, or zero): a rent does not move tenfold against the days around it, and one
+/// (or a thousandth; zero is a period of idle GPUs): a rent does not move tenfold against the days around it, and one
 /// such row moved every hedge ratio of the months around it (walk-forward up to
 /// 61.8). Capacity can grow fast, so its bound is wider. Judged on at least four
 /// neighbours; `periods` sorted by start.
@@ -595,7 +595,7 @@ fn far_from_neighbours(path: &Path, periods: &[RentPeriod]) -> Result<(), Backte
         if around.len() < 4 {
             continue;
         }
-        let far = |x: f64, m: f64, k: f64| m > 0.0 && (x > m * k || x * k < m);
+        let far = |x: f64, m: f64, k: f64| m > 0.0 && x > 0.0 && (x > m * k || x * k < m);
         let checks = [
             (
                 p.price.get(),
@@ -610,17 +610,22 @@ fn far_from_neighbours(path: &Path, periods: &[RentPeriod]) -> Result<(), Backte
                 "GPU-hours a day",
             ),
         ];
+        // No rent for hours used, among rows that have rent: a typo (a hostile
+        // round's $0 month turned a hedge removing >99.99% into "do not hedge").
+        // A period of idle GPUs is 0 GPU-hours, and is kept.
+        let (price, around_price) = (checks[0].0, checks[0].1);
+        if price == 0.0 && around_price > 0.0 && p.gpu_hours.get() > 0.0 {
+            return Err(BacktestError::Data(format!(
+                "{}: the row of {}..{}: 0 USD per GPU-hour for {} GPU-hours, where the median of its {} neighbouring rows is {}: a typo? Rent of nothing for hours used is refused; correct it (a period whose GPUs stood idle is written with 0 GPU-hours)",
+                path.display(),
+                p.start,
+                p.end,
+                shown_short(p.gpu_hours.get()),
+                around.len(),
+                shown_short(around_price),
+            )));
+        }
         for (x, m, k, what) in checks {
-            if far(x, m, k) && x == 0.0 {
-                return Err(BacktestError::Data(format!(
-                    "{}: the row of {}..{}: 0 {what} where the median of its {} neighbouring rows is {}: a typo? A row of nothing among rows that have it is refused; correct it, or leave the period out of the file if nothing was rented",
-                    path.display(),
-                    p.start,
-                    p.end,
-                    around.len(),
-                    shown_short(m),
-                )));
-            }
             if far(x, m, k) {
                 let times = if x > m {
                     format!("{:.0}x", x / m)
@@ -981,14 +986,21 @@ mod tests {
         // numbers) and turned a hedge removing >99.99% into "do not hedge".
         let e = read(rent(&|i| if i == 30 { 0.0 } else { 2.9 }, &|_| 24.0)).unwrap_err();
         assert!(
-            e.contains("the row of 2025-01-31..2025-02-01: 0 USD per GPU-hour where the median of its 14 neighbouring rows is 2.9: a typo?"),
+            e.contains("the row of 2025-01-31..2025-02-01: 0 USD per GPU-hour for 24 GPU-hours, where the median of its 14 neighbouring rows is 2.9: a typo?"),
             "{e}"
         );
-        let e = read(rent(&|_| 2.9, &|i| if i == 40 { 0.0 } else { 24.0 })).unwrap_err();
-        assert!(
-            e.contains("0 GPU-hours a day where the median of its 14 neighbouring rows is 24"),
-            "{e}"
-        );
+        // A day the GPUs stood idle (0 GPU-hours, at any price) is a rent, kept:
+        // refusing it left no way to write an idle month but to drop it.
+        for price in [0.0, 2.9] {
+            let idle = rent(&|i| if i == 40 { price } else { 2.9 }, &|i| {
+                if i == 40 {
+                    0.0
+                } else {
+                    24.0
+                }
+            });
+            assert!(read(idle).is_ok(), "{price}");
+        }
         // A rent that doubles in a day, and capacity that grows a hundredfold, are
         // rents, not typos.
         assert!(
