@@ -42,6 +42,12 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
     // said, or they read as the costs of the advice.
     let anyway = if rec.decision == Decision::Hedge {
         String::new()
+    } else if featured.hedge_ratio < crate::html::NO_RATIO {
+        format!(
+            ": {} held no contracts (ratio {:.2})",
+            esc(featured.strategy.as_str()),
+            featured.hedge_ratio
+        )
     } else {
         format!(
             ", had you hedged anyway with {}",

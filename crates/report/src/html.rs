@@ -561,6 +561,8 @@ fn pct(v: Option<f64>) -> String {
 
 /// A mean hedge ratio this far from one hedges a basis that moves with the index.
 const RATIO_NOT_ONE: f64 = 0.15;
+/// A mean hedge ratio below this holds no contracts to speak of.
+pub(crate) const NO_RATIO: f64 = 0.005;
 
 fn reading(s: &StrategySummary, side: Side) -> String {
     let op = s.operational_loss.described(money);
@@ -597,7 +599,12 @@ fn reading(s: &StrategySummary, side: Side) -> String {
         // by construction (a rent of 0.41 times the index plus 1), and the hedge
         // takes that in: "a moving one weakens it" stood above a hedge removing
         // >99.99%.
-        let why = if (s.hedge_ratio - 1.0).abs() > RATIO_NOT_ONE {
+        let why = if s.hedge_ratio < NO_RATIO {
+            format!(
+                "at this strategy's ratio of {:.2} it held no contracts, and none of it is hedged",
+                s.hedge_ratio
+            )
+        } else if (s.hedge_ratio - 1.0).abs() > RATIO_NOT_ONE {
             format!(
                 "at this hedge's ratio of {:.2} the part of it that moves with the index is hedged too; the effectiveness above counts what is left",
                 s.hedge_ratio
