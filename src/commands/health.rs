@@ -49,7 +49,9 @@ pub(super) fn run(a: HealthArgs) -> anyhow::Result<()> {
 /// Findings printed; the rest are counted (all of them go to `--out`).
 const SHOWN: usize = 40;
 
-/// What `health` prints: a headline, then one line a finding (the first `shown`).
+/// What `health` prints: a headline, then one line a finding, the latest `shown`
+/// (the days a publication's hint points at), saying how many earlier ones
+/// `--out` holds.
 pub(crate) fn text(h: &Health, o: &HealthOptions, with_fixings: bool, shown: usize) -> String {
     let mut s = format!(
         "feed health through {}: {} contributor(s); {} finding(s) (silent {} days or more, jumps of {:.0}% against {} days of history{})\n",
@@ -74,7 +76,13 @@ pub(crate) fn text(h: &Health, o: &HealthOptions, with_fixings: bool, shown: usi
         let by: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
         s.push_str(&format!("  by kind: {}\n", by.join(", ")));
     }
-    for f in h.findings.iter().take(shown) {
+    let earlier = h.findings.len().saturating_sub(shown);
+    if earlier > 0 {
+        s.push_str(&format!(
+            "  ... {earlier} earlier finding(s) not shown (--out FILE writes every one); the latest {shown}:\n"
+        ));
+    }
+    for f in h.findings.iter().skip(earlier) {
         let who = match (f.grade.is_empty(), f.contributor.is_empty()) {
             (false, false) => format!("{} in {}", f.contributor, f.grade),
             (true, _) => f.contributor.clone(),

@@ -23,7 +23,7 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     let now = Utc::now();
     if to > now {
         crate::commands::usage!(
-            "--to {} has not come yet (it is {}): a period settles once it has ended; for the rate so far, pass --to {}",
+            "--to {} has not come yet (it is {}): a period settles once it has ended; for the rate so far, pass --to {} (a shorter period, whose verdict is its own, not the whole period's)",
             a.to,
             now.format("%Y-%m-%dT%H:%MZ"),
             now.format("%Y-%m-%dT%H:00:00Z")

@@ -55,13 +55,13 @@ pub(super) fn run(a: TrackArgs) -> anyhow::Result<()> {
         track_table(&rows).write(out)?;
     }
     outln!(
-        "ranked {ranked} of {} grades and composites by {} (the rest are listed with the reason{})",
+        "ranked {ranked} of {} grades and composites by {} ({})",
         rows.len(),
         rows.first().map_or("", |r| r.ranked_by),
-        a.out
-            .as_ref()
-            .map(|o| format!(" in {}", o.display()))
-            .unwrap_or_default()
+        a.out.as_ref().map_or_else(
+            || "--out FILE lists the rest with the reason".to_string(),
+            |o| format!("the rest are listed with the reason in {}", o.display())
+        )
     );
     for line in console_table(&rows) {
         outln!("{line}");
