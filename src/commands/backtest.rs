@@ -223,38 +223,7 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
             ));
         }
     }
-    // The decided strategy's figures (the first hedging one without a decision):
-    // the first in run order is often `unhedged`, whose volume mismatch is $0.
-    let shown = r
-        .strategies
-        .iter()
-        .find(|st| Some(st.strategy) == rec.strategy)
-        .or_else(|| {
-            r.strategies
-                .iter()
-                .find(|st| st.strategy != Strategy::Unhedged)
-        })
-        .or(r.strategies.first());
-    if let Some(st) = shown {
-        let op = &st.operational_loss;
-        // The lost hours are not netted, but they change what the hedge offsets:
-        // said here, beside the effectiveness they moved.
-        let lost = if op.lost_gpu_hours > 0.0 {
-            format!(
-                "; the {:.0} GPU-hours events made undeliverable left hedged hours without rent to offset: ${:.0} of futures P&L ({}, volume mismatch), inside the hedged P&L and its effectiveness",
-                op.lost_gpu_hours,
-                // Whole dollars, never "-0".
-                if op.volume_mismatch_usd.abs() < 0.5 { 0.0 } else { op.volume_mismatch_usd },
-                st.strategy.as_str()
-            )
-        } else {
-            String::new()
-        };
-        s.push_str(&format!(
-            "  operational loss (never netted into the hedge): {}{lost}\n",
-            op.described(|x| format!("${x:.0}"))
-        ));
-    }
+    s.push_str(&operational_loss_line(r));
     if !r.months_left_out.is_empty() {
         s.push_str(&format!(
             "  {} month(s) of the rent left out (summary.json months_left_out), e.g. {}: {}\n",
@@ -390,4 +359,42 @@ pub(super) fn run(a: BacktestArgs) -> anyhow::Result<()> {
         outln!("{}", write_cost_decomposition(&months, op, &plan.out)?);
     }
     Ok(())
+}
+
+/// The console's operational-loss line: the events' cost, never netted, and what
+/// the GPU-hours they made undeliverable did to the decided strategy's hedge.
+fn operational_loss_line(r: &BacktestResult) -> String {
+    // The decided strategy's figures (the first hedging one without a decision):
+    // the first in run order is often `unhedged`, whose volume mismatch is $0.
+    let shown = r
+        .strategies
+        .iter()
+        .find(|st| Some(st.strategy) == r.recommendation.strategy)
+        .or_else(|| {
+            r.strategies
+                .iter()
+                .find(|st| st.strategy != Strategy::Unhedged)
+        })
+        .or(r.strategies.first());
+    let Some(st) = shown else {
+        return String::new();
+    };
+    let op = &st.operational_loss;
+    // The lost hours are not netted, but they change what the hedge offsets: said
+    // here, beside the effectiveness they moved.
+    let lost = if op.lost_gpu_hours > 0.0 {
+        format!(
+            "; the {:.0} GPU-hours events made undeliverable left hedged hours without rent to offset: ${:.0} of futures P&L ({}, volume mismatch), inside the hedged P&L and its effectiveness",
+            op.lost_gpu_hours,
+            // Whole dollars, never "-0".
+            if op.volume_mismatch_usd.abs() < 0.5 { 0.0 } else { op.volume_mismatch_usd },
+            st.strategy.as_str()
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "  operational loss (never netted into the hedge): {}{lost}\n",
+        op.described(|x| format!("${x:.0}"))
+    )
 }

@@ -14,21 +14,7 @@ const MAX_SCHEDULE_STAMPS: i64 = 5_000_000;
 
 pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     let rule = rule(&a)?;
-    let (from, to) = (instant(&a.from, "--from")?, instant(&a.to, "--to")?);
-    if from >= to {
-        crate::commands::usage!("--from {} is not before --to {}", a.from, a.to);
-    }
-    // A period settles once it has ended: its stamps to come are not published,
-    // and filling them from the last published values would be a rate nobody fixed.
-    let now = Utc::now();
-    if to > now {
-        crate::commands::usage!(
-            "--to {} has not come yet (it is {}): a period settles once it has ended; for the rate so far, pass --to {} (a shorter period, whose verdict is its own, not the whole period's)",
-            a.to,
-            now.format("%Y-%m-%dT%H:%MZ"),
-            now.format("%Y-%m-%dT%H:00:00Z")
-        );
-    }
+    let (from, to) = bounds(&a)?;
     let series = series(&a.fixings, a.grade.as_deref())?;
     let lookback = minutes(&a.lookback, "--lookback")?;
     // The schedule is built stamp by stamp over the record and the period: bounded.
@@ -94,16 +80,7 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
         Cadence::Step(c) => usize::try_from(lookback / c).unwrap_or(1),
         Cadence::Planned(_) => (lookback as f64 / step_minutes).round() as usize,
     };
-    // A look-back shorter than a stamp holds no published value to fill from: it
-    // was taken as one stamp without a word.
-    if stamps == 0 {
-        crate::commands::usage!(
-            "--lookback {} is shorter than one stamp of the schedule (about {} minutes): a gap is filled from at least the last published stamp; give at least {}",
-            a.lookback,
-            step_minutes.round(),
-            cadence_text(step_minutes)
-        );
-    }
+    at_least_a_stamp(&a.lookback, stamps, step_minutes)?;
     let rule = PeriodRule {
         lookback: stamps,
         ..rule
@@ -135,6 +112,39 @@ pub(super) fn run(a: SettleArgs) -> anyhow::Result<()> {
     };
     use std::io::Write;
     std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+/// The period `[--from, --to)`: in order, and ended. A period settles once it has
+/// ended: its stamps to come are not published, and filling them from the last
+/// published values would be a rate nobody fixed.
+fn bounds(a: &SettleArgs) -> anyhow::Result<(DateTime<Utc>, DateTime<Utc>)> {
+    let (from, to) = (instant(&a.from, "--from")?, instant(&a.to, "--to")?);
+    if from >= to {
+        crate::commands::usage!("--from {} is not before --to {}", a.from, a.to);
+    }
+    let now = Utc::now();
+    if to > now {
+        crate::commands::usage!(
+            "--to {} has not come yet (it is {}): a period settles once it has ended; for the rate so far, pass --to {} (a shorter period, whose verdict is its own, not the whole period's)",
+            a.to,
+            now.format("%Y-%m-%dT%H:%MZ"),
+            now.format("%Y-%m-%dT%H:00:00Z")
+        );
+    }
+    Ok((from, to))
+}
+
+/// A look-back (`text`, `stamps` of about `step_minutes`) shorter than a stamp
+/// holds no published value to fill from: it was taken as one stamp without a word.
+fn at_least_a_stamp(text: &str, stamps: usize, step_minutes: f64) -> anyhow::Result<()> {
+    if stamps == 0 {
+        crate::commands::usage!(
+            "--lookback {text} is shorter than one stamp of the schedule (about {} minutes): a gap is filled from at least the last published stamp; give at least {}",
+            step_minutes.round(),
+            cadence_text(step_minutes)
+        );
+    }
     Ok(())
 }
 

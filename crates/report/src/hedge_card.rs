@@ -38,22 +38,7 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
     let basis = featured.basis.map_or(f64::NAN, |b| b.mean);
     let corr = opt(featured.correlation_changes);
     let op = featured.operational_loss.all_usd();
-    // A card without a hedge to take shows what the rejected one would have cost:
-    // said, or they read as the costs of the advice.
-    let anyway = if rec.decision == Decision::Hedge {
-        String::new()
-    } else if featured.hedge_ratio < crate::html::NO_RATIO {
-        format!(
-            ": {} held no contracts (ratio {:.2})",
-            esc(featured.strategy.as_str()),
-            featured.hedge_ratio
-        )
-    } else {
-        format!(
-            ", had you hedged anyway with {}",
-            esc(featured.strategy.as_str())
-        )
-    };
+    let anyway = rejected(rec.decision, featured);
     let rows = [
         (
             "your rent against the index",
@@ -128,4 +113,24 @@ pub(crate) fn hedge_card(html: &mut String, summary: &BacktestResult, featured: 
         let _ = writeln!(html, "<tr><th class=l>{k}</th><td class=l>{v}</td></tr>");
     }
     let _ = writeln!(html, "</table>");
+}
+
+/// What the card's margin and basis-risk rows are, when the decision is not to
+/// hedge: the rejected hedge's (or none, at ratio 0), said so, or they read as the
+/// costs of the advice. Empty under a decision to hedge.
+fn rejected(decision: Decision, featured: &StrategySummary) -> String {
+    if decision == Decision::Hedge {
+        String::new()
+    } else if featured.hedge_ratio < crate::html::NO_RATIO {
+        format!(
+            ": {} held no contracts (ratio {:.2})",
+            esc(featured.strategy.as_str()),
+            featured.hedge_ratio
+        )
+    } else {
+        format!(
+            ", had you hedged anyway with {}",
+            esc(featured.strategy.as_str())
+        )
+    }
 }
