@@ -18,25 +18,7 @@ fn price(k: usize) -> f64 {
 
 /// A store of one partition: 20 listings on 2025-03-03 priced [`price`].
 fn one_partition(dir: &Path) -> PathBuf {
-    let mut s = String::from(
-        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n",
-    );
-    for k in 0..20 {
-        s.push_str(&format!(
-            "listing,2025-03-03T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD,\n",
-            price(k)
-        ));
-    }
-    std::fs::write(dir.join("obs.csv"), s).unwrap();
-    let store = dir.join("store");
-    rentix_ok(&[
-        "ingest",
-        "--json",
-        "--store",
-        p(&store),
-        p(&dir.join("obs.csv")),
-    ]);
-    store
+    listings_in(dir, &["03"])
 }
 
 fn record(store: &Path) -> serde_json::Value {
@@ -323,6 +305,26 @@ fn the_json_summary_is_the_run_record_with_its_checksums() {
     }
 }
 
+/// A store of 20 listings on the 3rd of each 2025 month of `months` (`"03"`),
+/// priced [`price`], in one run: a partition a month.
+fn listings_in(dir: &Path, months: &[&str]) -> PathBuf {
+    let mut s = String::from(
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n",
+    );
+    for month in months {
+        for k in 0..20 {
+            s.push_str(&format!(
+                "listing,2025-{month}-03T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD,\n",
+                price(k)
+            ));
+        }
+    }
+    std::fs::write(dir.join("obs.csv"), s).unwrap();
+    let store = dir.join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&dir.join("obs.csv"))]);
+    store
+}
+
 /// A partition whose run record describes another file (a compaction or a
 /// migration gone wrong; here another month's file, its record's digest and size
 /// made to match) is a damaged store, by every reader: a hostile round found such
@@ -331,23 +333,7 @@ fn the_json_summary_is_the_run_record_with_its_checksums() {
 #[test]
 fn a_partition_of_another_month_under_its_record_is_a_damaged_store() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
-    for (month, n) in [("03", 20), ("04", 20)] {
-        for k in 0..n {
-            s.push_str(&format!(
-                "listing,2025-{month}-03T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD\n",
-                price(k)
-            ));
-        }
-    }
-    std::fs::write(dir.path().join("obs.csv"), s).unwrap();
-    let store = dir.path().join("store");
-    rentix_ok(&[
-        "ingest",
-        "--store",
-        p(&store),
-        p(&dir.path().join("obs.csv")),
-    ]);
+    let store = listings_in(dir.path(), &["03", "04"]);
     let april = "observations/month=2025-04/run-000001.parquet";
     let bytes = std::fs::read(store.join(PART)).unwrap();
     std::fs::write(store.join(april), &bytes).unwrap();
@@ -394,23 +380,7 @@ fn a_partition_of_another_month_under_its_record_is_a_damaged_store() {
 #[test]
 fn a_damaged_month_after_the_requested_range_does_not_stop_it() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
-    for (month, n) in [("03", 20), ("09", 20)] {
-        for k in 0..n {
-            s.push_str(&format!(
-                "listing,2025-{month}-03T12:00:00Z,s{k},h100-sxm-80gb,vm,on-demand,{},gpu_hour,USD\n",
-                price(k)
-            ));
-        }
-    }
-    std::fs::write(dir.path().join("obs.csv"), s).unwrap();
-    let store = dir.path().join("store");
-    rentix_ok(&[
-        "ingest",
-        "--store",
-        p(&store),
-        p(&dir.path().join("obs.csv")),
-    ]);
+    let store = listings_in(dir.path(), &["03", "09"]);
     let september = "observations/month=2025-09/run-000001.parquet";
     flip_a_price_bit(&store.join(september));
 

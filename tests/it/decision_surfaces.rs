@@ -112,27 +112,24 @@ fn every_surface_shows_the_decided_strategy_ratio_and_contracts() {
     assert!(hedged >= 2, "only {hedged} of the users was told to hedge");
 }
 
-/// GPU-hours an event made undeliverable leave hedged hours without rent to
-/// offset: that futures P&L (volume mismatch) is inside the hedged P&L, so the
-/// effectiveness moves with it. The console said only "operational loss (never
-/// netted into the hedge)" beside an effectiveness and a strategy the events had
-/// changed (a hostile round: layered at 0.99999 became one-to-one at 0.99); it
-/// now names what the lost hours did, with the figure summary.json holds.
-#[test]
-fn lost_gpu_hours_are_named_where_they_move_the_hedge() {
+/// `backtest` into `dir/bt` of the shared market's H200 neocloud rent with one
+/// event on the rent's row `row` (1: its first day), `lost` GPU-hours and `usd`
+/// lost: the console and summary.json.
+fn backtest_with_an_event(
+    dir: &std::path::Path,
+    (row, kind, lost, usd): (usize, &str, u32, u32),
+) -> (String, serde_json::Value) {
     let m = market();
-    let dir = tempfile::tempdir().unwrap();
     let rent = m.sim("rent_neocloud_h200.csv");
     let text = std::fs::read_to_string(&rent).unwrap();
-    // A day in the rent's fourth month: a hedge period.
-    let day = &text.lines().nth(100).unwrap()[..10];
-    let events = dir.path().join("events.csv");
+    let day = &text.lines().nth(row).unwrap()[..10];
+    let events = dir.join("events.csv");
     std::fs::write(
         &events,
-        format!("start,end,kind,gpu_hours_lost,usd_loss,note\n{day},{day},failed_deployment,2000,5000,\n"),
+        format!("start,end,kind,gpu_hours_lost,usd_loss,note\n{day},{day},{kind},{lost},{usd},\n"),
     )
     .unwrap();
-    let out = dir.path().join("bt");
+    let out = dir.join("bt");
     let console = rentix_ok(&[
         "backtest",
         "--index",
@@ -146,8 +143,23 @@ fn lost_gpu_hours_are_named_where_they_move_the_hedge() {
         "--out",
         p(&out),
     ]);
-    let summary: serde_json::Value =
+    let summary =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    (console, summary)
+}
+
+/// GPU-hours an event made undeliverable leave hedged hours without rent to
+/// offset: that futures P&L (volume mismatch) is inside the hedged P&L, so the
+/// effectiveness moves with it. The console said only "operational loss (never
+/// netted into the hedge)" beside an effectiveness and a strategy the events had
+/// changed (a hostile round: layered at 0.99999 became one-to-one at 0.99); it
+/// now names what the lost hours did, with the figure summary.json holds.
+#[test]
+fn lost_gpu_hours_are_named_where_they_move_the_hedge() {
+    let dir = tempfile::tempdir().unwrap();
+    // A day in the rent's fourth month: a hedge period.
+    let (console, summary) =
+        backtest_with_an_event(dir.path(), (100, "failed_deployment", 2000, 5000));
     // The decided strategy's figure (the first in run order, unhedged, has none:
     // the line said "$0 of futures P&L (unhedged ...)" under a one-to-one hedge).
     let decided = summary["recommendation"]["strategy"].as_str().unwrap();
@@ -180,33 +192,9 @@ fn operational_loss_is_one_figure_on_every_surface() {
     // has no month of rent before it to enter on): summary.json counts it in
     // `outside_periods_usd`, and the console and the hedge card added it to the
     // total, while the report's reading said "Operational events cost $0".
-    let m = market();
     let dir = tempfile::tempdir().unwrap();
-    let rent = m.sim("rent_neocloud_h200.csv");
-    let first = std::fs::read_to_string(&rent).unwrap();
-    let first = &first.lines().nth(1).unwrap()[..10];
-    let events = dir.path().join("events.csv");
-    std::fs::write(
-        &events,
-        format!("start,end,kind,gpu_hours_lost,usd_loss,note\n{first},{first},outage,0,7777,\n"),
-    )
-    .unwrap();
+    let (console, summary) = backtest_with_an_event(dir.path(), (1, "outage", 0, 7777));
     let out = dir.path().join("bt");
-    let console = rentix_ok(&[
-        "backtest",
-        "--index",
-        p(&m.fixings()),
-        "--rent",
-        p(&rent),
-        "--events",
-        p(&events),
-        "--resamples",
-        "100",
-        "--out",
-        p(&out),
-    ]);
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let op = &summary["strategies"]["unhedged"]["operational_loss"];
     assert_eq!(op["total_usd"], 0.0, "{op}");
     assert_eq!(op["outside_periods_usd"], 7777.0, "{op}");

@@ -75,22 +75,34 @@ fn a_leap_second_trade_counts_on_its_own_day() {
     assert!(trades("2017-01-01").is_none_or(|n| n == "0"), "{rows:?}");
 }
 
+/// Fixings of two days of listings (`dir/f.csv`) and a rent file of `rows`
+/// (`dir/rent.csv`, under its header).
+fn two_days_and_a_rent(
+    dir: &std::path::Path,
+    rows: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let store = store_of(dir, &listings(&["2025-03-03", "2025-03-04"]));
+    let out = dir.join("f.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    let rent = dir.join("rent.csv");
+    std::fs::write(
+        &rent,
+        format!("period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n{rows}"),
+    )
+    .unwrap();
+    (out, rent)
+}
+
 /// `track` on a rent of no GPU-hours has nothing to hedge: refused (exit 3) with a
 /// message that says so, not a ranking of nothing that exits 0.
 #[test]
 fn track_refuses_a_rent_of_no_gpu_hours() {
     let tmp = tempfile::tempdir().unwrap();
-    let store = store_of(tmp.path(), &listings(&["2025-03-03", "2025-03-04"]));
-    let out = tmp.path().join("f.csv");
-    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
-    let rent = tmp.path().join("rent.csv");
-    std::fs::write(
-        &rent,
-        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n\
-         2025-01-01,2025-02-01,2.5,0,pay\n2025-02-01,2025-03-01,2.5,0,pay\n\
+    let (out, rent) = two_days_and_a_rent(
+        tmp.path(),
+        "2025-01-01,2025-02-01,2.5,0,pay\n2025-02-01,2025-03-01,2.5,0,pay\n\
          2025-03-01,2025-04-01,2.5,0,pay\n",
-    )
-    .unwrap();
+    );
     let o = rentix(&["track", "--index", p(&out), "--rent", p(&rent)]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
@@ -106,16 +118,10 @@ fn track_refuses_a_rent_of_no_gpu_hours() {
 #[test]
 fn track_refuses_fewer_periods_than_a_decision_needs() {
     let tmp = tempfile::tempdir().unwrap();
-    let store = store_of(tmp.path(), &listings(&["2025-03-03", "2025-03-04"]));
-    let out = tmp.path().join("f.csv");
-    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
-    let rent = tmp.path().join("rent.csv");
-    std::fs::write(
-        &rent,
-        "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n\
-         2025-01-01,2025-02-01,2.5,730,pay\n2025-02-01,2025-03-01,2.6,730,pay\n",
-    )
-    .unwrap();
+    let (out, rent) = two_days_and_a_rent(
+        tmp.path(),
+        "2025-01-01,2025-02-01,2.5,730,pay\n2025-02-01,2025-03-01,2.6,730,pay\n",
+    );
     let o = rentix(&[
         "track",
         "--index",
