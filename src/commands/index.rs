@@ -165,10 +165,13 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             let (Some(last), Some(horizon)) = (last, horizon) else {
                 return Ok(String::new());
             };
+            // The days the line covers: from --from (or the last week), but not
+            // before the weeks it reads (it said "from 2024-07-01" over 60 days).
             let since = cfg
                 .request
                 .from
                 .unwrap_or(last - chrono::Days::new(6))
+                .max(horizon)
                 .min(last);
             health_line(cfg, &store, &recent, horizon, since..=last)
         });
@@ -209,10 +212,20 @@ fn health_line(
     let reports = reports_between(store, Some(horizon), Some(*days.end()))?;
     let h = feed_health(&reports, recent, &HealthOptions::default());
     let since = *days.start();
+    // A publication of some grades (--grade) notes what concerns them: a
+    // contributor's silence (no grade) and findings in the grades it publishes.
+    let published = |grade: &str| {
+        let patterns = &cfg.request.grade_filters;
+        patterns.is_empty()
+            || grade.is_empty()
+            || grade
+                .parse::<rentix_core::Grade>()
+                .is_ok_and(|g| patterns.iter().any(|p| p.matches(&g)))
+    };
     let new: Vec<_> = h
         .findings
         .iter()
-        .filter(|f| days.contains(&f.date))
+        .filter(|f| days.contains(&f.date) && published(&f.grade))
         .collect();
     // The line is health as of the publication's last day: the command that
     // shows it whole says so when the store runs past that day.

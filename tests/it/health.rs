@@ -268,3 +268,59 @@ fn a_publication_before_the_store_s_end_points_at_health_as_of_its_day() {
     let (whole, _, all) = count(&[]);
     assert!(all > within, "{whole}");
 }
+
+/// A publication of some grades (`--grade`) notes what concerns them, and its
+/// line is dated from the first day it read: a help example's line said "from
+/// 2024-07-01" (its --from) over the last 60 days it reads, and counted the
+/// contributor jumps of every grade in the store.
+#[test]
+fn a_publication_of_some_grades_notes_their_findings_from_the_days_it_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut csv =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for k in 0..100u64 {
+        for j in 0..6usize {
+            for gpu in ["h100-sxm-80gb", "a100-sxm-80gb"] {
+                let wobble = 0.01 * ((j as f64) * 1.7 + (k as f64) * 0.9).sin();
+                // Provider 3 shifts its A100 prices 20% from day 80 on.
+                let shift = if gpu.starts_with("a100") && j == 3 && k >= 80 {
+                    1.2
+                } else {
+                    1.0
+                };
+                csv.push_str(&format!(
+                    "listing,{}T12:00:00Z,provider {j},{gpu},vm,on-demand,{:.4},gpu_hour,USD\n",
+                    day(k),
+                    2.5 * (1.0 + wobble) * shift
+                ));
+            }
+        }
+    }
+    let obs = tmp.path().join("obs.csv");
+    std::fs::write(&obs, csv).unwrap();
+    let store = tmp.path().join("store");
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs)]);
+    let line = |out: &str, grade: &[&str]| {
+        let out = tmp.path().join(out);
+        let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
+        args.extend_from_slice(&["--from", "2025-03-01"]);
+        args.extend_from_slice(grade);
+        let said = rentix_ok(&args);
+        said.lines()
+            .find(|l| l.starts_with("feed health from"))
+            .unwrap_or_else(|| panic!("{said}"))
+            .to_string()
+    };
+    // The last day is day 99; the line reads from day 99 - 60.
+    let from = format!("feed health from {}:", day(39));
+    let all = line("all.csv", &[]);
+    assert!(
+        all.starts_with(&from) && all.contains("contributor_jump"),
+        "{all}"
+    );
+    let h100 = line("h100.csv", &["--grade", "h100-*/*/*"]);
+    assert!(
+        h100.starts_with(&from) && h100.contains("nothing to note"),
+        "{h100}"
+    );
+}
