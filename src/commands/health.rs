@@ -15,6 +15,18 @@ pub(super) fn run(a: HealthArgs) -> anyhow::Result<()> {
         }
     }
     let store = Store::open(&a.store)?;
+    // A day outside the store's fixing dates is named as such: before the first
+    // nothing was reported yet (not a quiet market); after the last, health is
+    // through the last.
+    let mut past_the_end = None;
+    if let (Some(to), Some((first, last))) = (a.to, store.fixing_dates()?) {
+        if to < first {
+            crate::commands::usage!(
+                "--to {to} is before the store's first fixing date ({first}): no feed had reported yet"
+            );
+        }
+        past_the_end = (to > last).then_some(to);
+    }
     let reports = reports_between(&store, None, a.to)?;
     let mut fixings = match &a.fixings {
         Some(f) => {
@@ -35,7 +47,17 @@ pub(super) fn run(a: HealthArgs) -> anyhow::Result<()> {
     {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(text(&h, &o, a.fixings.is_some(), SHOWN).as_bytes())?;
+        let mut said = text(&h, &o, a.fixings.is_some(), SHOWN);
+        if let (Some(to), Some(through)) = (past_the_end, h.through) {
+            said = said.replacen(
+                &format!("through {through}:"),
+                &format!(
+                    "through {through} (the store's last fixing date; --to {to} is after it):"
+                ),
+                1,
+            );
+        }
+        stdout.write_all(said.as_bytes())?;
     }
     if let Some(out) = &a.out {
         findings_table(&h).write(out)?;

@@ -324,3 +324,27 @@ fn a_publication_of_some_grades_notes_their_findings_from_the_days_it_read() {
         "{h100}"
     );
 }
+
+/// `health --to` outside the store's fixing dates says so: a day before the
+/// first was answered "through -: 0 contributor(s)", exit 0, as if the feeds had
+/// been quiet; a day after the last was capped at it without a word.
+#[test]
+fn a_day_outside_the_store_is_named_as_outside_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_of(tmp.path(), |_, _, p| Some(p));
+    let before = crate::util::rentix(&["health", "--store", p(&store), "--to", "2025-01-31"]);
+    let err = String::from_utf8_lossy(&before.stderr);
+    assert_eq!(before.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--to 2025-01-31 is before the store's first fixing date (2025-03-01)"),
+        "{err}"
+    );
+    let after = rentix_ok(&["health", "--store", p(&store), "--to", "2026-01-31"]);
+    assert!(
+        after.starts_with(&format!(
+            "feed health through {} (the store's last fixing date; --to 2026-01-31 is after it):",
+            day(59)
+        )),
+        "{after}"
+    );
+}
