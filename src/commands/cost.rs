@@ -139,17 +139,32 @@ pub(super) fn execute(
     Ok((shown, changes))
 }
 
+/// `x` to three significant digits, trailing zeros dropped: a success rate of
+/// 1e-7 is 0.00001%, not 0%, and 99.75% is not 100%.
+fn three_digits(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = (2 - x.abs().log10().floor() as i64).clamp(0, 15) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 pub(super) fn run(a: CostArgs) -> anyhow::Result<()> {
     let (shown, changes) = execute(&a)?;
     for p in &shown {
         outln!(
-            "{:>3}. {:<24} {:>9.4} USD per million useful tokens ({:.2} USD/GPU-h, {:.0} tokens/s/GPU, {:.0}% success), percentile {:.0}",
+            "{:>3}. {:<24} {:>9.4} USD per million useful tokens ({:.2} USD/GPU-h, {:.0} tokens/s/GPU, {}% success), percentile {:.0}",
             p.rank,
             p.operator,
             p.usd_per_m_useful_tokens,
             p.usd_per_gpu_hour,
             p.output_tokens_per_s_per_gpu,
-            100.0 * p.success_rate,
+            three_digits(100.0 * p.success_rate),
             p.percentile
         );
     }

@@ -290,3 +290,26 @@ fn an_operator_given_twice_for_one_curve_is_refused_by_row() {
     );
     assert!(!out.join("cost_curve.csv").exists());
 }
+
+/// The success rate is printed to three significant digits: a rate of 1e-7
+/// printed "0% success" beside 55,555,555 USD per million useful tokens, and
+/// 0.9975 printed "100% success".
+#[test]
+fn a_success_rate_is_printed_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    std::fs::write(
+        &f,
+        format!("{HEAD}\nrare,B200,managed-cluster,llm-70b,8000,1000,100,200,0.0000001,512,5.00,2025-06-01\nmost,B200,managed-cluster,llm-70b,8000,1000,100,200,0.9975,512,5.00,2025-06-01\n"),
+    )
+    .unwrap();
+    let msg = rentix_ok(&[
+        "cost",
+        "--throughput",
+        p(&f),
+        "--out",
+        p(&dir.path().join("c")),
+    ]);
+    assert!(msg.contains(", 0.00001% success)"), "{msg}");
+    assert!(msg.contains(", 99.8% success)"), "{msg}");
+}
