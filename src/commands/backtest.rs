@@ -203,7 +203,8 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
     }
     if let Some(perp) = &r.perp {
         s.push_str(&format!(
-            "perp beside the futures ({}; mark = index + premium {}, funding per {} h): {}\n",
+            "perp beside the futures, on {} (terms of {}; mark = index + premium {}, funding per {} h): {}\n",
+            r.underlying,
             perp.spec.name,
             perp.premium,
             perp.spec.funding_period_hours,

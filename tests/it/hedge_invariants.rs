@@ -1270,6 +1270,38 @@ fn the_perp_weighs_the_cross_validated_ratio_as_the_futures_do() {
     assert!(cv["effectiveness"].as_f64().unwrap() > 0.99, "{cv}");
 }
 
+/// The perp block names the index it hedges on (the futures' underlying) and
+/// gives the perp file's name as its terms: it was titled by the file's name
+/// alone ("rentix H100 SXM bare-metal ... perpetual") above a backtest of an H200
+/// rent on the H200 index.
+#[test]
+fn the_perp_block_names_the_index_it_runs_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| 0.41 * x + 1.0, &s);
+    let said = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        GRADE,
+        "--out",
+        p(&dir.path().join("bt")),
+        "--resamples",
+        "50",
+        "--perp",
+        "h100-sxm-80gb-bare-metal-perp",
+    ]);
+    assert!(
+        said.contains(&format!(
+            "perp beside the futures, on {GRADE} (terms of rentix H100 SXM bare-metal on-demand perpetual;"
+        )),
+        "{said}"
+    );
+}
+
 #[test]
 fn a_constant_premium_costs_premium_times_position_times_time() {
     // Premium 0.02 USD per GPU-hour paid in full once a day (the shipped perp). A

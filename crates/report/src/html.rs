@@ -831,7 +831,8 @@ fn perp_section(html: &mut String, v: &BacktestResult) {
     };
     let _ = writeln!(
         html,
-        "<h3>Perpetual swap beside the futures</h3><p><b>{}</b></p><p class=\"note\">{}: mark = index + premium ({}), funding paid in full every {} hours, rebalanced every {} day(s) to what is left of the month to deliver. A premium of 0.01 USD per GPU-hour held throughout would cost {} USD per GPU-hour hedged a month. A perp has no monthly-average mismatch with the rent but pays funding; the futures pay none.</p>",
+        "<h3>Perpetual swap beside the futures, on {}</h3><p><b>{}</b></p><p class=\"note\">Terms of {}, on the index the futures settle on: mark = index + premium ({}), funding paid in full every {} hours, rebalanced every {} day(s) to what is left of the month to deliver. A premium of 0.01 USD per GPU-hour held throughout would cost {} USD per GPU-hour hedged a month. A perp has no monthly-average mismatch with the rent but pays funding; the futures pay none.</p>",
+        esc(&v.underlying),
         esc(&perp.recommendation.reason),
         esc(&perp.spec.name),
         esc(&perp.premium),
