@@ -228,6 +228,11 @@ fn a_growing_store_published_daily_equals_one_run() {
             day,
         ]);
         assert!(msg.contains("(incremental"), "{day}: {msg}");
+        // The read line says where the read stops as well as where it starts.
+        assert!(
+            msg.contains(&format!(" through {day} (incremental")),
+            "{day}: {msg}"
+        );
     }
     let reference = dir.join("ref/f.csv");
     std::fs::create_dir_all(dir.join("ref")).unwrap();

@@ -306,8 +306,10 @@ fn read_store(
         Decision::Incremental(plan) => (
             compute_from_partitions(store, whole, Some(plan.partitions), Some(&plan.seeds))?,
             format!(
-                "read: partitions from {} (incremental, continuing the composites after {})",
-                plan.partitions.0, plan.after
+                "read: partitions from {}{} (incremental, continuing the composites after {})",
+                plan.partitions.0,
+                through(plan.partitions.1, runs),
+                plan.after
             ),
         ),
         Decision::Full(why) => {
@@ -394,6 +396,17 @@ fn up_to(whole: &IndexRequest, runs: &[rentix_store::IngestSummary]) -> String {
             format!(" up to {d}, the last day rows through {to} can depend on")
         }
         _ => String::new(),
+    }
+}
+
+/// Where an incremental read stopped: the last day it read, or the store's last
+/// fixing date when that comes first.
+fn through(last_read: Option<chrono::NaiveDate>, runs: &[rentix_store::IngestSummary]) -> String {
+    let end = rentix_store::fixing_dates_of(runs).map(|(_, last)| last);
+    match (last_read, end) {
+        (Some(d), Some(e)) => format!(" through {}", d.min(e)),
+        (Some(d), None) | (None, Some(d)) => format!(" through {d}"),
+        (None, None) => String::new(),
     }
 }
 
