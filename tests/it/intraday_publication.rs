@@ -825,12 +825,29 @@ fn a_publication_fixed_again_from_its_receipts_gives_every_stamp_back() {
             "n_observed",
             "n_carried",
             "sufficient",
+            // The cap on equal weights cannot hold under four voters: a first
+            // version gave the values back without saying so (193 of 1536
+            // stamps of the README's run lost `cap_not_held`).
+            "flags",
         ] {
             assert_eq!(r[col], p[col], "{col} at {:?}", key(r));
         }
         valued += usize::from(!r["value"].is_empty());
     }
     assert!(valued > 100, "{valued} stamps with a value");
+    assert!(
+        recomputed
+            .iter()
+            .any(|r| r["flags"].contains("cap_not_held")),
+        "no stamp tests the cap's flag"
+    );
+    // In the publication's order (stamp, then grade): the files compare line by line.
+    let order: Vec<_> = rows(&all)
+        .iter()
+        .filter(|r| r["n_contributors"] != "0")
+        .map(key)
+        .collect();
+    assert_eq!(recomputed.iter().map(key).collect::<Vec<_>>(), order);
     // Not over a file, not with a daily methodology.
     assert_eq!(fix_again(&again, M).status.code(), Some(2));
     assert_eq!(

@@ -2169,7 +2169,7 @@ fn check_ballot(
 /// sigma votes and aggregation alone, as an auditor recomputes a published record
 /// from its ballots: a row with no vote or no weight (`no_weight`) does not vote;
 /// `observed` rows make the panel, the others are carried (`rejected_*` ones also
-/// counted rejected). Stamps in time order, grade by grade.
+/// counted rejected). Stamps in the publication's order: time, then grade.
 pub fn fix_ballots(
     m: &IntradayMethodology,
     ballots: &[Receipt],
@@ -2211,6 +2211,9 @@ pub fn fix_ballots(
         }
     }
     let mut out = Vec::with_capacity(stamps.len());
+    // In the publication's order: stamp, then grade.
+    let mut stamps: Vec<_> = stamps.into_iter().collect();
+    stamps.sort_by(|((g1, t1), _), ((g2, t2), _)| (t1, g1).cmp(&(t2, g2)));
     for ((grade, fixed_at), rows) in stamps {
         let voters: Vec<&&Receipt> = rows
             .iter()
@@ -2222,6 +2225,14 @@ pub fn fix_ballots(
         }
         let observed = voters.iter().filter(|r| r.status == "observed").count();
         let mut flags = Vec::new();
+        // A cap on the shares cannot hold under 1 / cap voters: the publication
+        // gave them equal weights and said so. (The liveness model's flags come
+        // from its scores and attendance, which receipts do not hold.)
+        if let Some(w) = m.intraday.weights.as_ref().filter(|w| w.liveness.is_none()) {
+            if !voters.is_empty() && w.cap * (voters.len() as f64) < 1.0 - 1e-12 {
+                flags.push("cap_not_held");
+            }
+        }
         let (value, band, quartiles) = aggregate(m, &mut votes, observed, &mut flags);
         if voters.len() > observed {
             flags.push("carried_votes");
