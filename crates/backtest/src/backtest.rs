@@ -1099,10 +1099,12 @@ fn check_events(rent: &RentSeries, events: &[Event]) -> Result<(), BacktestError
 }
 
 /// Bootstrap intervals of effectiveness, hedge ratio and correlation of changes.
-fn intervals(cfg: &BacktestConfig, strategy: Strategy, r: &StrategyRun) -> Intervals {
+/// `base` is the rent changes every strategy is measured against (the unhedged
+/// strategy's).
+fn intervals(cfg: &BacktestConfig, strategy: Strategy, r: &StrategyRun, base: &[f64]) -> Intervals {
     let n = r.pnls.len();
     let hedged: Vec<f64> = r.pnls.iter().map(|p| p.hedged_before_fees).collect();
-    let unhedged: Vec<f64> = r.pnls.iter().map(|p| p.unhedged_total).collect();
+    let unhedged = base;
     let seed = cfg.seed ^ (strategy as u64);
     let pick = |v: &[f64], ix: &[usize]| ix.iter().map(|&i| v[i]).collect::<Vec<f64>>();
     let b = cfg.bootstrap_resamples;
@@ -1118,8 +1120,8 @@ fn intervals(cfg: &BacktestConfig, strategy: Strategy, r: &StrategyRun) -> Inter
         effectiveness: if strategy == Strategy::Unhedged {
             None
         } else {
-            confidence_interval(n, &unhedged, b, 0.95, cfg.seed, |ix| {
-                effectiveness(&pick(&hedged, ix), &pick(&unhedged, ix))
+            confidence_interval(n, unhedged, b, 0.95, cfg.seed, |ix| {
+                effectiveness(&pick(&hedged, ix), &pick(unhedged, ix))
             })
         },
         hedge_ratio: confidence_interval(n, &r.dr, b, 0.95, seed.wrapping_add(1), |ix| {
@@ -1131,10 +1133,18 @@ fn intervals(cfg: &BacktestConfig, strategy: Strategy, r: &StrategyRun) -> Inter
     }
 }
 
+/// A strategy's figures. Its effectiveness, interval and rolling effectiveness are
+/// measured against `base`, the rent changes of the unhedged strategy, the same
+/// for every strategy: `layered` matches each tranche's futures change with the
+/// rent change from that tranche's reference (one to three months old), whose
+/// variance is larger than the month-to-month risk the others are measured
+/// against, and scored 90% removed where its residual left 68% (a hostile round).
+#[allow(clippy::too_many_arguments)]
 fn summarize(
     cfg: &BacktestConfig,
     strategy: Strategy,
     r: &StrategyRun,
+    base: &[f64],
     periods: &[Period],
     unit: IndexUnit,
     outside_periods_usd: f64,
@@ -1180,7 +1190,7 @@ fn summarize(
         next_contracts_asked: next.map(|h| contracts(h, latest_exposure, sizing.gpu_hours)),
         cross_validated: None,
         effectiveness: if hedging {
-            effectiveness(&hedged, &unhedged)
+            effectiveness(&hedged, base)
         } else {
             Some(0.0)
         },
@@ -1197,9 +1207,9 @@ fn summarize(
         var_99: var99.map(|v| v.0),
         cvar_99: var99.map(|v| v.1),
         unhedged_var_95: historical_var_cvar(&unhedged, 0.95).map(|v| v.0),
-        confidence_intervals: intervals(cfg, strategy, r),
+        confidence_intervals: intervals(cfg, strategy, r, base),
         rolling_effectiveness: if hedging {
-            rolling_effectiveness(&hedged, &unhedged, cfg.rolling_window)
+            rolling_effectiveness(&hedged, base, cfg.rolling_window)
         } else {
             Vec::new()
         },
@@ -1391,16 +1401,18 @@ fn run_perp(
     };
     let (mut rows, mut summaries, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
     let mut per_unit = Vec::new();
+    let run = |strategy, fit| {
+        run_perp_strategy(contract, spec, idx, sign, periods, (strategy, fit), beta)
+    };
+    let base = baseline(&run(Strategy::Unhedged, Fit::Strategy)?);
     for &strategy in &cfg.strategies {
-        let run =
-            |fit| run_perp_strategy(contract, spec, idx, sign, periods, (strategy, fit), beta);
-        let r = run(Fit::Strategy)?;
-        let mut summary = summarize(cfg, strategy, &r, periods, unit, outside, sizing);
+        let r = run(strategy, Fit::Strategy)?;
+        let mut summary = summarize(cfg, strategy, &r, &base, periods, unit, outside, sizing);
         // Judged as the futures' is, by leaving each month out of its fit: without
         // it the perp's decision passed over a 0.41 hedge removing >99.99% that the
         // futures' took, and said "do not hedge" on the same months.
         if strategy == Strategy::StaticMinVariance {
-            summary.cross_validated = Some(cross_validate(cfg, &run(Fit::LeaveOneOut)?));
+            summary.cross_validated = Some(cross_validate(cfg, &run(strategy, Fit::LeaveOneOut)?));
         }
         candidates.extend(candidate(&summary));
         summaries.push(summary);
@@ -1638,6 +1650,11 @@ fn shift_events(events: &[Event]) -> Vec<Event> {
         .collect()
 }
 
+/// The rent changes every strategy is measured against: the unhedged run's.
+fn baseline(unhedged: &StrategyRun) -> Vec<f64> {
+    unhedged.pnls.iter().map(|p| p.unhedged_total).collect()
+}
+
 /// Every strategy of `cfg` on `m`: the rows, the summaries (the in-sample benchmark
 /// with its cross-validation) and what the decision weighs.
 fn run_strategies(
@@ -1651,9 +1668,10 @@ fn run_strategies(
         gpu_hours: m.contract.contract_gpu_hours,
         limit: m.contract.position_limit,
     };
+    let base = baseline(&run_strategy(m, Strategy::Unhedged, Fit::Strategy));
     for &strategy in &cfg.strategies {
         let r = run_strategy(m, strategy, Fit::Strategy);
-        let mut summary = summarize(cfg, strategy, &r, m.periods, unit, outside, futures);
+        let mut summary = summarize(cfg, strategy, &r, &base, m.periods, unit, outside, futures);
         if strategy == Strategy::StaticMinVariance {
             let loo = run_strategy(m, strategy, Fit::LeaveOneOut);
             summary.cross_validated = Some(cross_validate(cfg, &loo));
