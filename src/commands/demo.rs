@@ -19,7 +19,7 @@ use rentix_backtest::{
     read_events, track, track_table, BacktestConfig, ContractSpec, PeriodEnd, RentSeries, Strategy,
     TrackOptions, TrackRow,
 };
-use rentix_core::{ConfigKind, ContractTerm, Grade};
+use rentix_core::ConfigKind;
 use rentix_index::{read_fixings, Fixing, IndexRequest, Methodology};
 use rentix_ingest::{ingest, IngestOptions};
 use rentix_publish::intraday::{publish as publish_intraday, IntradayPublished};
@@ -359,15 +359,7 @@ fn backtest_users(out: &Path, sim_dir: &Path, seed: u64) -> anyhow::Result<Vec<U
     let mut results = Vec::new();
     for (user, grade) in DEMO_USERS {
         // The forward entry reads the one-month reservation of the user's grade.
-        let mut reserved: Grade = grade.parse()?;
-        reserved.term = ContractTerm::Month1;
-        let contract = ContractSpec::default_contract()
-            .on_underlying(grade)
-            .edited(|t| {
-                if let Some(g) = &mut t.entry.forward_grade {
-                    *g = reserved.key();
-                }
-            })?;
+        let contract = ContractSpec::default_contract().on_underlying(grade);
         let plan = BacktestPlan {
             index: out.join("fixings.parquet"),
             rent: sim_dir.join(format!("rent_{user}.csv")),

@@ -1270,6 +1270,64 @@ fn the_perp_weighs_the_cross_validated_ratio_as_the_futures_do() {
     assert!(cv["effectiveness"].as_f64().unwrap() > 0.99, "{cv}");
 }
 
+/// `--entry forward` on another GPU's index reads that GPU's one-month
+/// reservation: the contract's `forward_grade` (the H100's) was kept when the
+/// underlying moved to the rent's H200, and priced H200 futures at the H100
+/// one-month fixing, 33% below the index (a hostile round: "do not hedge", the
+/// sensitivity table's forward at -9.4 with a carry of -$984,633 a month). Here the
+/// H200 reservation sits 0.10 under its on-demand index and the H100's 0.30 under
+/// its own, at half the H200's level: every month's carry is -0.10.
+#[test]
+fn a_forward_entry_reads_the_underlying_s_own_reservation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let text = std::fs::read_to_string(&index).unwrap();
+    let (head, body) = text.split_once('\n').unwrap();
+    let h200 = "h200-sxm-141gb/bare-metal/on-demand";
+    let mut out = format!("{head}\n");
+    for line in body.lines() {
+        let v: f64 = line.split(',').nth(2).unwrap().parse().unwrap();
+        for (grade, value) in [
+            (GRADE, v),
+            ("h100-sxm-80gb/bare-metal/1m", v - 0.3),
+            (h200, 2.0 * v),
+            ("h200-sxm-141gb/bare-metal/1m", 2.0 * v - 0.1),
+        ] {
+            out.push_str(&line.replacen(GRADE, grade, 1).replacen(
+                &format!(",{v},"),
+                &format!(",{value:.4},"),
+                1,
+            ));
+            out.push('\n');
+        }
+    }
+    std::fs::write(&index, out).unwrap();
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| 2.0 * x, &s);
+    let bt = dir.path().join("bt");
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        h200,
+        "--entry",
+        "forward",
+        "--strategy",
+        "one-to-one",
+        "--out",
+        p(&bt),
+        "--resamples",
+        "50",
+    ]);
+    let periods = rows(&bt.join("periods.csv"));
+    assert!(!periods.is_empty());
+    for r in &periods {
+        assert!((num(r, "carry") + 0.1).abs() < 1e-9, "{r:?}");
+    }
+}
+
 /// Every strategy's effectiveness is measured against the same rent changes (the
 /// unhedged strategy's), `layered` included: a hostile round found `layered`
 /// measured against the changes from its own tranches' references, set one to

@@ -439,13 +439,31 @@ impl ContractSpec {
             // shown on an H200 hedge.
             self.terms.name = format!("{underlying} futures on the terms of {:?}", self.name);
             self.terms.underlying = underlying.to_string();
+            // A forward entry reads the new underlying's own one-month reservation
+            // (a composite has none: its months fall back to the index, counted):
+            // the old one priced H200 futures at the H100 reservation.
+            if self.terms.entry.forward_grade.is_some() {
+                self.terms.entry.forward_grade = underlying.parse::<Grade>().ok().map(|mut g| {
+                    g.term = rentix_core::ContractTerm::Month1;
+                    g.key()
+                });
+            }
         }
         self
     }
 
     /// Rounds a price to the tick.
     pub fn to_tick(&self, price: f64) -> f64 {
-        let r = (price / self.tick).round() * self.tick;
+        // Ticks to seven decimals first, so that binary noise in a mean cannot
+        // decide a half (a mean of fixings on a 0.0001 grid over at most 31 days
+        // is a half tick exactly, or at least 1.6e-6 of a tick away from one).
+        let ticks = price / self.tick;
+        let ticks = if ticks.abs() < 1e8 {
+            (ticks * 1e7).round() / 1e7
+        } else {
+            ticks
+        };
+        let r = ticks.round() * self.tick;
         // Remove binary noise from the multiplication.
         (r * 1e9).round() / 1e9
     }
@@ -798,6 +816,14 @@ mod tests {
         assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.5));
         assert!(c.settle(&idx, d("2025-09-01")).is_err());
         assert_eq!(c.to_tick(1.23456), 1.235);
+        // Thirty fixings of 2.0635 average to 2.0635 exactly, which binary sums
+        // make 2.063499999999999: half a tick, rounded away from zero (a hostile
+        // round found June settled at 2.063 where settle's rate said 2.063500).
+        let mean = [2.0635; 30].iter().sum::<f64>() / 30.0;
+        assert!(mean < 2.0635);
+        assert_eq!(c.to_tick(mean), 2.064);
+        assert_eq!(c.to_tick(-mean), -2.064);
+        assert_eq!(c.to_tick(2.06349), 2.063);
     }
 
     #[test]
