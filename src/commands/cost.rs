@@ -58,6 +58,7 @@ pub(super) fn execute(
     let rows = read_throughput(&a.throughput)?;
     let pricer = match (&a.fixings, &a.store) {
         (Some(f), _) => {
+            rentix_index::check_published(f)?;
             let fixings = rentix_index::read_fixings(f)?;
             rentix_backtest::check_fixings(&fixings).with_context(|| f.display().to_string())?;
             Pricer::Fixings(underlyings(&fixings))

@@ -30,6 +30,7 @@ pub(super) fn run(a: HealthArgs) -> anyhow::Result<()> {
     let reports = reports_between(&store, None, a.to)?;
     let mut fixings = match &a.fixings {
         Some(f) => {
+            rentix_index::check_published(f)?;
             rentix_index::read_fixings(f).with_context(|| format!("--fixings {}", f.display()))?
         }
         None => Vec::new(),

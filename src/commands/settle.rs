@@ -306,6 +306,7 @@ impl Series {
 /// was not carried, or any of a benchmark the user brought; each date's interval
 /// ends at the next 00:00).
 fn series(path: &Path, grade: Option<&str>) -> anyhow::Result<Series> {
+    rentix_index::check_published(path)?;
     let daily = !rentix_index::intraday::is_intraday_file(path)?;
     let mut slot = false;
     let mut midnight = false;

@@ -314,3 +314,55 @@ fn a_publication_never_writes_over_another() {
         assert_eq!(files(&out_dir), before, "{name}");
     }
 }
+
+/// A published file that no longer matches its digest is refused by every command
+/// that reads it as a publication (`settle`, `backtest`, `track`, `health
+/// --fixings`, `cost --fixings`), naming the digest: a flipped bit settled a month
+/// at 4.0157 where it had been 3.8778, exit 0, and a backtest's effectiveness went
+/// from -1.1 to -263.9 without a word (a hostile round). A file without a digest
+/// (a benchmark the user brought) is read as it is.
+#[test]
+fn a_file_that_fails_its_digest_is_not_read_as_published() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = store_of(dir, "s", &DAYS, "2.5000");
+    let out = dir.join("f.csv");
+    assert_eq!(index(&store, &out, &[]).status.code(), Some(0));
+    let settle = |f: &Path| {
+        rentix(&[
+            "settle",
+            "--fixings",
+            p(f),
+            "--from",
+            DAYS[0],
+            "--to",
+            "2025-03-07",
+            "--grade",
+            "h100-sxm-80gb/vm/on-demand",
+        ])
+    };
+    assert_eq!(settle(&out).status.code(), Some(0));
+    let text = std::fs::read_to_string(&out).unwrap();
+    std::fs::write(&out, text.replacen(",2.5,", ",6.5,", 1)).unwrap();
+    assert_ne!(std::fs::read_to_string(&out).unwrap(), text);
+    refused(&settle(&out), 3, &["f.csv.sha256", "does not match"]);
+    let rent = dir.join("rent.csv");
+    std::fs::write(&rent, "period_start,period_end,usd_per_gpu_hour,gpu_hours,side\n2025-03-01,2025-04-01,2.5,730,pay\n").unwrap();
+    let bt = rentix(&[
+        "backtest",
+        "--index",
+        p(&out),
+        "--rent",
+        p(&rent),
+        "--out",
+        p(&dir.join("bt")),
+    ]);
+    refused(&bt, 3, &["f.csv.sha256", "does not match"]);
+    let track = rentix(&["track", "--index", p(&out), "--rent", p(&rent)]);
+    refused(&track, 3, &["f.csv.sha256", "does not match"]);
+    let health = rentix(&["health", "--store", p(&store), "--fixings", p(&out)]);
+    refused(&health, 3, &["f.csv.sha256", "does not match"]);
+    // Without its digest the file is the user's own: read.
+    std::fs::remove_file(dir.join("f.csv.sha256")).unwrap();
+    assert_eq!(settle(&out).status.code(), Some(0));
+}

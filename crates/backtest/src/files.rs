@@ -142,6 +142,7 @@ pub fn fixings_views(
     index: &Path,
     as_restated: bool,
 ) -> Result<(Vec<Fixing>, Option<Vec<Fixing>>), BacktestError> {
+    rentix_fixings::check_published(index)?;
     let today = read_fixings(index)?;
     check_fixings(&today).map_err(|e| BacktestError::File {
         path: index.to_path_buf(),
@@ -162,6 +163,7 @@ pub fn backtest_files(
 ) -> Result<BacktestResult, BacktestError> {
     let (mut series, today) = if rentix_fixings::intraday::is_intraday_file(&files.index)? {
         // An intraday index has no restatement log: published stamps are final.
+        rentix_fixings::check_published(&files.index)?;
         let f = rentix_fixings::intraday::read_intraday(&files.index)?;
         (crate::underlying::intraday_underlyings(&f), None)
     } else {

@@ -364,6 +364,43 @@ pub fn read_cells(path: &Path) -> Result<rentix_table::TextTable, FixingsError> 
     Ok(rentix_table::TextTable::read(path)?)
 }
 
+/// Refuses a published file (daily or intraday) that no longer matches the digest
+/// beside it (`<file>.sha256`): a command that reads a publication (settle,
+/// backtest, track) would otherwise settle on bytes nobody published. A CSV
+/// file's digest is of its bytes, a Parquet file's of its cells as text (as
+/// `rentix verify` checks them); a file without a digest (a benchmark the user
+/// brought) is read as it is.
+pub fn check_published(path: &Path) -> Result<(), FixingsError> {
+    let digest = digest_path(path);
+    if !digest.exists() {
+        return Ok(());
+    }
+    let Some(recorded) = read_digest(&digest)? else {
+        return Ok(());
+    };
+    let input = |detail: String| FixingsError::Input {
+        path: path.to_path_buf(),
+        detail,
+    };
+    use sha2::{Digest, Sha256};
+    let actual = match TableFormat::of(path)? {
+        TableFormat::Csv => {
+            let mut f = std::fs::File::open(path).map_err(|e| input(e.to_string()))?;
+            let mut h = Sha256::new();
+            std::io::copy(&mut f, &mut h).map_err(|e| input(e.to_string()))?;
+            rentix_core::hex(&h.finalize())
+        }
+        TableFormat::Parquet => canonical_sha256_text(&read_cells(path)?),
+    };
+    if actual == recorded {
+        return Ok(());
+    }
+    Err(input(format!(
+        "does not match its digest {} (SHA-256 {actual}, recorded {recorded}): the file was changed since it was published; restore it from the publication (`rentix verify` names the cells that differ)",
+        digest.file_name().unwrap_or_default().to_string_lossy()
+    )))
+}
+
 /// Reads a fixings file written by `rentix index` (CSV or Parquet).
 pub fn read_fixings(path: &Path) -> Result<Vec<Fixing>, FixingsError> {
     fixings_of(path, &records(path)?, 0)

@@ -55,10 +55,10 @@ pub use output::{forward_table, read_forward};
 pub use restatement::{publish, Publication, Revision, Window};
 // The published fixings, re-exported: the engine writes what `rentix-fixings` reads.
 pub use rentix_fixings::{
-    canonical_sha256, canonical_sha256_text, check_log, digest_line, digest_path, first_published,
-    fixings_table, read_cells, read_digest, read_fixings, read_restatements, restatements_path,
-    Companions, Fixing, FixingLevel, FixingsError, Flag, IndexId, IndexUnit, Restatement,
-    FIXING_COLUMNS,
+    canonical_sha256, canonical_sha256_text, check_log, check_published, digest_line, digest_path,
+    first_published, fixings_table, read_cells, read_digest, read_fixings, read_restatements,
+    restatements_path, Companions, Fixing, FixingLevel, FixingsError, Flag, IndexId, IndexUnit,
+    Restatement, FIXING_COLUMNS,
 };
 pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table, TierSpread};
 pub use weighted_quantile::{weighted_median, TieRule};
