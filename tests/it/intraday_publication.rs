@@ -369,6 +369,95 @@ fn a_day_killed_while_it_is_appended_is_finished_by_the_next_publication() {
     }
 }
 
+/// A day's append that fails (a full disk) leaves the published files as they
+/// were, and the next run publishes the day; one interrupted by a signal waits
+/// for the commit and says the publication was put in place whole. A hostile round
+/// found a full disk leaving the file cut mid-row (settle of an earlier day then
+/// refused the file), a signal saying "nothing was committed" above a file that
+/// held the day's rows and failed its digest, and an error after the journal
+/// leaving a journal that the next run refused as damaged.
+#[test]
+fn a_day_whose_append_fails_or_is_interrupted_is_whole_or_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &["--to", "2025-06-02"]));
+    let out = dir.join("f.csv");
+    let names = [
+        "f.csv",
+        "f.csv.sha256",
+        "f_receipts.csv",
+        "f_intraday_state.json",
+    ];
+    let day2 = |fail: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rentix"))
+            .args([
+                "index",
+                "--store",
+                p(&store),
+                "--methodology",
+                M,
+                "--out",
+                p(&out),
+                "--from",
+                "2025-06-02",
+                "--to",
+                "2025-06-02",
+            ])
+            .env("RENTIX_FAIL_AT", fail)
+            .output()
+            .unwrap()
+    };
+    for step in [
+        "publish:journal:error",
+        "publish:renamed:f.csv:error",
+        "publish:renamed:f_receipts.csv:error",
+    ] {
+        for f in names {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        ok(&index(&store, &out, &["--to", "2025-06-01"]));
+        let before: Vec<Vec<u8>> = names.iter().map(|f| bytes(&dir.join(f))).collect();
+        let failed = day2(step);
+        assert_eq!(failed.status.code(), Some(4), "{step}");
+        let after: Vec<Vec<u8>> = names.iter().map(|f| bytes(&dir.join(f))).collect();
+        assert!(before == after, "{step}: the published files changed");
+        let left: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".tmp") || n.ends_with(".publishing"))
+            .collect();
+        assert!(left.is_empty(), "{step}: {left:?}");
+        ok(&verify(&store, &out));
+        ok(&index(
+            &store,
+            &out,
+            &["--from", "2025-06-02", "--to", "2025-06-02"],
+        ));
+        assert_eq!(read(&out), read(&all), "{step}");
+        ok(&verify(&store, &out));
+    }
+    for step in [
+        "publish:renamed:f.csv:signal",
+        "publish:renamed:f_receipts.csv:signal",
+    ] {
+        for f in names {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        ok(&index(&store, &out, &["--to", "2025-06-01"]));
+        let stopped = day2(step);
+        let err = String::from_utf8_lossy(&stopped.stderr);
+        assert_eq!(stopped.status.code(), Some(130), "{step}: {err}");
+        assert!(
+            err.contains("interrupted after the publication was put in place whole"),
+            "{step}: {err}"
+        );
+        assert_eq!(read(&out), read(&all), "{step}");
+        ok(&verify(&store, &out));
+    }
+}
+
 /// A file published before rows were in stamp order (grade by grade, a one-line
 /// sidecar) is read whole and written again in stamp order at its next
 /// publication, which then equals one run; the day after is appended.
@@ -1112,4 +1201,9 @@ fn receipts_name_their_sigma_unit_and_ballots_in_another_unit_are_refused() {
         assert_eq!(r["sigma_unit"], want, "{r:?}");
     }
     assert_eq!(verify(&store, &out).status.code(), Some(0));
+}
+
+/// The bytes of `path`, empty when it is not there.
+fn bytes(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_default()
 }

@@ -462,7 +462,7 @@ pub(crate) fn append(
             receipts: receipts_hash.as_ref(),
         },
     )?;
-    tx.commit()?;
+    crate::intraday_publish::commit_whole(tx)?;
     Ok(Some(IntradayPublication {
         stamps,
         valued,

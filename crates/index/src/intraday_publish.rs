@@ -237,10 +237,20 @@ fn write_whole(
     // it when a file of no row is written: it is removed with the commit.
     let stale = crate::intraday_append::state_path(out);
     let remove_stale = format == TableFormat::Csv && result.stamps == 0 && stale.exists();
-    tx.commit()?;
+    commit_whole(tx)?;
     if remove_stale {
         let _ = std::fs::remove_file(&stale);
     }
+    Ok(())
+}
+
+/// Commits `tx` with a signal waiting for it: the publication is in place whole or
+/// not at all, and the message on exit says which (a signal during an append said
+/// "nothing was committed" above a file that held the day's rows).
+pub(crate) fn commit_whole(tx: rentix_table::Transaction) -> Result<(), IndexError> {
+    let mut committed = rentix_store::committing();
+    tx.commit()?;
+    *committed = Some("the publication was put in place whole");
     Ok(())
 }
 

@@ -338,28 +338,60 @@ impl Transaction {
             }
         }
         self.write_journal()?;
-        fail_point("publish:journal").map_err(jerr)?;
+        if let Err(e) = fail_point("publish:journal") {
+            // Nothing put in place yet: the journal goes with the temporaries
+            // (dropped with the transaction), and the targets are as they were.
+            self.abandon(&[]);
+            return Err(jerr(e));
+        }
         let staged = std::mem::take(&mut self.staged);
-        for Staged {
-            tmp,
-            target,
-            append_to,
-            ..
-        } in &staged
-        {
-            match append_to {
-                Some(len) => append_into(tmp, target, *len, false)?,
-                None => std::fs::rename(tmp, target).map_err(|source| TableError::Write {
-                    path: target.clone(),
+        for (i, st) in staged.iter().enumerate() {
+            let done = match st.append_to {
+                Some(len) => append_into(&st.tmp, &st.target, len, false),
+                None => std::fs::rename(&st.tmp, &st.target).map_err(|source| TableError::Write {
+                    path: st.target.clone(),
                     source,
-                })?,
+                }),
+            };
+            let name = st.target.file_name().unwrap_or_default().to_string_lossy();
+            let failed = match done {
+                Err(e) => Some((e, false)),
+                Ok(()) => fail_point(&format!("publish:renamed:{name}"))
+                    .err()
+                    .map(|e| (jerr(e), st.append_to.is_none())),
+            };
+            if let Some((e, renamed)) = failed {
+                // A failure (a full disk) while only appends were made is undone:
+                // each appended target is cut back to its length before the
+                // commit, and the transaction dropped whole. Once a file was
+                // renamed into place the journal stays, and the next run rolls
+                // the commit forward.
+                if !renamed && staged[..i].iter().all(|s| s.append_to.is_some()) {
+                    self.staged = staged;
+                    self.abandon(&self.staged[..=i]);
+                }
+                return Err(e);
             }
-            let name = target.file_name().unwrap_or_default().to_string_lossy();
-            fail_point(&format!("publish:renamed:{name}")).map_err(jerr)?;
         }
         sync_dir(dir_of(&self.journal)).map_err(jerr)?;
         std::fs::remove_file(&self.journal).map_err(jerr)?;
         Ok(())
+    }
+
+    /// Undoes a commit that put nothing in place but the appends of `appended`
+    /// (whole or in part): each target is cut back to its length before them and
+    /// the journal removed; the temporaries go when the transaction is dropped.
+    fn abandon(&self, appended: &[Staged]) {
+        for st in appended {
+            let Some(len) = st.append_to else { continue };
+            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&st.target) {
+                if f.metadata().is_ok_and(|m| m.len() > len) && f.set_len(len).is_ok() {
+                    let _ = f.sync_all();
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&self.journal);
+        let _ = sync_dir(dir_of(&self.journal));
     }
 }
 
