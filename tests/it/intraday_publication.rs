@@ -458,6 +458,59 @@ fn a_day_whose_append_fails_or_is_interrupted_is_whole_or_untouched() {
     }
 }
 
+/// A stamp whose interval has not ended is not published: a day published while
+/// it is under way holds the stamps that have ended and says how many wait (a
+/// hostile round published a day's 96 stamps at 15:51, three later ones valued
+/// `sufficient` on the prints so far, and never revised them). The day published
+/// again publishes the rest as they end; the file verifies.
+#[test]
+fn a_stamp_whose_interval_has_not_ended_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let today = chrono::Utc::now().date_naive();
+    let start = (today - chrono::Days::new(1)).to_string();
+    let sim = dir.join("sim");
+    rentix_ok(&[
+        "simulate",
+        "--out",
+        p(&sim),
+        "--days",
+        "2",
+        "--start",
+        &start,
+        "--cadence",
+        "15m",
+    ]);
+    let store = dir.join("store");
+    rentix_ok(&[
+        "ingest",
+        "--store",
+        p(&store),
+        p(&sim.join("observations.csv")),
+    ]);
+    let out = dir.join("f.csv");
+    let day = today.to_string();
+    let said = ok(&index(&store, &out, &["--to", &day]));
+    let now = chrono::Utc::now();
+    let stamps: Vec<chrono::DateTime<chrono::Utc>> = rows(&out)
+        .iter()
+        .map(|r| r["fixed_at"].parse().unwrap())
+        .collect();
+    assert!(!stamps.is_empty());
+    assert!(stamps.iter().all(|t| *t <= now), "{said}");
+    // A day ends at 24:00: unless the run is in its last quarter hour, stamps wait.
+    let last_quarter = (today + chrono::Days::new(1))
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc()
+        - chrono::Duration::minutes(15);
+    if stamps.iter().max().is_some_and(|t| *t < last_quarter) {
+        assert!(said.contains("\nnot yet published: "), "{said}");
+    }
+    ok(&index(&store, &out, &["--from", &day, "--to", &day]));
+    ok(&verify(&store, &out));
+}
+
 /// A file published before rows were in stamp order (grade by grade, a one-line
 /// sidecar) is read whole and written again in stamp order at its next
 /// publication, which then equals one run; the day after is appended.

@@ -618,6 +618,15 @@ impl IntradayMethodology {
         self
     }
 
+    /// When the interval a stamp stands for ends: the stamp itself under `end`
+    /// labels, a cadence after it under `slot` labels.
+    pub fn interval_end(&self, stamp: DateTime<Utc>) -> DateTime<Utc> {
+        match self.calendar.label {
+            StampLabel::End => stamp,
+            StampLabel::Slot => stamp + chrono::Duration::minutes(self.calendar.cadence.minutes()),
+        }
+    }
+
     fn clock(&self) -> Result<Clock, Invalid> {
         let s = &self.intraday;
         Ok(Clock {

@@ -32,7 +32,18 @@ pub fn publish(
     out: &Path,
 ) -> anyhow::Result<IntradayPublished> {
     rentix_table::TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
-    let (r, grades, from, to) = from_store(store, m, from, to)?;
+    let (mut r, grades, from, to) = from_store(store, m, from, to)?;
+    // A stamp whose interval has not ended is fixed on the prints so far, and a
+    // published stamp is never revised: it waits for a later run.
+    let now = chrono::Utc::now();
+    let waiting: Vec<chrono::DateTime<chrono::Utc>> = r
+        .fixings
+        .iter()
+        .map(|f| f.fixed_at)
+        .filter(|t| m.interval_end(*t) > now)
+        .collect();
+    r.fixings.retain(|f| m.interval_end(f.fixed_at) <= now);
+    r.receipts.retain(|x| m.interval_end(x.fixed_at) <= now);
     let fixed = r.fixings.len();
     let p = rentix_index::intraday_publish::publish(out, m, r)?;
     let per_day = i64::from(m.calendar.cadence.per_day());
@@ -61,6 +72,14 @@ pub fn publish(
             None => String::new(),
         }
     );
+    if let Some(first) = waiting.iter().min() {
+        line.push_str(&format!(
+            "\nnot yet published: {} stamps from {} whose intervals end after now ({}): a stamp is published once its interval has ended (publish the day again then)",
+            waiting.len(),
+            first.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ));
+    }
     if let Some(first) = p.unrevised_first {
         line.push_str(&format!(
             "\nnot revised: {} published stamps from {} that this run fixes differently (data that arrived after they were published) are kept as first published: intraday stamps are never revised",

@@ -888,7 +888,20 @@ fn check_intraday(a: &VerifyRequest, format: TableFormat) -> anyhow::Result<Outc
     let (Some(&from), Some(&to)) = (dates.iter().min(), dates.iter().max()) else {
         bail!("{} has no dated row to verify", a.fixings.display());
     };
-    let (r, _, _, _) = crate::intraday::from_store(&a.store, &m, Some(from), Some(to))?;
+    let (mut r, _, _, _) = crate::intraday::from_store(&a.store, &m, Some(from), Some(to))?;
+    // A day published while under way stops at its last stamp whose interval had
+    // ended: the stamps after the file's last one are not yet published, not missing.
+    let ti = published.names.iter().position(|n| n == "fixed_at");
+    let last = published
+        .rows
+        .iter()
+        .filter_map(|row| chrono::DateTime::parse_from_rfc3339(row.get(ti?)?).ok())
+        .max()
+        .map(|t| t.with_timezone(&chrono::Utc));
+    if let Some(last) = last {
+        r.fixings.retain(|f| f.fixed_at <= last);
+        r.receipts.retain(|x| x.fixed_at <= last);
+    }
     // Key: date, fixed_at, grade.
     differences.extend(compare_in(
         &file_name(&a.fixings),
