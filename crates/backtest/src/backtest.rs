@@ -11,7 +11,8 @@ use crate::periods::{build_periods, LeftOut, Period, Periods, LAYERS};
 use crate::perp::{mean_leg, tranche_leg, Instrument, PerpLeg, PerpSpec};
 use crate::pnl::{decompose, PeriodPnl, PnlInputs};
 use crate::recommendation::{
-    moves_against, no_exposure, recommend, recommend_for, tradable, Candidate, Recommendation,
+    moves_against, no_exposure, recommend, recommend_for, tracks_at_another_ratio, tradable,
+    Candidate, Recommendation,
 };
 use crate::rent::{Event, RentSeries, Side};
 use crate::stats::basis::{basis_stats, BasisStats};
@@ -1728,8 +1729,15 @@ fn run_aligned(
         .unzip();
     let regression = regress(&dr1, &di1);
     let exposures: Vec<f64> = periods.iter().map(|p| p.exposure).collect();
+    let fitted_run = cfg.strategies.iter().any(|s| {
+        matches!(
+            s,
+            Strategy::StaticMinVariance | Strategy::WalkForward | Strategy::Ewma
+        )
+    });
     let explain = |r: &mut Recommendation| {
         moves_against(r, regression.as_ref(), rent.side, &contract.underlying);
+        tracks_at_another_ratio(r, regression.as_ref(), fitted_run, &contract.underlying);
         no_exposure(r, &exposures);
     };
     let mut recommendation = recommend(rent.side, periods.len(), &candidates, &contract.underlying);

@@ -212,7 +212,7 @@ pub(crate) fn recommend_for(
                 "do not hedge: your rent did not change from month to month in the {periods} periods, so there is no risk for {what} to remove"
             )
         } else {
-            "no decision: no strategy a hedger could trade was run (one-to-one, walk-forward, ewma or layered; --strategy)".into()
+            "no decision: no strategy a hedger could trade was run (one-to-one, static-min-variance, walk-forward, ewma or layered; --strategy)".into()
         };
         return r;
     };
@@ -251,8 +251,15 @@ pub(crate) fn recommend_for(
     }
     r.decision = Decision::DoNotHedge;
     r.reason = if !best.traded && best.next_contracts == 0 && best.next_ratio > 0.0 {
+        // A ratio far below one is the rent moving little with the index, not a
+        // small exposure (7,300 GPU-hours a month at 0.04 is 0.4 contracts).
+        let small = if best.next_ratio < SMALL_RATIO {
+            "your rent moves little with the index".to_string()
+        } else {
+            format!("your exposure is too small for {what}")
+        };
         format!(
-            "do not hedge: your exposure is too small for {what}: at the best hedge's ratio ({}, {:.2}) no month's hedge came to half a {}, so none was ever placed",
+            "do not hedge: {small}: at the best hedge's ratio ({}, {:.2}) no month's hedge came to half a {}, so none was ever placed",
             best.strategy.as_str(),
             best.next_ratio,
             instrument.unit_noun()
@@ -262,6 +269,10 @@ pub(crate) fn recommend_for(
     };
     r
 }
+
+/// A hedge ratio below which a hedge too small to place is said to be the rent
+/// moving little with the index rather than a small exposure.
+const SMALL_RATIO: f64 = 0.25;
 
 /// What a candidate is judged by: the lower bound of its effectiveness interval, or
 /// the point estimate when there is no interval.
@@ -337,7 +348,7 @@ fn no_hedge_reason(
             best.next_ratio,
             instrument.unit_noun()
         )
-    } else if eff < 0.0 {
+    } else if eff < 0.0 && best.interval.is_some_and(|i| i.high < 0.0) {
         let adds = best
             .interval
             .map(|i| {
@@ -358,10 +369,16 @@ fn no_hedge_reason(
             pct(-eff)
         )
     } else {
+        // A point estimate below zero in an interval that reaches above it is
+        // chance too: "would add risk" stood above -1% (-12% to 11%).
+        let (verb, share) = if eff < 0.0 {
+            ("added", pct(-eff))
+        } else {
+            ("removed", pct(eff))
+        };
         format!(
-            "do not hedge: {what} removed no risk that can be told from chance: the best tradable hedge ({}) removed {}{interval}, an interval that reaches zero; run `rentix track` to find an index whose changes track your rent",
+            "do not hedge: {what} removed no risk that can be told from chance: the best tradable hedge ({}) {verb} {share}{interval}, an interval that reaches zero; run `rentix track` to find an index whose changes track your rent",
             best.strategy.as_str(),
-            pct(eff)
         )
     }
 }
@@ -377,6 +394,24 @@ pub(crate) fn no_exposure(r: &mut Recommendation, exposures: &[f64]) {
         r.reason = format!(
             "do not hedge: your rent holds no GPU-hours in the {} periods (every row's gpu_hours is 0), so there is no exposure to hedge",
             r.periods
+        );
+    } else if r.decision == Decision::DoNotHedge
+        && exposures.last() == Some(&0.0)
+        && r.reason.starts_with("do not hedge: the best hedge (")
+    {
+        // "Less than half a contract" read as a small position where the latest
+        // month (idle: 0 GPU-hours) holds none, above hedges removing >99.99%.
+        let removed = r
+            .effectiveness
+            .map(|e| {
+                format!(
+                    ", where the best hedge removed {} of the month-to-month risk",
+                    pct(e)
+                )
+            })
+            .unwrap_or_default();
+        r.reason = format!(
+            "do not hedge next month: your latest month holds no GPU-hours (idle), so there is no exposure to size a hedge on{removed}; run again once a month with GPU-hours is in the rent file"
         );
     }
 }
@@ -419,15 +454,59 @@ pub(crate) fn moves_against(
         (Instrument::Perp, Side::Pay) => format!("going long {what}, as a payer hedges,"),
         (Instrument::Perp, Side::Earn) => format!("going short {what}, as an earner hedges,"),
     };
-    let fit = if g.slope_t.abs() == f64::MAX {
-        "an exact fit".to_string()
-    } else {
-        format!("t {:.1}", g.slope_t)
-    };
+    let fit = fit_text(g);
     r.reason = format!(
         "do not hedge: your rent moves against {underlying}: each $1.00 the index rose in a month, your rent fell ${:.2} ({fit}, {} months); {taking} would add risk, and a hedge ratio is never below zero; run `rentix track` to find an index whose changes track your rent",
         -g.slope,
         g.n
+    );
+}
+
+/// How well a slope is known: its t, or "an exact fit" where the t is beyond any
+/// that data gives (a rent computed from the index: t -554757605850352.6).
+fn fit_text(g: &Regression) -> String {
+    if g.slope_t.abs() > 1e6 {
+        "an exact fit".to_string()
+    } else {
+        format!("t {:.1}", g.slope_t)
+    }
+}
+
+/// Rewrites the reason of a decision not to hedge when only strategies at a given
+/// ratio were run (`fitted_run` false: one-to-one, layered) and the rent tracks
+/// the index at another slope beyond chance: a rent of 0.41 times the index
+/// plus 2 hedged one-to-one "would add risk" and was sent to `rentix track` for
+/// another index, where the fitted strategies hedge it at 0.41, >99.9%.
+pub(crate) fn tracks_at_another_ratio(
+    r: &mut Recommendation,
+    regression: Option<&Regression>,
+    fitted_run: bool,
+    underlying: &str,
+) {
+    let (Some(g), Some(strategy), Some(ratio)) = (regression, r.strategy, r.hedge_ratio) else {
+        return;
+    };
+    let removed = r
+        .effectiveness_interval
+        .map(|i| i.low)
+        .or(r.effectiveness)
+        .is_some_and(|k| k > 0.0);
+    if r.decision != Decision::DoNotHedge
+        || fitted_run
+        || removed
+        || !(g.slope > 0.0 && g.slope_p_value < AGAINST_P_VALUE)
+        || (ratio - g.slope).abs() <= 0.1 * g.slope
+    {
+        return;
+    }
+    r.reason = format!(
+        "do not hedge at ratio {ratio:.2} ({}): your rent does track {underlying}, each $1.00 the index rose in a month your rent rose ${:.2} ({}, {} months), so a hedge at {ratio:.2} {} it; run again with a fitted ratio (no --strategy, or --strategy static-min-variance or walk-forward) to have a hedge at about {:.2} judged",
+        strategy.as_str(),
+        g.slope,
+        fit_text(g),
+        g.n,
+        if ratio > g.slope { "over-hedges" } else { "under-hedges" },
+        g.slope
     );
 }
 
@@ -510,6 +589,81 @@ mod tests {
         let before = h.reason.clone();
         moves_against(&mut h, Some(&g), Side::Pay, "h200");
         assert_eq!(h.reason, before);
+    }
+
+    /// What a hostile round found said wrongly when nothing was hedged: a
+    /// one-to-one-only run on a rent of 0.41 times the index plus 2 sent to
+    /// `rentix track`; -1% in an interval of -12% to 11% called "would add risk";
+    /// a ratio of 0.04 called a small exposure; an idle latest month called a
+    /// hedge of less than half a contract.
+    #[test]
+    fn a_decision_not_to_hedge_says_why_as_its_evidence_does() {
+        let exact = Regression {
+            slope: 0.41,
+            intercept: 0.0,
+            r2: 1.0,
+            slope_t: 4.4e14,
+            slope_p_value: 0.0,
+            n: 23,
+            passes_80_125: false,
+        };
+        // 1 - (0.59 / 0.41)^2 = -1.07 at ratio 1.
+        let c = [cand(Strategy::OneToOne, -1.07, -1.08, -1.06, 10)];
+        let mut r = recommend(Side::Pay, 23, &c, "h100");
+        assert!(r.reason.contains("would add risk"), "{}", r.reason);
+        tracks_at_another_ratio(&mut r, Some(&exact), false, "h100");
+        assert!(
+            r.reason.starts_with("do not hedge at ratio 1.00 (one-to-one): your rent does track h100, each $1.00 the index rose in a month your rent rose $0.41 (an exact fit, 23 months), so a hedge at 1.00 over-hedges it"),
+            "{}",
+            r.reason
+        );
+        // With a fitted strategy run, its verdict stands.
+        let mut f = recommend(Side::Pay, 23, &c, "h100");
+        let before = f.reason.clone();
+        tracks_at_another_ratio(&mut f, Some(&exact), true, "h100");
+        assert_eq!(f.reason, before);
+        let chance = recommend(
+            Side::Pay,
+            23,
+            &[cand(Strategy::WalkForward, -0.0125, -0.12, 0.11, 10)],
+            "h100",
+        );
+        assert!(
+            chance
+                .reason
+                .contains("removed no risk that can be told from chance")
+                && chance.reason.contains("(walk-forward) added 1%"),
+            "{}",
+            chance.reason
+        );
+        let mut small = cand(Strategy::OneToOne, 0.9, 0.8, 0.95, 0);
+        small.next_ratio = 0.04;
+        small.traded = false;
+        let r = recommend(Side::Pay, 23, &[small], "h100");
+        assert!(
+            r.reason.starts_with("do not hedge: your rent moves little with the index: at the best hedge's ratio (one-to-one, 0.04)"),
+            "{}",
+            r.reason
+        );
+        let mut idle = recommend(
+            Side::Pay,
+            23,
+            &[cand(Strategy::OneToOne, 0.9999, 0.999, 1.0, 0)],
+            "h100",
+        );
+        assert!(
+            idle.reason.contains("less than half a contract"),
+            "{}",
+            idle.reason
+        );
+        no_exposure(&mut idle, &[7300.0, 7300.0, 0.0]);
+        assert!(
+            idle.reason.starts_with(
+                "do not hedge next month: your latest month holds no GPU-hours (idle)"
+            ),
+            "{}",
+            idle.reason
+        );
     }
 
     #[test]
