@@ -1328,6 +1328,53 @@ fn a_forward_entry_reads_the_underlying_s_own_reservation() {
     }
 }
 
+/// A perp hedge says what it pays in funding beside what it removes, and warns
+/// when the funding is more than the monthly risk removed: at a premium of 0.05
+/// USD per GPU-hour a hostile round's perp hedge of an exact rent paid about
+/// $6,570 a month against a rent whose monthly risk was a $538 standard deviation,
+/// and the decision said "hedge" without a word of it.
+#[test]
+fn a_perp_hedge_weighs_its_funding_against_the_risk_it_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let rent = rent_file(dir.path(), Shape::Monthly, "pay", |x| x + 0.3, &s);
+    let (sum, _) = backtest(
+        &index,
+        &rent,
+        &dir.path().join("bt"),
+        &[
+            "--perp",
+            "h100-sxm-80gb-bare-metal-perp",
+            "--perp-premium",
+            "0.05",
+        ],
+    );
+    let perp = &sum["perp"]["recommendation"];
+    assert_eq!(perp["decision"], "hedge", "{perp}");
+    let reason = perp["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(" a month in funding on average"),
+        "{reason}"
+    );
+    let warning = perp["warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("more than the") && warning.contains("of monthly risk"),
+        "{perp}"
+    );
+    // At no premium there is no funding to weigh.
+    let (sum0, _) = backtest(
+        &index,
+        &rent,
+        &dir.path().join("bt0"),
+        &["--perp", "h100-sxm-80gb-bare-metal-perp"],
+    );
+    let perp0 = &sum0["perp"]["recommendation"];
+    assert!(
+        !perp0["reason"].as_str().unwrap().contains("funding"),
+        "{perp0}"
+    );
+}
+
 /// Every strategy's effectiveness is measured against the same rent changes (the
 /// unhedged strategy's), `layered` included: a hostile round found `layered`
 /// measured against the changes from its own tranches' references, set one to
@@ -1378,6 +1425,13 @@ fn every_strategy_is_measured_against_the_same_rent_changes() {
             "{strategy}: {got} against {want}"
         );
     }
+    // The card's correlation of monthly changes is the same months' for layered.
+    let corr = |st: &str| {
+        sum["strategies"][st]["correlation_changes"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!((corr("layered") - corr("one-to-one")).abs() < 1e-12);
 }
 
 /// The perp block names the index it hedges on (the futures' underlying) and
