@@ -443,3 +443,50 @@ fn a_damaged_month_after_the_requested_range_does_not_stop_it() {
     let (code, _, err) = check(&store, false);
     assert_eq!(code, Some(1), "store check still names it: {err}");
 }
+
+/// A partition file that no run record names, in a month a read covers, stops the
+/// read, naming it: with a run record moved out (a `runs/` restored from an older
+/// backup), `index` published January alone and `verify` passed, where `ingest`
+/// and `store check` refused (a hostile round). A month the read does not cover
+/// (a back-fill of January reads to early May) stops nothing.
+#[test]
+fn a_partition_no_run_record_names_stops_a_read_of_its_month() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let obs = |name: &str, days: &[&str]| {
+        let f = dir.join(name);
+        let pairs: Vec<(&str, &str)> = days.iter().map(|d| ("h100-sxm-80gb", *d)).collect();
+        std::fs::write(&f, crate::util::five_listings(&pairs, |_| "2.5".into())).unwrap();
+        f
+    };
+    let store = dir.join("store");
+    let jan = obs("jan.csv", &["2025-01-10", "2025-01-11"]);
+    let jul = obs("jul.csv", &["2025-07-10", "2025-07-11"]);
+    rentix_ok(&["ingest", "--store", p(&store), p(&jan)]);
+    rentix_ok(&["ingest", "--store", p(&store), p(&jul)]);
+    std::fs::rename(
+        store.join("runs/run-000002.json"),
+        dir.join("run-000002.json"),
+    )
+    .unwrap();
+    let out = dir.join("f.csv");
+    let o = rentix(&["index", "--store", p(&store), "--out", p(&out)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("observations/month=2025-07/run-000002.parquet")
+            && err.contains("no run record names"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // January alone does not read February.
+    rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--to",
+        "2025-01-31",
+        "--out",
+        p(&out),
+    ]);
+}

@@ -144,12 +144,28 @@ impl PartFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Partitions {
     files: Vec<PartFile>,
+    /// Files a committed compaction replaced (removed after its commit).
+    replaced: std::collections::BTreeSet<String>,
 }
 
 impl Partitions {
     pub(crate) fn new(mut files: Vec<PartFile>) -> Self {
         files.sort();
-        Self { files }
+        Self {
+            files,
+            replaced: Default::default(),
+        }
+    }
+
+    /// With the files a committed compaction replaced.
+    pub(crate) fn with_replaced(mut self, replaced: std::collections::BTreeSet<String>) -> Self {
+        self.replaced = replaced;
+        self
+    }
+
+    /// Whether `rel` is a file a committed compaction replaced.
+    pub(crate) fn was_replaced(&self, rel: &str) -> bool {
+        self.replaced.contains(rel)
     }
 
     /// Committed partition files.
