@@ -272,6 +272,17 @@ fn health_line(
 /// written to `<stem>_quarantine.csv` beside the output. No state is left for an
 /// incremental run (there is no store to continue from).
 pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
+    // A file a store publishes is continued from its state: a one-shot into it
+    // removed the state and wrote a file that was neither publication.
+    let state = rentix_index::incremental::state_path(&cfg.out);
+    if cfg.out.exists() && state.exists() {
+        return Err(rentix_index::IndexError::Data(format!(
+            "{} was published from a store ({} records it): a one-shot publication from --input files would mix the two in one file and remove the state the store's next publication continues from; nothing was published. Publish it from its store (index --store), or the --input files into a name of their own",
+            cfg.out.display(),
+            state.display()
+        ))
+        .into());
+    }
     let opts = rentix_ingest::IngestOptions {
         mapping: cfg.mapping.clone(),
         ratings: rentix_core::RatingTable::from_files(&cfg.ratings)?,
@@ -319,9 +330,8 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
         raw.push((quarantine.clone(), bytes));
         line.push_str(&format!(" ({})", quarantine.display()));
     }
-    // A state left by a store's publication of this file would no longer describe
-    // it: removed first, so that no kill leaves it beside the new file.
-    let state = rentix_index::incremental::state_path(&cfg.out);
+    // A state left beside no file (the file removed by hand) describes nothing:
+    // removed first, so that no kill leaves it beside the new file.
     if state.exists() {
         std::fs::remove_file(&state).with_context(|| format!("removing {}", state.display()))?;
     }

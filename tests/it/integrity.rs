@@ -366,3 +366,21 @@ fn a_file_that_fails_its_digest_is_not_read_as_published() {
     std::fs::remove_file(dir.join("f.csv.sha256")).unwrap();
     assert_eq!(settle(&out).status.code(), Some(0));
 }
+
+/// A one-shot (`index --input`) into a file published from a store is refused,
+/// nothing written: it removed the store's state and wrote a file that was neither
+/// the store's publication nor the one-shot's, and the store's next publication
+/// read everything and logged the flip-flop as restatements (a hostile round).
+#[test]
+fn a_one_shot_into_a_file_published_from_a_store_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = store_of(dir, "s", &DAYS, "2.5000");
+    let out = dir.join("f.csv");
+    assert_eq!(index(&store, &out, &[]).status.code(), Some(0));
+    let before = files(dir);
+    let input = dir.join("s.csv");
+    let o = rentix(&["index", "--input", p(&input), "--out", p(&out)]);
+    refused(&o, 3, &["f_state.json", "published from a store"]);
+    assert!(files(dir) == before, "files changed");
+}
