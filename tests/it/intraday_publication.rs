@@ -511,6 +511,29 @@ fn a_stamp_whose_interval_has_not_ended_waits() {
     ok(&verify(&store, &out));
 }
 
+/// A day skipped in the daily cycle is fixed with the next one, as the daily
+/// engine re-fixes skipped days: publishing 06-01 then 06-03 appended 06-03 after
+/// 06-01 and left 06-02 a silent hole (`verify`: thousands of rows missing; a
+/// settlement over it went to determination).
+#[test]
+fn a_skipped_day_is_fixed_with_the_next() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, _) = store_of_three_days(dir);
+    let all = dir.join("all.csv");
+    ok(&index(&store, &all, &[]));
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-01"]));
+    let said = ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(said.contains("\nre-fixed from 2025-06-02: "), "{said}");
+    assert_eq!(read(&out), read(&all));
+    ok(&verify(&store, &out));
+}
+
 /// A file published before rows were in stamp order (grade by grade, a one-line
 /// sidecar) is read whole and written again in stamp order at its next
 /// publication, which then equals one run; the day after is appended.

@@ -618,6 +618,17 @@ impl IntradayMethodology {
         self
     }
 
+    /// The first stamp of `day`: its midnight (UTC), past the grid's offset, and a
+    /// cadence on under `end` labels.
+    pub fn first_stamp_of(&self, day: NaiveDate) -> Result<DateTime<Utc>, Invalid> {
+        let midnight = day.and_hms_opt(0, 0, 0).ok_or("bad day")?.and_utc();
+        let step = match self.calendar.label {
+            StampLabel::End => self.calendar.cadence.minutes(),
+            StampLabel::Slot => 0,
+        };
+        Ok(midnight + chrono::Duration::minutes(self.offset_minutes()? + step))
+    }
+
     /// When the interval a stamp stands for ends: the stamp itself under `end`
     /// labels, a cadence after it under `slot` labels.
     pub fn interval_end(&self, stamp: DateTime<Utc>) -> DateTime<Utc> {

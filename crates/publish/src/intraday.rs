@@ -32,7 +32,29 @@ pub fn publish(
     out: &Path,
 ) -> anyhow::Result<IntradayPublished> {
     rentix_table::TableFormat::of(out).with_context(|| format!("--out {}", out.display()))?;
+    // Days skipped since the file's last stamp are fixed with this run, as the
+    // daily engine re-fixes skipped days: a run from a later day appended after
+    // the gap and left it a hole (published stamps are kept as they are).
+    let asked = from;
+    let last = last_stamp(out);
+    let gap = match (from, last) {
+        (Some(f), Some(last)) => {
+            let first = m.first_stamp_of(f).map_err(|e| anyhow::anyhow!("{e}"))?;
+            (last + chrono::Duration::minutes(m.calendar.cadence.minutes()) < first)
+                .then_some((last, first))
+        }
+        _ => None,
+    };
+    let from = gap.map_or(from, |(last, _)| from.map(|f| f.min(last.date_naive())));
     let (mut r, grades, from, to) = from_store(store, m, from, to)?;
+    // Of the days before --from, only the stamps after the file's last are new
+    // (a grade silent past its carry has none: nothing was skipped).
+    let mut refixed = 0;
+    if let Some((last, first)) = gap {
+        r.fixings.retain(|f| f.fixed_at > last);
+        r.receipts.retain(|x| x.fixed_at > last);
+        refixed = r.fixings.iter().filter(|f| f.fixed_at < first).count();
+    }
     // A stamp whose interval has not ended is fixed on the prints so far, and a
     // published stamp is never revised: it waits for a later run.
     let now = chrono::Utc::now();
@@ -72,6 +94,12 @@ pub fn publish(
             None => String::new(),
         }
     );
+    if refixed > 0 {
+        line.push_str(&format!(
+            "\nre-fixed from {}: {refixed} stamps between the file's last and --from's first (days skipped) are published with this run",
+            asked.map_or(from, |a| from.min(a))
+        ));
+    }
     if let Some(first) = waiting.iter().min() {
         line.push_str(&format!(
             "\nnot yet published: {} stamps from {} whose intervals end after now ({}): a stamp is published once its interval has ended (publish the day again then)",
@@ -105,6 +133,30 @@ pub fn publish(
         per_day,
         line,
     })
+}
+
+/// The last stamp of the intraday CSV file `out`, read from its end (`None`: no
+/// such file, a Parquet one, or a last line that is not a stamp's row).
+fn last_stamp(out: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
+    use std::io::{Read, Seek};
+    if rentix_table::TableFormat::of(out).ok()? != rentix_table::TableFormat::Csv {
+        return None;
+    }
+    let mut f = std::fs::File::open(out).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(std::io::SeekFrom::Start(len.saturating_sub(4096)))
+        .ok()?;
+    let mut end = Vec::new();
+    f.read_to_end(&mut end).ok()?;
+    let text = String::from_utf8_lossy(&end);
+    let line = text.trim_end().lines().last()?;
+    let at = rentix_index::intraday::INTRADAY_COLUMNS
+        .iter()
+        .position(|c| *c == "fixed_at")?;
+    let cell = line.split(',').nth(at)?;
+    chrono::DateTime::parse_from_rfc3339(cell)
+        .ok()
+        .map(|t| t.with_timezone(&chrono::Utc))
 }
 
 fn file_name_of(p: &Path) -> String {
