@@ -384,3 +384,56 @@ fn a_one_shot_into_a_file_published_from_a_store_is_refused() {
     refused(&o, 3, &["f_state.json", "published from a store"]);
     assert!(files(dir) == before, "files changed");
 }
+
+/// A restatement log deleted with its own digest, or edited with its digest
+/// deleted, is refused at the next publication: the file's digest records the
+/// log's. A hostile round deleted both and the next publication started a new log
+/// with its own restatements alone (the first-published values backtests settle on
+/// gone; only `verify` noticed), and an edited log without its digest was taken
+/// for one written before logs had digests.
+#[test]
+fn a_restatement_log_the_file_s_digest_records_is_not_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = store_of(dir, "store", &DAYS, "2.5");
+    let out_dir = dir.join("pub");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = out_dir.join("f.csv");
+    assert!(index(&store, &out, &[]).status.success());
+    late_data(dir, &store, "2025-03-04", "4");
+    assert!(index(&store, &out, &[]).status.success());
+    let log = out_dir.join("f_restatements.csv");
+    let log_digest = out_dir.join("f_restatements.csv.sha256");
+    let sidecar = std::fs::read_to_string(out_dir.join("f.csv.sha256")).unwrap();
+    assert!(
+        sidecar
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.ends_with("  f_restatements.csv")),
+        "{sidecar}"
+    );
+    // `sha256sum -c` checks both lines.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let digest_text = std::fs::read_to_string(&log_digest).unwrap();
+    late_data(dir, &store, "2025-03-05", "5");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::remove_file(&log_digest).unwrap();
+    let before = files(&out_dir);
+    refused(
+        &index(&store, &out, &[]),
+        3,
+        &["f_restatements.csv", "is gone", "f.csv.sha256"],
+    );
+    assert_eq!(files(&out_dir), before);
+    std::fs::write(&log, text.replacen(",2.5,", ",2,", 1)).unwrap();
+    refused(
+        &index(&store, &out, &[]),
+        3,
+        &["f_restatements.csv", "does not match"],
+    );
+    // Restored, the publication goes on.
+    std::fs::write(&log, &text).unwrap();
+    std::fs::write(&log_digest, &digest_text).unwrap();
+    assert!(index(&store, &out, &[]).status.success());
+    assert!(rentix_index::read_restatements(&log).unwrap().len() > text.lines().count() - 1);
+}

@@ -202,7 +202,9 @@ pub fn publish(
     // Roll an interrupted commit forward before reading the file it replaced.
     let mut recovery = rentix_table::recover(&journal, |_| false)?;
     let log = restatements_path(out);
-    // A log edited since it was published is not appended to (nor trusted).
+    // A log edited since it was published is not appended to (nor trusted), and
+    // one the file's digest records is not continued without.
+    log_as_recorded(out, &log)?;
     rentix_fixings::check_log(&log)?;
     let (reach, read_window) = reach_of(&window);
     let Published {
@@ -235,6 +237,13 @@ pub fn publish(
     let swept = rentix_table::recover(&journal, |t| owned.contains(t) || is_archive_of(out, t))?;
     recovery.removed.extend(swept.removed);
     let mut tx = Transaction::new(&journal);
+    // The log's digest, recorded in the file's digest too: a log deleted with its
+    // own digest is then missed, not started again without its history.
+    let mut log_hex = if log.exists() {
+        Some(sha256_of(&log)?)
+    } else {
+        None
+    };
     if let Some(archived) = &result.archived {
         stage_copy(&mut tx, out, archived)?;
         fail_point("publish:archive_staged").map_err(|e| write_err(archived, e))?;
@@ -248,6 +257,7 @@ pub fn publish(
         let hex = stage_bytes(&mut tx, &log, &[&t.csv_header()?, &t.csv_rows()?])?;
         let line = rentix_fixings::digest_line(&log, &hex);
         stage_bytes(&mut tx, &log_digest, &[line.as_bytes()])?;
+        log_hex = Some(hex);
         fail_point("publish:log_staged").map_err(|e| write_err(&log, e))?;
     }
     for (i, (p, t)) in extra.iter().enumerate() {
@@ -270,7 +280,10 @@ pub fn publish(
     let table = fixings_table(&result.rows);
     rentix_core::phases::mark("publication: companions staged, table built");
     let hex = stage_fixings(&mut tx, out, kept.as_ref(), &table)?;
-    let line = rentix_fixings::digest_line(out, &hex);
+    let mut line = rentix_fixings::digest_line(out, &hex);
+    if let Some(h) = &log_hex {
+        line.push_str(&rentix_fixings::digest_line(&log, h));
+    }
     rentix_core::phases::mark("publication: fixings formatted, written, hashed");
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
@@ -295,6 +308,62 @@ pub fn publish(
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
     Ok(result)
+}
+
+/// Refuses to continue `out` when its digest file records the restatement log
+/// `log` (publications since it does) and the log is gone, or, without its own
+/// digest, differs: a log deleted with its digest was started again with the
+/// next restatement alone, and the first-published values backtests settle on were
+/// lost without a word (a hostile round).
+fn log_as_recorded(out: &Path, log: &Path) -> Result<(), IndexError> {
+    let digest = rentix_fixings::digest_path(out);
+    let Some(recorded) = crate::intraday_publish::recorded_for(&digest, log) else {
+        return Ok(());
+    };
+    let name = |p: &Path| {
+        p.file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string()
+    };
+    let refuse = |detail: String| {
+        Err(IndexError::Published(rentix_fixings::FixingsError::Input {
+            path: log.to_path_buf(),
+            detail,
+        }))
+    };
+    if !log.exists() {
+        return refuse(format!(
+            "is gone, and {} records it (SHA-256 {recorded}): the log holds each restated row's first-published value, which backtests settle on; nothing was published. Restore it (and {}) from the publication",
+            name(&digest),
+            name(&rentix_fixings::digest_path(log))
+        ));
+    }
+    let actual = sha256_of(log)?;
+    if actual != recorded && !rentix_fixings::digest_path(log).exists() {
+        return refuse(format!(
+            "does not match the digest {} records for it (SHA-256 {actual}, recorded {recorded}), and its own digest is gone: the log was changed since it was published; nothing was published. Restore it from the publication",
+            name(&digest)
+        ));
+    }
+    Ok(())
+}
+
+/// SHA-256 of a file's bytes (a restatement log: bounded as fixings are).
+fn sha256_of(path: &Path) -> Result<String, IndexError> {
+    use sha2::{Digest, Sha256};
+    let input = |detail: String| {
+        IndexError::Published(rentix_fixings::FixingsError::Input {
+            path: path.to_path_buf(),
+            detail,
+        })
+    };
+    rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
+        .map_err(|e| input(e.to_string()))?;
+    let mut f = std::fs::File::open(path).map_err(|e| input(e.to_string()))?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut f, &mut h).map_err(|e| input(e.to_string()))?;
+    Ok(rentix_core::hex(&h.finalize()))
 }
 
 /// Refuses a publication of `rows` in `window` into the file `out` (of which
