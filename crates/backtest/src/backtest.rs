@@ -1775,12 +1775,7 @@ fn run_aligned(
         .unzip();
     let regression = regress(&dr1, &di1);
     let exposures: Vec<f64> = periods.iter().map(|p| p.exposure).collect();
-    let fitted_run = cfg.strategies.iter().any(|s| {
-        matches!(
-            s,
-            Strategy::StaticMinVariance | Strategy::WalkForward | Strategy::Ewma
-        )
-    });
+    let fitted_run = cfg.strategies.iter().any(|s| s.fits_a_ratio());
     let explain = |r: &mut Recommendation| {
         moves_against(r, regression.as_ref(), rent.side, &contract.underlying);
         tracks_at_another_ratio(r, regression.as_ref(), fitted_run, &contract.underlying);

@@ -33,6 +33,15 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Whether it fits its ratio on the months (static, walk-forward, EWMA)
+    /// rather than holding one given (one-to-one, layered, unhedged).
+    pub fn fits_a_ratio(self) -> bool {
+        matches!(
+            self,
+            Strategy::StaticMinVariance | Strategy::WalkForward | Strategy::Ewma
+        )
+    }
+
     /// Every strategy, in the order a backtest runs them by default.
     pub const ALL: [Self; Self::VARIANTS.len()] = match Self::VARIANTS.first_chunk() {
         Some(all) => *all,

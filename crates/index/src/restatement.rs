@@ -239,25 +239,11 @@ pub fn publish(
     let mut tx = Transaction::new(&journal);
     // The log's digest, recorded in the file's digest too: a log deleted with its
     // own digest is then missed, not started again without its history.
-    let mut log_hex = if log.exists() {
-        Some(sha256_of(&log)?)
-    } else {
-        None
-    };
+    let mut log_hex = log.exists().then(|| sha256_of(&log)).transpose()?;
     if let Some(archived) = &result.archived {
         stage_copy(&mut tx, out, archived)?;
         fail_point("publish:archive_staged").map_err(|e| write_err(archived, e))?;
-        let mut t = if log.exists() {
-            read_log(&log)?
-        } else {
-            Table::new()
-        };
-        append_log(&mut t, &result.restatements);
-        // The log and its digest, which every reader of the log checks.
-        let hex = stage_bytes(&mut tx, &log, &[&t.csv_header()?, &t.csv_rows()?])?;
-        let line = rentix_fixings::digest_line(&log, &hex);
-        stage_bytes(&mut tx, &log_digest, &[line.as_bytes()])?;
-        log_hex = Some(hex);
+        log_hex = Some(stage_log(&mut tx, &log, &result.restatements)?);
         fail_point("publish:log_staged").map_err(|e| write_err(&log, e))?;
     }
     for (i, (p, t)) in extra.iter().enumerate() {
@@ -347,6 +333,25 @@ fn log_as_recorded(out: &Path, log: &Path) -> Result<(), IndexError> {
         ));
     }
     Ok(())
+}
+
+/// Stages the restatement log `log` with `restatements` appended, and its digest
+/// (which every reader of the log checks); returns the log's SHA-256.
+fn stage_log(
+    tx: &mut Transaction,
+    log: &Path,
+    restatements: &[Restatement],
+) -> Result<String, IndexError> {
+    let mut t = if log.exists() {
+        read_log(log)?
+    } else {
+        Table::new()
+    };
+    append_log(&mut t, restatements);
+    let hex = stage_bytes(tx, log, &[&t.csv_header()?, &t.csv_rows()?])?;
+    let line = rentix_fixings::digest_line(log, &hex);
+    stage_bytes(tx, &rentix_fixings::digest_path(log), &[line.as_bytes()])?;
+    Ok(hex)
 }
 
 /// SHA-256 of a file's bytes (a restatement log: bounded as fixings are).
