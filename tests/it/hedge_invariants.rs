@@ -1375,6 +1375,55 @@ fn a_perp_hedge_weighs_its_funding_against_the_risk_it_removes() {
     );
 }
 
+/// `layered` is reported but never decides: its tranches' rent changes run from
+/// references one to three months old, so averaging three of them halves basis
+/// noise the futures never touched. A rent of the index plus 0.3 plus noise was
+/// told to buy 10 contracts (layered, "removed 42%") where every other strategy
+/// removed nothing that could be told from chance (a recheck of the fix above).
+#[test]
+fn layered_never_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    // Noise of sd about 0.08 USD per GPU-hour, a fixed function of the month.
+    let noise = |m: NaiveDate| {
+        let k = f64::from(m.year() * 12) + f64::from(m.month());
+        0.11 * (k * 12.9898).sin() * (k * 78.233).cos().signum()
+    };
+    let rent = rent_file_of(
+        dir.path(),
+        Shape::Monthly,
+        "pay",
+        |m, x| x + 0.3 + noise(m),
+        &s,
+        MONTHLY_GPU_HOURS,
+        "_noise",
+    );
+    let (sum, _) = backtest(&index, &rent, &dir.path().join("bt"), &[]);
+    let r = &sum["recommendation"];
+    assert_ne!(r["strategy"], "layered", "{r}");
+    assert!(sum["strategies"]["layered"]["effectiveness"].is_number());
+    let only = rentix(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        GRADE,
+        "--strategy",
+        "layered",
+        "--out",
+        p(&dir.path().join("only")),
+        "--resamples",
+        "50",
+    ]);
+    let said = String::from_utf8_lossy(&only.stdout);
+    assert!(
+        said.contains("layered is reported beside them but does not decide"),
+        "{said}"
+    );
+}
+
 /// Every strategy's effectiveness is measured against the same rent changes (the
 /// unhedged strategy's), `layered` included: a hostile round found `layered`
 /// measured against the changes from its own tranches' references, set one to

@@ -1268,8 +1268,16 @@ fn cross_validate(cfg: &BacktestConfig, loo: &StrategyRun) -> CrossValidated {
 
 /// What the decision weighs of a strategy: a strategy a hedger could have traded, by
 /// its out-of-sample effectiveness; `static-min-variance` by its cross-validated one
-/// (its in-sample effectiveness used the future); `None` for `unhedged`.
+/// (its in-sample effectiveness used the future); `None` for `unhedged` and
+/// `layered` (reported beside them, never deciding).
 fn candidate(s: &StrategySummary) -> Option<Candidate> {
+    // Reported, never deciding: layered's rent changes run from its tranches'
+    // references, one to three months old, and the mean of three halves basis noise
+    // the futures never touched (a rent of the index plus noise was told to buy
+    // 10 contracts, "removed 42%", where every other strategy removed nothing).
+    if s.strategy == Strategy::Layered {
+        return None;
+    }
     let (effectiveness, interval, cross_validated) = if tradable(s.strategy) {
         (s.effectiveness, s.confidence_intervals.effectiveness, false)
     } else {

@@ -212,7 +212,7 @@ pub(crate) fn recommend_for(
                 "do not hedge: your rent did not change from month to month in the {periods} periods, so there is no risk for {what} to remove"
             )
         } else {
-            "no decision: no strategy a hedger could trade was run (one-to-one, static-min-variance, walk-forward, ewma or layered; --strategy)".into()
+            "no decision: no strategy that decides was run (one-to-one, static-min-variance, walk-forward or ewma; --strategy): layered is reported beside them but does not decide, its tranches' rent changes running from references one to three months old".into()
         };
         return r;
     };
