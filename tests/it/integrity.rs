@@ -431,6 +431,14 @@ fn a_restatement_log_the_file_s_digest_records_is_not_lost() {
         3,
         &["f_restatements.csv", "does not match"],
     );
+    // Edited with its own digest made again: the file's digest still names it.
+    let sum = crate::util::sha256sum(&log);
+    std::fs::write(&log_digest, format!("{sum}  f_restatements.csv\n")).unwrap();
+    refused(
+        &index(&store, &out, &[]),
+        3,
+        &["f_restatements.csv", "does not match", "f.csv.sha256"],
+    );
     // Restored, the publication goes on.
     std::fs::write(&log, &text).unwrap();
     std::fs::write(&log_digest, &digest_text).unwrap();

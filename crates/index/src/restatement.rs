@@ -326,9 +326,11 @@ fn log_as_recorded(out: &Path, log: &Path) -> Result<(), IndexError> {
         ));
     }
     let actual = sha256_of(log)?;
-    if actual != recorded && !rentix_fixings::digest_path(log).exists() {
+    if actual != recorded {
+        // Its own digest made again after an edit blesses nothing: the file's
+        // digest still names the log as published.
         return refuse(format!(
-            "does not match the digest {} records for it (SHA-256 {actual}, recorded {recorded}), and its own digest is gone: the log was changed since it was published; nothing was published. Restore it from the publication",
+            "does not match the digest {} records for it (SHA-256 {actual}, recorded {recorded}): the log was changed since it was published; nothing was published. Restore it from the publication",
             name(&digest)
         ));
     }
