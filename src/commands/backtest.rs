@@ -210,6 +210,9 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
             perp.spec.funding_period_hours,
             perp.recommendation.reason
         ));
+        if let Some(w) = &perp.recommendation.warning {
+            s.push_str(&format!("  warning: {w}\n"));
+        }
         // Whole dollars, never "-0".
         let usd = |x: f64| if x.abs() < 0.5 { 0.0 } else { x };
         for (st, fut) in perp.strategies.iter().zip(&r.strategies) {

@@ -1361,6 +1361,25 @@ fn a_perp_hedge_weighs_its_funding_against_the_risk_it_removes() {
         warning.contains("more than the") && warning.contains("of monthly risk"),
         "{perp}"
     );
+    // On the console too, under the perp's block (it was in summary.json alone).
+    let said = rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&rent),
+        "--underlying",
+        GRADE,
+        "--out",
+        p(&dir.path().join("bt_console")),
+        "--resamples",
+        "50",
+        "--perp",
+        "h100-sxm-80gb-bare-metal-perp",
+        "--perp-premium",
+        "0.05",
+    ]);
+    assert!(said.contains(&format!("  warning: {warning}")), "{said}");
     // At no premium there is no funding to weigh.
     let (sum0, _) = backtest(
         &index,

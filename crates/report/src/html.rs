@@ -840,6 +840,9 @@ fn perp_section(html: &mut String, v: &BacktestResult) {
         perp.spec.rebalance_days,
         num(Some(0.01 * perp.funding_per_unit_premium), 4)
     );
+    if let Some(w) = &perp.recommendation.warning {
+        let _ = writeln!(html, "<p class=\"warn\">{}</p>", esc(w));
+    }
     let _ = writeln!(html, "<table><tr><th class=l>strategy</th><th>futures effectiveness</th><th>perp effectiveness [95% CI]</th><th>perp funding</th><th>perp fees</th><th>futures fees</th><th>perp peak cash need</th><th>futures peak cash need</th></tr>");
     for s in &perp.strategies {
         let fut = v.strategy(s.strategy);
