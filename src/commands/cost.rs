@@ -141,12 +141,16 @@ pub(super) fn execute(
 }
 
 /// `x` to three significant digits, trailing zeros dropped: a success rate of
-/// 1e-7 is 0.00001%, not 0%, and 99.75% is not 100%.
+/// 1e-7 is 0.00001%, not 0%, 99.75% is not 100%, and 99.996% is 99.996%.
 fn three_digits(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }
-    let decimals = (2 - x.abs().log10().floor() as i64).clamp(0, 15) as usize;
+    let mut decimals = (2 - x.abs().log10().floor() as i64).clamp(0, 15) as usize;
+    // A rate short of 100% is never printed as 100% (0.99996 was).
+    while x < 100.0 && decimals < 15 && format!("{x:.decimals$}").parse::<f64>() == Ok(100.0) {
+        decimals += 1;
+    }
     let s = format!("{x:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -300,7 +300,7 @@ fn a_success_rate_is_printed_as_it_is() {
     let f = dir.path().join("t.csv");
     std::fs::write(
         &f,
-        format!("{HEAD}\nrare,B200,managed-cluster,llm-70b,8000,1000,100,200,0.0000001,512,5.00,2025-06-01\nmost,B200,managed-cluster,llm-70b,8000,1000,100,200,0.9975,512,5.00,2025-06-01\n"),
+        format!("{HEAD}\nrare,B200,managed-cluster,llm-70b,8000,1000,100,200,0.0000001,512,5.00,2025-06-01\nmost,B200,managed-cluster,llm-70b,8000,1000,100,200,0.9975,512,5.00,2025-06-01\nnearly,B200,managed-cluster,llm-70b,8000,1000,100,200,0.99996,512,5.00,2025-06-01\n"),
     )
     .unwrap();
     let msg = rentix_ok(&[
@@ -312,4 +312,5 @@ fn a_success_rate_is_printed_as_it_is() {
     ]);
     assert!(msg.contains(", 0.00001% success)"), "{msg}");
     assert!(msg.contains(", 99.8% success)"), "{msg}");
+    assert!(msg.contains(", 99.996% success)"), "{msg}");
 }

@@ -532,6 +532,16 @@ fn a_skipped_day_is_fixed_with_the_next() {
     assert!(said.contains("\nre-fixed from 2025-06-02: "), "{said}");
     assert_eq!(read(&out), read(&all));
     ok(&verify(&store, &out));
+    // A Parquet file too (written again whole by each run).
+    let pq = dir.join("g.parquet");
+    ok(&index(&store, &pq, &["--to", "2025-06-01"]));
+    let said = ok(&index(
+        &store,
+        &pq,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(said.contains("\nre-fixed from 2025-06-02: "), "{said}");
+    ok(&verify(&store, &pq));
 }
 
 /// A file published before rows were in stamp order (grade by grade, a one-line

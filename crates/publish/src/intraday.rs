@@ -35,7 +35,6 @@ pub fn publish(
     // Days skipped since the file's last stamp are fixed with this run, as the
     // daily engine re-fixes skipped days: a run from a later day appended after
     // the gap and left it a hole (published stamps are kept as they are).
-    let asked = from;
     let last = last_stamp(out);
     let gap = match (from, last) {
         (Some(f), Some(last)) => {
@@ -49,11 +48,9 @@ pub fn publish(
     let (mut r, grades, from, to) = from_store(store, m, from, to)?;
     // Of the days before --from, only the stamps after the file's last are new
     // (a grade silent past its carry has none: nothing was skipped).
-    let mut refixed = 0;
-    if let Some((last, first)) = gap {
+    if let Some((last, _)) = gap {
         r.fixings.retain(|f| f.fixed_at > last);
         r.receipts.retain(|x| x.fixed_at > last);
-        refixed = r.fixings.iter().filter(|f| f.fixed_at < first).count();
     }
     // A stamp whose interval has not ended is fixed on the prints so far, and a
     // published stamp is never revised: it waits for a later run.
@@ -66,6 +63,11 @@ pub fn publish(
         .collect();
     r.fixings.retain(|f| m.interval_end(f.fixed_at) <= now);
     r.receipts.retain(|x| m.interval_end(x.fixed_at) <= now);
+    // What this run publishes of the days skipped, and from which day's stamps.
+    let (refixed, refixed_from) = gap.map_or((0, None), |(_, first)| {
+        let skipped = r.fixings.iter().filter(|f| f.fixed_at < first);
+        (skipped.clone().count(), skipped.map(|f| f.date).min())
+    });
     let fixed = r.fixings.len();
     let p = rentix_index::intraday_publish::publish(out, m, r)?;
     let per_day = i64::from(m.calendar.cadence.per_day());
@@ -94,10 +96,9 @@ pub fn publish(
             None => String::new(),
         }
     );
-    if refixed > 0 {
+    if let (true, Some(day)) = (refixed > 0, refixed_from) {
         line.push_str(&format!(
-            "\nre-fixed from {}: {refixed} stamps between the file's last and --from's first (days skipped) are published with this run",
-            asked.map_or(from, |a| from.min(a))
+            "\nre-fixed from {day}: {refixed} stamps between the file's last and --from's first (days skipped) are published with this run"
         ));
     }
     if let Some(first) = waiting.iter().min() {
@@ -135,12 +136,21 @@ pub fn publish(
     })
 }
 
-/// The last stamp of the intraday CSV file `out`, read from its end (`None`: no
-/// such file, a Parquet one, or a last line that is not a stamp's row).
+/// The last stamp of the intraday file `out`: a CSV file's read from its end, a
+/// Parquet file's from its rows (`None`: no such file, or a last line that is not
+/// a stamp's row).
 fn last_stamp(out: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
     use std::io::{Read, Seek};
-    if rentix_table::TableFormat::of(out).ok()? != rentix_table::TableFormat::Csv {
+    if !out.exists() {
         return None;
+    }
+    if rentix_table::TableFormat::of(out).ok()? != rentix_table::TableFormat::Csv {
+        // A Parquet file is written again whole by each run: read it.
+        return rentix_index::intraday::read_intraday(out)
+            .ok()?
+            .iter()
+            .map(|f| f.fixed_at)
+            .max();
     }
     let mut f = std::fs::File::open(out).ok()?;
     let len = f.metadata().ok()?.len();
