@@ -309,6 +309,15 @@ impl ContractTerms {
                     g.parse::<Grade>()
                         .map_err(|e| format!("entry.forward_grade: {e}"))?;
                 }
+                // An underlying that is no GPU grade (a composite) has no one-month
+                // reservation to price a forward: said so, not "needs a grade".
+                None if self.underlying.parse::<Grade>().is_err() => {
+                    return Err(format!(
+                        "entry.assumption = \"forward\" prices the futures at the underlying's one-month reservation, and {} is no GPU grade (a composite, or not a grade) with one: use --entry index or premium",
+                        self.underlying
+                    )
+                    .into())
+                }
                 None => {
                     return Err("entry.assumption = \"forward\" needs entry.forward_grade".into())
                 }
@@ -824,6 +833,25 @@ mod tests {
         assert_eq!(c.to_tick(mean), 2.064);
         assert_eq!(c.to_tick(-mean), -2.064);
         assert_eq!(c.to_tick(2.06349), 2.063);
+    }
+
+    /// A forward entry on another underlying reads its one-month grade; on a
+    /// composite, which has none, it is refused saying so (it said "needs
+    /// entry.forward_grade" of a contract that had one).
+    #[test]
+    fn a_forward_entry_follows_the_underlying() {
+        let h200 =
+            ContractSpec::default_contract().on_underlying("h200-sxm-141gb/bare-metal/on-demand");
+        assert_eq!(
+            h200.entry.forward_grade.as_deref(),
+            Some("h200-sxm-141gb/bare-metal/1m")
+        );
+        let e = ContractSpec::default_contract()
+            .on_underlying("gpu-hour/quality-adjusted/on-demand")
+            .edited(|t| t.entry.assumption = EntryAssumption::Forward)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is no GPU grade"), "{e}");
     }
 
     #[test]
