@@ -133,13 +133,7 @@ fn an_edited_state_is_refused() {
 fn an_edited_restatement_log_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let store = store_of(dir, "store", &DAYS, "2.5");
-    let out_dir = dir.join("pub");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let out = out_dir.join("f.csv");
-    assert!(index(&store, &out, &[]).status.success());
-    late_data(dir, &store, "2025-03-04", "4");
-    assert!(index(&store, &out, &[]).status.success());
+    let (store, out_dir, out) = restated(dir);
     let log = out_dir.join("f_restatements.csv");
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("late_data"), "{text}");
@@ -395,13 +389,7 @@ fn a_one_shot_into_a_file_published_from_a_store_is_refused() {
 fn a_restatement_log_the_file_s_digest_records_is_not_lost() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let store = store_of(dir, "store", &DAYS, "2.5");
-    let out_dir = dir.join("pub");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let out = out_dir.join("f.csv");
-    assert!(index(&store, &out, &[]).status.success());
-    late_data(dir, &store, "2025-03-04", "4");
-    assert!(index(&store, &out, &[]).status.success());
+    let (store, out_dir, out) = restated(dir);
     let log = out_dir.join("f_restatements.csv");
     let log_digest = out_dir.join("f_restatements.csv.sha256");
     let sidecar = std::fs::read_to_string(out_dir.join("f.csv.sha256")).unwrap();
@@ -444,4 +432,17 @@ fn a_restatement_log_the_file_s_digest_records_is_not_lost() {
     std::fs::write(&log_digest, &digest_text).unwrap();
     assert!(index(&store, &out, &[]).status.success());
     assert!(rentix_index::read_restatements(&log).unwrap().len() > text.lines().count() - 1);
+}
+
+/// A store, and `pub/f.csv` published from it then restated by late data (its
+/// restatement log written): the store, the publication's directory and file.
+fn restated(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let store = store_of(dir, "store", &DAYS, "2.5");
+    let out_dir = dir.join("pub");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = out_dir.join("f.csv");
+    assert!(index(&store, &out, &[]).status.success());
+    late_data(dir, &store, "2025-03-04", "4");
+    assert!(index(&store, &out, &[]).status.success());
+    (store, out_dir, out)
 }

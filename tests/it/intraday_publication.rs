@@ -321,23 +321,7 @@ fn a_day_killed_while_it_is_appended_is_finished_by_the_next_publication() {
             let _ = std::fs::remove_file(dir.join(f));
         }
         ok(&index(&store, &out, &["--to", "2025-06-01"]));
-        let killed = std::process::Command::new(env!("CARGO_BIN_EXE_rentix"))
-            .args([
-                "index",
-                "--store",
-                p(&store),
-                "--methodology",
-                M,
-                "--out",
-                p(&out),
-                "--from",
-                "2025-06-02",
-                "--to",
-                "2025-06-02",
-            ])
-            .env("RENTIX_FAIL_AT", step)
-            .output()
-            .unwrap();
+        let killed = day_two_failing(&store, &out, step);
         assert!(
             String::from_utf8_lossy(&killed.stderr).contains("RENTIX_FAIL_AT"),
             "{step}: {}",
@@ -390,25 +374,6 @@ fn a_day_whose_append_fails_or_is_interrupted_is_whole_or_untouched() {
         "f_receipts.csv",
         "f_intraday_state.json",
     ];
-    let day2 = |fail: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_rentix"))
-            .args([
-                "index",
-                "--store",
-                p(&store),
-                "--methodology",
-                M,
-                "--out",
-                p(&out),
-                "--from",
-                "2025-06-02",
-                "--to",
-                "2025-06-02",
-            ])
-            .env("RENTIX_FAIL_AT", fail)
-            .output()
-            .unwrap()
-    };
     for step in [
         "publish:journal:error",
         "publish:renamed:f.csv:error",
@@ -419,7 +384,7 @@ fn a_day_whose_append_fails_or_is_interrupted_is_whole_or_untouched() {
         }
         ok(&index(&store, &out, &["--to", "2025-06-01"]));
         let before: Vec<Vec<u8>> = names.iter().map(|f| bytes(&dir.join(f))).collect();
-        let failed = day2(step);
+        let failed = day_two_failing(&store, &out, step);
         assert_eq!(failed.status.code(), Some(4), "{step}");
         let after: Vec<Vec<u8>> = names.iter().map(|f| bytes(&dir.join(f))).collect();
         assert!(before == after, "{step}: the published files changed");
@@ -446,7 +411,7 @@ fn a_day_whose_append_fails_or_is_interrupted_is_whole_or_untouched() {
             let _ = std::fs::remove_file(dir.join(f));
         }
         ok(&index(&store, &out, &["--to", "2025-06-01"]));
-        let stopped = day2(step);
+        let stopped = day_two_failing(&store, &out, step);
         let err = String::from_utf8_lossy(&stopped.stderr);
         assert_eq!(stopped.status.code(), Some(130), "{step}: {err}");
         assert!(
@@ -1292,4 +1257,26 @@ fn receipts_name_their_sigma_unit_and_ballots_in_another_unit_are_refused() {
 /// The bytes of `path`, empty when it is not there.
 fn bytes(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_default()
+}
+
+/// `index` of 2025-06-02 alone into `out` under the test hook
+/// `RENTIX_FAIL_AT=fail` (docs/formats.md).
+fn day_two_failing(store: &Path, out: &Path, fail: &str) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rentix"))
+        .args([
+            "index",
+            "--store",
+            p(store),
+            "--methodology",
+            M,
+            "--out",
+            p(out),
+            "--from",
+            "2025-06-02",
+            "--to",
+            "2025-06-02",
+        ])
+        .env("RENTIX_FAIL_AT", fail)
+        .output()
+        .unwrap()
 }

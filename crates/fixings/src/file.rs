@@ -364,6 +364,22 @@ pub fn read_cells(path: &Path) -> Result<rentix_table::TextTable, FixingsError> 
     Ok(rentix_table::TextTable::read(path)?)
 }
 
+/// SHA-256 of a published file's bytes (a fixings file or a restatement log, read
+/// within the fixings size limit).
+pub fn file_sha256(path: &Path) -> Result<String, FixingsError> {
+    use sha2::{Digest, Sha256};
+    let input = |detail: String| FixingsError::Input {
+        path: path.to_path_buf(),
+        detail,
+    };
+    rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
+        .map_err(|e| input(e.to_string()))?;
+    let mut f = std::fs::File::open(path).map_err(|e| input(e.to_string()))?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut f, &mut h).map_err(|e| input(e.to_string()))?;
+    Ok(rentix_core::hex(&h.finalize()))
+}
+
 /// Refuses a published file (daily or intraday) that no longer matches the digest
 /// beside it (`<file>.sha256`): a command that reads a publication (settle,
 /// backtest, track) would otherwise settle on bytes nobody published. A CSV
@@ -382,14 +398,8 @@ pub fn check_published(path: &Path) -> Result<(), FixingsError> {
         path: path.to_path_buf(),
         detail,
     };
-    use sha2::{Digest, Sha256};
     let actual = match TableFormat::of(path)? {
-        TableFormat::Csv => {
-            let mut f = std::fs::File::open(path).map_err(|e| input(e.to_string()))?;
-            let mut h = Sha256::new();
-            std::io::copy(&mut f, &mut h).map_err(|e| input(e.to_string()))?;
-            rentix_core::hex(&h.finalize())
-        }
+        TableFormat::Csv => file_sha256(path)?,
         TableFormat::Parquet => canonical_sha256_text(&read_cells(path)?),
     };
     if actual == recorded {

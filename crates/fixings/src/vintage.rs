@@ -51,7 +51,6 @@ pub fn restatements_path(fixings: &Path) -> PathBuf {
 /// publication before logs had one) is read as it stands and gets one at its next
 /// restatement; no log at all is no error.
 pub fn check_log(path: &Path) -> Result<(), FixingsError> {
-    use sha2::{Digest, Sha256};
     let digest = crate::file::digest_path(path);
     let Some(recorded) = crate::file::read_digest(&digest)? else {
         return Ok(());
@@ -60,12 +59,7 @@ pub fn check_log(path: &Path) -> Result<(), FixingsError> {
         path: path.to_path_buf(),
         detail,
     };
-    rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
-        .map_err(|e| input(e.to_string()))?;
-    let mut f = std::fs::File::open(path).map_err(|e| input(e.to_string()))?;
-    let mut sha = Sha256::new();
-    std::io::copy(&mut f, &mut sha).map_err(|e| input(e.to_string()))?;
-    let actual = rentix_core::hex(&sha.finalize());
+    let actual = crate::file::file_sha256(path)?;
     if actual != recorded {
         let name = digest.file_name().unwrap_or_default().to_string_lossy();
         return Err(input(format!(

@@ -239,7 +239,10 @@ pub fn publish(
     let mut tx = Transaction::new(&journal);
     // The log's digest, recorded in the file's digest too: a log deleted with its
     // own digest is then missed, not started again without its history.
-    let mut log_hex = log.exists().then(|| sha256_of(&log)).transpose()?;
+    let mut log_hex = log
+        .exists()
+        .then(|| rentix_fixings::file_sha256(&log))
+        .transpose()?;
     if let Some(archived) = &result.archived {
         stage_copy(&mut tx, out, archived)?;
         fail_point("publish:archive_staged").map_err(|e| write_err(archived, e))?;
@@ -325,7 +328,7 @@ fn log_as_recorded(out: &Path, log: &Path) -> Result<(), IndexError> {
             name(&rentix_fixings::digest_path(log))
         ));
     }
-    let actual = sha256_of(log)?;
+    let actual = rentix_fixings::file_sha256(log)?;
     if actual != recorded {
         // Its own digest made again after an edit blesses nothing: the file's
         // digest still names the log as published.
@@ -354,23 +357,6 @@ fn stage_log(
     let line = rentix_fixings::digest_line(log, &hex);
     stage_bytes(tx, &rentix_fixings::digest_path(log), &[line.as_bytes()])?;
     Ok(hex)
-}
-
-/// SHA-256 of a file's bytes (a restatement log: bounded as fixings are).
-fn sha256_of(path: &Path) -> Result<String, IndexError> {
-    use sha2::{Digest, Sha256};
-    let input = |detail: String| {
-        IndexError::Published(rentix_fixings::FixingsError::Input {
-            path: path.to_path_buf(),
-            detail,
-        })
-    };
-    rentix_core::check_file(path, rentix_core::MAX_FIXINGS_BYTES)
-        .map_err(|e| input(e.to_string()))?;
-    let mut f = std::fs::File::open(path).map_err(|e| input(e.to_string()))?;
-    let mut h = Sha256::new();
-    std::io::copy(&mut f, &mut h).map_err(|e| input(e.to_string()))?;
-    Ok(rentix_core::hex(&h.finalize()))
 }
 
 /// Refuses a publication of `rows` in `window` into the file `out` (of which
