@@ -435,11 +435,7 @@ pub(crate) fn moves_against(
     let Some(g) = regression else { return };
     // Only a decision that rests on a hedge which removed nothing: not "no
     // strategy was run", not "less than half a contract".
-    let removed = r
-        .effectiveness_interval
-        .map(|i| i.low)
-        .or(r.effectiveness)
-        .is_some_and(|k| k > 0.0);
+    let removed = removed_beyond_chance(r);
     if r.decision != Decision::DoNotHedge
         || r.strategy.is_none()
         || removed
@@ -460,6 +456,15 @@ pub(crate) fn moves_against(
         -g.slope,
         g.n
     );
+}
+
+/// Whether the decided hedge removed risk beyond chance: the lower bound of its
+/// interval (its point estimate without one) above zero.
+fn removed_beyond_chance(r: &Recommendation) -> bool {
+    r.effectiveness_interval
+        .map(|i| i.low)
+        .or(r.effectiveness)
+        .is_some_and(|k| k > 0.0)
 }
 
 /// How well a slope is known: its t, or "an exact fit" where the t is beyond any
@@ -486,11 +491,7 @@ pub(crate) fn tracks_at_another_ratio(
     let (Some(g), Some(strategy), Some(ratio)) = (regression, r.strategy, r.hedge_ratio) else {
         return;
     };
-    let removed = r
-        .effectiveness_interval
-        .map(|i| i.low)
-        .or(r.effectiveness)
-        .is_some_and(|k| k > 0.0);
+    let removed = removed_beyond_chance(r);
     if r.decision != Decision::DoNotHedge
         || fitted_run
         || removed
