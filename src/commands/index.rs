@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 const DEFAULT_IN_MEMORY_MIB: u64 = 512;
 
 /// Validated index configuration.
+#[derive(Clone)]
 pub(super) struct IndexConfig {
     pub store: PathBuf,
     /// Observation files fixed in memory with no store (`--input`); the store is
@@ -130,6 +131,22 @@ pub(super) fn forward_path(out: &Path) -> PathBuf {
 /// the store changed under what it holds, the whole history is read. The forward
 /// curves are rebuilt from the merged file.
 pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
+    // `--to D` into a file that publishes days after D: those days depend on the
+    // ones republished, and are published with them.
+    if let Some(last) = rentix_index::republished_through(&cfg.out, cfg.request.to) {
+        let mut through = cfg.clone();
+        through.request.to = Some(last);
+        let summary = execute_through(&through)?;
+        return Ok(format!(
+            "published through {last}, the file's last day: the days after --to {} depend on the days this run republishes (their changes, and every window that holds them)\n{summary}",
+            cfg.request.to.map_or(String::new(), |t| t.to_string())
+        ));
+    }
+    execute_through(cfg)
+}
+
+/// [`execute`] through the request's `to` as given.
+fn execute_through(cfg: &IndexConfig) -> anyhow::Result<String> {
     let store = Store::open(&cfg.store)?;
     let m = &cfg.request.methodology;
     if m.grades.regional && !m.grades.patterns.iter().any(|p| p.contains('@')) {

@@ -342,3 +342,49 @@ fn a_never_revised_index_keeps_its_rows_and_counts_what_it_did_not_restate() {
     assert!(after.contains("\n2025-06-06,"));
     assert!(!dir.join("f_restatements.csv").exists());
 }
+
+/// An earlier day republished after late data for it (`--from D --to D` into a
+/// file that runs past D): a hostile round found D restated but the next day's
+/// `change_1d`, and every later row whose window held D's rows, left as first
+/// published, `verify` failing with 84 differences and nothing said. The run
+/// computes through the file's last day anyway: it now publishes through it,
+/// says so, and the file is what a run over the whole store gives it, in CSV and
+/// in Parquet.
+#[test]
+fn an_earlier_day_republished_restates_the_later_days_that_depend_on_it() {
+    for ext in ["csv", "parquet"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let store = dir.join("store");
+        let mut history = String::new();
+        let mut day = d("2025-03-01");
+        while day <= d("2025-04-20") {
+            history.push_str(&day_rows(day));
+            day = day + Days::new(1);
+        }
+        ingest(dir, &store, "history", &history);
+        let out = dir.join(format!("f.{ext}"));
+        let index = |out: &Path, range: &[&str]| {
+            let mut args = vec!["index", "--store", p(&store), "--out", p(out)];
+            args.extend_from_slice(range);
+            rentix_ok(&args)
+        };
+        index(&out, &["--to", "2025-04-20"]);
+        // Late trades move the H100 grade's 04-10 fixing from the listings' level
+        // to the trades' 2.95, and with it the 04-11 change_1d.
+        ingest(dir, &store, "late", &late_trades("2025-04-10"));
+        let msg = index(&out, &["--from", "2025-04-10", "--to", "2025-04-10"]);
+        assert!(
+            msg.contains("through 2025-04-20, the file's last day"),
+            "{ext}: {msg}"
+        );
+        verify_ok(&store, &out, &format!("{ext}: an earlier day republished"));
+        // The same rows as a fresh run through the file's last day.
+        let fresh = dir.join(format!("ref/f.{ext}"));
+        std::fs::create_dir_all(dir.join("ref")).unwrap();
+        index(&fresh, &["--to", "2025-04-20"]);
+        if ext == "csv" {
+            assert_eq!(without_publication(&out), without_publication(&fresh));
+        }
+    }
+}

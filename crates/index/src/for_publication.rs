@@ -366,6 +366,44 @@ fn computed_through(
         .map(|last| last.max(to))
 }
 
+/// The last day the fixings file `out` publishes when that is after `to`: a run
+/// `--to to` into it republishes earlier days, and the later rows depend on them
+/// (the next day's `change_1d`, every window that holds a republished day's rows),
+/// so it publishes through that day, as a run over the whole store would. A CSV
+/// file's last day is read from its last line, a Parquet file's from its rows
+/// (written whole by each run); `None`: no such file, no later day, or a file that
+/// cannot be read so (the publication then says what is wrong with it). A
+/// back-fill before the file's first day is not one: the file's rows were fixed
+/// from every observation they depend on (its days in between are refused as a
+/// hole, or published).
+pub fn republished_through(out: &Path, to: Option<NaiveDate>) -> Option<NaiveDate> {
+    let to = to?;
+    if !out.exists() {
+        return None;
+    }
+    let (first, last) = match rentix_table::TableFormat::of(out).ok()? {
+        rentix_table::TableFormat::Csv => (published_first_day(out)?, published_last_day(out)?),
+        _ => {
+            let dates: Vec<NaiveDate> = rentix_fixings::read_fixings(out)
+                .ok()?
+                .iter()
+                .map(|f| f.date)
+                .collect();
+            (*dates.iter().min()?, *dates.iter().max()?)
+        }
+    };
+    (first <= to && last > to).then_some(last)
+}
+
+/// The date of the first row of the CSV fixings file `out`, read from its second
+/// line; `None` when it cannot be told so.
+fn published_first_day(out: &Path) -> Option<NaiveDate> {
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(std::fs::File::open(out).ok()?).lines();
+    let row = lines.nth(1)?.ok()?;
+    NaiveDate::parse_from_str(row.split(',').next()?, "%Y-%m-%d").ok()
+}
+
 /// The date of the last row of the CSV fixings file `out` (files are written
 /// sorted by date), read from its end; `None` when it cannot be told so.
 fn published_last_day(out: &Path) -> Option<NaiveDate> {
