@@ -1638,7 +1638,7 @@ fn read_records(
                     path: path.to_path_buf(),
                     row,
                     detail: format!(
-                        "field {:?} of the record starting on line {line} runs over several lines: a stray quote swallows every line up to the next quote; refusing the file rather than reading many lines as one row (remove the quote, or quote the field on one line)",
+                        "field {:?} of the record starting on line {line} runs over several lines: a quoted line break, or a stray quote that swallows every line up to the next quote. A record is one line here; refusing the file rather than reading many lines as one row (write the field on one line, or remove the stray quote)",
                         header.get(f).map_or("?", String::as_str)
                     ),
                 }));
