@@ -481,7 +481,10 @@ fn fit_text(g: &Regression) -> String {
 /// ratio were run (`fitted_run` false: one-to-one, layered) and the rent tracks
 /// the index at another slope beyond chance: a rent of 0.41 times the index
 /// plus 2 hedged one-to-one "would add risk" and was sent to `rentix track` for
-/// another index, where the fitted strategies hedge it at 0.41, >99.9%.
+/// another index, where the fitted strategies hedge it at 0.41, >99.9%. A
+/// decision to hedge at such a ratio keeps its reason and says it over- or
+/// under-hedges (a rent moving 3x the index, hedged one-to-one, removed 56% with
+/// no word that a fitted ratio removes all of it).
 pub(crate) fn tracks_at_another_ratio(
     r: &mut Recommendation,
     regression: Option<&Regression>,
@@ -491,22 +494,39 @@ pub(crate) fn tracks_at_another_ratio(
     let (Some(g), Some(strategy), Some(ratio)) = (regression, r.strategy, r.hedge_ratio) else {
         return;
     };
-    let removed = removed_beyond_chance(r);
-    if r.decision != Decision::DoNotHedge
-        || fitted_run
-        || removed
+    if fitted_run
         || !(g.slope > 0.0 && g.slope_p_value < AGAINST_P_VALUE)
         || (ratio - g.slope).abs() <= 0.1 * g.slope
     {
         return;
     }
+    let hedges = if ratio > g.slope {
+        "over-hedges"
+    } else {
+        "under-hedges"
+    };
+    if r.decision == Decision::Hedge {
+        // The hedge stands (it removed risk beyond chance), but at a ratio the
+        // rent's own changes say is off: a fitted one would remove more.
+        r.reason.push_str(&format!(
+            "; but at ratio {ratio:.2} ({}) it {hedges} your rent: each $1.00 the index rose in a month your rent rose ${:.2} ({}, {} months); run again with a fitted ratio (no --strategy, or --strategy static-min-variance or walk-forward) to have a hedge at about {:.2} judged",
+            strategy.as_str(),
+            g.slope,
+            fit_text(g),
+            g.n,
+            g.slope
+        ));
+        return;
+    }
+    if r.decision != Decision::DoNotHedge || removed_beyond_chance(r) {
+        return;
+    }
     r.reason = format!(
-        "do not hedge at ratio {ratio:.2} ({}): your rent does track {underlying}, each $1.00 the index rose in a month your rent rose ${:.2} ({}, {} months), so a hedge at {ratio:.2} {} it; run again with a fitted ratio (no --strategy, or --strategy static-min-variance or walk-forward) to have a hedge at about {:.2} judged",
+        "do not hedge at ratio {ratio:.2} ({}): your rent does track {underlying}, each $1.00 the index rose in a month your rent rose ${:.2} ({}, {} months), so a hedge at {ratio:.2} {hedges} it; run again with a fitted ratio (no --strategy, or --strategy static-min-variance or walk-forward) to have a hedge at about {:.2} judged",
         strategy.as_str(),
         g.slope,
         fit_text(g),
         g.n,
-        if ratio > g.slope { "over-hedges" } else { "under-hedges" },
         g.slope
     );
 }
@@ -617,6 +637,27 @@ mod tests {
             r.reason.starts_with("do not hedge at ratio 1.00 (one-to-one): your rent does track h100, each $1.00 the index rose in a month your rent rose $0.41 (an exact fit, 23 months), so a hedge at 1.00 over-hedges it"),
             "{}",
             r.reason
+        );
+        // A rent moving 3x the index, hedged one-to-one only: the hedge removes
+        // 1 - (2/3)^2 = 56% and is decided, and the reason says it under-hedges
+        // (a recheck found it silent).
+        let triple = Regression {
+            slope: 3.0,
+            ..exact
+        };
+        let mut h = recommend(
+            Side::Pay,
+            23,
+            &[cand(Strategy::OneToOne, 0.56, 0.5, 0.6, 10)],
+            "h100",
+        );
+        assert_eq!(h.decision, Decision::Hedge);
+        tracks_at_another_ratio(&mut h, Some(&triple), false, "h100");
+        assert!(
+            h.reason.contains("; but at ratio 1.00 (one-to-one) it under-hedges your rent: each $1.00 the index rose in a month your rent rose $3.00")
+                && h.reason.contains("a hedge at about 3.00 judged"),
+            "{}",
+            h.reason
         );
         // With a fitted strategy run, its verdict stands.
         let mut f = recommend(Side::Pay, 23, &c, "h100");
