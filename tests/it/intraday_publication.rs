@@ -603,18 +603,11 @@ fn receipts_edited_since_publication_are_refused() {
     assert_eq!(read(&receipts), edited);
 }
 
-#[test]
-fn a_published_stamp_is_never_revised_and_the_publication_says_what_it_kept() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let (store, obs) = store_of_three_days(dir);
-    let out = dir.join("f.csv");
-    ok(&index(&store, &out, &["--to", "2025-06-02"]));
-    let first = read(&out);
-    // A late listing 3% below a contributor's for 06-02 10:05, ingested before 06-03
-    // is published: every stamp whose window reads it would change.
-    let header = read(&obs).lines().next().unwrap().to_string();
-    let sample: Vec<_> = rows(&obs)
+/// Ingests a late listing 3% below a contributor's for 06-02 10:05 (every stamp
+/// whose window reads it would change).
+fn ingest_late_listing(dir: &Path, store: &Path, obs: &Path) {
+    let header = read(obs).lines().next().unwrap().to_string();
+    let sample: Vec<_> = rows(obs)
         .into_iter()
         .filter(|r| r["kind"] == "listing" && r["gpu"].contains("H100"))
         .take(1)
@@ -632,7 +625,54 @@ fn a_published_stamp_is_never_revised_and_the_publication_says_what_it_kept() {
         .collect();
     let late = dir.join("late.csv");
     std::fs::write(&late, format!("{header}\n{}\n", line.join(","))).unwrap();
-    rentix_ok(&["ingest", "--store", p(&store), p(&late)]);
+    rentix_ok(&["ingest", "--store", p(store), p(&late)]);
+}
+
+/// Late data for a day already published, and a run of the next day only: the
+/// stamps it changes stay as first published (never revised), `verify` names
+/// them, and the run said nothing (a hostile round). The run now says which
+/// ingest runs brought rows for published days; a file published after them
+/// hears nothing.
+#[test]
+fn late_data_for_a_published_day_is_named_by_the_next_day_s_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, obs) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-02"]));
+    ingest_late_listing(dir, &store, &obs);
+    let said = ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(
+        said.contains("late data: 1 ingest run(s) committed since this file was last published (run-000002) hold rows dated from 2025-06-02, on days it had published through 2025-06-02")
+            && said.contains("never revised"),
+        "{said}"
+    );
+    let v = verify(&store, &out);
+    assert_eq!(v.status.code(), Some(1), "verify names the stamps");
+    // Published after the late run: nothing to say.
+    let after = dir.join("g.csv");
+    ok(&index(&store, &after, &["--to", "2025-06-02"]));
+    let said = ok(&index(
+        &store,
+        &after,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(!said.contains("late data"), "{said}");
+}
+
+#[test]
+fn a_published_stamp_is_never_revised_and_the_publication_says_what_it_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, obs) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-02"]));
+    let first = read(&out);
+    ingest_late_listing(dir, &store, &obs);
     let said = ok(&index(
         &store,
         &out,

@@ -1144,6 +1144,7 @@ pub fn fix_store(
             return Err(IndexError::Config(format!("--from {f} is after --to {t}")));
         }
     }
+    let store_through = store.runs()?.into_iter().map(|r| r.run_id).max();
     let Some((first, last)) = store.fixing_dates()? else {
         return Err(input_err("the store holds no observations".into()));
     };
@@ -1175,6 +1176,7 @@ pub fn fix_store(
         StoreRead::Methodology(e) => input_err(e.0),
     })?;
     let mut r = fix_intraday_from(m, &input, start, to, Some(from)).map_err(|e| input_err(e.0))?;
+    r.store_through = store_through;
     if start < from {
         let first_stamp = from.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
         r.fixings.retain(|f| f.date >= from);
@@ -1262,6 +1264,11 @@ pub struct IntradayResult {
     /// observation the run read came from (a misspelt marketplace otherwise fixes
     /// as if it had no book, without a word).
     pub unheard_books: Vec<String>,
+    /// The store's last ingest run when a run from a store read it (`None`
+    /// otherwise): a CSV publication's state records it, so that the next
+    /// publication can tell the runs committed since, and say when they brought
+    /// rows for days already published (stamps that are never revised).
+    pub store_through: Option<String>,
 }
 
 /// Fixes every grade of `input` at every stamp of the days `from..=to` (module doc).

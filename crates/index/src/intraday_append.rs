@@ -48,6 +48,25 @@ struct AppendState {
     last_grade: String,
     fixings: SavedSha256,
     receipts: Option<SavedSha256>,
+    /// The store's last ingest run when this publication read it (absent in
+    /// states written before it was recorded, and for a file not published from
+    /// a store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    store_through: Option<String>,
+}
+
+/// The store's last ingest run when the CSV intraday publication `out` was last
+/// published, as its state records it: `None` without a state, with a state its
+/// digest sidecar does not record, or one written before it was recorded.
+pub fn recorded_store_run(out: &Path) -> Option<String> {
+    let path = state_path(out);
+    let text = rentix_core::read_text(&path, MAX_STATE_BYTES).ok()?;
+    let mut h = ResumableSha256::new();
+    h.update(text.as_bytes());
+    if recorded_for(&rentix_fixings::digest_path(out), &path)? != h.hex() {
+        return None;
+    }
+    serde_json::from_str::<AppendState>(&text).ok()?.store_through
 }
 
 /// The state file beside the intraday CSV publication `out`.
@@ -94,6 +113,8 @@ pub(crate) struct Published<'a> {
     pub last: Option<(DateTime<Utc>, &'a str)>,
     pub fixings: &'a ResumableSha256,
     pub receipts: Option<&'a ResumableSha256>,
+    /// The store's last ingest run the publication read.
+    pub store_through: Option<&'a str>,
 }
 
 /// Stages the state file of `out` (none for a file of no row), then its digest
@@ -138,6 +159,7 @@ fn stage_state(
         last_grade: last_grade.to_string(),
         fixings: p.fixings.save(),
         receipts: p.receipts.map(ResumableSha256::save),
+        store_through: p.store_through.map(str::to_string),
     };
     let path = state_path(out);
     let mut text = serde_json::to_string_pretty(&state)
@@ -411,6 +433,7 @@ pub(crate) fn append(
         fixings: fresh,
         receipts: r.receipts.clone(),
         unheard_books: Vec::new(),
+        store_through: r.store_through.clone(),
     };
     let table = intraday_table(&new, m);
     let receipts = receipts_table(&new);
@@ -460,6 +483,7 @@ pub(crate) fn append(
             last: Some((last.fixed_at, &last.grade)),
             fixings: &fixings,
             receipts: receipts_hash.as_ref(),
+            store_through: r.store_through.as_deref(),
         },
     )?;
     crate::intraday_publish::commit_whole(tx)?;

@@ -94,6 +94,7 @@ pub fn publish(
     .collect();
     rentix_table::recover(&journal, |name| ours.iter().any(|o| o == name))?;
     let mut r = r;
+    let store_through = r.store_through.clone();
     // Each stamp's contributors by name: the order does not depend on which days a
     // run read (contributors are numbered as first seen).
     r.receipts.sort_by(|a, b| {
@@ -164,6 +165,7 @@ pub fn publish(
             v
         },
         unheard_books: Vec::new(),
+        store_through,
     };
     result.stamps = merged.fixings.len();
     result.valued = merged.fixings.iter().filter(|f| f.value.is_some()).count();
@@ -208,6 +210,7 @@ fn write_whole(
                     .map(|f| (f.fixed_at, f.grade.as_str())),
                 fixings: &fixings,
                 receipts: receipts_hash.as_ref(),
+                store_through: merged.store_through.as_deref(),
             },
         )?;
     } else {

@@ -45,7 +45,9 @@ pub fn publish(
         _ => None,
     };
     let from = gap.map_or(from, |(last, _)| from.map(|f| f.min(last.date_naive())));
+    let seen = rentix_index::intraday_append::recorded_store_run(out);
     let (mut r, grades, from, to) = from_store(store, m, from, to)?;
+    let late = late_runs(store, seen.as_deref(), last, from)?;
     // Of the days before --from, only the stamps after the file's last are new
     // (a grade silent past its carry has none: nothing was skipped).
     if let Some((last, _)) = gap {
@@ -116,6 +118,10 @@ pub fn publish(
             first.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ));
     }
+    if let Some(late) = late {
+        line.push('\n');
+        line.push_str(&late);
+    }
     if !p.unheard_books.is_empty() {
         line.push_str(&format!(
             "\nnote: [intraday.books] names {}, from which no observation of this run came: no book of {} was read (names match after case, spaces and punctuation are folded; a misspelt one fixes as if it had no book)",
@@ -134,6 +140,44 @@ pub fn publish(
         per_day,
         line,
     })
+}
+
+/// What the ingest runs committed since the file's last publication (`seen`, the
+/// store's last run then, as its state records it) brought for days the file
+/// publishes (through its last stamp `last`) and this run does not fix again
+/// (before `from`): those stamps are never revised, and `verify`, which
+/// recomputes them from the store as it is now, names those the late rows change.
+/// A hostile round found them kept without a word. `None`: no such run, or no
+/// record to tell (a file published before runs were recorded, a Parquet file).
+fn late_runs(
+    store: &Path,
+    seen: Option<&str>,
+    last: Option<chrono::DateTime<chrono::Utc>>,
+    from: chrono::NaiveDate,
+) -> anyhow::Result<Option<String>> {
+    let (Some(seen), Some(last)) = (seen, last) else {
+        return Ok(None);
+    };
+    let through = last.date_naive().min(from.pred_opt().unwrap_or(from));
+    let runs = rentix_store::Store::open(store)?.runs()?;
+    let day = |d: &Option<String>| d.as_deref().and_then(|d| d.parse::<chrono::NaiveDate>().ok());
+    let late: Vec<(String, chrono::NaiveDate)> = runs
+        .iter()
+        // A compaction moves rows already read: it brings none.
+        .filter(|r| r.run_id.as_str() > seen && r.replaces.is_empty())
+        .filter_map(|r| {
+            let first = day(&r.first_fixing_date)?;
+            (first <= through && first < from).then(|| (r.run_id.clone(), first))
+        })
+        .collect();
+    let Some(earliest) = late.iter().map(|(_, d)| *d).min() else {
+        return Ok(None);
+    };
+    Ok(Some(format!(
+        "late data: {} ingest run(s) committed since this file was last published ({}) hold rows dated from {earliest}, on days it had published through {through}: intraday stamps are never revised, so they stay as first published; `rentix verify` recomputes them from the store as it is now and names every stamp the late rows change",
+        late.len(),
+        late.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>().join(", ")
+    )))
 }
 
 /// The last stamp of the intraday file `out`: a CSV file's read from its end, a
