@@ -66,7 +66,9 @@ pub fn recorded_store_run(out: &Path) -> Option<String> {
     if recorded_for(&rentix_fixings::digest_path(out), &path)? != h.hex() {
         return None;
     }
-    serde_json::from_str::<AppendState>(&text).ok()?.store_through
+    serde_json::from_str::<AppendState>(&text)
+        .ok()?
+        .store_through
 }
 
 /// The state file beside the intraday CSV publication `out`.

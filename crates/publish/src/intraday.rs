@@ -118,10 +118,7 @@ pub fn publish(
             first.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ));
     }
-    if let Some(late) = late {
-        line.push('\n');
-        line.push_str(&late);
-    }
+    line.extend(late.map(|l| format!("\n{l}")));
     if !p.unheard_books.is_empty() {
         line.push_str(&format!(
             "\nnote: [intraday.books] names {}, from which no observation of this run came: no book of {} was read (names match after case, spaces and punctuation are folded; a misspelt one fixes as if it had no book)",
@@ -160,7 +157,10 @@ fn late_runs(
     };
     let through = last.date_naive().min(from.pred_opt().unwrap_or(from));
     let runs = rentix_store::Store::open(store)?.runs()?;
-    let day = |d: &Option<String>| d.as_deref().and_then(|d| d.parse::<chrono::NaiveDate>().ok());
+    let day = |d: &Option<String>| {
+        d.as_deref()
+            .and_then(|d| d.parse::<chrono::NaiveDate>().ok())
+    };
     let late: Vec<(String, chrono::NaiveDate)> = runs
         .iter()
         // A compaction moves rows already read: it brings none.
