@@ -477,10 +477,21 @@ impl Schedule {
             .iter()
             .map(|t| series.stamps.get(t).copied().flatten())
             .collect();
+        // Published stamps off the schedule, of the period only (by their label:
+        // after `from` through `to` for stamps that label their interval's end,
+        // from `from` before `to` for slots).
+        let (f, l) = (from.timestamp(), to.timestamp());
+        let in_period = |t: i64| {
+            if series.slot {
+                f <= t && t < l
+            } else {
+                f < t && t <= l
+            }
+        };
         let off_grid = series
             .stamps
             .keys()
-            .filter(|t| times.binary_search(t).is_err())
+            .filter(|t| in_period(**t) && times.binary_search(t).is_err())
             .count();
         let mut s = Self {
             times,
@@ -494,7 +505,6 @@ impl Schedule {
         // bound inside an interval (a two-minute window, a month's start at +14:00
         // on a daily file of UTC days) leaves that stamp out: its interval is partly
         // another period's, and settling it into this one would settle a day twice.
-        let (f, l) = (from.timestamp(), to.timestamp());
         let n = s.times.len();
         let a = (0..n).position(|i| s.interval(i, series.slot).0 >= f);
         let a = a.unwrap_or(n);

@@ -650,3 +650,32 @@ fn a_lookback_shorter_than_a_stamp_is_refused() {
     let ok = settle_json(&file, "2025-06-01", "2025-06-02", &["--lookback", "1h"]);
     assert!(ok["rate"].is_number(), "{ok}");
 }
+
+/// A first-hour run of the README's `settle --schedule 1h` over one day of a
+/// two-day file of quarter hours said "off grid 144 published stamps": the whole
+/// file's, where the day holds 96 stamps, 24 on the hourly schedule and 72 off
+/// it; a six-hour period said 144 too. Off-grid stamps are counted in the period.
+#[test]
+fn off_grid_stamps_are_counted_in_the_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let two_days: Vec<(i64, Option<f64>)> = (1..=192).map(|k| (15 * k, Some(4.9))).collect();
+    let f = stamped(dir.path(), "q.csv", 15, &two_days);
+    let day = settle_json(&f, "2025-06-01", "2025-06-02", &["--schedule", "1h"]);
+    assert_eq!(
+        (day["scheduled"].as_i64(), day["off_grid"].as_i64()),
+        (Some(24), Some(72)),
+        "{day}"
+    );
+    // 00:00 to 06:00: the hourly stamps 01:00 .. 06:00, and 18 quarter hours off it.
+    let six = settle_json(
+        &f,
+        "2025-06-01T00:00:00Z",
+        "2025-06-01T06:00:00Z",
+        &["--schedule", "1h"],
+    );
+    assert_eq!(
+        (six["scheduled"].as_i64(), six["off_grid"].as_i64()),
+        (Some(6), Some(18)),
+        "{six}"
+    );
+}
