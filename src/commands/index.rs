@@ -168,11 +168,16 @@ fn execute_through(cfg: &IndexConfig) -> anyhow::Result<String> {
         .filter(|d| cfg.request.to.is_none_or(|to| *d <= to))
         .max();
     let horizon = last.map(|d| d - chrono::Days::new(HEALTH_DAYS));
+    // Every fixing the run computed through that day, not only the horizon's: a
+    // sufficiency drop or level break is judged against a grade's own history (its
+    // previous 30 changes), and a first-hour run found the line counting a break
+    // that `rentix health` over the whole file does not (a history cut at 60
+    // days gave a sparse grade a lower bar) and missing two it does.
     let recent: Vec<Fixing> = run
         .result
         .fixings
         .iter()
-        .filter(|f| horizon.is_some_and(|h| f.date >= h) && last.is_some_and(|l| f.date <= l))
+        .filter(|f| last.is_some_and(|l| f.date <= l))
         .cloned()
         .collect();
     // The feed-health line reads the store's last weeks on another thread while
@@ -212,7 +217,7 @@ fn execute_through(cfg: &IndexConfig) -> anyhow::Result<String> {
     Ok(summary)
 }
 
-/// Days of the store and fixings a publication's feed-health line reads.
+/// Days of the store's reports a publication's feed-health line reads.
 const HEALTH_DAYS: u64 = 60;
 
 /// The publication's feed-health line: what `rentix health` finds on `days` (from
