@@ -662,14 +662,20 @@ fn summary(
         ));
     }
     if let Some(d) = publication.refixed_from {
+        // By the log's reasons: rows whose own inputs changed (late data), and
+        // rows whose value follows from those (a composite, a carried value).
+        let earlier: Vec<_> = publication
+            .restatements
+            .iter()
+            .filter(|r| window.from.is_some_and(|f| r.date < f))
+            .collect();
+        let late = earlier.iter().filter(|r| r.reason == "late_data").count();
         s.push_str(&format!(
-            "re-fixed from {d}: {} earlier rows published for the first time (a skipped day, a grade's life the new data extends) and {} restated (late data); a run over the whole store gives the same rows\n",
+            "re-fixed from {d}: {} earlier rows published for the first time (a skipped day, a grade's life the new data extends) and {} restated ({late} late_data: their inputs changed; {} value_change: their values follow from those; each with its reason in {}); a run over the whole store gives the same rows\n",
             publication.earlier_new,
-            publication
-                .restatements
-                .iter()
-                .filter(|r| window.from.is_some_and(|f| r.date < f))
-                .count()
+            earlier.len(),
+            earlier.len() - late,
+            rentix_index::Companions::of(&cfg.out).restatements().display()
         ));
     }
     if publication.unrevised > 0 {

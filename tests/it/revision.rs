@@ -276,6 +276,23 @@ fn a_one_day_publication_publishes_what_a_full_run_adds_before_its_day() {
         log.contains("2025-06-06,h100-sxm-80gb/vm/on-demand"),
         "{log}"
     );
+    // The console counts the earlier rows by the log's reasons (a first-hour run
+    // found 13 called "late data" where the log said 3 late_data, 10 value_change).
+    let reasons = |reason: &str| {
+        log.lines()
+            .skip(1)
+            .filter(|l| l[..10] < *"2025-06-08" && l.rsplit(',').next() == Some(reason))
+            .count()
+    };
+    let (late, follow) = (reasons("late_data"), reasons("value_change"));
+    assert!(late > 0, "{log}");
+    assert!(
+        msg.contains(&format!(
+            "{} restated ({late} late_data: their inputs changed; {follow} value_change:",
+            late + follow
+        )),
+        "{msg}\n{log}"
+    );
     verify_ok(&store, &out, "late data");
     // 06-09 skipped: 06-10's publication says so and publishes it.
     ingest(dir, &store, "d0609", &day_rows(d("2025-06-09")));
