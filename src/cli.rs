@@ -141,7 +141,7 @@ pub(crate) enum Command {
                             rentix ingest --store store sim/observations.csv\n  \
                             rentix index --store store --out fixings.csv\n  \
                             rentix cost --throughput sim/throughput.csv --store store --out cost\n  \
-                            rentix cost --throughput sim/throughput.csv --fixings fixings.csv --date 2024-06-30 --out cost_fixings"
+                            rentix cost --throughput sim/throughput.csv --fixings fixings.csv --out cost_fixings   # --date D dates rows that have no date"
     )]
     Cost(CostArgs),
     /// The contract design lab: evaluate candidate methodology + contract pairs for
