@@ -436,7 +436,10 @@ pub(crate) struct BacktestArgs {
     /// Events CSV: start, end, kind, gpu_hours_lost, usd_loss, note.
     #[arg(long)]
     pub events: Option<PathBuf>,
-    /// Contract TOML (default: data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml).
+    /// Contract TOML (default: the terms of
+    /// data/contracts/h100-sxm-80gb-bare-metal-on-demand.toml, on the grade of the
+    /// rent file's gpu and scope columns: a rent without a gpu column needs
+    /// --underlying or --contract).
     #[arg(long)]
     pub contract: Option<PathBuf>,
     /// Override the contract's underlying: a grade, or a composite of the fixings

@@ -139,12 +139,18 @@ fn compute(plan: &BacktestPlan) -> anyhow::Result<BacktestResult> {
         as_restated: plan.as_restated,
         underlying_given: plan.underlying_given,
     };
+    // The default contract's underlying is not the one a rent is hedged on
+    // unless the user gave it: the rent's GPU chooses the grade.
     let r = backtest_files(&files, &plan.config).with_context(|| {
-        format!(
-            "backtest of {} on {}",
-            plan.rent.display(),
-            plan.config.contract.underlying
-        )
+        if plan.underlying_given {
+            format!(
+                "backtest of {} on {}",
+                plan.rent.display(),
+                plan.config.contract.underlying
+            )
+        } else {
+            format!("backtest of {}", plan.rent.display())
+        }
     })?;
     Ok(r)
 }

@@ -745,7 +745,14 @@ fn an_underlying_is_taken_from_the_rent_or_refused_with_the_candidates() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("names no GPU") && err.contains("h100-sxm-80gb/"),
+        err.contains("names no GPU") && err.contains("The fixings hold a100-sxm-80gb/"),
+        "{err}"
+    );
+    // The refusal does not open by naming the default contract's underlying as
+    // the one it is on (a first-hour run read "backtest of rent.csv on
+    // h100-sxm-80gb/bare-metal/on-demand: which index hedges this rent?").
+    assert!(
+        !err.contains(" on h100-sxm-80gb/bare-metal/on-demand:"),
         "{err}"
     );
     // A near miss gets "did you mean".
