@@ -111,6 +111,27 @@ fn rows_without_a_price_are_priced_from_fixings_or_refused() {
     // twice under `{:#}`.
     assert_eq!(err.matches("pass --fixings or --store").count(), 1, "{err}");
     assert!(err.contains("row 1 (op): no usd_per_gpu_hour"), "{err}");
+    // The first unpriced row of the file is named, and the others counted: a
+    // first-hour run was told "row 91 (Basalt AI)" of a file whose every row is
+    // unpriced, the first the curves reached (by model and operator).
+    let two = dir.path().join("t2.csv");
+    std::fs::write(
+        &two,
+        format!("{HEAD}\nzed,H100 SXM,bare-metal,llm,8000,1000,50,250,0.9,64,,2025-06-30\nabe,H100 SXM,bare-metal,llm,8000,1000,50,260,0.9,64,,2025-06-30\n"),
+    )
+    .unwrap();
+    let o = rentix(&[
+        "cost",
+        "--throughput",
+        p(&two),
+        "--out",
+        p(&dir.path().join("x2")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("row 1 (zed) and 1 more row(s): no usd_per_gpu_hour"),
+        "{err}"
+    );
     assert_eq!(o.status.code(), Some(3));
     let out = dir.path().join("cost");
     rentix_ok(&[

@@ -207,12 +207,15 @@ pub fn read_throughput(path: &Path) -> Result<Vec<Throughput>, BacktestError> {
 pub enum CostError {
     /// A row without `usd_per_gpu_hour` that could not be priced. (The reason is
     /// part of the message, not a chained cause: `{:#}` would print it twice.)
-    #[error("row {row} ({operator}): {why}")]
+    #[error("row {row} ({operator}){}: {why}", if *others > 0 { format!(" and {others} more row(s)") } else { String::new() })]
     Unpriced {
-        /// The row's line in the file.
+        /// The row's line in the file: the first in the file that could not be
+        /// priced.
         row: usize,
         /// Its operator, as written.
         operator: String,
+        /// How many other rows could not be priced.
+        others: usize,
         /// Why it could not be priced.
         why: crate::pricing::PriceError,
     },
@@ -277,6 +280,8 @@ pub fn cost_curves(
         by_model.entry(r.model.as_str()).or_default().push(r);
     }
     let mut out = Vec::new();
+    let mut unpriced: Option<(usize, String, crate::pricing::PriceError)> = None;
+    let mut failed = std::collections::BTreeSet::new();
     for (model, rs) in by_model {
         one_workload(model, &rs)?;
         let mut dates: Vec<Option<NaiveDate>> =
@@ -303,11 +308,18 @@ pub fn cost_curves(
                     None => {
                         let mut on = r.clone();
                         on.date = day.or(r.date);
-                        price(&on).map_err(|why| CostError::Unpriced {
-                            row: r.row,
-                            operator: r.operator.clone(),
-                            why,
-                        })?
+                        match price(&on) {
+                            Ok(p) => p,
+                            Err(why) => {
+                                // The first row in the file is named, not the
+                                // first the curves reach (by model and operator).
+                                failed.insert(r.row);
+                                if unpriced.as_ref().is_none_or(|(row, _, _)| r.row < *row) {
+                                    unpriced = Some((r.row, r.operator.clone(), why));
+                                }
+                                continue;
+                            }
+                        }
                     }
                 };
                 pts.push(CostPoint {
@@ -334,6 +346,14 @@ pub fn cost_curves(
             rank(&mut pts);
             out.extend(pts);
         }
+    }
+    if let Some((row, operator, why)) = unpriced {
+        return Err(CostError::Unpriced {
+            row,
+            operator,
+            others: failed.len() - 1,
+            why,
+        });
     }
     Ok(out)
 }
