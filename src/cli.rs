@@ -28,7 +28,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run the whole pipeline on a simulated market: simulate, ingest, index,
-    /// backtest, track, report.
+    /// backtest, track, cost, the contract lab, a 15-minute index, report.
     #[command(
         after_help = "Example:\n  rentix demo                 # writes reports/demo/report.html\n  \
                             rentix demo --out /tmp/demo"
