@@ -1341,3 +1341,43 @@ fn assert_verifies(out: &Path) {
         String::from_utf8_lossy(&v.stderr)
     );
 }
+
+/// A Parquet publication in the layout made before states and logs carried
+/// their file's format (`f_state.json`, `f_restatements.csv`), then a first CSV
+/// publication beside it: the CSV took over the Parquet file's state and log,
+/// and both then failed `verify` (a hostile round). It is refused, nothing
+/// written, and the Parquet file still verifies.
+#[test]
+fn a_csv_publication_does_not_take_over_an_older_parquet_publication_s_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let parquet = dir.join("f.parquet");
+    let default = data("data/methodologies/default.toml");
+    assert_ok(&index(
+        &market().store(),
+        &parquet,
+        &default,
+        &["--to", "2025-03-27"],
+    ));
+    std::fs::rename(dir.join("f.parquet_state.json"), dir.join("f_state.json")).unwrap();
+    let verify = |f: &Path| {
+        rentix(&["verify", "--store", p(&market().store()), "--fixings", p(f)])
+            .status
+            .code()
+    };
+    assert_eq!(verify(&parquet), Some(0), "the older layout verifies");
+    let before = published(dir);
+    let o = index(
+        &market().store(),
+        &dir.join("f.csv"),
+        &default,
+        &["--to", "2025-03-27"],
+    );
+    assert_refused(
+        &o,
+        &["is the state of f.parquet", "Nothing was published"],
+        dir,
+        &before,
+    );
+    assert_eq!(verify(&parquet), Some(0));
+}

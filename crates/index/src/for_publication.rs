@@ -236,6 +236,23 @@ fn previous_state(
                 valued_only,
             },
         )?;
+        // A Parquet publication made before states carried their file's format
+        // keeps `<stem>_state.json` and `<stem>_restatements.csv`, the names of a
+        // CSV file's: a first CSV publication beside it took them over, and both
+        // files then failed `verify` (a hostile round).
+        let owner = out.with_file_name(&state.published);
+        if state.published != published
+            && owner.exists()
+            && rentix_fixings::digest_path(&owner).exists()
+        {
+            return Err(IndexError::Input {
+                path: state_file.clone(),
+                detail: format!(
+                    "is the state of {}, published beside {published} (a Parquet publication made before states and restatement logs carried their file's format keeps the names a CSV file's would have): publishing {published} here would take over its state and restatement log, and neither file would verify; publish it under another name. Nothing was published",
+                    state.published
+                ),
+            });
+        }
     }
     Ok((state_file, published, previous))
 }
