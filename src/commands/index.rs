@@ -133,7 +133,11 @@ pub(super) fn forward_path(out: &Path) -> PathBuf {
 pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
     // `--to D` into a file that publishes days after D: those days depend on the
     // ones republished, and are published with them.
-    if let Some(last) = rentix_index::republished_through(&cfg.out, cfg.request.to) {
+    if let Some(last) = rentix_index::republished_through(
+        &cfg.out,
+        cfg.request.to,
+        cfg.request.methodology.day_rule(),
+    ) {
         let mut through = cfg.clone();
         through.request.to = Some(last);
         let summary = execute_through(&through)?;

@@ -405,3 +405,42 @@ fn an_earlier_day_republished_restates_the_later_days_that_depend_on_it() {
         }
     }
 }
+
+/// The same after a back-fill that reaches the file: a file first published
+/// from 04-05, late trades for 04-04, then `--from 2025-04-04 --to 2025-04-04`.
+/// A hostile round found it exit 0 with the 04-05 row's `change_1d` (and 285
+/// more rows) left as first published and `verify` failing. A back-fill that
+/// would leave a hole stays refused.
+#[test]
+fn a_back_fill_that_reaches_the_file_restates_what_depends_on_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    let mut history = String::new();
+    let mut day = d("2025-03-01");
+    while day <= d("2025-04-20") {
+        history.push_str(&day_rows(day));
+        day = day + Days::new(1);
+    }
+    ingest(dir, &store, "history", &history);
+    let out = dir.join("f.csv");
+    let index = |range: &[&str]| {
+        let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
+        args.extend_from_slice(range);
+        rentix(&args)
+    };
+    assert!(index(&["--from", "2025-04-05", "--to", "2025-04-20"])
+        .status
+        .success());
+    ingest(dir, &store, "late", &late_trades("2025-04-04"));
+    let hole = index(&["--from", "2025-04-02", "--to", "2025-04-02"]);
+    assert_eq!(hole.status.code(), Some(2), "a hole is refused");
+    let o = index(&["--from", "2025-04-04", "--to", "2025-04-04"]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        said.contains("published through 2025-04-20, the file's last day"),
+        "{said}"
+    );
+    verify_ok(&store, &out, "a back-fill after late data");
+}

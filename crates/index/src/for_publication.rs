@@ -390,12 +390,18 @@ fn computed_through(
 /// file's last day is read from its last line, a Parquet file's from its rows
 /// (written whole by each run); `None`: no such file, no later day, or a file that
 /// cannot be read so (the publication then says what is wrong with it). A
-/// back-fill before the file's first day is not one: the file's rows were fixed
-/// from every observation they depend on (its days in between are refused as a
-/// hole, or published).
-pub fn republished_through(out: &Path, to: Option<NaiveDate>) -> Option<NaiveDate> {
+/// back-fill that reaches the file (no publication day of `days` between `to`
+/// and the file's first day) is one too: late data for its days changes the
+/// file's first rows (a hostile round found 286 left stale). One that would
+/// leave a hole is not: it is refused as such by the publication. Only a
+/// regular file is read (a FIFO as `--out` would wait for a writer).
+pub fn republished_through(
+    out: &Path,
+    to: Option<NaiveDate>,
+    days: &rentix_core::DayRule,
+) -> Option<NaiveDate> {
     let to = to?;
-    if !out.exists() {
+    if !std::fs::metadata(out).is_ok_and(|m| m.is_file()) {
         return None;
     }
     let (first, last) = match rentix_table::TableFormat::of(out).ok()? {
@@ -409,7 +415,12 @@ pub fn republished_through(out: &Path, to: Option<NaiveDate>) -> Option<NaiveDat
             (*dates.iter().min()?, *dates.iter().max()?)
         }
     };
-    (first <= to && last > to).then_some(last)
+    let reaches = to
+        .iter_days()
+        .skip(1)
+        .take_while(|d| *d < first)
+        .all(|d| !days.counts(d));
+    (reaches && last > to).then_some(last)
 }
 
 /// The date of the first row of the CSV fixings file `out`, read from its second
