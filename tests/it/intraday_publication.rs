@@ -606,6 +606,11 @@ fn receipts_edited_since_publication_are_refused() {
 /// Ingests a late listing 3% below a contributor's for 06-02 10:05 (every stamp
 /// whose window reads it would change).
 fn ingest_late_listing(dir: &Path, store: &Path, obs: &Path) {
+    ingest_late_listing_at(dir, store, obs, "2025-06-02T10:05:00Z");
+}
+
+/// [`ingest_late_listing`] observed at `at`.
+fn ingest_late_listing_at(dir: &Path, store: &Path, obs: &Path, at: &str) {
     let header = read(obs).lines().next().unwrap().to_string();
     let sample: Vec<_> = rows(obs)
         .into_iter()
@@ -618,7 +623,7 @@ fn ingest_late_listing(dir: &Path, store: &Path, obs: &Path) {
         .iter()
         .map(|c| match *c {
             "obs_id" => "late-1".to_string(),
-            "observed_at" => "2025-06-02T10:05:00Z".to_string(),
+            "observed_at" => at.to_string(),
             "price" => format!("{:.4}", r["price"].parse::<f64>().unwrap() * 0.97),
             other => r[other].clone(),
         })
@@ -653,6 +658,23 @@ fn late_data_for_a_published_day_is_named_by_the_next_day_s_run() {
     );
     let v = verify(&store, &out);
     assert_eq!(v.status.code(), Some(1), "verify names the stamps");
+    // A run past a gap fixes none of the published stamps again: late rows for
+    // the file's last day were named by neither line (a hostile round).
+    let gap = dir.join("h.csv");
+    ok(&index(&store, &gap, &["--to", "2025-06-01"]));
+    ingest_late_listing_at(dir, &store, &obs, "2025-06-01T10:05:00Z");
+    let said = ok(&index(
+        &store,
+        &gap,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(
+        said.contains("re-fixed from 2025-06-02")
+            && said.contains(
+                "hold rows dated from 2025-06-01, on days it had published through 2025-06-01"
+            ),
+        "{said}"
+    );
     // Published after the late run: nothing to say.
     let after = dir.join("g.csv");
     ok(&index(&store, &after, &["--to", "2025-06-02"]));

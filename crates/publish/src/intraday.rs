@@ -47,7 +47,16 @@ pub fn publish(
     let from = gap.map_or(from, |(last, _)| from.map(|f| f.min(last.date_naive())));
     let seen = rentix_index::intraday_append::recorded_store_run(out);
     let (mut r, grades, from, to) = from_store(store, m, from, to)?;
-    let late = late_runs(store, seen.as_deref(), last, from)?;
+    // Past a gap the file's published stamps are not fixed again (only those
+    // after its last are kept): late rows for any published day go unnoticed
+    // otherwise.
+    let compared_from = gap.is_none().then_some(from);
+    // The day of the file's last stamp: the day its interval starts in.
+    let last_day = last.map(|t| match m.calendar.label {
+        rentix_index::intraday::StampLabel::Slot => t.date_naive(),
+        _ => (t - chrono::Duration::minutes(m.calendar.cadence.minutes())).date_naive(),
+    });
+    let late = late_runs(store, seen.as_deref(), last_day, compared_from)?;
     // Of the days before --from, only the stamps after the file's last are new
     // (a grade silent past its carry has none: nothing was skipped).
     if let Some((last, _)) = gap {
@@ -141,22 +150,35 @@ pub fn publish(
 
 /// What the ingest runs committed since the file's last publication (`seen`, the
 /// store's last run then, as its state records it) brought for days the file
-/// publishes (through its last stamp `last`) and this run does not fix again
-/// (before `from`): those stamps are never revised, and `verify`, which
-/// recomputes them from the store as it is now, names those the late rows change.
-/// A hostile round found them kept without a word. `None`: no such run, or no
-/// record to tell (a file published before runs were recorded, a Parquet file).
+/// publishes (through its last stamp's day `last`) and this run does not fix again
+/// (before `compared_from`; `None`: it compares none of them, a run past a
+/// gap): those stamps are never revised, and `verify`, which recomputes them
+/// from the store as it is now, names those the late rows change. A hostile
+/// round found them kept without a word. `None`: no such run, or no record to
+/// tell (a file published before runs were recorded, a Parquet file, a store
+/// whose runs are no longer those the file was published from). Runs are known
+/// by their fixing dates only: rows of the day after the last stamp's day that
+/// its interval reads (an end-labelled 24:00 stamp, a slot past midnight) are
+/// not told apart from that day's own, and are not named.
 fn late_runs(
     store: &Path,
     seen: Option<&str>,
-    last: Option<chrono::DateTime<chrono::Utc>>,
-    from: chrono::NaiveDate,
+    last: Option<chrono::NaiveDate>,
+    compared_from: Option<chrono::NaiveDate>,
 ) -> anyhow::Result<Option<String>> {
     let (Some(seen), Some(last)) = (seen, last) else {
         return Ok(None);
     };
-    let through = last.date_naive().min(from.pred_opt().unwrap_or(from));
+    let through = match compared_from {
+        Some(from) => last.min(from.pred_opt().unwrap_or(from)),
+        None => last,
+    };
     let runs = rentix_store::Store::open(store)?.runs()?;
+    // A store rebuilt or replaced since: its run names say nothing of what the
+    // file read.
+    if !runs.iter().any(|r| r.run_id == seen) {
+        return Ok(None);
+    }
     let day = |d: &Option<String>| {
         d.as_deref()
             .and_then(|d| d.parse::<chrono::NaiveDate>().ok())
@@ -167,7 +189,7 @@ fn late_runs(
         .filter(|r| r.run_id.as_str() > seen && r.replaces.is_empty())
         .filter_map(|r| {
             let first = day(&r.first_fixing_date)?;
-            (first <= through && first < from).then(|| (r.run_id.clone(), first))
+            (first <= through).then(|| (r.run_id.clone(), first))
         })
         .collect();
     let Some(earliest) = late.iter().map(|(_, d)| *d).min() else {
