@@ -221,8 +221,13 @@ fn execute_through(cfg: &IndexConfig) -> anyhow::Result<String> {
     Ok(summary)
 }
 
-/// Days of the store's reports a publication's feed-health line reads.
+/// Days of the store's reports a publication's feed-health line covers at most.
 const HEALTH_DAYS: u64 = 60;
+
+/// Days of reports read before the first day the feed-health line covers: a
+/// contributor's history (14 days by default), the two days a jump is held, and
+/// margin for its regular days.
+const REPORT_HISTORY_DAYS: u64 = 30;
 
 /// The publication's feed-health line: what `rentix health` finds on `days` (from
 /// the window's first to the publication's last), reading the store and the run's
@@ -235,7 +240,15 @@ fn health_line(
     days: std::ops::RangeInclusive<chrono::NaiveDate>,
 ) -> anyhow::Result<String> {
     use rentix_index::health::{feed_health, reports_between, HealthOptions};
-    let reports = reports_between(store, Some(horizon), Some(*days.end()))?;
+    // A contributor's jump is judged against its previous two weeks, and its
+    // silence against its regular days: the reports are read from a month before
+    // the first day the line covers (a hostile round found 67 jumps where health
+    // lists 75, the line's first fortnight read without its history).
+    let reports = reports_between(
+        store,
+        Some(horizon.min(*days.start()) - chrono::Days::new(REPORT_HISTORY_DAYS)),
+        Some(*days.end()),
+    )?;
     let h = feed_health(&reports, recent, &HealthOptions::default());
     let since = *days.start();
     // A publication of some grades (--grade) notes what concerns them: a

@@ -385,16 +385,42 @@ fn a_full_publication_s_health_line_is_what_health_says_of_its_days() {
         "--out",
         p(&health),
     ]);
-    let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
-    for r in crate::csvutil::rows(&health) {
-        if r["date"].as_str() >= from {
-            *kinds.entry(r["kind"].clone()).or_default() += 1;
+    let same = |line: &str, from: &str| {
+        let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+        for r in crate::csvutil::rows(&health) {
+            if r["date"].as_str() >= from {
+                *kinds.entry(r["kind"].clone()).or_default() += 1;
+            }
         }
-    }
-    let total: usize = kinds.values().sum();
-    let by: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let total: usize = kinds.values().sum();
+        let by: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        assert!(
+            line.contains(&format!("{total} finding(s) ({};", by.join(", "))),
+            "{line}\nhealth from {from}: {kinds:?}"
+        );
+    };
+    same(line, from);
+    // A publication from 54 days before the end: the line covers its first days
+    // too, each judged on a contributor's previous fortnight of reports (a
+    // hostile round found the line's first fortnight read without it).
+    let last: NaiveDate = from.parse::<NaiveDate>().unwrap() + Days::new(6);
+    let early = (last - Days::new(54)).to_string();
+    let said = rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&d.join("g.csv")),
+        "--from",
+        &early,
+    ]);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("feed health from "))
+        .expect(&said);
     assert!(
-        line.contains(&format!("{total} finding(s) ({};", by.join(", "))),
-        "{line}\nhealth from {from}: {kinds:?}"
+        line.starts_with(&format!("feed health from {early}:")),
+        "{line}"
     );
+    same(line, &early);
 }
