@@ -257,9 +257,14 @@ fn health_line(
         let patterns = &cfg.request.grade_filters;
         patterns.is_empty()
             || grade.is_empty()
-            || grade
-                .parse::<rentix_core::Grade>()
-                .is_ok_and(|g| patterns.iter().any(|p| p.matches(&g)))
+            || grade.parse::<rentix_core::Grade>().is_ok_and(|g| {
+                // A contributor's jump is found in its regional grade: it
+                // concerns the grade the run publishes whatever the region.
+                let national = g.clone().with_region(None);
+                patterns
+                    .iter()
+                    .any(|p| p.matches(&g) || p.matches(&national))
+            })
     };
     let new: Vec<_> = h
         .findings

@@ -277,7 +277,7 @@ fn a_publication_before_the_store_s_end_points_at_health_as_of_its_day() {
 fn a_publication_of_some_grades_notes_their_findings_from_the_days_it_read() {
     let tmp = tempfile::tempdir().unwrap();
     let mut csv =
-        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency,region\n");
     for k in 0..100u64 {
         for j in 0..6usize {
             for gpu in ["h100-sxm-80gb", "a100-sxm-80gb"] {
@@ -289,7 +289,7 @@ fn a_publication_of_some_grades_notes_their_findings_from_the_days_it_read() {
                     1.0
                 };
                 csv.push_str(&format!(
-                    "listing,{}T12:00:00Z,provider {j},{gpu},vm,on-demand,{:.4},gpu_hour,USD\n",
+                    "listing,{}T12:00:00Z,provider {j},{gpu},vm,on-demand,{:.4},gpu_hour,USD,eu-west\n",
                     day(k),
                     2.5 * (1.0 + wobble) * shift
                 ));
@@ -322,6 +322,14 @@ fn a_publication_of_some_grades_notes_their_findings_from_the_days_it_read() {
     assert!(
         h100.starts_with(&from) && h100.contains("nothing to note"),
         "{h100}"
+    );
+    // Every row is of a region: the jump is found in the A100 grade's regional
+    // report, and concerns the A100 grade a run of it publishes (a hostile round
+    // found every regional jump dropped from a --grade run's line).
+    let a100 = line("a100.csv", &["--grade", "a100-*/*/*"]);
+    assert!(
+        a100.starts_with(&from) && a100.contains("1 contributor_jump"),
+        "{a100}"
     );
 }
 
