@@ -684,19 +684,23 @@ fn summary(
         ));
     }
     if let Some(d) = publication.refixed_from {
-        // By the log's reasons: rows whose own inputs changed (late data), and
-        // rows whose value follows from those (a composite, a carried value).
-        let earlier: Vec<_> = publication
-            .restatements
-            .iter()
-            .filter(|r| window.from.is_some_and(|f| r.date < f))
-            .collect();
-        let late = earlier.iter().filter(|r| r.reason == "late_data").count();
+        // By the log's reasons (late_data: the row's own inputs changed;
+        // value_change: its value follows from rows that did, a composite or a
+        // carried value; withdrawn: no longer fixed).
+        let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in &publication.restatements {
+            if window.from.is_some_and(|f| r.date < f) {
+                *reasons.entry(r.reason.as_str()).or_default() += 1;
+            }
+        }
         s.push_str(&format!(
-            "re-fixed from {d}: {} earlier rows published for the first time (a skipped day, a grade's life the new data extends) and {} restated ({late} late_data: their inputs changed; {} value_change: their values follow from those; each with its reason in {}); a run over the whole store gives the same rows\n",
+            "re-fixed from {d}: {} earlier rows published for the first time (a skipped day, a grade's life the new data extends) and {} restated ({}each with its reason in {}); a run over the whole store gives the same rows\n",
             publication.earlier_new,
-            earlier.len(),
-            earlier.len() - late,
+            reasons.values().sum::<usize>(),
+            reasons
+                .iter()
+                .map(|(r, n)| format!("{n} {r}, "))
+                .collect::<String>(),
             rentix_index::Companions::of(&cfg.out).restatements().display()
         ));
     }
