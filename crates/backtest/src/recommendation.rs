@@ -496,7 +496,7 @@ pub(crate) fn tracks_at_another_ratio(
     };
     if fitted_run
         || !(g.slope > 0.0 && g.slope_p_value < AGAINST_P_VALUE)
-        || (ratio - g.slope).abs() <= 0.1 * g.slope
+        || (ratio - g.slope).abs() <= 0.1 * ratio
     {
         return;
     }
@@ -659,6 +659,21 @@ mod tests {
             "{}",
             h.reason
         );
+        // The band is 10% of the ratio, either side: a slope of 0.905 or 1.095
+        // against ratio 1 says nothing, 0.89 or 1.11 does (it was 10% of the
+        // slope: 0.905 said "over-hedges", 1.105 nothing).
+        for (slope, says) in [(0.905, false), (1.095, false), (0.89, true), (1.11, true)] {
+            let mut h = recommend(
+                Side::Pay,
+                23,
+                &[cand(Strategy::OneToOne, 0.9, 0.8, 0.95, 10)],
+                "h100",
+            );
+            let before = h.reason.clone();
+            let g = Regression { slope, ..exact };
+            tracks_at_another_ratio(&mut h, Some(&g), false, "h100");
+            assert_eq!(h.reason != before, says, "{slope}: {}", h.reason);
+        }
         // With a fitted strategy run, its verdict stands.
         let mut f = recommend(Side::Pay, 23, &c, "h100");
         let before = f.reason.clone();
