@@ -1766,6 +1766,17 @@ fn check_header(path: &Path, header: &[String]) -> Result<()> {
             header[0].chars().take(80).collect::<String>()
         )));
     }
+    if let Some((i, h)) = header
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.contains(['\n', '\r']))
+    {
+        return Err(bad(format!(
+            "column {} ({:?}) runs over several lines: a quoted line break, or a stray quote that swallows every line up to the next quote. A record is one line here; refusing the file (write the header on one line, or remove the stray quote)",
+            i + 1,
+            h.chars().take(80).collect::<String>()
+        )));
+    }
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, h) in header.iter().enumerate() {
         if let Some(first) = seen.insert(h.as_str(), i) {
