@@ -142,7 +142,7 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
         through.request.to = Some(last);
         let summary = execute_through(&through)?;
         return Ok(format!(
-            "published through {last}, the file's last day: the days after --to {} depend on the days this run republishes (their changes, and every window that holds them)\n{summary}",
+            "published through {last}, the file's last day: the days after --to {} depend on the days this run publishes (their changes, and every window that holds them)\n{summary}",
             cfg.request.to.map_or(String::new(), |t| t.to_string())
         ));
     }

@@ -1076,6 +1076,9 @@ fn plan(
             .filter(|r| r.date < b.requested && !old_by.contains_key(&(r.date, r.grade.as_str())))
             .map(|r| r.date);
         result.earlier_new = new_before.clone().count();
+        // `new_rows` are the window's: the earlier ones are counted apart (a
+        // one-day run said "90 fixings ... (91 published for the first time)").
+        result.new_rows -= result.earlier_new;
         result.refixed_from = result
             .restatements
             .iter()
@@ -1356,7 +1359,7 @@ mod tests {
         let r = revised(new, old, 3, crate::RevisionSpec::default());
         assert_eq!(r.refixed_from, Some(day(1)));
         assert_eq!(r.earlier_new, 1, "day 2, which the file skipped");
-        assert_eq!(r.new_rows, 2);
+        assert_eq!(r.new_rows, 1, "day 3, the window's");
         assert_eq!(r.restatements.len(), 1);
         assert_eq!(r.restatements[0].reason, "late_data");
         assert_eq!(r.unrevised, 0);
