@@ -199,7 +199,7 @@ fn execute_through(cfg: &IndexConfig) -> anyhow::Result<String> {
                 .unwrap_or(last - chrono::Days::new(6))
                 .max(horizon)
                 .min(last);
-            health_line(cfg, &store, &recent, horizon, since..=last)
+            health_line(cfg, &store, &recent, since..=last)
         });
         let published = publish_result(
             cfg,
@@ -230,13 +230,13 @@ const HEALTH_DAYS: u64 = 60;
 const REPORT_HISTORY_DAYS: u64 = 30;
 
 /// The publication's feed-health line: what `rentix health` finds on `days` (from
-/// the window's first to the publication's last), reading the store and the run's
-/// fixings from `horizon` on.
+/// the window's first, at most [`HEALTH_DAYS`] back, to the publication's last),
+/// reading the store's reports from [`REPORT_HISTORY_DAYS`] before them and
+/// every fixing the run computed (`recent`).
 fn health_line(
     cfg: &IndexConfig,
     store: &Store,
     recent: &[Fixing],
-    horizon: chrono::NaiveDate,
     days: std::ops::RangeInclusive<chrono::NaiveDate>,
 ) -> anyhow::Result<String> {
     use rentix_index::health::{feed_health, reports_between, HealthOptions};
@@ -246,7 +246,7 @@ fn health_line(
     // lists 75, the line's first fortnight read without its history).
     let reports = reports_between(
         store,
-        Some(horizon.min(*days.start()) - chrono::Days::new(REPORT_HISTORY_DAYS)),
+        Some(*days.start() - chrono::Days::new(REPORT_HISTORY_DAYS)),
         Some(*days.end()),
     )?;
     let h = feed_health(&reports, recent, &HealthOptions::default());
