@@ -172,33 +172,34 @@ fn execute_through(cfg: &IndexConfig) -> anyhow::Result<String> {
         .filter(|d| cfg.request.to.is_none_or(|to| *d <= to))
         .max();
     let horizon = last.map(|d| d - chrono::Days::new(HEALTH_DAYS));
-    // Every fixing the run computed through that day, not only the horizon's: a
-    // sufficiency drop or level break is judged against a grade's own history (its
-    // previous 30 changes), and a first-hour run found the line counting a break
-    // that `rentix health` over the whole file does not (a history cut at 60
-    // days gave a sparse grade a lower bar) and missing two it does.
-    let recent: Vec<Fixing> = run
-        .result
-        .fixings
-        .iter()
-        .filter(|f| last.is_some_and(|l| f.date <= l))
-        .cloned()
-        .collect();
+    // The days the line covers: from --from (or the last week), but not before
+    // its horizon (it said "from 2024-07-01" over 60 days).
+    let since = last.zip(horizon).map(|(last, horizon)| {
+        cfg.request
+            .from
+            .unwrap_or(last - chrono::Days::new(6))
+            .max(horizon)
+            .min(last)
+    });
+    // A sufficiency drop or level break is judged against a grade's own history
+    // (its previous 30 changes), not the horizon's: a first-hour run found the
+    // line counting a break that `rentix health` over the whole file does not (a
+    // history cut at 60 days gave a sparse grade a lower bar) and missing two it
+    // does. The rows that history needs, of every fixing the run computed.
+    let recent: Vec<Fixing> = match (since, last) {
+        (Some(since), Some(last)) => rentix_index::health::fixings_judging(
+            run.result.fixings.iter().filter(|f| f.date <= last),
+            since,
+        ),
+        _ => Vec::new(),
+    };
     // The feed-health line reads the store's last weeks on another thread while
     // the fixings are published (it was a serial fifth of a full run's time).
     let (published, health) = std::thread::scope(|scope| {
         let health = scope.spawn(|| -> anyhow::Result<String> {
-            let (Some(last), Some(horizon)) = (last, horizon) else {
+            let (Some(last), Some(since)) = (last, since) else {
                 return Ok(String::new());
             };
-            // The days the line covers: from --from (or the last week), but not
-            // before the weeks it reads (it said "from 2024-07-01" over 60 days).
-            let since = cfg
-                .request
-                .from
-                .unwrap_or(last - chrono::Days::new(6))
-                .max(horizon)
-                .min(last);
             health_line(cfg, &store, &recent, since..=last)
         });
         let published = publish_result(

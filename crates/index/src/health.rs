@@ -333,6 +333,39 @@ const BREAK_SIGMAS: f64 = 5.0;
 /// Rows a grade must have been sufficient on before a drop counts.
 const STEADY: usize = 5;
 
+/// Of `fixings`, those [`feed_health`] reads to judge the days from `from` on
+/// exactly as over them all: each grade's rows from its `NOISE_DAYS + 2`-th row,
+/// and its `NOISE_DAYS + 2`-th sufficient row with a value, before `from` (a drop
+/// is judged against the previous `NOISE_DAYS` rows, a break against the
+/// previous `NOISE_DAYS` changes between sufficient values). Coverage is only of
+/// the rows kept. A publication's feed-health line held every fixing of a full
+/// run (25 MiB more at its peak for 53,000 rows) to judge its last week.
+pub fn fixings_judging<'a>(
+    fixings: impl IntoIterator<Item = &'a Fixing>,
+    from: NaiveDate,
+) -> Vec<Fixing> {
+    let mut by_grade: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
+    for f in fixings {
+        by_grade.entry(f.grade.as_str()).or_default().push(f);
+    }
+    let back = NOISE_DAYS + 2;
+    let mut out = Vec::new();
+    for (_, mut rows) in by_grade {
+        rows.sort_by_key(|f| f.date);
+        let first = rows.partition_point(|f| f.date < from);
+        let by_rows = first.saturating_sub(back);
+        let by_values = rows[..first]
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, f)| f.sufficient && f.value.is_some())
+            .nth(back - 1)
+            .map_or(0, |(i, _)| i);
+        out.extend(rows[by_rows.min(by_values)..].iter().map(|f| (*f).clone()));
+    }
+    out
+}
+
 /// Sufficiency drops, level breaks and coverage of the published fixings.
 fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
     let mut by_grade: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
@@ -585,5 +618,45 @@ mod tests {
             ("2025-05", 31)
         );
         assert_eq!(h.coverage[1].sufficient, 50 - 31);
+    }
+
+    /// The rows [`fixings_judging`] keeps give the findings from its day that
+    /// every row gives: a sparse grade (sufficient every third day) with a 15%
+    /// step on day 150, and the grade above, judged from day 140 on 200 days.
+    #[test]
+    fn the_rows_kept_to_judge_some_days_judge_them_as_every_row_does() {
+        let rows: Vec<Fixing> = (0..200u64)
+            .flat_map(|k| {
+                let wobble = 1.0 + 0.01 * ((k as f64) * 0.9).sin();
+                let step = if k >= 150 { 1.15 } else { 1.0 };
+                [
+                    Fixing {
+                        sufficient: k % 3 == 0,
+                        ..Fixing::for_test(day(k), "sparse/vm/on-demand", Some(2.0 * wobble * step))
+                    },
+                    Fixing {
+                        sufficient: k < 170,
+                        n_contributors: if k < 170 { 6 } else { 2 },
+                        ..Fixing::for_test(day(k), "h100/vm/on-demand", Some(2.5 * wobble * step))
+                    },
+                ]
+            })
+            .collect();
+        let from = day(140);
+        let findings = |rows: &[Fixing]| {
+            let h = feed_health(&BTreeMap::new(), rows, &HealthOptions::default());
+            h.findings
+                .into_iter()
+                .filter(|f| f.date >= from)
+                .map(|f| (f.date, f.kind, f.grade, f.evidence))
+                .collect::<Vec<_>>()
+        };
+        let all = findings(&rows);
+        assert_eq!(all.len(), 3, "{all:?}");
+        let kept = fixings_judging(&rows, from);
+        // The sparse grade from day 45 (its 32nd sufficient day before 140 of
+        // 0, 3, .., 138), 155 rows; the other from day 108 (32 rows), 92 rows.
+        assert_eq!(kept.len(), 155 + 92);
+        assert_eq!(findings(&kept), all);
     }
 }
