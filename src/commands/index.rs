@@ -610,6 +610,38 @@ fn days_of(published: &[&Fixing], window: &Window) -> String {
     }
 }
 
+/// The line on what a publication from D re-fixed before D (`""` when nothing):
+/// rows published for the first time, and rows restated, counted by the
+/// restatement log's reasons.
+fn refixed_line(
+    cfg: &IndexConfig,
+    publication: &rentix_index::Publication,
+    window: &Window,
+) -> String {
+    let Some(d) = publication.refixed_from else {
+        return String::new();
+    };
+    // By the log's reasons (late_data: the row's own inputs changed;
+    // value_change: its value follows from rows that did, a composite or a
+    // carried value; withdrawn: no longer fixed).
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &publication.restatements {
+        if window.from.is_some_and(|f| r.date < f) {
+            *reasons.entry(r.reason.as_str()).or_default() += 1;
+        }
+    }
+    format!(
+        "re-fixed from {d}: {} earlier rows published for the first time (a skipped day, a grade's life the new data extends) and {} restated ({}each with its reason in {}); a run over the whole store gives the same rows\n",
+        publication.earlier_new,
+        reasons.values().sum::<usize>(),
+        reasons
+            .iter()
+            .map(|(r, n)| format!("{n} {r}, "))
+            .collect::<String>(),
+        rentix_index::Companions::of(&cfg.out).restatements().display()
+    )
+}
+
 /// What a publication prints: the rows published by level and sufficiency, what was
 /// left out, restated and kept, how the store was read, and the file written.
 fn summary(
@@ -684,27 +716,7 @@ fn summary(
                 .unwrap_or_default()
         ));
     }
-    if let Some(d) = publication.refixed_from {
-        // By the log's reasons (late_data: the row's own inputs changed;
-        // value_change: its value follows from rows that did, a composite or a
-        // carried value; withdrawn: no longer fixed).
-        let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
-        for r in &publication.restatements {
-            if window.from.is_some_and(|f| r.date < f) {
-                *reasons.entry(r.reason.as_str()).or_default() += 1;
-            }
-        }
-        s.push_str(&format!(
-            "re-fixed from {d}: {} earlier rows published for the first time (a skipped day, a grade's life the new data extends) and {} restated ({}each with its reason in {}); a run over the whole store gives the same rows\n",
-            publication.earlier_new,
-            reasons.values().sum::<usize>(),
-            reasons
-                .iter()
-                .map(|(r, n)| format!("{n} {r}, "))
-                .collect::<String>(),
-            rentix_index::Companions::of(&cfg.out).restatements().display()
-        ));
-    }
+    s.push_str(&refixed_line(cfg, publication, window));
     if publication.unrevised > 0 {
         s.push_str(&format!(
             "not restated: {} earlier rows that a run over the store fixes otherwise, the first on {}, are kept as first published under the methodology's [revision] policy ({})\n",

@@ -51,12 +51,12 @@ pub fn publish(
     // after its last are kept): late rows for any published day go unnoticed
     // otherwise.
     let compared_from = gap.is_none().then_some(from);
-    // The day of the file's last stamp: the day its interval starts in.
-    let last_day = last.map(|t| match m.calendar.label {
-        rentix_index::intraday::StampLabel::Slot => t.date_naive(),
-        _ => (t - chrono::Duration::minutes(m.calendar.cadence.minutes())).date_naive(),
-    });
-    let late = late_runs(store, seen.as_deref(), last_day, compared_from)?;
+    let late = late_runs(
+        store,
+        seen.as_deref(),
+        last.map(|t| day_of(m, t)),
+        compared_from,
+    )?;
     // Of the days before --from, only the stamps after the file's last are new
     // (a grade silent past its carry has none: nothing was skipped).
     if let Some((last, _)) = gap {
@@ -120,6 +120,24 @@ pub fn publish(
             now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ));
     }
+    line.push_str(&kept_and_unheard(&p, late));
+    Ok(IntradayPublished {
+        fixings: p.stamps,
+        valued: p.valued,
+        grades,
+        per_day,
+        line,
+    })
+}
+
+/// The lines on what a publication `p` kept as first published (data that
+/// arrived after its stamps: `late`, the runs that brought it for days the run
+/// did not fix again) and the books no observation came from.
+fn kept_and_unheard(
+    p: &rentix_index::intraday_publish::IntradayPublication,
+    late: Option<String>,
+) -> String {
+    let mut line = String::new();
     if let Some(first) = p.unrevised_first {
         line.push_str(&format!(
             "\nnot revised: {} published stamps from {} that this run fixes differently (data that arrived after they were published) are kept as first published: intraday stamps are never revised",
@@ -139,13 +157,17 @@ pub fn publish(
             if p.unheard_books.len() == 1 { "it" } else { "theirs" },
         ));
     }
-    Ok(IntradayPublished {
-        fixings: p.stamps,
-        valued: p.valued,
-        grades,
-        per_day,
-        line,
-    })
+    line
+}
+
+/// The day of the stamp `t` of `m`: the day its interval starts in.
+fn day_of(m: &IntradayMethodology, t: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDate {
+    match m.calendar.label {
+        rentix_index::intraday::StampLabel::Slot => t.date_naive(),
+        rentix_index::intraday::StampLabel::End => {
+            (t - chrono::Duration::minutes(m.calendar.cadence.minutes())).date_naive()
+        }
+    }
 }
 
 /// What the ingest runs committed since the file's last publication (`seen`, the
