@@ -71,6 +71,18 @@ fn ingest(dir: &Path, store: &Path, name: &str, rows: &str) {
     rentix_ok(&["ingest", "--json", "--store", p(store), p(&f)]);
 }
 
+/// Ingests [`day_rows`] of every day from `first` through `last` into `store`,
+/// in one file.
+fn ingest_days(dir: &Path, store: &Path, first: &str, last: &str) {
+    let mut history = String::new();
+    let mut day = d(first);
+    while day <= d(last) {
+        history.push_str(&day_rows(day));
+        day = day + Days::new(1);
+    }
+    ingest(dir, store, "history", &history);
+}
+
 fn verify_ok(store: &Path, out: &Path, when: &str) {
     let v = rentix(&["verify", "--store", p(store), "--fixings", p(out)]);
     assert_eq!(
@@ -139,13 +151,7 @@ fn daily_cycle_from(methodology: &str, start: &str) -> usize {
         assert!(o.status.success(), "{methodology} {what}: {said}");
         String::from_utf8_lossy(&o.stdout).to_string()
     };
-    let mut history = String::new();
-    let mut day = d(start);
-    while day <= d("2025-05-31") {
-        history.push_str(&day_rows(day));
-        day = day + Days::new(1);
-    }
-    ingest(dir, &store, "history", &history);
+    ingest_days(dir, &store, start, "2025-05-31");
     let out = dir.join("pub/f.csv");
     std::fs::create_dir_all(dir.join("pub")).unwrap();
     ok(index(&out, &["--to", "2025-05-31"]), "first");
@@ -245,13 +251,7 @@ fn a_one_day_publication_publishes_what_a_full_run_adds_before_its_day() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let store = dir.join("store");
-    let mut history = String::new();
-    let mut day = d("2025-03-01");
-    while day <= d("2025-06-05") {
-        history.push_str(&day_rows(day));
-        day = day + Days::new(1);
-    }
-    ingest(dir, &store, "history", &history);
+    ingest_days(dir, &store, "2025-03-01", "2025-06-05");
     let out = dir.join("f.csv");
     let index = |range: &[&str]| {
         let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
@@ -309,13 +309,7 @@ fn a_never_revised_index_keeps_its_rows_and_counts_what_it_did_not_restate() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let store = dir.join("store");
-    let mut history = String::new();
-    let mut day = d("2025-05-01");
-    while day <= d("2025-06-05") {
-        history.push_str(&day_rows(day));
-        day = day + Days::new(1);
-    }
-    ingest(dir, &store, "history", &history);
+    ingest_days(dir, &store, "2025-05-01", "2025-06-05");
     let base = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("data/methodologies/default.toml"),
     )
@@ -371,13 +365,7 @@ fn an_earlier_day_republished_restates_the_later_days_that_depend_on_it() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let store = dir.join("store");
-        let mut history = String::new();
-        let mut day = d("2025-03-01");
-        while day <= d("2025-04-20") {
-            history.push_str(&day_rows(day));
-            day = day + Days::new(1);
-        }
-        ingest(dir, &store, "history", &history);
+        ingest_days(dir, &store, "2025-03-01", "2025-04-20");
         let out = dir.join(format!("f.{ext}"));
         let index = |out: &Path, range: &[&str]| {
             let mut args = vec!["index", "--store", p(&store), "--out", p(out)];
@@ -414,13 +402,7 @@ fn a_back_fill_that_reaches_the_file_restates_what_depends_on_it() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let store = dir.join("store");
-    let mut history = String::new();
-    let mut day = d("2025-03-01");
-    while day <= d("2025-04-20") {
-        history.push_str(&day_rows(day));
-        day = day + Days::new(1);
-    }
-    ingest(dir, &store, "history", &history);
+    ingest_days(dir, &store, "2025-03-01", "2025-04-20");
     let out = dir.join("f.csv");
     let index = |range: &[&str]| {
         let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
