@@ -146,6 +146,20 @@ pub(super) fn execute(cfg: &IndexConfig) -> anyhow::Result<String> {
             cfg.request.to.map_or(String::new(), |t| t.to_string())
         ));
     }
+    // A run without `--to` into a file carried past the store's end (a feed
+    // outage) keeps the carried days, as a run `--to` them would.
+    if cfg.request.to.is_none() {
+        let store_last = Store::open(&cfg.store)?.fixing_dates()?.map(|(_, l)| l);
+        if let Some(last) = rentix_index::carried_through(&cfg.out, store_last) {
+            let mut through = cfg.clone();
+            through.request.to = Some(last);
+            let summary = execute_through(&through)?;
+            return Ok(format!(
+                "published through {last}, the file's last day: the store ends on {}, and the days after it were carried through a feed outage; a run without --to keeps them\n{summary}",
+                store_last.map_or(String::new(), |d| d.to_string())
+            ));
+        }
+    }
     execute_through(cfg)
 }
 

@@ -147,6 +147,17 @@ fn an_outage_day_is_published_with_carried_values() {
         "{}",
         String::from_utf8_lossy(&verify.stdout)
     );
+    // A run over the whole store afterwards keeps the carried day: without `--to`
+    // it publishes through the file's last day, where it used to stop at the
+    // store's end and withdraw the carried rows (a hostile round: 438 rows).
+    let before = std::fs::read(&out).unwrap();
+    let whole = rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    assert!(
+        whole.contains("published through 2025-03-06, the file's last day"),
+        "{whole}"
+    );
+    assert!(!whole.contains("restated"), "{whole}");
+    assert_eq!(std::fs::read(&out).unwrap(), before, "the same file");
     let past = crate::util::rentix(&[
         "index",
         "--store",

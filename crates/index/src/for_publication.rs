@@ -387,40 +387,61 @@ fn computed_through(
 /// `--to to` into it republishes earlier days, and the later rows depend on them
 /// (the next day's `change_1d`, every window that holds a republished day's rows),
 /// so it publishes through that day, as a run over the whole store would. A CSV
-/// file's last day is read from its last line, a Parquet file's from its rows
-/// (written whole by each run); `None`: no such file, no later day, or a file that
-/// cannot be read so (the publication then says what is wrong with it). A
-/// back-fill that reaches the file (no publication day of `days` between `to`
-/// and the file's first day) is one too: late data for its days changes the
-/// file's first rows (a hostile round found 286 left stale). One that would
-/// leave a hole is not: it is refused as such by the publication. Only a
-/// regular file is read (a FIFO as `--out` would wait for a writer).
+/// file's days are read as [`published_span`] reads them; `None`: no such file,
+/// no later day, or a file that cannot be read so. A back-fill that reaches the
+/// file (no publication day of `days` between `to` and the file's first day) is
+/// one too: late data for its days changes the file's first rows (a hostile round
+/// found 286 left stale). One that would leave a hole is not: it is refused as
+/// such by the publication.
 pub fn republished_through(
     out: &Path,
     to: Option<NaiveDate>,
     days: &rentix_core::DayRule,
 ) -> Option<NaiveDate> {
     let to = to?;
-    if !std::fs::metadata(out).is_ok_and(|m| m.is_file()) {
-        return None;
-    }
-    let (first, last) = match rentix_table::TableFormat::of(out).ok()? {
-        rentix_table::TableFormat::Csv => (published_first_day(out)?, published_last_day(out)?),
-        _ => {
-            let dates: Vec<NaiveDate> = rentix_fixings::read_fixings(out)
-                .ok()?
-                .iter()
-                .map(|f| f.date)
-                .collect();
-            (*dates.iter().min()?, *dates.iter().max()?)
-        }
-    };
+    let (first, last) = published_span(out)?;
     let reaches = to
         .iter_days()
         .skip(1)
         .take_while(|d| *d < first)
         .all(|d| !days.counts(d));
     (reaches && last > to).then_some(last)
+}
+
+/// The last day the fixings file `out` publishes when the store, whose last
+/// fixing date is `store_last`, ends before it: days a publication `--to` past the
+/// store carried through a feed outage. A run without `--to` publishes through
+/// that day, carrying them again, where it used to stop at the store's end and
+/// withdraw them (a hostile round: 438 rows restated as withdrawn, and a file
+/// that no longer published the days it had). `None` for a file that does not
+/// run past the store, or cannot be read so.
+pub fn carried_through(out: &Path, store_last: Option<NaiveDate>) -> Option<NaiveDate> {
+    let (_, last) = published_span(out)?;
+    store_last.is_some_and(|s| last > s).then_some(last)
+}
+
+/// The first and last day the fixings file `out` publishes: a CSV file's from
+/// its second and last lines, a Parquet file's from its rows (written whole by
+/// each run); `None`: no such regular file, or one that cannot be read so (the
+/// publication then says what is wrong with it). Only a regular file is read (a
+/// FIFO as `--out` would wait for a writer).
+fn published_span(out: &Path) -> Option<(NaiveDate, NaiveDate)> {
+    if !std::fs::metadata(out).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    match rentix_table::TableFormat::of(out).ok()? {
+        rentix_table::TableFormat::Csv => {
+            Some((published_first_day(out)?, published_last_day(out)?))
+        }
+        _ => {
+            let dates: Vec<NaiveDate> = rentix_fixings::read_fixings(out)
+                .ok()?
+                .iter()
+                .map(|f| f.date)
+                .collect();
+            Some((*dates.iter().min()?, *dates.iter().max()?))
+        }
+    }
 }
 
 /// The date of the first row of the CSV fixings file `out`, read from its second

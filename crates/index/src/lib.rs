@@ -42,7 +42,9 @@ pub use elementary::{chained, direct, Elementary};
 pub use engine::{fix_grade, group_by_grade, Grouped, IndexRequest, PreparedRows, RowPreparer};
 pub use engine_obs::{sort_obs, EngineObs, ObsKey, SourceId, Sources};
 pub use error::IndexError;
-pub use for_publication::{fix_for_publication, republished_through, uppercase_hint, StoreFixing};
+pub use for_publication::{
+    carried_through, fix_for_publication, republished_through, uppercase_hint, StoreFixing,
+};
 pub use forward::{forward_curves, ForwardPoint};
 pub use methodology::{
     AggregationSpec, CalendarSpec, CompositeMethod, CompositeSpec, ContributorSpec, FallbackSpec,
