@@ -686,6 +686,44 @@ fn late_data_for_a_published_day_is_named_by_the_next_day_s_run() {
     assert!(!said.contains("late data"), "{said}");
 }
 
+/// A store rebuilt from the same rows in more runs: the run the file was last
+/// published through is there by name, and the runs after it bring rows of the
+/// published days. A hostile round found them named as late data, where
+/// `verify` passes. The runs through the recorded one are now compared by
+/// digest: the run says it cannot tell, and names no late data.
+#[test]
+fn a_store_rebuilt_in_more_runs_is_not_late_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (store, obs) = store_of_three_days(dir);
+    let out = dir.join("f.csv");
+    ok(&index(&store, &out, &["--to", "2025-06-02"]));
+    std::fs::remove_dir_all(&store).unwrap();
+    let text = read(&obs);
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let (mut odd, mut even) = (vec![header], vec![header]);
+    for (i, l) in lines.enumerate() {
+        if i % 2 == 0 { &mut even } else { &mut odd }.push(l);
+    }
+    for (name, rows) in [("even.csv", even), ("odd.csv", odd)] {
+        let f = dir.join(name);
+        std::fs::write(&f, rows.join("\n") + "\n").unwrap();
+        rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    }
+    let said = ok(&index(
+        &store,
+        &out,
+        &["--from", "2025-06-03", "--to", "2025-06-03"],
+    ));
+    assert!(!said.contains("late data"), "{said}");
+    assert!(
+        said.contains("note: the store's runs through run-000001 are not those this file was last published from"),
+        "{said}"
+    );
+    assert_eq!(verify(&store, &out).status.code(), Some(0));
+}
+
 #[test]
 fn a_published_stamp_is_never_revised_and_the_publication_says_what_it_kept() {
     let tmp = tempfile::tempdir().unwrap();

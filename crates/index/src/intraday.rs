@@ -1144,7 +1144,11 @@ pub fn fix_store(
             return Err(IndexError::Config(format!("--from {f} is after --to {t}")));
         }
     }
-    let store_through = store.runs()?.into_iter().map(|r| r.run_id).max();
+    let runs = store.runs()?;
+    let store_through = runs.iter().map(|r| &r.run_id).max().map(|run| StoreMark {
+        run: run.clone(),
+        runs_sha256: rentix_store::runs_sha256(&runs, run),
+    });
     let Some((first, last)) = store.fixing_dates()? else {
         return Err(input_err("the store holds no observations".into()));
     };
@@ -1268,7 +1272,18 @@ pub struct IntradayResult {
     /// otherwise): a CSV publication's state records it, so that the next
     /// publication can tell the runs committed since, and say when they brought
     /// rows for days already published (stamps that are never revised).
-    pub store_through: Option<String>,
+    pub store_through: Option<StoreMark>,
+}
+
+/// The store's last ingest run a publication read, and a digest of the runs
+/// through it ([`rentix_store::runs_sha256`]): the next publication tells the
+/// runs committed since from a store rebuilt in other runs under the same ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreMark {
+    /// The run's id (`run-NNNNNN`).
+    pub run: String,
+    /// The digest of the store's runs through it.
+    pub runs_sha256: String,
 }
 
 /// Fixes every grade of `input` at every stamp of the days `from..=to` (module doc).

@@ -53,12 +53,17 @@ struct AppendState {
     /// a store).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     store_through: Option<String>,
+    /// [`rentix_store::runs_sha256`] of the store's runs through that run (absent
+    /// in states written before it was recorded: the run is then known by its id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    store_runs_sha256: Option<String>,
 }
 
 /// The store's last ingest run when the CSV intraday publication `out` was last
-/// published, as its state records it: `None` without a state, with a state its
-/// digest sidecar does not record, or one written before it was recorded.
-pub fn recorded_store_run(out: &Path) -> Option<String> {
+/// published, as its state records it, and the digest of the runs through it
+/// when recorded: `None` without a state, with a state its digest sidecar does
+/// not record, or one written before the run was recorded.
+pub fn recorded_store_run(out: &Path) -> Option<(String, Option<String>)> {
     let path = state_path(out);
     let text = rentix_core::read_text(&path, MAX_STATE_BYTES).ok()?;
     let mut h = ResumableSha256::new();
@@ -66,9 +71,8 @@ pub fn recorded_store_run(out: &Path) -> Option<String> {
     if recorded_for(&rentix_fixings::digest_path(out), &path)? != h.hex() {
         return None;
     }
-    serde_json::from_str::<AppendState>(&text)
-        .ok()?
-        .store_through
+    let state = serde_json::from_str::<AppendState>(&text).ok()?;
+    Some((state.store_through?, state.store_runs_sha256))
 }
 
 /// The state file beside the intraday CSV publication `out`.
@@ -116,7 +120,7 @@ pub(crate) struct Published<'a> {
     pub fixings: &'a ResumableSha256,
     pub receipts: Option<&'a ResumableSha256>,
     /// The store's last ingest run the publication read.
-    pub store_through: Option<&'a str>,
+    pub store_through: Option<&'a crate::intraday::StoreMark>,
 }
 
 /// Stages the state file of `out` (none for a file of no row), then its digest
@@ -161,7 +165,8 @@ fn stage_state(
         last_grade: last_grade.to_string(),
         fixings: p.fixings.save(),
         receipts: p.receipts.map(ResumableSha256::save),
-        store_through: p.store_through.map(str::to_string),
+        store_through: p.store_through.map(|s| s.run.clone()),
+        store_runs_sha256: p.store_through.map(|s| s.runs_sha256.clone()),
     };
     let path = state_path(out);
     let mut text = serde_json::to_string_pretty(&state)
@@ -485,7 +490,7 @@ pub(crate) fn append(
             last: Some((last.fixed_at, &last.grade)),
             fixings: &fixings,
             receipts: receipts_hash.as_ref(),
-            store_through: r.store_through.as_deref(),
+            store_through: r.store_through.as_ref(),
         },
     )?;
     crate::intraday_publish::commit_whole(tx)?;

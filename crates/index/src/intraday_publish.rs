@@ -210,7 +210,7 @@ fn write_whole(
                     .map(|f| (f.fixed_at, f.grade.as_str())),
                 fixings: &fixings,
                 receipts: receipts_hash.as_ref(),
-                store_through: merged.store_through.as_deref(),
+                store_through: merged.store_through.as_ref(),
             },
         )?;
     } else {

@@ -53,7 +53,7 @@ pub fn publish(
     let compared_from = gap.is_none().then_some(from);
     let late = late_runs(
         store,
-        seen.as_deref(),
+        seen.as_ref(),
         last.map(|t| day_of(m, t)),
         compared_from,
     )?;
@@ -177,18 +177,21 @@ fn day_of(m: &IntradayMethodology, t: chrono::DateTime<chrono::Utc>) -> chrono::
 /// gap): those stamps are never revised, and `verify`, which recomputes them
 /// from the store as it is now, names those the late rows change. A hostile
 /// round found them kept without a word. `None`: no such run, or no record to
-/// tell (a file published before runs were recorded, a Parquet file, a store
-/// whose runs are no longer those the file was published from). Runs are known
+/// tell (a file published before runs were recorded, a Parquet file). A store
+/// whose runs are no longer those the file was published from (rebuilt or
+/// replaced: the recorded run gone, or the runs through it not those recorded)
+/// gets a note that the runs since cannot be told, where a hostile round found
+/// a store rebuilt in more runs named as late data. Runs are known
 /// by their fixing dates only: rows of the day after the last stamp's day that
 /// its interval reads (an end-labelled 24:00 stamp, a slot past midnight) are
 /// not told apart from that day's own, and are not named.
 fn late_runs(
     store: &Path,
-    seen: Option<&str>,
+    seen: Option<&(String, Option<String>)>,
     last: Option<chrono::NaiveDate>,
     compared_from: Option<chrono::NaiveDate>,
 ) -> anyhow::Result<Option<String>> {
-    let (Some(seen), Some(last)) = (seen, last) else {
+    let (Some((seen, seen_runs)), Some(last)) = (seen, last) else {
         return Ok(None);
     };
     let through = match compared_from {
@@ -198,8 +201,14 @@ fn late_runs(
     let runs = rentix_store::Store::open(store)?.runs()?;
     // A store rebuilt or replaced since: its run names say nothing of what the
     // file read.
-    if !runs.iter().any(|r| r.run_id == seen) {
-        return Ok(None);
+    let same = runs.iter().any(|r| r.run_id == *seen)
+        && seen_runs
+            .as_ref()
+            .is_none_or(|d| *d == rentix_store::runs_sha256(&runs, seen));
+    if !same {
+        return Ok(Some(format!(
+            "note: the store's runs through {seen} are not those this file was last published from (a store rebuilt or replaced since): data that arrived since for the days it publishes cannot be told from its runs; `rentix verify` recomputes every stamp from the store as it is now and names those that differ"
+        )));
     }
     let day = |d: &Option<String>| {
         d.as_deref()
@@ -208,7 +217,7 @@ fn late_runs(
     let late: Vec<(String, chrono::NaiveDate)> = runs
         .iter()
         // A compaction moves rows already read: it brings none.
-        .filter(|r| r.run_id.as_str() > seen && r.replaces.is_empty())
+        .filter(|r| r.run_id.as_str() > seen.as_str() && r.replaces.is_empty())
         .filter_map(|r| {
             let first = day(&r.first_fixing_date)?;
             (first <= through).then(|| (r.run_id.clone(), first))

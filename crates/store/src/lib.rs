@@ -41,7 +41,7 @@ pub use partition::{PartFile, Partitions, Span};
 pub use rentix_table::{timestamp_text, Col, Table};
 pub use schema::{content_key, from_table, to_table, Projection, StoredObservation, COLUMNS};
 pub use store::{fixing_dates_of, Delivery, Retry, Store};
-pub use summary::{Conflict, FileSummary, IngestSummary, PartitionChecksum};
+pub use summary::{runs_sha256, Conflict, FileSummary, IngestSummary, PartitionChecksum};
 
 /// A run record or other small store file, read with the config size limit.
 pub(crate) fn read_limited(path: &std::path::Path) -> std::io::Result<String> {

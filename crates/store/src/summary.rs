@@ -161,6 +161,41 @@ pub struct IngestSummary {
     pub stale_lock: Option<String>,
 }
 
+/// A digest of what the store's `runs` through the run `through` (by run id)
+/// brought: each one's id, its inputs' SHA-256, its fixing dates, the rows it
+/// accepted and the partitions a compaction replaced, in run order. A publication
+/// records it beside the run it read through: a store rebuilt or replaced since
+/// (the same run ids, other runs) gives another digest, and what was committed
+/// after that run is then no longer known. Later runs do not change it.
+pub fn runs_sha256(runs: &[IngestSummary], through: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut ordered: Vec<&IngestSummary> = runs
+        .iter()
+        .filter(|r| r.run_id.as_str() <= through)
+        .collect();
+    ordered.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    let mut h = Sha256::new();
+    let mut part = |text: &str| {
+        h.update(text.as_bytes());
+        h.update([0x1f]);
+    };
+    for r in ordered {
+        part(&r.run_id);
+        for (file, sha) in &r.input_sha256 {
+            part(file);
+            part(sha);
+        }
+        part(r.first_fixing_date.as_deref().unwrap_or(""));
+        part(r.last_fixing_date.as_deref().unwrap_or(""));
+        part(&r.accepted.to_string());
+        for replaced in &r.replaces {
+            part(replaced);
+        }
+        part("\u{1e}");
+    }
+    rentix_core::hex(&h.finalize())
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
