@@ -792,6 +792,7 @@ fn track(
             "min_sufficient_share {min_sufficient_share} is not a share between 0 and 1"
         )));
     }
+    let underlying_given = contract.is_some();
     let contract = self::contract(contract, None)?;
     let period_end = period_end.parse::<PeriodEnd>().map_err(usage)?;
     let side = self::side(side)?;
@@ -800,6 +801,7 @@ fn track(
         min_sufficient_share,
         resamples,
         seed,
+        underlying_given,
     };
     py.detach(|| {
         let (fixings, _) =

@@ -438,7 +438,7 @@ fn rank_for_h200(
         &fixings,
         &ContractSpec::default_contract(),
         &TrackOptions {
-            resamples: 200,
+            resamples: 1000,
             seed,
             ..TrackOptions::default()
         },

@@ -47,6 +47,7 @@ pub(super) fn run(a: TrackArgs) -> anyhow::Result<()> {
         min_sufficient_share: a.min_sufficient_share,
         resamples: a.resamples,
         seed: a.seed,
+        underlying_given: a.contract.is_some(),
     };
     let rows = track(&rent, &events, &fixings, &contract, &opt)
         .with_context(|| format!("track of {}", a.rent.display()))?;
@@ -99,7 +100,7 @@ fn console_table(rows: &[TrackRow]) -> Vec<String> {
         let tied = ranked.iter().filter(|r| r.in_best_set).count();
         if tied > 1 {
             out.push(format!(
-                "  note: ranks 1 to {tied} cannot be told apart from one another (in_best_set); among them the rent's own GPU and scope, more periods and more sufficient fixings rank first"
+                "  note: ranks 1 to {tied} cannot be told apart from one another (in_best_set); among them the rent's own index (the one backtest hedges on), its GPU and scope, more periods and more sufficient fixings rank first"
             ));
         }
         if let Some(w) = ranked
@@ -112,7 +113,15 @@ fn console_table(rows: &[TrackRow]) -> Vec<String> {
     }
     out.push("nothing could be ranked; the candidates with the most history:".into());
     let mut by_history: Vec<&TrackRow> = rows.iter().collect();
-    by_history.sort_by(|a, b| b.periods.cmp(&a.periods).then(a.grade.cmp(&b.grade)));
+    // The rent's own index first: the one backtest hedges on (a hostile round
+    // found five A100 grades listed for an H100 rent, alphabetically first
+    // among equal histories).
+    by_history.sort_by(|a, b| {
+        b.own_index
+            .cmp(&a.own_index)
+            .then(b.periods.cmp(&a.periods))
+            .then(a.grade.cmp(&b.grade))
+    });
     for r in by_history.iter().take(5) {
         let why: Vec<&str> = r
             .note

@@ -748,6 +748,99 @@ fn a_grade_that_removes_no_risk_out_of_sample_is_never_ranked() {
     assert_eq!(table[0]["rank"], "1");
 }
 
+/// `track` and `backtest` judge the rent's own index alike. A hostile round found
+/// `backtest` hedging a rent on its own index (94% removed, interval 71% to
+/// 99.9%: the rent is the index plus a premium raised once) where `track`, with
+/// that index as a candidate, said its hedge "cannot be told from no hedge" (a
+/// studentized test on a skewed bootstrap), and rents where they disagreed the
+/// other way. The own index is named before any search, so track judges it by
+/// backtest's decision and shows the figures that decision rests on: over a step
+/// rent and noisy rents, the two agree on every one.
+#[test]
+fn track_judges_the_rent_s_own_index_as_backtest_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = three_grade_file(dir.path());
+    let months: Vec<NaiveDate> = s.keys().copied().filter(|m| m.year() >= 2024).collect();
+    let mut hedged = 0;
+    for k in 0..7u64 {
+        // k = 0: a premium of 0.50 raised by 0.10 in the 13th month; else the
+        // index plus noise of sd about 0.03 k.
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64 ^ k;
+        let mut text =
+            String::from("period_start,period_end,usd_per_gpu_hour,gpu_hours,side,gpu,scope\n");
+        for (i, m) in months.iter().enumerate() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let u = (state % 10_000) as f64 / 10_000.0 - 0.5;
+            let px = if k == 0 {
+                s[m] + 0.5 + if i >= 12 { 0.1 } else { 0.0 }
+            } else {
+                s[m] + 0.5 + 0.1 * k as f64 * u
+            };
+            text.push_str(&format!(
+                "{m},{},{px:.4},{MONTHLY_GPU_HOURS},pay,H100 SXM,bare-metal\n",
+                *m + Months::new(1)
+            ));
+        }
+        let rent = dir.path().join(format!("rent_{k}.csv"));
+        std::fs::write(&rent, text).unwrap();
+        let bt = dir.path().join(format!("bt_{k}"));
+        rentix_ok(&[
+            "backtest",
+            "--index",
+            p(&index),
+            "--rent",
+            p(&rent),
+            "--resamples",
+            "300",
+            "--out",
+            p(&bt),
+        ]);
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(bt.join("summary.json")).unwrap())
+                .unwrap();
+        let rec = &summary["recommendation"];
+        let hedge = rec["decision"] == "hedge";
+        hedged += usize::from(hedge);
+        let out = dir.path().join(format!("track_{k}.csv"));
+        rentix_ok(&[
+            "track",
+            "--index",
+            p(&index),
+            "--rent",
+            p(&rent),
+            "--resamples",
+            "300",
+            "--out",
+            p(&out),
+        ]);
+        let table = rows(&out);
+        let own = table.iter().find(|r| r["grade"] == GRADE).unwrap();
+        assert_eq!(
+            own["rank"].is_empty(),
+            !hedge,
+            "rent {k}: backtest {rec}; track {own:?}"
+        );
+        let eff: f64 = own["oos_effectiveness"].parse().unwrap();
+        assert!(
+            (eff - rec["effectiveness"].as_f64().unwrap()).abs() < 1e-12,
+            "rent {k}: the same figure on both surfaces: {rec} / {own:?}"
+        );
+        assert!(
+            own["note"].contains("judged as `rentix backtest` judges it"),
+            "{own:?}"
+        );
+        if k == 0 {
+            assert_eq!(own["rank"], "1", "the step rent's own index: {table:?}");
+        }
+    }
+    assert!(
+        hedged >= 2,
+        "the step rent and the quieter noise hedge: {hedged}"
+    );
+}
+
 /// Two grades that are one series under two names tie: the console said "1" and
 /// "2" with the same figures and no word of a tie (only the CSV's note had it).
 /// It says which ranks cannot be told apart and what orders them.

@@ -32,7 +32,7 @@ use crate::backtest::{run, BacktestConfig, IndexInputs};
 use crate::contract::ContractSpec;
 use crate::rent::{Event, RentSeries};
 use crate::stats::bootstrap::Interval;
-use crate::stats::selection::{select, MonthlyPnl};
+use crate::stats::selection::{select_with, MonthlyPnl};
 use crate::strategy::Strategy;
 use crate::underlying::{underlyings, Underlying};
 use chrono::NaiveDate;
@@ -70,6 +70,10 @@ pub struct TrackOptions {
     pub resamples: usize,
     /// Seed of the bootstrap.
     pub seed: u64,
+    /// The contract was given (`--contract`): its underlying is the rent's own
+    /// index, as `backtest` takes it; otherwise the rent's GPU and scope choose
+    /// it ([`crate::choose_underlying`]).
+    pub underlying_given: bool,
 }
 
 impl Default for TrackOptions {
@@ -79,6 +83,7 @@ impl Default for TrackOptions {
             min_sufficient_share: DEFAULT_MIN_SUFFICIENT_SHARE,
             resamples: 1000,
             seed: 20240101,
+            underlying_given: false,
         }
     }
 }
@@ -148,14 +153,37 @@ pub struct TrackRow {
     /// sufficient fixings and an out-of-sample effectiveness.
     #[serde(skip)]
     pub in_family: bool,
+    /// Whether it is the rent's own index: the one `rentix backtest` hedges the
+    /// rent on (named by `--contract`, or by the rent's GPU and scope).
+    #[serde(skip)]
+    pub own_index: bool,
+    /// For the rent's own index only: what `rentix backtest` decides on it
+    /// (whether it hedges, and the decision's sentence). Named before the
+    /// search, it is judged by that decision, not by the selection.
+    #[serde(skip)]
+    decided: Option<Decided>,
+}
+
+/// What `rentix backtest` decides on the rent's own index.
+#[derive(Debug, Clone, PartialEq)]
+struct Decided {
+    /// Whether it hedges.
+    hedge: bool,
+    /// The decision's sentence, as backtest prints it.
+    sentence: String,
+    /// The out-of-sample effectiveness the decision rests on.
+    effectiveness: Option<f64>,
+    /// Its 95% interval.
+    interval: Option<Interval>,
 }
 
 impl TrackRow {
     /// What a hedger prefers among candidates it cannot tell apart, largest first:
-    /// the rent's own GPU and scope, its own GPU, more periods, a higher share of
-    /// sufficient fixings.
+    /// the rent's own index (the one backtest hedges on), its own GPU and scope,
+    /// its own GPU, more periods, a higher share of sufficient fixings.
     fn preference(&self, rent: &RentSeries) -> (u8, usize, f64) {
         let own = match rent.names.owns(&self.grade) {
+            _ if self.own_index => 3,
             Some((_, true)) => 2,
             Some((true, false)) => 1,
             _ => 0,
@@ -206,6 +234,24 @@ pub fn track(
         ranked_by,
     };
     let mut rows: Vec<TrackRow> = candidates.par_iter().map(|u| scoring.score(u)).collect();
+    // The rent's own index is named before any search: judged as `rentix
+    // backtest` judges it, with the same decision (a hostile round found track
+    // calling it no hedge beside backtest's "hedge", and ranking a composite of
+    // other GPUs above it).
+    let names: Vec<String> = candidates.iter().map(|u| u.name().to_string()).collect();
+    let own = if opt.underlying_given {
+        names.iter().position(|n| *n == base.underlying)
+    } else {
+        crate::files::choose_underlying(rent, &base.underlying, &names)
+            .ok()
+            .and_then(|g| names.iter().position(|n| *n == g))
+    };
+    if let Some(i) = own {
+        rows[i].own_index = true;
+        if rows[i].in_family {
+            rows[i].decided = scoring.decide(&candidates[i]);
+        }
+    }
     if rows.iter().all(|r| r.periods == 0) {
         let why = rows.first().map(|r| r.note.clone()).unwrap_or_default();
         return Err(crate::error::BacktestError::NoCandidate {
@@ -238,12 +284,20 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
         .flat_map(|&i| [&rows[i].monthly, &rows[i].monthly_cv])
         .map(|series| months.iter().map(|m| series.get(m).copied()).collect())
         .collect();
-    let sel = select(
+    let decided: Vec<Option<bool>> = eligible
+        .iter()
+        .flat_map(|&i| {
+            let d = rows[i].decided.as_ref().map(|d| d.hedge);
+            [d, d]
+        })
+        .collect();
+    let sel = select_with(
         &pnls,
         opt.resamples,
         FAMILYWISE_ALPHA,
         BEST_SET_ALPHA,
         opt.seed,
+        &decided,
     );
     let n = eligible.len();
     let in_set = candidates_in(&sel.best_set);
@@ -274,8 +328,28 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
                 format!("{cv}; {}", row.note)
             };
         }
-        let why = if row.note.contains("not ranked") {
-            None
+        let why = if let Some(d) = row.decided.clone() {
+            // Its figures are the decision's (one number on both surfaces), and
+            // the decision is its verdict, whatever its two hedges scored.
+            row.oos_effectiveness = d.effectiveness;
+            row.oos_effectiveness_ci_low = d.interval.map(|i| i.low);
+            row.oos_effectiveness_ci_high = d.interval.map(|i| i.high);
+            row.note = row
+                .note
+                .split("; ")
+                .filter(|n| !n.starts_with("not ranked") && !n.starts_with("scored on the ratio"))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let own = format!(
+                "the rent's own index, named before any search: judged as `rentix backtest` judges it ({})",
+                d.sentence
+            );
+            Some(match (d.hedge, row.in_best_set, in_set) {
+                (false, ..) => format!("not ranked: {own}"),
+                (true, true, 1) => format!("the best, alone in its set: every other ranked candidate is told apart from it; {own}"),
+                (true, true, _) => format!("one of {in_set} that cannot be told apart from the best; {own}"),
+                (true, false, _) => own,
+            })
         } else if opt.resamples == 0 {
             Some(format!(
                 "not ranked: --resamples 0 leaves no way to correct for choosing among {n} candidates"
@@ -287,10 +361,13 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
                 sel.critical_value.map_or("n/a".into(), |c| format!("{c:.2}"))
             ))
         } else if row.in_best_set && in_set == 1 {
-            Some("the best, alone in its set: every other candidate is told apart from it".into())
+            Some(
+                "the best, alone in its set: every other ranked candidate is told apart from it"
+                    .into(),
+            )
         } else if row.in_best_set {
             Some(format!(
-                "one of {in_set} that cannot be told apart from the best; among them the rent's own GPU and scope, more periods and more sufficient fixings rank first"
+                "one of {in_set} that cannot be told apart from the best; among them the rent's own index (the one backtest hedges on), its GPU and scope, more periods and more sufficient fixings rank first"
             ))
         } else {
             None
@@ -371,25 +448,15 @@ impl Scoring<'_> {
             monthly_cv: BTreeMap::new(),
             scores: [(None, None); 2],
             in_family: false,
+            own_index: false,
+            decided: None,
         };
-        // The base contract's terms on this index, entered at the index's level.
-        let contract = match self.base.edited(|t| {
-            t.underlying = u.name().to_string();
-            t.entry.assumption = crate::contract::EntryAssumption::Index;
-        }) {
+        let cfg = match self.config(u, vec![Strategy::WalkForward, Strategy::StaticMinVariance]) {
             Ok(c) => c,
             Err(e) => {
-                row.note = e.to_string();
+                row.note = e;
                 return row;
             }
-        };
-        let cfg = BacktestConfig {
-            contract,
-            strategies: vec![Strategy::WalkForward, Strategy::StaticMinVariance],
-            bootstrap_resamples: self.opt.resamples,
-            seed: self.opt.seed,
-            rolling_window: 12,
-            perp: None,
         };
         match run(self.rent, self.events, &IndexInputs::of(u.clone()), &cfg) {
             Ok(r) => {
@@ -450,6 +517,42 @@ impl Scoring<'_> {
             Err(e) => row.note = format!("not ranked: {e}"),
         }
         row
+    }
+
+    /// The backtest of `strategies` on the candidate `u`: the base contract's terms
+    /// on it, entered at the index's level.
+    fn config(&self, u: &Underlying, strategies: Vec<Strategy>) -> Result<BacktestConfig, String> {
+        let contract = self
+            .base
+            .edited(|t| {
+                t.underlying = u.name().to_string();
+                t.entry.assumption = crate::contract::EntryAssumption::Index;
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(BacktestConfig {
+            contract,
+            strategies,
+            bootstrap_resamples: self.opt.resamples,
+            seed: self.opt.seed,
+            rolling_window: 12,
+            perp: None,
+        })
+    }
+
+    /// What `rentix backtest` decides on the rent's own index `u` (every
+    /// strategy, as it runs them): the decision the row is judged by, and the
+    /// figures it rests on; `None` when that backtest fails (the row's own
+    /// backtest said why).
+    fn decide(&self, u: &Underlying) -> Option<Decided> {
+        let cfg = self.config(u, Strategy::ALL.to_vec()).ok()?;
+        let r = run(self.rent, self.events, &IndexInputs::of(u.clone()), &cfg).ok()?;
+        let rec = r.recommendation;
+        Some(Decided {
+            hedge: rec.decision == crate::recommendation::Decision::Hedge,
+            sentence: rec.reason,
+            effectiveness: rec.effectiveness,
+            interval: rec.effectiveness_interval,
+        })
     }
 
     /// Why a scored row is not ranked, or what to keep in mind when it is.

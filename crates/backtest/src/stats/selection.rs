@@ -142,6 +142,22 @@ pub fn select(
     alpha_set: f64,
     seed: u64,
 ) -> Selection {
+    select_with(pnls, resamples, alpha, alpha_set, seed, &[])
+}
+
+/// [`select`], with the candidates whose `beats_no_hedge` was decided before the
+/// search (`decided[k]`, `None` for the searched ones): a hypothesis named in
+/// advance (the rent's own index) is not one chosen among many, and is judged by
+/// the rule that named it. It still counts in the stepdown's maximum (the others'
+/// bar is not lowered by it), and enters the confidence set as decided.
+pub fn select_with(
+    pnls: &[MonthlyPnl],
+    resamples: usize,
+    alpha: f64,
+    alpha_set: f64,
+    seed: u64,
+    decided: &[Option<bool>],
+) -> Selection {
     let n = pnls.len();
     let all: Vec<usize> = (0..pnls.first().map_or(0, Vec::len)).collect();
     let point: Vec<Option<f64>> = pnls.iter().map(|p| theta(p, &all)).collect();
@@ -170,6 +186,11 @@ pub fn select(
         out.t[k] = point[k].zip(s[k]).map(|(p, sk)| p / sk);
     }
     stepdown(&mut out, &d, &point, &s, alpha);
+    for (k, b) in decided.iter().enumerate().take(n) {
+        if let Some(b) = b {
+            out.beats_no_hedge[k] = *b;
+        }
+    }
     confidence_set(&mut out, &d, &point, alpha_set);
     out
 }
