@@ -755,6 +755,16 @@ fn summary(
             publication.kept_rows
         ));
     }
+    for c in &publication.companions_rewritten {
+        s.push_str(&format!(
+            "rewritten: {} did not match the digest {} records for it (changed since it was published): written whole again from the fixings, as a run over the whole file writes it\n",
+            c.display(),
+            rentix_index::digest_path(&cfg.out)
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+        ));
+    }
     s.push_str(&format!("wrote {}", cfg.out.display()));
     s
 }

@@ -424,3 +424,46 @@ fn a_back_fill_that_reaches_the_file_restates_what_depends_on_it() {
     );
     verify_ok(&store, &out, "a back-fill after late data");
 }
+
+/// A row of the forward curve edited by hand between two publications. Its rows
+/// before the window are copied unread, and a hostile round found the edit
+/// carried into the next publication (exit 0; only `verify` saw it). The fixings
+/// file's digest now records the forward curve's too: one that no longer matches
+/// is written whole again from the fixings (it is derived from them), and the
+/// publication says so.
+#[test]
+fn an_edited_forward_curve_is_not_carried_into_the_next_publication() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    ingest_days(dir, &store, "2025-03-01", "2025-04-20");
+    let out = dir.join("f.csv");
+    let index = |range: &[&str]| {
+        let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
+        args.extend_from_slice(range);
+        rentix_ok(&args)
+    };
+    index(&["--to", "2025-04-19"]);
+    let forward = dir.join("f_forward.csv");
+    let text = std::fs::read_to_string(&forward).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let row = lines[1].clone();
+    // One value of an early row changed, the length kept.
+    let mut cells: Vec<String> = row.split(',').map(str::to_string).collect();
+    let v = &cells[5];
+    cells[5] = format!("{}{}", if v.starts_with('1') { "2" } else { "1" }, &v[1..]);
+    lines[1] = cells.join(",");
+    assert_ne!(lines[1], row);
+    std::fs::write(&forward, lines.join("\n") + "\n").unwrap();
+    let said = index(&["--from", "2025-04-20", "--to", "2025-04-20"]);
+    assert!(
+        said.contains("rewritten: ")
+            && said.contains("f_forward.csv did not match the digest f.csv.sha256 records for it"),
+        "{said}"
+    );
+    assert!(
+        std::fs::read_to_string(&forward).unwrap().contains(&row),
+        "the edit undone"
+    );
+    verify_ok(&store, &out, "an edited forward curve written whole again");
+}

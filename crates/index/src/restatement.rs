@@ -53,6 +53,10 @@ pub struct Publication {
     pub unrevised: usize,
     /// The first date of an unrevised row.
     pub unrevised_first: Option<NaiveDate>,
+    /// Date-by-date companions (forward curves, tier spreads) that no longer
+    /// matched the digest their publication recorded: written whole again from
+    /// the fixings, never copied.
+    pub companions_rewritten: Vec<PathBuf>,
 }
 
 /// What a run publishes: the dates `from..=to` (every date when open), and with
@@ -211,6 +215,7 @@ pub fn publish(
         kept,
         prefixes,
         old,
+        rewritten,
     } = read_published(out, &read_window, &per_date)?;
     rentix_core::phases::mark("publication: read the published file");
     keeps_the_file_whole(out, &window, &rows, &old, kept.as_ref())?;
@@ -219,6 +224,7 @@ pub fn publish(
     rentix_core::phases::mark("publication: planned");
     one_methodology(out, &result.rows)?;
     result.kept_rows = kept.as_ref().map_or(0, |k| k.rows);
+    result.companions_rewritten = rewritten;
     result.kept_before = kept.as_ref().and(read_window.from);
     let extra: Vec<(PathBuf, Table)> = per_date(&result.rows).into_iter().chain(tables).collect();
     let digest = rentix_fixings::digest_path(out);
@@ -273,6 +279,14 @@ pub fn publish(
     if let Some(h) = &log_hex {
         line.push_str(&rentix_fixings::digest_line(&log, h));
     }
+    // The date-by-date companions' digests too: their rows before a window are
+    // copied unread, and an edit of one was carried into every later
+    // publication (a hostile round); the next publication checks them.
+    for (p, _) in extra.iter().take(derived.len()) {
+        if let Some(h) = tx.staged_sha256(p) {
+            line.push_str(&rentix_fixings::digest_line(p, h));
+        }
+    }
     rentix_core::phases::mark("publication: fixings formatted, written, hashed");
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
@@ -297,6 +311,24 @@ pub fn publish(
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
     Ok(result)
+}
+
+/// Whether `companion`, a date-by-date file published beside `out`, is as the
+/// digest `out`'s digest file records for it (publications since it does; true
+/// without a record, or without the file). Its rows before a window were copied
+/// unread, and an edited row was carried into every later publication, exit 0,
+/// only `verify` finding it (a hostile round): one that is not as recorded is
+/// written whole again from the fixings (it is derived from them date by date),
+/// and the publication says so.
+fn companion_as_recorded(out: &Path, companion: &Path) -> Result<bool, IndexError> {
+    let digest = rentix_fixings::digest_path(out);
+    let Some(recorded) = crate::intraday_publish::recorded_for(&digest, companion) else {
+        return Ok(true);
+    };
+    if !companion.exists() {
+        return Ok(true);
+    }
+    Ok(rentix_fixings::file_sha256(companion)? == recorded)
 }
 
 /// Refuses to continue `out` when its digest file records the restatement log
@@ -710,6 +742,8 @@ struct Published {
     prefixes: Vec<Vec<u8>>,
     /// The file's rows that are read: all, or those from the window's first date.
     old: Vec<Fixing>,
+    /// Companions that no longer match their recorded digest.
+    rewritten: Vec<PathBuf>,
 }
 
 /// Reads the published file `out` for a publication of `window`: the rows before
@@ -725,6 +759,16 @@ fn read_published(
         Reading::Whole => None,
         Reading::Edited(refused) => return Err(refused),
     };
+    // A companion changed since it was published is written whole again.
+    let mut rewritten = Vec::new();
+    for (p, _) in per_date(&[]) {
+        if !companion_as_recorded(out, &p)? {
+            rewritten.push(p);
+        }
+    }
+    if !rewritten.is_empty() {
+        kept = None;
+    }
     // The companions' rows before the window are kept too, or nothing is.
     let mut prefixes = Vec::new();
     if let (Some(from), Some(_)) = (window.from, &kept) {
@@ -748,6 +792,7 @@ fn read_published(
         kept,
         prefixes,
         old,
+        rewritten,
     })
 }
 
