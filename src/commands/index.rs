@@ -574,7 +574,7 @@ fn publish_result(
         tables,
         raw,
     )
-    .with_context(|| format!("writing {}", cfg.out.display()))?;
+    .with_context(|| format!("publication of {}", cfg.out.display()))?;
     if let Some(stale) = &publication.replaced_stale_lock {
         let _ = writeln!(std::io::stderr(), "rentix: {stale}");
     }

@@ -21,6 +21,16 @@ pub(super) fn run(a: IngestArgs) -> anyhow::Result<()> {
     if !(a.max_price.is_finite() && a.max_price > 0.0) {
         crate::commands::usage!("--max-price {} must be a positive number", a.max_price);
     }
+    // A price above what a fixings file may hold could only be fixed into a value
+    // no publication can write (a hostile round: 2100000.0 published, every
+    // reader refusing the file after).
+    let most = rentix_index::PLAUSIBLE_VALUES.1;
+    if a.max_price > most {
+        crate::commands::usage!(
+            "--max-price {} is above {most:e} USD per GPU-hour, the largest value a fixings file may hold: rows priced above it could never be published",
+            a.max_price
+        );
+    }
     if !(a.min_price.is_finite() && a.min_price >= 0.0 && a.min_price < a.max_price) {
         crate::commands::usage!(
             "--min-price {} must be a number >= 0 and below --max-price {}",

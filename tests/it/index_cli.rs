@@ -701,3 +701,55 @@ fn valued_only_writes_rows_with_a_value_and_verifies() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Prices a loosened ingest lets in (`--min-price 0`) fix to values no reader of
+/// a fixings file accepts: a hostile round got `0.0` (marked sufficient, the
+/// prices rounded away at four decimals) published with exit 0, and then
+/// `settle`, `health`, the next day's publication and a whole republication all
+/// refused the file. The publication now refuses first (exit 3, nothing
+/// written), naming the row and the cause; and ingest refuses a `--max-price`
+/// above what a fixings file may hold.
+#[test]
+fn a_value_no_reader_accepts_is_never_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let obs = dir.path().join("obs.csv");
+    let mut text =
+        String::from("kind,observed_at,source,gpu,scope,term,price,price_unit,currency\n");
+    for (source, price) in [
+        ("alpha", "0.00002"),
+        ("beta", "0.00003"),
+        ("gamma", "0.00004"),
+    ] {
+        text.push_str(&format!(
+            "listing,2025-05-01T10:00:00Z,{source},a100-sxm-80gb,vm,on-demand,{price},gpu_hour,USD\n"
+        ));
+    }
+    std::fs::write(&obs, text).unwrap();
+    let store = dir.path().join("store");
+    let big = rentix(&[
+        "ingest",
+        "--store",
+        p(&store),
+        p(&obs),
+        "--max-price",
+        "1e9",
+    ]);
+    assert_eq!(
+        big.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&big.stderr)
+    );
+    rentix_ok(&["ingest", "--store", p(&store), p(&obs), "--min-price", "0"]);
+    let out = dir.path().join("f.csv");
+    let o = rentix(&["index", "--store", p(&store), "--out", p(&out)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("publication of")
+            && err.contains("a100-sxm-80gb/vm/on-demand on 2025-05-01 is 0")
+            && err.contains("nothing was published"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
+}

@@ -674,7 +674,7 @@ fn external_fixings(
 /// outside is a unit or typing mistake, and a value such as 1e308 made a
 /// backtest's squares infinite (NaN effectiveness, a slope of f64::MAX, exit 0) and
 /// a settlement rate of 1e298 "settled" (hostile runs).
-pub(crate) const PLAUSIBLE_VALUES: (f64, f64) = (1e-6, 1e6);
+pub const PLAUSIBLE_VALUES: (f64, f64) = (1e-6, 1e6);
 
 /// A value cell as a positive number within [`PLAUSIBLE_VALUES`].
 pub(crate) fn plausible_value(v: &str) -> Result<f64, String> {

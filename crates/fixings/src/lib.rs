@@ -23,6 +23,7 @@ pub use file::{
     canonical_sha256, canonical_sha256_text, check_published, digest_line, digest_path,
     file_sha256, fixings_table, names_another_file, read_cells, read_digest, read_fixings,
     read_fixings_part, records, sufficient_cell, ColumnIndex, Records, FIXING_COLUMNS,
+    PLAUSIBLE_VALUES,
 };
 pub use fixing::{Fixing, FixingLevel, IndexUnit};
 pub use flag::Flag;

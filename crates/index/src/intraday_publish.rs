@@ -71,6 +71,19 @@ pub fn publish(
     r: IntradayResult,
 ) -> Result<IntradayPublication, IndexError> {
     let format = TableFormat::of(out)?;
+    crate::restatement::unreadable(
+        out,
+        r.fixings.iter().map(|f| {
+            (f.value, || {
+                format!(
+                    "{} at {}",
+                    f.grade,
+                    f.fixed_at
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                )
+            })
+        }),
+    )?;
     let name = out.file_name().unwrap_or_default().to_string_lossy();
     let receipts = rentix_fixings::Companions::of(out).receipts();
     crate::restatement::not_another_publication(out, [receipts])?;

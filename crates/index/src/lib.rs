@@ -60,7 +60,7 @@ pub use rentix_fixings::{
     canonical_sha256, canonical_sha256_text, check_log, check_published, digest_line, digest_path,
     first_published, fixings_table, read_cells, read_digest, read_fixings, read_restatements,
     restatements_path, Companions, Fixing, FixingLevel, FixingsError, Flag, IndexId, IndexUnit,
-    Restatement, FIXING_COLUMNS,
+    Restatement, FIXING_COLUMNS, PLAUSIBLE_VALUES,
 };
 pub use tier_spread::{tier_differentials_table, tier_spreads, tier_spreads_table, TierSpread};
 pub use weighted_quantile::{weighted_median, TieRule};

@@ -193,6 +193,7 @@ pub fn publish(
     raw: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<Publication, IndexError> {
     let name = out.file_name().unwrap_or_default().to_string_lossy();
+    readable_values(out, &rows)?;
     let derived = per_date(&[]);
     not_another_publication(
         out,
@@ -311,6 +312,44 @@ pub fn publish(
     result.swept = recovery.removed;
     result.replaced_stale_lock = lock.replaced_stale.clone();
     Ok(result)
+}
+
+/// Refuses to publish a value no reader of a fixings file accepts (outside
+/// [`rentix_fixings::PLAUSIBLE_VALUES`], or rounded to 0): a hostile round
+/// loosened ingest's price bounds and got `0.0` (marked sufficient) and
+/// `2100000.0` published, exit 0, after which `settle`, `health`, the next day's
+/// publication and a whole republication all refused the file. Nothing is
+/// written; the message names the first such row and the cause.
+fn readable_values(out: &Path, rows: &[Fixing]) -> Result<(), IndexError> {
+    unreadable(
+        out,
+        rows.iter()
+            .map(|f| (f.value, || format!("{} on {}", f.grade, f.date))),
+    )
+}
+
+/// The refusal of the first of `rows` (value, and what names its row) whose
+/// value no reader of a fixings file accepts ([`readable_values`]).
+pub(crate) fn unreadable<F: Fn() -> String>(
+    out: &Path,
+    rows: impl Iterator<Item = (Option<f64>, F)>,
+) -> Result<(), IndexError> {
+    let (lo, hi) = rentix_fixings::PLAUSIBLE_VALUES;
+    let mut bad = rows.filter_map(|(v, name)| {
+        let v = v?;
+        (!(lo..=hi).contains(&v)).then_some((v, name))
+    });
+    let Some((value, name)) = bad.next() else {
+        return Ok(());
+    };
+    Err(IndexError::Input {
+        path: out.to_path_buf(),
+        detail: format!(
+            "the fixing of {} is {value} ({} such row(s)), outside {lo:e} to {hi:e} USD per GPU-hour or index points, the values a fixings file may hold (0 is a value rounded away at the methodology's decimals): no reader would accept the file, so nothing was published. The store holds prices no index can publish: ingest's --min-price and --max-price let them in; ingest into a new store within bounds that fit",
+            name(),
+            1 + bad.count()
+        ),
+    })
 }
 
 /// Whether `companion`, a date-by-date file published beside `out`, is as the
