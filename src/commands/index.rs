@@ -769,7 +769,8 @@ fn summary(
     s
 }
 
-pub(super) fn run(a: IndexArgs) -> anyhow::Result<()> {
+pub(super) fn run(mut a: IndexArgs) -> anyhow::Result<()> {
+    a.out = crate::commands::through_link("--out", &a.out);
     // The methodology is read and parsed once, as the kind its cadence says.
     let loaded = a
         .methodology

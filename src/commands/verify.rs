@@ -10,7 +10,8 @@ use rentix_publish::verify::{check, write_differences, Differs, Unchecked, Verif
 /// How many differences the error message lists (all of them go to `--out`).
 const SHOWN: usize = 10;
 
-pub(super) fn run(a: VerifyArgs) -> anyhow::Result<()> {
+pub(super) fn run(mut a: VerifyArgs) -> anyhow::Result<()> {
+    a.fixings = crate::commands::through_link("--fixings", &a.fixings);
     let req = VerifyRequest {
         store: a.store.clone(),
         fixings: a.fixings.clone(),

@@ -343,3 +343,30 @@ fn nothing_is_published_over_an_edited_file() {
         assert_eq!(std::fs::read(&fix).unwrap(), as_published, "{range:?}");
     }
 }
+
+/// A publication named through a symbolic link: refused as "changed since it was
+/// published (no digest file)", and verify through it named three differences (a
+/// hostile round), since its digest, state and companions are beside the
+/// target. Both now work on the target, and say so; the link stays a link.
+#[test]
+fn a_publication_through_a_symbolic_link_is_its_target_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, base) = restating_setup(tmp.path());
+    let link = tmp.path().join("fix.csv");
+    std::os::unix::fs::symlink(base.join("fix.csv"), &link).unwrap();
+    let o = rentix(&["index", "--store", p(&store), "--out", p(&link)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let v = rentix(&["verify", "--store", p(&store), "--fixings", p(&link)]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
