@@ -175,7 +175,10 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
     // decided row and the first line agree; the mean ratio applied comes after.
     for st in &r.strategies {
         let ci = |i: Option<rentix_backtest::stats::bootstrap::Interval>| {
-            i.map(|i| format!(" [{:.2}, {:.2}]", i.low, i.high))
+            // The interval to the point's three decimals: at two, 0.998 was shown
+            // as [1.00, 1.00], an interval without its own estimate (a hostile
+            // round).
+            i.map(|i| format!(" [{:.3}, {:.3}]", i.low, i.high))
                 .unwrap_or_default()
         };
         let eff = |e: Option<f64>| e.map_or("n/a".into(), |e| format!("{e:.3}"));

@@ -834,3 +834,49 @@ fn the_best_set_s_size_in_a_note_is_the_table_s() {
         assert_best_set_count_agrees(&rows(&out));
     }
 }
+
+/// Every interval the console's strategy table prints holds the estimate it is
+/// printed beside, as shown: the interval was printed to two decimals and the
+/// estimate to three, and a hostile round read "0.998 [1.00, 1.00]" for an
+/// interval of 0.9954 to 0.9992.
+#[test]
+fn the_console_s_intervals_hold_their_estimates_as_printed() {
+    let m = market();
+    let mut checked = 0;
+    for rent in [
+        "rent_producer_h100_spot_rate.csv",
+        "rent_producer_h100.csv",
+        "rent_producer_h100_invoice.csv",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let said = rentix_ok(&[
+            "backtest",
+            "--index",
+            p(&m.fixings()),
+            "--rent",
+            p(&m.sim(rent)),
+            "--underlying",
+            "h100-sxm-80gb/bare-metal/on-demand",
+            "--out",
+            p(&dir.path().join("bt")),
+        ]);
+        for line in said.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for w in words.windows(3) {
+                let (Some(lo), Some(hi)) = (w[1].strip_prefix('['), w[2].strip_suffix(']')) else {
+                    continue;
+                };
+                let (Ok(x), Ok(lo), Ok(hi)) = (
+                    w[0].parse::<f64>(),
+                    lo.trim_end_matches(',').parse::<f64>(),
+                    hi.parse::<f64>(),
+                ) else {
+                    continue;
+                };
+                assert!(lo <= x && x <= hi, "{rent}: {line}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "intervals checked: {checked}");
+}
