@@ -566,6 +566,48 @@ fn pct(k: usize, n: usize) -> String {
     format!("{:.2}%", 100.0 * k as f64 / n.max(1) as f64)
 }
 
+/// Which of the rule's two conditions sent a period to determination: it said
+/// "coverage below 90% or a gap over 2%" beside a coverage of 96.67%, and a
+/// hostile round could not tell that one missing day of a daily month (3.3% of
+/// it) is over the gap bound, which makes review unreachable for such periods.
+fn determination_causes(r: &PeriodRate, rule: &PeriodRule) -> String {
+    let share = |k: usize| k as f64 / r.scheduled.max(1) as f64;
+    let mut causes = Vec::new();
+    if share(r.filled) < rule.review_at {
+        causes.push(format!(
+            "coverage {} below {:.0}%",
+            pct(r.filled, r.scheduled),
+            100.0 * rule.review_at
+        ));
+    }
+    if share(r.longest_gap) > rule.max_gap {
+        let mut gap = format!(
+            "a gap of {} stamp(s), {} of the period, over --max-gap {:.0}%",
+            r.longest_gap,
+            pct(r.longest_gap, r.scheduled),
+            100.0 * rule.max_gap
+        );
+        if share(1) > rule.max_gap {
+            gap.push_str(&format!(
+                "; one stamp is {} of this period, so at this --max-gap any missing stamp sends it to determination and review cannot be reached",
+                pct(1, r.scheduled)
+            ));
+        }
+        causes.push(gap);
+    }
+    if causes.is_empty() {
+        // The rule's own arithmetic (shares in ten-thousandths) at a bound.
+        causes.push(format!(
+            "coverage {}, longest gap {}: at the bound of --review-at {:.0}% or --max-gap {:.0}%",
+            pct(r.filled, r.scheduled),
+            pct(r.longest_gap, r.scheduled),
+            100.0 * rule.review_at,
+            100.0 * rule.max_gap
+        ));
+    }
+    causes.join(" and ")
+}
+
 fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: &Cadence, rule: &PeriodRule) -> String {
     let (a, b) = s.period;
     let mut out = match cadence {
@@ -594,9 +636,8 @@ fn text(grade: &str, s: &Schedule, r: &PeriodRate, cadence: &Cadence, rule: &Per
             100.0 * rule.settle_at
         ),
         rentix_backtest::SettlementStatus::Determination => format!(
-            "determination (coverage below {:.0}% or a gap over {:.0}% of the period): the rate is indicative, a calculation agent decides",
-            100.0 * rule.review_at,
-            100.0 * rule.max_gap
+            "determination ({}): the rate is indicative, a calculation agent decides",
+            determination_causes(r, rule)
         ),
     };
     out.push_str(&format!("  rate        {rate}\n  verdict     {verdict}\n"));

@@ -411,6 +411,23 @@ fn a_benchmark_of_your_own_settles_every_valued_row() {
     // 2.14) / 31 = (62 + 4.96 - 2.15 + 2.14) / 31 = 66.95 / 31.
     let rate = r["rate"].as_f64().unwrap();
     assert!((rate - 66.95 / 31.0).abs() < 1e-9, "{r}");
+    // The verdict says which condition fired: one missing day is 3.23% of the
+    // month, over the 2% gap bound, with coverage at 96.77%. It said "coverage
+    // below 90% or a gap over 2%" beside 96.67% (a hostile round).
+    let o = rentix_ok(&[
+        "settle",
+        "--fixings",
+        p(&bench),
+        "--from",
+        "2025-01-01",
+        "--to",
+        "2025-02-01",
+    ]);
+    assert!(
+        o.contains("determination (a gap of 1 stamp(s), 3.23% of the period, over --max-gap 2%; one stamp is 3.23% of this period")
+            && !o.contains("coverage below"),
+        "{o}"
+    );
 }
 
 /// A hostile run moved one stamp of a day of quarter hours to 05:07: settle read
