@@ -280,15 +280,24 @@ fn key(c: &Candidate) -> Option<f64> {
     c.interval.map(|i| i.low).or(c.effectiveness)
 }
 
-/// The tradable candidate with the best [`key`] (the first of equal ones).
+/// The tradable candidate with the best [`key`] (the first of equal ones), among
+/// those that placed a hedge in some month when any did: one that never did holds
+/// the unhedged P&L, an effectiveness of exactly 0 whose interval (0 to 0) beat
+/// every real hedge whose interval reached below zero, and a hostile round read
+/// "the best tradable hedge removed 0% (interval 0% to 0%)" of a position of no
+/// contract.
 fn best_candidate(candidates: &[Candidate]) -> Option<&Candidate> {
-    candidates
-        .iter()
-        .filter(|c| (tradable(c.strategy) || c.cross_validated) && key(c).is_some())
-        .fold(None::<&Candidate>, |best, c| match best {
-            Some(b) if key(b) >= key(c) => Some(b),
-            _ => Some(c),
-        })
+    let best_of = |traded_only: bool| {
+        candidates
+            .iter()
+            .filter(|c| (tradable(c.strategy) || c.cross_validated) && key(c).is_some())
+            .filter(|c| c.traded || !traded_only)
+            .fold(None::<&Candidate>, |best, c| match best {
+                Some(b) if key(b) >= key(c) => Some(b),
+                _ => Some(c),
+            })
+    };
+    best_of(true).or_else(|| best_of(false))
 }
 
 /// The reason of a decision to hedge: the trade, and what it removed out of sample.
@@ -732,6 +741,36 @@ mod tests {
         assert!(r.reason.contains("add risk"), "{}", r.reason);
         assert!(r.contracts.is_none() && r.futures_side.is_none());
         assert!(r.warning.is_none(), "30 periods is not few");
+    }
+
+    /// A rent unrelated to the index: the in-sample ratio fits negative and is
+    /// applied as 0, so it never places a contract and holds the unhedged P&L
+    /// (0%, interval 0% to 0%). That bound beat the real hedges whose intervals
+    /// reach below zero, and the reason called a position of no contract "the
+    /// best tradable hedge" (a hostile round, 5 of 10 noise rents). The best is
+    /// chosen among hedges that were placed.
+    #[test]
+    fn a_position_of_no_contract_is_not_the_best_hedge() {
+        let mut zero = cand(Strategy::StaticMinVariance, 0.0, 0.0, 0.0, 0);
+        zero.cross_validated = true;
+        zero.traded = false;
+        zero.next_ratio = 0.0;
+        let c = [
+            zero,
+            cand(Strategy::OneToOne, -0.4, -1.2, 0.1, 10),
+            cand(Strategy::WalkForward, 0.05, -0.3, 0.3, 3),
+        ];
+        let r = recommend(Side::Pay, 20, &c, "h100");
+        assert_eq!(r.decision, Decision::DoNotHedge);
+        assert_eq!(r.strategy, Some(Strategy::WalkForward), "{}", r.reason);
+        assert!(
+            r.reason.contains("(walk-forward) removed 5%"),
+            "{}",
+            r.reason
+        );
+        // Without a placed hedge, the one that never placed one is what is said.
+        let r = recommend(Side::Pay, 20, &c[..1], "h100");
+        assert_eq!(r.strategy, Some(Strategy::StaticMinVariance));
     }
 
     #[test]
