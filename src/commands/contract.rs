@@ -124,7 +124,7 @@ fn fake_cell(
 }
 
 /// The console table's cells for one candidate, and a footnote for each `-`.
-fn console_row(r: &rentix_lab::CandidateRow) -> (Vec<String>, Vec<String>) {
+fn console_row(r: &rentix_lab::CandidateRow, cross: &[String]) -> (Vec<String>, Vec<String>) {
     let mut notes = Vec::new();
     let mut cell = |v: (String, Option<String>)| {
         notes.extend(v.1);
@@ -162,21 +162,46 @@ fn console_row(r: &rentix_lab::CandidateRow) -> (Vec<String>, Vec<String>) {
             opt(r.truth_mae_usd, 1.0, 3),
             why(
                 r.truth_mae_usd,
-                "MAE '-': no --truth price for this grade".into(),
+                // With no settled month there is nothing to compare with the
+                // truth: it said "no --truth price" where --truth was given.
+                if r.months_settled == 0 {
+                    "MAE '-': no settled month to compare with --truth".into()
+                } else {
+                    "MAE '-': no --truth price for this grade".into()
+                },
             ),
         )),
         cell((
             opt(r.effectiveness_median, 1.0, 2),
             why(
                 r.effectiveness_median,
-                format!(
-                    "hedge eff '-': no rent could be backtested ({} hedgers)",
-                    r.hedgers
-                ),
+                if r.hedgers == 0 && !cross.is_empty() {
+                    format!(
+                        "hedge eff '-': every rent is of another GPU than the contract's ({}): cross-hedges, left out of the hedge utility",
+                        cross.join(", ")
+                    )
+                } else {
+                    format!(
+                        "hedge eff '-': no rent could be backtested ({} hedgers)",
+                        r.hedgers
+                    )
+                },
             ),
         )),
     ];
     (cells, notes)
+}
+
+/// The note under a candidate whose hedge utility left rents of other GPUs out.
+fn cross_note(r: &rentix_lab::CandidateRow, cross: &[String]) -> Option<String> {
+    (r.effectiveness_median.is_some() && !cross.is_empty()).then(|| {
+        format!(
+            "hedge eff is the median over its {} rent(s) of the contract's GPU; {} of other GPUs ({}) are cross-hedges, left out (each rent's effectiveness is in comparison.json)",
+            r.hedgers,
+            cross.len(),
+            cross.join(", ")
+        )
+    })
 }
 
 pub(super) fn run(a: ContractArgs) -> anyhow::Result<()> {
@@ -195,7 +220,15 @@ pub(super) fn run(a: ContractArgs) -> anyhow::Result<()> {
     );
     let mut footnotes = Vec::new();
     for r in &c.candidates {
-        let (v, notes) = console_row(r);
+        let cross: Vec<String> = c
+            .hedgers
+            .iter()
+            .filter(|(name, _)| *name == r.candidate)
+            .flat_map(|(_, hs)| hs.iter())
+            .filter(|h| h.cross_hedge.is_some())
+            .map(|h| h.hedger.clone())
+            .collect();
+        let (v, notes) = console_row(r, &cross);
         outln!(
             "{:<28} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
             v[0],
@@ -209,6 +242,9 @@ pub(super) fn run(a: ContractArgs) -> anyhow::Result<()> {
         );
         if !r.note.is_empty() {
             outln!("  note: {}", r.note);
+        }
+        if let Some(n) = cross_note(r, &cross) {
+            outln!("  note: {n}");
         }
         footnotes.extend(notes);
     }

@@ -128,7 +128,7 @@ fn three_candidates_compared_with_every_measure_and_chart() {
         (num("trades", "contract_value_usd") - 730.0 * num("trades", "median_settlement")).abs()
             < 1e-6
     );
-    assert!(num("trades", "hedgers") >= 4.0);
+    assert!(num("trades", "hedgers") >= 3.0);
 
     // The lab's settlements are those the published fixings give: the monthly average
     // of `rentix index`'s fixings of the grade, rounded to the tick.
@@ -162,6 +162,42 @@ fn three_candidates_compared_with_every_measure_and_chart() {
         serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap())
             .unwrap();
     assert_eq!(json["candidates"].as_array().unwrap().len(), 3);
+    // The hedge utility of an H100 design is over the rents of H100s: the A100
+    // and H200 rents are cross-hedges, reported and left out. A hostile round
+    // found "49.8%" the midpoint of an A100 rent's -781% and H100 rents' 99.7%.
+    let hedgers = json["hedgers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h[0] == "trades")
+        .unwrap()[1]
+        .as_array()
+        .unwrap();
+    let mut counted: Vec<f64> = Vec::new();
+    for h in hedgers {
+        let name = h["hedger"].as_str().unwrap();
+        let cross = h["cross_hedge"].as_str();
+        assert_eq!(cross.is_some(), name.starts_with("neocloud_"), "{h}");
+        if cross.is_none() {
+            counted.extend(h["effectiveness"].as_f64());
+        }
+    }
+    counted.sort_by(f64::total_cmp);
+    let n = counted.len();
+    let median = if n % 2 == 1 {
+        counted[n / 2]
+    } else {
+        (counted[n / 2 - 1] + counted[n / 2]) / 2.0
+    };
+    assert!(
+        (num("trades", "effectiveness_median") - median).abs() < 1e-9,
+        "{counted:?}"
+    );
+    assert_eq!(num("trades", "hedgers") as usize, n);
+    assert!(
+        msg.contains("are cross-hedges, left out"),
+        "the console says which rents are left out: {msg}"
+    );
     for stem in [
         "lab_levels",
         "lab_fake_volume",

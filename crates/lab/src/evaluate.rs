@@ -436,7 +436,7 @@ fn representativeness(row: &mut CandidateRow, settled: &[&MonthRow], contract: &
 
 /// The hedgers' effectiveness: how many, median and quartiles.
 fn hedger_utility(row: &mut CandidateRow, results: &[HedgerResult]) {
-    let eff: Vec<f64> = results.iter().filter_map(|h| h.effectiveness).collect();
+    let eff: Vec<f64> = results.iter().filter_map(HedgerResult::counted).collect();
     row.hedgers = eff.len();
     row.effectiveness_median = median(&eff);
     row.effectiveness_p25 = quantile(&eff, 0.25);

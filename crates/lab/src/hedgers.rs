@@ -31,6 +31,23 @@ pub struct HedgerResult {
     pub effectiveness: Option<f64>,
     /// Why the backtest could not run (too few settled months, say).
     pub failed: Option<String>,
+    /// The GPU of a rent of another GPU than the contract's (a cross-hedge): its
+    /// effectiveness is reported and left out of the design's hedge utility,
+    /// which is of the rents the contract is for. A hostile round found an
+    /// H100 design's "49.8%" the midpoint of an A100 rent's -781% and H100 rents'
+    /// 99.7%.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_hedge: Option<String>,
+}
+
+impl HedgerResult {
+    /// Its effectiveness, when it counts in the hedge utility (not a cross-hedge).
+    pub fn counted(&self) -> Option<f64> {
+        self.cross_hedge
+            .is_none()
+            .then_some(self.effectiveness)
+            .flatten()
+    }
 }
 
 /// Reads every `rent_*.csv` of `dir` (sorted by name) and its events.
@@ -90,6 +107,17 @@ pub(crate) fn hedge_all(
         perp: None,
     };
     let idx = IndexInputs::of(underlying.clone());
+    // A rent that names another GPU than a grade's is a cross-hedge; a
+    // composite's GPUs cannot be told, and a rent naming none counts.
+    let cross = |h: &Hedger| {
+        if underlying.id.is_composite() {
+            return None;
+        }
+        match h.rent.names.owns(underlying.name()) {
+            Some((false, _)) => h.rent.names.gpu.clone(),
+            _ => None,
+        }
+    };
     hedgers
         .iter()
         .map(|h| match run(&h.rent, &h.events, &idx, &cfg) {
@@ -101,11 +129,13 @@ pub(crate) fn hedge_all(
                     .find(|s| s.strategy == Strategy::WalkForward)
                     .and_then(|s| s.effectiveness),
                 failed: None,
+                cross_hedge: cross(h),
             },
             Err(e) => HedgerResult {
                 hedger: h.name.clone(),
                 effectiveness: None,
                 failed: Some(e.to_string()),
+                cross_hedge: cross(h),
             },
         })
         .collect()

@@ -51,7 +51,7 @@ fn by_hedger<'a>(c: &'a Comparison, candidate: &str) -> Vec<(&'a str, f64)> {
         .find(|(name, _)| name == candidate)
         .map(|(_, hs)| {
             hs.iter()
-                .filter_map(|h| Some((h.hedger.as_str(), h.effectiveness?)))
+                .filter_map(|h| Some((h.hedger.as_str(), h.counted()?)))
                 .collect()
         })
         .unwrap_or_default()
@@ -266,6 +266,7 @@ mod tests {
                         hedger: format!("h{i}"),
                         effectiveness: Some(*x),
                         failed: None,
+                        cross_hedge: None,
                     })
                     .collect(),
             ));
