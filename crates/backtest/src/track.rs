@@ -329,27 +329,7 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
             };
         }
         let why = if let Some(d) = row.decided.clone() {
-            // Its figures are the decision's (one number on both surfaces), and
-            // the decision is its verdict, whatever its two hedges scored.
-            row.oos_effectiveness = d.effectiveness;
-            row.oos_effectiveness_ci_low = d.interval.map(|i| i.low);
-            row.oos_effectiveness_ci_high = d.interval.map(|i| i.high);
-            row.note = row
-                .note
-                .split("; ")
-                .filter(|n| !n.starts_with("not ranked") && !n.starts_with("scored on the ratio"))
-                .collect::<Vec<_>>()
-                .join("; ");
-            let own = format!(
-                "the rent's own index, named before any search: judged as `rentix backtest` judges it ({})",
-                d.sentence
-            );
-            Some(match (d.hedge, row.in_best_set, in_set) {
-                (false, ..) => format!("not ranked: {own}"),
-                (true, true, 1) => format!("the best, alone in its set: every other ranked candidate is told apart from it; {own}"),
-                (true, true, _) => format!("one of {in_set} that cannot be told apart from the best; {own}"),
-                (true, false, _) => own,
-            })
+            Some(judged_as_backtest(row, &d, in_set))
         } else if opt.resamples == 0 {
             Some(format!(
                 "not ranked: --resamples 0 leaves no way to correct for choosing among {n} candidates"
@@ -379,6 +359,35 @@ fn corrected(rows: &mut [TrackRow], opt: &TrackOptions) {
                 format!("{w}; {}", row.note)
             };
         }
+    }
+}
+
+/// Shows on the rent's own index the decision `d` that judges it, its figures
+/// (one number on both surfaces), and returns its note: the decision is its
+/// verdict, whatever its two hedges scored.
+fn judged_as_backtest(row: &mut TrackRow, d: &Decided, in_set: usize) -> String {
+    row.oos_effectiveness = d.effectiveness;
+    row.oos_effectiveness_ci_low = d.interval.map(|i| i.low);
+    row.oos_effectiveness_ci_high = d.interval.map(|i| i.high);
+    row.note = row
+        .note
+        .split("; ")
+        .filter(|n| !n.starts_with("not ranked") && !n.starts_with("scored on the ratio"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let own = format!(
+        "the rent's own index, named before any search: judged as `rentix backtest` judges it ({})",
+        d.sentence
+    );
+    match (d.hedge, row.in_best_set, in_set) {
+        (false, ..) => format!("not ranked: {own}"),
+        (true, true, 1) => format!(
+            "the best, alone in its set: every other ranked candidate is told apart from it; {own}"
+        ),
+        (true, true, _) => {
+            format!("one of {in_set} that cannot be told apart from the best; {own}")
+        }
+        (true, false, _) => own,
     }
 }
 

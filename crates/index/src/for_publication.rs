@@ -387,7 +387,7 @@ fn computed_through(
 /// `--to to` into it republishes earlier days, and the later rows depend on them
 /// (the next day's `change_1d`, every window that holds a republished day's rows),
 /// so it publishes through that day, as a run over the whole store would. A CSV
-/// file's days are read as [`published_span`] reads them; `None`: no such file,
+/// file's days are read from its first and last CSV lines, or a Parquet file's rows; `None`: no such file,
 /// no later day, or a file that cannot be read so. A back-fill that reaches the
 /// file (no publication day of `days` between `to` and the file's first day) is
 /// one too: late data for its days changes the file's first rows (a hostile round

@@ -64,13 +64,9 @@ const STATUSES: [&str; 5] = [
     "no_weight",
 ];
 
-/// Publishes the run `r` of `m` into `out` (module doc).
-pub fn publish(
-    out: &Path,
-    m: &IntradayMethodology,
-    r: IntradayResult,
-) -> Result<IntradayPublication, IndexError> {
-    let format = TableFormat::of(out)?;
+/// Refuses stamps whose value no reader of a fixings file accepts, as a daily
+/// publication refuses its rows' (nothing is written).
+fn readable_values(out: &Path, r: &IntradayResult) -> Result<(), IndexError> {
     crate::restatement::unreadable(
         out,
         r.fixings.iter().map(|f| {
@@ -83,7 +79,17 @@ pub fn publish(
                 )
             })
         }),
-    )?;
+    )
+}
+
+/// Publishes the run `r` of `m` into `out` (module doc).
+pub fn publish(
+    out: &Path,
+    m: &IntradayMethodology,
+    r: IntradayResult,
+) -> Result<IntradayPublication, IndexError> {
+    let format = TableFormat::of(out)?;
+    readable_values(out, &r)?;
     let name = out.file_name().unwrap_or_default().to_string_lossy();
     let receipts = rentix_fixings::Companions::of(out).receipts();
     crate::restatement::not_another_publication(out, [receipts])?;

@@ -264,15 +264,7 @@ pub fn publish(
             None => t.stage(&mut tx, p)?,
         }
     }
-    for (p, bytes) in &raw {
-        tx.stage(p, |w| {
-            w.write_all(bytes)
-                .map_err(|e| rentix_table::TableError::Write {
-                    path: p.clone(),
-                    source: e,
-                })
-        })?;
-    }
+    stage_raw(&mut tx, &raw)?;
     let table = fixings_table(&result.rows);
     rentix_core::phases::mark("publication: companions staged, table built");
     let hex = stage_fixings(&mut tx, out, kept.as_ref(), &table)?;
@@ -280,14 +272,7 @@ pub fn publish(
     if let Some(h) = &log_hex {
         line.push_str(&rentix_fixings::digest_line(&log, h));
     }
-    // The date-by-date companions' digests too: their rows before a window are
-    // copied unread, and an edit of one was carried into every later
-    // publication (a hostile round); the next publication checks them.
-    for (p, _) in extra.iter().take(derived.len()) {
-        if let Some(h) = tx.staged_sha256(p) {
-            line.push_str(&rentix_fixings::digest_line(p, h));
-        }
-    }
+    line.push_str(&companion_digests(&tx, extra.iter().take(derived.len())));
     rentix_core::phases::mark("publication: fixings formatted, written, hashed");
     tx.stage(&digest, |w| {
         w.write_all(line.as_bytes())
@@ -314,6 +299,33 @@ pub fn publish(
     Ok(result)
 }
 
+/// Stages files of bytes (the state) as they are.
+fn stage_raw(tx: &mut Transaction, raw: &[(PathBuf, Vec<u8>)]) -> Result<(), IndexError> {
+    for (p, bytes) in raw {
+        tx.stage(p, |w| {
+            w.write_all(bytes)
+                .map_err(|e| rentix_table::TableError::Write {
+                    path: p.clone(),
+                    source: e,
+                })
+        })?;
+    }
+    Ok(())
+}
+
+/// The digest lines of the date-by-date companions staged in `tx`: their rows
+/// before a window are copied unread, and an edit of one was carried into every
+/// later publication (a hostile round); the next publication checks them
+/// ([`companion_as_recorded`]).
+fn companion_digests<'a>(
+    tx: &Transaction,
+    companions: impl Iterator<Item = &'a (PathBuf, Table)>,
+) -> String {
+    companions
+        .filter_map(|(p, _)| Some(rentix_fixings::digest_line(p, tx.staged_sha256(p)?)))
+        .collect()
+}
+
 /// Refuses to publish a value no reader of a fixings file accepts (outside
 /// [`rentix_fixings::PLAUSIBLE_VALUES`], or rounded to 0): a hostile round
 /// loosened ingest's price bounds and got `0.0` (marked sufficient) and
@@ -329,7 +341,7 @@ fn readable_values(out: &Path, rows: &[Fixing]) -> Result<(), IndexError> {
 }
 
 /// The refusal of the first of `rows` (value, and what names its row) whose
-/// value no reader of a fixings file accepts ([`readable_values`]).
+/// value no reader of a fixings file accepts (as a daily publication refuses it).
 pub(crate) fn unreadable<F: Fn() -> String>(
     out: &Path,
     rows: impl Iterator<Item = (Option<f64>, F)>,
