@@ -586,10 +586,48 @@ fn publish_result(
             publication.recovered.len()
         );
     }
-    let said = summary(cfg, &publication, &window, result.below_clip, read);
+    let mut said = summary(cfg, &publication, &window, result.below_clip, read);
+    said.push_str(&remove_stale_companions(cfg, tier_floors)?);
     // The published rows (a one-shot's 67,000 took 18 ms to free) are freed on the
     // pool, not on the way out.
     rayon::spawn(move || drop(publication));
+    Ok(said)
+}
+
+/// Removes, once a publication is in place, the companions its methodology
+/// never writes (a forward curve, tier spreads, tier differentials of hedonic
+/// composites it has none of): after every date is
+/// republished under another methodology, the previous one's stayed beside the
+/// file, `verify` no longer checked them and `report` drew the stale forward
+/// curve as the new index's (a hostile round). A publication killed before this
+/// leaves them for the next one. Returns the lines saying what was removed.
+fn remove_stale_companions(cfg: &IndexConfig, tier_floors: bool) -> anyhow::Result<String> {
+    let m = &cfg.request.methodology;
+    let companions = rentix_index::Companions::of(&cfg.out);
+    let mut said = String::new();
+    let hedonic = m
+        .composite
+        .iter()
+        .any(|c| c.method == rentix_index::CompositeMethod::Hedonic);
+    for (path, what, written) in [
+        (forward_path(&cfg.out), "forward curve", m.forward_curve),
+        (companions.tier_spreads(), "tier spreads", tier_floors),
+        (
+            companions.tier_differentials(),
+            "tier differentials (it has no hedonic composite)",
+            hedonic,
+        ),
+    ] {
+        if written || !std::fs::symlink_metadata(&path).is_ok_and(|f| f.is_file()) {
+            continue;
+        }
+        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        said.push_str(&format!(
+            "\nremoved: {} (methodology {} publishes no {what}: it was an earlier methodology's, and no longer described this file)",
+            path.display(),
+            m.version
+        ));
+    }
     Ok(said)
 }
 

@@ -467,3 +467,51 @@ fn an_edited_forward_curve_is_not_carried_into_the_next_publication() {
     );
     verify_ok(&store, &out, "an edited forward curve written whole again");
 }
+
+/// Every date republished under a methodology that writes no forward curve and
+/// has no hedonic composite: the previous methodology's forward curve and tier
+/// differentials stayed beside the file, `verify` no longer looked at them and
+/// `report` drew the stale forward curve as the new index's (a hostile round).
+/// They are removed once the publication is in place, and stdout says so.
+#[test]
+fn a_methodology_switch_leaves_no_companion_of_the_previous_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    ingest_days(dir, &store, "2025-03-01", "2025-04-20");
+    let out = dir.join("f.csv");
+    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
+    let forward = dir.join("f_forward.csv");
+    assert!(forward.exists());
+    let listings = crate::util::data("data/methodologies/listings_7d_sigma.toml");
+    let said = rentix_ok(&[
+        "index",
+        "--store",
+        p(&store),
+        "--out",
+        p(&out),
+        "--methodology",
+        p(&listings),
+    ]);
+    assert!(
+        said.contains("removed: ") && said.contains("f_forward.csv (methodology"),
+        "{said}"
+    );
+    assert!(!forward.exists());
+    assert!(!dir.join("f_tier_differentials.csv").exists());
+    let v = rentix(&[
+        "verify",
+        "--store",
+        p(&store),
+        "--fixings",
+        p(&out),
+        "--methodology",
+        p(&listings),
+    ]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
