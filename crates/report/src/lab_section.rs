@@ -124,6 +124,23 @@ pub(crate) fn lab_section(html: &mut String, dir: &Path) -> Result<(), crate::Re
             esc(&r.note)
         );
     }
+    // The rents the utility left out, as the console names them.
+    for (candidate, hedgers) in &c.hedgers {
+        let cross: Vec<&str> = hedgers
+            .iter()
+            .filter(|h| h.cross_hedge.is_some())
+            .map(|h| h.hedger.as_str())
+            .collect();
+        if !cross.is_empty() {
+            let _ = writeln!(
+                html,
+                "<p><small>{}: hedge effectiveness is over the rents of the contract's GPU; {} of other GPUs ({}) are cross-hedges, left out.</small></p>",
+                esc(candidate),
+                cross.len(),
+                esc(&cross.join(", "))
+            );
+        }
+    }
     for (stem, caption) in LAB_CHARTS {
         html.push_str(&img(
             &dir.join("charts").join(format!("{stem}.png")),
