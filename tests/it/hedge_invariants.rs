@@ -785,18 +785,22 @@ fn track_judges_the_rent_s_own_index_as_backtest_does() {
         }
         let rent = dir.path().join(format!("rent_{k}.csv"));
         std::fs::write(&rent, text).unwrap();
+        // Both commands at 300 resamples of the same seed.
+        let at_300 = |command: &str, out: &Path| {
+            rentix_ok(&[
+                command,
+                "--index",
+                p(&index),
+                "--rent",
+                p(&rent),
+                "--resamples",
+                "300",
+                "--out",
+                p(out),
+            ])
+        };
         let bt = dir.path().join(format!("bt_{k}"));
-        rentix_ok(&[
-            "backtest",
-            "--index",
-            p(&index),
-            "--rent",
-            p(&rent),
-            "--resamples",
-            "300",
-            "--out",
-            p(&bt),
-        ]);
+        at_300("backtest", &bt);
         let summary: Value =
             serde_json::from_str(&std::fs::read_to_string(bt.join("summary.json")).unwrap())
                 .unwrap();
@@ -804,17 +808,7 @@ fn track_judges_the_rent_s_own_index_as_backtest_does() {
         let hedge = rec["decision"] == "hedge";
         hedged += usize::from(hedge);
         let out = dir.path().join(format!("track_{k}.csv"));
-        rentix_ok(&[
-            "track",
-            "--index",
-            p(&index),
-            "--rent",
-            p(&rent),
-            "--resamples",
-            "300",
-            "--out",
-            p(&out),
-        ]);
+        at_300("track", &out);
         let table = rows(&out);
         let own = table.iter().find(|r| r["grade"] == GRADE).unwrap();
         assert_eq!(

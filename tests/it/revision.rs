@@ -83,6 +83,42 @@ fn ingest_days(dir: &Path, store: &Path, first: &str, last: &str) {
     ingest(dir, store, "history", &history);
 }
 
+/// A store of the days 2025-03-01 to 2025-04-20 in a directory of its own, and
+/// the fixings file `f.csv` published beside it.
+struct SpringStore {
+    tmp: tempfile::TempDir,
+    store: std::path::PathBuf,
+    out: std::path::PathBuf,
+}
+
+impl SpringStore {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("store");
+        ingest_days(tmp.path(), &store, "2025-03-01", "2025-04-20");
+        let out = tmp.path().join("f.csv");
+        Self { tmp, store, out }
+    }
+
+    fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// `rentix index` of the store into `f.csv` over `range` (and any more flags).
+    fn index(&self, range: &[&str]) -> std::process::Output {
+        let mut args = vec!["index", "--store", p(&self.store), "--out", p(&self.out)];
+        args.extend_from_slice(range);
+        rentix(&args)
+    }
+
+    /// [`SpringStore::index`], which must succeed; its stdout.
+    fn index_ok(&self, range: &[&str]) -> String {
+        let o = self.index(range);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    }
+}
+
 fn verify_ok(store: &Path, out: &Path, when: &str) {
     let v = rentix(&["verify", "--store", p(store), "--fixings", p(out)]);
     assert_eq!(
@@ -399,30 +435,17 @@ fn an_earlier_day_republished_restates_the_later_days_that_depend_on_it() {
 /// would leave a hole stays refused.
 #[test]
 fn a_back_fill_that_reaches_the_file_restates_what_depends_on_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let store = dir.join("store");
-    ingest_days(dir, &store, "2025-03-01", "2025-04-20");
-    let out = dir.join("f.csv");
-    let index = |range: &[&str]| {
-        let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
-        args.extend_from_slice(range);
-        rentix(&args)
-    };
-    assert!(index(&["--from", "2025-04-05", "--to", "2025-04-20"])
-        .status
-        .success());
-    ingest(dir, &store, "late", &late_trades("2025-04-04"));
-    let hole = index(&["--from", "2025-04-02", "--to", "2025-04-02"]);
+    let s = SpringStore::new();
+    s.index_ok(&["--from", "2025-04-05", "--to", "2025-04-20"]);
+    ingest(s.dir(), &s.store, "late", &late_trades("2025-04-04"));
+    let hole = s.index(&["--from", "2025-04-02", "--to", "2025-04-02"]);
     assert_eq!(hole.status.code(), Some(2), "a hole is refused");
-    let o = index(&["--from", "2025-04-04", "--to", "2025-04-04"]);
-    let said = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = s.index_ok(&["--from", "2025-04-04", "--to", "2025-04-04"]);
     assert!(
         said.contains("published through 2025-04-20, the file's last day"),
         "{said}"
     );
-    verify_ok(&store, &out, "a back-fill after late data");
+    verify_ok(&s.store, &s.out, "a back-fill after late data");
 }
 
 /// A row of the forward curve edited by hand between two publications. Its rows
@@ -433,18 +456,9 @@ fn a_back_fill_that_reaches_the_file_restates_what_depends_on_it() {
 /// publication says so.
 #[test]
 fn an_edited_forward_curve_is_not_carried_into_the_next_publication() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let store = dir.join("store");
-    ingest_days(dir, &store, "2025-03-01", "2025-04-20");
-    let out = dir.join("f.csv");
-    let index = |range: &[&str]| {
-        let mut args = vec!["index", "--store", p(&store), "--out", p(&out)];
-        args.extend_from_slice(range);
-        rentix_ok(&args)
-    };
-    index(&["--to", "2025-04-19"]);
-    let forward = dir.join("f_forward.csv");
+    let s = SpringStore::new();
+    s.index_ok(&["--to", "2025-04-19"]);
+    let forward = s.dir().join("f_forward.csv");
     let text = std::fs::read_to_string(&forward).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let row = lines[1].clone();
@@ -455,7 +469,7 @@ fn an_edited_forward_curve_is_not_carried_into_the_next_publication() {
     lines[1] = cells.join(",");
     assert_ne!(lines[1], row);
     std::fs::write(&forward, lines.join("\n") + "\n").unwrap();
-    let said = index(&["--from", "2025-04-20", "--to", "2025-04-20"]);
+    let said = s.index_ok(&["--from", "2025-04-20", "--to", "2025-04-20"]);
     assert!(
         said.contains("rewritten: ")
             && said.contains("f_forward.csv did not match the digest f.csv.sha256 records for it"),
@@ -465,7 +479,11 @@ fn an_edited_forward_curve_is_not_carried_into_the_next_publication() {
         std::fs::read_to_string(&forward).unwrap().contains(&row),
         "the edit undone"
     );
-    verify_ok(&store, &out, "an edited forward curve written whole again");
+    verify_ok(
+        &s.store,
+        &s.out,
+        "an edited forward curve written whole again",
+    );
 }
 
 /// Every date republished under a methodology that writes no forward curve and
@@ -475,36 +493,24 @@ fn an_edited_forward_curve_is_not_carried_into_the_next_publication() {
 /// They are removed once the publication is in place, and stdout says so.
 #[test]
 fn a_methodology_switch_leaves_no_companion_of_the_previous_one() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let store = dir.join("store");
-    ingest_days(dir, &store, "2025-03-01", "2025-04-20");
-    let out = dir.join("f.csv");
-    rentix_ok(&["index", "--store", p(&store), "--out", p(&out)]);
-    let forward = dir.join("f_forward.csv");
+    let s = SpringStore::new();
+    s.index_ok(&[]);
+    let forward = s.dir().join("f_forward.csv");
     assert!(forward.exists());
     let listings = crate::util::data("data/methodologies/listings_7d_sigma.toml");
-    let said = rentix_ok(&[
-        "index",
-        "--store",
-        p(&store),
-        "--out",
-        p(&out),
-        "--methodology",
-        p(&listings),
-    ]);
+    let said = s.index_ok(&["--methodology", p(&listings)]);
     assert!(
         said.contains("removed: ") && said.contains("f_forward.csv (methodology"),
         "{said}"
     );
     assert!(!forward.exists());
-    assert!(!dir.join("f_tier_differentials.csv").exists());
+    assert!(!s.dir().join("f_tier_differentials.csv").exists());
     let v = rentix(&[
         "verify",
         "--store",
-        p(&store),
+        p(&s.store),
         "--fixings",
-        p(&out),
+        p(&s.out),
         "--methodology",
         p(&listings),
     ]);
