@@ -218,6 +218,13 @@ fn a_day_continues_from_the_state_and_an_edit_is_never_blessed() {
     let day = |d: &str| index(&store, &out, &["--from", d, "--to", d]);
     let said = ok(&day("2025-06-02"));
     assert!(said.contains("(its history not read"), "{said}");
+    // It says what it checked, not that the digests agree (a hostile round read
+    // that of this very edit).
+    assert!(
+        said.contains("an edit inside the history is not seen here")
+            && !said.contains("digests agree"),
+        "{said}"
+    );
     assert!(read(&out).starts_with(&edited));
     assert_ne!(digests(&dir.join("f.csv.sha256"))[0], sha256_hex(&out));
     let v = verify(&store, &out);

@@ -97,7 +97,10 @@ pub fn publish(
         },
         out.display(),
         match p.appended {
-            Some(false) => "its history not read: its state, length, last row and digests agree; ",
+            // What was checked, and only that: a hostile round read "digests
+            // agree" of a file whose history had an edited digit (never
+            // blessed: the digests written continue the published hash).
+            Some(false) => "its history not read: the state agrees with the digest sidecar, the file's length and last row with the state; an edit inside the history is not seen here, and `rentix verify` or `sha256sum -c` finds it; ",
             Some(true) => "its history read once as bytes and hashed; ",
             None => "",
         },
