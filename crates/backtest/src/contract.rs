@@ -492,23 +492,21 @@ impl ContractSpec {
         }
     }
 
-    /// The fixings the settlement rule uses for the month containing `month`: those on
-    /// days the contract counts, all of them (monthly average), the last one (final)
-    /// or the last `last_n`; empty when the month has none.
+    /// The fixings published on the days the settlement rule uses for the month
+    /// containing `month`: every counted day (monthly average), the month's last one
+    /// (final) or its last `last_n`; empty when none of them has one. The days are
+    /// the calendar's, not the last ones published: a `final` contract whose last
+    /// ten days went unpublished settled on the fixing ten days before its final day
+    /// (a hostile round), where the rule's day has no fixing.
     pub fn settlement_fixings(
         &self,
         index: &Underlying,
         month: NaiveDate,
     ) -> Vec<(NaiveDate, f64)> {
-        let rule = self.day_rule();
-        let start = month_start(month);
-        let next = start + Months::new(1);
-        let days: Vec<(NaiveDate, f64)> = index
-            .values
-            .range(start..next)
-            .filter(|(d, _)| rule.counts(*d))
-            .collect();
-        self.kept(&days).to_vec()
+        self.settlement_days_of(month)
+            .into_iter()
+            .filter_map(|d| index.values.get(d).map(|v| (d, v)))
+            .collect()
     }
 
     /// Final settlement price of the month containing `month`, or why it does not
@@ -816,14 +814,40 @@ mod tests {
         assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.8));
         c = c.edited(|t| t.settlement_days = "business".into()).unwrap();
         assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.25));
+        // `final` uses July 31 (a Thursday) and the last two the 30th and the 31st:
+        // neither has a fixing, so neither settles on the 7th's (2.0) or on the
+        // mean of the 3rd and the 7th (1.5), the last ones published.
         c = c.edited(|t| t.settlement = Settlement::Final).unwrap();
-        assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(2.0));
+        let final_ = c.clone();
+        let no_fixing = c.settle(&idx, d("2025-07-15")).unwrap_err().0;
+        assert!(no_fixing.contains("no fixing"), "{no_fixing}");
         c = c
             .edited(|t| t.settlement = Settlement::LastNAverage)
             .unwrap();
         c = c.edited(|t| t.last_n = 2).unwrap();
-        assert_eq!(c.settle(&idx, d("2025-07-15")), Ok(1.5));
+        assert!(c.settle(&idx, d("2025-07-15")).is_err());
         assert!(c.settle(&idx, d("2025-09-01")).is_err());
+        // With 3.0 on the 31st: `final` settles on it; the last two days have one
+        // fixing (3.0), enough under min_settlement_fixings = 1, not under the
+        // default 10 (capped at the rule's two days).
+        let mut points: Vec<(NaiveDate, f64)> =
+            idx.values.range(d("2025-07-01")..d("2025-09-01")).collect();
+        points.push((d("2025-07-31"), 3.0));
+        let with_31 = Underlying::from_series(
+            "h100-sxm-80gb/bare-metal/on-demand",
+            DateSeries::from_points(points).unwrap(),
+        );
+        assert_eq!(final_.settle(&with_31, d("2025-07-15")), Ok(3.0));
+        assert_eq!(c.settle(&with_31, d("2025-07-15")), Ok(3.0));
+        assert_eq!(
+            c.settlement_fixings(&with_31, d("2025-07-15")),
+            vec![(d("2025-07-31"), 3.0)]
+        );
+        let default_min = c
+            .edited(|t| t.min_settlement_fixings = DEFAULT_MIN_SETTLEMENT_FIXINGS)
+            .unwrap();
+        let needs_two = default_min.settle(&with_31, d("2025-07-15")).unwrap_err().0;
+        assert!(needs_two.contains("needs 2"), "{needs_two}");
         assert_eq!(c.to_tick(1.23456), 1.235);
         // Thirty fixings of 2.0635 average to 2.0635 exactly, which binary sums
         // make 2.063499999999999: half a tick, rounded away from zero (a hostile
@@ -858,9 +882,12 @@ mod tests {
     fn a_month_needs_enough_qualifying_fixings() {
         let mut c = ContractSpec::default_contract();
         assert_eq!(c.min_settlement_fixings, DEFAULT_MIN_SETTLEMENT_FIXINGS);
-        // 20 fixings in June 2025, of which 9 qualify (sufficient, not carried).
+        // 21 fixings in June 2025 (the 1st to the 20th and the 30th), of which 9
+        // qualify (sufficient, not carried).
         let values = DateSeries::from_points(
-            (1..=20).map(|i| (NaiveDate::from_ymd_opt(2025, 6, i).unwrap(), 2.0)),
+            (1..=20)
+                .chain([30])
+                .map(|i| (NaiveDate::from_ymd_opt(2025, 6, i).unwrap(), 2.0)),
         )
         .unwrap();
         let mut u = Underlying::from_series("x/bare-metal/on-demand", values);
@@ -870,16 +897,19 @@ mod tests {
         let err = c.settle(&u, d("2025-06-01")).unwrap_err();
         assert!(
             err.0
-                .contains("9 sufficient, not carried fixings of the 20 published on the 30 days")
+                .contains("9 sufficient, not carried fixings of the 21 published on the 30 days")
                 && err.0.contains("needs 10"),
             "{err}"
         );
         u.qualifying.insert(d("2025-06-15"));
         assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
-        // A final-fixing rule needs its one fixing to qualify: the 20th does not.
+        // A final-fixing rule needs its one fixing, the 30th's, to qualify; the
+        // 20th's qualifying changes nothing.
         c = c.edited(|t| t.settlement = Settlement::Final).unwrap();
         assert!(c.settle(&u, d("2025-06-01")).is_err());
         u.qualifying.insert(d("2025-06-20"));
+        assert!(c.settle(&u, d("2025-06-01")).is_err());
+        u.qualifying.insert(d("2025-06-30"));
         assert_eq!(c.settle(&u, d("2025-06-01")), Ok(2.0));
     }
 
