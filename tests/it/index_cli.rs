@@ -753,3 +753,46 @@ fn a_value_no_reader_accepts_is_never_published() {
     );
     assert!(!out.exists(), "nothing written");
 }
+
+/// One trade typed in cents (204 for 2.04) among five honest ones of the same size,
+/// under the default methodology: its 10%-trimmed mean keeps 40% of the typo and
+/// sits at 18.9, and the MAD band around it (0.13) refused every trade, so the day
+/// fell to the listings at 3.04, +49%, "sufficient" (a hostile round). The band is
+/// centred on the median when it would keep half the weight or less: the trades
+/// fix the day and the typo is the one outlier removed.
+#[test]
+fn one_typo_among_few_trades_does_not_throw_out_the_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from(
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,quantity_gpu_hours\n",
+    );
+    for day in [1, 2] {
+        for i in 0..5 {
+            let t = 2.0 + 0.02 * f64::from(i);
+            let l = 3.0 + 0.02 * f64::from(i);
+            text.push_str(&format!("trade,2025-03-0{day}T10:00:00Z,c{i},h100-sxm-80gb,bare-metal,on-demand,{t:.2},gpu_hour,USD,100\n"));
+            text.push_str(&format!("listing,2025-03-0{day}T10:00:00Z,c{i},h100-sxm-80gb,bare-metal,on-demand,{l:.2},gpu_hour,USD,\n"));
+        }
+    }
+    text.push_str(
+        "trade,2025-03-02T11:00:00Z,typo,h100-sxm-80gb,bare-metal,on-demand,204,gpu_hour,USD,100\n",
+    );
+    let input = dir.path().join("obs.csv");
+    std::fs::write(&input, text).unwrap();
+    let out = dir.path().join("fx.csv");
+    rentix_ok(&["index", "--input", p(&input), "--out", p(&out)]);
+    let day = crate::csvutil::rows(&out)
+        .into_iter()
+        .find(|r| r["date"] == "2025-03-02" && r["grade"] == "h100-sxm-80gb/bare-metal/on-demand")
+        .unwrap();
+    assert_eq!(
+        (
+            day["value"].as_str(),
+            day["level"].as_str(),
+            day["sufficient"].as_str()
+        ),
+        ("2.04", "1", "true"),
+        "{day:?}"
+    );
+    assert_eq!(day["flags"], "outliers_removed=1", "{day:?}");
+}

@@ -5,7 +5,10 @@
 //!   `sample-sd`, the sample standard deviation of all values (n - 1), which the
 //!   outliers themselves inflate: with `k = 3` and `n <= 9` no value can ever be
 //!   removed (the largest possible z-score is `(n - 1) / sqrt(n)`); or `mad`, the
-//!   robust scale below, which does not have that blind spot.
+//!   robust scale below, which does not have that blind spot. A trimmed mean
+//!   breaks down when more of the weight is wild than `trim` drops (one typo among
+//!   five trades is 17%): when the band around it keeps half the weight or less,
+//!   the band is centred on the (weighted) median instead, with the same scale.
 //! - `mad`: keep `|v - median| <= k * S`, `S = 1.4826 MAD` (1.4826 makes the MAD a
 //!   consistent estimator of the standard deviation under normality). When more
 //!   than half the values are equal the MAD is 0 and would keep only the modal value;
@@ -172,9 +175,34 @@ pub(crate) fn keep(
             let (Some(c), Some(s)) = (centre, scale) else {
                 return all;
             };
-            all.into_iter()
-                .filter(|&i| within(values[i], c, p.k * s))
-                .collect()
+            let band = |c: f64| -> Vec<usize> {
+                (0..values.len())
+                    .filter(|&i| within(values[i], c, p.k * s))
+                    .collect()
+            };
+            let kept = band(c);
+            // An outlier filter removes a minority. A band that keeps half the
+            // weight or less says the centre broke down (more of the weight is
+            // wild than `trim` drops: one 204 among five trades at 2.04 pulled a
+            // 10%-trimmed mean to 18.9, and a MAD band of 0.13 around it removed
+            // every trade); it is centred on the median instead, the centre whose
+            // breakdown point is a half.
+            let weight = |ix: &[usize]| -> f64 {
+                if p.weighted {
+                    ix.iter().map(|&i| weights[i]).sum()
+                } else {
+                    ix.len() as f64
+                }
+            };
+            if 2.0 * weight(&kept) > weight(&all) {
+                return kept;
+            }
+            let ones = vec![1.0; values.len()];
+            let w = if p.weighted { weights } else { &ones[..] };
+            match weighted_quantile(values, w, 0.5, TieRule::Midpoint) {
+                Some(median) => band(median),
+                None => kept,
+            }
         }
         OutlierFilter::Mad => {
             let robust = if p.weighted {
@@ -228,6 +256,44 @@ mod tests {
         assert_eq!(
             keep(OutlierFilter::SigmaAroundTrimmedMean, &v, &[1.0; 5], &P),
             vec![0, 1, 2, 3]
+        );
+    }
+
+    /// The default methodology's filter (weighted, trim 0.1, MAD scale, k 3) on five
+    /// trades of 100 GPU-hours at 2.00, 2.02, 2.04, 2.06, 2.08 and a typo at 204 of
+    /// the same size. The 10%-trimmed mean trims 60 GPU-hours per tail and keeps
+    /// 40 of the typo's 100: (2.00 x 40 + 2.02 ... 2.08 x 100 + 204 x 40) / 480 =
+    /// (80 + 820 + 8160) / 480 = 18.875. The weighted median is 2.05 (midpoint of
+    /// 2.04 and 2.06), the MAD 0.03 (deviations .05 .03 .01 .01 .03 201.95), S =
+    /// 0.044478, band 0.1334: around 18.875 it kept nothing and the day's trades
+    /// were all refused (a hostile round: the fixing fell to the listings, +49%).
+    /// Around the median it keeps the five trades.
+    #[test]
+    fn a_wild_value_beyond_the_trim_does_not_empty_the_band() {
+        let v = [2.00, 2.02, 2.04, 2.06, 2.08, 204.0];
+        let w = [100.0; 6];
+        let q = FilterParams {
+            trim: 0.1,
+            k: 3.0,
+            scale: SigmaScale::Mad,
+            weighted: true,
+            ..P
+        };
+        let c = vw_trimmed_mean(&v, &w, 0.1).unwrap();
+        assert!((c - 18.875).abs() < 1e-9, "{c}");
+        assert_eq!(
+            keep(OutlierFilter::SigmaAroundTrimmedMean, &v, &w, &q),
+            vec![0, 1, 2, 3, 4]
+        );
+        // Unweighted (trim drops floor(0.6) = 0 values): centre the mean, 35.7;
+        // the same re-centring keeps the five.
+        let u = FilterParams {
+            weighted: false,
+            ..q
+        };
+        assert_eq!(
+            keep(OutlierFilter::SigmaAroundTrimmedMean, &v, &w, &u),
+            vec![0, 1, 2, 3, 4]
         );
     }
 
