@@ -1873,3 +1873,46 @@ fn an_hourly_index_settles_on_its_stamps_and_hedges_a_rent_at_its_daily_means() 
         );
     }
 }
+
+/// A rent written per GPU-month (730 times its hourly rate) was hedged with 7,300
+/// contracts for ten GPUs, "100% removed" (a hostile round): it is refused, naming
+/// the ratio of the levels and the unit the column needs. The same rent per hour
+/// runs.
+#[test]
+fn a_rent_per_gpu_month_is_refused_as_the_wrong_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, s) = index_file(dir.path());
+    let monthly = rent_file(dir.path(), Shape::Monthly, "pay", |x| 730.0 * (x + 0.3), &s);
+    let o = rentix(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&monthly),
+        "--underlying",
+        GRADE,
+        "--out",
+        p(&dir.path().join("bt")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains(" times the median of") && err.contains("per GPU and per hour"),
+        "{err}"
+    );
+    assert!(!dir.path().join("bt").join("summary.json").exists());
+    let hourly = rent_file(dir.path(), Shape::Monthly, "pay", |x| x + 0.3, &s);
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&hourly),
+        "--underlying",
+        GRADE,
+        "--resamples",
+        "100",
+        "--out",
+        p(&dir.path().join("bt_hourly")),
+    ]);
+}

@@ -198,6 +198,7 @@ pub fn backtest_files(
         Some(p) => read_events(p, files.period_end)?,
         None => Vec::new(),
     };
+    rent_on_the_index_s_scale(&rent, &underlying, &files.rent)?;
     let inputs = IndexInputs {
         underlying,
         forward,
@@ -217,4 +218,59 @@ pub fn backtest_files(
         }
     }
     Ok(r)
+}
+
+/// How far a rent's level may be from its index's (both USD per GPU-hour) before it
+/// is read as another unit: a GPU's rent across operators, scopes and GPUs spans
+/// a few times the index, not fifty.
+const MAX_LEVEL_RATIO: f64 = 50.0;
+
+/// Refuses a rent whose median price is more than [`MAX_LEVEL_RATIO`] times the
+/// median of its index over the rent's months, or less than its inverse: a rent
+/// written per GPU-month (730 times its hourly rate) was hedged with 7,300
+/// contracts for ten GPUs, "100% removed" (a hostile round). An index in points
+/// (a chained or hedonic composite) has no such scale and is not compared.
+fn rent_on_the_index_s_scale(
+    rent: &RentSeries,
+    underlying: &crate::underlying::Underlying,
+    path: &std::path::Path,
+) -> Result<(), BacktestError> {
+    use rentix_fixings::IndexUnit;
+    if underlying.id.unit() != IndexUnit::UsdPerGpuHour {
+        return Ok(());
+    }
+    let (Some(first), Some(last)) = (rent.periods.first(), rent.periods.last()) else {
+        return Ok(());
+    };
+    let prices: Vec<f64> = rent.periods.iter().map(|p| p.price.get()).collect();
+    let index: Vec<f64> = underlying
+        .values
+        .range(first.start..last.end)
+        .map(|(_, v)| v)
+        .collect();
+    let (Some(r), Some(i)) = (
+        rentix_core::stats::median(&prices),
+        rentix_core::stats::median(&index),
+    ) else {
+        return Ok(());
+    };
+    if i <= 0.0 || r <= 0.0 {
+        return Ok(());
+    }
+    let ratio = r / i;
+    if (1.0 / MAX_LEVEL_RATIO..=MAX_LEVEL_RATIO).contains(&ratio) {
+        return Ok(());
+    }
+    let how = if ratio > 1.0 {
+        format!("{ratio:.0} times")
+    } else {
+        format!("1/{:.0} of", 1.0 / ratio)
+    };
+    Err(BacktestError::File {
+        path: path.to_path_buf(),
+        detail: format!(
+            "the rent's median price, {r:.4} USD per GPU-hour, is {how} the median of {} over the same months ({i:.4}): usd_per_gpu_hour must be per GPU and per hour (a price per GPU-month is about 730 times the hourly rate, one per 8-GPU node-hour 8 times), and a hedge sized on this rent would be off by as much; convert the column and run again",
+            underlying.id
+        ),
+    })
 }
