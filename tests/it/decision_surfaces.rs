@@ -107,6 +107,23 @@ fn every_surface_shows_the_decided_strategy_ratio_and_contracts() {
             (ratio.as_str(), contracts.as_str()),
             "{user}: {cells:?}"
         );
+        // The decided strategy's paragraph states the decision's effectiveness
+        // first (the demo's card said 64% above "the hedge removed 69%": the
+        // cross-validated figure, then the in-sample one, unlabelled).
+        let eff = rec["effectiveness"].as_f64().unwrap();
+        let removed = format!(
+            "the hedge removed <b>{}</b>",
+            rentix_core::stats::percent(eff)
+        );
+        let paragraph = &html[html
+            .find(&format!("With the <b>{strategy}</b> strategy"))
+            .unwrap_or_else(|| panic!("{user}: no paragraph for {strategy}"))..];
+        let paragraph = &paragraph[..paragraph.find("</p>").unwrap()];
+        let sentence = &paragraph[..paragraph.find(". ").unwrap()];
+        assert!(
+            sentence.contains(&removed),
+            "{user}: {removed} / {sentence}"
+        );
         hedged += 1;
     }
     assert!(hedged >= 2, "only {hedged} of the users was told to hedge");

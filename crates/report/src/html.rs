@@ -568,21 +568,48 @@ fn reading(s: &StrategySummary, side: Side) -> String {
     let op = s.operational_loss.described(money);
     let vm = s.operational_loss.volume_mismatch_usd;
     let mut t = String::new();
-    if let Some(e) = s.effectiveness {
+    // A ratio fitted on every month is scored on the months it was fitted on; its
+    // cross-validated figure (each month hedged at the ratio of the others) is the
+    // one the decision and the headline use, and comes first here: the card said
+    // 64% at the top and "removed 69%" below it, of one strategy.
+    let cv = s
+        .cross_validated
+        .as_ref()
+        .filter(|c| c.effectiveness.is_some());
+    let (e, ci) = match cv {
+        Some(c) => (c.effectiveness, c.effectiveness_interval.as_ref()),
+        None => (
+            s.effectiveness,
+            s.confidence_intervals.effectiveness.as_ref(),
+        ),
+    };
+    if let Some(e) = e {
         let _ = write!(
             t,
-            "With the <b>{}</b> strategy the hedge {} <b>{}</b> {} the month-to-month variance of your rent P&L",
+            "With the <b>{}</b> strategy{} the hedge {} <b>{}</b> {} the month-to-month variance of your rent P&L",
             esc(s.strategy.as_str()),
+            if cv.is_some() {
+                ", each month hedged at the ratio fitted on the other months (cross-validated),"
+            } else {
+                ""
+            },
             if e < 0.0 { "added" } else { "removed" },
             rentix_core::stats::percent(e.abs()),
             if e < 0.0 { "to" } else { "of" }
         );
-        if let Some(ci) = &s.confidence_intervals.effectiveness {
+        if let Some(ci) = ci {
             let _ = write!(
                 t,
                 " (95% bootstrap interval {} to {})",
                 rentix_core::stats::percent(ci.low),
                 rentix_core::stats::percent(ci.high)
+            );
+        }
+        if let (Some(_), Some(in_sample)) = (cv, s.effectiveness) {
+            let _ = write!(
+                t,
+                "; at the ratio fitted on all months, scored on the months it was fitted on (in sample, never deciding), {}",
+                rentix_core::stats::percent(in_sample)
             );
         }
         t.push_str(". ");
