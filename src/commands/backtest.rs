@@ -7,6 +7,7 @@ use rentix_backtest::{
     BacktestConfig, BacktestFiles, BacktestResult, ContractSpec, CostMonth, EntryAssumption,
     PeriodEnd, PerpSpec, Side, Strategy,
 };
+use rentix_core::stats::fixed;
 use rentix_table::{Col, Table};
 use std::path::{Path, PathBuf};
 
@@ -178,10 +179,10 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
             // The interval to the point's three decimals: at two, 0.998 was shown
             // as [1.00, 1.00], an interval without its own estimate (a hostile
             // round).
-            i.map(|i| format!(" [{:.3}, {:.3}]", i.low, i.high))
+            i.map(|i| format!(" [{}, {}]", fixed(i.low, 3), fixed(i.high, 3)))
                 .unwrap_or_default()
         };
-        let eff = |e: Option<f64>| e.map_or("n/a".into(), |e| format!("{e:.3}"));
+        let eff = |e: Option<f64>| e.map_or("n/a".into(), |e| fixed(e, 3));
         let mut effect = format!(
             "{}{}",
             eff(st.effectiveness),
@@ -229,8 +230,8 @@ pub(super) fn headline(r: &BacktestResult, out: &Path) -> String {
                 "  {:<20} ratio {:>5.2}  effectiveness {} (futures {})  funding ${:.0}  fees ${:.0}\n",
                 st.strategy.as_str(),
                 st.hedge_ratio,
-                st.effectiveness.map_or("n/a".into(), |e| format!("{e:.3}")),
-                fut.effectiveness.map_or("n/a".into(), |e| format!("{e:.3}")),
+                st.effectiveness.map_or("n/a".into(), |e| fixed(e, 3)),
+                fut.effectiveness.map_or("n/a".into(), |e| fixed(e, 3)),
                 usd(st.total_funding_pnl),
                 usd(st.total_fees)
             ));

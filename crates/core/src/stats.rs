@@ -56,6 +56,17 @@ pub fn shown(x: f64) -> String {
     }
 }
 
+/// `x` to `digits` decimals, a value that rounds to zero written without its sign:
+/// a console read "effectiveness -0.000 [-0.000, 0.000]" of a hedge that removed
+/// exactly nothing.
+pub fn fixed(x: f64, digits: usize) -> String {
+    let text = format!("{x:.digits$}");
+    match text.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+        _ => text,
+    }
+}
+
 /// A share (0.25) as a person reads it (`25%`): whole percents, except that a share
 /// short of 100% (or away from 0%) is never written as 100% (or 0%): a hedge that
 /// removes 99.96% of the risk reads `99.96%`, not a perfect `100%`. Up to two
@@ -88,7 +99,7 @@ pub fn percent(x: f64) -> String {
 
 #[cfg(test)]
 mod percent_tests {
-    use super::percent;
+    use super::{fixed, percent};
 
     #[test]
     fn whole_percents_except_near_0_and_100() {
@@ -107,6 +118,10 @@ mod percent_tests {
         assert_eq!(percent(-0.004), "-0.4%");
         assert_eq!(percent(0.000_01), "<0.01%");
         assert_eq!(percent(-0.000_01), ">-0.01%");
+        assert_eq!(fixed(-0.0, 3), "0.000");
+        assert_eq!(fixed(-0.000_4, 3), "0.000");
+        assert_eq!(fixed(-0.000_5, 3), "-0.001");
+        assert_eq!(fixed(0.443, 3), "0.443");
         assert_eq!(percent(-0.5), "-50%");
         assert_eq!(percent(f64::NAN), "n/a");
     }
