@@ -559,3 +559,41 @@ fn a_later_run_never_replaces_a_stored_row_and_names_what_differs() {
         "{said}"
     );
 }
+
+/// A file that is not UTF-8 text is named for what it is: a gzip file was "not
+/// valid UTF-8" and a UTF-16 file (big-endian, no byte-order mark) had "no column
+/// \"kind\"" (a hostile round).
+#[test]
+fn a_compressed_or_utf16_file_is_named_for_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "kind,observed_at,source,gpu,scope,term,price,price_unit,currency\nlisting,2025-03-01T10:00:00Z,acme,h100-sxm-80gb,vm,on-demand,2.10,gpu_hour,USD\n";
+    let utf16 = |big: bool, bom: bool| -> Vec<u8> {
+        let mut b: Vec<u8> = Vec::new();
+        if bom {
+            b.extend(if big { [0xfe, 0xff] } else { [0xff, 0xfe] });
+        }
+        for u in text.encode_utf16() {
+            b.extend(if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        b
+    };
+    let mut gz = vec![0x1f, 0x8b, 0x08, 0x00];
+    gz.extend_from_slice(&[0x55; 64]);
+    for (name, bytes, says) in [
+        ("gz.csv", gz, "gzip-compressed"),
+        ("le.csv", utf16(false, true), "UTF-16 (its byte-order mark"),
+        ("be.csv", utf16(true, false), "NUL bytes"),
+        ("latin1.csv", b"kind,source\xe9\n".to_vec(), "Latin-1"),
+    ] {
+        let f = dir.path().join(name);
+        std::fs::write(&f, bytes).unwrap();
+        let o = rentix(&["ingest", "--store", p(&dir.path().join("s")), p(&f)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+    }
+}

@@ -19,7 +19,17 @@ pub enum FxMiss {
     UnknownCurrency,
     /// The currency's first rate is dated after the date asked for.
     NoRateBefore,
+    /// The latest rate on or before the date is older than [`MAX_RATE_AGE_DAYS`].
+    Stale {
+        /// The date of that rate.
+        rate_date: NaiveDate,
+    },
 }
+
+/// The oldest a rate may be and still convert a price: a monthly table's rate
+/// serves its month and the first days of the next one's. A 2022 EUR rate
+/// converted 2025 and 2026 prices without a word (a hostile round).
+pub const MAX_RATE_AGE_DAYS: i64 = 45;
 
 /// Rates by currency and date. USD always converts at 1.
 #[derive(Debug, Clone, Default)]
@@ -129,7 +139,7 @@ impl FxTable {
     }
 
     /// US dollars per unit of `currency` (any case) on `date`: the latest rate on or
-    /// before it; 1 for USD.
+    /// before it, when it is at most [`MAX_RATE_AGE_DAYS`] old; 1 for USD.
     pub fn usd_per_unit(
         &self,
         currency: &str,
@@ -140,11 +150,16 @@ impl FxTable {
             return Ok(1.0);
         }
         let series = self.rates.get(&cur).ok_or(FxMiss::UnknownCurrency)?;
-        series
+        let (rate_date, rate) = series
             .range(..=date)
             .next_back()
-            .map(|(_, r)| *r)
-            .ok_or(FxMiss::NoRateBefore)
+            .ok_or(FxMiss::NoRateBefore)?;
+        if (date - *rate_date).num_days() > MAX_RATE_AGE_DAYS {
+            return Err(FxMiss::Stale {
+                rate_date: *rate_date,
+            });
+        }
+        Ok(*rate)
     }
 }
 
@@ -198,6 +213,14 @@ mod tests {
             Err(FxMiss::UnknownCurrency)
         );
         assert_eq!(t.usd_per_unit("USD", d("1999-01-01")), Ok(1.0));
+        // February's rate serves 45 days (to 2025-03-18), not for ever.
+        assert_eq!(t.usd_per_unit("EUR", d("2025-03-18")), Ok(1.05));
+        assert_eq!(
+            t.usd_per_unit("EUR", d("2025-03-19")),
+            Err(FxMiss::Stale {
+                rate_date: d("2025-02-01")
+            })
+        );
         assert!(FxTable::parse(
             "date,currency,usd_per_unit\n2025-01-01,EUR,-1\n",
             Path::new("t")

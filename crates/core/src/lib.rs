@@ -36,7 +36,7 @@ pub use cadence::{parse_minutes, Cadence, DAY_MINUTES};
 pub use calendar::{DayRule, HolidayCalendar};
 pub use error::{CoreError, Invalid};
 pub use fixing_time::{Cutoff, FixingClock};
-pub use fx::{FxMiss, FxTable};
+pub use fx::{FxMiss, FxTable, MAX_RATE_AGE_DAYS};
 pub use gpu::{GpuCatalog, GpuModel, GpuSpec};
 pub use grade::{Grade, GradePattern};
 pub use hex::hex;

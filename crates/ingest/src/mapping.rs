@@ -4,7 +4,9 @@
 //! A mapping has one or more `[[emit]]` blocks; each turns one input record into one
 //! candidate observation. Every canonical field of a block is a *template*: literal
 //! text with `{Column}` placeholders, optionally filtered as `{Column|digits}`
-//! (first run of digits), `{Column|lower}`, `{Column|upper}`. A block with
+//! (first run of digits; refused on a decimal field), `{Column|number}` (a price
+//! cell without its leading currency sign: "$40.97" is 40.97), `{Column|lower}`,
+//! `{Column|upper}`. A block with
 //! `when = "Column"` emits only when that column is non-empty (a rate card with an
 //! optional spot price). `[value_map.FIELD]` tables rewrite a field's value after the
 //! template (e.g. `"Secure Cloud" = "vm"`), and `[aliases]` adds GPU aliases.
@@ -21,9 +23,17 @@ use std::path::{Path, PathBuf};
 enum Filter {
     None,
     Digits,
+    /// A price cell as rate cards write it: a leading currency sign (`$`, `US$`,
+    /// `€`, `£`) and the spaces around it dropped, the rest as it stands ("$40.97"
+    /// is 40.97; "$1,234.50" keeps its comma and is refused as a price).
+    Number,
     Lower,
     Upper,
 }
+
+/// Canonical fields that hold a decimal number: `|digits` (the first run of
+/// digits) would read "$1.99" as 1 in them, half the price, without a word.
+const DECIMAL_FIELDS: [&str; 3] = ["price", "quantity_gpu_hours", "upfront"];
 
 #[derive(Debug, Clone, PartialEq)]
 enum Piece {
@@ -38,7 +48,7 @@ pub(crate) struct Template {
 }
 
 impl Template {
-    /// Parses literal text with `{Column}` and `{Column|digits|lower|upper}`
+    /// Parses literal text with `{Column}` and `{Column|digits|number|lower|upper}`
     /// placeholders; fails on an unclosed brace, an empty column name or an unknown
     /// filter.
     pub(crate) fn parse(text: &str) -> std::result::Result<Self, String> {
@@ -62,6 +72,7 @@ impl Template {
             let inner = &rest[open + 1..open + close];
             let (name, filter) = match inner.split_once('|') {
                 Some((n, "digits")) => (n, Filter::Digits),
+                Some((n, "number")) => (n, Filter::Number),
                 Some((n, "lower")) => (n, Filter::Lower),
                 Some((n, "upper")) => (n, Filter::Upper),
                 Some((_, f)) => return Err(format!("unknown filter {f:?} in template {text:?}")),
@@ -92,6 +103,12 @@ impl Template {
                 ..
             }]
         )
+    }
+
+    fn has_filter(&self, f: Filter) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Column { filter, .. } if *filter == f))
     }
 
     fn columns(&self) -> impl Iterator<Item = &str> {
@@ -145,6 +162,7 @@ impl Template {
                             .skip_while(|c| !c.is_ascii_digit())
                             .take_while(|c| c.is_ascii_digit())
                             .collect(),
+                        Filter::Number => number_cell(v).to_string(),
                     };
                     any_value |= !v.is_empty();
                     out.push_str(&v);
@@ -157,6 +175,17 @@ impl Template {
             Some(Cow::Owned(out))
         }
     }
+}
+
+/// `cell` without a leading currency sign and the spaces after it (`|number`); a
+/// cell that starts otherwise ("-$5", "1,234") stands as it is and is refused, or
+/// read, as the field's own rules say.
+fn number_cell(cell: &str) -> &str {
+    let t = cell.trim();
+    ["US$", "$", "€", "£"]
+        .iter()
+        .find_map(|c| t.strip_prefix(c))
+        .map_or(t, str::trim_start)
 }
 
 #[derive(Debug, Deserialize)]
@@ -244,6 +273,12 @@ impl Mapping {
                 }
                 let t =
                     Template::parse(&tpl).map_err(|e| err(format!("emit block {}: {e}", i + 1)))?;
+                if DECIMAL_FIELDS.contains(&field.as_str()) && t.has_filter(Filter::Digits) {
+                    return Err(err(format!(
+                        "emit block {}: {field} = {tpl:?}: |digits keeps the first run of digits and would read \"$1.99\" as 1; a decimal field takes |number (\"$40.97\" is 40.97) or the column as it stands",
+                        i + 1
+                    )));
+                }
                 fields.push((field, t));
             }
             for req in REQUIRED_FIELDS {
@@ -741,6 +776,11 @@ region = "{not_in_the_header}"
         assert!(Mapping::from_toml("name='x'\n[[emit]]\nkind='trade'", p).is_err());
         assert!(Template::parse("{open").is_err());
         assert!(Template::parse("{a|nope}").is_err());
+        assert_eq!(number_cell(" $40.97 "), "40.97");
+        assert_eq!(number_cell("US$ 1.99"), "1.99");
+        assert_eq!(number_cell("€2,50"), "2,50");
+        assert_eq!(number_cell("-$5"), "-$5");
+        assert_eq!(number_cell("3.10"), "3.10");
         // A mapping's literal text holding a control character would put it in
         // every row's field, unseen by the record's byte scan.
         let err = Mapping::from_toml(
@@ -750,5 +790,25 @@ region = "{not_in_the_header}"
         .unwrap_err()
         .to_string();
         assert!(err.contains("U+0000"), "{err}");
+        // |digits on a price read "$1.99" as 1 and "$32.77" as 32 (a hostile round:
+        // 65 of 73 FSDL rate-card rows stored at the truncated price).
+        let block = |price: &str| {
+            format!("name='x'\n[[emit]]\nkind='listing'\nobserved_at='{{t}}'\nsource='acme'\ngpu='{{g}}'\nscope='vm'\nterm='on-demand'\nprice='{price}'\nprice_unit='gpu_hour'\ncurrency='USD'")
+        };
+        let err = Mapping::from_toml(&block("{p|digits}"), p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("price = \"{p|digits}\"") && err.contains("|number"),
+            "{err}"
+        );
+        let m = Mapping::from_toml(&block("{p|number}"), p).unwrap();
+        let t = &m.emits[0]
+            .fields
+            .iter()
+            .find(|(f, _)| f == "price")
+            .unwrap()
+            .1;
+        assert_eq!(t.render(&["$1.99"], &[Some(0)]).as_deref(), Some("1.99"));
     }
 }

@@ -250,6 +250,15 @@ impl Normalizer {
                     "currency",
                     format!("no {currency} rate on or before {fixing_date}"),
                 ),
+                FxMiss::Stale { rate_date } => Rejection::new(
+                    Reason::NoFxRate,
+                    "currency",
+                    format!(
+                        "the latest {currency} rate is of {rate_date}, {} days before {fixing_date}: a rate more than {} days old converts nothing; add a rate to the FX table (--fx)",
+                        (fixing_date - rate_date).num_days(),
+                        rentix_core::MAX_RATE_AGE_DAYS
+                    ),
+                ),
             })
     }
 

@@ -1024,6 +1024,30 @@ impl FileStamp {
     }
 }
 
+/// What a header's bytes say the file is when it is not UTF-8 text: compressed, or
+/// UTF-16 (a byte-order mark, or NUL bytes between the letters). A gzip file was
+/// "not valid UTF-8" and a UTF-16 one had "no column \"kind\"" (a hostile round).
+fn not_utf8_text(header: &csv::ByteRecord) -> Option<&'static str> {
+    let first = header.get(0).unwrap_or_default();
+    if first.starts_with(&[0x1f, 0x8b]) {
+        return Some(
+            "the file is gzip-compressed: decompress it first (gunzip -k FILE) and read the .csv",
+        );
+    }
+    if first.starts_with(&[0x50, 0x4b, 0x03, 0x04]) {
+        return Some(
+            "the file is a zip archive (an .xlsx workbook is one): export the sheet as CSV, UTF-8",
+        );
+    }
+    if first.starts_with(&[0xff, 0xfe]) || first.starts_with(&[0xfe, 0xff]) {
+        return Some("the file is UTF-16 (its byte-order mark says so): save it as UTF-8 (iconv -f UTF-16 -t UTF-8)");
+    }
+    if header.iter().any(|f| f.contains(&0)) {
+        return Some("the header holds NUL bytes: a UTF-16 file without a byte-order mark? Save it as UTF-8 (iconv -f UTF-16LE -t UTF-8, or UTF-16BE)");
+    }
+    None
+}
+
 /// The header's names (trimmed, a byte-order mark dropped), read by `rdr`;
 /// refused when not UTF-8 or longer than a record may be.
 fn read_header(
@@ -1035,6 +1059,12 @@ fn read_header(
         path: path.to_path_buf(),
         detail: e.to_string(),
     })?;
+    if let Some(detail) = not_utf8_text(header_bytes) {
+        return Err(IngestError::BadHeader {
+            path: path.to_path_buf(),
+            detail: detail.into(),
+        });
+    }
     let header: Vec<String> = header_bytes
         .iter()
         .map(|h| {
@@ -1042,7 +1072,7 @@ fn read_header(
                 .map(|s| s.trim().trim_start_matches('\u{feff}').to_string())
                 .map_err(|_| IngestError::BadHeader {
                     path: path.to_path_buf(),
-                    detail: "the header is not valid UTF-8".into(),
+                    detail: "the header is not valid UTF-8: a spreadsheet export in Latin-1 or Windows-1252? Save it as UTF-8 (iconv -f WINDOWS-1252 -t UTF-8)".into(),
                 })
         })
         .collect::<Result<_>>()?;
