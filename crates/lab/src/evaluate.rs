@@ -214,7 +214,9 @@ pub fn evaluate(
             hedgers: Vec::new(),
         });
     }
-    let market = GradeMarket::new(&grade, obs, m, contract);
+    // The store's last fixing date: `rentix index` publishes through it.
+    let data_end = rows.iter().map(|r| r.obs.fixing_date).max();
+    let market = GradeMarket::new(&grade, obs, m, contract, data_end);
     let history = market.history();
     let Some(full) = market.underlying(&history) else {
         row.note = format!("{grade} has no fixing with a value");

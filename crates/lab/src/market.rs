@@ -40,16 +40,22 @@ pub struct GradeMarket<'a> {
     pub contract: &'a ContractSpec,
     rule: DayRule,
     margin_days: u64,
+    /// The store's last fixing date, past which `rentix index` publishes nothing:
+    /// no fixing of the lab's runs past it.
+    data_end: Option<NaiveDate>,
 }
 
 impl<'a> GradeMarket<'a> {
     /// The market of `grade` from its observations; an error when the methodology's day
     /// rule cannot be built.
+    /// `data_end` is the store's last fixing date (`None`: the grade's own last
+    /// observation's, carried as the methodology carries).
     pub fn new(
         grade: &str,
         mut obs: Vec<EngineObs>,
         methodology: &'a Methodology,
         contract: &'a ContractSpec,
+        data_end: Option<NaiveDate>,
     ) -> Self {
         sort_obs(&mut obs);
         Self {
@@ -59,7 +65,17 @@ impl<'a> GradeMarket<'a> {
             contract,
             rule: methodology.day_rule().clone(),
             margin_days: margin_days(methodology),
+            data_end,
         }
+    }
+
+    /// The last fixing date of a run through `to`: `to`, or the store's last
+    /// fixing date when it is earlier. A month the data ends in was settled on
+    /// days carried past the end (a store ending on October 26th settled October
+    /// at 2.856 with five made-up days, where the published 26 give 2.852: a
+    /// hostile round).
+    fn through(&self, to: NaiveDate) -> NaiveDate {
+        self.data_end.map_or(to, |e| e.min(to))
     }
 
     /// The grade's fixings over its whole history.
@@ -67,8 +83,10 @@ impl<'a> GradeMarket<'a> {
         let (Some(first), Some(last)) = (self.obs.first(), self.obs.last()) else {
             return Vec::new();
         };
-        let end = self.methodology.lagged(last.day, Some(&self.rule))
-            + Days::new(u64::from(self.methodology.fallback.carry_forward_days));
+        let end = self.through(
+            self.methodology.lagged(last.day, Some(&self.rule))
+                + Days::new(u64::from(self.methodology.fallback.carry_forward_days)),
+        );
         fix_grade(
             &self.grade,
             &self.obs,
@@ -139,7 +157,7 @@ impl<'a> GradeMarket<'a> {
         };
         sort_obs(&mut obs);
         let from = self.slice_start(month);
-        let to = Self::month_end(month);
+        let to = self.through(Self::month_end(month));
         let fixings = fix_grade(
             &self.grade,
             &obs,

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failed unwrap is a failed test
 
-use chrono::{Days, NaiveDate};
+use chrono::{Datelike, Days, NaiveDate};
 use rentix_backtest::ContractSpec;
 use rentix_core::ObservationKind;
 use rentix_index::{EngineObs, Methodology, ObsKey, SourceId};
@@ -55,6 +55,11 @@ fn market() -> Vec<EngineObs> {
 
 /// Trades only, same day, no outlier filter, the given aggregation and cap.
 fn methodology(method: &str, cap: f64) -> Methodology {
+    carrying(method, cap, 0)
+}
+
+/// [`methodology`] carrying a value forward `carry` days.
+fn carrying(method: &str, cap: f64, carry: u32) -> Methodology {
     let text = format!(
         r#"
 version = "lab-test-{method}"
@@ -83,7 +88,7 @@ min_valid_days = 1
 listing_spread = false
 spread_lookback_days = 30
 spread_min_days = 5
-carry_forward_days = 0
+carry_forward_days = {carry}
 [contributors]
 max_share = {cap}
 min_contributors = 1
@@ -105,7 +110,7 @@ fn contract(settlement: &str) -> ContractSpec {
 }
 
 fn attack(m: &Methodology, c: &ContractSpec) -> MonthAttack {
-    let market = GradeMarket::new(GRADE, market(), m, c);
+    let market = GradeMarket::new(GRADE, market(), m, c, None);
     let month = d("2025-02-01");
     let base = market.settle(month, Change::None).unwrap();
     attack_month(&market, month, &base, 10.0)
@@ -200,10 +205,46 @@ fn withholding_by_a_small_contributor_moves_a_median_less_than_a_mean() {
 fn the_month_slice_settles_as_the_whole_history_does() {
     let m = methodology("vw-median", 0.25);
     let c = contract("monthly-average");
-    let market = GradeMarket::new(GRADE, market(), &m, &c);
+    let market = GradeMarket::new(GRADE, market(), &m, &c, None);
     let full = market.underlying(&market.history()).unwrap();
     for month in ["2025-01-01", "2025-02-01", "2025-03-01"] {
         let slice = market.settle(d(month), Change::None).unwrap().value;
         assert_eq!(slice, c.settle(&full, d(month)).unwrap());
     }
+}
+
+/// A store that ends on March 20th: the lab settles March on the fixings of the
+/// 1st to the 20th, as `rentix index` publishes them and a backtest of that file
+/// settles them. It settled on days carried to the 31st (a hostile round: a store
+/// ending on October 26th gave 2.856 where the 26 published fixings give 2.852).
+/// The price rises by 0.001 a day in March, so carried copies of the 20th's
+/// fixing move the mean.
+#[test]
+fn a_month_the_store_ends_in_settles_on_the_days_it_has() {
+    let m = carrying("vw-median", 1.0, 15);
+    let c = contract("monthly-average");
+    let end = d("2025-03-20");
+    let obs: Vec<EngineObs> = market()
+        .into_iter()
+        .filter(|o| o.day <= end)
+        .map(|mut o| {
+            if o.day >= d("2025-03-01") {
+                o.price += 0.001 * f64::from(o.day.day());
+            }
+            o
+        })
+        .collect();
+    let march = d("2025-03-01");
+    let capped = GradeMarket::new(GRADE, obs.clone(), &m, &c, Some(end));
+    let history = capped.history();
+    assert_eq!(history.last().map(|f| f.date), Some(end));
+    let published = capped.underlying(&history).unwrap();
+    let value = capped.settle(march, Change::None).unwrap().value;
+    assert_eq!(value, c.settle(&published, march).unwrap());
+    // Carried to the 31st, the eleven copies of the 20th's fixing pull it up.
+    let carried = GradeMarket::new(GRADE, obs, &m, &c, None)
+        .settle(march, Change::None)
+        .unwrap()
+        .value;
+    assert!(carried > value, "{carried} against {value}");
 }
