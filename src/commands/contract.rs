@@ -124,7 +124,11 @@ fn fake_cell(
 }
 
 /// The console table's cells for one candidate, and a footnote for each `-`.
-fn console_row(r: &rentix_lab::CandidateRow, cross: &[String]) -> (Vec<String>, Vec<String>) {
+fn console_row(
+    r: &rentix_lab::CandidateRow,
+    cross: &[String],
+    failed: &[String],
+) -> (Vec<String>, Vec<String>) {
     let mut notes = Vec::new();
     let mut cell = |v: (String, Option<String>)| {
         notes.extend(v.1);
@@ -175,7 +179,23 @@ fn console_row(r: &rentix_lab::CandidateRow, cross: &[String]) -> (Vec<String>, 
             opt(r.effectiveness_median, 1.0, 2),
             why(
                 r.effectiveness_median,
-                if r.hedgers == 0 && !cross.is_empty() {
+                // Rents of its own GPU that could not be backtested come first: an
+                // H100 design whose H100 rents all failed (the grade settles no
+                // month) was said to have only rents of other GPUs.
+                if r.hedgers == 0 && !failed.is_empty() {
+                    format!(
+                        "hedge eff '-': no rent of the contract's GPU could be backtested: {}{}",
+                        failed.join("; "),
+                        if cross.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; the others are of other GPUs ({}), cross-hedges left out",
+                                cross.join(", ")
+                            )
+                        }
+                    )
+                } else if r.hedgers == 0 && !cross.is_empty() {
                     format!(
                         "hedge eff '-': every rent is of another GPU than the contract's ({}): cross-hedges, left out of the hedge utility",
                         cross.join(", ")
@@ -228,7 +248,16 @@ pub(super) fn run(a: ContractArgs) -> anyhow::Result<()> {
             .filter(|h| h.cross_hedge.is_some())
             .map(|h| h.hedger.clone())
             .collect();
-        let (v, notes) = console_row(r, &cross);
+        // Rents of the contract's GPU whose backtest failed, with the reason.
+        let failed: Vec<String> = c
+            .hedgers
+            .iter()
+            .filter(|(name, _)| *name == r.candidate)
+            .flat_map(|(_, hs)| hs.iter())
+            .filter(|h| h.cross_hedge.is_none())
+            .filter_map(|h| Some(format!("{} ({})", h.hedger, h.failed.as_deref()?)))
+            .collect();
+        let (v, notes) = console_row(r, &cross, &failed);
         outln!(
             "{:<28} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
             v[0],
@@ -255,6 +284,38 @@ pub(super) fn run(a: ContractArgs) -> anyhow::Result<()> {
     for n in footnotes {
         outln!("- {n}");
     }
+    // The verdict as comparison.json and the report hold it: it was printed
+    // nowhere on the console.
+    if let Some(v) = &c.utility_verdict {
+        outln!("verdict: {}", v.sentence);
+    }
     outln!("wrote {}", plan.out.join("comparison.csv").display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::console_row;
+
+    /// An H100 design whose H100 rents all failed (its grade settles no month) was
+    /// told "every rent is of another GPU" (a hostile round): the failures come
+    /// first, with their reasons, then the cross-hedges.
+    #[test]
+    fn an_empty_hedge_utility_names_the_rents_that_failed() {
+        let r = rentix_lab::CandidateRow {
+            candidate: "r1m".into(),
+            ..rentix_lab::CandidateRow::default()
+        };
+        let (_, notes) = console_row(
+            &r,
+            &["neocloud_h200".into()],
+            &["producer_h100 (no month settles)".into()],
+        );
+        let note = notes.iter().find(|n| n.contains("hedge eff")).unwrap();
+        assert!(
+            note.contains("no rent of the contract's GPU could be backtested: producer_h100 (no month settles)")
+                && note.contains("the others are of other GPUs (neocloud_h200)"),
+            "{note}"
+        );
+    }
 }

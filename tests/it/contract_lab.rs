@@ -49,6 +49,12 @@ fn three_candidates_compared_with_every_measure_and_chart() {
         msg.contains("trades") && msg.contains("comparison.csv"),
         "{msg}"
     );
+    // The verdict is on the console as comparison.json holds it.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap())
+            .unwrap();
+    let sentence = json["utility_verdict"]["sentence"].as_str().unwrap();
+    assert!(msg.contains(&format!("verdict: {sentence}")), "{msg}");
     // The console says what the CSV says: the listings design, which fake trades
     // cannot move, shows the fake listings that move it ('N lst'), not '-'; every
     // '-' left has a footnote naming its candidate.

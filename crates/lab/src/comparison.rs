@@ -259,7 +259,7 @@ impl Comparison {
             hedgers,
             utility_verdict: None,
         };
-        comparison.utility_verdict = crate::utility_verdict(&comparison);
+        comparison.utility_verdict = crate::utility_verdict(&comparison, &months);
         (comparison, months)
     }
 

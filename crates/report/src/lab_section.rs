@@ -156,7 +156,7 @@ pub(crate) fn verdict(dir: &Path) -> Option<String> {
     let c = Comparison::read(&dir.join("comparison.json")).ok()?;
     c.utility_verdict
         .clone()
-        .or_else(|| rentix_lab::utility_verdict(&c))
+        .or_else(|| rentix_lab::utility_verdict(&c, &[]))
         .map(|v| v.sentence)
 }
 
