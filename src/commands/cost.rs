@@ -87,6 +87,8 @@ pub(super) fn execute(
         Col::Str(changes.iter().map(|c| Some(g(c))).collect())
     };
     t.push("operator", s(&|c| c.operator.clone()));
+    t.push("gpu", s(&|c| c.gpu.clone()));
+    t.push("scope", s(&|c| c.scope.clone()));
     t.push("model", s(&|c| c.model.clone()));
     t.push("from", s(&|c| c.from.to_string()));
     t.push("to", s(&|c| c.to.to_string()));

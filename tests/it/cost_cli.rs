@@ -335,3 +335,44 @@ fn a_success_rate_is_printed_as_it_is() {
     assert!(msg.contains(", 99.8% success)"), "{msg}");
     assert!(msg.contains(", 99.996% success)"), "{msg}");
 }
+
+/// An operator on two GPUs has a position change for each: its H200 row was
+/// compared with its H100 row, "+66.7%, lost ground", where by hand (cost = price
+/// / (tps x 3600 x success) x 1e6) its H100 went 2/(300 x 3600 x .99) x 1e6 =
+/// 1.8706 -> 2.8058 (+50.0%) and its H200 3/(500 x 3600 x .99) x 1e6 = 1.6835 ->
+/// 0.9353 (-44.4%) (a hostile round).
+#[test]
+fn an_operator_on_two_gpus_moves_on_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    let row = |gpu: &str, tps: f64, price: f64, date: &str| {
+        format!("A,{gpu},bare-metal,m,8000,1000,100,{tps},0.99,100,{price},{date}")
+    };
+    let body = [
+        HEAD.to_string(),
+        row("h100-sxm-80gb", 300.0, 2.0, "2024-06-01"),
+        row("h200-sxm-141gb", 500.0, 3.0, "2024-06-01"),
+        "B,h100-sxm-80gb,bare-metal,m,8000,1000,100,250,0.98,200,2.2,2024-06-01".to_string(),
+        row("h100-sxm-80gb", 200.0, 2.0, "2024-07-01"),
+        row("h200-sxm-141gb", 900.0, 3.0, "2024-07-01"),
+    ];
+    std::fs::write(&f, body.join("\n") + "\n").unwrap();
+    let out = dir.path().join("cost");
+    rentix_ok(&["cost", "--throughput", p(&f), "--out", p(&out)]);
+    let changes = rows(&out.join("position_changes.csv"));
+    let on = |gpu: &str| {
+        changes
+            .iter()
+            .find(|r| r["operator"] == "A" && r["gpu"] == gpu)
+            .unwrap_or_else(|| panic!("no change of A on {gpu}: {changes:?}"))
+    };
+    let cost =
+        |r: &std::collections::BTreeMap<String, String>, k: &str| -> f64 { r[k].parse().unwrap() };
+    let (h100, h200) = (on("h100-sxm-80gb"), on("h200-sxm-141gb"));
+    assert!((cost(h100, "cost_to") / cost(h100, "cost_from") - 1.5).abs() < 1e-9);
+    assert!((cost(h200, "cost_to") / cost(h200, "cost_from") - 5.0 / 9.0).abs() < 1e-9);
+    assert!(
+        h100["reading"].starts_with("A on h100-sxm-80gb/bare-metal (m)"),
+        "{h100:?}"
+    );
+}

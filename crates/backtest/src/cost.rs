@@ -430,6 +430,10 @@ fn rank(pts: &mut [CostPoint]) {
 pub struct PositionChange {
     /// The operator.
     pub operator: String,
+    /// The GPU it runs the model on.
+    pub gpu: String,
+    /// The scope it sells.
+    pub scope: String,
     /// The model whose curves are compared.
     pub model: String,
     /// The operator's first date.
@@ -453,16 +457,35 @@ pub struct PositionChange {
 }
 
 /// How each operator's cost and rank moved between its first and last dated point
-/// on its model's curves; undated points and operators with one date are left out.
+/// on its model's curves, one change per GPU and scope it runs the model on (an
+/// operator on an H100 and an H200 was compared from its H200 row to its H100 row,
+/// "+66.7%, lost ground", where its H100 went +50% and its H200 -44%: a hostile
+/// round); undated points and those with one date are left out.
 pub fn position_changes(points: &[CostPoint]) -> Vec<PositionChange> {
-    let mut by: BTreeMap<(&str, &str), Vec<&CostPoint>> = BTreeMap::new();
+    type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
+    let mut by: BTreeMap<Key<'_>, Vec<&CostPoint>> = BTreeMap::new();
     for p in points.iter().filter(|p| p.date.is_some()) {
-        by.entry((p.model.as_str(), p.operator.as_str()))
-            .or_default()
-            .push(p);
+        by.entry((
+            p.model.as_str(),
+            p.operator.as_str(),
+            p.gpu.as_str(),
+            p.scope.as_str(),
+        ))
+        .or_default()
+        .push(p);
+    }
+    // An operator on one GPU and scope is named alone; on several, with each.
+    let mut offers: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (model, operator, _, _) in by.keys() {
+        *offers.entry((model, operator)).or_default() += 1;
     }
     let mut out = Vec::new();
-    for ((model, operator), mut pts) in by {
+    for ((model, operator, gpu, scope), mut pts) in by {
+        let who = if offers[&(model, operator)] > 1 {
+            format!("{operator} on {gpu}/{scope}")
+        } else {
+            operator.to_string()
+        };
         pts.sort_by_key(|p| p.date);
         let (Some(a), Some(b)) = (pts.first(), pts.last()) else {
             continue;
@@ -490,6 +513,8 @@ pub fn position_changes(points: &[CostPoint]) -> Vec<PositionChange> {
         };
         out.push(PositionChange {
             operator: operator.to_string(),
+            gpu: gpu.to_string(),
+            scope: scope.to_string(),
             model: model.to_string(),
             from: a.date.unwrap_or_default(),
             to: b.date.unwrap_or_default(),
@@ -500,7 +525,7 @@ pub fn position_changes(points: &[CostPoint]) -> Vec<PositionChange> {
             operators_from: a.operators,
             operators_to: b.operators,
             reading: format!(
-                "{operator} ({model}): {:.4} -> {:.4} USD per million useful tokens ({change:+.1}%); {} on {} and {} on {}{verdict}",
+                "{who} ({model}): {:.4} -> {:.4} USD per million useful tokens ({change:+.1}%); {} on {} and {} on {}{verdict}",
                 a.usd_per_m_useful_tokens,
                 b.usd_per_m_useful_tokens,
                 place(a),
