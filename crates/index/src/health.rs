@@ -51,7 +51,8 @@ impl Default for HealthOptions {
 pub struct Finding {
     /// The day it happened.
     pub date: NaiveDate,
-    /// `contributor_silent`, `contributor_jump`, `sufficiency_drop`, `level_break`.
+    /// `contributor_silent`, `contributor_jump`, `sufficiency_drop`, `level_break`,
+    /// `grade_stopped`.
     pub kind: &'static str,
     /// The grade (empty for a silence, which is the contributor's).
     pub grade: String,
@@ -213,7 +214,7 @@ pub fn feed_health(reports: &Reports, fixings: &[Fixing], o: &HealthOptions) -> 
                 },
                 || {
                     let mut p = Health::default();
-                    published(fixings, o, &mut p);
+                    published(fixings, through, o, &mut p);
                     p
                 },
             )
@@ -367,13 +368,41 @@ pub fn fixings_judging<'a>(
 }
 
 /// Sufficiency drops, level breaks and coverage of the published fixings.
-fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
+fn published(fixings: &[Fixing], through: Option<NaiveDate>, o: &HealthOptions, h: &mut Health) {
     let mut by_grade: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
     for f in fixings {
         by_grade.entry(f.grade.as_str()).or_default().push(f);
     }
     for (g, mut rows) in by_grade {
         rows.sort_by_key(|f| f.date);
+        // A grade whose rows stop before the store's last day has stopped
+        // publishing: dated on that last day, the state as of it, so that a
+        // publication's line says so for as long as it lasts (a dead feed read
+        // "nothing to note" once its drop was more than a week old).
+        if let (Some(last), Some(through)) = (rows.last(), through) {
+            if last.date < through {
+                let lastval = rows
+                    .iter()
+                    .rev()
+                    .find(|f| f.sufficient && f.value.is_some());
+                h.findings.push(Finding {
+                    date: through,
+                    kind: "grade_stopped",
+                    grade: g.to_string(),
+                    contributor: String::new(),
+                    evidence: format!(
+                        "no row since {} ({} days before the store's last day, {through}); its last sufficient value {}",
+                        last.date,
+                        (through - last.date).num_days(),
+                        lastval.map_or("none in the rows read".to_string(), |f| format!(
+                            "{} on {}",
+                            f.value.unwrap_or_default(),
+                            f.date
+                        ))
+                    ),
+                });
+            }
+        }
         let mut months: BTreeMap<(i32, u32), (usize, usize)> = BTreeMap::new();
         for f in &rows {
             let m = months.entry((f.date.year(), f.date.month())).or_default();
@@ -618,6 +647,36 @@ mod tests {
             ("2025-05", 31)
         );
         assert_eq!(h.coverage[1].sufficient, 50 - 31);
+    }
+
+    /// A grade whose rows stop on day 44 of a store that runs to day 59: named as
+    /// stopped, dated on the store's last day with its last row and value (a dead
+    /// feed read "nothing to note" once its drop was a week old: a hostile round).
+    #[test]
+    fn a_grade_that_stops_publishing_is_named_as_of_the_last_day() {
+        let rows: Vec<Fixing> = (0..45u64)
+            .map(|k| Fixing {
+                sufficient: k < 40,
+                n_contributors: 6,
+                ..Fixing::for_test(day(k), "h100/vm/on-demand", Some(2.5))
+            })
+            .collect();
+        let h = feed_health(&market(|_, _, p| Some(p)), &rows, &HealthOptions::default());
+        let stopped: Vec<&Finding> = h
+            .findings
+            .iter()
+            .filter(|f| f.kind == "grade_stopped")
+            .collect();
+        assert_eq!(stopped.len(), 1, "{:?}", h.findings);
+        assert_eq!(stopped[0].date, day(59));
+        assert!(
+            stopped[0]
+                .evidence
+                .contains("no row since 2025-06-14 (15 days")
+                && stopped[0].evidence.contains("2.5 on 2025-06-09"),
+            "{:?}",
+            stopped[0]
+        );
     }
 
     /// The rows [`fixings_judging`] keeps give the findings from its day that
