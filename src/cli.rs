@@ -619,8 +619,8 @@ pub(crate) struct IngestArgs {
     /// Store directory (created if missing).
     #[arg(long)]
     pub store: PathBuf,
-    /// Print the run's full summary as JSON (the run record, less the partition
-    /// checksums) instead of the few lines a person reads.
+    /// Print the run's full summary as JSON (the run record, whole, partition
+    /// checksums included) instead of the few lines a person reads.
     #[arg(long)]
     pub json: bool,
     /// Mapping file for a foreign layout (see data/mappings/); canonical layout if absent.

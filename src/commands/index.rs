@@ -389,6 +389,9 @@ pub(super) fn one_shot(cfg: &IndexConfig) -> anyhow::Result<String> {
         raw.push((quarantine.clone(), bytes));
         line.push_str(&format!(" ({})", quarantine.display()));
     }
+    for l in super::ingest::unread_columns(s) {
+        line.push_str(&format!("\n  {l}"));
+    }
     // A state left beside no file (the file removed by hand) describes nothing:
     // removed first, so that no kill leaves it beside the new file.
     if state.exists() {

@@ -80,6 +80,27 @@ pub(super) fn run(a: IngestArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One line per file whose columns look like a canonical column it lacks and were
+/// not read (`FileSummary::unread_columns`).
+pub(super) fn unread_columns(s: &rentix_store::IngestSummary) -> Vec<String> {
+    s.files
+        .iter()
+        .filter(|f| !f.unread_columns.is_empty())
+        .map(|f| {
+            let cols: Vec<String> = f
+                .unread_columns
+                .iter()
+                .map(|(c, like)| format!("{c:?} (like {like:?})"))
+                .collect();
+            format!(
+                "columns not read in {}: {}: the canonical names are exact, and every row was read without them; rename a column if it is the one it looks like, and read the file again",
+                f.path,
+                cols.join(", ")
+            )
+        })
+        .collect()
+}
+
 /// What a person reads first: rows in, where they went and why, where the refused
 /// rows are, and what to do about unknown GPUs.
 pub(super) fn human(s: &rentix_store::IngestSummary, store: &std::path::Path) -> String {
@@ -135,6 +156,9 @@ pub(super) fn human(s: &rentix_store::IngestSummary, store: &std::path::Path) ->
             names.join(", "),
             if s.unknown_gpus.len() > 5 { ", ..." } else { "" }
         ));
+    }
+    for l in unread_columns(s) {
+        out.push_str(&format!("  {l}\n"));
     }
     for f in s.files.iter().filter(|f| f.already_ingested) {
         let retried = if f.reread_whole {

@@ -597,3 +597,38 @@ fn a_compressed_or_utf16_file_is_named_for_what_it_is() {
         assert!(err.contains(says), "{name}: {err}");
     }
 }
+
+/// A column that looks like a canonical one the file lacks is named: a one-year
+/// reservation's `upfront_usd` was dropped without a word and the fixing halved
+/// (a hostile round). The rows are read as before; the console and the run
+/// summary say which columns were not read and what they look like.
+#[test]
+fn a_look_alike_column_is_named_as_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("reserved.csv");
+    std::fs::write(
+        &f,
+        "kind,observed_at,source,gpu,scope,term,price,price_unit,currency,upfront_usd,gpu_count\nlisting,2025-03-01T10:00:00Z,acme,h100-sxm-80gb,vm,1y,1.00,gpu_hour,USD,8760,8\n",
+    )
+    .unwrap();
+    let store = dir.path().join("s");
+    let console = rentix_ok(&["ingest", "--store", p(&store), p(&f)]);
+    assert!(
+        console.contains("columns not read in")
+            && console.contains("\"upfront_usd\" (like \"upfront\")")
+            && console.contains("\"gpu_count\" (like \"gpus_per_unit\")"),
+        "{console}"
+    );
+    let json = ingest_json(&dir.path().join("s2"), &f);
+    assert_eq!(
+        json["files"][0]["unread_columns"]["upfront_usd"], "upfront",
+        "{json}"
+    );
+    // The one-shot says it too.
+    let out = dir.path().join("fx.csv");
+    let one_shot = rentix_ok(&["index", "--input", p(&f), "--out", p(&out)]);
+    assert!(
+        one_shot.contains("\"upfront_usd\" (like \"upfront\")"),
+        "{one_shot}"
+    );
+}

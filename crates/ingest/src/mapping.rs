@@ -177,6 +177,75 @@ impl Template {
     }
 }
 
+/// Other names a canonical column goes by in files people export, folded as
+/// [`look_alike_columns`] folds them.
+const COLUMN_SYNONYMS: [(&str, &str); 22] = [
+    ("id", "obs_id"),
+    ("observationid", "obs_id"),
+    ("tradeid", "obs_id"),
+    ("tier", "operator_tier"),
+    ("rating", "operator_tier"),
+    ("gpus", "gpus_per_unit"),
+    ("gpucount", "gpus_per_unit"),
+    ("numgpus", "gpus_per_unit"),
+    ("ngpus", "gpus_per_unit"),
+    ("gpuspernode", "gpus_per_unit"),
+    ("gpusperinstance", "gpus_per_unit"),
+    ("quantity", "quantity_gpu_hours"),
+    ("qty", "quantity_gpu_hours"),
+    ("volume", "quantity_gpu_hours"),
+    ("gpuhours", "quantity_gpu_hours"),
+    ("ccy", "currency"),
+    ("unit", "price_unit"),
+    ("location", "region"),
+    ("clustersize", "cluster_gpus"),
+    ("network", "interconnect"),
+    ("fabric", "interconnect"),
+    ("start", "term_start"),
+];
+
+/// Columns of a canonical-layout header that no field reads but that look like a
+/// canonical column the header lacks, each with that column: a name that holds
+/// it (`upfront_usd`, `region_name`), one it ends (`tier`), or a common other
+/// name (`gpu_count`, `quantity`, `id`). Each left every row without the field,
+/// without a word (a hostile round: a one-year reservation's `upfront_usd` was
+/// dropped and the fixing halved). Reported, not refused: a file may carry
+/// columns of its own.
+pub(crate) fn look_alike_columns(header: &[String]) -> BTreeMap<String, String> {
+    let fold = |name: &str| -> String {
+        name.chars()
+            .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let absent: Vec<(&str, String)> = rentix_core::CANONICAL_COLUMNS
+        .iter()
+        .filter(|c| !header.iter().any(|h| h == *c))
+        .map(|c| (*c, fold(c)))
+        .collect();
+    let mut out = BTreeMap::new();
+    for h in header.iter().filter(|h| !is_canonical_field(h)) {
+        let f = fold(h);
+        let synonym = COLUMN_SYNONYMS
+            .iter()
+            .find(|(s, c)| *s == f && absent.iter().any(|(a, _)| a == c))
+            .map(|(_, c)| *c);
+        let affix = || {
+            absent
+                .iter()
+                .find(|(_, a)| {
+                    a.len() >= 4 && (f.starts_with(a.as_str()) || f.ends_with(a.as_str()))
+                        || f.len() >= 4 && a.ends_with(f.as_str())
+                })
+                .map(|(c, _)| *c)
+        };
+        if let Some(c) = synonym.or_else(affix) {
+            out.insert(h.clone(), c.to_string());
+        }
+    }
+    out
+}
+
 /// `cell` without a leading currency sign and the spaces after it (`|number`); a
 /// cell that starts otherwise ("-$5", "1,234") stands as it is and is refused, or
 /// read, as the field's own rules say.
@@ -320,19 +389,17 @@ impl Mapping {
         Ok(Cow::Borrowed(self))
     }
 
+    /// Whether the mapping reads the canonical layout (no `[[emit]]` block of its
+    /// own): its columns are the canonical names, and a column of another name is
+    /// not read.
+    pub fn reads_canonical_layout(&self) -> bool {
+        self.emits.is_empty()
+    }
+
     /// The identity mapping for the canonical layout, built from a file's header.
     /// Errors if a required column is absent.
     pub fn canonical(header: &[String], path: &Path) -> Result<Self> {
         let mut fields = Vec::new();
-        for req in REQUIRED_FIELDS {
-            if !header.iter().any(|h| h == req) {
-                return Err(IngestError::MissingColumn {
-                    path: path.to_path_buf(),
-                    column: req.to_string(),
-                    field: req.to_string(),
-                });
-            }
-        }
         // A column named as a canonical one but for its case or separators (`Price`,
         // `Quantity-GPU-Hours`) was read as no column at all: beside `price`, a
         // second price column silently ignored; alone, an optional field (a region,
@@ -375,6 +442,17 @@ impl Mapping {
                     detail: format!(
                         "column {h:?} is not a canonical column: did you mean {field:?}? (names are exact; a misspelt column would leave every row without {field})"
                     ),
+                });
+            }
+        }
+        // Checked after the names above, so that `KIND` is told it is `kind`
+        // rather than that the header has no column "kind".
+        for req in REQUIRED_FIELDS {
+            if !header.iter().any(|h| h == req) {
+                return Err(IngestError::MissingColumn {
+                    path: path.to_path_buf(),
+                    column: req.to_string(),
+                    field: req.to_string(),
                 });
             }
         }
@@ -708,6 +786,17 @@ currency = "USD"
         let mut header = required.clone();
         header.extend(["region".to_string(), "regions".to_string()]);
         assert!(Mapping::canonical(&header, Path::new("f.csv")).is_ok());
+        // A required column cased otherwise is named too (`KIND` was "the header
+        // has no column \"kind\"", while `Region` had the hint).
+        let mut upper = required.clone();
+        upper[0] = upper[0].to_uppercase();
+        match Mapping::canonical(&upper, Path::new("f.csv")) {
+            Err(IngestError::BadHeader { detail, .. }) => assert!(
+                detail.contains(&format!("{:?}", required[0])) && detail.contains("rename it"),
+                "{detail}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// A mapping of plain columns (the canonical file's, or a mapping file's
@@ -767,6 +856,41 @@ region = "{not_in_the_header}"
                 prop_assert_eq!(direct.apply(&cells), rendered.apply(&cells));
             }
         });
+    }
+
+    #[test]
+    fn look_alike_columns_are_named_with_the_column_they_resemble() {
+        let h = |cols: &[&str]| -> Vec<String> { cols.iter().map(|c| (*c).to_string()).collect() };
+        let found = look_alike_columns(&h(&[
+            "kind",
+            "observed_at",
+            "source",
+            "gpu",
+            "scope",
+            "term",
+            "price",
+            "price_unit",
+            "currency",
+            "upfront_usd",
+            "gpu_count",
+            "tier",
+            "id",
+            "quantity",
+            "my_notes",
+        ]));
+        let want: BTreeMap<String, String> = [
+            ("upfront_usd", "upfront"),
+            ("gpu_count", "gpus_per_unit"),
+            ("tier", "operator_tier"),
+            ("id", "obs_id"),
+            ("quantity", "quantity_gpu_hours"),
+        ]
+        .iter()
+        .map(|(a, b)| ((*a).to_string(), (*b).to_string()))
+        .collect();
+        assert_eq!(found, want);
+        // A look-alike of a column the file has is its own column.
+        assert!(look_alike_columns(&h(&["upfront", "upfront_usd"])).is_empty());
     }
 
     #[test]

@@ -209,11 +209,13 @@ fn price(raw: &RawObservation) -> Checked<f64> {
         ));
     }
     if price_raw <= 0.0 {
-        return Err(Rejection::new(
-            Reason::NonPositivePrice,
-            "price",
-            format!("{price_raw}"),
-        ));
+        // The cell as written: "2.1e-400" read as 0 was reported as "0".
+        let detail = if price_raw == 0.0 && price_s.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+            format!("{price_s:?} is too small to be a number (it reads as 0)")
+        } else {
+            format!("{price_s:?} is not above 0")
+        };
+        return Err(Rejection::new(Reason::NonPositivePrice, "price", detail));
     }
     Ok(price_raw)
 }
@@ -1091,6 +1093,15 @@ mod tests {
             let rej = normalizer().normalize(&r, &"f.csv".into(), 7).unwrap_err();
             assert_eq!(rej.reason, reason, "{field}={value:?}: {rej:?}");
         }
+        // The cell as written: "2.1e-400" was reported as a price of "0".
+        let mut r = base();
+        r.set("price", Some(Cow::Borrowed("2.1e-400")));
+        let rej = normalizer().normalize(&r, &"f.csv".into(), 7).unwrap_err();
+        assert_eq!(rej.reason, Reason::NonPositivePrice);
+        assert!(
+            rej.detail.starts_with("\"2.1e-400\" is too small"),
+            "{rej:?}"
+        );
     }
 
     /// The lower bound applies after unit and currency conversion: 1e-300 USD (which

@@ -893,6 +893,9 @@ fn read_file(
         .from_reader(crate::split::Recording::new(bounded));
     let header = read_header(path, &mut rdr, &cut)?;
     check_header(path, &header)?;
+    if mapping.is_none_or(Mapping::reads_canonical_layout) {
+        fs.unread_columns = crate::mapping::look_alike_columns(&header);
+    }
     let mapping = match mapping {
         Some(m) => m.for_header(&header, path)?,
         None => std::borrow::Cow::Owned(Mapping::canonical(&header, path)?),

@@ -36,6 +36,11 @@ pub struct FileSummary {
     /// Raw GPU names the catalog does not know, with their row counts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown_gpus: BTreeMap<String, u64>,
+    /// Columns of a canonical-layout file that no field reads but that look like a
+    /// canonical column the file lacks (`upfront_usd`: `upfront`), with that column:
+    /// every row was read without it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unread_columns: BTreeMap<String, String>,
     /// Valid rows with an operator tier (from the row or the ratings), and without.
     #[serde(default)]
     pub rated_rows: u64,
