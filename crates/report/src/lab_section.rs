@@ -58,11 +58,13 @@ fn utility_row(html: &mut String, r: &CandidateRow) {
         r.effectiveness_p25,
         r.effectiveness_p75,
     ) {
+        // The median to the verdict's one decimal: the table said 100% beside a
+        // verdict of 99.5% against 99.4%, of the same medians.
         (Some(m), Some(a), Some(b)) => format!(
-            "{:.0}% <small>({:.0} to {:.0})</small>",
+            "{:.1}% <small>({} to {})</small>",
             m * 100.0,
-            a * 100.0,
-            b * 100.0
+            rentix_core::stats::percent(a),
+            rentix_core::stats::percent(b)
         ),
         _ => "-".into(),
     };
@@ -180,5 +182,24 @@ mod tests {
         let mut some = String::new();
         integrity_row(&mut some, &row(3));
         assert!(!some.contains("n/a"), "{some}");
+    }
+
+    /// The utility cell holds the median as the verdict writes it: the demo's
+    /// table said 100% beside a verdict of "99.5% against 99.4%".
+    #[test]
+    fn the_utility_cell_shows_the_verdict_s_figure() {
+        let r = CandidateRow {
+            candidate: "a".into(),
+            effectiveness_median: Some(0.995),
+            effectiveness_p25: Some(0.76),
+            effectiveness_p75: Some(0.998),
+            ..CandidateRow::default()
+        };
+        let mut html = String::new();
+        utility_row(&mut html, &r);
+        assert!(
+            html.contains("<td>99.5% <small>(76% to 99.8%)</small></td>"),
+            "{html}"
+        );
     }
 }
