@@ -214,7 +214,7 @@ pub fn feed_health(reports: &Reports, fixings: &[Fixing], o: &HealthOptions) -> 
                 },
                 || {
                     let mut p = Health::default();
-                    published(fixings, through, o, &mut p);
+                    published(fixings, o, &mut p);
                     p
                 },
             )
@@ -368,14 +368,18 @@ pub fn fixings_judging<'a>(
 }
 
 /// Sufficiency drops, level breaks and coverage of the published fixings.
-fn published(fixings: &[Fixing], through: Option<NaiveDate>, o: &HealthOptions, h: &mut Health) {
+fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
     let mut by_grade: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
     for f in fixings {
         by_grade.entry(f.grade.as_str()).or_default().push(f);
     }
+    // The last day anything was published: a methodology of business days
+    // publishes nothing on a Saturday, which the store's last day may be (every
+    // grade was "stopped" on one: a hostile round).
+    let through = fixings.iter().map(|f| f.date).max();
     for (g, mut rows) in by_grade {
         rows.sort_by_key(|f| f.date);
-        // A grade whose rows stop before the store's last day has stopped
+        // A grade whose rows stop before the last day published has stopped
         // publishing: dated on that last day, the state as of it, so that a
         // publication's line says so for as long as it lasts (a dead feed read
         // "nothing to note" once its drop was more than a week old).
@@ -391,7 +395,7 @@ fn published(fixings: &[Fixing], through: Option<NaiveDate>, o: &HealthOptions, 
                     grade: g.to_string(),
                     contributor: String::new(),
                     evidence: format!(
-                        "no row since {} ({} days before the store's last day, {through}); its last sufficient value {}",
+                        "no row since {} ({} day(s) before the last day published, {through}); its last sufficient value {}",
                         last.date,
                         (through - last.date).num_days(),
                         lastval.map_or("none in the rows read".to_string(), |f| format!(
@@ -649,18 +653,22 @@ mod tests {
         assert_eq!(h.coverage[1].sufficient, 50 - 31);
     }
 
-    /// A grade whose rows stop on day 44 of a store that runs to day 59: named as
-    /// stopped, dated on the store's last day with its last row and value (a dead
+    /// A grade whose rows stop on day 44 while another publishes to day 58: named as
+    /// stopped, dated on the last day published with its last row and value (a dead
     /// feed read "nothing to note" once its drop was a week old: a hostile round).
+    /// A methodology of business days is not "stopped" because the store's last
+    /// day (59, in the reports) is a weekend day it does not publish.
     #[test]
     fn a_grade_that_stops_publishing_is_named_as_of_the_last_day() {
-        let rows: Vec<Fixing> = (0..45u64)
-            .map(|k| Fixing {
-                sufficient: k < 40,
-                n_contributors: 6,
-                ..Fixing::for_test(day(k), "h100/vm/on-demand", Some(2.5))
-            })
+        let row = |k: u64, grade: &str, sufficient: bool| Fixing {
+            sufficient,
+            n_contributors: 6,
+            ..Fixing::for_test(day(k), grade, Some(2.5))
+        };
+        let mut rows: Vec<Fixing> = (0..45u64)
+            .map(|k| row(k, "h100/vm/on-demand", k < 40))
             .collect();
+        rows.extend((0..59u64).map(|k| row(k, "h200/vm/on-demand", true)));
         let h = feed_health(&market(|_, _, p| Some(p)), &rows, &HealthOptions::default());
         let stopped: Vec<&Finding> = h
             .findings
@@ -668,14 +676,43 @@ mod tests {
             .filter(|f| f.kind == "grade_stopped")
             .collect();
         assert_eq!(stopped.len(), 1, "{:?}", h.findings);
-        assert_eq!(stopped[0].date, day(59));
+        assert_eq!(
+            (stopped[0].date, stopped[0].grade.as_str()),
+            (day(58), "h100/vm/on-demand")
+        );
         assert!(
             stopped[0]
                 .evidence
-                .contains("no row since 2025-06-14 (15 days")
+                .contains("no row since 2025-06-14 (14 day(s)")
                 && stopped[0].evidence.contains("2.5 on 2025-06-09"),
             "{:?}",
             stopped[0]
+        );
+        // Weekdays only: the reports run to day 59 (a Sunday), the rows of both
+        // grades to day 57 (a Friday): nothing stopped.
+        let weekdays: Vec<Fixing> = (0..59u64)
+            .filter(|k| {
+                !matches!(
+                    day(*k).weekday(),
+                    chrono::Weekday::Sat | chrono::Weekday::Sun
+                )
+            })
+            .flat_map(|k| {
+                [
+                    row(k, "h100/vm/on-demand", true),
+                    row(k, "h200/vm/on-demand", true),
+                ]
+            })
+            .collect();
+        let h = feed_health(
+            &market(|_, _, p| Some(p)),
+            &weekdays,
+            &HealthOptions::default(),
+        );
+        assert!(
+            h.findings.iter().all(|f| f.kind != "grade_stopped"),
+            "{:?}",
+            h.findings
         );
     }
 
