@@ -556,7 +556,7 @@ impl ContractSpec {
                 None => outcome(
                     SettlementStatus::Determination,
                     None,
-                    format!("no fixing of {} on a settlement day", self.underlying),
+                    self.no_fixing_on(&days, index.values.last_date()),
                 ),
             };
         }
@@ -616,6 +616,44 @@ impl ContractSpec {
             _ => String::new(),
         };
         outcome(status, Some(mean), reason)
+    }
+
+    /// Why a month with no fixing on the days its rule uses does not settle, naming
+    /// the days: past the index's last fixing (the month is not over in the data),
+    /// or weekend days a contract of every day counts where the index publishes
+    /// business days only, or else the days themselves ("no fixing on a
+    /// settlement day" named neither the day nor the calendars that disagree).
+    fn no_fixing_on(&self, days: &[NaiveDate], last: Option<NaiveDate>) -> String {
+        use chrono::Weekday;
+        let what = match self.settlement {
+            Settlement::MonthlyAverage => "the monthly average's days".to_string(),
+            Settlement::Final => "the final fixing's day".to_string(),
+            Settlement::LastNAverage => format!("the last {} days", self.last_n),
+        };
+        let (Some(first), Some(end)) = (days.first(), days.last()) else {
+            return format!("no fixing of {}: {what} are none", self.underlying);
+        };
+        let span = if first == end {
+            format!("{end} ({})", end.format("%A"))
+        } else {
+            format!("{first} to {end}")
+        };
+        if let Some(last) = last.filter(|l| l < first) {
+            return format!(
+                "no fixing of {} on {what}, {span}: they come after the index's last fixing ({last}), the month is not over in the data",
+                self.underlying
+            );
+        }
+        let weekend = days
+            .iter()
+            .all(|d| matches!(d.weekday(), Weekday::Sat | Weekday::Sun));
+        if weekend && self.settlement_days == "all" {
+            return format!(
+                "no fixing of {} on {what}, {span}: the contract counts every day (settlement_days = \"all\"), and an index that publishes business days only needs settlement_days = \"business\" (or last_published_fallback)",
+                self.underlying
+            );
+        }
+        format!("no fixing of {} on {what}, {span}", self.underlying)
     }
 
     /// The settlement of an intraday index: the mean of the stamps of the month's
@@ -820,7 +858,29 @@ mod tests {
         c = c.edited(|t| t.settlement = Settlement::Final).unwrap();
         let final_ = c.clone();
         let no_fixing = c.settle(&idx, d("2025-07-15")).unwrap_err().0;
-        assert!(no_fixing.contains("no fixing"), "{no_fixing}");
+        assert!(
+            no_fixing.contains("no fixing of h100-sxm-80gb/bare-metal/on-demand on the final fixing's day, 2025-07-31 (Thursday)"),
+            "{no_fixing}"
+        );
+        // A month past the index's last fixing (2025-08-01) is not over in the data.
+        let past = c.settle(&idx, d("2025-09-15")).unwrap_err().0;
+        assert!(
+            past.contains("after the index's last fixing (2025-08-01)"),
+            "{past}"
+        );
+        // Every day counted, a month ending on a Sunday (August 2025), an index of
+        // business days (no fixing on the 30th or the 31st): the calendars disagree.
+        let all_days = c.edited(|t| t.settlement_days = "all".into()).unwrap();
+        let business = Underlying::from_series(
+            "h100-sxm-80gb/bare-metal/on-demand",
+            DateSeries::from_points([(d("2025-08-29"), 2.0), (d("2025-09-01"), 2.0)]).unwrap(),
+        );
+        let sunday = all_days.settle(&business, d("2025-08-15")).unwrap_err().0;
+        assert!(
+            sunday.contains("2025-08-31 (Sunday)")
+                && sunday.contains("settlement_days = \"business\""),
+            "{sunday}"
+        );
         c = c
             .edited(|t| t.settlement = Settlement::LastNAverage)
             .unwrap();
