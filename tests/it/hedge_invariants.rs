@@ -1901,6 +1901,33 @@ fn a_rent_per_gpu_month_is_refused_as_the_wrong_unit() {
         "{err}"
     );
     assert!(!dir.path().join("bt").join("summary.json").exists());
+    // Per GPU-day (24 times): it runs, and the decision carries a warning that
+    // names the units (it bought 5,273 contracts where 220 hedge it, unsaid).
+    let daily = rent_file(dir.path(), Shape::Monthly, "pay", |x| 24.0 * (x + 0.3), &s);
+    rentix_ok(&[
+        "backtest",
+        "--index",
+        p(&index),
+        "--rent",
+        p(&daily),
+        "--underlying",
+        GRADE,
+        "--resamples",
+        "100",
+        "--out",
+        p(&dir.path().join("bt_daily")),
+    ]);
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("bt_daily").join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    let warning = summary["recommendation"]["warning"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        warning.contains("check the unit") && warning.contains("per GPU-day 24 times"),
+        "{warning}"
+    );
     let hourly = rent_file(dir.path(), Shape::Monthly, "pay", |x| x + 0.3, &s);
     rentix_ok(&[
         "backtest",

@@ -1613,7 +1613,27 @@ fn daily_points(rent: &RentSeries, idx: &IndexInputs) -> Vec<DailyPoint> {
 /// is a hedge with a higher lower bound than the same-month run's, it is the
 /// result, `rent_lag_months` is 1 and the decision says so. Otherwise the same-month
 /// run is the result.
+///
+/// A rent whose level is 50 times its index's (or 1/50) is refused as another unit,
+/// and one 5 times away runs with a warning naming the units it could be in.
 pub fn run(
+    rent: &RentSeries,
+    events: &[Event],
+    idx: &IndexInputs,
+    cfg: &BacktestConfig,
+) -> Result<BacktestResult, BacktestError> {
+    let level = crate::files::rent_on_the_index_s_scale(rent, &idx.underlying)?;
+    let mut r = run_lag_chosen(rent, events, idx, cfg)?;
+    if let Some(level) = level {
+        let w = &mut r.recommendation.warning;
+        *w = Some(w.take().map_or(level.clone(), |w| format!("{w}; {level}")));
+    }
+    Ok(r)
+}
+
+/// [`run`] after the rent's level is checked: the same month's alignment, or the
+/// month before's when the rent follows the index one month late.
+fn run_lag_chosen(
     rent: &RentSeries,
     events: &[Event],
     idx: &IndexInputs,

@@ -198,7 +198,6 @@ pub fn backtest_files(
         Some(p) => read_events(p, files.period_end)?,
         None => Vec::new(),
     };
-    rent_on_the_index_s_scale(&rent, &underlying, &files.rent)?;
     let inputs = IndexInputs {
         underlying,
         forward,
@@ -225,22 +224,28 @@ pub fn backtest_files(
 /// a few times the index, not fifty.
 const MAX_LEVEL_RATIO: f64 = 50.0;
 
+/// A rent this many times its index's level (or 1/x of it) is run, with a warning
+/// that names the units it could be in: a rent per GPU-day (24 times) was hedged
+/// with 5,273 contracts where 220 hedge it (a hostile round).
+const WARN_LEVEL_RATIO: f64 = 5.0;
+
 /// Refuses a rent whose median price is more than [`MAX_LEVEL_RATIO`] times the
 /// median of its index over the rent's months, or less than its inverse: a rent
 /// written per GPU-month (730 times its hourly rate) was hedged with 7,300
-/// contracts for ten GPUs, "100% removed" (a hostile round). An index in points
-/// (a chained or hedonic composite) has no such scale and is not compared.
-fn rent_on_the_index_s_scale(
+/// contracts for ten GPUs, "100% removed" (a hostile round). Beyond
+/// [`WARN_LEVEL_RATIO`] it returns the warning to give. An index in points (a
+/// chained or hedonic composite) has no such scale and is not compared. Every
+/// backtest runs it: `backtest`, `track`'s candidates, the lab's hedgers.
+pub(crate) fn rent_on_the_index_s_scale(
     rent: &RentSeries,
     underlying: &crate::underlying::Underlying,
-    path: &std::path::Path,
-) -> Result<(), BacktestError> {
+) -> Result<Option<String>, BacktestError> {
     use rentix_fixings::IndexUnit;
     if underlying.id.unit() != IndexUnit::UsdPerGpuHour {
-        return Ok(());
+        return Ok(None);
     }
     let (Some(first), Some(last)) = (rent.periods.first(), rent.periods.last()) else {
-        return Ok(());
+        return Ok(None);
     };
     let prices: Vec<f64> = rent.periods.iter().map(|p| p.price.get()).collect();
     let index: Vec<f64> = underlying
@@ -252,25 +257,32 @@ fn rent_on_the_index_s_scale(
         rentix_core::stats::median(&prices),
         rentix_core::stats::median(&index),
     ) else {
-        return Ok(());
+        return Ok(None);
     };
     if i <= 0.0 || r <= 0.0 {
-        return Ok(());
+        return Ok(None);
     }
     let ratio = r / i;
-    if (1.0 / MAX_LEVEL_RATIO..=MAX_LEVEL_RATIO).contains(&ratio) {
-        return Ok(());
+    let far = |bound: f64| !(1.0 / bound..=bound).contains(&ratio);
+    if !far(WARN_LEVEL_RATIO) {
+        return Ok(None);
     }
     let how = if ratio > 1.0 {
         format!("{ratio:.0} times")
     } else {
         format!("1/{:.0} of", 1.0 / ratio)
     };
-    Err(BacktestError::File {
-        path: path.to_path_buf(),
-        detail: format!(
-            "the rent's median price, {r:.4} USD per GPU-hour, is {how} the median of {} over the same months ({i:.4}): usd_per_gpu_hour must be per GPU and per hour (a price per GPU-month is about 730 times the hourly rate, one per 8-GPU node-hour 8 times), and a hedge sized on this rent would be off by as much; convert the column and run again",
-            underlying.id
-        ),
-    })
+    let levels = format!(
+        "the rent's median price, {r:.4} USD per GPU-hour, is {how} the median of {} over the same months ({i:.4})",
+        underlying.id
+    );
+    let units = "usd_per_gpu_hour must be per GPU and per hour (a price per GPU-month is about 730 times the hourly rate, per GPU-day 24 times, per 8-GPU node-hour 8 times)";
+    if far(MAX_LEVEL_RATIO) {
+        return Err(BacktestError::Data(format!(
+            "{levels}: {units}, and a hedge sized on this rent would be off by as much; convert the column and run again"
+        )));
+    }
+    Ok(Some(format!(
+        "{levels}: check the unit, {units}; a hedge sized on a rent in another unit is off by as much"
+    )))
 }

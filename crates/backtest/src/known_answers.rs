@@ -352,3 +352,18 @@ fn track_ranks_noise_rarely_and_a_true_tracker_first() {
         "the tracker ranked first in {tracker_first} of 20"
     );
 }
+
+#[test]
+fn a_rent_in_another_unit_is_refused_by_every_backtest() {
+    // The lab's hedgers and track's candidates run `run`, not the backtest
+    // command: a rent per GPU-month (730 times the index) was scored 0.6% by the
+    // lab where `backtest` refused it (a hostile round).
+    let levels: Vec<f64> = (0..30).map(level).collect();
+    let idx = index(&levels);
+    let r = rent(1, 24, Side::Pay, |i| 730.0 * levels[i as usize]);
+    let err = run(&r, &[], &idx, &config(1)).unwrap_err().to_string();
+    assert!(
+        err.contains(" times the median of") && err.contains("per GPU-month"),
+        "{err}"
+    );
+}
