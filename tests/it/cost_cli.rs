@@ -376,3 +376,29 @@ fn an_operator_on_two_gpus_moves_on_each() {
         "{h100:?}"
     );
 }
+
+/// An offer an operator moved off (A's vm row of January, still in force in July
+/// when A publishes bare metal) has one date of its own: no position change. It
+/// read "2.5980 -> 2.5980, it lost ground", its January row compared with itself
+/// (a hostile round).
+#[test]
+fn a_row_still_in_force_is_not_a_second_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.csv");
+    let body = [
+        HEAD,
+        "A,h100-sxm-80gb,vm,m,8000,1000,100,270,0.99,100,2.5,2024-01-01",
+        "A,h100-sxm-80gb,bare-metal,m,8000,1000,100,270,0.99,100,2.0,2024-07-01",
+        "B,h100-sxm-80gb,vm,m,8000,1000,100,270,0.99,100,2.4,2024-01-01",
+        "B,h100-sxm-80gb,vm,m,8000,1000,100,270,0.99,100,2.2,2024-07-01",
+    ];
+    std::fs::write(&f, body.join("\n") + "\n").unwrap();
+    let out = dir.path().join("cost");
+    rentix_ok(&["cost", "--throughput", p(&f), "--out", p(&out)]);
+    let changes = rows(&out.join("position_changes.csv"));
+    let who: Vec<(&str, &str)> = changes
+        .iter()
+        .map(|r| (r["operator"].as_str(), r["scope"].as_str()))
+        .collect();
+    assert_eq!(who, vec![("B", "vm")], "{changes:?}");
+}

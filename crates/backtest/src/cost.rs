@@ -70,6 +70,10 @@ pub struct CostPoint {
     pub model: String,
     /// The curve's date; `None` for undated rows.
     pub date: Option<NaiveDate>,
+    /// The date of the throughput row in force (`date` when the row is of the
+    /// curve's date, earlier when an earlier row still holds); not written.
+    #[serde(skip)]
+    pub row_date: Option<NaiveDate>,
     /// The rent the point is priced at, USD per GPU-hour.
     pub usd_per_gpu_hour: f64,
     /// Output tokens per second per GPU.
@@ -328,6 +332,7 @@ pub fn cost_curves(
                     scope: r.scope.clone(),
                     model: r.model.clone(),
                     date: day,
+                    row_date: r.date,
                     usd_per_gpu_hour: usd,
                     output_tokens_per_s_per_gpu: r.output_tokens_per_s_per_gpu,
                     success_rate: r.success_rate,
@@ -460,11 +465,16 @@ pub struct PositionChange {
 /// on its model's curves, one change per GPU and scope it runs the model on (an
 /// operator on an H100 and an H200 was compared from its H200 row to its H100 row,
 /// "+66.7%, lost ground", where its H100 went +50% and its H200 -44%: a hostile
-/// round); undated points and those with one date are left out.
+/// round); undated points and those with one date of their own are left out: a
+/// point whose row is an earlier one still in force is that row again (an offer
+/// an operator moved off read "2.5980 -> 2.5980, lost ground").
 pub fn position_changes(points: &[CostPoint]) -> Vec<PositionChange> {
     type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
     let mut by: BTreeMap<Key<'_>, Vec<&CostPoint>> = BTreeMap::new();
-    for p in points.iter().filter(|p| p.date.is_some()) {
+    for p in points
+        .iter()
+        .filter(|p| p.date.is_some() && p.row_date == p.date)
+    {
         by.entry((
             p.model.as_str(),
             p.operator.as_str(),
