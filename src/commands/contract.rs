@@ -240,23 +240,21 @@ pub(super) fn run(a: ContractArgs) -> anyhow::Result<()> {
     );
     let mut footnotes = Vec::new();
     for r in &c.candidates {
-        let cross: Vec<String> = c
+        // Its rents of other GPUs, and those of its GPU whose backtest failed, with
+        // the reason.
+        let (mut cross, mut failed) = (Vec::new(), Vec::new());
+        for h in c
             .hedgers
             .iter()
             .filter(|(name, _)| *name == r.candidate)
             .flat_map(|(_, hs)| hs.iter())
-            .filter(|h| h.cross_hedge.is_some())
-            .map(|h| h.hedger.clone())
-            .collect();
-        // Rents of the contract's GPU whose backtest failed, with the reason.
-        let failed: Vec<String> = c
-            .hedgers
-            .iter()
-            .filter(|(name, _)| *name == r.candidate)
-            .flat_map(|(_, hs)| hs.iter())
-            .filter(|h| h.cross_hedge.is_none())
-            .filter_map(|h| Some(format!("{} ({})", h.hedger, h.failed.as_deref()?)))
-            .collect();
+        {
+            match (&h.cross_hedge, &h.failed) {
+                (Some(_), _) => cross.push(h.hedger.clone()),
+                (None, Some(why)) => failed.push(format!("{} ({why})", h.hedger)),
+                (None, None) => {}
+            }
+        }
         let (v, notes) = console_row(r, &cross, &failed);
         outln!(
             "{:<28} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
