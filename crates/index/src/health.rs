@@ -367,6 +367,35 @@ pub fn fixings_judging<'a>(
     out
 }
 
+/// A grade whose rows stop before `through`, the last day published, has stopped
+/// publishing: the finding is dated on that last day, the state as of it, so that
+/// a publication's line says so for as long as it lasts (a dead feed read "nothing
+/// to note" once its drop was more than a week old). Against the store's last day,
+/// a methodology of business days was "stopped" on every Saturday (a recheck).
+fn stopped(g: &str, rows: &[&Fixing], through: NaiveDate) -> Option<Finding> {
+    let last = rows.last().filter(|l| l.date < through)?;
+    let value = rows
+        .iter()
+        .rev()
+        .find(|f| f.sufficient && f.value.is_some());
+    Some(Finding {
+        date: through,
+        kind: "grade_stopped",
+        grade: g.to_string(),
+        contributor: String::new(),
+        evidence: format!(
+            "no row since {} ({} day(s) before the last day published, {through}); its last sufficient value {}",
+            last.date,
+            (through - last.date).num_days(),
+            value.map_or("none in the rows read".to_string(), |f| format!(
+                "{} on {}",
+                f.value.unwrap_or_default(),
+                f.date
+            ))
+        ),
+    })
+}
+
 /// Sufficiency drops, level breaks and coverage of the published fixings.
 fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
     let mut by_grade: BTreeMap<&str, Vec<&Fixing>> = BTreeMap::new();
@@ -379,33 +408,8 @@ fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
     let through = fixings.iter().map(|f| f.date).max();
     for (g, mut rows) in by_grade {
         rows.sort_by_key(|f| f.date);
-        // A grade whose rows stop before the last day published has stopped
-        // publishing: dated on that last day, the state as of it, so that a
-        // publication's line says so for as long as it lasts (a dead feed read
-        // "nothing to note" once its drop was more than a week old).
-        if let (Some(last), Some(through)) = (rows.last(), through) {
-            if last.date < through {
-                let lastval = rows
-                    .iter()
-                    .rev()
-                    .find(|f| f.sufficient && f.value.is_some());
-                h.findings.push(Finding {
-                    date: through,
-                    kind: "grade_stopped",
-                    grade: g.to_string(),
-                    contributor: String::new(),
-                    evidence: format!(
-                        "no row since {} ({} day(s) before the last day published, {through}); its last sufficient value {}",
-                        last.date,
-                        (through - last.date).num_days(),
-                        lastval.map_or("none in the rows read".to_string(), |f| format!(
-                            "{} on {}",
-                            f.value.unwrap_or_default(),
-                            f.date
-                        ))
-                    ),
-                });
-            }
+        if let Some(f) = through.and_then(|t| stopped(g, &rows, t)) {
+            h.findings.push(f);
         }
         let mut months: BTreeMap<(i32, u32), (usize, usize)> = BTreeMap::new();
         for f in &rows {
@@ -436,13 +440,21 @@ fn published(fixings: &[Fixing], o: &HealthOptions, h: &mut Health) {
                     kind: "sufficiency_drop",
                     grade: g.to_string(),
                     contributor: String::new(),
+                    // The fixing's flags say which rule failed: "0 contributors, 0
+                    // observations" read as a day without data, on a day whose
+                    // trades and quotes had all been refused (a hostile round).
                     evidence: format!(
-                        "{} contributors, {} observations (the day before {} and {}; sufficient on {fed} of its previous {} rows)",
+                        "{} contributors, {} observations (the day before {} and {}; sufficient on {fed} of its previous {} rows){}",
                         b.n_contributors,
                         b.n_obs,
                         a.n_contributors,
                         a.n_obs,
                         before.len(),
+                        if b.flags.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; its flags: {}", b.flags)
+                        },
                     ),
                 });
             }
@@ -630,6 +642,11 @@ mod tests {
         let fixing = |k: u64, v: f64, sufficient: bool| Fixing {
             sufficient,
             n_contributors: if sufficient { 6 } else { 2 },
+            flags: if sufficient {
+                String::new()
+            } else {
+                "trade_failed=few_contributors".into()
+            },
             ..Fixing::for_test(day(k), "h100/vm/on-demand", Some(v))
         };
         let rows: Vec<Fixing> = (0..60u64)
@@ -644,6 +661,13 @@ mod tests {
         assert_eq!(
             got,
             vec![(day(45), "level_break"), (day(50), "sufficiency_drop")]
+        );
+        assert!(
+            h.findings[1]
+                .evidence
+                .ends_with("; its flags: trade_failed=few_contributors"),
+            "{:?}",
+            h.findings[1]
         );
         assert_eq!(h.coverage.len(), 2);
         assert_eq!(
