@@ -287,7 +287,16 @@ pub fn utility_verdict(c: &Comparison, months: &[MonthRow]) -> Option<UtilityVer
     let clear = interval.is_some_and(|(lo, _)| lo > 0.0);
     let shown = interval.map_or(
         "no interval: fewer than 3 hedgers in common".into(),
-        |(lo, hi)| format!("95% interval {} to {}", pct(lo), pct(hi)),
+        // The number of rents behind it: over four, a resampled interval is
+        // close to the range of their differences (a hostile round).
+        |(lo, hi)| {
+            format!(
+                "95% interval {} to {}, over {} rents in common",
+                pct(lo),
+                pct(hi),
+                pairs.len()
+            )
+        },
     );
     let (next, sentence) = if clear {
         (
@@ -467,7 +476,8 @@ mod tests {
             ))
         );
         assert!(
-            v.sentence.contains("no clear winner on hedge utility"),
+            v.sentence.contains("no clear winner on hedge utility")
+                && v.sentence.contains(", over 6 rents in common)"),
             "{}",
             v.sentence
         );
